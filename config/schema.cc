@@ -1,0 +1,196 @@
+#include "config/schema.h"
+
+#include <fmt/format.h>
+
+namespace tpusim::config {
+namespace {
+
+FieldSpec Base(std::string path, FieldType type, std::string unit, std::string def,
+               std::string desc) {
+  FieldSpec s;
+  s.path = std::move(path);
+  s.type = type;
+  s.unit = std::move(unit);
+  s.default_value = std::move(def);
+  s.description = std::move(desc);
+  return s;
+}
+
+FieldSpec Int(std::string path, std::string unit, std::string def, std::string desc,
+              std::function<int64_t&(ChipConfig&)> f) {
+  FieldSpec s = Base(std::move(path), FieldType::kInt, std::move(unit), std::move(def), std::move(desc));
+  s.int_field = std::move(f);
+  return s;
+}
+FieldSpec Dbl(std::string path, std::string unit, std::string def, std::string desc,
+              std::function<double&(ChipConfig&)> f) {
+  FieldSpec s = Base(std::move(path), FieldType::kDouble, std::move(unit), std::move(def), std::move(desc));
+  s.double_field = std::move(f);
+  return s;
+}
+FieldSpec Bool(std::string path, std::string def, std::string desc,
+               std::function<bool&(ChipConfig&)> f) {
+  FieldSpec s = Base(std::move(path), FieldType::kBool, "", std::move(def), std::move(desc));
+  s.bool_field = std::move(f);
+  return s;
+}
+
+std::vector<FieldSpec> MakeSchema() {
+  std::vector<FieldSpec> v;
+  {
+    FieldSpec s = Base("name", FieldType::kString, "", "", "chip or slice name, e.g. tpu-v4-8");
+    s.string_field = [](ChipConfig& c) -> std::string& { return c.name; };
+    v.push_back(std::move(s));
+  }
+  v.push_back(Int("chip.tensorcores", "count", "", "TensorCores per chip",
+                  [](ChipConfig& c) -> int64_t& { return c.tensorcores; }));
+  v.push_back(Dbl("chip.clock_hz", "Hz", "", "core clock; every cycle count in tpusim is of this clock",
+                  [](ChipConfig& c) -> double& { return c.clock_hz; }));
+  v.push_back(Int("chip.hbm.capacity_bytes", "bytes", "", "off-chip memory (HBM; DDR3 on TPU v1) per chip",
+                  [](ChipConfig& c) -> int64_t& { return c.hbm.capacity_bytes; }));
+  v.push_back(Dbl("chip.hbm.bandwidth_bytes_per_s", "bytes/s", "",
+                  "off-chip memory bandwidth per chip, shared by all concurrent transfers",
+                  [](ChipConfig& c) -> double& { return c.hbm.bandwidth_bytes_per_s; }));
+  v.push_back(Int("chip.hbm.latency_cycles", "cycles", "150",
+                  "cycles from a transfer's issue to its first byte (unpublished: assumption)",
+                  [](ChipConfig& c) -> int64_t& { return c.hbm.latency_cycles; }));
+  v.push_back(Bool("chip.hbm.shared_by_cores", "true",
+                   "true: the chip's cores share one HBM (v4+ megacore); false: each core owns "
+                   "capacity/n and bandwidth/n (v2, v3)",
+                   [](ChipConfig& c) -> bool& { return c.hbm.shared_by_cores; }));
+  v.push_back(Dbl("chip.host.bandwidth_bytes_per_s", "bytes/s", "16e9",
+                  "host link (PCIe) bandwidth per chip, one direction, for infeed/outfeed",
+                  [](ChipConfig& c) -> double& { return c.host_bandwidth_bytes_per_s; }));
+  v.push_back(Int("core.mxu.count", "count", "", "MXUs (systolic arrays) per TensorCore",
+                  [](ChipConfig& c) -> int64_t& { return c.core.mxu.count; }));
+  v.push_back(Int("core.mxu.rows", "PEs", "",
+                  "R: PE rows = contracting (K) extent of a stationary weight tile",
+                  [](ChipConfig& c) -> int64_t& { return c.core.mxu.rows; }));
+  v.push_back(Int("core.mxu.cols", "PEs", "", "C: PE columns = output (N) extent of a weight tile",
+                  [](ChipConfig& c) -> int64_t& { return c.core.mxu.cols; }));
+  v.push_back(Bool("core.mxu.bf16", "true",
+                   "the MXU multiplies bf16 and accumulates f32 (false: integer only, TPU v1)",
+                   [](ChipConfig& c) -> bool& { return c.core.mxu.bf16; }));
+  v.push_back(Int("core.mxu.int8_rate", "MAC/PE/cycle", "0",
+                  "int8 multiply-accumulates per PE per cycle (0: no int8 path)",
+                  [](ChipConfig& c) -> int64_t& { return c.core.mxu.int8_rate; }));
+  v.push_back(Int("core.mxu.weight_buffers", "tiles", "2",
+                  "weight tiles held per MXU: 2 = active + shadow (double buffered), 1 = none",
+                  [](ChipConfig& c) -> int64_t& { return c.core.mxu.weight_buffers; }));
+  v.push_back(Int("core.mxu.weight_load_cycles_per_row", "cycles", "1",
+                  "cycles to shift one weight row into the array (TPU v1: 256 rows in 256 cycles)",
+                  [](ChipConfig& c) -> int64_t& { return c.core.mxu.weight_load_cycles_per_row; }));
+  v.push_back(Int("core.mxu.pop_latency_cycles", "cycles", "8",
+                  "extra cycles from accumulators through the VPU to VMEM on a pop (assumption)",
+                  [](ChipConfig& c) -> int64_t& { return c.core.mxu.pop_latency_cycles; }));
+  v.push_back(Int("core.mxu.accumulator_rows", "rows", "",
+                  "accumulator memory per MXU, in rows of `cols` 32-bit accumulators",
+                  [](ChipConfig& c) -> int64_t& { return c.core.mxu.accumulator_rows; }));
+  v.push_back(Int("core.vpu.lanes", "lanes", "128", "vector lanes",
+                  [](ChipConfig& c) -> int64_t& { return c.core.vpu.lanes; }));
+  v.push_back(Int("core.vpu.sublanes", "sublanes", "8", "vector sublanes (8 x 128 = one vreg tile)",
+                  [](ChipConfig& c) -> int64_t& { return c.core.vpu.sublanes; }));
+  v.push_back(Int("core.vpu.alu_latency_cycles", "cycles", "2",
+                  "latency of a simple vector op (add, mul, max, compare, select)",
+                  [](ChipConfig& c) -> int64_t& { return c.core.vpu.alu_latency_cycles; }));
+  v.push_back(Int("core.vpu.transcendental_latency_cycles", "cycles", "8",
+                  "latency of exp, log, tanh, logistic (unpublished: assumption)",
+                  [](ChipConfig& c) -> int64_t& { return c.core.vpu.transcendental_latency_cycles; }));
+  v.push_back(Int("core.vpu.divide_latency_cycles", "cycles", "8",
+                  "latency of divide, sqrt, rsqrt (unpublished: assumption)",
+                  [](ChipConfig& c) -> int64_t& { return c.core.vpu.divide_latency_cycles; }));
+  v.push_back(Int("core.vpu.transpose_latency_cycles", "cycles", "8",
+                  "latency of one 8x128 tile through the transpose unit (XLU) (assumption)",
+                  [](ChipConfig& c) -> int64_t& { return c.core.vpu.transpose_latency_cycles; }));
+  v.push_back(Int("core.vpu.ops_per_cycle", "vreg ops/cycle", "1",
+                  "lanes x sublanes element operations issued per cycle",
+                  [](ChipConfig& c) -> int64_t& { return c.core.vpu.ops_per_cycle; }));
+  v.push_back(Int("core.vmem.capacity_bytes", "bytes", "",
+                  "on-chip vector memory (VMEM; the Unified Buffer on TPU v1)",
+                  [](ChipConfig& c) -> int64_t& { return c.core.vmem_bytes; }));
+  v.push_back(Int("core.vmem.bytes_per_cycle", "bytes/cycle", "",
+                  "VMEM port bandwidth available to the MXUs, VPU and DMA together",
+                  [](ChipConfig& c) -> int64_t& { return c.core.vmem_bytes_per_cycle; }));
+  v.push_back(Int("core.smem.capacity_bytes", "bytes", "0", "scalar memory (SMEM)",
+                  [](ChipConfig& c) -> int64_t& { return c.core.smem_bytes; }));
+  v.push_back(Int("core.dma.engines", "count", "4",
+                  "DMA transfers a core keeps in flight at once (assumption)",
+                  [](ChipConfig& c) -> int64_t& { return c.core.dma_engines; }));
+  v.push_back(Int("core.dma.issue_cycles", "cycles", "1",
+                  "cycles to issue one DMA descriptor (one DMA request per cycle per core)",
+                  [](ChipConfig& c) -> int64_t& { return c.core.dma_issue_cycles; }));
+  v.push_back(Int("system.chips", "count", "1", "chips in the slice",
+                  [](ChipConfig& c) -> int64_t& { return c.system.chips; }));
+  {
+    FieldSpec s = Base("system.topology", FieldType::kTopology, "", "single",
+                "how chips are joined by ICI: single | ring | torus2d | torus3d");
+    s.topology_field = [](ChipConfig& c) -> Topology& { return c.system.topology; };
+    v.push_back(std::move(s));
+  }
+  {
+    FieldSpec s = Base("system.shape", FieldType::kIntList, "chips", "[]",
+                "chips along each torus dimension; the product equals system.chips");
+    s.int_list_field = [](ChipConfig& c) -> std::vector<int64_t>& { return c.system.shape; };
+    v.push_back(std::move(s));
+  }
+  v.push_back(Int("system.ici.links_per_chip", "count", "0", "ICI ports per chip",
+                  [](ChipConfig& c) -> int64_t& { return c.system.ici_links_per_chip; }));
+  v.push_back(Dbl("system.ici.link_bandwidth_bytes_per_s", "bytes/s", "0",
+                  "bandwidth of one ICI link in one direction",
+                  [](ChipConfig& c) -> double& { return c.system.ici_link_bandwidth_bytes_per_s; }));
+  v.push_back(Int("system.ici.hop_latency_cycles", "cycles", "0",
+                  "cycles for a transfer's first byte to cross one ICI hop",
+                  [](ChipConfig& c) -> int64_t& { return c.system.ici_hop_latency_cycles; }));
+  return v;
+}
+
+}  // namespace
+
+const std::vector<FieldSpec>& ConfigSchema() {
+  static const std::vector<FieldSpec> kSchema = MakeSchema();
+  return kSchema;
+}
+
+const char* FieldTypeName(FieldType t) {
+  switch (t) {
+    case FieldType::kInt:
+      return "integer";
+    case FieldType::kDouble:
+      return "number";
+    case FieldType::kBool:
+      return "boolean";
+    case FieldType::kString:
+      return "string";
+    case FieldType::kTopology:
+      return "single|ring|torus2d|torus3d";
+    case FieldType::kIntList:
+      return "list of integers";
+  }
+  return "?";
+}
+
+const char* TopologyName(Topology t) {
+  switch (t) {
+    case Topology::kSingle:
+      return "single";
+    case Topology::kRing:
+      return "ring";
+    case Topology::kTorus2D:
+      return "torus2d";
+    case Topology::kTorus3D:
+      return "torus3d";
+  }
+  return "?";
+}
+
+std::string SchemaMarkdown() {
+  std::string out =
+      "| key | type | unit | default | description |\n|---|---|---|---|---|\n";
+  for (const FieldSpec& f : ConfigSchema()) {
+    out += fmt::format("| `{}` | {} | {} | {} | {} |\n", f.path, FieldTypeName(f.type), f.unit,
+                       f.required() ? "required" : "`" + f.default_value + "`", f.description);
+  }
+  return out;
+}
+
+}  // namespace tpusim::config

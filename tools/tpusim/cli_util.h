@@ -1,0 +1,37 @@
+// Helpers shared by the subcommands: turning a Status into the command's exit code, and the --config /
+// --set options every simulating command takes.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "config/chip_config.h"
+
+namespace tpusim::cli {
+
+/// Prints `status` to stderr as "tpusim: error: ..." and throws CLI::RuntimeError with its exit code
+/// (1 a check failed, 2 bad input, 3 internal). main() returns that code.
+[[noreturn]] void Fail(const Status& status);
+
+/// Returns the value, or Fail()s with its status.
+template <typename T>
+T OrFail(StatusOr<T> v) {
+  if (!v.ok()) Fail(v.status());
+  return std::move(v).value();
+}
+inline void OrFail(const Status& s) {
+  if (!s.ok()) Fail(s);
+}
+
+/// --config NAME|PATH (default config::kDefaultConfigName) and repeated --set key.path=value.
+struct ConfigOptions {
+  std::string config;
+  std::vector<std::string> overrides;
+  void AddTo(CLI::App* cmd);
+  /// Loads and validates the config; Fail()s with exit 2 on any error.
+  config::ChipConfig Load() const;
+};
+
+}  // namespace tpusim::cli
