@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "config/schema.h"
 
@@ -162,6 +163,22 @@ TEST(ConfigSchema, EveryKeyHasUnitOrTypeAndDescription) {
       EXPECT_FALSE(f.unit.empty()) << f.path << " has no unit";
     }
   }
+}
+
+}  // namespace
+}  // namespace tpusim::config
+
+namespace tpusim::config {
+namespace {
+
+TEST(ConfigSchema, DocsConfigMdMatchesTheSchemaTable) {
+  std::ifstream in("docs/config.md");
+  ASSERT_TRUE(in) << "docs/config.md missing";
+  std::stringstream ss;
+  ss << in.rdbuf();
+  // The file ends with the generated table; regenerate with `tpusim config schema --markdown`.
+  EXPECT_NE(ss.str().find(SchemaMarkdown()), std::string::npos)
+      << "docs/config.md is stale: regenerate its table with `tpusim config schema --markdown`";
 }
 
 }  // namespace

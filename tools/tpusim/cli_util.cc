@@ -9,7 +9,13 @@
 namespace tpusim::cli {
 
 void Fail(const Status& status) {
-  std::cerr << "tpusim: error: " << status.message() << std::endl;
+  // Located messages ("file:line:col: error: ...") already say "error"; others get the prefix.
+  const std::string& m = status.message();
+  if (m.find(": error: ") != std::string::npos) {
+    std::cerr << m << std::endl;
+  } else {
+    std::cerr << "tpusim: error: " << m << std::endl;
+  }
   throw CLI::RuntimeError(ExitCodeFor(status.code()));
 }
 

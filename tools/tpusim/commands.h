@@ -6,5 +6,10 @@
 namespace tpusim::cli {
 
 void RegisterConfigCommand(CLI::App& app);
+void RegisterAsmCommand(CLI::App& app);     // cmd_asm.cc (ISA)
+void RegisterDisasmCommand(CLI::App& app);  // cmd_disasm.cc (ISA)
+void RegisterExecCommand(CLI::App& app);    // cmd_exec.cc (ISA interpreter)
+void RegisterInspectCommand(CLI::App& app);  // cmd_inspect.cc (HLO summary)
+void RegisterCompileCommand(CLI::App& app);  // cmd_compile.cc (HLO -> ISA)
 
 }  // namespace tpusim::cli

@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
   });
 
   tpusim::cli::RegisterConfigCommand(app);
+  tpusim::cli::RegisterInspectCommand(app);
 
   try {
     app.parse(argc, argv);

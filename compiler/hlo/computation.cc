@@ -1,0 +1,65 @@
+#include "compiler/hlo/computation.h"
+
+#include <algorithm>
+
+#include "common/check.h"
+#include "compiler/hlo/module.h"
+#include "compiler/hlo/printer.h"
+
+namespace tpusim::hlo {
+
+bool HloComputation::IsEntry() const {
+  return parent_ != nullptr && parent_->entry_computation() == this;
+}
+
+HloInstruction* HloComputation::AddInstruction(std::unique_ptr<HloInstruction> instruction) {
+  TPUSIM_CHECK(instruction != nullptr);
+  HloInstruction* raw = instruction.get();
+  raw->set_parent(this);
+  if (raw->opcode() == HloOpcode::kParameter) {
+    const int64_t n = raw->parameter_number();
+    TPUSIM_CHECK(n >= 0) << "negative parameter number";
+    if (static_cast<size_t>(n) >= parameters_.size()) {
+      parameters_.resize(static_cast<size_t>(n) + 1, nullptr);
+    }
+    parameters_[static_cast<size_t>(n)] = raw;
+  }
+  instructions_.push_back(std::move(instruction));
+  return raw;
+}
+
+HloInstruction* HloComputation::AddInstructionBefore(std::unique_ptr<HloInstruction> instruction,
+                                                     const HloInstruction* before) {
+  auto it = std::find_if(instructions_.begin(), instructions_.end(),
+                         [&](const auto& p) { return p.get() == before; });
+  TPUSIM_CHECK(it != instructions_.end()) << "AddInstructionBefore: anchor not in " << name_;
+  const auto pos = it - instructions_.begin();
+  HloInstruction* raw = AddInstruction(std::move(instruction));
+  std::rotate(instructions_.begin() + pos, instructions_.end() - 1, instructions_.end());
+  return raw;
+}
+
+void HloComputation::RemoveInstruction(HloInstruction* instruction) {
+  TPUSIM_CHECK(instruction->users().empty())
+      << "RemoveInstruction: " << instruction->name() << " still has users";
+  TPUSIM_CHECK(instruction != root_)
+      << "RemoveInstruction: " << instruction->name() << " is the root";
+  TPUSIM_CHECK(instruction->opcode() != HloOpcode::kParameter)
+      << "RemoveInstruction: " << instruction->name() << " is a parameter";
+  instruction->DetachOperands();
+  auto it = std::find_if(instructions_.begin(), instructions_.end(),
+                         [&](const auto& p) { return p.get() == instruction; });
+  TPUSIM_CHECK(it != instructions_.end()) << "RemoveInstruction: not in " << name_;
+  instructions_.erase(it);
+}
+
+HloInstruction* HloComputation::FindInstruction(std::string_view name) const {
+  for (const auto& i : instructions_) {
+    if (i->name() == name) return i.get();
+  }
+  return nullptr;
+}
+
+std::string HloComputation::ToString() const { return PrintComputation(*this); }
+
+}  // namespace tpusim::hlo

@@ -1,0 +1,78 @@
+#include "compiler/hlo/module.h"
+
+#include <set>
+
+#include "common/check.h"
+#include "compiler/hlo/printer.h"
+
+namespace tpusim::hlo {
+
+HloComputation* HloModule::AddComputation(std::unique_ptr<HloComputation> computation) {
+  TPUSIM_CHECK(computation != nullptr);
+  HloComputation* raw = computation.get();
+  raw->set_parent(this);
+  computations_.push_back(std::move(computation));
+  return raw;
+}
+
+HloComputation* HloModule::FindComputation(std::string_view name) const {
+  for (const auto& c : computations_) {
+    if (c->name() == name) return c.get();
+  }
+  return nullptr;
+}
+
+std::vector<HloComputation*> HloModule::MakeComputationPostOrder() const {
+  // Iterative DFS (no recursion: call depth is bounded only by the input). The parser rejects
+  // cyclic calls, so a computation is never re-entered while on the stack.
+  std::vector<HloComputation*> order;
+  std::set<const HloComputation*> done;
+  struct Frame {
+    HloComputation* comp;
+    std::vector<HloComputation*> callees;
+    size_t next;
+  };
+  auto callees_of = [](HloComputation* c) {
+    std::vector<HloComputation*> out;
+    for (const auto& inst : c->instructions()) {
+      for (HloComputation* callee : inst->called_computations()) out.push_back(callee);
+    }
+    return out;
+  };
+  auto visit = [&](HloComputation* root) {
+    if (done.count(root)) return;
+    std::vector<Frame> stack;
+    std::set<const HloComputation*> on_stack;
+    stack.push_back({root, callees_of(root), 0});
+    on_stack.insert(root);
+    while (!stack.empty()) {
+      Frame& f = stack.back();
+      if (f.next < f.callees.size()) {
+        HloComputation* c = f.callees[f.next++];
+        if (done.count(c) || on_stack.count(c)) continue;
+        stack.push_back({c, callees_of(c), 0});
+        on_stack.insert(c);
+        continue;
+      }
+      done.insert(f.comp);
+      on_stack.erase(f.comp);
+      order.push_back(f.comp);
+      stack.pop_back();
+    }
+  };
+  for (const auto& c : computations_) {
+    if (c.get() != entry_) visit(c.get());
+  }
+  if (entry_ != nullptr) visit(entry_);
+  return order;
+}
+
+int64_t HloModule::instruction_count() const {
+  int64_t n = 0;
+  for (const auto& c : computations_) n += c->instruction_count();
+  return n;
+}
+
+std::string HloModule::ToString() const { return PrintModule(*this); }
+
+}  // namespace tpusim::hlo

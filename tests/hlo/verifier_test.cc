@@ -1,0 +1,215 @@
+// Verifier known answers (shapes derived by hand in the comments) and located mismatches.
+#include "compiler/hlo/verifier.h"
+
+#include <gtest/gtest.h>
+
+#include "compiler/hlo/parser.h"
+#include "compiler/hlo/shape_inference.h"
+
+namespace tpusim::hlo {
+namespace {
+
+// Wraps `body` (instruction lines) in an entry computation; verification result message ("" if ok).
+std::string Verify(const std::string& body, const std::string& extra_computations = "") {
+  const std::string text = "HloModule m\n" + extra_computations + "ENTRY e {\n" + body + "}\n";
+  StatusOr<std::unique_ptr<HloModule>> m = ParseHloModule(text, "v.hlo");
+  EXPECT_TRUE(m.ok()) << m.status().message();
+  if (!m.ok()) return "parse error";
+  Status s = VerifyModule(**m, text);
+  return s.ok() ? "" : s.message().substr(0, s.message().find('\n'));
+}
+
+const char* kAdd =
+    "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n";
+const char* kMax =
+    "max {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] maximum(a, "
+    "b)\n}\n";
+
+TEST(VerifierTest, DotWithBatchDimensions) {
+  // [3,4,5] x [3,5,6], batch {0}/{0}, contracting {2}/{1} -> [batch 3, lhs free 4, rhs free 6].
+  const std::string ops = "  l = f32[3,4,5] parameter(0)\n  r = f32[3,5,6] parameter(1)\n";
+  const std::string dims =
+      ", lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, "
+      "rhs_contracting_dims={1}\n";
+  EXPECT_EQ(Verify(ops + "  ROOT d = f32[3,4,6] dot(l, r)" + dims), "");
+  // bf16 x bf16 -> f32 (preferred element type) is allowed.
+  EXPECT_EQ(Verify("  l = bf16[3,4,5] parameter(0)\n  r = bf16[3,5,6] parameter(1)\n"
+                   "  ROOT d = f32[3,4,6] dot(l, r)" +
+                   dims),
+            "");
+  EXPECT_EQ(Verify(ops + "  ROOT d = f32[3,4,7] dot(l, r)" + dims),
+            "v.hlo:5:8: error: '%d' (dot): shape mismatch: the operands give f32[3,4,6] but the "
+            "instruction is written as f32[3,4,7]");
+  EXPECT_EQ(Verify("  l = f32[3,4,5] parameter(0)\n  r = f32[3,6,6] parameter(1)\n"
+                   "  ROOT d = f32[3,4,6] dot(l, r)" +
+                   dims),
+            "v.hlo:5:8: error: '%d' (dot): dot: contracting dimension sizes differ: lhs[2]=5 vs "
+            "rhs[1]=6");
+}
+
+TEST(VerifierTest, ConvolutionStridePadDilationGroups) {
+  const std::string in = "  x = f32[1,7,7,4] parameter(0)\n  k = f32[3,3,2,8] parameter(1)\n";
+  const std::string labels = ", dim_labels=b01f_01io->b01f, feature_group_count=2\n";
+  // Spatial: padded 7+1+1 = 9, window 3, stride 2 -> (9-3)/2+1 = 4. Features: 4/2 = 2 = kernel i.
+  EXPECT_EQ(Verify(in +
+                   "  ROOT c = f32[1,4,4,8] convolution(x, k), window={size=3x3 stride=2x2 "
+                   "pad=1_1x1_1}" +
+                   labels),
+            "");
+  // rhs_dilate 2: dilated window (3-1)*2+1 = 5 -> (9-5)/2+1 = 3.
+  EXPECT_EQ(Verify(in +
+                   "  ROOT c = f32[1,3,3,8] convolution(x, k), window={size=3x3 stride=2x2 "
+                   "pad=1_1x1_1 rhs_dilate=2x2}" +
+                   labels),
+            "");
+  // lhs_dilate 2: dilated base (7-1)*2+1 = 13, padded 15 -> (15-3)/2+1 = 7.
+  EXPECT_EQ(Verify(in +
+                   "  ROOT c = f32[1,7,7,8] convolution(x, k), window={size=3x3 stride=2x2 "
+                   "pad=1_1x1_1 lhs_dilate=2x2}" +
+                   labels),
+            "");
+  EXPECT_EQ(
+      Verify(in +
+             "  ROOT c = f32[1,5,5,8] convolution(x, k), window={size=3x3 stride=2x2 "
+             "pad=1_1x1_1}" +
+             labels),
+      "v.hlo:5:8: error: '%c' (convolution): shape mismatch: the operands give f32[1,4,4,8] but "
+      "the instruction is written as f32[1,5,5,8]");
+  // Input features 4 with feature_group_count=1 do not match kernel input features 2.
+  EXPECT_EQ(Verify(in + "  ROOT c = f32[1,4,4,8] convolution(x, k), window={size=3x3 stride=2x2 "
+                        "pad=1_1x1_1}, dim_labels=b01f_01io->b01f\n"),
+            "v.hlo:5:8: error: '%c' (convolution): convolution: input features 4 / "
+            "feature_group_count 1 must equal the kernel's input features 2");
+  // NCHW / OIHW with batch_group_count 2: batch 4/2 = 2, output features 6; 5-1+1 = 5 spatial.
+  EXPECT_EQ(Verify("  x = f32[4,2,5,5] parameter(0)\n  k = f32[6,2,1,1] parameter(1)\n"
+                   "  ROOT c = f32[2,6,5,5] convolution(x, k), window={size=1x1}, "
+                   "dim_labels=bf01_oi01->bf01, batch_group_count=2\n"),
+            "");
+}
+
+TEST(VerifierTest, ReduceWindowAndSelectAndScatter) {
+  // 2x2 max pool, stride 2: (4-2)/2+1 = 2.
+  EXPECT_EQ(
+      Verify("  x = f32[1,4,4,1] parameter(0)\n  z = f32[] constant(-inf)\n"
+             "  ROOT r = f32[1,2,2,1] reduce-window(x, z), window={size=1x2x2x1 stride=1x2x2x1}, "
+             "to_apply=max\n",
+             kMax),
+      "");
+  // size 3 stride 2 with pad 0_1: (4+1-3)/2+1 = 2.
+  EXPECT_EQ(
+      Verify("  x = f32[1,4,4,1] parameter(0)\n  z = f32[] constant(-inf)\n"
+             "  ROOT r = f32[1,2,2,1] reduce-window(x, z), window={size=1x3x3x1 stride=1x2x2x1 "
+             "pad=0_0x0_1x0_1x0_0}, to_apply=max\n",
+             kMax),
+      "");
+  EXPECT_EQ(
+      Verify("  x = f32[1,4,4,1] parameter(0)\n  z = f32[] constant(-inf)\n"
+             "  ROOT r = f32[1,3,3,1] reduce-window(x, z), window={size=1x2x2x1 stride=1x2x2x1}, "
+             "to_apply=max\n",
+             kMax),
+      "v.hlo:10:8: error: '%r' (reduce-window): shape mismatch: the operands give f32[1,2,2,1] "
+      "but the instruction is written as f32[1,3,3,1]");
+  const std::string ge =
+      "ge {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = pred[] compare(a, b), "
+      "direction=GE\n}\n";
+  EXPECT_EQ(Verify("  x = f32[1,4,4,1] parameter(0)\n  s = f32[1,2,2,1] parameter(1)\n"
+                   "  z = f32[] constant(0)\n  ROOT r = f32[1,4,4,1] select-and-scatter(x, s, z), "
+                   "window={size=1x2x2x1 stride=1x2x2x1}, select=ge, scatter=add\n",
+                   ge + kAdd),
+            "");
+}
+
+TEST(VerifierTest, DataMovementMismatches) {
+  EXPECT_EQ(Verify("  p = f32[3] parameter(0)\n  ROOT b = f32[2,3] broadcast(p), dimensions={1}\n"),
+            "");
+  EXPECT_EQ(
+      Verify("  p = f32[3] parameter(0)\n  ROOT b = f32[2,3] broadcast(p), dimensions={0}\n"),
+      "v.hlo:4:8: error: '%b' (broadcast): broadcast: operand dimension 0 (size 3) maps to output "
+      "dimension 0 of f32[2,3]");
+  EXPECT_EQ(Verify("  p = f32[6] parameter(0)\n  ROOT r = f32[4,2] reshape(p)\n"),
+            "v.hlo:4:8: error: '%r' (reshape): reshape from f32[6] to f32[4,2] changes the element "
+            "count");
+  EXPECT_EQ(
+      Verify("  p = f32[2,3] parameter(0)\n  ROOT t = f32[3,2] transpose(p), dimensions={1,0}\n"),
+      "");
+  EXPECT_EQ(
+      Verify("  a = f32[2] parameter(0)\n  b = f32[3] parameter(1)\n  ROOT s = f32[2] add(a, b)\n"),
+      "v.hlo:5:8: error: '%s' (add): operands have different dimensions [2] and [3] (HLO does not "
+      "broadcast implicitly)");
+  EXPECT_EQ(Verify("  a = f32[2,3] parameter(0)\n  b = f32[2,4] parameter(1)\n"
+                   "  ROOT c = f32[2,7] concatenate(a, b), dimensions={1}\n"),
+            "");
+  EXPECT_EQ(Verify("  a = f32[10] parameter(0)\n  ROOT s = f32[3] slice(a), slice={[1:8:3]}\n"),
+            "");
+  EXPECT_EQ(
+      Verify("  a = f32[10] parameter(0)\n  ROOT s = f32[3] slice(a), slice={[1:11:3]}\n"),
+      "v.hlo:4:8: error: '%s' (slice): slice [1:11:3] is out of bounds for dimension 0 of size 10");
+  // pad: 1 + 2 + 3 + (3-1)*1 = 8.
+  EXPECT_EQ(Verify("  a = f32[3] parameter(0)\n  z = f32[] constant(0)\n"
+                   "  ROOT p = f32[8] pad(a, z), padding=1_2_1\n"),
+            "");
+  // gather of 2 rows of a [10,25] table: batch [2] + offset [25].
+  EXPECT_EQ(Verify("  t = f32[10,25] parameter(0)\n  i = s32[2,1] parameter(1)\n"
+                   "  ROOT g = f32[2,25] gather(t, i), offset_dims={1}, collapsed_slice_dims={0}, "
+                   "start_index_map={0}, index_vector_dim=1, slice_sizes={1,25}\n"),
+            "");
+  EXPECT_EQ(
+      Verify(
+          "  p = (f32[2], s32[]) parameter(0)\n  ROOT g = s32[] get-tuple-element(p), index=2\n"),
+      "v.hlo:4:8: error: '%g' (get-tuple-element): index 2 is out of range for (f32[2], s32[])");
+}
+
+TEST(VerifierTest, CollectivesAndReduce) {
+  EXPECT_EQ(Verify("  p = f32[4,3] parameter(0)\n  z = f32[] constant(0)\n"
+                   "  ROOT r = f32[3] reduce(p, z), dimensions={0}, to_apply=add\n",
+                   kAdd),
+            "");
+  // all-gather over groups of 4 multiplies dimension 0: 2*4 = 8; reduce-scatter divides it: 8/4
+  // = 2.
+  EXPECT_EQ(
+      Verify("  p = f32[2,3] parameter(0)\n"
+             "  g = f32[8,3] all-gather(p), replica_groups={{0,1,2,3}}, dimensions={0}\n"
+             "  ROOT s = f32[2,3] reduce-scatter(g), replica_groups=[1,4]<=[4], dimensions={0}, "
+             "to_apply=add\n",
+             kAdd),
+      "");
+  EXPECT_EQ(
+      Verify("  p = f32[2,3] parameter(0)\n"
+             "  ROOT g = f32[6,3] all-gather(p), replica_groups={{0,1,2,3}}, dimensions={0}\n"),
+      "v.hlo:4:8: error: '%g' (all-gather): shape mismatch: the operands give f32[8,3] but the "
+      "instruction is written as f32[6,3]");
+  // Tuple all-reduce.
+  EXPECT_EQ(
+      Verify("  a = bf16[32] parameter(0)\n  b = bf16[] parameter(1)\n"
+             "  ROOT r = (bf16[32], bf16[]) all-reduce(a, b), replica_groups={}, to_apply=addb\n",
+             "addb {\n  a = bf16[] parameter(0)\n  b = bf16[] parameter(1)\n  ROOT s = bf16[] "
+             "add(a, b)\n}\n"),
+      "");
+}
+
+TEST(VerifierTest, CallSignaturesAndUninferredOpcodes) {
+  const std::string body =
+      "body {\n  s = f32[4] parameter(0)\n  ROOT n = f32[4] negate(s)\n}\n"
+      "cond {\n  s = f32[4] parameter(0)\n  ROOT c = s32[] constant(1)\n}\n";
+  EXPECT_EQ(
+      Verify("  p = f32[4] parameter(0)\n  ROOT w = f32[4] while(p), condition=cond, body=body\n",
+             body),
+      "v.hlo:12:8: error: '%w' (while): condition '%cond' returns s32[], not pred[]");
+  const std::string text =
+      "HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n"
+      "  ROOT c = f32[9] custom-call(p), custom_call_target=\"Foo\"\n}\n";
+  StatusOr<std::unique_ptr<HloModule>> m = ParseHloModule(text);
+  ASSERT_TRUE(m.ok());
+  EXPECT_TRUE(VerifyModule(**m).ok());
+  const std::vector<const HloInstruction*> un = InstructionsWithoutShapeInference(**m);
+  ASSERT_EQ(un.size(), 1u);
+  EXPECT_EQ(un[0]->name(), "c");
+  EXPECT_FALSE(HasShapeInference(HloOpcode::kCustomCall));
+  EXPECT_TRUE(HasShapeInference(HloOpcode::kConvolution));
+  const std::vector<HloOpcode> none = OpcodesWithoutShapeInference();
+  EXPECT_NE(std::find(none.begin(), none.end(), HloOpcode::kCustomCall), none.end());
+  EXPECT_EQ(std::find(none.begin(), none.end(), HloOpcode::kDot), none.end());
+}
+
+}  // namespace
+}  // namespace tpusim::hlo
