@@ -31,6 +31,9 @@ int main(int argc, char** argv) {
 
   tpusim::cli::RegisterConfigCommand(app);
   tpusim::cli::RegisterInspectCommand(app);
+  tpusim::cli::RegisterAsmCommand(app);
+  tpusim::cli::RegisterDisasmCommand(app);
+  tpusim::cli::RegisterExecCommand(app);
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,132 @@
+#include "isa/exec.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+
+#include "common/file_util.h"
+#include "isa/assembler.h"
+#include "isa/encoding.h"
+#include "isa/numerics.h"
+#include "isa/verifier.h"
+
+namespace tpusim::isa {
+
+StatusOr<Program> LoadProgramFile(const std::string& path) {
+  StatusOr<std::string> file = ReadFile(path);
+  if (!file.ok()) return file.status();
+  std::string_view bytes = *file;
+  if (bytes.substr(0, 4) == "TPUS") return DecodeProgram(bytes, path);
+  // Not a program file: it must be assembly text. Binary bytes mean a corrupt or foreign file.
+  for (unsigned char c : bytes) {
+    if (c == 0 || (c < 0x20 && c != '\n' && c != '\r' && c != '\t')) {
+      return InvalidArgument(
+          fmt::format("{}: not a tpusim program (bad magic; expected \"TPUS\") and "
+                      "not assembly text",
+                      path));
+    }
+  }
+  return Assemble(bytes, path);
+}
+
+namespace {
+std::optional<uint64_t> ParseU64(std::string_view v) {
+  int base = 10;
+  if (v.size() > 2 && v[0] == '0' && (v[1] == 'x' || v[1] == 'X')) {
+    base = 16;
+    v.remove_prefix(2);
+  }
+  uint64_t out = 0;
+  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), out, base);
+  if (v.empty() || ec != std::errc() || p != v.data() + v.size()) return std::nullopt;
+  return out;
+}
+}  // namespace
+
+StatusOr<DumpSpec> ParseDumpSpec(std::string_view text) {
+  auto bad = [&](std::string why) {
+    return InvalidArgument(
+        fmt::format("--dump '{}': {} (expected SPACE[.CORE]:ADDR:COUNT:DTYPE, "
+                    "e.g. vmem:0x100:8:f32 or hbm.1:0:4:s32)",
+                    text, why));
+  };
+  std::vector<std::string_view> parts;
+  size_t start = 0;
+  while (true) {
+    size_t colon = text.find(':', start);
+    parts.push_back(text.substr(start, colon == std::string_view::npos ? colon : colon - start));
+    if (colon == std::string_view::npos) break;
+    start = colon + 1;
+  }
+  if (parts.size() != 4) return bad("expected 4 parts separated by ':'");
+  DumpSpec spec;
+  std::string_view space = parts[0];
+  if (size_t dot = space.find('.'); dot != std::string_view::npos) {
+    auto core = ParseU64(space.substr(dot + 1));
+    if (!core || *core > 65535) return bad("bad core number");
+    spec.core = static_cast<int>(*core);
+    space = space.substr(0, dot);
+  }
+  auto s = ParseEnumValue(FieldKind::kMemSpace, space);
+  if (!s || static_cast<MemSpace>(*s) == MemSpace::kAcc)
+    return bad("space must be hbm, vmem, smem or host");
+  spec.space = static_cast<MemSpace>(*s);
+  auto addr = ParseU64(parts[1]);
+  if (!addr) return bad("bad address");
+  spec.address = *addr;
+  auto count = ParseU64(parts[2]);
+  if (!count || *count == 0 || *count > (uint64_t{1} << 24)) return bad("count must be 1..2^24");
+  spec.count = *count;
+  auto dt = ParseEnumValue(FieldKind::kDType, parts[3]);
+  if (!dt) return bad("dtype must be bf16, f32, s8, s32 or pred");
+  spec.dtype = static_cast<DType>(*dt);
+  return spec;
+}
+
+StatusOr<std::string> FormatDump(Interpreter& interp, const DumpSpec& spec) {
+  const MemorySizes& sizes = interp.sizes();
+  if (spec.core < 0 || spec.core >= sizes.cores) {
+    return InvalidArgument(fmt::format("--dump: core {} does not exist", spec.core));
+  }
+  SparseMemory& mem = interp.memory(spec.space, spec.core);
+  const uint64_t eb = static_cast<uint64_t>(DTypeBytes(spec.dtype));
+  std::string bytes(spec.count * eb, '\0');
+  Status st = mem.Read(spec.address, bytes.data(), bytes.size());
+  if (!st.ok()) return InvalidArgument("--dump: " + st.message());
+  std::string out = fmt::format("{}.{}[{:#x}] {} x {}:", Name(spec.space), spec.core, spec.address,
+                                Name(spec.dtype), spec.count);
+  for (uint64_t i = 0; i < spec.count; ++i) {
+    const char* p = bytes.data() + i * eb;
+    out += i ? ", " : " ";
+    if (IsFloat(spec.dtype)) {
+      out += fmt::format("{}", LoadFloat(p, spec.dtype));
+    } else {
+      out += fmt::format("{}", LoadInt(p, spec.dtype));
+    }
+  }
+  return out;
+}
+
+StatusOr<std::string> ExecProgram(const Program& program, const config::ChipConfig& chip,
+                                  const std::vector<DumpSpec>& dumps,
+                                  const InterpreterOptions& options) {
+  MemorySizes sizes = MemorySizes::FromChipConfig(chip);
+  TPUSIM_RETURN_IF_ERROR(Verify(program, sizes));
+  Interpreter interp(sizes, options);
+  TPUSIM_RETURN_IF_ERROR(interp.Load(program));
+  TPUSIM_RETURN_IF_ERROR(interp.Run());
+  std::string out = fmt::format(
+      "executed {} instructions on {} core(s) of {} (interpreter, no timing)\n", interp.executed(),
+      program.num_cores(), chip.name.empty() ? "the chip" : chip.name);
+  for (const DumpSpec& d : dumps) {
+    if (d.space != MemSpace::kHost && d.core >= program.num_cores()) {
+      return InvalidArgument(fmt::format("--dump: core {} is not a core of the program ({} cores)",
+                                         d.core, program.num_cores()));
+    }
+    TPUSIM_ASSIGN_OR_RETURN(std::string line, FormatDump(interp, d));
+    out += line + "\n";
+  }
+  return out;
+}
+
+}  // namespace tpusim::isa

@@ -1,0 +1,41 @@
+// The logic behind `tpusim asm`, `tpusim disasm` and `tpusim exec`, kept in the ISA layer so the
+// CLI files only parse options: load a program from assembly or binary, verify it against a chip,
+// run it on the Interpreter and format memory dumps.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "config/chip_config.h"
+#include "isa/interpreter.h"
+#include "isa/program.h"
+
+namespace tpusim::isa {
+
+/// Reads `path`: a program file when it starts with "TPUS", else assembly text. Errors name the
+/// file (assembly errors as file:line:col with a caret).
+StatusOr<Program> LoadProgramFile(const std::string& path);
+
+/// A `--dump` request: SPACE[.CORE]:ADDR:COUNT:DTYPE, e.g. "vmem:0x100:8:f32" or "hbm.1:0:4:s32".
+struct DumpSpec {
+  MemSpace space = MemSpace::kVmem;
+  int core = 0;
+  uint64_t address = 0;
+  uint64_t count = 0;
+  DType dtype = DType::kF32;
+};
+/// InvalidArgument naming the bad part for a malformed spec (acc is not dumpable; count <= 2^24).
+StatusOr<DumpSpec> ParseDumpSpec(std::string_view text);
+/// "vmem.0[0x100] f32 x 4: 1, 2.5, -3, 0" (floats in shortest round-trip form).
+StatusOr<std::string> FormatDump(Interpreter& interp, const DumpSpec& spec);
+
+/// Verifies `program` against `chip`, runs it on a fresh Interpreter and returns the report text:
+/// a summary line, then one line per dump. Errors: the verifier's, the interpreter's, a bad dump.
+StatusOr<std::string> ExecProgram(const Program& program, const config::ChipConfig& chip,
+                                  const std::vector<DumpSpec>& dumps,
+                                  const InterpreterOptions& options = {});
+
+}  // namespace tpusim::isa

@@ -1,0 +1,510 @@
+// The Interpreter's MXU and VPU/XLU instructions (interpreter.cc has control, sync, DMA,
+// collectives). Every value computed here goes through numerics.h, which the simulator shares.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+
+#include "isa/interpreter.h"
+#include "isa/numerics.h"
+
+namespace tpusim::isa {
+namespace {
+
+// Reads n elements of t at addr, refusing (before allocating) anything the memory cannot hold.
+StatusOr<std::string> ReadElems(const SparseMemory& m, uint64_t addr, uint64_t n, DType t,
+                                std::string_view what) {
+  uint64_t eb = static_cast<uint64_t>(DTypeBytes(t));
+  if (n > m.capacity() / eb) {
+    return InvalidArgument(fmt::format("{}: {} {} elements do not fit in {} ({} bytes)", what, n,
+                                       Name(t), m.name(), m.capacity()));
+  }
+  std::string buf(n * eb, '\0');
+  Status st = m.Read(addr, buf.data(), buf.size());
+  if (!st.ok()) return InvalidArgument(fmt::format("{}: {}", what, st.message()));
+  return buf;
+}
+
+Status WriteBytes(SparseMemory& m, uint64_t addr, const std::string& bytes, std::string_view what) {
+  Status st = m.Write(addr, bytes.data(), bytes.size());
+  if (!st.ok()) return InvalidArgument(fmt::format("{}: {}", what, st.message()));
+  return OkStatus();
+}
+
+// Elements an operand read with broadcast mode `b` holds for a [rows, cols] op, and the index of
+// (r, c).
+uint64_t BcastLen(Broadcast b, uint64_t rows, uint64_t cols) {
+  switch (b) {
+    case Broadcast::kNone:
+      return rows * cols;
+    case Broadcast::kScalar:
+      return 1;
+    case Broadcast::kRow:
+      return cols;
+    case Broadcast::kCol:
+      return rows;
+  }
+  return 0;
+}
+uint64_t BcastIndex(Broadcast b, uint64_t r, uint64_t c, uint64_t cols) {
+  switch (b) {
+    case Broadcast::kNone:
+      return r * cols + c;
+    case Broadcast::kScalar:
+      return 0;
+    case Broadcast::kRow:
+      return c;
+    case Broadcast::kCol:
+      return r;
+  }
+  return 0;
+}
+
+// The s32/pred reduction step shared by vpu.reduce (pred: sum/max = or, min = and).
+int32_t ReduceI(ReduceOp op, DType t, int32_t acc, int32_t x) {
+  if (t == DType::kPred) return op == ReduceOp::kMin ? (acc & x) : (acc | x);
+  if (op == ReduceOp::kSum) return WrapAdd(acc, x);
+  return op == ReduceOp::kMax ? std::max(acc, x) : std::min(acc, x);
+}
+float ReduceF(ReduceOp op, float acc, float x) {
+  if (op == ReduceOp::kSum) return acc + x;
+  return op == ReduceOp::kMax ? MaxF(acc, x) : MinF(acc, x);
+}
+
+}  // namespace
+
+Status Interpreter::LoadWeights(int c, const Instruction& inst) {
+  auto w = inst.As<op::MxuLoadWeights>();
+  const int64_t R = sizes_.mxu_rows, C = sizes_.mxu_cols;
+  if (w.mxu >= static_cast<uint64_t>(sizes_.mxu_count)) {
+    return InvalidArgument(fmt::format("mxu={} but the core has {} MXUs", w.mxu, sizes_.mxu_count));
+  }
+  if (w.k < 1 || static_cast<int64_t>(w.k) > R || w.n < 1 || static_cast<int64_t>(w.n) > C) {
+    return InvalidArgument(fmt::format("k={}, n={} outside the {}x{} array", w.k, w.n, R, C));
+  }
+  if (w.dtype != DType::kBF16 && w.dtype != DType::kF32 && w.dtype != DType::kS8) {
+    return InvalidArgument(fmt::format("dtype={} (weights are bf16, f32 or s8)", Name(w.dtype)));
+  }
+  if (w.dtype != DType::kF32 && w.part != PrecisionPart::kHi) {
+    return InvalidArgument("part must be hi for bf16 and s8 weights");
+  }
+  const uint64_t rows = w.transpose ? w.n : w.k, cols = w.transpose ? w.k : w.n;
+  if (w.stride < cols) {
+    return InvalidArgument(
+        fmt::format("stride={} is less than the {} elements of a row", w.stride, cols));
+  }
+  MxuState::Weights& s = cores_[c].mxus[w.mxu].shadow;
+  s = MxuState::Weights{};
+  s.valid = true;
+  s.is_int = w.dtype == DType::kS8;
+  s.k = static_cast<int64_t>(w.k);
+  s.n = static_cast<int64_t>(w.n);
+  if (s.is_int) {
+    s.i.assign(R * C, 0);
+  } else {
+    s.f.assign(R * C, 0.0f);
+  }
+  const uint64_t eb = static_cast<uint64_t>(DTypeBytes(w.dtype));
+  for (uint64_t r = 0; r < rows; ++r) {
+    TPUSIM_ASSIGN_OR_RETURN(
+        std::string row, ReadElems(vmem(c), w.addr + r * w.stride * eb, cols, w.dtype, "weights"));
+    for (uint64_t j = 0; j < cols; ++j) {
+      uint64_t k = w.transpose ? j : r, n = w.transpose ? r : j;
+      const char* p = row.data() + j * eb;
+      if (s.is_int) {
+        s.i[k * C + n] = LoadInt(p, w.dtype);
+      } else {
+        s.f[k * C + n] = Bf16Part(LoadFloat(p, w.dtype), w.part);
+      }
+    }
+  }
+  return OkStatus();
+}
+
+Status Interpreter::Matmul(int c, const Instruction& inst) {
+  auto mm = inst.As<op::MxuMatmul>();
+  const int64_t C = sizes_.mxu_cols;
+  if (mm.mxu >= static_cast<uint64_t>(sizes_.mxu_count)) {
+    return InvalidArgument(
+        fmt::format("mxu={} but the core has {} MXUs", mm.mxu, sizes_.mxu_count));
+  }
+  MxuState& x = cores_[c].mxus[mm.mxu];
+  if (mm.latch) {
+    if (!x.shadow.valid) return InvalidArgument("latch=1 but no weights were loaded");
+    x.active = x.shadow;
+  }
+  if (!x.active.valid) return InvalidArgument("no active weights (load_weights, then latch=1)");
+  if (static_cast<int64_t>(mm.k) != x.active.k || static_cast<int64_t>(mm.n) != x.active.n) {
+    return InvalidArgument(fmt::format("k={}, n={} but the active weights are {}x{}", mm.k, mm.n,
+                                       x.active.k, x.active.n));
+  }
+  bool lhs_int = mm.dtype == DType::kS8;
+  if (mm.dtype != DType::kBF16 && mm.dtype != DType::kF32 && !lhs_int) {
+    return InvalidArgument(fmt::format("dtype={} (the LHS is bf16, f32 or s8)", Name(mm.dtype)));
+  }
+  if (lhs_int != x.active.is_int) {
+    return InvalidArgument(
+        fmt::format("{} LHS with {} weights", Name(mm.dtype), x.active.is_int ? "s8" : "bf16/f32"));
+  }
+  if (mm.dtype != DType::kF32 && mm.part != PrecisionPart::kHi) {
+    return InvalidArgument("part must be hi for a bf16 or s8 LHS");
+  }
+  if (mm.stride < mm.k) return InvalidArgument(fmt::format("stride={} < k={}", mm.stride, mm.k));
+  if (mm.acc + mm.m > static_cast<uint64_t>(sizes_.accumulator_rows)) {
+    return InvalidArgument(fmt::format("accumulator rows [{}, {}) outside the {} rows per MXU",
+                                       mm.acc, mm.acc + mm.m, sizes_.accumulator_rows));
+  }
+  if (x.acc.empty()) x.acc.assign(sizes_.accumulator_rows * C, 0);
+  const uint64_t eb = static_cast<uint64_t>(DTypeBytes(mm.dtype));
+  std::vector<float> af(mm.k);
+  std::vector<int32_t> ai(mm.k);
+  for (uint64_t m = 0; m < mm.m; ++m) {
+    TPUSIM_ASSIGN_OR_RETURN(std::string row,
+                            ReadElems(vmem(c), mm.lhs + m * mm.stride * eb, mm.k, mm.dtype, "lhs"));
+    for (uint64_t k = 0; k < mm.k; ++k) {
+      if (lhs_int) {
+        ai[k] = LoadInt(row.data() + k * eb, mm.dtype);
+      } else {
+        af[k] = Bf16Part(LoadFloat(row.data() + k * eb, mm.dtype), mm.part);
+      }
+    }
+    uint32_t* out = &x.acc[(mm.acc + m) * C];
+    for (uint64_t n = 0; n < mm.n; ++n) {
+      if (lhs_int) {
+        int32_t s = MxuDotS32(ai.data(), &x.active.i[n], mm.k, C);
+        int32_t prev = static_cast<int32_t>(out[n]);
+        out[n] = static_cast<uint32_t>(mm.accumulate ? WrapAdd(prev, s) : s);
+      } else {
+        float s = MxuDotF32(af.data(), &x.active.f[n], mm.k, C);
+        if (mm.accumulate) s = std::bit_cast<float>(out[n]) + s;
+        out[n] = std::bit_cast<uint32_t>(s);
+      }
+    }
+  }
+  return OkStatus();
+}
+
+Status Interpreter::Pop(int c, const Instruction& inst) {
+  auto p = inst.As<op::MxuPop>();
+  const int64_t C = sizes_.mxu_cols;
+  if (p.mxu >= static_cast<uint64_t>(sizes_.mxu_count)) {
+    return InvalidArgument(fmt::format("mxu={} but the core has {} MXUs", p.mxu, sizes_.mxu_count));
+  }
+  if (p.n < 1 || static_cast<int64_t>(p.n) > C) {
+    return InvalidArgument(fmt::format("n={} outside 1..{}", p.n, C));
+  }
+  if (p.acc + p.m > static_cast<uint64_t>(sizes_.accumulator_rows)) {
+    return InvalidArgument(fmt::format("accumulator rows [{}, {}) outside the {} rows per MXU",
+                                       p.acc, p.acc + p.m, sizes_.accumulator_rows));
+  }
+  bool from_int = p.acc_dtype == DType::kS32;
+  if (!from_int && p.acc_dtype != DType::kF32)
+    return InvalidArgument("acc_dtype must be f32 or s32");
+  if (from_int ? (p.dtype != DType::kS32 && p.dtype != DType::kS8)
+               : (p.dtype != DType::kF32 && p.dtype != DType::kBF16)) {
+    return InvalidArgument(
+        fmt::format("cannot pop {} accumulators as {}", Name(p.acc_dtype), Name(p.dtype)));
+  }
+  if (from_int && p.act != Activation::kNone && p.act != Activation::kRelu) {
+    return InvalidArgument("s32 accumulators take act=none or act=relu only");
+  }
+  if (p.stride < p.n) return InvalidArgument(fmt::format("stride={} < n={}", p.stride, p.n));
+  MxuState& x = cores_[c].mxus[p.mxu];
+  if (x.acc.empty()) x.acc.assign(sizes_.accumulator_rows * C, 0);
+  const uint64_t eb = static_cast<uint64_t>(DTypeBytes(p.dtype));
+  std::string row(p.n * eb, '\0');
+  for (uint64_t m = 0; m < p.m; ++m) {
+    const uint32_t* a = &x.acc[(p.acc + m) * C];
+    for (uint64_t n = 0; n < p.n; ++n) {
+      char* out = row.data() + n * eb;
+      if (from_int) {
+        int32_t v = ActivateI(p.act, static_cast<int32_t>(a[n]));
+        StoreInt(out, p.dtype, p.dtype == DType::kS8 ? SaturateToS8(v) : v);
+      } else {
+        StoreFloat(out, p.dtype, ActivateF(p.act, std::bit_cast<float>(a[n])));
+      }
+    }
+    TPUSIM_RETURN_IF_ERROR(WriteBytes(vmem(c), p.dst + m * p.stride * eb, row, "dst"));
+  }
+  return OkStatus();
+}
+
+Status Interpreter::Vpu(int c, const Instruction& inst) {
+  SparseMemory& vm = vmem(c);
+  switch (inst.opcode) {
+    case Opcode::kVpuUnary: {
+      auto u = inst.As<op::VpuUnary>();
+      if (!UnarySupports(u.op, u.dtype)) {
+        return InvalidArgument(
+            fmt::format("op={} is not defined for {}", Name(u.op), Name(u.dtype)));
+      }
+      TPUSIM_ASSIGN_OR_RETURN(std::string buf, ReadElems(vm, u.src, u.count, u.dtype, "src"));
+      const int eb = DTypeBytes(u.dtype);
+      for (uint64_t i = 0; i < u.count; ++i) {
+        char* p = buf.data() + i * eb;
+        if (IsFloat(u.dtype)) {
+          StoreFloat(p, u.dtype, ApplyUnaryF(u.op, LoadFloat(p, u.dtype)));
+        } else {
+          StoreInt(p, u.dtype, ApplyUnaryI(u.op, LoadInt(p, u.dtype), u.dtype));
+        }
+      }
+      return WriteBytes(vm, u.dst, buf, "dst");
+    }
+    case Opcode::kVpuBinary:
+    case Opcode::kVpuCompare: {
+      bool cmp = inst.opcode == Opcode::kVpuCompare;
+      DType dt;
+      uint64_t dst, a_addr, b_addr, rows, cols;
+      Broadcast ab, bb;
+      BinaryOp bop{};
+      CompareOp cop{};
+      if (cmp) {
+        auto x = inst.As<op::VpuCompare>();
+        dt = x.dtype, dst = x.dst, a_addr = x.a, b_addr = x.b, rows = x.rows, cols = x.cols;
+        ab = x.a_bcast, bb = x.b_bcast, cop = x.op;
+      } else {
+        auto x = inst.As<op::VpuBinary>();
+        dt = x.dtype, dst = x.dst, a_addr = x.a, b_addr = x.b, rows = x.rows, cols = x.cols;
+        ab = x.a_bcast, bb = x.b_bcast, bop = x.op;
+        if (!BinarySupports(bop, dt)) {
+          return InvalidArgument(fmt::format("op={} is not defined for {}", Name(bop), Name(dt)));
+        }
+      }
+      if (rows > vm.capacity() || cols > vm.capacity() || rows * cols > vm.capacity()) {
+        return InvalidArgument(fmt::format("a {}x{} region does not fit in VMEM", rows, cols));
+      }
+      TPUSIM_ASSIGN_OR_RETURN(std::string av,
+                              ReadElems(vm, a_addr, BcastLen(ab, rows, cols), dt, "a"));
+      TPUSIM_ASSIGN_OR_RETURN(std::string bv,
+                              ReadElems(vm, b_addr, BcastLen(bb, rows, cols), dt, "b"));
+      const int eb = DTypeBytes(dt);
+      const DType out_t = cmp ? DType::kPred : dt;
+      const int ob = DTypeBytes(out_t);
+      std::string out(rows * cols * ob, '\0');
+      for (uint64_t r = 0; r < rows; ++r) {
+        for (uint64_t col = 0; col < cols; ++col) {
+          const char* pa = av.data() + BcastIndex(ab, r, col, cols) * eb;
+          const char* pb = bv.data() + BcastIndex(bb, r, col, cols) * eb;
+          char* po = out.data() + (r * cols + col) * ob;
+          if (IsFloat(dt)) {
+            float x = LoadFloat(pa, dt), y = LoadFloat(pb, dt);
+            if (cmp) {
+              StoreInt(po, out_t, CompareF(cop, x, y));
+            } else {
+              StoreFloat(po, out_t, ApplyBinaryF(bop, x, y));
+            }
+          } else {
+            int32_t x = LoadInt(pa, dt), y = LoadInt(pb, dt);
+            if (cmp) {
+              StoreInt(po, out_t, CompareI(cop, x, y));
+            } else {
+              StoreInt(po, out_t, ApplyBinaryI(bop, x, y));
+            }
+          }
+        }
+      }
+      return WriteBytes(vm, dst, out, "dst");
+    }
+    case Opcode::kVpuSelect: {
+      auto s = inst.As<op::VpuSelect>();
+      TPUSIM_ASSIGN_OR_RETURN(std::string pv, ReadElems(vm, s.pred, s.count, DType::kPred, "pred"));
+      TPUSIM_ASSIGN_OR_RETURN(std::string av, ReadElems(vm, s.a, s.count, s.dtype, "a"));
+      TPUSIM_ASSIGN_OR_RETURN(std::string bv, ReadElems(vm, s.b, s.count, s.dtype, "b"));
+      const int eb = DTypeBytes(s.dtype);
+      for (uint64_t i = 0; i < s.count; ++i) {
+        if (pv[i] == 0) std::memcpy(av.data() + i * eb, bv.data() + i * eb, eb);
+      }
+      return WriteBytes(vm, s.dst, av, "dst");
+    }
+    case Opcode::kVpuConvert: {
+      auto v = inst.As<op::VpuConvert>();
+      TPUSIM_ASSIGN_OR_RETURN(std::string in, ReadElems(vm, v.src, v.count, v.src_dtype, "src"));
+      const int ib = DTypeBytes(v.src_dtype), ob = DTypeBytes(v.dtype);
+      std::string out(v.count * ob, '\0');
+      for (uint64_t i = 0; i < v.count; ++i) {
+        const char* p = in.data() + i * ib;
+        char* q = out.data() + i * ob;
+        if (IsFloat(v.src_dtype)) {
+          float x = LoadFloat(p, v.src_dtype);
+          if (IsFloat(v.dtype)) {
+            StoreFloat(q, v.dtype, x);
+          } else if (v.dtype == DType::kPred) {
+            StoreInt(q, v.dtype, x != 0.0f || std::isnan(x));
+          } else {
+            int32_t s = F32ToS32Saturating(x);
+            StoreInt(q, v.dtype, v.dtype == DType::kS8 ? SaturateToS8(s) : s);
+          }
+        } else {
+          int32_t x = LoadInt(p, v.src_dtype);
+          if (IsFloat(v.dtype)) {
+            StoreFloat(q, v.dtype, static_cast<float>(x));
+          } else {
+            StoreInt(q, v.dtype, x);  // s8 wraps, pred is x != 0
+          }
+        }
+      }
+      return WriteBytes(vm, v.dst, out, "dst");
+    }
+    case Opcode::kVpuReduce: {
+      auto r = inst.As<op::VpuReduce>();
+      if (r.rows * r.cols > vm.capacity() || r.rows > vm.capacity() || r.cols > vm.capacity()) {
+        return InvalidArgument(fmt::format("a {}x{} region does not fit in VMEM", r.rows, r.cols));
+      }
+      if (r.rows == 0 || r.cols == 0) return InvalidArgument("rows and cols must be >= 1");
+      TPUSIM_ASSIGN_OR_RETURN(std::string in,
+                              ReadElems(vm, r.src, r.rows * r.cols, r.dtype, "src"));
+      const int eb = DTypeBytes(r.dtype);
+      // outer x inner: the result index and the reduced index for each axis.
+      uint64_t outs = r.axis == ReduceAxis::kLanes      ? r.rows
+                      : r.axis == ReduceAxis::kSublanes ? r.cols
+                                                        : 1;
+      uint64_t inner = (r.rows * r.cols) / outs;
+      std::string out(outs * eb, '\0');
+      for (uint64_t o = 0; o < outs; ++o) {
+        auto at = [&](uint64_t i) -> const char* {
+          uint64_t idx = r.axis == ReduceAxis::kLanes      ? o * r.cols + i
+                         : r.axis == ReduceAxis::kSublanes ? i * r.cols + o
+                                                           : i;
+          return in.data() + idx * eb;
+        };
+        if (IsFloat(r.dtype)) {
+          float acc = LoadFloat(at(0), r.dtype);
+          for (uint64_t i = 1; i < inner; ++i) acc = ReduceF(r.op, acc, LoadFloat(at(i), r.dtype));
+          StoreFloat(out.data() + o * eb, r.dtype, acc);
+        } else {
+          int32_t acc = LoadInt(at(0), r.dtype);
+          for (uint64_t i = 1; i < inner; ++i) {
+            acc = ReduceI(r.op, r.dtype, acc, LoadInt(at(i), r.dtype));
+          }
+          StoreInt(out.data() + o * eb, r.dtype, acc);
+        }
+      }
+      return WriteBytes(vm, r.dst, out, "dst");
+    }
+    case Opcode::kVpuBroadcast: {
+      auto b = inst.As<op::VpuBroadcast>();
+      if (b.mode == Broadcast::kNone) return InvalidArgument("mode must be scalar, row or col");
+      if (b.rows * b.cols > vm.capacity() || b.rows > vm.capacity() || b.cols > vm.capacity()) {
+        return InvalidArgument(fmt::format("a {}x{} region does not fit in VMEM", b.rows, b.cols));
+      }
+      TPUSIM_ASSIGN_OR_RETURN(
+          std::string in, ReadElems(vm, b.src, BcastLen(b.mode, b.rows, b.cols), b.dtype, "src"));
+      const int eb = DTypeBytes(b.dtype);
+      std::string out(b.rows * b.cols * eb, '\0');
+      for (uint64_t r = 0; r < b.rows; ++r) {
+        for (uint64_t col = 0; col < b.cols; ++col) {
+          std::memcpy(out.data() + (r * b.cols + col) * eb,
+                      in.data() + BcastIndex(b.mode, r, col, b.cols) * eb, eb);
+        }
+      }
+      return WriteBytes(vm, b.dst, out, "dst");
+    }
+    case Opcode::kXluTranspose: {
+      auto t = inst.As<op::XluTranspose>();
+      if (t.rows * t.cols > vm.capacity() || t.rows > vm.capacity() || t.cols > vm.capacity()) {
+        return InvalidArgument(fmt::format("a {}x{} region does not fit in VMEM", t.rows, t.cols));
+      }
+      TPUSIM_ASSIGN_OR_RETURN(std::string in,
+                              ReadElems(vm, t.src, t.rows * t.cols, t.dtype, "src"));
+      const int eb = DTypeBytes(t.dtype);
+      std::string out(in.size(), '\0');
+      for (uint64_t r = 0; r < t.rows; ++r) {
+        for (uint64_t col = 0; col < t.cols; ++col) {
+          std::memcpy(out.data() + (col * t.rows + r) * eb, in.data() + (r * t.cols + col) * eb,
+                      eb);
+        }
+      }
+      return WriteBytes(vm, t.dst, out, "dst");
+    }
+    case Opcode::kVpuCopy: {
+      auto cp = inst.As<op::VpuCopy>();
+      const int64_t eb = DTypeBytes(cp.dtype);
+      uint64_t total = cp.n0 * cp.n1 * cp.n2;  // each < 2^24, product < 2^72 is checked below
+      if (cp.n0 > vm.capacity() || cp.n1 > vm.capacity() || cp.n2 > vm.capacity() ||
+          cp.n0 * cp.n1 > vm.capacity() || total > vm.capacity()) {
+        return InvalidArgument("copy larger than VMEM");
+      }
+      std::string buf(total * eb, '\0');
+      auto addr = [&](uint64_t base, int64_t s0, int64_t s1, int64_t s2, uint64_t i0, uint64_t i1,
+                      uint64_t i2, uint64_t& out) -> Status {
+        // |i| < 2^24 and |s| < 2^31 per term, eb <= 4, base < 2^32: no int64 overflow.
+        int64_t off = (static_cast<int64_t>(i2) * s2 + static_cast<int64_t>(i1) * s1 +
+                       static_cast<int64_t>(i0) * s0) *
+                          eb +
+                      static_cast<int64_t>(base);
+        if (off < 0 || static_cast<uint64_t>(off) + eb > vm.capacity()) {
+          return InvalidArgument(fmt::format("element ({}, {}, {}) is outside VMEM", i2, i1, i0));
+        }
+        out = static_cast<uint64_t>(off);
+        return OkStatus();
+      };
+      size_t k = 0;
+      for (uint64_t i2 = 0; i2 < cp.n2; ++i2) {
+        for (uint64_t i1 = 0; i1 < cp.n1; ++i1) {
+          for (uint64_t i0 = 0; i0 < cp.n0; ++i0, ++k) {
+            uint64_t a;
+            TPUSIM_RETURN_IF_ERROR(addr(cp.src, cp.src_s0, cp.src_s1, cp.src_s2, i0, i1, i2, a));
+            TPUSIM_RETURN_IF_ERROR(vm.Read(a, buf.data() + k * eb, eb));
+          }
+        }
+      }
+      k = 0;
+      for (uint64_t i2 = 0; i2 < cp.n2; ++i2) {
+        for (uint64_t i1 = 0; i1 < cp.n1; ++i1) {
+          for (uint64_t i0 = 0; i0 < cp.n0; ++i0, ++k) {
+            uint64_t a;
+            TPUSIM_RETURN_IF_ERROR(addr(cp.dst, cp.dst_s0, cp.dst_s1, cp.dst_s2, i0, i1, i2, a));
+            TPUSIM_RETURN_IF_ERROR(vm.Write(a, buf.data() + k * eb, eb));
+          }
+        }
+      }
+      return OkStatus();
+    }
+    case Opcode::kVpuFill: {
+      auto f = inst.As<op::VpuFill>();
+      if (f.count > vm.capacity()) return InvalidArgument("fill larger than VMEM");
+      const int eb = DTypeBytes(f.dtype);
+      std::string one(eb, '\0');
+      if (IsFloat(f.dtype)) {
+        StoreFloat(one.data(), f.dtype, std::bit_cast<float>(f.value));
+      } else {
+        StoreInt(one.data(), f.dtype, static_cast<int32_t>(f.value));
+      }
+      std::string out;
+      out.reserve(f.count * eb);
+      for (uint64_t i = 0; i < f.count; ++i) out += one;
+      return WriteBytes(vm, f.dst, out, "dst");
+    }
+    case Opcode::kVpuIota: {
+      auto io = inst.As<op::VpuIota>();
+      if (io.rows * io.cols > vm.capacity() || io.rows > vm.capacity() || io.cols > vm.capacity()) {
+        return InvalidArgument(
+            fmt::format("a {}x{} region does not fit in VMEM", io.rows, io.cols));
+      }
+      const int eb = DTypeBytes(io.dtype);
+      std::string out(io.rows * io.cols * eb, '\0');
+      for (uint64_t r = 0; r < io.rows; ++r) {
+        for (uint64_t col = 0; col < io.cols; ++col) {
+          uint64_t v = io.axis == ReduceAxis::kLanes      ? col
+                       : io.axis == ReduceAxis::kSublanes ? r
+                                                          : r * io.cols + col;
+          char* p = out.data() + (r * io.cols + col) * eb;
+          if (IsFloat(io.dtype)) {
+            StoreFloat(p, io.dtype, static_cast<float>(v));
+          } else {
+            StoreInt(p, io.dtype, static_cast<int32_t>(static_cast<uint32_t>(v)));
+          }
+        }
+      }
+      return WriteBytes(vm, io.dst, out, "dst");
+    }
+    default:
+      break;
+  }
+  TPUSIM_CHECK(false) << "not a VPU/XLU instruction: " << Mnemonic(inst.opcode);
+  return OkStatus();
+}
+
+}  // namespace tpusim::isa

@@ -1,0 +1,47 @@
+#include "isa/types.h"
+
+#include "common/check.h"
+
+namespace tpusim::isa {
+
+int DTypeBytes(DType t) {
+  switch (t) {
+    case DType::kBF16:
+      return 2;
+    case DType::kF32:
+    case DType::kS32:
+      return 4;
+    case DType::kS8:
+    case DType::kPred:
+      return 1;
+  }
+  TPUSIM_CHECK(false) << "bad DType " << static_cast<int>(t);
+  return 0;
+}
+
+bool IsFloat(DType t) { return t == DType::kBF16 || t == DType::kF32; }
+bool IsInteger(DType t) { return t == DType::kS8 || t == DType::kS32; }
+
+#define TPUSIM_ISA_CASE_(e, s) \
+  case T::e:                   \
+    return s;
+#define TPUSIM_ISA_NAME_FN_(Type, LIST)   \
+  std::string_view Name(Type v) {         \
+    using T = Type;                       \
+    switch (v) { LIST(TPUSIM_ISA_CASE_) } \
+    return "";                            \
+  }
+TPUSIM_ISA_NAME_FN_(DType, TPUSIM_ISA_DTYPE_LIST)
+TPUSIM_ISA_NAME_FN_(MemSpace, TPUSIM_ISA_SPACE_LIST)
+TPUSIM_ISA_NAME_FN_(UnaryOp, TPUSIM_ISA_UNARY_LIST)
+TPUSIM_ISA_NAME_FN_(BinaryOp, TPUSIM_ISA_BINARY_LIST)
+TPUSIM_ISA_NAME_FN_(CompareOp, TPUSIM_ISA_COMPARE_LIST)
+TPUSIM_ISA_NAME_FN_(ReduceOp, TPUSIM_ISA_REDUCE_LIST)
+TPUSIM_ISA_NAME_FN_(ReduceAxis, TPUSIM_ISA_AXIS_LIST)
+TPUSIM_ISA_NAME_FN_(Broadcast, TPUSIM_ISA_BCAST_LIST)
+TPUSIM_ISA_NAME_FN_(Activation, TPUSIM_ISA_ACTIVATION_LIST)
+TPUSIM_ISA_NAME_FN_(PrecisionPart, TPUSIM_ISA_PART_LIST)
+#undef TPUSIM_ISA_NAME_FN_
+#undef TPUSIM_ISA_CASE_
+
+}  // namespace tpusim::isa

@@ -1,0 +1,136 @@
+// The small enumerations the ISA's operand fields take: element types, memory spaces, VPU
+// functions, reduction axes, activations and the f32 precision-pass part selector. Each enum lists
+// its assembly spellings once (the *_LIST macros below), so the assembler, the disassembler, the
+// encoder's range check and docs/isa.md all use the same names. Values are part of the binary
+// encoding: append only.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace tpusim::isa {
+
+// X(enumerator, "assembly name")
+#define TPUSIM_ISA_DTYPE_LIST(X) \
+  X(kBF16, "bf16")               \
+  X(kF32, "f32")                 \
+  X(kS8, "s8")                   \
+  X(kS32, "s32")                 \
+  X(kPred, "pred")
+
+// Memory spaces. kHost is the host's DRAM (reached over PCIe); kAcc is an MXU's accumulator memory,
+// addressed in rows of `core.mxu.cols` 32-bit words.
+#define TPUSIM_ISA_SPACE_LIST(X) \
+  X(kHbm, "hbm")                 \
+  X(kVmem, "vmem")               \
+  X(kAcc, "acc")                 \
+  X(kSmem, "smem")               \
+  X(kHost, "host")
+
+#define TPUSIM_ISA_UNARY_LIST(X) \
+  X(kNeg, "neg")                 \
+  X(kAbs, "abs")                 \
+  X(kExp, "exp")                 \
+  X(kLog, "log")                 \
+  X(kTanh, "tanh")               \
+  X(kLogistic, "logistic")       \
+  X(kSqrt, "sqrt")               \
+  X(kRsqrt, "rsqrt")             \
+  X(kFloor, "floor")             \
+  X(kCeil, "ceil")               \
+  X(kRoundNe, "round_ne")        \
+  X(kSign, "sign")               \
+  X(kNot, "not")                 \
+  X(kExpm1, "expm1")             \
+  X(kLog1p, "log1p")             \
+  X(kSin, "sin")                 \
+  X(kCos, "cos")                 \
+  X(kErf, "erf")                 \
+  X(kRoundAfz, "round_afz")
+
+#define TPUSIM_ISA_BINARY_LIST(X) \
+  X(kAdd, "add")                  \
+  X(kSub, "sub")                  \
+  X(kMul, "mul")                  \
+  X(kDiv, "div")                  \
+  X(kMax, "max")                  \
+  X(kMin, "min")                  \
+  X(kPow, "pow")                  \
+  X(kRem, "rem")                  \
+  X(kAnd, "and")                  \
+  X(kOr, "or")                    \
+  X(kXor, "xor")                  \
+  X(kAtan2, "atan2")
+
+#define TPUSIM_ISA_COMPARE_LIST(X) \
+  X(kEq, "eq")                     \
+  X(kNe, "ne")                     \
+  X(kLt, "lt")                     \
+  X(kLe, "le")                     \
+  X(kGt, "gt")                     \
+  X(kGe, "ge")
+
+#define TPUSIM_ISA_REDUCE_LIST(X) \
+  X(kSum, "sum")                  \
+  X(kMax, "max")                  \
+  X(kMin, "min")
+
+// A [rows, cols] region: lanes = the minor (cols) dimension, sublanes = the major (rows) dimension.
+#define TPUSIM_ISA_AXIS_LIST(X) \
+  X(kLanes, "lanes")            \
+  X(kSublanes, "sublanes")      \
+  X(kAll, "all")
+
+// How an operand of a [rows, cols] op is read: none = [rows, cols], scalar = one element,
+// row = a [cols] vector repeated for every row, col = a [rows] vector repeated for every column.
+#define TPUSIM_ISA_BCAST_LIST(X) \
+  X(kNone, "none")               \
+  X(kScalar, "scalar")           \
+  X(kRow, "row")                 \
+  X(kCol, "col")
+
+#define TPUSIM_ISA_ACTIVATION_LIST(X) \
+  X(kNone, "none")                    \
+  X(kRelu, "relu")                    \
+  X(kTanh, "tanh")                    \
+  X(kLogistic, "logistic")
+
+// Which bf16 part of an f32 operand enters the MXU: hi = bf16(x), lo = bf16(x - hi),
+// lolo = bf16(x - hi - lo) (numerics.h). bf16 and s8 operands use `hi` (the value itself).
+#define TPUSIM_ISA_PART_LIST(X) \
+  X(kHi, "hi")                  \
+  X(kLo, "lo")                  \
+  X(kLoLo, "lolo")
+
+#define TPUSIM_ISA_ENUMERATOR_(e, s) e,
+enum class DType : uint8_t { TPUSIM_ISA_DTYPE_LIST(TPUSIM_ISA_ENUMERATOR_) };
+enum class MemSpace : uint8_t { TPUSIM_ISA_SPACE_LIST(TPUSIM_ISA_ENUMERATOR_) };
+enum class UnaryOp : uint8_t { TPUSIM_ISA_UNARY_LIST(TPUSIM_ISA_ENUMERATOR_) };
+enum class BinaryOp : uint8_t { TPUSIM_ISA_BINARY_LIST(TPUSIM_ISA_ENUMERATOR_) };
+enum class CompareOp : uint8_t { TPUSIM_ISA_COMPARE_LIST(TPUSIM_ISA_ENUMERATOR_) };
+enum class ReduceOp : uint8_t { TPUSIM_ISA_REDUCE_LIST(TPUSIM_ISA_ENUMERATOR_) };
+enum class ReduceAxis : uint8_t { TPUSIM_ISA_AXIS_LIST(TPUSIM_ISA_ENUMERATOR_) };
+enum class Broadcast : uint8_t { TPUSIM_ISA_BCAST_LIST(TPUSIM_ISA_ENUMERATOR_) };
+enum class Activation : uint8_t { TPUSIM_ISA_ACTIVATION_LIST(TPUSIM_ISA_ENUMERATOR_) };
+enum class PrecisionPart : uint8_t { TPUSIM_ISA_PART_LIST(TPUSIM_ISA_ENUMERATOR_) };
+#undef TPUSIM_ISA_ENUMERATOR_
+
+/// Bytes one element occupies in memory: bf16 2, f32 4, s8 1, s32 4, pred 1 (0 or 1).
+int DTypeBytes(DType t);
+bool IsFloat(DType t);    // bf16, f32
+bool IsInteger(DType t);  // s8, s32
+
+/// Assembly names ("bf16", "vmem", "add", ...) and their inverses (nullopt for an unknown name).
+std::string_view Name(DType v);
+std::string_view Name(MemSpace v);
+std::string_view Name(UnaryOp v);
+std::string_view Name(BinaryOp v);
+std::string_view Name(CompareOp v);
+std::string_view Name(ReduceOp v);
+std::string_view Name(ReduceAxis v);
+std::string_view Name(Broadcast v);
+std::string_view Name(Activation v);
+std::string_view Name(PrecisionPart v);
+
+}  // namespace tpusim::isa

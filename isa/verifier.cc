@@ -1,0 +1,614 @@
+#include "isa/verifier.h"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "isa/disassembler.h"
+#include "isa/encoding.h"
+#include "isa/numerics.h"
+
+namespace tpusim::isa {
+namespace {
+
+class Verifier {
+ public:
+  Verifier(const Program& p, const MemorySizes& s, int max_errors)
+      : p_(p), s_(s), max_errors_(max_errors) {}
+
+  Status Run() {
+    TPUSIM_RETURN_IF_ERROR(CheckProgramStructure(p_));
+    if (p_.num_cores() > s_.cores) {
+      Add(fmt::format("the program has {} cores but the system has {}", p_.num_cores(), s_.cores));
+    }
+    Tables();
+    for (int c = 0; c < p_.num_cores(); ++c) Core(c);
+    Flags();
+    Collectives();
+    if (errors_.empty()) return OkStatus();
+    std::string msg;
+    for (size_t i = 0; i < errors_.size(); ++i) msg += (i ? "\n" : "") + errors_[i];
+    if (dropped_ > 0) msg += fmt::format("\n... and {} more", dropped_);
+    return InvalidArgument(msg);
+  }
+
+ private:
+  void Add(std::string msg) {
+    if (static_cast<int>(errors_.size()) < max_errors_) {
+      errors_.push_back(std::move(msg));
+    } else {
+      ++dropped_;
+    }
+  }
+  std::string Where(int c, size_t i) const {
+    std::string w = fmt::format("core {} instruction {}", c, i);
+    int32_t line = p_.cores[c].source_line(i);
+    if (line != kNoSourceLine) {
+      w += fmt::format(" ({}:{})", p_.source_file.empty() ? "<source>" : p_.source_file, line);
+    }
+    return w + " " + std::string(Mnemonic(p_.cores[c].instructions[i].opcode));
+  }
+  void Err(std::string_view field, std::string msg) {
+    Add(fmt::format("{}: field '{}': {}", Where(c_, i_), field, msg));
+  }
+  uint64_t F(const Instruction& inst, std::string_view name) const {
+    return inst.fields[FieldIndex(inst.opcode, name)];
+  }
+
+  uint64_t Capacity(MemSpace space) const {
+    switch (space) {
+      case MemSpace::kHbm:
+        return static_cast<uint64_t>(s_.hbm_bytes_per_core());
+      case MemSpace::kVmem:
+        return static_cast<uint64_t>(s_.vmem_bytes);
+      case MemSpace::kSmem:
+        return static_cast<uint64_t>(s_.smem_bytes);
+      case MemSpace::kHost:
+        return static_cast<uint64_t>(s_.host_bytes);
+      case MemSpace::kAcc:
+        return 0;
+    }
+    return 0;
+  }
+
+  // [addr, addr + bytes) inside `space`, addr aligned to `align`.
+  void Range(std::string_view field, MemSpace space, uint64_t addr, uint64_t bytes,
+             uint64_t align) {
+    uint64_t cap = Capacity(space);
+    if (addr > cap || bytes > cap - addr) {
+      Err(field, fmt::format("bytes [{:#x}, {:#x}) are outside {} ({} bytes)", addr, addr + bytes,
+                             Name(space), cap));
+    } else if (align > 1 && addr % align != 0) {
+      Err(field, fmt::format("address {:#x} is not aligned to {} bytes", addr, align));
+    }
+  }
+  // Product with saturation (huge products just fail the range check).
+  static uint64_t Mul(uint64_t a, uint64_t b) {
+    return (a != 0 && b > UINT64_MAX / a) ? UINT64_MAX : a * b;
+  }
+  static uint64_t AddSat(uint64_t a, uint64_t b) { return b > UINT64_MAX - a ? UINT64_MAX : a + b; }
+
+  void Positive(std::string_view field, uint64_t v) {
+    if (v == 0) Err(field, "must be >= 1");
+  }
+  void Vmem(std::string_view field, uint64_t addr, uint64_t elems, DType t) {
+    uint64_t eb = static_cast<uint64_t>(DTypeBytes(t));
+    Range(field, MemSpace::kVmem, addr, Mul(elems, eb), eb);
+  }
+  // Rows of `cols` elements `stride` apart.
+  void VmemRows(std::string_view field, uint64_t addr, uint64_t rows, uint64_t cols,
+                uint64_t stride, DType t) {
+    if (rows == 0) return;
+    Vmem(field, addr, AddSat(Mul(rows - 1, stride), cols), t);
+  }
+  void Mxu(uint64_t mxu) {
+    if (mxu >= static_cast<uint64_t>(s_.mxu_count)) {
+      Err("mxu", fmt::format("{} but the core has {} MXU(s)", mxu, s_.mxu_count));
+    }
+  }
+  void KN(uint64_t k, uint64_t n) {
+    if (k < 1 || k > static_cast<uint64_t>(s_.mxu_rows)) {
+      Err("k", fmt::format("{} is outside 1..{} (the array's rows)", k, s_.mxu_rows));
+    }
+    if (n < 1 || n > static_cast<uint64_t>(s_.mxu_cols)) {
+      Err("n", fmt::format("{} is outside 1..{} (the array's columns)", n, s_.mxu_cols));
+    }
+  }
+  void AccRows(uint64_t acc, uint64_t m) {
+    if (AddSat(acc, m) > static_cast<uint64_t>(s_.accumulator_rows)) {
+      Err("acc", fmt::format("rows [{}, {}) are outside the {} accumulator rows per MXU "
+                             "(core.mxu.accumulator_rows)",
+                             acc, AddSat(acc, m), s_.accumulator_rows));
+    }
+  }
+  void MxuDtype(DType t, PrecisionPart part) {
+    if (t != DType::kBF16 && t != DType::kF32 && t != DType::kS8) {
+      Err("dtype", fmt::format("{} (the MXU takes bf16, f32 or s8)", Name(t)));
+    } else if (t != DType::kF32 && part != PrecisionPart::kHi) {
+      Err("part", fmt::format("{} is only meaningful for f32 operands; use hi", Name(part)));
+    }
+  }
+
+  void Tables() {
+    for (size_t g = 0; g < p_.replica_groups.size(); ++g) {
+      std::set<int32_t> seen;
+      for (const auto& grp : p_.replica_groups[g].groups) {
+        if (grp.empty()) Add(fmt::format("replica group entry {}: an empty group", g));
+        for (int32_t id : grp) {
+          if (id < 0 || id >= p_.num_cores()) {
+            Add(fmt::format(
+                "replica group entry {}: core {} is not a core of the program ({} cores)", g, id,
+                p_.num_cores()));
+          }
+          if (!seen.insert(id).second) {
+            Add(fmt::format("replica group entry {}: core {} appears twice", g, id));
+          }
+        }
+      }
+    }
+    for (size_t i = 0; i < p_.permutations.size(); ++i) {
+      std::set<int32_t> sources, targets;
+      for (auto [s, t] : p_.permutations[i].pairs) {
+        for (int32_t id : {s, t}) {
+          if (id < 0 || id >= p_.num_cores()) {
+            Add(fmt::format("permutation {}: core {} is not a core of the program", i, id));
+          }
+        }
+        if (!sources.insert(s).second) Add(fmt::format("permutation {}: source {} twice", i, s));
+        if (!targets.insert(t).second) Add(fmt::format("permutation {}: target {} twice", i, t));
+      }
+    }
+  }
+
+  void Core(int c) {
+    c_ = c;
+    const auto& insts = p_.cores[c].instructions;
+    int depth = 0;
+    std::vector<uint64_t> loop_counts;
+    for (i_ = 0; i_ < insts.size(); ++i_) {
+      const Instruction& inst = insts[i_];
+      switch (inst.opcode) {
+        case Opcode::kCtrlLoop:
+          if (++depth > kMaxLoopDepth)
+            Err("count", fmt::format("loops nested deeper than {}", kMaxLoopDepth));
+          loop_counts.push_back(inst.As<op::CtrlLoop>().count);
+          break;
+        case Opcode::kCtrlEndLoop:
+          if (depth == 0) {
+            Add(fmt::format("{}: ctrl.endloop without a matching ctrl.loop", Where(c, i_)));
+          } else {
+            --depth;
+            loop_counts.pop_back();
+          }
+          break;
+        case Opcode::kSyncWait:
+          waits_.push_back({c, i_, inst.As<op::SyncWait>().flag});
+          break;
+        case Opcode::kSyncSignal:
+          signalled_.insert({c, inst.As<op::SyncSignal>().flag});
+          break;
+        default:
+          break;
+      }
+      Instruction_(inst);
+      if (inst.opcode == Opcode::kSyncBarrier || Info(inst.opcode).unit == Unit::kIci) {
+        collectives_[c].push_back({i_, inst, loop_counts});
+      }
+    }
+    if (depth != 0) {
+      Add(fmt::format("core {}: {} ctrl.loop(s) without a matching ctrl.endloop", c, depth));
+    }
+  }
+
+  void Instruction_(const Instruction& inst) {
+    switch (Info(inst.opcode).unit) {
+      case Unit::kDma:
+        return Dma(inst);
+      case Unit::kMxu:
+        return MxuOp(inst);
+      case Unit::kVpu:
+      case Unit::kXlu:
+        return VpuOp(inst);
+      case Unit::kIci:
+        return IciOp(inst);
+      case Unit::kScalar:
+        if (inst.opcode == Opcode::kSyncBarrier) GroupRef(inst, inst.As<op::SyncBarrier>().group);
+        return;
+    }
+  }
+
+  void Dma(const Instruction& inst) {
+    uint64_t eb = F(inst, "elem_bytes"), n0 = F(inst, "n0"), n1 = F(inst, "n1"), n2 = F(inst, "n2");
+    if (eb != 1 && eb != 2 && eb != 4 && eb != 8) {
+      Err("elem_bytes", fmt::format("{} (must be 1, 2, 4 or 8)", eb));
+      return;
+    }
+    Positive("n0", n0);
+    Positive("n1", n1);
+    Positive("n2", n2);
+    if (n0 == 0 || n1 == 0 || n2 == 0) return;
+    MemSpace from = MemSpace::kHbm, to = MemSpace::kVmem;
+    switch (inst.opcode) {
+      case Opcode::kDmaVmemToHbm:
+        from = MemSpace::kVmem, to = MemSpace::kHbm;
+        break;
+      case Opcode::kDmaHostToHbm:
+        from = MemSpace::kHost, to = MemSpace::kHbm;
+        break;
+      case Opcode::kDmaHbmToHost:
+        from = MemSpace::kHbm, to = MemSpace::kHost;
+        break;
+      case Opcode::kDmaVmemToRemote: {
+        auto r = inst.As<op::DmaVmemToRemote>();
+        from = MemSpace::kVmem;
+        to = r.dst_space;
+        if (to != MemSpace::kVmem && to != MemSpace::kHbm) {
+          Err("dst_space", fmt::format("{} (must be vmem or hbm)", Name(to)));
+          to = MemSpace::kVmem;
+        }
+        if (r.dst_core >= static_cast<uint64_t>(p_.num_cores())) {
+          Err("dst_core", fmt::format("{} is not a core of the program ({} cores)", r.dst_core,
+                                      p_.num_cores()));
+        } else {
+          signalled_.insert({static_cast<int>(r.dst_core), r.dst_flag});
+        }
+        break;
+      }
+      default:
+        break;
+    }
+    signalled_.insert({c_, F(inst, "flag")});
+    uint64_t run = Mul(n0, eb);
+    auto extent = [&](uint64_t s1, uint64_t s2) {
+      return AddSat(AddSat(Mul(n2 - 1, s2), Mul(n1 - 1, s1)), run);
+    };
+    Range("src", from, F(inst, "src"), extent(F(inst, "src_s1"), F(inst, "src_s2")), eb);
+    Range("dst", to, F(inst, "dst"), extent(F(inst, "dst_s1"), F(inst, "dst_s2")), eb);
+  }
+
+  void MxuOp(const Instruction& inst) {
+    switch (inst.opcode) {
+      case Opcode::kMxuLoadWeights: {
+        auto w = inst.As<op::MxuLoadWeights>();
+        Mxu(w.mxu);
+        KN(w.k, w.n);
+        MxuDtype(w.dtype, w.part);
+        uint64_t rows = w.transpose ? w.n : w.k, cols = w.transpose ? w.k : w.n;
+        if (w.stride < cols)
+          Err("stride", fmt::format("{} < the {} elements of a row", w.stride, cols));
+        VmemRows("addr", w.addr, rows, cols, w.stride, w.dtype);
+        return;
+      }
+      case Opcode::kMxuMatmul: {
+        auto m = inst.As<op::MxuMatmul>();
+        Mxu(m.mxu);
+        KN(m.k, m.n);
+        MxuDtype(m.dtype, m.part);
+        Positive("m", m.m);
+        AccRows(m.acc, m.m);
+        if (m.stride < m.k) Err("stride", fmt::format("{} < k={}", m.stride, m.k));
+        VmemRows("lhs", m.lhs, m.m, m.k, m.stride, m.dtype);
+        return;
+      }
+      case Opcode::kMxuPop: {
+        auto p = inst.As<op::MxuPop>();
+        Mxu(p.mxu);
+        Positive("m", p.m);
+        if (p.n < 1 || p.n > static_cast<uint64_t>(s_.mxu_cols)) {
+          Err("n", fmt::format("{} is outside 1..{}", p.n, s_.mxu_cols));
+        }
+        AccRows(p.acc, p.m);
+        bool from_int = p.acc_dtype == DType::kS32;
+        if (!from_int && p.acc_dtype != DType::kF32) {
+          Err("acc_dtype", fmt::format("{} (must be f32 or s32)", Name(p.acc_dtype)));
+        } else if (from_int ? (p.dtype != DType::kS32 && p.dtype != DType::kS8)
+                            : (p.dtype != DType::kF32 && p.dtype != DType::kBF16)) {
+          Err("dtype",
+              fmt::format("cannot pop {} accumulators as {}", Name(p.acc_dtype), Name(p.dtype)));
+        }
+        if (from_int && p.act != Activation::kNone && p.act != Activation::kRelu) {
+          Err("act", fmt::format("{} is not defined for s32 accumulators", Name(p.act)));
+        }
+        if (p.stride < p.n) Err("stride", fmt::format("{} < n={}", p.stride, p.n));
+        VmemRows("dst", p.dst, p.m, p.n, p.stride, p.dtype);
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  static uint64_t BLen(Broadcast b, uint64_t rows, uint64_t cols) {
+    switch (b) {
+      case Broadcast::kNone:
+        return Mul(rows, cols);
+      case Broadcast::kScalar:
+        return 1;
+      case Broadcast::kRow:
+        return cols;
+      case Broadcast::kCol:
+        return rows;
+    }
+    return 0;
+  }
+
+  void VpuOp(const Instruction& inst) {
+    switch (inst.opcode) {
+      case Opcode::kVpuUnary: {
+        auto u = inst.As<op::VpuUnary>();
+        if (!UnarySupports(u.op, u.dtype)) {
+          Err("op", fmt::format("{} is not defined for {}", Name(u.op), Name(u.dtype)));
+        }
+        Positive("count", u.count);
+        Vmem("src", u.src, u.count, u.dtype);
+        Vmem("dst", u.dst, u.count, u.dtype);
+        return;
+      }
+      case Opcode::kVpuBinary: {
+        auto b = inst.As<op::VpuBinary>();
+        if (!BinarySupports(b.op, b.dtype)) {
+          Err("op", fmt::format("{} is not defined for {}", Name(b.op), Name(b.dtype)));
+        }
+        Positive("rows", b.rows);
+        Positive("cols", b.cols);
+        Vmem("a", b.a, BLen(b.a_bcast, b.rows, b.cols), b.dtype);
+        Vmem("b", b.b, BLen(b.b_bcast, b.rows, b.cols), b.dtype);
+        Vmem("dst", b.dst, Mul(b.rows, b.cols), b.dtype);
+        return;
+      }
+      case Opcode::kVpuCompare: {
+        auto b = inst.As<op::VpuCompare>();
+        Positive("rows", b.rows);
+        Positive("cols", b.cols);
+        Vmem("a", b.a, BLen(b.a_bcast, b.rows, b.cols), b.dtype);
+        Vmem("b", b.b, BLen(b.b_bcast, b.rows, b.cols), b.dtype);
+        Vmem("dst", b.dst, Mul(b.rows, b.cols), DType::kPred);
+        return;
+      }
+      case Opcode::kVpuSelect: {
+        auto s = inst.As<op::VpuSelect>();
+        Positive("count", s.count);
+        Vmem("pred", s.pred, s.count, DType::kPred);
+        Vmem("a", s.a, s.count, s.dtype);
+        Vmem("b", s.b, s.count, s.dtype);
+        Vmem("dst", s.dst, s.count, s.dtype);
+        return;
+      }
+      case Opcode::kVpuConvert: {
+        auto v = inst.As<op::VpuConvert>();
+        Positive("count", v.count);
+        Vmem("src", v.src, v.count, v.src_dtype);
+        Vmem("dst", v.dst, v.count, v.dtype);
+        return;
+      }
+      case Opcode::kVpuReduce: {
+        auto r = inst.As<op::VpuReduce>();
+        Positive("rows", r.rows);
+        Positive("cols", r.cols);
+        Vmem("src", r.src, Mul(r.rows, r.cols), r.dtype);
+        uint64_t outs = r.axis == ReduceAxis::kLanes      ? r.rows
+                        : r.axis == ReduceAxis::kSublanes ? r.cols
+                                                          : 1;
+        Vmem("dst", r.dst, outs, r.dtype);
+        return;
+      }
+      case Opcode::kVpuBroadcast: {
+        auto b = inst.As<op::VpuBroadcast>();
+        if (b.mode == Broadcast::kNone) Err("mode", "must be scalar, row or col");
+        Positive("rows", b.rows);
+        Positive("cols", b.cols);
+        Vmem("src", b.src, BLen(b.mode, b.rows, b.cols), b.dtype);
+        Vmem("dst", b.dst, Mul(b.rows, b.cols), b.dtype);
+        return;
+      }
+      case Opcode::kXluTranspose: {
+        auto t = inst.As<op::XluTranspose>();
+        Positive("rows", t.rows);
+        Positive("cols", t.cols);
+        Vmem("src", t.src, Mul(t.rows, t.cols), t.dtype);
+        Vmem("dst", t.dst, Mul(t.rows, t.cols), t.dtype);
+        return;
+      }
+      case Opcode::kVpuCopy: {
+        auto cp = inst.As<op::VpuCopy>();
+        Positive("n0", cp.n0);
+        Positive("n1", cp.n1);
+        Positive("n2", cp.n2);
+        if (cp.n0 == 0 || cp.n1 == 0 || cp.n2 == 0) return;
+        const int64_t eb = DTypeBytes(cp.dtype);
+        for (bool is_src : {true, false}) {
+          uint64_t base = is_src ? cp.src : cp.dst;
+          int64_t s0 = is_src ? cp.src_s0 : cp.dst_s0, s1 = is_src ? cp.src_s1 : cp.dst_s1,
+                  s2 = is_src ? cp.src_s2 : cp.dst_s2;
+          // Extremes of i2*s2 + i1*s1 + i0*s0 over the box (each term is extreme at 0 or n-1).
+          int64_t lo = 0, hi = 0;
+          for (auto [s, n] : {std::pair<int64_t, uint64_t>{s0, cp.n0}, {s1, cp.n1}, {s2, cp.n2}}) {
+            int64_t t = s * static_cast<int64_t>(n - 1);
+            (t < 0 ? lo : hi) += t;
+          }
+          int64_t first = static_cast<int64_t>(base) + lo * eb;
+          if (first < 0) {
+            Err(is_src ? "src" : "dst", "the strides reach below address 0");
+            continue;
+          }
+          Range(is_src ? "src" : "dst", MemSpace::kVmem, static_cast<uint64_t>(first),
+                static_cast<uint64_t>((hi - lo + 1) * eb), 1);
+          if (base % static_cast<uint64_t>(eb) != 0) {
+            Err(is_src ? "src" : "dst",
+                fmt::format("address {:#x} is not aligned to {} bytes", base, eb));
+          }
+        }
+        return;
+      }
+      case Opcode::kVpuFill: {
+        auto f = inst.As<op::VpuFill>();
+        Positive("count", f.count);
+        Vmem("dst", f.dst, f.count, f.dtype);
+        return;
+      }
+      case Opcode::kVpuIota: {
+        auto io = inst.As<op::VpuIota>();
+        Positive("rows", io.rows);
+        Positive("cols", io.cols);
+        Vmem("dst", io.dst, Mul(io.rows, io.cols), io.dtype);
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  void GroupRef(const Instruction& inst, uint64_t g) {
+    (void)inst;
+    if (g >= p_.replica_groups.size()) {
+      Err("group", fmt::format("{} is not in the replica-group table ({} entries)", g,
+                               p_.replica_groups.size()));
+      return;
+    }
+    bool found = false;
+    for (const auto& grp : p_.replica_groups[g].groups) {
+      for (int32_t id : grp) found |= id == c_;
+    }
+    if (!found) Err("group", fmt::format("core {} is in no group of entry {}", c_, g));
+  }
+
+  void IciOp(const Instruction& inst) {
+    auto space = static_cast<MemSpace>(F(inst, "space"));
+    auto dtype = static_cast<DType>(F(inst, "dtype"));
+    uint64_t count = F(inst, "count");
+    Positive("count", count);
+    if (space != MemSpace::kHbm && space != MemSpace::kVmem) {
+      Err("space", fmt::format("{} (must be hbm or vmem)", Name(space)));
+      return;
+    }
+    uint64_t n = 1;
+    if (inst.opcode == Opcode::kIciCollectivePermute) {
+      uint64_t idx = F(inst, "pairs");
+      if (idx >= p_.permutations.size()) {
+        Err("pairs", fmt::format("{} is not in the permutation table ({} entries)", idx,
+                                 p_.permutations.size()));
+      } else {
+        bool found = false;
+        for (auto [s, t] : p_.permutations[idx].pairs) found |= s == c_ || t == c_;
+        if (!found) Err("pairs", fmt::format("core {} is named in no pair of entry {}", c_, idx));
+      }
+    } else {
+      uint64_t g = F(inst, "group");
+      GroupRef(inst, g);
+      if (g < p_.replica_groups.size()) {
+        for (const auto& grp : p_.replica_groups[g].groups) {
+          for (int32_t id : grp) {
+            if (id == c_) n = grp.size();
+          }
+        }
+      }
+    }
+    uint64_t in = count, out = count;
+    if (inst.opcode == Opcode::kIciAllGather) out = Mul(count, n);
+    if (inst.opcode == Opcode::kIciReduceScatter) in = Mul(count, n);
+    if (inst.opcode == Opcode::kIciAllToAll) in = out = Mul(count, n);
+    uint64_t eb = static_cast<uint64_t>(DTypeBytes(dtype));
+    Range("src", space, F(inst, "src"), Mul(in, eb), eb);
+    Range("dst", space, F(inst, "dst"), Mul(out, eb), eb);
+  }
+
+  void Flags() {
+    for (const auto& w : waits_) {
+      if (!signalled_.count({w.core, w.flag})) {
+        Add(
+            fmt::format("{}: field 'flag': flag {} is waited on but nothing signals it (no "
+                        "sync.signal or DMA with that flag on core {}, no remote DMA with "
+                        "dst_flag={} to it)",
+                        Where(w.core, w.index), w.flag, w.core, w.flag));
+      }
+    }
+  }
+
+  // Static sequences of barriers/collectives per core must agree within each group.
+  void Collectives() {
+    for (size_t g = 0; g < p_.replica_groups.size(); ++g) {
+      for (const auto& grp : p_.replica_groups[g].groups) {
+        if (grp.size() < 2) continue;
+        auto seq = [&](int core) {
+          std::vector<const CollectiveUse*> out;
+          if (core < 0 || core >= p_.num_cores()) return out;
+          for (const auto& u : collectives_[core]) {
+            if (u.inst.opcode != Opcode::kIciCollectivePermute && F(u.inst, "group") == g) {
+              out.push_back(&u);
+            }
+          }
+          return out;
+        };
+        auto ref = seq(grp[0]);
+        for (size_t k = 1; k < grp.size(); ++k) {
+          auto other = seq(grp[k]);
+          if (other.size() != ref.size()) {
+            Add(fmt::format(
+                "replica group entry {}: core {} runs {} collective(s)/barrier(s) on it "
+                "but core {} runs {}",
+                g, grp[0], ref.size(), grp[k], other.size()));
+            continue;
+          }
+          for (size_t j = 0; j < ref.size(); ++j) {
+            std::string why = Mismatch(*ref[j], *other[j]);
+            if (!why.empty()) {
+              Add(fmt::format("{}: does not match core {} instruction {} of the same group: {}",
+                              Where(grp[k], other[j]->index), grp[0], ref[j]->index, why));
+              break;
+            }
+          }
+        }
+      }
+    }
+  }
+
+  struct CollectiveUse {
+    size_t index;
+    Instruction inst;
+    std::vector<uint64_t> loops;  // enclosing loop counts, outermost first
+  };
+
+  std::string Mismatch(const CollectiveUse& a, const CollectiveUse& b) const {
+    if (a.inst.opcode != b.inst.opcode) {
+      return fmt::format("{} vs {}", Mnemonic(a.inst.opcode), Mnemonic(b.inst.opcode));
+    }
+    const auto& fields = Info(a.inst.opcode).fields;
+    for (size_t i = 0; i < fields.size(); ++i) {
+      if (fields[i].name == "src" || fields[i].name == "dst") continue;
+      if (a.inst.fields[i] != b.inst.fields[i]) {
+        return fmt::format("field '{}' differs ({} vs {})", fields[i].name, a.inst.fields[i],
+                           b.inst.fields[i]);
+      }
+    }
+    if (a.loops != b.loops) return "it sits in different loops";
+    return "";
+  }
+
+  struct Wait {
+    int core;
+    size_t index;
+    uint64_t flag;
+  };
+
+  const Program& p_;
+  const MemorySizes& s_;
+  int max_errors_;
+  std::vector<std::string> errors_;
+  int dropped_ = 0;
+  int c_ = 0;
+  size_t i_ = 0;
+  std::vector<Wait> waits_;
+  std::set<std::pair<int, uint64_t>> signalled_;
+  std::map<int, std::vector<CollectiveUse>> collectives_;
+};
+
+}  // namespace
+
+Status Verify(const Program& program, const MemorySizes& sizes, int max_errors) {
+  return Verifier(program, sizes, max_errors).Run();
+}
+
+}  // namespace tpusim::isa

@@ -1,0 +1,206 @@
+// DMA, sync flags, loops, several cores and collectives.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "tests/isa/interpreter_test_util.h"
+
+namespace tpusim::isa {
+namespace {
+
+using testing::ReadF32;
+using testing::ReadS32;
+using testing::RunAsm;
+using testing::RunAsmStatus;
+using testing::SmallChip;
+
+TEST(InterpreterDma, StridedBlockAndFlag) {
+  Interpreter in(SmallChip());
+  RunAsm(in, R"(
+.data hbm core=0, addr=0x0, s32 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15   # [4,4]
+dma.hbm_to_vmem flag=3, src=0x14, dst=0x100, elem_bytes=4, n0=2, n1=2, src_s1=16, dst_s1=8
+sync.wait flag=3
+dma.vmem_to_hbm flag=3, src=0x100, dst=0x1000, n0=4
+dma.hbm_to_host flag=4, src=0x1000, dst=0x40, n0=4
+)");
+  // The 2x2 block at rows 1..2, cols 1..2 of the [4,4] matrix: src = (1*4 + 1) * 4 bytes = 0x14.
+  EXPECT_EQ(ReadS32(in.vmem(0), 0x100, 4), (std::vector<int32_t>{5, 6, 9, 10}));
+  EXPECT_EQ(ReadS32(in.host(), 0x40, 4), (std::vector<int32_t>{5, 6, 9, 10}));
+  EXPECT_EQ(in.flag(0, 3), 1u);  // +1 (first DMA) -1 (wait) +1 (second DMA)
+  EXPECT_EQ(in.flag(0, 4), 1u);
+}
+
+TEST(InterpreterDma, SharedAndPrivateHbm) {
+  // Cores 0 and 1 share chip 0's HBM: what core 0 writes, core 1 reads.
+  Interpreter in(SmallChip());
+  RunAsm(in, R"(
+.data vmem core=0, addr=0x0, s32 42
+.core 0
+  dma.vmem_to_hbm flag=0, src=0x0, dst=0x80, n0=1
+  sync.wait flag=0
+  dma.vmem_to_remote flag=1, src=0x0, dst=0x0, n0=1, dst_core=1, dst_space=vmem, dst_flag=5
+.core 1
+  sync.wait flag=5
+  dma.hbm_to_vmem flag=0, src=0x80, dst=0x10, n0=1
+)");
+  EXPECT_EQ(ReadS32(in.vmem(1), 0x0, 1)[0], 42);   // the remote DMA
+  EXPECT_EQ(ReadS32(in.vmem(1), 0x10, 1)[0], 42);  // through the shared HBM
+  EXPECT_EQ(&in.hbm(0), &in.hbm(1));
+  EXPECT_NE(&in.hbm(0), &in.hbm(2));  // chip 1
+  MemorySizes private_hbm = SmallChip();
+  private_hbm.hbm_shared_by_cores = false;
+  Interpreter p(private_hbm);
+  Program two_cores;
+  two_cores.cores.resize(2);
+  ASSERT_TRUE(p.Load(two_cores).ok());
+  EXPECT_NE(&p.hbm(0), &p.hbm(1));
+  EXPECT_EQ(p.hbm(0).capacity(), uint64_t{32} << 20);  // half of the chip's 64 MiB
+}
+
+TEST(InterpreterControl, LoopsRepeatTheBody) {
+  Interpreter in(SmallChip());
+  RunAsm(in, R"(
+ctrl.loop count=3
+  sync.signal flag=0, value=2
+  ctrl.loop count=4
+    sync.signal flag=1
+  ctrl.endloop
+ctrl.endloop
+ctrl.loop count=0
+  sync.signal flag=2
+ctrl.endloop
+sync.signal flag=3
+ctrl.halt
+sync.signal flag=3
+)");
+  EXPECT_EQ(in.flag(0, 0), 6u);   // 3 x 2
+  EXPECT_EQ(in.flag(0, 1), 12u);  // 3 x 4
+  EXPECT_EQ(in.flag(0, 2), 0u);   // count=0 skips the body
+  EXPECT_EQ(in.flag(0, 3), 1u);   // nothing runs after ctrl.halt
+}
+
+TEST(InterpreterControl, InstructionBudget) {
+  Interpreter in(SmallChip(), {.max_instructions = 1000});
+  Status st = RunAsmStatus(in, "ctrl.loop count=4000000000\nnop\nctrl.endloop\n");
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(st.message().find("instruction budget of 1000 exhausted"), std::string::npos);
+}
+
+TEST(InterpreterControl, DeadlockIsReportedNotHung) {
+  Interpreter in(SmallChip());
+  Status st = RunAsmStatus(in, R"(
+.core 0
+  sync.wait flag=7
+.core 1
+  sync.wait flag=0, value=2
+)");
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.message(),
+            "deadlock: no core can make progress:\n"
+            "  core 0 waits at instruction 0: sync.wait flag=7, value=1 (flag 7 is 0)\n"
+            "  core 1 waits at instruction 0: sync.wait flag=0, value=2 (flag 0 is 0)");
+}
+
+TEST(InterpreterControl, CoresSynchronizeThroughFlagsAndBarriers) {
+  Interpreter in(SmallChip());
+  RunAsm(in, R"(
+.replica_groups 0 {0,1}
+.core 0
+  sync.wait flag=0                                   # until core 1 has written its VMEM ...
+  sync.barrier group=0
+  sync.signal flag=9
+.core 1
+  vpu.fill dtype=s32, dst=0, count=1, value=5
+  dma.vmem_to_remote flag=0, src=0, dst=0x40, n0=1, dst_core=0, dst_space=vmem, dst_flag=0
+  sync.barrier group=0
+)");
+  EXPECT_EQ(ReadS32(in.vmem(0), 0x40, 1)[0], 5);
+  EXPECT_EQ(in.flag(0, 9), 1u);
+}
+
+TEST(InterpreterCollectives, AllReduceAllGatherReduceScatterAllToAll) {
+  Interpreter in(SmallChip());
+  std::string prog = ".replica_groups 0 {0,1,2,3}\n.replica_groups 1 {0,2},{1,3}\n";
+  for (int c = 0; c < 4; ++c) {
+    // Core c holds x_c = [c+1, 10(c+1), 100(c+1), 1000(c+1)] at VMEM 0.
+    prog += fmt::format(".data vmem core={0}, addr=0x0, f32 {1}, {2}, {3}, {4}\n", c, c + 1,
+                        10 * (c + 1), 100 * (c + 1), 1000 * (c + 1));
+  }
+  for (int c = 0; c < 4; ++c) {
+    prog += fmt::format(".core {}\n", c);
+    prog +=
+        "  ici.all_reduce op=sum, dtype=f32, space=vmem, src=0x0, dst=0x100, count=4, group=0\n";
+    prog += "  ici.all_gather dtype=f32, space=vmem, src=0x0, dst=0x200, count=1, group=1\n";
+    prog +=
+        "  ici.reduce_scatter op=max, dtype=f32, space=vmem, src=0x0, dst=0x300, count=2, "
+        "group=1\n";
+    prog += "  ici.all_to_all dtype=f32, space=vmem, src=0x0, dst=0x400, count=2, group=1\n";
+  }
+  RunAsm(in, prog);
+  // Sum over all 4 cores: (1+2+3+4) * [1, 10, 100, 1000].
+  for (int c = 0; c < 4; ++c) {
+    EXPECT_EQ(ReadF32(in.vmem(c), 0x100, 4), (std::vector<float>{10, 100, 1000, 10000})) << c;
+  }
+  // Groups {0,2} and {1,3}: all_gather of the first element = [x_0[0], x_2[0]] = [1, 3] on cores
+  // 0, 2.
+  EXPECT_EQ(ReadF32(in.vmem(2), 0x200, 2), (std::vector<float>{1, 3}));
+  EXPECT_EQ(ReadF32(in.vmem(1), 0x200, 2), (std::vector<float>{2, 4}));
+  // reduce_scatter max in {0,2}: chunk 0 (rank 0 = core 0) = max(x_0[0:2], x_2[0:2]) = [3, 30];
+  // chunk 1 (core 2) = max(x_0[2:4], x_2[2:4]) = [300, 3000].
+  EXPECT_EQ(ReadF32(in.vmem(0), 0x300, 2), (std::vector<float>{3, 30}));
+  EXPECT_EQ(ReadF32(in.vmem(2), 0x300, 2), (std::vector<float>{300, 3000}));
+  // all_to_all in {1,3}: core 1 gets chunk 0 of x_1 then chunk 0 of x_3 = [2, 20, 4, 40].
+  EXPECT_EQ(ReadF32(in.vmem(1), 0x400, 4), (std::vector<float>{2, 20, 4, 40}));
+  EXPECT_EQ(ReadF32(in.vmem(3), 0x400, 4), (std::vector<float>{200, 2000, 400, 4000}));
+}
+
+TEST(InterpreterCollectives, CollectivePermuteAndBf16AllReduce) {
+  Interpreter in(SmallChip());
+  RunAsm(in, R"(
+.permutation 0 {0,1},{1,2}
+.replica_groups 0 {0,1,2}
+.data hbm core=0, addr=0x0, s32 7
+.data hbm core=1, addr=0x10, s32 8
+.data hbm core=2, addr=0x0, s32 9
+.data vmem core=0, addr=0x0, bf16 256
+.data vmem core=1, addr=0x0, bf16 1
+.data vmem core=2, addr=0x0, bf16 1
+.core 0
+  ici.collective_permute dtype=s32, space=hbm, src=0x0, dst=0x100, count=1, pairs=0
+  ici.all_reduce op=sum, dtype=bf16, space=vmem, src=0x0, dst=0x0, count=1, group=0
+.core 1
+  ici.collective_permute dtype=s32, space=hbm, src=0x10, dst=0x110, count=1, pairs=0
+  ici.all_reduce op=sum, dtype=bf16, space=vmem, src=0x0, dst=0x0, count=1, group=0
+.core 2
+  ici.collective_permute dtype=s32, space=hbm, src=0x0, dst=0x100, count=1, pairs=0
+  ici.all_reduce op=sum, dtype=bf16, space=vmem, src=0x0, dst=0x0, count=1, group=0
+)");
+  // Cores 0 and 1 share chip 0's HBM; core 2 is on chip 1. 0 -> 1 sends 7 to 0x110, 1 -> 2 sends 8
+  // to chip 1's 0x100; core 0 is no target and gets 0 at 0x100.
+  EXPECT_EQ(ReadS32(in.hbm(1), 0x110, 1)[0], 7);
+  EXPECT_EQ(ReadS32(in.hbm(2), 0x100, 1)[0], 8);
+  EXPECT_EQ(ReadS32(in.hbm(0), 0x100, 1)[0], 0);
+  // bf16 all-reduce in f32, rounded once: 256 + 1 + 1 = 258 (exact in f32) -> bf16(258) = 258
+  // (bf16 spacing at 256 is 2). Pairwise bf16 rounding would give bf16(257) = 256, then 256 + 1 =
+  // 256.
+  EXPECT_EQ(testing::ReadBf16(in.vmem(1), 0x0, 1)[0], 258.0f);
+}
+
+TEST(InterpreterCollectives, MismatchAcrossTheGroupIsAnError) {
+  Interpreter in(SmallChip());
+  Status st = RunAsmStatus(in, R"(
+.replica_groups 0 {0,1}
+.core 0
+  ici.all_reduce op=sum, dtype=f32, src=0x0, dst=0x0, count=4, group=0
+.core 1
+  ici.all_reduce op=sum, dtype=f32, src=0x0, dst=0x0, count=8, group=0
+)");
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("collective mismatch across the group: core 0 has count=4 but core 1 "
+                              "has count=8"),
+            std::string::npos)
+      << st.message();
+}
+
+}  // namespace
+}  // namespace tpusim::isa
