@@ -75,6 +75,8 @@ struct BadCase {
   const char* expected;  // substring of the error message
 };
 
+void PrintTo(const BadCase& c, std::ostream* os) { *os << c.label; }
+
 class BadConfig : public ::testing::TestWithParam<BadCase> {};
 
 TEST_P(BadConfig, IsRejectedWithKeyPath) {

@@ -1,8 +1,10 @@
 // `tpusim cpu MODEL.hlo [--replicas N] [--partitions P] [--inputs DIR] [--outputs DIR] [--repeat R]
-//  [--seed S] [--threads T] [--max-bytes B] [--json]`: evaluates the module on the host CPU with the
-// reference evaluator (compiler/eval), reports wall seconds per run (median of R timed runs after one
-// warm-up, with min/max), the thread count, and each output's shape, dtype and checksum; optionally
-// reads inputs from / writes outputs to .npy files (compiler/eval/cpu_run.h describes the layout).
+//  [--seed S] [--threads T] [--max-bytes B] [--json]`: evaluates the module on the host CPU with
+//  the
+// reference evaluator (compiler/eval), reports wall seconds per run (median of R timed runs after
+// one warm-up, with min/max), the thread count, and each output's shape, dtype and checksum;
+// optionally reads inputs from / writes outputs to .npy files (compiler/eval/cpu_run.h describes
+// the layout).
 #include <iostream>
 #include <memory>
 
@@ -25,10 +27,12 @@ void RegisterCpuCommand(CLI::App& app) {
                   "replicas to evaluate in lockstep (default: the module's replica_count)");
   cmd->add_option("--partitions", args->options.partitions,
                   "partitions per replica (default: the module's num_partitions)");
-  cmd->add_option("--inputs", args->options.inputs_dir,
-                  "folder with param_<i>.npy (or replica_<d>/param_<i>.npy); default: random from --seed");
-  cmd->add_option("--outputs", args->options.outputs_dir,
-                  "folder to write output_<k>.npy (replica_<d>/output_<k>.npy for several devices)");
+  cmd->add_option(
+      "--inputs", args->options.inputs_dir,
+      "folder with param_<i>.npy (or replica_<d>/param_<i>.npy); default: random from --seed");
+  cmd->add_option(
+      "--outputs", args->options.outputs_dir,
+      "folder to write output_<k>.npy (replica_<d>/output_<k>.npy for several devices)");
   cmd->add_option("--repeat", args->options.repeat, "timed runs after one warm-up (default 3)");
   cmd->add_option("--seed", args->options.seed, "seed for random inputs and elided constants");
   cmd->add_option("--threads", args->options.threads, "worker threads (default: all cores)");

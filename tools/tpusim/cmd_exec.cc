@@ -1,11 +1,16 @@
-// `tpusim exec PROG.tasm|PROG.tbin --config C [--set k=v] [--dump SPACE[.CORE]:ADDR:COUNT:DTYPE
-// ...]
-// [--max-instructions N]`: verifies the program against the chip and runs it on the ISA interpreter
-// (exact values, no timing), then prints the requested memory.
+// `tpusim exec PROG.tasm|PROG.tbin --config C [--set k=v] [--dump SPACE[.CORE]:ADDR:COUNT:DTYPE ...]
+// [--engine sim|interp] [--mxu-model fast|pe] [--report R.json] [--trace T.json]
+// [--max-instructions N] [--max-cycles N]`: verifies a hand-written program against the chip, runs it
+// on the cycle-level simulator and checks every byte it wrote against the ISA interpreter (the golden
+// semantics), prints the cycle report and the requested memory. `--engine interp` runs the
+// interpreter alone (exact values, no timing). Exit 1 if the simulator and interpreter disagree.
 #include <iostream>
 #include <memory>
 
 #include "isa/exec.h"
+#include "sim/report/report.h"
+#include "sim/report/trace.h"
+#include "sim/run_and_check.h"
 #include "tools/tpusim/cli_util.h"
 #include "tools/tpusim/commands.h"
 
@@ -16,18 +21,30 @@ void RegisterExecCommand(CLI::App& app) {
     std::string input;
     ConfigOptions config;
     std::vector<std::string> dumps;
+    std::string engine = "sim";
+    std::string mxu_model = "fast";
+    std::string report;
+    std::string trace;
     uint64_t max_instructions = isa::InterpreterOptions{}.max_instructions;
+    uint64_t max_cycles = uint64_t{1} << 40;
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand(
-      "exec", "run an ISA program on the interpreter (exact values, no timing) and dump memory");
+      "exec", "run an ISA program on the simulator, checked against the interpreter; dump memory");
   cmd->add_option("program", args->input, "assembly (.tasm) or program file (.tbin)")->required();
   args->config.AddTo(cmd);
   cmd->add_option(
       "--dump", args->dumps,
       "print memory after the run: SPACE[.CORE]:ADDR:COUNT:DTYPE, e.g. vmem:0x100:8:f32");
+  cmd->add_option("--engine", args->engine, "sim (cycle-level, checked) or interp (values only)")
+      ->check(CLI::IsMember({"sim", "interp"}));
+  cmd->add_option("--mxu-model", args->mxu_model, "MXU model: fast (closed form) or pe (per PE)")
+      ->check(CLI::IsMember({"fast", "pe"}));
+  cmd->add_option("--report", args->report, "write the JSON report here");
+  cmd->add_option("--trace", args->trace, "write a Chrome/Perfetto trace here");
   cmd->add_option("--max-instructions", args->max_instructions,
-                  "stop with an error after this many instructions (all cores)");
+                  "interpreter: stop with an error after this many instructions (all cores)");
+  cmd->add_option("--max-cycles", args->max_cycles, "simulator: stop with an error past this cycle");
   cmd->callback([args] {
     std::vector<isa::DumpSpec> dumps;
     for (const std::string& d : args->dumps) dumps.push_back(OrFail(isa::ParseDumpSpec(d)));
@@ -35,7 +52,23 @@ void RegisterExecCommand(CLI::App& app) {
     config::ChipConfig chip = args->config.Load();
     isa::InterpreterOptions options;
     options.max_instructions = args->max_instructions;
-    std::cout << OrFail(isa::ExecProgram(program, chip, dumps, options));
+    // The interpreter run verifies the program and produces the dumps.
+    std::string interp_text = OrFail(isa::ExecProgram(program, chip, dumps, options));
+    if (args->engine == "interp") {
+      std::cout << interp_text;
+      return;
+    }
+    sim::SimOptions sim_options;
+    sim_options.mxu_model = OrFail(sim::ParseMxuModelKind(args->mxu_model));
+    sim_options.max_cycles = Cycles(args->max_cycles);
+    sim_options.trace = !args->trace.empty();
+    sim::SimResult result = OrFail(sim::RunAndCheck(chip, program, sim_options));
+    if (!args->report.empty()) OrFail(sim::WriteReportJson(args->report, result, program));
+    if (!args->trace.empty()) OrFail(sim::WriteTrace(args->trace, result, program));
+    std::cout << sim::BuildReportTable(result, program);
+    std::cout << "check: simulator final state equals the interpreter's\n";
+    // The dump lines (after the interpreter's summary line) are the values both engines agree on.
+    std::cout << interp_text.substr(interp_text.find('\n') + 1);
   });
 }
 

@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
   tpusim::cli::RegisterAsmCommand(app);
   tpusim::cli::RegisterDisasmCommand(app);
   tpusim::cli::RegisterExecCommand(app);
+  tpusim::cli::RegisterCpuCommand(app);
 
   try {
     app.parse(argc, argv);

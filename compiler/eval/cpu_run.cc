@@ -1,0 +1,150 @@
+#include "compiler/eval/cpu_run.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+
+#include "compiler/eval/kernels/parallel.h"
+#include "compiler/eval/npy.h"
+#include "compiler/hlo/parser.h"
+
+namespace tpusim::hlo {
+namespace {
+
+StatusOr<std::vector<Literal>> LoadInputs(const HloModule& module, const CpuRunOptions& o,
+                                          int64_t device) {
+  if (o.inputs_dir.empty()) {
+    return Evaluator::MakeRandomArguments(module, o.seed, device, o.max_bytes);
+  }
+  const HloComputation* entry = module.entry_computation();
+  std::vector<Literal> args;
+  for (int64_t i = 0; i < entry->num_parameters(); ++i) {
+    namespace fs = std::filesystem;
+    fs::path per_device =
+        fs::path(o.inputs_dir) / fmt::format("replica_{}", device) / fmt::format("param_{}.npy", i);
+    fs::path shared = fs::path(o.inputs_dir) / fmt::format("param_{}.npy", i);
+    fs::path path = fs::exists(per_device) ? per_device : shared;
+    if (!fs::exists(path)) {
+      return NotFound(fmt::format("input for ENTRY parameter {} ('{}'): neither {} nor {} exists",
+                                  i, entry->parameter_instruction(i)->name(), shared.string(),
+                                  per_device.string()));
+    }
+    TPUSIM_ASSIGN_OR_RETURN(
+        Literal l, ReadNpyAs(path.string(), entry->parameter_instruction(i)->shape(), o.max_bytes));
+    args.push_back(std::move(l));
+  }
+  return args;
+}
+
+}  // namespace
+
+StatusOr<CpuRunResult> RunModuleOnCpu(const HloModule& module, const CpuRunOptions& o) {
+  if (module.entry_computation() == nullptr)
+    return InvalidArgument("module has no entry computation");
+  if (o.repeat < 1) return InvalidArgument(fmt::format("--repeat must be >= 1, got {}", o.repeat));
+  if (o.threads < 0)
+    return InvalidArgument(fmt::format("--threads must be >= 0, got {}", o.threads));
+  CpuRunResult result;
+  result.replicas = o.replicas > 0 ? o.replicas : module.replica_count();
+  result.partitions = o.partitions > 0 ? o.partitions : module.num_partitions();
+  result.threads = o.threads > 0 ? o.threads : DefaultThreadCount();
+  const int64_t devices = result.replicas * result.partitions;
+  if (devices > 4096) return InvalidArgument(fmt::format("{} devices is too many", devices));
+
+  std::vector<std::vector<Literal>> args;
+  for (int64_t d = 0; d < devices; ++d) {
+    TPUSIM_ASSIGN_OR_RETURN(std::vector<Literal> a, LoadInputs(module, o, d));
+    args.push_back(std::move(a));
+  }
+  EvaluatorOptions eo;
+  eo.seed = o.seed;
+  eo.threads = result.threads;
+  eo.max_bytes = o.max_bytes;
+  Evaluator ev(eo);
+  std::vector<Literal> outputs;
+  for (int run = 0; run <= o.repeat; ++run) {  // run 0 is the warm-up
+    auto t0 = std::chrono::steady_clock::now();
+    TPUSIM_ASSIGN_OR_RETURN(
+        outputs, ev.EvaluateReplicated(module, result.replicas, result.partitions, args));
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (run > 0) result.run_seconds.push_back(s);
+  }
+  std::vector<double> sorted = result.run_seconds;
+  std::sort(sorted.begin(), sorted.end());
+  const size_t n = sorted.size();
+  result.median_seconds = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+  result.min_seconds = sorted.front();
+  result.max_seconds = sorted.back();
+
+  for (int64_t d = 0; d < devices; ++d) {
+    std::vector<const Literal*> leaves = outputs[static_cast<size_t>(d)].Leaves();
+    for (size_t k = 0; k < leaves.size(); ++k) {
+      CpuOutputInfo info;
+      info.device = d;
+      info.index = static_cast<int64_t>(k);
+      info.shape = leaves[k]->shape().ToString(false);
+      info.dtype = std::string(PrimitiveTypeName(leaves[k]->element_type()));
+      info.checksum = leaves[k]->Checksum();
+      if (!o.outputs_dir.empty()) {
+        namespace fs = std::filesystem;
+        fs::path dir = devices > 1 ? fs::path(o.outputs_dir) / fmt::format("replica_{}", d)
+                                   : fs::path(o.outputs_dir);
+        std::error_code ec;
+        fs::create_directories(dir, ec);
+        if (ec)
+          return InvalidArgument(fmt::format("cannot create {}: {}", dir.string(), ec.message()));
+        info.file = (dir / fmt::format("output_{}.npy", k)).string();
+        TPUSIM_RETURN_IF_ERROR(WriteNpy(info.file, *leaves[k]));
+      }
+      result.outputs.push_back(std::move(info));
+    }
+  }
+  return result;
+}
+
+StatusOr<CpuRunResult> RunOnCpu(const std::string& path, const CpuRunOptions& options) {
+  TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<HloModule> module, ParseHloModuleFile(path));
+  return RunModuleOnCpu(*module, options);
+}
+
+Json CpuRunResult::ToJson() const {
+  Json j = Json::MakeObject();
+  j["seconds_per_run"] = median_seconds;
+  j["min_seconds"] = min_seconds;
+  j["max_seconds"] = max_seconds;
+  Json runs = Json::MakeArray();
+  for (double s : run_seconds) runs.push_back(s);
+  j["runs"] = std::move(runs);
+  j["threads"] = threads;
+  j["replicas"] = replicas;
+  j["partitions"] = partitions;
+  Json outs = Json::MakeArray();
+  for (const CpuOutputInfo& o : outputs) {
+    Json e = Json::MakeObject();
+    e["device"] = o.device;
+    e["index"] = o.index;
+    e["shape"] = o.shape;
+    e["dtype"] = o.dtype;
+    e["checksum"] = fmt::format("0x{:016x}", o.checksum);
+    if (!o.file.empty()) e["file"] = o.file;
+    outs.push_back(std::move(e));
+  }
+  j["outputs"] = std::move(outs);
+  return j;
+}
+
+std::string CpuRunResult::ToText() const {
+  std::string s = fmt::format("CPU evaluation: {} replica(s) x {} partition(s), {} thread(s)\n",
+                              replicas, partitions, threads);
+  s += fmt::format("  seconds per run: median {:.6f}, min {:.6f}, max {:.6f} over {} run(s)\n",
+                   median_seconds, min_seconds, max_seconds, run_seconds.size());
+  for (const CpuOutputInfo& o : outputs) {
+    s += fmt::format("  device {} output {}: {} checksum 0x{:016x}{}\n", o.device, o.index, o.shape,
+                     o.checksum, o.file.empty() ? "" : " -> " + o.file);
+  }
+  return s;
+}
+
+}  // namespace tpusim::hlo

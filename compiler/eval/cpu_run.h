@@ -1,0 +1,66 @@
+// `tpusim cpu MODEL.hlo`: evaluate a module on the host CPU, time it, and write/describe its
+// outputs. The logic lives here (unit-testable); tools/tpusim/cmd_cpu.cc only parses flags and
+// prints.
+//
+// Inputs: deterministic pseudo-random from the seed (Evaluator::MakeRandomArguments), or, with an
+// inputs folder, `param_<i>.npy` for ENTRY parameter i — per device `replica_<d>/param_<i>.npy`
+// when that file exists (d = replica * partitions + partition, = the replica for one partition).
+// With an inputs folder a missing file is an error naming it. Outputs: one .npy per leaf of the
+// root in flattened tuple order, `output_<k>.npy` (one device) or `replica_<d>/output_<k>.npy`
+// (several). Timing: one warm-up run, then `repeat` timed runs of all devices; wall seconds per run
+// (steady clock).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/json.h"
+#include "common/status.h"
+#include "compiler/eval/evaluator.h"
+#include "compiler/hlo/module.h"
+
+namespace tpusim::hlo {
+
+struct CpuRunOptions {
+  int64_t replicas = 0;     // 0: the module's replica_count
+  int64_t partitions = 0;   // 0: the module's num_partitions
+  std::string inputs_dir;   // empty: random inputs from `seed`
+  std::string outputs_dir;  // empty: write nothing
+  int repeat = 3;           // timed runs after one warm-up
+  uint64_t seed = 0;
+  int threads = 0;  // 0: hardware concurrency
+  int64_t max_bytes = Literal::kDefaultMaxBytes;
+};
+
+struct CpuOutputInfo {
+  int64_t device = 0;
+  int64_t index = 0;  // leaf index in flattened tuple order
+  std::string shape;  // "f32[2,3]"
+  std::string dtype;  // "f32"
+  uint64_t checksum = 0;
+  std::string file;  // written .npy path ("" if not written)
+};
+
+struct CpuRunResult {
+  std::vector<double> run_seconds;  // timed runs, in order
+  double median_seconds = 0, min_seconds = 0, max_seconds = 0;
+  int threads = 1;
+  int64_t replicas = 1, partitions = 1;
+  std::vector<CpuOutputInfo> outputs;
+  /// {"seconds_per_run": median, "min_seconds", "max_seconds", "runs", "threads", "replicas",
+  ///  "partitions", "outputs": [{"device", "index", "shape", "dtype", "checksum": "0x..."}]}.
+  Json ToJson() const;
+  /// A short human-readable summary.
+  std::string ToText() const;
+};
+
+/// Evaluates `module` as described above. Errors: bad options (InvalidArgument), unreadable or
+/// mismatching .npy inputs (naming the file), evaluation errors (naming the instruction), output
+/// write failures.
+StatusOr<CpuRunResult> RunModuleOnCpu(const HloModule& module, const CpuRunOptions& options);
+
+/// Parses `path` and runs it.
+StatusOr<CpuRunResult> RunOnCpu(const std::string& path, const CpuRunOptions& options);
+
+}  // namespace tpusim::hlo

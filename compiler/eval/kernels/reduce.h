@@ -1,0 +1,57 @@
+// reduce, reduce-window, select-and-scatter and map: the operations that apply a called
+// computation.
+//
+// Evaluation order (fixed, so results are reproducible bit for bit): for each output element, the
+// accumulator starts at the init value and folds the reduced elements in row-major order of the
+// reduced index space — acc = f(acc, x) — exactly as XLA's HloEvaluator does. bf16 accumulators are
+// rounded to bf16 after every step, as the reducer computation's HLO types say. Output elements are
+// distributed over threads in fixed blocks; each is computed by one thread.
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "common/status.h"
+#include "compiler/eval/kernels/called_computation.h"
+#include "compiler/eval/kernels/kernel_options.h"
+#include "compiler/eval/literal.h"
+#include "compiler/hlo/attributes.h"
+
+namespace tpusim::hlo {
+
+/// reduce(operands..., inits...) over `dimensions`. One operand: returns an array of `out`;
+/// several: `out` is a tuple and the reducer takes (acc..., x...) and returns a tuple.
+StatusOr<Literal> Reduce(std::span<const Literal* const> operands,
+                         std::span<const Literal* const> inits, std::span<const int64_t> dimensions,
+                         const CalledComputation& reducer, const Shape& out,
+                         const KernelOptions& options);
+
+/// reduce-window: windows over the (padded, base-dilated) operand; positions in padding or dilation
+/// holes are skipped (XLA's HloEvaluator). Multi-operand like Reduce.
+StatusOr<Literal> ReduceWindow(std::span<const Literal* const> operands,
+                               std::span<const Literal* const> inits, const Window& window,
+                               const CalledComputation& reducer, const Shape& out,
+                               const KernelOptions& options);
+
+/// select-and-scatter (e.g. the gradient of max-pooling): for each window (one per `source`
+/// element), select one operand position — the first valid position in row-major window order,
+/// replaced by a later candidate c whenever select(current, c) is false — and combine source into
+/// the result there with `scatter`; the result starts as `init` everywhere.
+StatusOr<Literal> SelectAndScatter(const Literal& operand, const Literal& source,
+                                   const Literal& init, const Window& window,
+                                   const CalledComputation& select,
+                                   const CalledComputation& scatter, const Shape& out,
+                                   const KernelOptions& options);
+
+/// map(operands...) with a scalar computation applied elementwise.
+StatusOr<Literal> Map(std::span<const Literal* const> operands, const CalledComputation& fn,
+                      const Shape& out, const KernelOptions& options);
+
+/// Applies `c` to two scalars of the same type (fast path when possible). Used by collectives too.
+StatusOr<Literal> ApplyBinaryScalar(const CalledComputation& c, const Literal& a, const Literal& b);
+
+/// dst[i] = c(dst[i], src[i]) for every element of two same-shaped arrays (fast path when
+/// possible).
+Status CombineArrays(const CalledComputation& c, Literal& dst, const Literal& src);
+
+}  // namespace tpusim::hlo

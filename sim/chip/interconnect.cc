@@ -1,0 +1,163 @@
+#include "sim/chip/interconnect.h"
+
+#include <algorithm>
+#include <string>
+
+#include "common/check.h"
+
+namespace tpusim::sim {
+namespace {
+
+const char* kDimNames[] = {"x", "y", "z"};
+
+}  // namespace
+
+StatusOr<Interconnect> Interconnect::Build(const config::ChipConfig& config,
+                                           TransferNetwork& network) {
+  Interconnect ic;
+  const config::SystemConfig& sys = config.system;
+  ic.chips_ = static_cast<int>(sys.chips);
+  ic.cores_per_chip_ = static_cast<int>(config.tensorcores);
+  ic.hbm_shared_ = config.hbm.shared_by_cores;
+  if (ic.chips_ < 1 || ic.cores_per_chip_ < 1) {
+    return InvalidArgument("system.chips and chip.tensorcores must be >= 1");
+  }
+  if (config.clock_hz <= 0) return InvalidArgument("chip.clock_hz must be positive");
+  const double hbm_bpc = config.HbmBytesPerCycle();
+  if (hbm_bpc <= 0) return InvalidArgument("chip.hbm.bandwidth_bytes_per_s must be positive");
+  ic.hbm_latency_ = Cycles(static_cast<uint64_t>(std::max<int64_t>(config.hbm.latency_cycles, 0)));
+  ic.hop_latency_ = Cycles(static_cast<uint64_t>(std::max<int64_t>(sys.ici_hop_latency_cycles, 1)));
+
+  switch (sys.topology) {
+    case config::Topology::kSingle:
+      if (ic.chips_ != 1) {
+        return InvalidArgument("system.topology: single needs system.chips = 1, got " +
+                               std::to_string(ic.chips_));
+      }
+      ic.shape_ = {1};
+      break;
+    case config::Topology::kRing:
+      ic.shape_ = {sys.chips};
+      break;
+    case config::Topology::kTorus2D:
+    case config::Topology::kTorus3D: {
+      size_t want = sys.topology == config::Topology::kTorus2D ? 2 : 3;
+      if (sys.shape.size() != want) {
+        return InvalidArgument("system.shape: expected " + std::to_string(want) +
+                               " dimensions for this topology");
+      }
+      ic.shape_ = sys.shape;
+      break;
+    }
+  }
+  int64_t product = 1;
+  for (int64_t d : ic.shape_) product *= d;
+  if (product != sys.chips) {
+    return InvalidArgument("system.shape: the product of the dimensions (" +
+                           std::to_string(product) + ") must equal system.chips (" +
+                           std::to_string(sys.chips) + ")");
+  }
+
+  for (int c = 0; c < ic.chips_; ++c) {
+    std::string chip = "chip" + std::to_string(c);
+    if (ic.hbm_shared_) {
+      ic.hbm_.push_back(network.AddResource(chip + ".hbm", hbm_bpc));
+    } else {
+      for (int k = 0; k < ic.cores_per_chip_; ++k) {
+        ic.hbm_.push_back(network.AddResource(chip + ".core" + std::to_string(k) + ".hbm",
+                                              hbm_bpc / ic.cores_per_chip_));
+      }
+    }
+    double host_bpc = config.host_bandwidth_bytes_per_s / config.clock_hz;
+    ic.host_.push_back(network.AddResource(chip + ".host", host_bpc > 0 ? host_bpc : hbm_bpc));
+  }
+
+  const double link_bpc = config.IciLinkBytesPerCycle();
+  bool any_link = false;
+  for (int64_t d : ic.shape_) any_link |= d > 1;
+  if (any_link && link_bpc <= 0) {
+    return InvalidArgument("system.ici.link_bandwidth_bytes_per_s must be positive for " +
+                           std::to_string(ic.chips_) + " chips");
+  }
+  ic.link_.assign(ic.chips_, std::vector<int>(ic.shape_.size() * 2, -1));
+  for (int c = 0; c < ic.chips_; ++c) {
+    for (size_t d = 0; d < ic.shape_.size(); ++d) {
+      if (ic.shape_[d] <= 1) continue;
+      for (int dir = 0; dir < 2; ++dir) {
+        std::string p =
+            "chip" + std::to_string(c) + ".ici." + kDimNames[d] + (dir == 0 ? "+" : "-");
+        int id = network.AddResource(p, link_bpc);
+        ic.link_[c][d * 2 + dir] = id;
+        ic.links_.push_back(id);
+      }
+    }
+  }
+
+  if (ic.cores_per_chip_ > 1) {
+    double onchip_bpc = link_bpc > 0 ? 2 * link_bpc : hbm_bpc;
+    const int n = ic.cores_per_chip_;
+    ic.onchip_.assign(static_cast<size_t>(ic.chips_) * n * n, -1);
+    for (int c = 0; c < ic.chips_; ++c) {
+      for (int a = 0; a < n; ++a) {
+        for (int b = 0; b < n; ++b) {
+          if (a == b) continue;
+          ic.onchip_[(static_cast<size_t>(c) * n + a) * n + b] =
+              network.AddResource("chip" + std::to_string(c) + ".core" + std::to_string(a) +
+                                      "_to_core" + std::to_string(b),
+                                  onchip_bpc);
+        }
+      }
+    }
+  }
+  return ic;
+}
+
+int Interconnect::hbm(int chip, int core) const {
+  return hbm_shared_ ? hbm_[chip] : hbm_[chip * cores_per_chip_ + core];
+}
+
+Route Interconnect::CoreToCore(int from, int to) const {
+  TPUSIM_CHECK(from != to);
+  const int n = cores_per_chip_;
+  int chip_a = from / n, chip_b = to / n;
+  Route r;
+  if (chip_a == chip_b) {
+    r.uses.push_back(
+        {onchip_[(static_cast<size_t>(chip_a) * n + from % n) * n + to % n], UseKind::kThrough});
+    r.latency = hop_latency_;
+    return r;
+  }
+  // Dimension-ordered routing; chip id = x + X * (y + Y * z).
+  std::vector<int64_t> pos(shape_.size()), dst(shape_.size());
+  int64_t a = chip_a, b = chip_b;
+  for (size_t d = 0; d < shape_.size(); ++d) {
+    pos[d] = a % shape_[d];
+    dst[d] = b % shape_[d];
+    a /= shape_[d];
+    b /= shape_[d];
+  }
+  auto chip_of = [&](const std::vector<int64_t>& p) {
+    int64_t id = 0, stride = 1;
+    for (size_t d = 0; d < shape_.size(); ++d) {
+      id += p[d] * stride;
+      stride *= shape_[d];
+    }
+    return static_cast<int>(id);
+  };
+  for (size_t d = 0; d < shape_.size(); ++d) {
+    int64_t size = shape_[d];
+    int64_t fwd = ((dst[d] - pos[d]) % size + size) % size;
+    if (fwd == 0) continue;
+    bool plus = fwd <= size - fwd;
+    int64_t steps = plus ? fwd : size - fwd;
+    for (int64_t s = 0; s < steps; ++s) {
+      r.uses.push_back({link_[chip_of(pos)][d * 2 + (plus ? 0 : 1)], UseKind::kThrough});
+      pos[d] = ((pos[d] + (plus ? 1 : -1)) % size + size) % size;
+      ++r.hops;
+    }
+  }
+  r.latency = hop_latency_ * static_cast<uint64_t>(r.hops);
+  return r;
+}
+
+}  // namespace tpusim::sim

@@ -1,0 +1,80 @@
+// Interconnect: the bandwidth resources of a system of chips, registered in one TransferNetwork,
+// and the routes between cores.
+//
+//  - HBM: one fair-share server per chip at chip.hbm.bandwidth_bytes_per_s (path "chip<c>.hbm"),
+//  or, when
+//    chip.hbm.shared_by_cores is false (TPU v2/v3: each TensorCore owns half the HBM [P S6, S9]),
+//    one per core at bandwidth / tensorcores ("chip<c>.core<k>.hbm"). Latency
+//    chip.hbm.latency_cycles.
+//  - Host link (PCIe): one server per chip at chip.host.bandwidth_bytes_per_s ("chip<c>.host"); a
+//  host
+//    transfer pays the HBM latency too (assumption: no PCIe latency key exists; the HBM side
+//    dominates).
+//  - ICI: one server per link direction ("chip<c>.ici.x+" is the link leaving chip c towards +x) at
+//    system.ici.link_bandwidth_bytes_per_s, per system.topology: ring = one dimension of `chips`
+//    with wrap-around; torus2d / torus3d = system.shape with wrap-around in every dimension of size
+//    > 1. Routes are dimension-ordered (x, then y, then z), each dimension the shorter way round
+//    (ties go +); a transfer over h hops uses all h link directions at once (cut-through) and pays
+//    h hop latencies.
+//  - On-chip core-to-core path (cores of one chip, e.g. the two TensorCores of a v4 megacore): one
+//    server per ordered pair of cores ("chip<c>.core<a>_to_core<b>") at twice the ICI link
+//    bandwidth — the Hot Chips 32 TPUv2/v3 notes describe the internal links as "twice as fast" as
+//    the external ones [S S3] — or at the chip's HBM bandwidth when no ICI is configured; latency
+//    one ICI hop (at least 1 cycle). This is an assumption: Google has not published the on-chip
+//    path.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "common/units.h"
+#include "config/chip_config.h"
+#include "sim/chip/transfer_network.h"
+
+namespace tpusim::sim {
+
+/// A route: the resources a transfer uses and its latency after the last byte.
+struct Route {
+  std::vector<ResourceUse> uses;
+  Cycles latency;
+  int hops = 0;  // ICI hops (0 within a chip)
+};
+
+class Interconnect {
+ public:
+  /// Registers every resource of `config` in `network`. InvalidArgument if the topology does not
+  /// fit the chip count (shape product != chips, chips > 1 with topology single) or a needed
+  /// bandwidth is 0.
+  static StatusOr<Interconnect> Build(const config::ChipConfig& config, TransferNetwork& network);
+
+  /// HBM server used by `core` (a core index within its chip) of `chip`.
+  int hbm(int chip, int core) const;
+  int host(int chip) const { return host_[chip]; }
+  Cycles hbm_latency() const { return hbm_latency_; }
+
+  /// Route from global core `from` to global core `to` (global = chip * tensorcores + core),
+  /// different.
+  Route CoreToCore(int from, int to) const;
+
+  /// ICI link resources (for the report), in creation order.
+  const std::vector<int>& links() const { return links_; }
+  int chips() const { return chips_; }
+  int cores_per_chip() const { return cores_per_chip_; }
+
+ private:
+  int chips_ = 1;
+  int cores_per_chip_ = 1;
+  bool hbm_shared_ = true;
+  std::vector<int64_t> shape_;          // chips per dimension
+  std::vector<int> hbm_;                // per chip (shared) or per chip*cores (split)
+  std::vector<int> host_;               // per chip
+  std::vector<int> links_;              // all ICI link directions
+  std::vector<std::vector<int>> link_;  // [chip][dim*2 + (0:+ 1:-)] -> resource, -1 if none
+  std::vector<int> onchip_;             // [chip][a][b] flattened, -1 on the diagonal
+  Cycles hbm_latency_;
+  Cycles hop_latency_;
+};
+
+}  // namespace tpusim::sim

@@ -1,0 +1,60 @@
+// SyncHub: the rendezvous point of sync.barrier and of the collectives (ici.*). Each core's
+// sequencer sends barrier arrivals, each core's ICI unit sends collective arrivals; once every
+// member of the group (or of the permutation) has arrived with matching instructions, the hub
+// releases them. For a collective it applies the whole data effect at that cycle (every member's
+// source and destination regions are scoreboard-locked on its core from its arrival until its own
+// completion, so nothing can observe the moment), then the members' ICI units move the bytes for
+// the timing. Modelled cost: one cycle each way (ports of latency 1); the real barrier network is
+// not published (assumption).
+#pragma once
+
+#include <deque>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "isa/program.h"
+#include "sim/core/data_path.h"
+#include "sim/core/messages.h"
+#include "sim/engine/error_sink.h"
+#include "sim/engine/port.h"
+#include "sim/engine/unit.h"
+
+namespace tpusim::sim {
+
+/// The members of the rendezvous `inst` of `core` belongs to, in rank order: the replica group for
+/// barriers and group collectives, the sorted participants for a collective-permute.
+/// InvalidArgument if the table entry does not exist or `core` is not a member.
+StatusOr<std::vector<int>> RendezvousMembers(const isa::Program& program,
+                                             const isa::Instruction& inst, int core);
+
+class SyncHub : public Unit {
+ public:
+  SyncHub(int cores, const isa::Program& program, DataPath* data, ErrorSink* errors, int unit_id);
+
+  Port<SyncMessage>& barrier_in(int core) { return barrier_in_[core]; }
+  Port<SyncMessage>& collective_in(int core) { return collective_in_[core]; }
+  void set_outputs(int core, Port<SyncMessage>* barrier_release, Port<SyncMessage>* collective_go) {
+    barrier_out_[core] = barrier_release;
+    collective_out_[core] = collective_go;
+  }
+
+  const std::string& path() const override { return path_; }
+  void Step(Cycles now) override;
+  Cycles NextWork(Cycles now) const override;
+
+ private:
+  void TryRelease(Cycles now, int core, bool collective);
+
+  std::string path_ = "sync_hub";
+  const isa::Program& program_;
+  DataPath* data_;
+  ErrorSink* errors_;
+  int unit_id_;
+  std::deque<Port<SyncMessage>> barrier_in_, collective_in_;
+  std::vector<Port<SyncMessage>*> barrier_out_, collective_out_;
+  std::vector<std::optional<SyncMessage>> barrier_at_, collective_at_;
+  uint64_t next_instance_ = 1;
+};
+
+}  // namespace tpusim::sim

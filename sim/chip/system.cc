@@ -1,0 +1,72 @@
+#include "sim/chip/system.h"
+
+#include <algorithm>
+#include <string>
+
+namespace tpusim::sim {
+
+StatusOr<std::unique_ptr<System>> System::Create(const config::ChipConfig& config,
+                                                 const isa::Program& program, DataPath* data,
+                                                 const Options& options) {
+  std::unique_ptr<System> s(new System());
+  s->stats_ = std::make_shared<StatRegistry>();
+  s->network_ = std::make_unique<TransferNetwork>("network", *s->stats_);
+  TPUSIM_ASSIGN_OR_RETURN(Interconnect ic, Interconnect::Build(config, *s->network_));
+  s->interconnect_ = std::make_unique<Interconnect>(std::move(ic));
+  const int n = program.num_cores();
+  int unit_id = 0;
+  s->hub_ = std::make_unique<SyncHub>(n, program, data, &s->errors_, unit_id++);
+
+  CoreContext ctx;
+  ctx.config = &config;
+  ctx.program = &program;
+  ctx.mxu_model = options.mxu_model;
+  ctx.data = data;
+  ctx.errors = &s->errors_;
+  ctx.network = s->network_.get();
+  ctx.interconnect = s->interconnect_.get();
+  ctx.stats = s->stats_.get();
+  ctx.trace = options.trace;
+  ctx.trace_limit = options.trace_limit;
+  ctx.trace_tracks = &s->trace_tracks_;
+  ctx.trace_events = &s->trace_events_;
+  ctx.trace_truncated = &s->trace_truncated_;
+  const double vmem_bpc = config.core.vmem_bytes_per_cycle > 0
+                              ? static_cast<double>(config.core.vmem_bytes_per_cycle)
+                              : config.HbmBytesPerCycle();
+  const int per_chip = static_cast<int>(config.tensorcores);
+  for (int c = 0; c < n; ++c) {
+    TransferNetwork::Connection conn = s->network_->Connect(Cycles(1));
+    ctx.arrivals.push_back(conn);
+    ctx.arrival_conns.push_back(conn.id);
+    ctx.local_copy.push_back(s->network_->AddResource("chip" + std::to_string(c / per_chip) +
+                                                          ".core" + std::to_string(c % per_chip) +
+                                                          ".vmem_copy",
+                                                      vmem_bpc));
+  }
+  for (int c = 0; c < n; ++c) {
+    TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<TensorCore> core, TensorCore::Create(c, ctx, &unit_id));
+    s->cores_.push_back(std::move(core));
+  }
+  std::vector<int> peers;
+  for (auto& core : s->cores_) peers.push_back(core->ici().connection_id());
+  for (int c = 0; c < n; ++c) {
+    TensorCore& core = *s->cores_[c];
+    core.ici().set_peers(peers);
+    core.ici().set_hub(&s->hub_->collective_in(c));
+    core.sequencer().set_hub(&s->hub_->barrier_in(c));
+    s->hub_->set_outputs(c, &core.sequencer().barrier_release(), &core.ici().go());
+  }
+  return s;
+}
+
+void System::AddTo(Engine& engine) {
+  engine.set_error_sink(&errors_);
+  for (auto& core : cores_) {
+    for (Unit* u : core->units()) engine.AddUnit(u);
+  }
+  engine.AddUnit(network_.get());
+  engine.AddUnit(hub_.get());
+}
+
+}  // namespace tpusim::sim

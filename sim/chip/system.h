@@ -1,0 +1,59 @@
+// System: the construction and wiring of everything one run simulates — the TransferNetwork with
+// every chip's HBM, host link and ICI links (Interconnect), the SyncHub, and every TensorCore the
+// program uses — on one Engine timeline.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "config/chip_config.h"
+#include "isa/program.h"
+#include "sim/chip/interconnect.h"
+#include "sim/chip/sync_hub.h"
+#include "sim/chip/transfer_network.h"
+#include "sim/core/data_path.h"
+#include "sim/core/tensor_core.h"
+#include "sim/engine/engine.h"
+#include "sim/engine/error_sink.h"
+#include "sim/engine/stats.h"
+
+namespace tpusim::sim {
+
+class System {
+ public:
+  struct Options {
+    MxuModelKind mxu_model = MxuModelKind::kFast;
+    bool trace = false;
+    uint64_t trace_limit = 0;
+  };
+  /// Builds the units for `program` (its cores 0..n-1 on chips 0..). InvalidArgument on a config
+  /// the units cannot be built from (topology, bandwidths, MXU shape).
+  static StatusOr<std::unique_ptr<System>> Create(const config::ChipConfig& config,
+                                                  const isa::Program& program, DataPath* data,
+                                                  const Options& options);
+
+  /// Adds every unit to `engine` (fixed order) and tells it where errors go.
+  void AddTo(Engine& engine);
+  ErrorSink& errors() { return errors_; }
+  std::shared_ptr<StatRegistry> stats() { return stats_; }
+  std::vector<std::unique_ptr<TensorCore>>& cores() { return cores_; }
+  const Interconnect& interconnect() const { return *interconnect_; }
+  const TransferNetwork& network() const { return *network_; }
+  std::vector<TraceTrack>& trace_tracks() { return trace_tracks_; }
+  std::vector<TraceEvent>& trace_events() { return trace_events_; }
+  bool trace_truncated() const { return trace_truncated_; }
+
+ private:
+  System() = default;
+  std::shared_ptr<StatRegistry> stats_;
+  ErrorSink errors_;
+  std::unique_ptr<TransferNetwork> network_;
+  std::unique_ptr<Interconnect> interconnect_;
+  std::unique_ptr<SyncHub> hub_;
+  std::vector<std::unique_ptr<TensorCore>> cores_;
+  std::vector<TraceTrack> trace_tracks_;
+  std::vector<TraceEvent> trace_events_;
+  bool trace_truncated_ = false;
+};
+
+}  // namespace tpusim::sim

@@ -1,0 +1,144 @@
+#include "sim/chip/transfer_network.h"
+
+#include <cmath>
+#include <utility>
+
+#include "common/check.h"
+
+namespace tpusim::sim {
+namespace {
+
+__extension__ typedef unsigned __int128 U128;
+
+}  // namespace
+
+TransferNetwork::TransferNetwork(std::string path, StatRegistry& stats)
+    : path_(std::move(path)), stats_(stats) {}
+
+int TransferNetwork::AddResource(const std::string& path, double bytes_per_cycle) {
+  TPUSIM_CHECK(bytes_per_cycle > 0) << path << ": bandwidth must be positive";
+  Resource r;
+  r.path = path;
+  r.rate_fp = static_cast<uint64_t>(std::llround(std::ldexp(bytes_per_cycle, kFracBits)));
+  if (r.rate_fp == 0) r.rate_fp = 1;
+  StatGroup& g = stats_.AddGroup(path);
+  r.busy_cycles =
+      g.Add("busy_cycles", StatUnit::kCycles, "cycles with at least one transfer active");
+  r.bytes_read = g.Add("bytes_read", StatUnit::kBytes, "bytes read from this memory");
+  r.bytes_written = g.Add("bytes_written", StatUnit::kBytes, "bytes written to this memory");
+  r.bytes = g.Add("bytes", StatUnit::kBytes, "bytes carried (read + written + through)");
+  resources_.push_back(std::move(r));
+  return static_cast<int>(resources_.size()) - 1;
+}
+
+TransferNetwork::Connection TransferNetwork::Connect(Cycles issue_cycles) {
+  requests_.emplace_back(issue_cycles.value() == 0 ? Cycles(1) : issue_cycles);
+  dones_.emplace_back(Cycles(1));
+  return Connection{&requests_.back(), &dones_.back(), static_cast<int>(dones_.size()) - 1};
+}
+
+void TransferNetwork::Advance(Cycles now) {
+  if (now <= last_) return;
+  const uint64_t dt = (now - last_).value();
+  for (Active& a : active_) {
+    if (a.remaining_fp == 0) continue;
+    U128 total = static_cast<U128>(a.num) * dt + a.carry;
+    U128 served = total / a.den;
+    a.carry = static_cast<uint64_t>(total % a.den);
+    a.remaining_fp = served >= a.remaining_fp ? 0 : a.remaining_fp - static_cast<uint64_t>(served);
+  }
+  for (Resource& r : resources_) {
+    if (r.active > 0) r.busy_cycles->Add(dt);
+  }
+  last_ = now;
+}
+
+void TransferNetwork::Recompute() {
+  for (Active& a : active_) {
+    uint64_t num = 0, den = 1;
+    bool first = true;
+    for (const ResourceUse& u : a.uses) {
+      const Resource& r = resources_[u.resource];
+      // share r.rate_fp / r.active; keep the smallest (compare by cross-multiplying).
+      if (first || static_cast<U128>(r.rate_fp) * den < static_cast<U128>(num) * r.active) {
+        num = r.rate_fp;
+        den = r.active;
+        first = false;
+      }
+    }
+    if (den != a.den) a.carry = static_cast<uint64_t>(static_cast<U128>(a.carry) * den / a.den);
+    a.num = num;
+    a.den = den;
+  }
+}
+
+void TransferNetwork::Step(Cycles now) {
+  Advance(now);
+  bool changed = false;
+  // Completions, in arrival order.
+  for (size_t i = 0; i < active_.size();) {
+    Active& a = active_[i];
+    if (a.remaining_fp != 0) {
+      ++i;
+      continue;
+    }
+    for (const ResourceUse& u : a.uses) {
+      Resource& r = resources_[u.resource];
+      --r.active;
+      r.bytes->Add(a.bytes);
+      if (u.kind == UseKind::kRead) r.bytes_read->Add(a.bytes);
+      if (u.kind == UseKind::kWrite) r.bytes_written->Add(a.bytes);
+    }
+    Cycles extra(a.latency.value() > 0 ? a.latency.value() - 1 : 0);
+    dones_[a.conn].Send(now, TransferDone{a.tag, now}, extra);
+    if (a.notify >= 0) dones_[a.notify].Send(now, TransferDone{a.notify_tag, now}, extra);
+    active_.erase(active_.begin() + static_cast<std::ptrdiff_t>(i));
+    changed = true;
+  }
+  // New requests, connection by connection (a fixed order, independent of the step order).
+  for (size_t c = 0; c < requests_.size(); ++c) {
+    while (requests_[c].HasReady(now)) {
+      TransferRequest req = requests_[c].Pop(now);
+      TPUSIM_CHECK(!req.uses.empty()) << "transfer without a resource";
+      if (req.bytes.value() == 0) {
+        Cycles extra(req.latency.value() > 0 ? req.latency.value() - 1 : 0);
+        dones_[c].Send(now, TransferDone{req.tag, now}, extra);
+        if (req.notify >= 0) dones_[req.notify].Send(now, TransferDone{req.notify_tag, now}, extra);
+        continue;
+      }
+      Active a;
+      a.tag = req.tag;
+      a.conn = c;
+      a.bytes = req.bytes.value();
+      TPUSIM_CHECK(a.bytes < (uint64_t{1} << (64 - kFracBits))) << "transfer too large";
+      a.remaining_fp = a.bytes << kFracBits;
+      a.uses = std::move(req.uses);
+      a.latency = req.latency;
+      a.notify = req.notify;
+      a.notify_tag = req.notify_tag;
+      TPUSIM_CHECK(a.notify < static_cast<int>(dones_.size()));
+      for (const ResourceUse& u : a.uses) {
+        TPUSIM_CHECK(u.resource >= 0 && u.resource < resource_count());
+        ++resources_[u.resource].active;
+      }
+      active_.push_back(std::move(a));
+      changed = true;
+    }
+  }
+  if (changed) Recompute();
+}
+
+Cycles TransferNetwork::NextWork(Cycles now) const {
+  Cycles next = kNever;
+  for (const Port<TransferRequest>& p : requests_) next = EarliestOf(next, p.NextArrival());
+  for (const Active& a : active_) {
+    // Smallest dt >= 1 with (num * dt + carry) / den >= remaining.
+    U128 need = static_cast<U128>(a.remaining_fp) * a.den - a.carry;
+    U128 dt = (need + a.num - 1) / a.num;
+    if (dt == 0) dt = 1;
+    next = EarliestOf(next, now + Cycles(static_cast<uint64_t>(dt)));
+  }
+  return next;
+}
+
+}  // namespace tpusim::sim

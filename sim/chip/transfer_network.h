@@ -1,0 +1,126 @@
+// TransferNetwork: every bandwidth resource of the system (each chip's HBM, or each core's HBM half
+// on v2/v3; each chip's host link; each ICI link direction; each on-chip core-to-core path) and the
+// bulk transfers crossing them, as one unit on the timeline.
+//
+// Model (DESIGN.md §4 "Memory", "ICI"): each resource is a fair-share bandwidth server. A transfer
+// uses a set of resources (a DMA from HBM uses the HBM server; a remote write uses every ICI link
+// direction on its route) and moves, each cycle, the smallest of its equal shares: min over its
+// resources r of rate_r / n_r, n_r = transfers active on r. A share left unused by a transfer
+// throttled elsewhere is not redistributed (no max-min progressive filling), which is exact for the
+// common cases — transfers on one resource, or a ring whose steps each use one link — and
+// conservative otherwise.
+//
+// Exact fractional rates: rates are fixed point with kFracBits fraction bits (bytes/cycle * 2^16,
+// the configured rate rounded once to 1/65536 byte/cycle). A transfer keeps the remainder of (rate
+// * cycles + carry) / n between events, so jumping over an idle stretch of D cycles moves exactly
+// the bytes D single-cycle steps would, and the completion cycle is solved in closed form (no
+// per-cycle stepping). A transfer of B bytes alone on a resource of rate r takes ceil(B / r)
+// cycles.
+//
+// Timing of one transfer requested at cycle t over a request port of latency I (the DMA issue
+// cycles): served from t + I, its last byte moves in cycle t + I + ceil(B / share) - 1, and its
+// completion is delivered at t + I + ceil(B / share) + max(1, L), L = the transfer's latency (HBM
+// latency, or hops * ICI hop latency). So cost = issue + bytes / bandwidth share + latency
+// (DESIGN.md §4).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/units.h"
+#include "sim/engine/port.h"
+#include "sim/engine/stats.h"
+#include "sim/engine/unit.h"
+
+namespace tpusim::sim {
+
+/// How a transfer uses a resource (which byte counter it adds to).
+enum class UseKind { kRead, kWrite, kThrough };
+
+struct ResourceUse {
+  int resource = 0;
+  UseKind kind = UseKind::kThrough;
+};
+
+/// A bulk transfer request; `tag` is echoed back in TransferDone.
+struct TransferRequest {
+  uint64_t tag = 0;
+  Bytes bytes;
+  std::vector<ResourceUse> uses;  // at least one resource
+  Cycles latency;                 // added after the last byte (first-byte latency, hop latency)
+  int notify = -1;                // if >= 0: a connection that also gets a TransferDone{notify_tag}
+  uint64_t notify_tag = 0;        //   (the destination of a remote write learns of its arrival)
+};
+
+struct TransferDone {
+  uint64_t tag = 0;
+  Cycles last_byte;  // cycle after the last byte moved
+};
+
+class TransferNetwork : public Unit {
+ public:
+  static constexpr int kFracBits = 16;
+
+  TransferNetwork(std::string path, StatRegistry& stats);
+
+  /// Adds a resource of `bytes_per_cycle` (> 0) with stats group `path` (counters busy_cycles,
+  /// bytes_read, bytes_written, bytes). Returns its id. Construction time only.
+  int AddResource(const std::string& path, double bytes_per_cycle);
+
+  /// A requester's connection: it sends requests on `request` (latency = `issue_cycles`, >= 1) and
+  /// receives completions on `done`. Construction time only; the network owns both ports.
+  struct Connection {
+    Port<TransferRequest>* request;
+    Port<TransferDone>* done;
+    int id;  // for TransferRequest::notify
+  };
+  Connection Connect(Cycles issue_cycles);
+
+  /// Fixed-point rate (bytes/cycle * 2^kFracBits) of a resource.
+  uint64_t rate_fp(int resource) const { return resources_[resource].rate_fp; }
+  int resource_count() const { return static_cast<int>(resources_.size()); }
+  const std::string& resource_path(int resource) const { return resources_[resource].path; }
+
+  const std::string& path() const override { return path_; }
+  void Step(Cycles now) override;
+  Cycles NextWork(Cycles now) const override;
+
+ private:
+  struct Resource {
+    std::string path;
+    uint64_t rate_fp = 0;
+    uint64_t active = 0;
+    Counter* busy_cycles = nullptr;
+    Counter* bytes_read = nullptr;
+    Counter* bytes_written = nullptr;
+    Counter* bytes = nullptr;
+  };
+  struct Active {
+    uint64_t tag;
+    size_t conn;
+    uint64_t bytes;
+    uint64_t remaining_fp;  // bytes * 2^kFracBits still to move
+    std::vector<ResourceUse> uses;
+    Cycles latency;
+    int notify = -1;
+    uint64_t notify_tag = 0;
+    uint64_t num = 0;  // share = num / den fixed-point bytes per cycle
+    uint64_t den = 1;
+    uint64_t carry = 0;  // remainder of the last division, < den
+  };
+  void Advance(Cycles now);
+  void Recompute();
+
+  std::string path_;
+  StatRegistry& stats_;
+  std::vector<Resource> resources_;
+  std::deque<Port<TransferRequest>> requests_;
+  std::deque<Port<TransferDone>> dones_;
+  std::vector<Active> active_;  // in arrival order (deterministic)
+  Cycles last_{0};
+};
+
+}  // namespace tpusim::sim

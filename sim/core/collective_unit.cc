@@ -1,0 +1,172 @@
+#include "sim/core/collective_unit.h"
+
+#include <algorithm>
+
+#include "sim/chip/sync_hub.h"
+
+namespace tpusim::sim {
+namespace {
+
+constexpr uint64_t kArrivalBit = 1;
+uint64_t Tag(uint64_t instance, uint64_t step, bool arrival) {
+  return (instance << 20) | (step << 1) | (arrival ? kArrivalBit : 0);
+}
+
+}  // namespace
+
+CollectiveUnit::CollectiveUnit(std::string path, int core, const isa::Program& program,
+                               const Interconnect* ic, TransferNetwork* network,
+                               Cycles issue_cycles, ErrorSink* errors, int unit_id,
+                               StatRegistry& stats)
+    : path_(std::move(path)),
+      core_(core),
+      program_(program),
+      ic_(ic),
+      conn_(network->Connect(issue_cycles)),
+      errors_(errors),
+      unit_id_(unit_id) {
+  StatGroup& g = stats.AddGroup(path_);
+  collectives_ = g.Add("collectives", StatUnit::kCount, "collective instructions completed");
+  bytes_sent_ = g.Add("bytes_sent", StatUnit::kBytes, "bytes this core sent over ICI");
+  busy_ = g.Add("busy_cycles", StatUnit::kCycles, "cycles from arrival to completion");
+}
+
+CollectiveUnit::Plan CollectiveUnit::MakePlan(const isa::Instruction& inst,
+                                              const std::vector<int>& members) const {
+  Plan p;
+  const int n = static_cast<int>(members.size());
+  const int rank =
+      static_cast<int>(std::find(members.begin(), members.end(), core_) - members.begin());
+  auto dtype = static_cast<isa::DType>(inst.fields[isa::FieldIndex(inst.opcode, "dtype")]);
+  const uint64_t eb = static_cast<uint64_t>(isa::DTypeBytes(dtype));
+  const uint64_t count = inst.fields[isa::FieldIndex(inst.opcode, "count")];
+  if (n <= 1) return p;
+  const int right = members[(rank + 1) % n];
+  switch (inst.opcode) {
+    case isa::Opcode::kIciAllReduce: {
+      // Chunk c holds count/n elements, the first count%n chunks one more.
+      auto chunk = [&](int c) {
+        return (count / n + (static_cast<uint64_t>(c) < count % n ? 1 : 0)) * eb;
+      };
+      for (int s = 0; s < 2 * (n - 1); ++s) {
+        int c = s < n - 1 ? ((rank - s) % n + n) % n : ((rank + 1 - (s - (n - 1))) % n + n) % n;
+        p.sends.push_back({Send{right, chunk(c)}});
+        p.receives.push_back(1);
+      }
+      break;
+    }
+    case isa::Opcode::kIciAllGather:
+    case isa::Opcode::kIciReduceScatter:
+      for (int s = 0; s < n - 1; ++s) {
+        p.sends.push_back({Send{right, count * eb}});
+        p.receives.push_back(1);
+      }
+      break;
+    case isa::Opcode::kIciAllToAll: {
+      std::vector<Send> sends;
+      for (int m : members) {
+        if (m != core_) sends.push_back(Send{m, count * eb});
+      }
+      p.sends.push_back(sends);
+      p.receives.push_back(n - 1);
+      break;
+    }
+    case isa::Opcode::kIciCollectivePermute: {
+      uint64_t idx = inst.As<isa::op::IciCollectivePermute>().pairs;
+      std::vector<Send> sends;
+      int receives = 0;
+      for (auto [s, t] : program_.permutations[idx].pairs) {
+        if (s == t) continue;
+        if (s == core_) sends.push_back(Send{t, count * eb});
+        if (t == core_) ++receives;
+      }
+      p.sends.push_back(sends);
+      p.receives.push_back(receives);
+      break;
+    }
+    default:
+      TPUSIM_CHECK(false) << "CollectiveUnit: not a collective";
+  }
+  return p;
+}
+
+void CollectiveUnit::Advance(Cycles now) {
+  auto space = static_cast<isa::MemSpace>(
+      active_->inst.fields[isa::FieldIndex(active_->inst.opcode, "space")]);
+  while (step_ < plan_.sends.size()) {
+    if (!step_sent_) {
+      for (const Send& s : plan_.sends[step_]) {
+        TransferRequest req;
+        req.tag = Tag(instance_, step_, false);
+        req.bytes = Bytes(s.bytes);
+        Route route = ic_->CoreToCore(core_, s.peer);
+        req.uses = route.uses;
+        req.latency = route.latency;
+        if (space == isa::MemSpace::kHbm) {
+          const int per = ic_->cores_per_chip();
+          req.uses.push_back({ic_->hbm(core_ / per, core_ % per), UseKind::kRead});
+          req.uses.push_back({ic_->hbm(s.peer / per, s.peer % per), UseKind::kWrite});
+        }
+        req.notify = peer_conns_[s.peer];
+        req.notify_tag = Tag(instance_, step_, true);
+        conn_.request->Send(now, std::move(req));
+        bytes_sent_->Add(s.bytes);
+        ++sends_pending_;
+      }
+      step_sent_ = true;
+    }
+    auto it = arrived_.find({instance_, step_});
+    int got = it == arrived_.end() ? 0 : it->second;
+    if (sends_pending_ > 0 || got < plan_.receives[step_]) return;
+    if (it != arrived_.end()) arrived_.erase(it);
+    ++step_;
+    step_sent_ = false;
+  }
+  // All steps done.
+  reports_->Send(now, Report{Report::Kind::kDone, active_->seq, now});
+  collectives_->Add(1);
+  busy_->Add((now - since_).value());
+  active_.reset();
+  running_ = false;
+}
+
+void CollectiveUnit::Step(Cycles now) {
+  while (conn_.done->HasReady(now)) {
+    TransferDone d = conn_.done->Pop(now);
+    if (d.tag & kArrivalBit) {
+      ++arrived_[{d.tag >> 20, (d.tag >> 1) & ((uint64_t{1} << 19) - 1)}];
+    } else {
+      TPUSIM_CHECK(sends_pending_ > 0);
+      --sends_pending_;
+    }
+  }
+  while (go_.HasReady(now)) {
+    SyncMessage go = go_.Pop(now);
+    TPUSIM_CHECK(active_.has_value() && !running_);
+    StatusOr<std::vector<int>> members = RendezvousMembers(program_, active_->inst, core_);
+    TPUSIM_CHECK(members.ok()) << "the hub released an invalid rendezvous";
+    running_ = true;
+    instance_ = go.instance;
+    plan_ = MakePlan(active_->inst, *members);
+    step_ = 0;
+    step_sent_ = false;
+    sends_pending_ = 0;
+  }
+  if (running_) Advance(now);
+  if (!active_ && commands_.HasReady(now)) {
+    Command cmd = commands_.Pop(now);
+    reports_->Send(now, Report{Report::Kind::kStarted, cmd.seq, now});
+    hub_->Send(now, SyncMessage{core_, 0, 0, cmd.inst});
+    active_ = std::move(cmd);
+    since_ = now;
+  }
+}
+
+Cycles CollectiveUnit::NextWork(Cycles now) const {
+  Cycles next = EarliestOf(conn_.done->NextArrival(), go_.NextArrival());
+  if (!active_) next = EarliestOf(next, commands_.NextArrival());
+  if (next <= now) next = now + Cycles(1);
+  return next;
+}
+
+}  // namespace tpusim::sim

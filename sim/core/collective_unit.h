@@ -1,0 +1,93 @@
+// CollectiveUnit: a core's ICI collective engine (ici.* instructions). One collective at a time: it
+// announces the arrival to the SyncHub, which applies the data effect once the whole group is there
+// (sync_hub.h), then moves the bytes as real transfers over the TransferNetwork:
+//  * all_reduce of S bytes over n ranks: the ring algorithm, 2(n-1) steps; at step s rank r sends
+//  one
+//    S/n chunk to rank r+1 (reduce-scatter for s < n-1, then all-gather), and starts step s+1 once
+//    its own step-s send is done and rank r-1's step-s chunk has arrived. Cost ~ 2(n-1)/n * S /
+//    link bandwidth + 2(n-1) * (hop latency + issue) (DESIGN.md §4 "ICI"). The reduction's VPU time
+//    is not charged (assumption: it hides under the next transfer).
+//  * all_gather / reduce_scatter: the n-1 ring steps of one chunk (count elements) each.
+//  * all_to_all: one step, count elements to every other rank at once.
+//  * collective_permute: one step, count elements to each target.
+// Ranks follow the group order; rank r+1's route is the Interconnect's dimension-ordered route, so
+// a group laid out against the torus shares links and the contention shows.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "isa/program.h"
+#include "sim/chip/interconnect.h"
+#include "sim/chip/transfer_network.h"
+#include "sim/core/messages.h"
+#include "sim/engine/error_sink.h"
+#include "sim/engine/port.h"
+#include "sim/engine/stats.h"
+#include "sim/engine/unit.h"
+
+namespace tpusim::sim {
+
+class CollectiveUnit : public Unit {
+ public:
+  CollectiveUnit(std::string path, int core, const isa::Program& program, const Interconnect* ic,
+                 TransferNetwork* network, Cycles issue_cycles, ErrorSink* errors, int unit_id,
+                 StatRegistry& stats);
+
+  /// Network connection ids of every core's collective unit (for arrival notifications).
+  void set_peers(std::vector<int> peer_conns) { peer_conns_ = std::move(peer_conns); }
+  int connection_id() const { return conn_.id; }
+  Port<Command>& commands() { return commands_; }
+  Port<SyncMessage>& go() { return go_; }
+  void set_reports(Port<Report>* reports) { reports_ = reports; }
+  void set_hub(Port<SyncMessage>* hub) { hub_ = hub; }
+
+  const std::string& path() const override { return path_; }
+  void Step(Cycles now) override;
+  Cycles NextWork(Cycles now) const override;
+
+ private:
+  struct Send {
+    int peer;
+    uint64_t bytes;
+  };
+  struct Plan {
+    std::vector<std::vector<Send>> sends;  // per step
+    std::vector<int> receives;             // per step: chunks expected
+  };
+  Plan MakePlan(const isa::Instruction& inst, const std::vector<int>& members) const;
+  void Advance(Cycles now);
+
+  std::string path_;
+  int core_;
+  const isa::Program& program_;
+  const Interconnect* ic_;
+  TransferNetwork::Connection conn_;
+  std::vector<int> peer_conns_;
+  ErrorSink* errors_;
+  int unit_id_;
+  Port<Command> commands_;
+  Port<SyncMessage> go_;
+  Port<Report>* reports_ = nullptr;
+  Port<SyncMessage>* hub_ = nullptr;
+
+  std::optional<Command> active_;
+  bool running_ = false;  // the hub said go
+  uint64_t instance_ = 0;
+  Plan plan_;
+  size_t step_ = 0;
+  bool step_sent_ = false;
+  int sends_pending_ = 0;
+  Cycles since_{0};
+  std::map<std::pair<uint64_t, uint64_t>, int> arrived_;  // (instance, step) -> chunks arrived
+
+  Counter* collectives_;
+  Counter* bytes_sent_;
+  Counter* busy_;
+};
+
+}  // namespace tpusim::sim

@@ -1,0 +1,109 @@
+#include "sim/core/mxu_model.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <bit>
+
+#include "sim/core/mxu_fast_model.h"
+#include "sim/core/mxu_pe_model.h"
+
+namespace tpusim::sim {
+
+Status MxuArrayConfig::Validate() const {
+  if (rows < 1) return InvalidArgument(fmt::format("core.mxu.rows: expected >= 1, got {}", rows));
+  if (cols < 1) return InvalidArgument(fmt::format("core.mxu.cols: expected >= 1, got {}", cols));
+  if (weight_buffers != 1 && weight_buffers != 2) {
+    return InvalidArgument(
+        fmt::format("core.mxu.weight_buffers: expected 1 or 2, got {}", weight_buffers));
+  }
+  if (weight_load_cycles_per_row < 1) {
+    return InvalidArgument(fmt::format("core.mxu.weight_load_cycles_per_row: expected >= 1, got {}",
+                                       weight_load_cycles_per_row));
+  }
+  if (accumulator_rows < 0) {
+    return InvalidArgument(
+        fmt::format("core.mxu.accumulator_rows: expected >= 0, got {}", accumulator_rows));
+  }
+  return OkStatus();
+}
+
+MxuOp MxuOp::LoadWeights(int64_t k, int64_t n, std::vector<float> w) {
+  MxuOp op;
+  op.kind = Kind::kLoadWeights;
+  op.k = k;
+  op.n = n;
+  op.f32 = std::move(w);
+  return op;
+}
+
+MxuOp MxuOp::LoadWeightsInt8(int64_t k, int64_t n, std::vector<int8_t> w) {
+  MxuOp op;
+  op.kind = Kind::kLoadWeights;
+  op.numerics = MxuNumerics::kInt8;
+  op.k = k;
+  op.n = n;
+  op.s8 = std::move(w);
+  return op;
+}
+
+MxuOp MxuOp::MatMul(int64_t m, int64_t k, std::vector<float> lhs, bool swap_weights,
+                    bool accumulate, int64_t acc_row) {
+  MxuOp op;
+  op.kind = Kind::kMatMul;
+  op.m = m;
+  op.k = k;
+  op.f32 = std::move(lhs);
+  op.swap_weights = swap_weights;
+  op.accumulate = accumulate;
+  op.acc_row = acc_row;
+  return op;
+}
+
+MxuOp MxuOp::MatMulInt8(int64_t m, int64_t k, std::vector<int8_t> lhs, bool swap_weights,
+                        bool accumulate, int64_t acc_row) {
+  MxuOp op = MatMul(m, k, {}, swap_weights, accumulate, acc_row);
+  op.numerics = MxuNumerics::kInt8;
+  op.s8 = std::move(lhs);
+  return op;
+}
+
+std::string MxuOp::ToString() const {
+  const char* dt = numerics == MxuNumerics::kBf16 ? "bf16" : "int8";
+  if (kind == Kind::kLoadWeights) return fmt::format("load_weights.{} k={} n={}", dt, k, n);
+  return fmt::format("matmul.{} m={} k={}{} acc_row={}{}", dt, m, k, swap_weights ? " swap" : "",
+                     acc_row, accumulate ? " accumulate" : "");
+}
+
+float MxuAccumulators::f32(int64_t row, int64_t col) const {
+  return std::bit_cast<float>(word(row, col));
+}
+
+int32_t MxuAccumulators::s32(int64_t row, int64_t col) const {
+  return static_cast<int32_t>(word(row, col));
+}
+
+void MxuAccumulators::EnsureRows(int64_t rows) {
+  if (rows <= rows_) return;
+  rows_ = rows;
+  words_.resize(rows_ * cols_, 0);
+}
+
+StatusOr<std::vector<MxuOpTiming>> MxuModel::Run(const std::vector<MxuOp>& ops) {
+  std::vector<MxuOpTiming> timings;
+  timings.reserve(ops.size());
+  for (const MxuOp& op : ops) {
+    TPUSIM_ASSIGN_OR_RETURN(MxuOpTiming t, Issue(op, Cycles(0)));
+    timings.push_back(t);
+  }
+  return timings;
+}
+
+StatusOr<std::unique_ptr<MxuModel>> CreateMxuModel(MxuModelKind kind,
+                                                   const MxuArrayConfig& config) {
+  TPUSIM_RETURN_IF_ERROR(config.Validate());
+  if (kind == MxuModelKind::kPe) return std::unique_ptr<MxuModel>(new MxuPeModel(config));
+  return std::unique_ptr<MxuModel>(new MxuFastModel(config));
+}
+
+}  // namespace tpusim::sim

@@ -1,0 +1,157 @@
+#include "sim/core/mxu_unit.h"
+
+#include <fmt/format.h>
+
+namespace tpusim::sim {
+
+StatusOr<std::unique_ptr<MxuUnit>> MxuUnit::Create(std::string path, int core, int index,
+                                                   const config::ChipConfig& config,
+                                                   MxuModelKind kind, DataPath* data,
+                                                   ErrorSink* errors, int unit_id,
+                                                   StatRegistry& stats) {
+  MxuArrayConfig array = MxuArrayConfig::FromConfig(config.core.mxu);
+  array.compute_values = data->values();
+  TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<MxuModel> model, CreateMxuModel(kind, array));
+  return std::unique_ptr<MxuUnit>(new MxuUnit(std::move(path), core, index, config,
+                                              std::move(model), data, errors, unit_id, stats));
+}
+
+MxuUnit::MxuUnit(std::string path, int core, int index, const config::ChipConfig& config,
+                 std::unique_ptr<MxuModel> model, DataPath* data, ErrorSink* errors, int unit_id,
+                 StatRegistry& stats)
+    : path_(std::move(path)),
+      core_(core),
+      index_(index),
+      pop_latency_(std::max<int64_t>(config.core.mxu.pop_latency_cycles, 0)),
+      model_(std::move(model)),
+      data_(data),
+      errors_(errors),
+      unit_id_(unit_id) {
+  single_buffer_ = config.core.mxu.weight_buffers == 1;
+  (void)index_;
+  StatGroup& g = stats.AddGroup(path_);
+  matmuls_ = g.Add("matmuls", StatUnit::kCount, "mxu.matmul instructions");
+  weight_loads_ = g.Add("weight_loads", StatUnit::kCount, "mxu.load_weights instructions");
+  pops_count_ = g.Add("pops", StatUnit::kCount, "mxu.pop instructions");
+  streaming_cycles_ =
+      g.Add("array_active_cycles", StatUnit::kCycles, "cycles an LHS row enters the array (sum M)");
+  busy_cycles_ = g.Add("busy_cycles", StatUnit::kCycles, "cycles any PE computes a valid row");
+  fill_drain_cycles_ =
+      g.Add("fill_drain_cycles", StatUnit::kCycles, "busy but not streaming: pipeline fill/drain");
+  weight_shift_cycles_ = g.Add("weight_shift_cycles", StatUnit::kCycles, "cycles shifting weights");
+  weight_stall_cycles_ = g.Add("weight_stall_cycles", StatUnit::kCycles,
+                               "cycles a latching matmul waited for its weights to finish loading");
+  pop_cycles_ = g.Add("pop_cycles", StatUnit::kCycles, "cycles the result path moves rows");
+  useful_macs_ = g.Add("useful_macs", StatUnit::kCount, "sum of M*K*N multiply-accumulates");
+  flop_ = g.Add("flop", StatUnit::kFlop, "2 * useful_macs");
+  vmem_read_ = g.Add("vmem_bytes_read", StatUnit::kBytes, "weights and LHS read from VMEM");
+  vmem_written_ = g.Add("vmem_bytes_written", StatUnit::kBytes, "pop results written to VMEM");
+}
+
+void MxuUnit::Step(Cycles now) {
+  // Pops whose rows have all reached VMEM.
+  while (!pops_.empty() && pops_.front().done <= now) {
+    PendingPop p = std::move(pops_.front());
+    pops_.pop();
+    Status st =
+        data_->values() ? data_->Pop(core_, p.cmd.inst, model_->accumulators()) : OkStatus();
+    if (!st.ok()) errors_->Report(now, unit_id_, InstructionError(core_, p.cmd, st));
+    reports_->Send(now, Report{Report::Kind::kDone, p.cmd.seq, now});
+  }
+  while (now >= pull_after_ && commands_.HasReady(now)) {
+    Command cmd = commands_.Pop(now);
+    reports_->Send(now, Report{Report::Kind::kStarted, cmd.seq, now});
+    const isa::Instruction& inst = cmd.inst;
+    if (inst.opcode == isa::Opcode::kMxuPop) {
+      auto o = inst.As<isa::op::MxuPop>();
+      Cycles start = now < pop_free_ ? pop_free_ : now;
+      pop_free_ = start + Cycles(o.m);
+      pops_.push(PendingPop{pop_free_ + Cycles(static_cast<uint64_t>(pop_latency_)), cmd});
+      pull_after_ = start;
+      pops_count_->Add(1);
+      pop_cycles_->Add(o.m);
+      vmem_written_->Add(o.m * o.n * static_cast<uint64_t>(isa::DTypeBytes(o.dtype)));
+      continue;
+    }
+    StatusOr<MxuOp> op = inst.opcode == isa::Opcode::kMxuLoadWeights
+                             ? data_->LoadWeightsOp(core_, inst, model_->config().compute_values)
+                             : data_->MatmulOp(core_, inst, model_->config().compute_values);
+    if (!op.ok()) {
+      errors_->Report(now, unit_id_, InstructionError(core_, cmd, op.status()));
+      return;
+    }
+    // The ISA requires a matmul's K and N to equal its tile's (the model would zero-pad K).
+    if (inst.opcode == isa::Opcode::kMxuLoadWeights) {
+      auto o = inst.As<isa::op::MxuLoadWeights>();
+      shadow_ = {static_cast<int64_t>(o.k), static_cast<int64_t>(o.n)};
+      if (single_buffer_) active_ = shadow_;
+    } else {
+      auto o = inst.As<isa::op::MxuMatmul>();
+      if (o.latch && !single_buffer_) active_ = shadow_;
+      if (active_.first < 0) {
+        errors_->Report(now, unit_id_,
+                        InstructionError(core_, cmd, InvalidArgument("no weights are active")));
+        return;
+      }
+      if (static_cast<int64_t>(o.k) != active_.first ||
+          static_cast<int64_t>(o.n) != active_.second) {
+        errors_->Report(now, unit_id_,
+                        InstructionError(core_, cmd,
+                                         InvalidArgument(fmt::format(
+                                             "k={} n={} but the active weights have K={} N={}", o.k,
+                                             o.n, active_.first, active_.second))));
+        return;
+      }
+    }
+    StatusOr<MxuOpTiming> t = model_->Issue(*op, now);
+    if (!t.ok()) {
+      errors_->Report(now, unit_id_, InstructionError(core_, cmd, t.status()));
+      return;
+    }
+    const uint64_t start = t->start.value();
+    if (inst.opcode == isa::Opcode::kMxuLoadWeights) {
+      auto o = inst.As<isa::op::MxuLoadWeights>();
+      weight_loads_->Add(1);
+      vmem_read_->Add(o.k * o.n * static_cast<uint64_t>(isa::DTypeBytes(o.dtype)));
+      activity_.shifting.emplace_back(start, t->unit_free.value());
+    } else {
+      auto o = inst.As<isa::op::MxuMatmul>();
+      matmuls_->Add(1);
+      vmem_read_->Add(o.m * o.k * static_cast<uint64_t>(isa::DTypeBytes(o.dtype)));
+      flop_->Add(2 * o.m * o.k * o.n);
+      activity_.streaming.emplace_back(start, start + o.m);
+      uint64_t ready = std::max(now.value(), matmul_free_.value());
+      if (o.latch && start > ready) {
+        activity_.waiting.emplace_back(ready, start);
+        weight_stall_cycles_->Add(start - ready);
+      }
+      matmul_free_ = t->unit_free;
+    }
+    // Reported one cycle after `done`, like every unit's completion (latency-1 report port).
+    reports_->Send(now, Report{Report::Kind::kDone, cmd.seq, t->done}, t->done - now);
+    pull_after_ = t->start;
+  }
+}
+
+Cycles MxuUnit::NextWork(Cycles now) const {
+  Cycles next = pops_.empty() ? kNever : pops_.front().done;
+  Cycles arrival = commands_.NextArrival();
+  if (arrival != kNever) {
+    Cycles take = arrival < pull_after_ ? pull_after_ : arrival;
+    if (take <= now) take = now + Cycles(1);
+    next = EarliestOf(next, take);
+  }
+  if (next <= now) next = now + Cycles(1);
+  return next;
+}
+
+void MxuUnit::Finish() {
+  const MxuCounters& c = model_->counters();
+  streaming_cycles_->Add(c.streaming_cycles);
+  busy_cycles_->Add(c.busy_cycles);
+  fill_drain_cycles_->Add(c.fill_drain_cycles);
+  weight_shift_cycles_->Add(c.weight_shift_cycles);
+  useful_macs_->Add(c.useful_macs);
+}
+
+}  // namespace tpusim::sim

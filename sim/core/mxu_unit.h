@@ -1,0 +1,111 @@
+// MxuUnit: one MXU of a TensorCore on the timeline. It takes mxu.load_weights / mxu.matmul /
+// mxu.pop commands from the sequencer in program order and drives the MXU array model (mxu_model.h,
+// PE-level or fast, `--mxu-model`) for the array's timing and values; mxu.pop runs on the MXU's
+// result path.
+//
+// Timing:
+//  * load_weights / matmul: MxuModel::Issue(op, earliest = arrival cycle) gives start, unit_free
+//  and
+//    done (mxu_model.h). The unit takes the next command once the previous one has started in the
+//    array (a one-deep staging slot; the queue itself holds kUnitQueueDepth commands). Completion
+//    is reported at `done` (load: the tile can be swapped in; matmul: all results are in the
+//    accumulators).
+//  * pop of M rows: the result path moves one accumulator row (C words) per cycle into the VPU and
+//  VMEM
+//    (assumption, matching TPU v1's "one 256-element partial sum per clock" [P S1 §2]), plus
+//    core.mxu.pop_latency_cycles: done = start + M + pop_latency. Its accumulator rows are
+//    scoreboarded by the sequencer, so the matmuls it reads have completed when it arrives.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <queue>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "config/chip_config.h"
+#include "sim/core/data_path.h"
+#include "sim/core/messages.h"
+#include "sim/core/mxu_model.h"
+#include "sim/engine/error_sink.h"
+#include "sim/engine/port.h"
+#include "sim/engine/stats.h"
+#include "sim/engine/unit.h"
+
+namespace tpusim::sim {
+
+/// Intervals [start, end) of an MXU's activity, for the core's stall attribution.
+struct MxuActivity {
+  std::vector<std::pair<uint64_t, uint64_t>> streaming;  // LHS rows entering the array
+  std::vector<std::pair<uint64_t, uint64_t>> shifting;   // weight rows shifting in
+  std::vector<std::pair<uint64_t, uint64_t>> waiting;    // a latch matmul waiting for its weights
+};
+
+class MxuUnit : public Unit {
+ public:
+  /// InvalidArgument if the MXU config does not validate.
+  static StatusOr<std::unique_ptr<MxuUnit>> Create(std::string path, int core, int index,
+                                                   const config::ChipConfig& config,
+                                                   MxuModelKind kind, DataPath* data,
+                                                   ErrorSink* errors, int unit_id,
+                                                   StatRegistry& stats);
+
+  Port<Command>& commands() { return commands_; }
+  void set_reports(Port<Report>* reports) { reports_ = reports; }
+
+  const std::string& path() const override { return path_; }
+  void Step(Cycles now) override;
+  Cycles NextWork(Cycles now) const override;
+
+  /// Copies the model's counters into the stats; call once after the run.
+  void Finish();
+  const MxuActivity& activity() const { return activity_; }
+  uint64_t useful_macs() { return model_->counters().useful_macs; }
+  const MxuAccumulators& accumulators() { return model_->accumulators(); }
+
+ private:
+  MxuUnit(std::string path, int core, int index, const config::ChipConfig& config,
+          std::unique_ptr<MxuModel> model, DataPath* data, ErrorSink* errors, int unit_id,
+          StatRegistry& stats);
+
+  struct PendingPop {
+    Cycles done;
+    Command cmd;
+  };
+
+  std::string path_;
+  int core_;
+  int index_;
+  int64_t pop_latency_;
+  std::unique_ptr<MxuModel> model_;
+  DataPath* data_;
+  ErrorSink* errors_;
+  int unit_id_;
+  Port<Command> commands_;
+  Port<Report>* reports_ = nullptr;
+  Cycles pull_after_{0};  // the next command is taken at or after this cycle
+  Cycles pop_free_{0};
+  Cycles matmul_free_{0};  // unit_free of the last matmul
+  std::queue<PendingPop> pops_;
+  bool single_buffer_ = false;                  // core.mxu.weight_buffers == 1
+  std::pair<int64_t, int64_t> shadow_{-1, -1};  // (K, N) of the shadow / active tiles
+  std::pair<int64_t, int64_t> active_{-1, -1};
+  MxuActivity activity_;
+
+  Counter* matmuls_;
+  Counter* weight_loads_;
+  Counter* pops_count_;
+  Counter* streaming_cycles_;
+  Counter* busy_cycles_;
+  Counter* fill_drain_cycles_;
+  Counter* weight_shift_cycles_;
+  Counter* weight_stall_cycles_;
+  Counter* pop_cycles_;
+  Counter* useful_macs_;
+  Counter* flop_;
+  Counter* vmem_read_;
+  Counter* vmem_written_;
+};
+
+}  // namespace tpusim::sim

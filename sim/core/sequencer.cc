@@ -1,0 +1,419 @@
+#include "sim/core/sequencer.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "isa/opcode.h"
+#include "sim/core/footprint.h"
+
+namespace tpusim::sim {
+namespace {
+
+StallCategory CategoryOf(isa::Opcode op) {
+  using isa::Opcode;
+  switch (op) {
+    case Opcode::kDmaHbmToVmem:
+    case Opcode::kDmaVmemToHbm:
+      return StallCategory::kHbmBound;
+    case Opcode::kDmaHostToHbm:
+    case Opcode::kDmaHbmToHost:
+      return StallCategory::kInputDataStall;
+    case Opcode::kDmaVmemToRemote:
+      return StallCategory::kIciBound;
+    case Opcode::kMxuPop:
+      return StallCategory::kVpuBound;
+    case Opcode::kSyncWait:
+    case Opcode::kSyncBarrier:
+      return StallCategory::kRawSyncStall;
+    default:
+      break;
+  }
+  switch (isa::Info(op).unit) {
+    case isa::Unit::kVpu:
+    case isa::Unit::kXlu:
+      return StallCategory::kVpuBound;
+    case isa::Unit::kIci:
+      return StallCategory::kIciBound;
+    default:
+      return StallCategory::kNonMatrix;
+  }
+}
+
+}  // namespace
+
+Sequencer::Sequencer(std::string path, int core, const isa::Program& program,
+                     const UnitTargets& targets, TransferNetwork::Connection arrivals,
+                     ErrorSink* errors, int unit_id, StatRegistry& stats, bool trace,
+                     std::vector<int> trace_tracks, std::vector<TraceEvent>* trace_events,
+                     uint64_t trace_limit, bool* trace_truncated)
+    : path_(std::move(path)),
+      core_(core),
+      program_(program),
+      code_(program.cores[core]),
+      reports_(targets.mxu.size() + targets.dma.size() + 3),
+      arrivals_(arrivals),
+      errors_(errors),
+      unit_id_(unit_id),
+      flags_(isa::kNumSyncFlags, 0),
+      trace_(trace),
+      trace_tracks_(std::move(trace_tracks)),
+      trace_events_(trace_events),
+      trace_limit_(trace_limit),
+      trace_truncated_(trace_truncated) {
+  for (Port<Command>* p : targets.mxu) targets_.push_back(p);
+  vpu_ = static_cast<int>(targets_.size());
+  targets_.push_back(targets.vpu);
+  xlu_ = static_cast<int>(targets_.size());
+  targets_.push_back(targets.xlu);
+  first_dma_ = static_cast<int>(targets_.size());
+  num_dma_ = static_cast<int>(targets.dma.size());
+  for (Port<Command>* p : targets.dma) targets_.push_back(p);
+  ici_ = static_cast<int>(targets_.size());
+  targets_.push_back(targets.ici);
+  TPUSIM_CHECK(targets_.size() == reports_.size());
+  credits_.assign(targets_.size(), kUnitQueueDepth);
+  outstanding_.assign(targets_.size(), 0);
+  profile_.resize(code_.instructions.size());
+  // Loop matching (the interpreter's Load rejects unmatched loops before a run starts).
+  loop_match_.assign(code_.instructions.size(), 0);
+  std::vector<size_t> open;
+  for (size_t i = 0; i < code_.instructions.size(); ++i) {
+    if (code_.instructions[i].opcode == isa::Opcode::kCtrlLoop) open.push_back(i);
+    if (code_.instructions[i].opcode == isa::Opcode::kCtrlEndLoop && !open.empty()) {
+      loop_match_[open.back()] = i;
+      open.pop_back();
+    }
+  }
+  StatGroup& g = stats.AddGroup(path_);
+  issued_ = g.Add("instructions", StatUnit::kCount, "instructions issued (loop iterations count)");
+  active_cycles_ = g.Add("issue_cycles", StatUnit::kCycles, "cycles issuing or ready to issue");
+  stall_sync_ = g.Add("sync_wait_cycles", StatUnit::kCycles, "cycles blocked in sync.wait");
+  stall_barrier_ = g.Add("barrier_cycles", StatUnit::kCycles, "cycles blocked in sync.barrier");
+  stall_scoreboard_ =
+      g.Add("scoreboard_stall_cycles", StatUnit::kCycles, "cycles blocked on a RAW/WAR/WAW region");
+  stall_queue_ = g.Add("queue_full_cycles", StatUnit::kCycles, "cycles blocked on a full queue");
+}
+
+void Sequencer::Fail(Cycles now, const std::string& message) {
+  std::string where = fmt::format("core {} instruction {}", core_, pc_);
+  if (pc_ < code_.instructions.size()) {
+    where = fmt::format("{} {}", where, isa::Mnemonic(code_.instructions[pc_].opcode));
+  }
+  errors_->Report(now, unit_id_, InvalidArgument(fmt::format("{}: {}", where, message)));
+  halted_ = true;
+  state_ = State::kHalted;
+}
+
+void Sequencer::Account(Cycles now) {
+  if (now <= last_account_) return;
+  uint64_t dt = (now - last_account_).value();
+  switch (state_) {
+    case State::kIssuing:
+      active_cycles_->Add(dt);
+      break;
+    case State::kSync:
+      stall_sync_->Add(dt);
+      break;
+    case State::kBarrier:
+      stall_barrier_->Add(dt);
+      break;
+    case State::kScoreboard:
+      stall_scoreboard_->Add(dt);
+      break;
+    case State::kQueueFull:
+      stall_queue_->Add(dt);
+      break;
+    case State::kHalted:
+      break;
+  }
+  last_account_ = now;
+}
+
+int Sequencer::TargetFor(const isa::Instruction& inst) const {
+  switch (isa::Info(inst.opcode).unit) {
+    case isa::Unit::kMxu: {
+      uint64_t m = inst.fields[isa::FieldIndex(inst.opcode, "mxu")];
+      return m < static_cast<uint64_t>(vpu_) ? static_cast<int>(m) : -1;
+    }
+    case isa::Unit::kVpu:
+      return vpu_;
+    case isa::Unit::kXlu:
+      return xlu_;
+    case isa::Unit::kIci:
+      return ici_;
+    case isa::Unit::kDma: {
+      int best = first_dma_;
+      for (int i = first_dma_; i < first_dma_ + num_dma_; ++i) {
+        if (outstanding_[i] < outstanding_[best]) best = i;
+      }
+      return best;
+    }
+    case isa::Unit::kScalar:
+      break;
+  }
+  return -1;
+}
+
+void Sequencer::AddScalar(int32_t pc, uint64_t issue, uint64_t done, StallCategory cat) {
+  InFlight f;
+  f.pc = pc;
+  f.category = cat;
+  f.issue = issue;
+  f.start = issue;
+  f.done_cycle = done;
+  f.done = true;
+  inflight_.emplace(next_seq_++, f);
+  ++profile_[pc].executions;
+  ++executed_;
+  issued_->Add(1);
+}
+
+void Sequencer::Retire() {
+  while (!inflight_.empty() && inflight_.begin()->second.done) {
+    const InFlight& f = inflight_.begin()->second;
+    uint64_t end = std::max(frontier_, f.done_cycle);
+    InstructionProfile& p = profile_[f.pc];
+    p.cycles += end - frontier_;
+    p.unit_cycles += f.done_cycle - f.issue;
+    if (end > frontier_) {
+      if (!segments_.empty() && segments_.back().category == f.category &&
+          segments_.back().end == frontier_) {
+        segments_.back().end = end;
+      } else {
+        segments_.push_back(RetireSegment{frontier_, end, f.category});
+      }
+    }
+    frontier_ = end;
+    if (trace_) {
+      if (trace_events_->size() < trace_limit_) {
+        TraceEvent e;
+        e.track = trace_tracks_[f.target >= 0 ? f.target : trace_tracks_.size() - 1];
+        e.start = f.target >= 0 ? f.start : f.issue;
+        e.end = std::max(f.done_cycle, e.start + 1);
+        e.pc = f.pc;
+        e.hlo_tag = code_.hlo_tag(static_cast<size_t>(f.pc));
+        e.name = isa::Mnemonic(code_.instructions[f.pc].opcode);
+        trace_events_->push_back(e);
+      } else {
+        *trace_truncated_ = true;
+      }
+    }
+    inflight_.erase(inflight_.begin());
+  }
+}
+
+void Sequencer::Step(Cycles now) {
+  Account(now);
+  for (size_t i = 0; i < reports_.size(); ++i) {
+    while (reports_[i].HasReady(now)) {
+      Report r = reports_[i].Pop(now);
+      auto it = inflight_.find(r.seq);
+      TPUSIM_CHECK(it != inflight_.end()) << "report for an unknown instruction";
+      if (r.kind == Report::Kind::kStarted) {
+        ++credits_[i];
+        it->second.start = r.cycle.value();
+        continue;
+      }
+      it->second.done = true;
+      it->second.done_cycle = std::max(r.cycle.value(), it->second.issue + 1);
+      scoreboard_.Remove(r.seq);
+      --outstanding_[i];
+      if (it->second.flag >= 0) {
+        uint32_t& v = flags_[it->second.flag];
+        if (v == 0xFFFFFFFFu) {
+          Fail(now, fmt::format("flag {} overflows 2^32-1", it->second.flag));
+        } else {
+          ++v;
+        }
+      }
+    }
+  }
+  while (arrivals_.done->HasReady(now)) {
+    TransferDone d = arrivals_.done->Pop(now);
+    uint32_t& v = flags_[d.tag % isa::kNumSyncFlags];
+    if (v == 0xFFFFFFFFu) {
+      Fail(now, fmt::format("flag {} overflows 2^32-1", d.tag));
+    } else {
+      ++v;
+    }
+  }
+  while (release_.HasReady(now)) {
+    release_.Pop(now);
+    TPUSIM_CHECK(in_barrier_);
+    in_barrier_ = false;
+    InFlight& f = inflight_.at(barrier_seq_);
+    f.done = true;
+    f.done_cycle = now.value() + 1;
+  }
+  Retire();
+
+  if (halted_) {
+    state_ = State::kHalted;
+    return;
+  }
+  if (in_barrier_) {
+    state_ = State::kBarrier;
+    return;
+  }
+  if (pc_ >= code_.instructions.size()) {
+    halted_ = true;  // running off the end is an implicit halt
+    state_ = State::kHalted;
+    return;
+  }
+  const isa::Instruction& inst = code_.instructions[pc_];
+  const int32_t pc = static_cast<int32_t>(pc_);
+  const uint64_t t = now.value();
+  state_ = State::kIssuing;
+  switch (inst.opcode) {
+    case isa::Opcode::kNop:
+      AddScalar(pc, t, t + 1, StallCategory::kNonMatrix);
+      ++pc_;
+      break;
+    case isa::Opcode::kCtrlHalt:
+      AddScalar(pc, t, t + 1, StallCategory::kNonMatrix);
+      halted_ = true;
+      break;
+    case isa::Opcode::kCtrlLoop: {
+      auto l = inst.As<isa::op::CtrlLoop>();
+      AddScalar(pc, t, t + 1, StallCategory::kNonMatrix);
+      if (l.count == 0) {
+        pc_ = loop_match_[pc_] + 1;
+      } else {
+        if (loops_.size() >= static_cast<size_t>(isa::kMaxLoopDepth)) {
+          Fail(now, fmt::format("loops nested deeper than {}", isa::kMaxLoopDepth));
+          return;
+        }
+        loops_.push_back({pc_ + 1, l.count});
+        ++pc_;
+      }
+      break;
+    }
+    case isa::Opcode::kCtrlEndLoop: {
+      AddScalar(pc, t, t + 1, StallCategory::kNonMatrix);
+      if (loops_.empty()) {
+        Fail(now, "ctrl.endloop without a matching ctrl.loop");
+        return;
+      }
+      if (--loops_.back().remaining > 0) {
+        pc_ = loops_.back().start;
+      } else {
+        loops_.pop_back();
+        ++pc_;
+      }
+      break;
+    }
+    case isa::Opcode::kSyncSignal: {
+      auto s = inst.As<isa::op::SyncSignal>();
+      uint64_t v = uint64_t{flags_[s.flag]} + s.value;
+      if (v > 0xFFFFFFFFull) {
+        Fail(now, fmt::format("flag {} overflows 2^32-1", s.flag));
+        return;
+      }
+      flags_[s.flag] = static_cast<uint32_t>(v);
+      AddScalar(pc, t, t + 1, StallCategory::kNonMatrix);
+      ++pc_;
+      break;
+    }
+    case isa::Opcode::kSyncWait: {
+      auto w = inst.As<isa::op::SyncWait>();
+      if (flags_[w.flag] < w.value) {
+        if (!waiting_) {
+          waiting_ = true;
+          wait_since_ = t;
+        }
+        state_ = State::kSync;
+        return;
+      }
+      flags_[w.flag] -= static_cast<uint32_t>(w.value);
+      AddScalar(pc, waiting_ ? wait_since_ : t, t + 1, StallCategory::kRawSyncStall);
+      waiting_ = false;
+      ++pc_;
+      break;
+    }
+    case isa::Opcode::kSyncBarrier: {
+      InFlight f;
+      f.pc = pc;
+      f.category = StallCategory::kRawSyncStall;
+      f.issue = t;
+      f.start = t;
+      barrier_seq_ = next_seq_++;
+      inflight_.emplace(barrier_seq_, f);
+      ++profile_[pc].executions;
+      ++executed_;
+      issued_->Add(1);
+      hub_->Send(now, SyncMessage{core_, inst.As<isa::op::SyncBarrier>().group, 0, inst});
+      in_barrier_ = true;
+      ++pc_;
+      break;
+    }
+    default: {
+      Footprint fp = InstructionFootprint(inst, core_, program_);
+      if (!scoreboard_.CanIssue(fp)) {
+        state_ = State::kScoreboard;
+        return;
+      }
+      int target = TargetFor(inst);
+      if (target < 0) {
+        Fail(now, fmt::format("mxu={} but the core has {} MXUs",
+                              inst.fields[isa::FieldIndex(inst.opcode, "mxu")], vpu_));
+        return;
+      }
+      if (credits_[target] == 0) {
+        state_ = State::kQueueFull;
+        return;
+      }
+      const uint64_t seq = next_seq_++;
+      targets_[target]->Send(now, Command{seq, pc, inst});
+      --credits_[target];
+      ++outstanding_[target];
+      scoreboard_.Add(seq, std::move(fp));
+      InFlight f;
+      f.pc = pc;
+      f.target = target;
+      f.category = CategoryOf(inst.opcode);
+      f.issue = t;
+      f.start = t;
+      if (isa::Info(inst.opcode).unit == isa::Unit::kDma) {
+        f.flag = static_cast<int>(inst.fields[isa::FieldIndex(inst.opcode, "flag")]);
+      }
+      inflight_.emplace(seq, f);
+      ++profile_[pc].executions;
+      ++executed_;
+      issued_->Add(1);
+      ++pc_;
+      break;
+    }
+  }
+  Retire();
+}
+
+Cycles Sequencer::NextWork(Cycles now) const {
+  Cycles next = EarliestOf(arrivals_.done->NextArrival(), release_.NextArrival());
+  for (const Port<Report>& p : reports_) next = EarliestOf(next, p.NextArrival());
+  if (!halted_ && state_ == State::kIssuing) next = EarliestOf(next, now + Cycles(1));
+  if (!halted_ && !in_barrier_ && pc_ >= code_.instructions.size()) {
+    next = EarliestOf(next, now + Cycles(1));
+  }
+  if (next <= now) next = now + Cycles(1);
+  return next;
+}
+
+std::string Sequencer::BlockedReason() const {
+  if (pc_ >= code_.instructions.size()) {
+    return fmt::format("core {} waits for {} in-flight instructions", core_, inflight_.size());
+  }
+  const isa::Instruction& inst = code_.instructions[pc_];
+  std::string s =
+      fmt::format("core {} waits at instruction {} {}", core_, pc_, isa::Mnemonic(inst.opcode));
+  if (inst.opcode == isa::Opcode::kSyncWait) {
+    auto w = inst.As<isa::op::SyncWait>();
+    s += fmt::format(" (flag {} is {}, needs {})", w.flag, flags_[w.flag], w.value);
+  }
+  if (in_barrier_) s = fmt::format("{} (in a barrier)", s);
+  return s;
+}
+
+void Sequencer::Finish(Cycles end) { Account(end); }
+
+}  // namespace tpusim::sim

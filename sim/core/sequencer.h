@@ -1,0 +1,152 @@
+// Sequencer: a TensorCore's in-order instruction issue (the scalar core). One instruction per
+// cycle: control (ctrl.loop/endloop/halt, nop) and sync (signal, wait, barrier) run here;
+// everything else is sent to its unit's queue once
+//   - its memory regions do not conflict with an in-flight instruction (scoreboard.h: RAW/WAR/WAW
+//   on
+//     VMEM/HBM/host ranges and accumulator rows), and
+//   - the unit's queue has room (credits, returned when the unit takes a command: kUnitQueueDepth).
+// sync.wait blocks issue until the flag reaches its value (flags rise when the core's DMAs
+// complete, when a remote DMA lands here, or by sync.signal). DMAs go to the engine with the fewest
+// commands outstanding (ties: the lowest index).
+//
+// Attribution (in-order retirement, as a CPU's top-down analysis): instruction instances retire in
+// program order; instance i retires at F_i = max(F_{i-1}, completion_i) and is charged F_i -
+// F_{i-1} cycles. The charges of a core sum to its cycle count, and each one goes to the
+// instruction the core was waiting for at that time. Scalar instructions complete one cycle after
+// they issue.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "isa/program.h"
+#include "sim/chip/transfer_network.h"
+#include "sim/core/messages.h"
+#include "sim/core/scoreboard.h"
+#include "sim/engine/error_sink.h"
+#include "sim/engine/port.h"
+#include "sim/engine/stats.h"
+#include "sim/engine/unit.h"
+#include "sim/sim_result.h"
+
+namespace tpusim::sim {
+
+/// The queues a sequencer issues to. Index order: mxus, vpu, xlu, dmas, ici.
+struct UnitTargets {
+  std::vector<Port<Command>*> mxu;
+  Port<Command>* vpu = nullptr;
+  Port<Command>* xlu = nullptr;
+  std::vector<Port<Command>*> dma;
+  Port<Command>* ici = nullptr;
+};
+
+/// A retired instance's attribution segment [start, end) and its category (before the MXU overlay).
+struct RetireSegment {
+  uint64_t start;
+  uint64_t end;
+  StallCategory category;
+};
+
+class Sequencer : public Unit {
+ public:
+  Sequencer(std::string path, int core, const isa::Program& program, const UnitTargets& targets,
+            TransferNetwork::Connection arrivals, ErrorSink* errors, int unit_id,
+            StatRegistry& stats, bool trace, std::vector<int> trace_tracks,
+            std::vector<TraceEvent>* trace_events, uint64_t trace_limit, bool* trace_truncated);
+
+  /// The report port of target `i` (the order of UnitTargets) — the unit sends to it.
+  Port<Report>& reports(int i) { return reports_[i]; }
+  Port<SyncMessage>& barrier_release() { return release_; }
+  void set_hub(Port<SyncMessage>* hub) { hub_ = hub; }
+
+  const std::string& path() const override { return path_; }
+  void Step(Cycles now) override;
+  Cycles NextWork(Cycles now) const override;
+
+  /// Halted with every instruction retired.
+  bool finished() const { return halted_ && inflight_.empty(); }
+  /// Why a core that is not finished is stuck (for the deadlock message).
+  std::string BlockedReason() const;
+  Cycles end() const { return Cycles(frontier_); }
+  const std::vector<InstructionProfile>& profile() const { return profile_; }
+  const std::vector<RetireSegment>& segments() const { return segments_; }
+  const std::vector<uint32_t>& flags() const { return flags_; }
+  uint64_t executed() const { return executed_; }
+  /// Adds the stall/active interval up to `end` to the stats; call once after the run.
+  void Finish(Cycles end);
+
+ private:
+  enum class State { kIssuing, kSync, kBarrier, kScoreboard, kQueueFull, kHalted };
+  struct InFlight {
+    int32_t pc = 0;
+    int target = -1;  // -1: scalar (sequencer track)
+    int flag = -1;    // DMA: the flag to bump on completion
+    StallCategory category = StallCategory::kNonMatrix;
+    uint64_t issue = 0;
+    uint64_t start = 0;
+    uint64_t done_cycle = 0;
+    bool done = false;
+  };
+
+  void Retire();
+  void Account(Cycles now);
+  int TargetFor(const isa::Instruction& inst) const;
+  void AddScalar(int32_t pc, uint64_t issue, uint64_t done, StallCategory cat);
+  void Fail(Cycles now, const std::string& message);
+
+  std::string path_;
+  int core_;
+  const isa::Program& program_;
+  const isa::CoreProgram& code_;
+  std::vector<Port<Command>*> targets_;
+  std::vector<int> credits_;
+  std::vector<int> outstanding_;  // per target (DMA choice)
+  int first_dma_ = 0, num_dma_ = 0, vpu_ = 0, xlu_ = 0, ici_ = 0;
+  std::vector<Port<Report>> reports_;
+  TransferNetwork::Connection arrivals_;
+  Port<SyncMessage> release_;
+  Port<SyncMessage>* hub_ = nullptr;
+  ErrorSink* errors_;
+  int unit_id_;
+
+  size_t pc_ = 0;
+  struct Loop {
+    size_t start;
+    uint64_t remaining;
+  };
+  std::vector<Loop> loops_;
+  std::vector<size_t> loop_match_;
+  std::vector<uint32_t> flags_;
+  bool halted_ = false;
+  bool in_barrier_ = false;
+  uint64_t barrier_seq_ = 0;
+  uint64_t wait_since_ = 0;
+  bool waiting_ = false;
+  uint64_t next_seq_ = 0;
+  Scoreboard scoreboard_;
+  std::map<uint64_t, InFlight> inflight_;
+  uint64_t frontier_ = 0;
+  uint64_t executed_ = 0;
+  std::vector<InstructionProfile> profile_;
+  std::vector<RetireSegment> segments_;
+
+  State state_ = State::kIssuing;
+  Cycles last_account_{0};
+
+  bool trace_;
+  std::vector<int> trace_tracks_;  // per target, then the sequencer's own track last
+  std::vector<TraceEvent>* trace_events_;
+  uint64_t trace_limit_;
+  bool* trace_truncated_;
+
+  Counter* issued_;
+  Counter* active_cycles_;
+  Counter* stall_sync_;
+  Counter* stall_barrier_;
+  Counter* stall_scoreboard_;
+  Counter* stall_queue_;
+};
+
+}  // namespace tpusim::sim

@@ -1,0 +1,207 @@
+#include "sim/core/tensor_core.h"
+
+#include <algorithm>
+
+#include "sim/core/footprint.h"
+#include "sim/core/vpu_cost.h"
+
+namespace tpusim::sim {
+namespace {
+
+using Intervals = std::vector<std::pair<uint64_t, uint64_t>>;
+
+// Sorted, disjoint union of intervals, with prefix lengths for overlap queries.
+struct Union {
+  Intervals iv;
+  std::vector<uint64_t> prefix;  // prefix[i] = total length of iv[0..i)
+  explicit Union(Intervals in) {
+    std::sort(in.begin(), in.end());
+    for (auto [s, e] : in) {
+      if (e <= s) continue;
+      if (!iv.empty() && s <= iv.back().second) {
+        iv.back().second = std::max(iv.back().second, e);
+      } else {
+        iv.emplace_back(s, e);
+      }
+    }
+    prefix.assign(iv.size() + 1, 0);
+    for (size_t i = 0; i < iv.size(); ++i) prefix[i + 1] = prefix[i] + iv[i].second - iv[i].first;
+  }
+  // Length of [0, t) covered.
+  uint64_t Covered(uint64_t t) const {
+    auto it = std::upper_bound(iv.begin(), iv.end(), std::make_pair(t, UINT64_MAX));
+    size_t i = static_cast<size_t>(it - iv.begin());
+    if (i == 0) return 0;
+    uint64_t c = prefix[i - 1];
+    const auto& last = iv[i - 1];
+    return c + (std::min(t, last.second) - last.first);
+  }
+  uint64_t Overlap(uint64_t s, uint64_t e) const { return Covered(e) - Covered(s); }
+};
+
+Intervals Concat(const Intervals& a, const Intervals& b) {
+  Intervals r = a;
+  r.insert(r.end(), b.begin(), b.end());
+  return r;
+}
+
+// FLOP and bytes one execution of `inst` accounts for (report per instruction / per HLO op).
+std::pair<uint64_t, uint64_t> Work(const isa::Instruction& inst, const config::ChipConfig& config,
+                                   int core, const isa::Program& program) {
+  switch (isa::Info(inst.opcode).unit) {
+    case isa::Unit::kMxu:
+      if (inst.opcode == isa::Opcode::kMxuMatmul) {
+        auto o = inst.As<isa::op::MxuMatmul>();
+        return {2 * o.m * o.k * o.n, o.m * o.k * static_cast<uint64_t>(isa::DTypeBytes(o.dtype))};
+      }
+      if (inst.opcode == isa::Opcode::kMxuLoadWeights) {
+        auto o = inst.As<isa::op::MxuLoadWeights>();
+        return {0, o.k * o.n * static_cast<uint64_t>(isa::DTypeBytes(o.dtype))};
+      } else {
+        auto o = inst.As<isa::op::MxuPop>();
+        return {0, o.m * o.n * static_cast<uint64_t>(isa::DTypeBytes(o.dtype))};
+      }
+    case isa::Unit::kVpu:
+    case isa::Unit::kXlu: {
+      VectorCost c = VectorInstructionCost(inst, config.core.vpu, config.core.vmem_bytes_per_cycle);
+      return {c.flop, c.vmem_bytes_read + c.vmem_bytes_written};
+    }
+    case isa::Unit::kDma: {
+      auto f = [&](const char* n) { return inst.fields[isa::FieldIndex(inst.opcode, n)]; };
+      return {0, f("n0") * f("n1") * f("n2") * f("elem_bytes")};
+    }
+    case isa::Unit::kIci: {
+      Footprint fp = InstructionFootprint(inst, core, program);
+      uint64_t b = 0;
+      for (const Region& r : fp.reads) b += r.hi - r.lo;
+      return {0, b};
+    }
+    case isa::Unit::kScalar:
+      break;
+  }
+  return {0, 0};
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<TensorCore>> TensorCore::Create(int core, const CoreContext& ctx,
+                                                         int* next_unit_id) {
+  const config::ChipConfig& config = *ctx.config;
+  std::unique_ptr<TensorCore> tc(new TensorCore());
+  tc->core_ = core;
+  tc->config_ = ctx.config;
+  const int per_chip = static_cast<int>(config.tensorcores);
+  tc->path_ = "chip" + std::to_string(core / per_chip) + ".core" + std::to_string(core % per_chip);
+  StatRegistry& stats = *ctx.stats;
+
+  UnitTargets targets;
+  for (int m = 0; m < config.core.mxu.count; ++m) {
+    TPUSIM_ASSIGN_OR_RETURN(
+        std::unique_ptr<MxuUnit> mxu,
+        MxuUnit::Create(tc->path_ + ".mxu" + std::to_string(m), core, m, config, ctx.mxu_model,
+                        ctx.data, ctx.errors, (*next_unit_id)++, stats));
+    targets.mxu.push_back(&mxu->commands());
+    tc->mxus_.push_back(std::move(mxu));
+  }
+  tc->vpu_ = std::make_unique<VectorUnit>(tc->path_ + ".vpu", core, config, ctx.data, ctx.errors,
+                                          (*next_unit_id)++, stats);
+  tc->xlu_ = std::make_unique<VectorUnit>(tc->path_ + ".xlu", core, config, ctx.data, ctx.errors,
+                                          (*next_unit_id)++, stats);
+  targets.vpu = &tc->vpu_->commands();
+  targets.xlu = &tc->xlu_->commands();
+  const Cycles issue(static_cast<uint64_t>(std::max<int64_t>(config.core.dma_issue_cycles, 1)));
+  for (int d = 0; d < std::max<int64_t>(config.core.dma_engines, 1); ++d) {
+    tc->dmas_.push_back(std::make_unique<DmaEngine>(
+        tc->path_ + ".dma" + std::to_string(d), core, ctx.interconnect, ctx.network, issue,
+        ctx.local_copy[core], ctx.arrival_conns, ctx.data, ctx.errors, (*next_unit_id)++, stats));
+    targets.dma.push_back(&tc->dmas_.back()->commands());
+  }
+  tc->ici_ =
+      std::make_unique<CollectiveUnit>(tc->path_ + ".ici", core, *ctx.program, ctx.interconnect,
+                                       ctx.network, issue, ctx.errors, (*next_unit_id)++, stats);
+  targets.ici = &tc->ici_->commands();
+
+  // Trace tracks: one per target in the sequencer's order, then the sequencer itself.
+  std::vector<int> tracks;
+  if (ctx.trace) {
+    std::vector<std::string> names;
+    for (int m = 0; m < config.core.mxu.count; ++m) names.push_back("mxu" + std::to_string(m));
+    names.push_back("vpu");
+    names.push_back("xlu");
+    for (size_t d = 0; d < tc->dmas_.size(); ++d) names.push_back("dma" + std::to_string(d));
+    names.push_back("ici");
+    names.push_back("sequencer");
+    for (size_t i = 0; i < names.size(); ++i) {
+      tracks.push_back(static_cast<int>(ctx.trace_tracks->size()));
+      ctx.trace_tracks->push_back(TraceTrack{core, static_cast<int>(i), tc->path_, names[i]});
+    }
+  } else {
+    tracks.assign(targets.mxu.size() + targets.dma.size() + 4, 0);
+  }
+  tc->sequencer_ = std::make_unique<Sequencer>(
+      tc->path_ + ".sequencer", core, *ctx.program, targets, ctx.arrivals[core], ctx.errors,
+      (*next_unit_id)++, stats, ctx.trace, tracks, ctx.trace_events, ctx.trace_limit,
+      ctx.trace_truncated);
+  Sequencer& seq = *tc->sequencer_;
+  int i = 0;
+  for (auto& m : tc->mxus_) m->set_reports(&seq.reports(i++));
+  tc->vpu_->set_reports(&seq.reports(i++));
+  tc->xlu_->set_reports(&seq.reports(i++));
+  for (auto& d : tc->dmas_) d->set_reports(&seq.reports(i++));
+  tc->ici_->set_reports(&seq.reports(i++));
+  return tc;
+}
+
+std::vector<Unit*> TensorCore::units() {
+  std::vector<Unit*> u{sequencer_.get()};
+  for (auto& m : mxus_) u.push_back(m.get());
+  u.push_back(vpu_.get());
+  u.push_back(xlu_.get());
+  for (auto& d : dmas_) u.push_back(d.get());
+  u.push_back(ici_.get());
+  return u;
+}
+
+CoreResult TensorCore::Finish(Cycles end, const isa::Program& program) {
+  sequencer_->Finish(end);
+  CoreResult r;
+  r.core = core_;
+  r.path = path_;
+  r.cycles = sequencer_->end();
+  r.instructions = sequencer_->profile();
+  const isa::CoreProgram& code = program.cores[core_];
+  for (size_t pc = 0; pc < r.instructions.size(); ++pc) {
+    InstructionProfile& p = r.instructions[pc];
+    if (p.executions == 0) continue;
+    auto [flop, bytes] = Work(code.instructions[pc], *config_, core_, program);
+    p.flop = flop * p.executions;
+    p.bytes = bytes * p.executions;
+    if (code.instructions[pc].opcode == isa::Opcode::kMxuMatmul) {
+      r.mxu_flop += p.flop;
+    } else {
+      r.vpu_flop += p.flop;
+    }
+  }
+  Intervals stream, shift, wait;
+  for (auto& m : mxus_) {
+    m->Finish();
+    r.useful_macs += m->useful_macs();
+    const MxuActivity& a = m->activity();
+    stream.insert(stream.end(), a.streaming.begin(), a.streaming.end());
+    shift.insert(shift.end(), a.shifting.begin(), a.shifting.end());
+    wait.insert(wait.end(), a.waiting.begin(), a.waiting.end());
+  }
+  Union u1(stream), u2(Concat(stream, shift)), u3(Concat(Concat(stream, shift), wait));
+  for (const RetireSegment& s : sequencer_->segments()) {
+    uint64_t a = u1.Overlap(s.start, s.end);
+    uint64_t b = u2.Overlap(s.start, s.end) - a;
+    uint64_t c = u3.Overlap(s.start, s.end) - a - b;
+    r.stalls[static_cast<int>(StallCategory::kArrayActive)] += a;
+    r.stalls[static_cast<int>(StallCategory::kWeightShift)] += b;
+    r.stalls[static_cast<int>(StallCategory::kWeightStall)] += c;
+    r.stalls[static_cast<int>(s.category)] += (s.end - s.start) - a - b - c;
+  }
+  return r;
+}
+
+}  // namespace tpusim::sim

@@ -1,0 +1,74 @@
+// TensorCore: the construction and wiring of one core's units — the sequencer, core.mxu.count MXUs,
+// the VPU, the XLU, core.dma.engines DMA engines and the ICI collective unit — and, after a run,
+// the per-core attribution (where each cycle went: sim_result.h StallCategory).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config/chip_config.h"
+#include "isa/program.h"
+#include "sim/chip/interconnect.h"
+#include "sim/chip/transfer_network.h"
+#include "sim/core/collective_unit.h"
+#include "sim/core/data_path.h"
+#include "sim/core/dma_engine.h"
+#include "sim/core/mxu_unit.h"
+#include "sim/core/sequencer.h"
+#include "sim/core/vector_unit.h"
+#include "sim/engine/error_sink.h"
+#include "sim/engine/stats.h"
+#include "sim/sim_result.h"
+
+namespace tpusim::sim {
+
+/// What a core needs from the system it is built into.
+struct CoreContext {
+  const config::ChipConfig* config = nullptr;
+  const isa::Program* program = nullptr;
+  MxuModelKind mxu_model = MxuModelKind::kFast;
+  DataPath* data = nullptr;
+  ErrorSink* errors = nullptr;
+  TransferNetwork* network = nullptr;
+  const Interconnect* interconnect = nullptr;
+  StatRegistry* stats = nullptr;
+  std::vector<int> arrival_conns;  // per global core: its sequencer's network connection id
+  std::vector<TransferNetwork::Connection> arrivals;  // per global core
+  std::vector<int> local_copy;  // per global core: the VMEM-to-VMEM copy resource
+  bool trace = false;
+  uint64_t trace_limit = 0;
+  std::vector<TraceTrack>* trace_tracks = nullptr;
+  std::vector<TraceEvent>* trace_events = nullptr;
+  bool* trace_truncated = nullptr;
+};
+
+class TensorCore {
+ public:
+  /// `core` is the global core id; unit ids for error ordering start at `*next_unit_id`.
+  static StatusOr<std::unique_ptr<TensorCore>> Create(int core, const CoreContext& ctx,
+                                                      int* next_unit_id);
+
+  /// Every unit of the core, in a fixed order.
+  std::vector<Unit*> units();
+  Sequencer& sequencer() { return *sequencer_; }
+  CollectiveUnit& ici() { return *ici_; }
+  std::vector<std::unique_ptr<MxuUnit>>& mxus() { return mxus_; }
+  const std::string& path() const { return path_; }
+
+  /// After the run: finishes the units' stats and returns the core's attribution.
+  CoreResult Finish(Cycles end, const isa::Program& program);
+
+ private:
+  TensorCore() = default;
+  int core_ = 0;
+  std::string path_;
+  const config::ChipConfig* config_ = nullptr;
+  std::unique_ptr<Sequencer> sequencer_;
+  std::vector<std::unique_ptr<MxuUnit>> mxus_;
+  std::unique_ptr<VectorUnit> vpu_, xlu_;
+  std::vector<std::unique_ptr<DmaEngine>> dmas_;
+  std::unique_ptr<CollectiveUnit> ici_;
+};
+
+}  // namespace tpusim::sim

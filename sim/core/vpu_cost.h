@@ -1,0 +1,38 @@
+// The cycle cost of one VPU / XLU instruction: the one place this formula lives.
+#pragma once
+
+#include <cstdint>
+
+#include "config/chip_config.h"
+#include "isa/instruction.h"
+
+namespace tpusim::sim {
+
+/// When a vector instruction occupies its unit and when its result is ready, relative to its start.
+struct VectorCost {
+  uint64_t occupancy = 1;  // cycles until the unit accepts the next instruction (>= 1)
+  uint64_t latency = 1;    // cycles from start until the result is in VMEM (>= occupancy)
+  uint64_t elements = 0;   // elements produced (for stats)
+  uint64_t flop = 0;  // arithmetic operations (1 per element for arithmetic, 0 for data movement)
+  uint64_t vmem_bytes_read = 0;
+  uint64_t vmem_bytes_written = 0;
+};
+
+/// Cost of `inst` (a kVpu or kXlu instruction) on a VPU of `vpu.lanes` x `vpu.sublanes` with VMEM
+/// port bandwidth `vmem_bytes_per_cycle` (0 = unlimited).
+///
+/// Derivation: the VPU works on vregs of T = lanes * sublanes 32-bit elements (8 x 128 on TPU v2+
+/// [P S7, S9]) and issues `ops_per_cycle` vreg operations per cycle, each taking the latency of its
+/// class (ALU 2 cycles for vadd.8x128.f32 [P S9]; transcendental, divide/sqrt and XLU transpose
+/// latencies are config keys). An op over E elements is ceil(E / T) vreg ops, issued back to back:
+///     occupancy = max(ceil(ceil(E / T) / ops_per_cycle), ceil(vmem_bytes / vmem_bytes_per_cycle))
+///     latency   = class_latency + occupancy - 1
+/// i.e. the last vreg op issues at occupancy - 1 and finishes class_latency cycles later.
+/// vmem_bytes = bytes read + bytes written (the VMEM port is the other possible limit). Reductions
+/// along lanes (or all) add a cross-lane tree of ceil(log2(lanes)) ALU stages to the latency
+/// (assumption: Google has not published the reduction unit's timing). Data movement (copy, fill,
+/// iota, broadcast, select, convert) uses the ALU class.
+VectorCost VectorInstructionCost(const isa::Instruction& inst, const config::VpuConfig& vpu,
+                                 int64_t vmem_bytes_per_cycle);
+
+}  // namespace tpusim::sim

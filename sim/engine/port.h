@@ -1,0 +1,87 @@
+// Port<T>: a point-to-point, latency >= 1, bounded queue of messages from one sender unit to one
+// receiver unit (SST's Link). Messages sent at cycle t with latency L (plus an optional extra
+// delay) are delivered at t + L + extra; they come out in delivery order, ties in send order.
+//
+// Order independence: a message sent at t is never visible at t. The capacity check counts a
+// message the receiver popped during the current cycle as still occupying its slot until the next
+// cycle, so whether the receiver was stepped before or after the sender in cycle t does not change
+// CanSend(t).
+#pragma once
+
+#include <cstdint>
+#include <queue>
+#include <vector>
+
+#include "common/check.h"
+#include "common/units.h"
+#include "sim/engine/unit.h"
+
+namespace tpusim::sim {
+
+template <typename T>
+class Port {
+ public:
+  /// latency: cycles from Send to delivery, >= 1. capacity: messages in flight plus queued (>= 1).
+  explicit Port(Cycles latency = Cycles(1), uint64_t capacity = UINT64_MAX)
+      : latency_(latency), capacity_(capacity) {
+    TPUSIM_CHECK(latency.value() >= 1) << "a port needs latency >= 1 cycle";
+    TPUSIM_CHECK(capacity >= 1);
+  }
+
+  Cycles latency() const { return latency_; }
+
+  /// True if a message may be sent at `now` without exceeding the capacity.
+  bool CanSend(Cycles now) const {
+    uint64_t occupied = heap_.size() + (pop_cycle_ == now ? pops_this_cycle_ : 0);
+    return occupied < capacity_;
+  }
+
+  /// Sends `msg`, delivered at now + latency + extra. The caller checked CanSend.
+  void Send(Cycles now, T msg, Cycles extra = Cycles(0)) {
+    TPUSIM_CHECK(CanSend(now)) << "port over capacity";
+    heap_.push(Entry{now + latency_ + extra, next_seq_++, std::move(msg)});
+  }
+
+  /// True if a message is delivered at or before `now`.
+  bool HasReady(Cycles now) const { return !heap_.empty() && heap_.top().deliver <= now; }
+
+  /// The first delivered message (HasReady must hold).
+  const T& Front() const { return heap_.top().msg; }
+
+  /// Removes and returns the first delivered message (HasReady must hold).
+  T Pop(Cycles now) {
+    TPUSIM_CHECK(HasReady(now));
+    T msg = std::move(const_cast<Entry&>(heap_.top()).msg);
+    heap_.pop();
+    if (pop_cycle_ != now) {
+      pop_cycle_ = now;
+      pops_this_cycle_ = 0;
+    }
+    ++pops_this_cycle_;
+    return msg;
+  }
+
+  /// Delivery cycle of the earliest message, or kNever.
+  Cycles NextArrival() const { return heap_.empty() ? kNever : heap_.top().deliver; }
+
+  bool empty() const { return heap_.empty(); }
+  uint64_t size() const { return heap_.size(); }
+
+ private:
+  struct Entry {
+    Cycles deliver;
+    uint64_t seq;
+    T msg;
+    bool operator>(const Entry& o) const {
+      return deliver != o.deliver ? deliver > o.deliver : seq > o.seq;
+    }
+  };
+  Cycles latency_;
+  uint64_t capacity_;
+  uint64_t next_seq_ = 0;
+  Cycles pop_cycle_ = kNever;
+  uint64_t pops_this_cycle_ = 0;
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> heap_;
+};
+
+}  // namespace tpusim::sim

@@ -1,0 +1,110 @@
+// SimResult: everything one simulation run produces — the cycle count, the final memories (to
+// compare with isa::Interpreter), the stat registry, and the per-core / per-instruction attribution
+// the report writers (sim/report/) turn into JSON, CSV, a table and a Perfetto trace.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/units.h"
+#include "sim/core/machine_state.h"
+#include "sim/engine/stats.h"
+
+namespace tpusim::sim {
+
+/// Where each cycle of a core's run went: TPU v1's performance-counter categories (ISCA 2017 §7,
+/// Table 3: array active, weight stall, weight shift, non-matrix, RAW stall, input data stall) plus
+/// the HBM-, ICI- and VPU-bound split of the non-matrix time. The categories partition [0, core
+/// end):
+///  1. array_active: some MXU of the core streams LHS rows (a matmul's M cycles).
+///  2. weight_shift: no MXU streams, some MXU shifts a weight tile in (exposed weight load).
+///  3. weight_stall: no MXU streams or shifts, some MXU holds a matmul waiting for its weights.
+///  Otherwise the MXUs are idle, and the cycle goes to the oldest unfinished instruction of the
+///  core (the one in-order retirement waits for):
+///  4. hbm_bound: an HBM <-> VMEM DMA.           5. input_data_stall: a host <-> HBM DMA (PCIe).
+///  6. ici_bound: a remote DMA or a collective.  7. vpu_bound: a VPU / XLU instruction or an
+///  mxu.pop.
+///  8. raw_sync_stall: sync.wait / sync.barrier (waiting on another core or flag).
+///  9. non_matrix: anything else (sequencer issue of scalar instructions, matmul fill/drain tails).
+enum class StallCategory : int {
+  kArrayActive,
+  kWeightShift,
+  kWeightStall,
+  kHbmBound,
+  kInputDataStall,
+  kIciBound,
+  kVpuBound,
+  kRawSyncStall,
+  kNonMatrix,
+};
+inline constexpr int kNumStallCategories = 9;
+/// "array_active", "weight_shift", ... (the JSON keys).
+const char* StallCategoryName(StallCategory c);
+
+/// Per static instruction (core, index) totals over all its executions.
+struct InstructionProfile {
+  uint64_t executions = 0;
+  uint64_t cycles = 0;  // cycles attributed by in-order retirement (sum over a core = its cycles)
+  uint64_t unit_cycles = 0;  // sum of (complete - issue) over executions
+  uint64_t flop = 0;         // MXU: 2*M*K*N per execution; VPU: 1 per arithmetic element
+  uint64_t bytes = 0;        // bytes moved: DMA/ICI bytes, VPU/MXU VMEM bytes read + written
+};
+
+struct CoreResult {
+  int core = 0;      // global core id
+  std::string path;  // "chip0.core1"
+  Cycles cycles;     // cycle at which the core's last instruction completed
+  std::array<uint64_t, kNumStallCategories> stalls{};
+  std::vector<InstructionProfile> instructions;  // indexed like CoreProgram::instructions
+  uint64_t mxu_flop = 0;
+  uint64_t vpu_flop = 0;
+  uint64_t useful_macs = 0;  // sum over the core's MXUs of M*K*N
+};
+
+/// One Perfetto / Chrome trace track (a unit of a core) and one "X" event on it.
+struct TraceTrack {
+  int pid = 0;  // global core id (chip * tensorcores + core); system-level units use pid = cores
+  int tid = 0;
+  std::string process;  // "chip0.core1"
+  std::string name;     // "mxu0", "vpu", "dma1", ...
+};
+struct TraceEvent {
+  int track = 0;  // index into SimResult::trace_tracks
+  uint64_t start = 0;
+  uint64_t end = 0;  // > start
+  int32_t pc = 0;
+  int32_t hlo_tag = -1;
+  std::string_view name;  // the mnemonic (static storage)
+};
+
+struct SimResult {
+  Cycles cycles;  // the run's length: the last event on the timeline
+  double clock_hz = 0;
+  std::string config_name;
+  double peak_flops_per_s = 0;  // all simulated cores: tensorcores * chips (used) * per-core peak
+  double hbm_bytes_per_s = 0;   // configured, all chips
+  int64_t mxu_rows = 0, mxu_cols = 0, mxus_per_core = 0;
+  uint64_t events = 0;  // engine event cycles (for benchmarks)
+  uint64_t instructions_executed = 0;
+
+  MachineState final_state;  // memories after the run
+  std::shared_ptr<const StatRegistry> stats;
+  std::vector<CoreResult> cores;
+  std::vector<std::string> ici_links;   // stat paths of the ICI link directions
+  std::vector<std::string> hbm_paths;   // stat paths of the HBM servers
+  std::vector<std::string> host_paths;  // stat paths of the host links
+  std::vector<std::string> hlo_names;   // the program's HLO tags
+
+  std::vector<TraceTrack> trace_tracks;
+  std::vector<TraceEvent> trace_events;
+  bool trace_truncated = false;
+
+  double seconds() const {
+    return clock_hz > 0 ? static_cast<double>(cycles.value()) / clock_hz : 0;
+  }
+};
+
+}  // namespace tpusim::sim

@@ -1,0 +1,60 @@
+// Simulator: the API the `tpusim` command calls to run an isa::Program on a chip config, cycle by
+// cycle.
+//
+//   sim::Simulator sim(config, {.mxu_model = sim::MxuModelKind::kFast, .trace = true});
+//   StatusOr<sim::SimResult> r = sim.Run(program);          // or Run(program, extra initial
+//   segments) sim::WriteReportJson("out.json", *r, program);           // sim/report/
+//
+// Cores 0..n-1 of the program run on global cores 0..n-1 (chip = core / chip.tensorcores), all on
+// one timeline of core-clock cycles (sim/engine/engine.h). The final memories equal
+// isa::Interpreter's for the same program (sim/run_and_check.h compares them).
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "common/units.h"
+#include "config/chip_config.h"
+#include "isa/program.h"
+#include "sim/core/mxu_model.h"
+#include "sim/engine/engine.h"
+#include "sim/sim_result.h"
+
+namespace tpusim::sim {
+
+struct SimOptions {
+  MxuModelKind mxu_model = MxuModelKind::kFast;  // --mxu-model fast|pe
+  Cycles max_cycles{uint64_t{1} << 50};          // --max-cycles: ResourceExhausted past it
+  bool compute_values = true;  // false (--timing-only): no data effects, no MXU values; memory
+                               // addresses are then not checked at run time (run the verifier)
+  bool trace = false;          // record the Perfetto trace events
+  uint64_t trace_max_events = 4'000'000;       // further events are dropped (trace_truncated)
+  StepOrder step_order = StepOrder::kForward;  // tests: prove the result does not depend on it
+  uint64_t step_seed = 1;
+};
+
+/// "fast" or "pe" (the --mxu-model values); InvalidArgument naming the accepted values otherwise.
+StatusOr<MxuModelKind> ParseMxuModelKind(std::string_view name);
+
+class Simulator {
+ public:
+  Simulator(const config::ChipConfig& config, SimOptions options = {})
+      : config_(config), options_(options) {}
+
+  /// Runs `program` from its data segments, then `initial` (more segments, written in order on top)
+  /// until every core has halted and every instruction has completed. Errors:
+  ///  - InvalidArgument: a program that does not fit the system or is malformed, a runtime error
+  ///    (out-of-bounds address, mismatched collective, ...) naming core, instruction and mnemonic,
+  ///    or a deadlock (every core blocked), naming what each core waits for;
+  ///  - ResourceExhausted: the run passed SimOptions::max_cycles (the message names the limit).
+  StatusOr<SimResult> Run(const isa::Program& program,
+                          const std::vector<isa::DataSegment>& initial = {}) const;
+
+ private:
+  config::ChipConfig config_;
+  SimOptions options_;
+};
+
+}  // namespace tpusim::sim

@@ -1,0 +1,128 @@
+// Known-answer tests of elementwise semantics per type (elementwise_ops.h) through HLO text.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "compiler/eval/kernels/elementwise_ops.h"
+#include "tests/eval/test_util.h"
+
+namespace tpusim::hlo {
+namespace {
+
+using testing::EvalHlo;
+using testing::Values;
+
+TEST(ElementwiseTest, IntegerDivisionEdgeCases) {
+  // XLA: x / 0 = -1 (signed), INT_MIN / -1 = INT_MIN; x % 0 = x, INT_MIN % -1 = 0.
+  EXPECT_EQ(ew::Div<int32_t>(7, 0), -1);
+  EXPECT_EQ(ew::Div<int32_t>(INT32_MIN, -1), INT32_MIN);
+  EXPECT_EQ(ew::Div<uint32_t>(7, 0), UINT32_MAX);
+  EXPECT_EQ(ew::Rem<int32_t>(7, 0), 7);
+  EXPECT_EQ(ew::Rem<int32_t>(INT32_MIN, -1), 0);
+  EXPECT_EQ(ew::Rem<int32_t>(-7, 2), -1);  // sign of the dividend
+  EXPECT_EQ(ew::Rem<float>(-7.5f, 2.0f), -1.5f);
+  EXPECT_EQ(ew::Div<int32_t>(-7, 2), -3);  // truncation toward zero
+}
+
+TEST(ElementwiseTest, ShiftsPastBitWidth) {
+  EXPECT_EQ(ew::ShiftLeft<int32_t>(1, 32), 0);
+  EXPECT_EQ(ew::ShiftRightLogical<int32_t>(-1, 32), 0);
+  EXPECT_EQ(ew::ShiftRightArithmetic<int32_t>(-8, 40), -1);
+  EXPECT_EQ(ew::ShiftRightArithmetic<int32_t>(-8, 1), -4);
+  EXPECT_EQ(ew::ShiftRightLogical<int32_t>(-8, 28), 15);  // 0xFFFFFFF8 >> 28
+  EXPECT_EQ(ew::ShiftLeft<int32_t>(1, -1), 0);            // negative amount = huge unsigned
+}
+
+TEST(ElementwiseTest, MaxMinPropagateNan) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_TRUE(std::isnan(ew::Max(nan, 1.0f)));
+  EXPECT_TRUE(std::isnan(ew::Max(1.0f, nan)));
+  EXPECT_TRUE(std::isnan(ew::Min(nan, 1.0f)));
+  EXPECT_EQ(ew::Max(2.0f, 1.0f), 2.0f);
+}
+
+TEST(ElementwiseTest, IntegerPower) {
+  EXPECT_EQ(ew::Pow<int32_t>(3, 4), 81);
+  EXPECT_EQ(ew::Pow<int32_t>(2, -1), 0);
+  EXPECT_EQ(ew::Pow<int32_t>(-1, -3), -1);
+  EXPECT_EQ(ew::Pow<int32_t>(1, -3), 1);
+}
+
+TEST(ElementwiseTest, TotalOrderCompare) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  // -NaN < -inf < -0 < +0 < +inf < +NaN.
+  EXPECT_LT(ew::TotalOrderKey(-0.0f), ew::TotalOrderKey(0.0f));
+  EXPECT_LT(ew::TotalOrderKey(-INFINITY), ew::TotalOrderKey(-0.0f));
+  EXPECT_LT(ew::TotalOrderKey(INFINITY), ew::TotalOrderKey(nan));
+  EXPECT_LT(ew::TotalOrderKey(-nan), ew::TotalOrderKey(-INFINITY));
+  EXPECT_FALSE(ew::Compare(ComparisonDirection::kLt, false, nan, 1.0f));  // IEEE: NaN unordered
+}
+
+TEST(ElementwiseTest, UnaryOpsThroughHlo) {
+  Literal r = EvalHlo(R"(
+HloModule m
+ENTRY e {
+  x = f32[4] constant({-2.5, -0.5, 0.5, 2.5})
+  afz = f32[4] round-nearest-afz(x)
+  even = f32[4] round-nearest-even(x)
+  sg = f32[4] sign(x)
+  ROOT t = (f32[4], f32[4], f32[4]) tuple(afz, even, sg)
+})");
+  ASSERT_TRUE(r.IsTuple());
+  EXPECT_EQ(Values(r.element(0)), (std::vector<double>{-3, -1, 1, 3}));    // half away from zero
+  EXPECT_EQ(Values(r.element(1)), (std::vector<double>{-2, -0.0, 0, 2}));  // half to even
+  EXPECT_EQ(Values(r.element(2)), (std::vector<double>{-1, -1, 1, 1}));
+}
+
+TEST(ElementwiseTest, TranscendentalsAndPopcnt) {
+  Literal r = EvalHlo(R"(
+HloModule m
+ENTRY e {
+  x = f32[3] constant({0, 1, -8})
+  i = s32[3] constant({0, 7, -1})
+  l = f32[3] logistic(x)
+  c = f32[3] cbrt(x)
+  p = s32[3] popcnt(i)
+  f = pred[3] is-finite(x)
+  ROOT t = (f32[3], f32[3], s32[3], pred[3]) tuple(l, c, p, f)
+})");
+  ASSERT_TRUE(r.IsTuple());
+  EXPECT_FLOAT_EQ(r.element(0).GetAsDouble(0), 0.5);
+  EXPECT_FLOAT_EQ(r.element(0).GetAsDouble(1), 1.0 / (1.0 + std::exp(-1.0)));
+  EXPECT_FLOAT_EQ(r.element(1).GetAsDouble(2), -2.0);
+  EXPECT_EQ(Values(r.element(2)), (std::vector<double>{0, 3, 32}));
+  EXPECT_EQ(Values(r.element(3)), (std::vector<double>{1, 1, 1}));
+}
+
+TEST(ElementwiseTest, Bf16AddRoundsOnce) {
+  // bf16 1 + bf16 2^-8: exact sum 1.00390625 is a tie -> 1.0 (even). Computed in f32, rounded once.
+  Literal r = EvalHlo(R"(
+HloModule m
+ENTRY e {
+  a = bf16[] constant(1)
+  b = bf16[] constant(0.00390625)
+  ROOT s = bf16[] add(a, b)
+})");
+  EXPECT_EQ(r.GetAsDouble(0), 1.0);
+}
+
+TEST(ElementwiseTest, ClampAndSelectWithScalars) {
+  Literal r = EvalHlo(R"(
+HloModule m
+ENTRY e {
+  lo = f32[] constant(0)
+  hi = f32[] constant(6)
+  x = f32[4] constant({-1, 3, 7, 6})
+  c = f32[4] clamp(lo, x, hi)
+  p = pred[4] constant({true, false, true, false})
+  y = f32[4] constant({10, 20, 30, 40})
+  s = f32[4] select(p, c, y)
+  ROOT t = (f32[4], f32[4]) tuple(c, s)
+})");
+  EXPECT_EQ(Values(r.element(0)), (std::vector<double>{0, 3, 6, 6}));
+  EXPECT_EQ(Values(r.element(1)), (std::vector<double>{0, 20, 6, 40}));
+}
+
+}  // namespace
+}  // namespace tpusim::hlo

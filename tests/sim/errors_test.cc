@@ -1,0 +1,80 @@
+// Runtime errors become Status values naming the core, the instruction and the problem; the
+// simulator never hangs (deadlock and cycle-limit detection).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "sim/simulator.h"
+#include "tests/sim/sim_test_util.h"
+
+namespace tpusim::sim {
+namespace {
+
+using testing::Asm;
+using testing::TinyChip;
+
+TEST(SimErrorsTest, OutOfBoundsDmaNamesTheInstruction) {
+  isa::Program p = Asm(R"(
+    nop
+    dma.hbm_to_vmem flag=0, src=0, dst=1048000, elem_bytes=4, n0=1024
+    sync.wait flag=0
+  )");
+  auto r = Simulator(TinyChip()).Run(p);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("core 0 instruction 1 dma.hbm_to_vmem"), std::string::npos)
+      << r.status().message();
+}
+
+TEST(SimErrorsTest, WaitingForAFlagNobodySetsIsADeadlock) {
+  isa::Program p = Asm("sync.wait flag=3, value=2\nctrl.halt\n");
+  auto r = Simulator(TinyChip()).Run(p);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("deadlock"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("flag 3 is 0, needs 2"), std::string::npos)
+      << r.status().message();
+}
+
+TEST(SimErrorsTest, CycleLimitIsResourceExhaustedNamingTheLimit) {
+  isa::Program p = Asm(R"(
+    ctrl.loop count=1000
+    dma.hbm_to_vmem flag=0, src=0, dst=0, elem_bytes=4, n0=1024
+    sync.wait flag=0
+    ctrl.endloop
+  )");
+  SimOptions o;
+  o.max_cycles = Cycles(5000);
+  auto r = Simulator(TinyChip(), o).Run(p);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(r.status().message().find("5000"), std::string::npos) << r.status().message();
+}
+
+TEST(SimErrorsTest, MatmulShapeMismatchIsAnError) {
+  isa::Program p = Asm(R"(
+    mxu.load_weights mxu=0, addr=0, k=8, n=8, stride=8, dtype=bf16
+    mxu.matmul mxu=0, lhs=1024, stride=8, m=4, k=4, n=8, dtype=bf16, acc=0, latch=1
+  )");
+  auto r = Simulator(TinyChip()).Run(p);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("core 0 instruction 1 mxu.matmul"), std::string::npos)
+      << r.status().message();
+}
+
+TEST(SimErrorsTest, ProgramWithMoreCoresThanTheSystemIsAnError) {
+  isa::Program p = Asm(".core 1\nctrl.halt\n");
+  auto r = Simulator(TinyChip()).Run(p);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(SimErrorsTest, MxuModelNames) {
+  EXPECT_EQ(*ParseMxuModelKind("pe"), MxuModelKind::kPe);
+  EXPECT_EQ(*ParseMxuModelKind("fast"), MxuModelKind::kFast);
+  auto bad = ParseMxuModelKind("exact");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("'exact'"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tpusim::sim
