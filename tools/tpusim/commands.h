@@ -11,6 +11,7 @@ void RegisterDisasmCommand(CLI::App& app);  // cmd_disasm.cc (ISA)
 void RegisterExecCommand(CLI::App& app);    // cmd_exec.cc (ISA interpreter)
 void RegisterInspectCommand(CLI::App& app);  // cmd_inspect.cc (HLO summary)
 void RegisterCompileCommand(CLI::App& app);  // cmd_compile.cc (HLO -> ISA)
+void RegisterRunCommand(CLI::App& app);      // cmd_run.cc (the main job)
 void RegisterCpuCommand(CLI::App& app);      // cmd_cpu.cc (CPU evaluator; links tpusim_eval)
 
 }  // namespace tpusim::cli

@@ -29,12 +29,14 @@ int main(int argc, char** argv) {
     }
   });
 
+  tpusim::cli::RegisterRunCommand(app);
   tpusim::cli::RegisterConfigCommand(app);
   tpusim::cli::RegisterInspectCommand(app);
   tpusim::cli::RegisterAsmCommand(app);
   tpusim::cli::RegisterDisasmCommand(app);
   tpusim::cli::RegisterExecCommand(app);
   tpusim::cli::RegisterCpuCommand(app);
+  tpusim::cli::RegisterCompileCommand(app);
 
   try {
     app.parse(argc, argv);

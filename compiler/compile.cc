@@ -1,0 +1,167 @@
+#include "compiler/compile.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "compiler/hlo/parser.h"
+#include "compiler/hlo/printer.h"
+#include "compiler/lower/fusion.h"
+#include "compiler/lower/lowerer.h"
+#include "compiler/pipeline.h"
+
+namespace tpusim::compiler {
+namespace {
+
+// A deep copy of `module` for the passes to rewrite: printed and parsed back, then every
+// instruction gets its original source location again so diagnostics point into the user's file.
+StatusOr<std::unique_ptr<hlo::HloModule>> CloneModule(const hlo::HloModule& module) {
+  auto clone = hlo::ParseHloModule(hlo::PrintModule(module), module.source_name());
+  if (!clone.ok()) {
+    return Internal("re-parsing the printed module failed: " + clone.status().message());
+  }
+  std::unique_ptr<hlo::HloModule> m = std::move(clone).value();
+  m->set_source_name(module.source_name());
+  for (const auto& comp : m->computations()) {
+    const hlo::HloComputation* orig = module.FindComputation(comp->name());
+    if (orig == nullptr) continue;
+    comp->set_location(orig->location());
+    for (const auto& inst : comp->instructions()) {
+      const hlo::HloInstruction* o = orig->FindInstruction(inst->name());
+      if (o != nullptr) inst->set_location(o->location());
+    }
+  }
+  return m;
+}
+
+std::string LeafName(const std::string& base, const std::vector<int64_t>& index) {
+  if (index.empty()) return base;
+  std::string s = base + "{";
+  for (size_t i = 0; i < index.size(); ++i) {
+    if (i > 0) s += ',';
+    s += std::to_string(index[i]);
+  }
+  s += '}';
+  return s;
+}
+
+// Tuple indices of every array leaf of `shape`, depth first (the order of Shape::Leaves()).
+void LeafIndices(const hlo::Shape& shape, std::vector<int64_t>& prefix,
+                 std::vector<std::vector<int64_t>>& out) {
+  if (shape.IsTuple()) {
+    for (int64_t i = 0; i < shape.tuple_shapes_size(); ++i) {
+      prefix.push_back(i);
+      LeafIndices(shape.tuple_shapes(i), prefix, out);
+      prefix.pop_back();
+    }
+  } else if (shape.IsArray()) {
+    out.push_back(prefix);
+  }
+}
+
+std::vector<BufferPlacement> Placements(const hlo::HloInstruction& inst,
+                                        const std::vector<HbmBuffer>& bufs, int64_t param,
+                                        int32_t core) {
+  std::vector<std::vector<int64_t>> indices;
+  std::vector<int64_t> prefix;
+  LeafIndices(inst.shape(), prefix, indices);
+  const auto leaves = inst.shape().Leaves();
+  std::vector<BufferPlacement> out;
+  for (size_t i = 0; i < bufs.size() && i < leaves.size(); ++i) {
+    BufferPlacement p;
+    p.name = LeafName(inst.name(), indices[i]);
+    p.parameter_number = param;
+    p.tuple_index = indices[i];
+    p.core = core;
+    p.hbm_address = bufs[i].address;
+    p.shape = *leaves[i];
+    p.dtype = bufs[i].dtype;
+    p.bytes = bufs[i].bytes();
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+// replica_count x num_partitions, raised to cover every device a collective names.
+int64_t InferDeviceCount(const hlo::HloModule& m) {
+  int64_t n = std::max<int64_t>(1, m.replica_count()) * std::max<int64_t>(1, m.num_partitions());
+  for (const auto& comp : m.computations()) {
+    for (const auto& inst : comp->instructions()) {
+      const hlo::ReplicaGroups& g = inst->replica_groups();
+      for (const auto& group : g.groups) {
+        for (int64_t id : group) n = std::max(n, id + 1);
+      }
+      if (g.iota_form) {
+        int64_t prod = 1;
+        for (int64_t d : g.iota.dims) prod *= d;
+        n = std::max(n, prod);
+      }
+      for (const auto& [s, t] : inst->source_target_pairs()) n = std::max({n, s + 1, t + 1});
+    }
+  }
+  return n;
+}
+
+}  // namespace
+
+StatusOr<CompiledModule> Compile(const hlo::HloModule& module, const config::ChipConfig& config,
+                                 const CompileOptions& options) {
+  TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<hlo::HloModule> m, CloneModule(module));
+  CompiledModule result;
+  HloPassPipeline pipeline = BuildHloPipeline(config);
+  pipeline.set_dump_after(options.dump_after);
+  TPUSIM_ASSIGN_OR_RETURN(bool changed, pipeline.Run(*m));
+  (void)changed;
+  result.dump = pipeline.dump();
+  for (const std::string& n : pipeline.PassNames()) {
+    if (!result.pass_names.empty()) result.pass_names += ',';
+    result.pass_names += n;
+  }
+
+  const int64_t replicas = options.num_replicas > 0 ? options.num_replicas : InferDeviceCount(*m);
+  if (replicas > config.total_cores()) {
+    return InvalidArgument(
+        fmt::format("{}: {} replicas need {} cores but config '{}' has {} "
+                    "(chips x tensorcores)",
+                    module.source_name(), replicas, replicas, config.name, config.total_cores()));
+  }
+  // Cores that share their chip's HBM (chip.hbm.shared_by_cores) each get an equal, disjoint share
+  // of it; cores that own their HBM use it all (from address 0).
+  const int64_t tc = std::max<int64_t>(1, config.tensorcores);
+  const int64_t hbm_per_core = config.hbm.capacity_bytes / tc;
+  const ElementwiseGroups groups =
+      options.fuse_elementwise ? FormElementwiseGroups(*m) : ElementwiseGroups{};
+  auto plan_for = [&](int32_t core) {
+    const uint64_t base =
+        config.hbm.shared_by_cores ? static_cast<uint64_t>((core % tc) * hbm_per_core) : 0;
+    return PlanHbm(*m, groups, base, hbm_per_core, options.timing_only);
+  };
+  isa::Program& program = result.program;
+  program.cores.resize(static_cast<size_t>(replicas));
+  std::map<std::string, int32_t> tags;
+  for (int32_t r = 0; r < replicas; ++r) {
+    TPUSIM_ASSIGN_OR_RETURN(HbmPlan plan, plan_for(r));
+    result.hbm_bytes_used = std::max(result.hbm_bytes_used, plan.bytes_used);
+    Lowerer lowerer(*m, config, plan, &program, r, replicas, &tags, options.double_buffer, groups);
+    TPUSIM_RETURN_IF_ERROR(lowerer.Run());
+    result.peak_vmem_bytes = std::max(result.peak_vmem_bytes, lowerer.peak_vmem());
+    for (const isa::DataSegment& seg : plan.constants) {
+      isa::DataSegment s = seg;
+      s.core = r;
+      program.data.push_back(std::move(s));
+    }
+    const hlo::HloComputation* entry = m->entry_computation();
+    for (const hlo::HloInstruction* p : entry->parameter_instructions()) {
+      auto ps = Placements(*p, plan.values.at(p), p->parameter_number(), r);
+      result.parameters.insert(result.parameters.end(), ps.begin(), ps.end());
+    }
+    const hlo::HloInstruction* root = entry->root_instruction();
+    auto os = Placements(*root, plan.values.at(root), -1, r);
+    result.outputs.insert(result.outputs.end(), os.begin(), os.end());
+  }
+  program.source_file = module.source_name();
+  return result;
+}
+
+}  // namespace tpusim::compiler

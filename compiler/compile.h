@@ -1,0 +1,75 @@
+// Compile: HLO module -> isa::Program for a chip config, plus where every input and output lives,
+// so a driver can write inputs into HBM before running the program and read outputs after.
+//
+// Memory model (what the driver must follow):
+//  * Every HLO array is stored in its core's HBM in ROW-MAJOR logical order (index order of the HLO
+//    dimensions), whatever the HLO layout says; tiled layouts and memory spaces are not modelled
+//    yet.
+//  * Element storage is the ISA type `dtype` (little-endian): f32 4 bytes, bf16 2, s32 4, s8 1,
+//    pred 1 (0/1). HLO s64 is stored as s32 (values must fit in 32 bits; documented narrowing), HLO
+//    u8/u16/u32/s16/f16/f64 are rejected with Unimplemented naming the instruction.
+//  * Replicas: core r runs replica r (global core id = r); every core's HBM uses the same
+//  addresses.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "compiler/hlo/module.h"
+#include "compiler/hlo/shape.h"
+#include "config/chip_config.h"
+#include "isa/program.h"
+
+namespace tpusim::compiler {
+
+struct CompileOptions {
+  /// Devices (cores) to compile for. 0 = inferred (see the file comment).
+  int64_t num_replicas = 0;
+  /// Record the HLO text after this pass in CompiledModule::dump ("" = none).
+  std::string dump_after;
+  /// Timing-only: elided constants and other initial data are not materialized (DataSegments are
+  /// left out), so huge modules compile without allocating their values.
+  bool timing_only = false;
+  /// Double-buffer DMA with compute in the dot kernel (prefetch the next LHS block while the MXUs
+  /// run).
+  bool double_buffer = true;
+  /// Run chains of same-shape elementwise ops as one VPU kernel with the intermediates kept in VMEM
+  /// (lower/fusion.h); off = one kernel (and one HBM round trip) per op.
+  bool fuse_elementwise = true;
+};
+
+/// Where one array leaf of an entry parameter or of the entry result lives.
+struct BufferPlacement {
+  std::string name;  // "p3.28" or "p0.1{1}" (tuple leaf), or "tuple.365{2}" for outputs
+  int64_t parameter_number = -1;  // for parameters; -1 for outputs
+  std::vector<int64_t>
+      tuple_index;           // leaf index within the parameter / result tuple ({} for arrays)
+  int32_t core = 0;          // global core id (= replica id)
+  uint64_t hbm_address = 0;  // byte address in that core's HBM
+  hlo::Shape shape;          // the HLO shape of the leaf (logical dims, HLO element type)
+  isa::DType dtype = isa::DType::kF32;  // how the elements are stored (see the file comment)
+  int64_t bytes = 0;                    // element count * DTypeBytes(dtype)
+};
+
+struct CompiledModule {
+  isa::Program program;
+  std::vector<BufferPlacement> parameters;  // every parameter leaf of every replica
+  std::vector<BufferPlacement> outputs;     // every result leaf of every replica, flattened order
+  int64_t hbm_bytes_used = 0;               // per core: highest allocated HBM byte + 1
+  int64_t peak_vmem_bytes = 0;              // largest VMEM working set of any kernel
+  std::string dump;                         // HLO text after CompileOptions::dump_after
+  std::string pass_names;                   // the pipeline's passes, comma separated
+};
+
+/// Compiles `module` (unchanged: the passes run on a copy) for `config`.
+/// Errors: Unimplemented for an HLO op, type or attribute the lowering does not support (the
+/// message names the instruction, its file:line:col and what is supported); ResourceExhausted when
+/// a kernel's working set does not fit core.vmem.capacity_bytes or the buffers do not fit
+/// chip.hbm.capacity_bytes (naming the instruction and the sizes); InvalidArgument for a bad option
+/// (unknown --dump-after).
+StatusOr<CompiledModule> Compile(const hlo::HloModule& module, const config::ChipConfig& config,
+                                 const CompileOptions& options = {});
+
+}  // namespace tpusim::compiler

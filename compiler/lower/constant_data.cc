@@ -1,0 +1,120 @@
+#include "compiler/lower/constant_data.h"
+
+#include <cmath>
+#include <cstring>
+#include <string_view>
+
+#include "isa/numerics.h"
+
+namespace tpusim::compiler {
+namespace {
+
+uint64_t Fnv1a64(std::string_view s) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+uint64_t SplitMix64(uint64_t& state) {
+  uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+// Round-to-nearest-even of a double to bf16 in one step (as the evaluator's DoubleToBf16), for the
+// finite normal values the generator produces.
+float DoubleToBf16Value(double x) {
+  if (x == 0.0 || !std::isfinite(x)) return static_cast<float>(x);
+  int e = 0;
+  std::frexp(x, &e);  // |x| in [2^(e-1), 2^e)
+  const double scale = std::ldexp(1.0, 8 - e);
+  return static_cast<float>(std::nearbyint(x * scale) / scale);
+}
+
+void Put(std::string& out, int64_t i, const void* p, int64_t n) {
+  std::memcpy(out.data() + i * n, p, static_cast<size_t>(n));
+}
+
+void StoreFloat(std::string& out, int64_t i, isa::DType t, double v, bool bf16_direct) {
+  switch (t) {
+    case isa::DType::kF32: {
+      float f = static_cast<float>(v);
+      Put(out, i, &f, 4);
+      break;
+    }
+    case isa::DType::kBF16: {
+      uint16_t b = isa::F32ToBf16Bits(bf16_direct ? DoubleToBf16Value(v) : static_cast<float>(v));
+      Put(out, i, &b, 2);
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+void StoreInt(std::string& out, int64_t i, isa::DType t, int64_t v) {
+  switch (t) {
+    case isa::DType::kS32: {
+      int32_t x = static_cast<int32_t>(static_cast<uint32_t>(v));
+      Put(out, i, &x, 4);
+      break;
+    }
+    case isa::DType::kS8: {
+      int8_t x = static_cast<int8_t>(static_cast<uint8_t>(v));
+      Put(out, i, &x, 1);
+      break;
+    }
+    case isa::DType::kPred: {
+      uint8_t x = v != 0 ? 1 : 0;
+      Put(out, i, &x, 1);
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+}  // namespace
+
+StatusOr<std::string> ConstantBytes(const hlo::HloInstruction& inst, isa::DType dtype) {
+  const hlo::Shape& shape = inst.shape();
+  const int64_t n = shape.ElementCount();
+  const int64_t eb = isa::DTypeBytes(dtype);
+  std::string out(static_cast<size_t>(n * eb), '\0');
+  const hlo::LiteralValues& lit = inst.literal();
+  const bool is_float = hlo::IsFloatingPoint(shape.element_type());
+  if (lit.elided) {
+    uint64_t state = kElidedConstantSeed ^ Fnv1a64(inst.name());
+    for (int64_t i = 0; i < n; ++i) {
+      const uint64_t bits = SplitMix64(state);
+      if (shape.element_type() == hlo::PrimitiveType::kPred) {
+        StoreInt(out, i, dtype, (bits >> 63) != 0 ? 1 : 0);
+      } else if (is_float) {
+        const double u = static_cast<double>(bits >> 11) * 0x1.0p-53;
+        StoreFloat(out, i, dtype, 2.0 * u - 1.0, /*bf16_direct=*/true);
+      } else {
+        StoreInt(out, i, dtype, static_cast<int64_t>(bits >> 60) - 8);
+      }
+    }
+    return out;
+  }
+  const size_t have = is_float ? lit.float_values.size() : lit.int_values.size();
+  if (static_cast<int64_t>(have) != n) {
+    return InvalidArgument("constant %" + inst.name() + " has " + std::to_string(have) +
+                           " values for " + shape.ToString(false));
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    if (is_float) {
+      StoreFloat(out, i, dtype, lit.float_values[static_cast<size_t>(i)], /*bf16_direct=*/true);
+    } else {
+      StoreInt(out, i, dtype, lit.int_values[static_cast<size_t>(i)]);
+    }
+  }
+  return out;
+}
+
+}  // namespace tpusim::compiler

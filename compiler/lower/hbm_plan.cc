@@ -1,0 +1,300 @@
+// PlanHbm and the located error helpers (lowerer.h).
+#include <fmt/format.h>
+
+#include <map>
+
+#include "common/diagnostic.h"
+#include "compiler/hlo/computation.h"
+#include "compiler/lower/constant_data.h"
+#include "compiler/lower/device_types.h"
+#include "compiler/lower/lowerer.h"
+
+namespace tpusim::compiler {
+namespace {
+
+std::string Where(const hlo::HloInstruction& inst) {
+  const hlo::HloComputation* comp = inst.parent();
+  const hlo::HloModule* module = comp != nullptr ? comp->parent() : nullptr;
+  const std::string file = module != nullptr ? module->source_name() : "";
+  return FormatDiagnostic(
+      file, "", inst.location(),
+      fmt::format("%{} ({})", inst.name(), hlo::HloOpcodeString(inst.opcode())));
+}
+
+bool IsIdentityCustomCall(const hlo::HloInstruction& inst) {
+  return inst.opcode() == hlo::HloOpcode::kCustomCall &&
+         inst.custom_call_target() == "AwsNeuronTransferWithStaticRing" &&
+         inst.operand_count() == 1 && inst.operand(0)->shape().Compatible(inst.shape());
+}
+
+}  // namespace
+
+Status Unsupported(const hlo::HloInstruction& inst, const std::string& what) {
+  return Unimplemented(Where(inst) + ": cannot lower: " + what);
+}
+
+Status DoesNotFit(const hlo::HloInstruction& inst, const std::string& what) {
+  return ResourceExhausted(Where(inst) + ": does not fit: " + what);
+}
+
+isa::Broadcast VirtualBroadcastKind(const hlo::HloInstruction& inst) {
+  using isa::Broadcast;
+  if (inst.opcode() != hlo::HloOpcode::kBroadcast || !inst.shape().IsArray() ||
+      inst.shape().ElementCount() <= 1 || inst.users().empty() || inst.parent() == nullptr ||
+      inst.parent()->root_instruction() == &inst) {
+    return Broadcast::kNone;
+  }
+  const hlo::Shape& in = inst.operand(0)->shape();
+  const hlo::Shape& out = inst.shape();
+  const int64_t rank = out.rank();
+  // Rows/columns small enough that one of them always fits VMEM next to the other operands.
+  constexpr int64_t kMaxVector = 16384;
+  Broadcast kind = Broadcast::kNone;
+  std::vector<int64_t> leading(static_cast<size_t>(std::max<int64_t>(rank - 1, 0)));
+  for (size_t i = 0; i < leading.size(); ++i) leading[i] = static_cast<int64_t>(i);
+  if (in.ElementCount() == 1) {
+    kind = Broadcast::kScalar;
+  } else if (rank >= 2 && in.rank() == 1 && inst.dimensions() == std::vector<int64_t>{rank - 1} &&
+             in.dimensions(0) <= kMaxVector) {
+    kind = Broadcast::kRow;  // [cols] repeated for every row (a bias)
+  } else if (rank >= 2 && inst.dimensions() == leading && out.dimensions(rank - 1) <= kMaxVector) {
+    kind = Broadcast::kCol;  // one value per row (a per-row max or sum)
+  }
+  if (kind == Broadcast::kNone) return kind;
+  for (const hlo::HloInstruction* user : inst.users()) {
+    switch (user->opcode()) {
+      case hlo::HloOpcode::kAdd:
+      case hlo::HloOpcode::kSubtract:
+      case hlo::HloOpcode::kMultiply:
+      case hlo::HloOpcode::kDivide:
+      case hlo::HloOpcode::kMaximum:
+      case hlo::HloOpcode::kMinimum:
+      case hlo::HloOpcode::kPower:
+      case hlo::HloOpcode::kRemainder:
+      case hlo::HloOpcode::kAnd:
+      case hlo::HloOpcode::kOr:
+      case hlo::HloOpcode::kXor:
+      case hlo::HloOpcode::kAtan2:
+      case hlo::HloOpcode::kCompare:
+        break;
+      case hlo::HloOpcode::kClamp:
+        if (kind != Broadcast::kScalar) return Broadcast::kNone;
+        break;
+      default:
+        return Broadcast::kNone;
+    }
+    if (user->shape().dimensions() != out.dimensions()) return Broadcast::kNone;
+  }
+  return kind;
+}
+
+bool IsVirtualBroadcast(const hlo::HloInstruction& inst) {
+  return VirtualBroadcastKind(inst) != isa::Broadcast::kNone;
+}
+
+bool IsAliasOfOperand(const hlo::HloInstruction& inst) {
+  if (IsVirtualBroadcast(inst)) return true;
+  switch (inst.opcode()) {
+    case hlo::HloOpcode::kReshape:
+    case hlo::HloOpcode::kBitcast:
+    case hlo::HloOpcode::kCopy:
+    case hlo::HloOpcode::kOptimizationBarrier:
+    case hlo::HloOpcode::kAddDependency:
+      return true;
+    case hlo::HloOpcode::kCustomCall:
+      return IsIdentityCustomCall(inst);
+    default:
+      return false;
+  }
+}
+
+namespace {
+
+// First-fit allocator over [0, inf) with coalescing free blocks (64-byte granules).
+class FirstFit {
+ public:
+  int64_t Allocate(int64_t bytes) {
+    for (auto it = free_.begin(); it != free_.end(); ++it) {
+      if (it->second >= bytes) {
+        const int64_t at = it->first, left = it->second - bytes;
+        free_.erase(it);
+        if (left > 0) free_[at + bytes] = left;
+        return at;
+      }
+    }
+    const int64_t at = top_;
+    top_ += bytes;
+    return at;
+  }
+  void Free(int64_t at, int64_t bytes) {
+    auto [it, ok] = free_.emplace(at, bytes);
+    TPUSIM_CHECK(ok) << "double free at " << at;
+    auto next = std::next(it);
+    if (next != free_.end() && it->first + it->second == next->first) {
+      it->second += next->second;
+      free_.erase(next);
+    }
+    if (it != free_.begin()) {
+      auto prev = std::prev(it);
+      if (prev->first + prev->second == it->first) {
+        prev->second += it->second;
+        free_.erase(it);
+      }
+    }
+  }
+  int64_t top() const { return top_; }
+
+ private:
+  std::map<int64_t, int64_t> free_;
+  int64_t top_ = 0;
+};
+
+}  // namespace
+
+StatusOr<HbmPlan> PlanHbm(const hlo::HloModule& module, const ElementwiseGroups& groups,
+                          uint64_t base, int64_t hbm_capacity, bool timing_only) {
+  // Pass 1: buffer ids. Every instruction that computes a value owns new leaf buffers; aliases
+  // (reshape, tuple, get-tuple-element, ...) reuse their operand's. `address` holds the id for now.
+  HbmPlan plan;
+  struct Owned {
+    int64_t bytes = 0;
+    int64_t def = 0;       // instruction index that writes it
+    int64_t last_use = 0;  // last instruction index that reads it
+    bool pinned = false;   // parameters, constants, outputs: live for the whole program
+    const hlo::HloInstruction* inst = nullptr;
+    std::string what;
+  };
+  std::vector<Owned> owned;
+  const hlo::HloComputation* entry = module.entry_computation();
+  // Where each instruction defines its result and reads its operands (fused groups: all at once).
+  std::map<const hlo::HloInstruction*, int64_t> position;
+  for (const auto& up : entry->instructions()) {
+    position[up.get()] = static_cast<int64_t>(position.size());
+  }
+  auto def_at = [&](const hlo::HloInstruction* i) {
+    auto g = groups.group_of.find(i);
+    return g == groups.group_of.end() ? position.at(i)
+                                      : position.at(groups.groups[g->second].front());
+  };
+  auto use_at = [&](const hlo::HloInstruction* i) {
+    auto g = groups.group_of.find(i);
+    return g == groups.group_of.end() ? position.at(i)
+                                      : position.at(groups.groups[g->second].back());
+  };
+  int64_t index = 0;
+  for (const auto& up : entry->instructions()) {
+    const hlo::HloInstruction& inst = *up;
+    std::vector<HbmBuffer> leaves;
+    switch (inst.opcode()) {
+      case hlo::HloOpcode::kTuple:
+        for (const hlo::HloInstruction* op : inst.operands()) {
+          const auto& v = plan.values.at(op);
+          leaves.insert(leaves.end(), v.begin(), v.end());
+        }
+        break;
+      case hlo::HloOpcode::kGetTupleElement: {
+        const hlo::Shape& ts = inst.operand(0)->shape();
+        size_t first = 0;
+        for (int64_t j = 0; j < inst.tuple_index(); ++j)
+          first += ts.tuple_shapes(j).Leaves().size();
+        const size_t count = ts.tuple_shapes(inst.tuple_index()).Leaves().size();
+        const auto& v = plan.values.at(inst.operand(0));
+        leaves.assign(v.begin() + static_cast<std::ptrdiff_t>(first),
+                      v.begin() + static_cast<std::ptrdiff_t>(first + count));
+        break;
+      }
+      case hlo::HloOpcode::kAfterAll:
+        break;
+      default:
+        if (IsAliasOfOperand(inst)) {
+          leaves = plan.values.at(inst.operand(0));
+          // A virtual broadcast keeps its 1-element source: consumers read it with bcast=scalar.
+          if (inst.shape().IsArray() && leaves.size() == 1 && !IsVirtualBroadcast(inst)) {
+            leaves[0].dims = inst.shape().dimensions();
+          }
+          break;
+        }
+        for (const hlo::Shape* leaf : inst.shape().Leaves()) {
+          auto dt = DeviceType(leaf->element_type());
+          if (!dt) {
+            return Unsupported(inst, fmt::format("element type {} has no device type (supported: "
+                                                 "f32, bf16, s8, s32, pred, and s64/u32/u64 "
+                                                 "narrowed to s32)",
+                                                 hlo::PrimitiveTypeName(leaf->element_type())));
+          }
+          for (int64_t i = 0; i < leaf->rank(); ++i) {
+            if (leaf->is_dynamic_dimension(i)) {
+              return Unsupported(inst, "dynamic dimensions are not supported");
+            }
+          }
+          HbmBuffer b;
+          b.dtype = *dt;
+          b.dims = leaf->dimensions();
+          b.address = owned.size();
+          const bool pinned = inst.opcode() == hlo::HloOpcode::kParameter ||
+                              inst.opcode() == hlo::HloOpcode::kConstant;
+          owned.push_back(Owned{(std::max<int64_t>(b.bytes(), 1) + 63) / 64 * 64, def_at(&inst),
+                                def_at(&inst), pinned, &inst, leaf->ToString(false)});
+          leaves.push_back(std::move(b));
+        }
+        break;
+    }
+    for (const hlo::HloInstruction* op : inst.operands()) {
+      for (const HbmBuffer& b : plan.values.at(op)) {
+        Owned& o = owned[b.address];
+        o.last_use = std::max(o.last_use, use_at(&inst));
+      }
+    }
+    plan.values[&inst] = std::move(leaves);
+    ++index;
+  }
+  for (const HbmBuffer& b : plan.values.at(entry->root_instruction()))
+    owned[b.address].pinned = true;
+
+  // Pass 2: addresses, in program order; a buffer's bytes are reused after its last reader.
+  std::vector<std::vector<size_t>> dies(static_cast<size_t>(index) + 1);
+  std::vector<std::vector<size_t>> born(static_cast<size_t>(index) + 1);
+  // Parameters and constants hold their values from the start (the driver and the DataSegments
+  // write them before the program runs), so they are placed before anything else.
+  for (size_t id = 0; id < owned.size(); ++id) {
+    const hlo::HloOpcode op = owned[id].inst->opcode();
+    const bool initial = op == hlo::HloOpcode::kParameter || op == hlo::HloOpcode::kConstant;
+    born[initial ? 0 : static_cast<size_t>(owned[id].def)].push_back(id);
+    if (!owned[id].pinned) dies[static_cast<size_t>(owned[id].last_use)].push_back(id);
+  }
+  std::vector<int64_t> address(owned.size(), 0);
+  FirstFit heap;
+  for (size_t i = 0; i < born.size(); ++i) {
+    for (size_t id : born[i]) {
+      address[id] = heap.Allocate(owned[id].bytes);
+      if (heap.top() > hbm_capacity) {
+        return DoesNotFit(*owned[id].inst,
+                          fmt::format("HBM: {} bytes of live buffers needed here (a {} of {} "
+                                      "bytes), over this core's share of chip.hbm.capacity_bytes "
+                                      "= {}",
+                                      heap.top(), owned[id].what, owned[id].bytes, hbm_capacity));
+      }
+    }
+    for (size_t id : dies[i]) heap.Free(address[id], owned[id].bytes);
+  }
+  for (auto& [inst, leaves] : plan.values) {
+    for (HbmBuffer& b : leaves) b.address = base + static_cast<uint64_t>(address[b.address]);
+  }
+  if (!timing_only) {
+    for (const auto& up : entry->instructions()) {
+      const hlo::HloInstruction& inst = *up;
+      if (inst.opcode() != hlo::HloOpcode::kConstant) continue;
+      if (!inst.shape().IsArray()) return Unsupported(inst, "tuple constants");
+      const HbmBuffer& b = plan.values.at(&inst)[0];
+      TPUSIM_ASSIGN_OR_RETURN(std::string bytes, ConstantBytes(inst, b.dtype));
+      plan.constants.push_back(isa::DataSegment{.space = isa::MemSpace::kHbm,
+                                                .core = 0,
+                                                .address = b.address,
+                                                .bytes = std::move(bytes)});
+    }
+  }
+  plan.bytes_used = heap.top();
+  return plan;
+}
+
+}  // namespace tpusim::compiler

@@ -1,0 +1,135 @@
+// Collectives as ici.* instructions over HBM buffers: all-reduce, all-gather and reduce-scatter
+// along the outermost non-trivial dimension, collective-permute. The replica_groups of the HLO
+// become entries of Program::replica_groups (deduplicated); `{}` means all replicas.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "compiler/hlo/computation.h"
+#include "compiler/hlo/sharding.h"
+#include "compiler/lower/lowerer.h"
+
+namespace tpusim::compiler {
+
+using hlo::HloInstruction;
+using hlo::HloOpcode;
+
+StatusOr<uint64_t> Lowerer::GroupIndex(const HloInstruction& inst) {
+  auto groups = hlo::ExpandReplicaGroups(inst.replica_groups(), num_replicas_);
+  if (!groups.ok()) return Unsupported(inst, groups.status().message());
+  isa::ReplicaGroups table;
+  for (const auto& g : *groups) {
+    std::vector<int32_t> ids;
+    for (int64_t id : g) ids.push_back(static_cast<int32_t>(id));
+    table.groups.push_back(std::move(ids));
+  }
+  auto& all = program_->replica_groups;
+  auto it = std::find(all.begin(), all.end(), table);
+  if (it != all.end()) return static_cast<uint64_t>(it - all.begin());
+  all.push_back(std::move(table));
+  return static_cast<uint64_t>(all.size() - 1);
+}
+
+namespace {
+
+std::optional<isa::ReduceOp> ReducerOf(const HloInstruction& inst) {
+  const hlo::HloComputation* c = inst.to_apply();
+  if (c == nullptr) return std::nullopt;
+  switch (c->root_instruction()->opcode()) {
+    case HloOpcode::kAdd:
+      return isa::ReduceOp::kSum;
+    case HloOpcode::kMaximum:
+      return isa::ReduceOp::kMax;
+    case HloOpcode::kMinimum:
+      return isa::ReduceOp::kMin;
+    default:
+      return std::nullopt;
+  }
+}
+
+// True if concatenating along `dim` of `dims` is a concatenation of contiguous chunks.
+bool OuterDim(const std::vector<int64_t>& dims, int64_t dim) {
+  for (int64_t i = 0; i < dim; ++i) {
+    if (dims[static_cast<size_t>(i)] != 1) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Status Lowerer::LowerCollective(const HloInstruction& inst) {
+  const auto& outs = Buffers(&inst);
+  if (inst.opcode() == HloOpcode::kCollectivePermute) {
+    isa::Permutation perm;
+    for (const auto& [s, t] : inst.source_target_pairs()) {
+      perm.pairs.emplace_back(static_cast<int32_t>(s), static_cast<int32_t>(t));
+    }
+    auto& all = program_->permutations;
+    auto it = std::find(all.begin(), all.end(), perm);
+    const uint64_t index = it != all.end() ? static_cast<uint64_t>(it - all.begin()) : all.size();
+    if (it == all.end()) all.push_back(perm);
+    const HbmBuffer& in = Buffer(inst.operand(0));
+    em_.Emit(isa::op::IciCollectivePermute{.dtype = in.dtype,
+                                           .space = isa::MemSpace::kHbm,
+                                           .src = in.address,
+                                           .dst = outs[0].address,
+                                           .count = static_cast<uint64_t>(in.elements()),
+                                           .pairs = index});
+    return OkStatus();
+  }
+  TPUSIM_ASSIGN_OR_RETURN(uint64_t group, GroupIndex(inst));
+  std::vector<const HbmBuffer*> ins;
+  for (const HloInstruction* op : inst.operands()) {
+    for (const HbmBuffer& b : Buffers(op)) ins.push_back(&b);
+  }
+  if (ins.size() != outs.size()) return Unsupported(inst, "operand and result leaf counts differ");
+  for (size_t i = 0; i < ins.size(); ++i) {
+    const HbmBuffer& in = *ins[i];
+    const HbmBuffer& out = outs[i];
+    switch (inst.opcode()) {
+      case HloOpcode::kAllReduce: {
+        const auto op = ReducerOf(inst);
+        if (!op) return Unsupported(inst, "all-reduce reducer must be add, maximum or minimum");
+        em_.Emit(isa::op::IciAllReduce{.op = *op,
+                                       .dtype = in.dtype,
+                                       .space = isa::MemSpace::kHbm,
+                                       .src = in.address,
+                                       .dst = out.address,
+                                       .count = static_cast<uint64_t>(in.elements()),
+                                       .group = group});
+        break;
+      }
+      case HloOpcode::kAllGather:
+        if (!OuterDim(in.dims, inst.dimensions()[0])) {
+          return Unsupported(inst, "all-gather along a dimension that is not outermost");
+        }
+        em_.Emit(isa::op::IciAllGather{.dtype = in.dtype,
+                                       .space = isa::MemSpace::kHbm,
+                                       .src = in.address,
+                                       .dst = out.address,
+                                       .count = static_cast<uint64_t>(in.elements()),
+                                       .group = group});
+        break;
+      case HloOpcode::kReduceScatter: {
+        const auto op = ReducerOf(inst);
+        if (!op) return Unsupported(inst, "reduce-scatter reducer must be add, maximum or minimum");
+        if (!OuterDim(out.dims, inst.dimensions()[0])) {
+          return Unsupported(inst, "reduce-scatter along a dimension that is not outermost");
+        }
+        em_.Emit(isa::op::IciReduceScatter{.op = *op,
+                                           .dtype = in.dtype,
+                                           .space = isa::MemSpace::kHbm,
+                                           .src = in.address,
+                                           .dst = out.address,
+                                           .count = static_cast<uint64_t>(out.elements()),
+                                           .group = group});
+        break;
+      }
+      default:
+        return Unsupported(inst, "collective not supported");
+    }
+  }
+  return OkStatus();
+}
+
+}  // namespace tpusim::compiler

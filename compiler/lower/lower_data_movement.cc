@@ -1,0 +1,156 @@
+// Data movement kernels: broadcast, transpose, slice, concatenate, pad, iota. All but the XLU
+// transpose are strided DMAs through VMEM (GatherKernel / ScatterKernel): the DMA descriptor's
+// strides do the index arithmetic (a 0 stride repeats, a permuted stride transposes).
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "compiler/lower/lowerer.h"
+
+namespace tpusim::compiler {
+
+using hlo::HloInstruction;
+
+Status Lowerer::LowerBroadcast(const HloInstruction& inst) {
+  const HbmBuffer& in = Buffer(inst.operand(0));
+  const HbmBuffer& out = Buffer(&inst);
+  const std::vector<int64_t> in_strides = RowMajorStrides(in.dims, in.elem_bytes());
+  std::vector<int64_t> ss(out.dims.size(), 0);
+  for (size_t i = 0; i < inst.dimensions().size(); ++i) {
+    ss[static_cast<size_t>(inst.dimensions()[i])] = in_strides[i];
+  }
+  return GatherKernel(inst, in.address, ss, out);
+}
+
+Status Lowerer::LowerTranspose(const HloInstruction& inst) {
+  const HbmBuffer& in = Buffer(inst.operand(0));
+  const HbmBuffer& out = Buffer(&inst);
+  const std::vector<int64_t>& perm = inst.dimensions();
+  const int64_t e = in.elem_bytes();
+  // Swapping the two minor dimensions (with any leading batch dimensions kept in place) runs on the
+  // XLU: blocks of whole [rows, cols] slabs are loaded, transposed slab by slab, and stored, each
+  // with one contiguous DMA.
+  const size_t rank = in.dims.size();
+  bool minor_swap = rank >= 2 && perm[rank - 2] == static_cast<int64_t>(rank) - 1 &&
+                    perm[rank - 1] == static_cast<int64_t>(rank) - 2;
+  for (size_t i = 0; i + 2 < rank; ++i)
+    minor_swap = minor_swap && perm[i] == static_cast<int64_t>(i);
+  if (minor_swap) {
+    const int64_t rows = in.dims[rank - 2], cols = in.dims[rank - 1];
+    const int64_t slab = rows * cols * e;
+    int64_t slabs = 1;
+    for (size_t i = 0; i + 2 < rank; ++i) slabs *= in.dims[i];
+    const int64_t per_block =
+        std::min(slabs, (em_.vmem_free() - 128) / std::max<int64_t>(1, 2 * slab));
+    if (per_block >= 1 && slab > 0) {
+      TPUSIM_ASSIGN_OR_RETURN(uint64_t src, Vmem(inst, per_block * slab, "operand slabs"));
+      TPUSIM_ASSIGN_OR_RETURN(uint64_t dst, Vmem(inst, per_block * slab, "result slabs"));
+      for (int64_t s0 = 0; s0 < slabs; s0 += per_block) {
+        const int64_t k = std::min(per_block, slabs - s0);
+        const uint64_t off = static_cast<uint64_t>(s0 * slab);
+        em_.DmaContiguous(isa::Opcode::kDmaHbmToVmem, in.address + off, src, k * slab, e,
+                          kLoadFlag);
+        em_.Wait(kLoadFlag, 1);
+        for (int64_t j = 0; j < k; ++j) {
+          em_.Emit(isa::op::XluTranspose{.dtype = in.dtype,
+                                         .dst = dst + static_cast<uint64_t>(j * slab),
+                                         .src = src + static_cast<uint64_t>(j * slab),
+                                         .rows = static_cast<uint64_t>(rows),
+                                         .cols = static_cast<uint64_t>(cols)});
+        }
+        em_.DmaContiguous(isa::Opcode::kDmaVmemToHbm, dst, out.address + off, k * slab, e,
+                          kStoreFlag);
+        em_.Wait(kStoreFlag, 1);
+      }
+      return OkStatus();
+    }
+  }
+  // Otherwise a strided gather: out dim i reads operand dim perm[i].
+  const std::vector<int64_t> in_strides = RowMajorStrides(in.dims, e);
+  std::vector<int64_t> ss;
+  for (int64_t p : perm) ss.push_back(in_strides[static_cast<size_t>(p)]);
+  return GatherKernel(inst, in.address, ss, out);
+}
+
+Status Lowerer::LowerSlice(const HloInstruction& inst) {
+  const HbmBuffer& in = Buffer(inst.operand(0));
+  const HbmBuffer& out = Buffer(&inst);
+  const std::vector<int64_t> in_strides = RowMajorStrides(in.dims, in.elem_bytes());
+  uint64_t base = in.address;
+  std::vector<int64_t> ss;
+  for (size_t i = 0; i < in.dims.size(); ++i) {
+    const int64_t step = i < inst.slice_strides().size() ? inst.slice_strides()[i] : 1;
+    base += static_cast<uint64_t>(inst.slice_starts()[i] * in_strides[i]);
+    ss.push_back(in_strides[i] * step);
+  }
+  return GatherKernel(inst, base, ss, out);
+}
+
+Status Lowerer::LowerConcatenate(const HloInstruction& inst) {
+  const HbmBuffer& out = Buffer(&inst);
+  const size_t d = static_cast<size_t>(inst.dimensions()[0]);
+  const std::vector<int64_t> out_strides = RowMajorStrides(out.dims, out.elem_bytes());
+  int64_t offset = 0;
+  for (const HloInstruction* op : inst.operands()) {
+    const HbmBuffer& in = Buffer(op);
+    if (in.elements() > 0) {
+      em_.ResetVmem();
+      TPUSIM_RETURN_IF_ERROR(ScatterKernel(
+          inst, in, out.address + static_cast<uint64_t>(offset * out_strides[d]), out_strides));
+    }
+    offset += in.dims[d];
+  }
+  return OkStatus();
+}
+
+Status Lowerer::LowerPad(const HloInstruction& inst) {
+  const HbmBuffer& in = Buffer(inst.operand(0));
+  const HbmBuffer& value = Buffer(inst.operand(1));
+  const HbmBuffer& out = Buffer(&inst);
+  const auto& pc = inst.padding_config().dimensions;
+  for (const auto& p : pc) {
+    if (p.edge_padding_low < 0 || p.edge_padding_high < 0 || p.interior_padding < 0) {
+      return Unsupported(inst, "negative padding (a pad that slices) is not supported");
+    }
+  }
+  // 1. Fill the whole result with the padding value (a 0-stride gather of the scalar).
+  TPUSIM_RETURN_IF_ERROR(
+      GatherKernel(inst, value.address, std::vector<int64_t>(out.dims.size(), 0), out));
+  // 2. Scatter the operand into its interior positions.
+  if (in.elements() == 0) return OkStatus();
+  const std::vector<int64_t> out_strides = RowMajorStrides(out.dims, out.elem_bytes());
+  uint64_t base = out.address;
+  std::vector<int64_t> ds;
+  for (size_t i = 0; i < out.dims.size(); ++i) {
+    base += static_cast<uint64_t>(pc[i].edge_padding_low * out_strides[i]);
+    ds.push_back(out_strides[i] * (pc[i].interior_padding + 1));
+  }
+  em_.ResetVmem();
+  return ScatterKernel(inst, in, base, ds);
+}
+
+Status Lowerer::LowerIota(const HloInstruction& inst) {
+  const HbmBuffer& out = Buffer(&inst);
+  const int64_t e = out.elem_bytes();
+  const size_t d = static_cast<size_t>(inst.iota_dimension());
+  int64_t outer = 1, inner = 1;
+  for (size_t i = 0; i < d; ++i) outer *= out.dims[i];
+  for (size_t i = d + 1; i < out.dims.size(); ++i) inner *= out.dims[i];
+  const int64_t len = out.dims[d];
+  // [len, inner] block with value = row index, written `outer` times with a 0-stride source.
+  TPUSIM_ASSIGN_OR_RETURN(uint64_t buf, Vmem(inst, len * inner * e, "iota block"));
+  em_.Emit(isa::op::VpuIota{.dtype = out.dtype,
+                            .dst = buf,
+                            .rows = static_cast<uint64_t>(len),
+                            .cols = static_cast<uint64_t>(inner),
+                            .axis = isa::ReduceAxis::kSublanes});
+  const std::vector<int64_t> dims{outer, len * inner};
+  const std::vector<int64_t> ss{0, e};
+  const std::vector<int64_t> ds{len * inner * e, e};
+  TPUSIM_ASSIGN_OR_RETURN(int64_t n, em_.Dma(isa::Opcode::kDmaVmemToHbm, buf, ss, out.address, ds,
+                                             dims, e, kStoreFlag));
+  em_.Wait(kStoreFlag, n);
+  return OkStatus();
+}
+
+}  // namespace tpusim::compiler

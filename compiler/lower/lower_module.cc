@@ -1,0 +1,244 @@
+// Lowerer: dispatch over the entry computation and the generic data-movement kernels.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "compiler/hlo/computation.h"
+#include "compiler/lower/blocking.h"
+#include "compiler/lower/lowerer.h"
+
+namespace tpusim::compiler {
+
+using hlo::HloInstruction;
+using hlo::HloOpcode;
+
+Lowerer::Lowerer(const hlo::HloModule& module, const config::ChipConfig& config,
+                 const HbmPlan& plan, isa::Program* program, int32_t core_id, int64_t num_replicas,
+                 std::map<std::string, int32_t>* hlo_tags, bool double_buffer,
+                 const ElementwiseGroups& groups)
+    : module_(module),
+      config_(config),
+      plan_(plan),
+      program_(program),
+      core_id_(core_id),
+      num_replicas_(num_replicas),
+      hlo_tags_(hlo_tags),
+      double_buffer_(double_buffer),
+      groups_(groups),
+      em_(&program->cores[static_cast<size_t>(core_id)], config.core.vmem_bytes) {}
+
+const std::vector<HbmBuffer>& Lowerer::Buffers(const HloInstruction* inst) const {
+  auto it = plan_.values.find(inst);
+  TPUSIM_CHECK(it != plan_.values.end()) << "no HBM buffer for %" << inst->name();
+  return it->second;
+}
+
+const HbmBuffer& Lowerer::Buffer(const HloInstruction* inst) const {
+  const auto& v = Buffers(inst);
+  TPUSIM_CHECK(v.size() == 1) << "%" << inst->name() << " is not a single array";
+  return v[0];
+}
+
+StatusOr<uint64_t> Lowerer::Vmem(const HloInstruction& inst, int64_t bytes, const char* what) {
+  const int64_t free = em_.vmem_free();
+  const int64_t a = em_.AllocVmem(bytes);
+  if (a < 0) {
+    return DoesNotFit(inst, fmt::format("VMEM: the {} needs {} bytes but only {} of "
+                                        "core.vmem.capacity_bytes = {} are left in this kernel",
+                                        what, bytes, free, em_.vmem_bytes()));
+  }
+  return static_cast<uint64_t>(a);
+}
+
+int32_t Lowerer::TagOf(const HloInstruction& inst) {
+  auto [it, inserted] =
+      hlo_tags_->try_emplace(inst.name(), static_cast<int32_t>(program_->hlo_names.size()));
+  if (inserted) program_->hlo_names.push_back(inst.name());
+  return it->second;
+}
+
+Status Lowerer::Run() {
+  for (const auto& up : module_.entry_computation()->instructions()) {
+    const HloInstruction& inst = *up;
+    em_.set_tag(TagOf(inst));
+    em_.ResetVmem();
+    TPUSIM_RETURN_IF_ERROR(LowerInstruction(inst));
+    TPUSIM_RETURN_IF_ERROR(em_.CheckSize());
+  }
+  em_.set_tag(isa::kNoHloTag);
+  em_.Emit(isa::op::CtrlHalt{});
+  return OkStatus();
+}
+
+Status Lowerer::LowerInstruction(const HloInstruction& inst) {
+  if (IsAliasOfOperand(inst)) return OkStatus();
+  if (auto g = groups_.group_of.find(&inst); g != groups_.group_of.end()) {
+    const auto& group = groups_.groups[g->second];
+    return group.front() == &inst ? LowerFusedElementwise(group) : OkStatus();
+  }
+  switch (inst.opcode()) {
+    case HloOpcode::kParameter:
+    case HloOpcode::kConstant:
+    case HloOpcode::kTuple:
+    case HloOpcode::kGetTupleElement:
+    case HloOpcode::kAfterAll:
+      return OkStatus();
+    case HloOpcode::kDot:
+      return LowerDot(inst);
+    case HloOpcode::kBroadcast:
+      return LowerBroadcast(inst);
+    case HloOpcode::kTranspose:
+      return LowerTranspose(inst);
+    case HloOpcode::kSlice:
+      return LowerSlice(inst);
+    case HloOpcode::kConcatenate:
+      return LowerConcatenate(inst);
+    case HloOpcode::kPad:
+      return LowerPad(inst);
+    case HloOpcode::kIota:
+      return LowerIota(inst);
+    case HloOpcode::kReduce:
+      return LowerReduce(inst);
+    case HloOpcode::kReplicaId:
+    case HloOpcode::kPartitionId:
+      return LowerDeviceId(inst);
+    case HloOpcode::kAllReduce:
+    case HloOpcode::kAllGather:
+    case HloOpcode::kReduceScatter:
+    case HloOpcode::kCollectivePermute:
+      return LowerCollective(inst);
+    case HloOpcode::kGather:
+    case HloOpcode::kScatter:
+    case HloOpcode::kDynamicSlice:
+    case HloOpcode::kDynamicUpdateSlice:
+      return Unsupported(inst,
+                         "data-dependent addressing: tpusim's DMA descriptors and VPU "
+                         "instructions take immediate addresses only (no scalar address "
+                         "registers yet), so indices computed at run time cannot be lowered");
+    case HloOpcode::kConvolution:
+      return Unsupported(inst,
+                         "convolution is not lowered yet (planned: im2col through strided "
+                         "DMA into the dot kernel)");
+    case HloOpcode::kRng:
+    case HloOpcode::kRngBitGenerator:
+    case HloOpcode::kRngGetAndUpdateState:
+      return Unsupported(inst,
+                         "random number generation has no ISA instruction (and its values "
+                         "could not match the evaluator's); feed random values as parameters");
+    case HloOpcode::kWhile:
+    case HloOpcode::kConditional:
+      return Unsupported(inst, "control flow is not lowered yet (while/conditional)");
+    case HloOpcode::kCustomCall:
+      return Unsupported(inst,
+                         "custom_call_target=\"" + inst.custom_call_target() +
+                             "\" is not in the known-target table (known: "
+                             "AwsNeuronTransferWithStaticRing = identity; f32 AwsNeuronGelu, "
+                             "AwsNeuronGeluApprxTanh, AwsNeuronGeluBackward, AwsNeuronSoftmax, "
+                             "AwsNeuronSoftmaxBackward, AwsNeuronRmsNorm via "
+                             "custom-call-expander)");
+    default:
+      break;
+  }
+  if (hlo::IsElementwise(inst.opcode())) return LowerElementwise(inst);
+  return Unsupported(
+      inst,
+      "no lowering for this opcode (supported: parameter, constant, tuple, get-tuple-element, "
+      "dot, elementwise unary/binary/compare/select/clamp/convert, broadcast, reshape, bitcast, "
+      "copy, transpose, slice, concatenate, pad, iota, reduce, all-reduce, all-gather, "
+      "reduce-scatter, collective-permute, custom-call AwsNeuronTransferWithStaticRing)");
+}
+
+Status Lowerer::GatherKernel(const HloInstruction& inst, uint64_t src_base,
+                             const std::vector<int64_t>& src_strides, const HbmBuffer& out) {
+  std::vector<int64_t> dims = out.dims;
+  std::vector<int64_t> ss = src_strides;
+  if (dims.empty()) {
+    dims = {1};
+    ss = {0};
+  }
+  const int64_t e = out.elem_bytes();
+  const auto blocking = ChooseBlocking(dims, e, em_.vmem_free());
+  if (!blocking) return DoesNotFit(inst, "VMEM: not even one row of the result fits");
+  TPUSIM_ASSIGN_OR_RETURN(uint64_t buf, Vmem(inst, blocking->blk * blocking->inner * e, "block"));
+  const std::vector<int64_t> out_strides = RowMajorStrides(dims, e);
+  return ForEachBlock(
+      dims, *blocking,
+      [&](const std::vector<int64_t>& start, const std::vector<int64_t>& bdims) -> Status {
+        int64_t src_off = 0, dst_off = 0;
+        for (size_t i = 0; i < start.size(); ++i) {
+          src_off += start[i] * ss[i];
+          dst_off += start[i] * out_strides[i];
+        }
+        const size_t d = blocking->d;
+        std::vector<int64_t> bss(ss.begin() + static_cast<std::ptrdiff_t>(d), ss.end());
+        TPUSIM_ASSIGN_OR_RETURN(
+            int64_t n,
+            em_.Dma(isa::Opcode::kDmaHbmToVmem, src_base + static_cast<uint64_t>(src_off), bss, buf,
+                    RowMajorStrides(bdims, e), bdims, e, kLoadFlag));
+        em_.Wait(kLoadFlag, n);
+        int64_t count = 1;
+        for (int64_t x : bdims) count *= x;
+        em_.DmaContiguous(isa::Opcode::kDmaVmemToHbm, buf,
+                          out.address + static_cast<uint64_t>(dst_off), count * e, e, kStoreFlag);
+        em_.Wait(kStoreFlag, 1);
+        return OkStatus();
+      });
+}
+
+Status Lowerer::ScatterKernel(const HloInstruction& inst, const HbmBuffer& src, uint64_t dst_base,
+                              const std::vector<int64_t>& dst_strides) {
+  std::vector<int64_t> dims = src.dims;
+  std::vector<int64_t> ds = dst_strides;
+  if (dims.empty()) {
+    dims = {1};
+    ds = {0};
+  }
+  const int64_t e = src.elem_bytes();
+  const auto blocking = ChooseBlocking(dims, e, em_.vmem_free());
+  if (!blocking) return DoesNotFit(inst, "VMEM: not even one row of the operand fits");
+  TPUSIM_ASSIGN_OR_RETURN(uint64_t buf, Vmem(inst, blocking->blk * blocking->inner * e, "block"));
+  const std::vector<int64_t> src_strides = RowMajorStrides(dims, e);
+  return ForEachBlock(
+      dims, *blocking,
+      [&](const std::vector<int64_t>& start, const std::vector<int64_t>& bdims) -> Status {
+        int64_t src_off = 0, dst_off = 0;
+        for (size_t i = 0; i < start.size(); ++i) {
+          src_off += start[i] * src_strides[i];
+          dst_off += start[i] * ds[i];
+        }
+        int64_t count = 1;
+        for (int64_t x : bdims) count *= x;
+        em_.DmaContiguous(isa::Opcode::kDmaHbmToVmem, src.address + static_cast<uint64_t>(src_off),
+                          buf, count * e, e, kLoadFlag);
+        em_.Wait(kLoadFlag, 1);
+        const size_t d = blocking->d;
+        std::vector<int64_t> bds(ds.begin() + static_cast<std::ptrdiff_t>(d), ds.end());
+        TPUSIM_ASSIGN_OR_RETURN(
+            int64_t n,
+            em_.Dma(isa::Opcode::kDmaVmemToHbm, buf, RowMajorStrides(bdims, e),
+                    dst_base + static_cast<uint64_t>(dst_off), bds, bdims, e, kStoreFlag));
+        em_.Wait(kStoreFlag, n);
+        return OkStatus();
+      });
+}
+
+Status Lowerer::LowerDeviceId(const HloInstruction& inst) {
+  const HbmBuffer& out = Buffer(&inst);
+  const int64_t partitions = std::max<int64_t>(1, module_.num_partitions());
+  const int64_t id =
+      inst.opcode() == HloOpcode::kReplicaId ? core_id_ / partitions : core_id_ % partitions;
+  TPUSIM_ASSIGN_OR_RETURN(uint64_t buf, Vmem(inst, 64, "id"));
+  em_.Emit(isa::op::VpuFill{
+      .dtype = out.dtype, .dst = buf, .count = 1, .value = static_cast<uint32_t>(id)});
+  em_.DmaContiguous(isa::Opcode::kDmaVmemToHbm, buf, out.address, out.elem_bytes(),
+                    out.elem_bytes(), kStoreFlag);
+  em_.Wait(kStoreFlag, 1);
+  return OkStatus();
+}
+
+Status Lowerer::LowerCopyValue(const HloInstruction& inst, const HbmBuffer& src,
+                               const HbmBuffer& dst) {
+  return GatherKernel(inst, src.address, RowMajorStrides(src.dims, src.elem_bytes()), dst);
+}
+
+}  // namespace tpusim::compiler

@@ -1,0 +1,185 @@
+// reduce on the VPU: the operand is gathered (strided DMA) into VMEM as [kept rows, reduced cols],
+// reduced along the lanes (vpu.reduce), combined once with the init value, and stored.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "compiler/hlo/computation.h"
+#include "compiler/lower/blocking.h"
+#include "compiler/lower/lowerer.h"
+
+namespace tpusim::compiler {
+
+using hlo::HloInstruction;
+using hlo::HloOpcode;
+
+namespace {
+
+// The reducer's function when to_apply is `op(param0, param1)` with op add/maximum/minimum.
+std::optional<isa::ReduceOp> ReducerOp(const HloInstruction& reduce) {
+  const hlo::HloComputation* c = reduce.to_apply();
+  if (c == nullptr || c->num_parameters() != 2) return std::nullopt;
+  const HloInstruction* root = c->root_instruction();
+  if (root->operand_count() != 2) return std::nullopt;
+  const bool params = root->operand(0)->opcode() == HloOpcode::kParameter &&
+                      root->operand(1)->opcode() == HloOpcode::kParameter &&
+                      root->operand(0) != root->operand(1);
+  if (!params) return std::nullopt;
+  switch (root->opcode()) {
+    case HloOpcode::kAdd:
+      return isa::ReduceOp::kSum;
+    case HloOpcode::kMaximum:
+      return isa::ReduceOp::kMax;
+    case HloOpcode::kMinimum:
+      return isa::ReduceOp::kMin;
+    default:
+      return std::nullopt;
+  }
+}
+
+isa::BinaryOp CombineOp(isa::ReduceOp op) {
+  switch (op) {
+    case isa::ReduceOp::kSum:
+      return isa::BinaryOp::kAdd;
+    case isa::ReduceOp::kMax:
+      return isa::BinaryOp::kMax;
+    case isa::ReduceOp::kMin:
+      return isa::BinaryOp::kMin;
+  }
+  return isa::BinaryOp::kAdd;
+}
+
+}  // namespace
+
+Status Lowerer::LowerReduce(const HloInstruction& inst) {
+  if (!inst.shape().IsArray() || inst.operand_count() != 2) {
+    return Unsupported(inst, "variadic (tuple-shaped) reduce is not supported");
+  }
+  const auto op = ReducerOp(inst);
+  if (!op) {
+    return Unsupported(inst,
+                       "reducer computation must be add, maximum or minimum of its two "
+                       "parameters");
+  }
+  const HbmBuffer& in = Buffer(inst.operand(0));
+  const HbmBuffer& init = Buffer(inst.operand(1));
+  const HbmBuffer& out = Buffer(&inst);
+  if (in.dtype == isa::DType::kPred) return Unsupported(inst, "reduce over pred");
+  const int64_t e = in.elem_bytes();
+  const std::vector<int64_t> in_strides = RowMajorStrides(in.dims, e);
+  std::vector<int64_t> kept, kept_strides, red, red_strides;
+  for (size_t i = 0; i < in.dims.size(); ++i) {
+    const bool reduced = std::find(inst.dimensions().begin(), inst.dimensions().end(),
+                                   static_cast<int64_t>(i)) != inst.dimensions().end();
+    (reduced ? red : kept).push_back(in.dims[i]);
+    (reduced ? red_strides : kept_strides).push_back(in_strides[i]);
+  }
+  int64_t rn = 1;
+  for (int64_t d : red) rn *= d;
+  if (out.elements() == 0) return OkStatus();
+  if (rn == 0) return Unsupported(inst, "reduce over an empty dimension");
+  if (kept.empty()) {
+    kept = {1};
+    kept_strides = {0};
+  }
+  TPUSIM_ASSIGN_OR_RETURN(uint64_t init_v, Vmem(inst, 64, "init value"));
+  em_.DmaContiguous(isa::Opcode::kDmaHbmToVmem, init.address, init_v, e, e, kLoadFlag);
+  em_.Wait(kLoadFlag, 1);
+  const int64_t oe = out.elem_bytes();
+  // result[i] = op(partial[i], init) for `count` results, stored at result index `out_index`.
+  auto combine_and_store = [&](uint64_t part, uint64_t res, int64_t count, int64_t out_index) {
+    em_.Emit(isa::op::VpuBinary{.op = CombineOp(*op),
+                                .dtype = out.dtype,
+                                .dst = res,
+                                .a = part,
+                                .b = init_v,
+                                .rows = 1,
+                                .cols = static_cast<uint64_t>(count),
+                                .a_bcast = isa::Broadcast::kNone,
+                                .b_bcast = isa::Broadcast::kScalar});
+    em_.DmaContiguous(isa::Opcode::kDmaVmemToHbm, res,
+                      out.address + static_cast<uint64_t>(out_index * oe), count * oe, oe,
+                      kStoreFlag);
+    em_.Wait(kStoreFlag, 1);
+  };
+
+  // Reduced dimensions leading (a bias gradient: sum over the batch of [B, F]): the operand is
+  // already [rn, kept] row-major, so blocks of whole columns are reduced down the sublanes with
+  // contiguous DMA runs instead of a transposing gather.
+  bool leading = kept.size() < in.dims.size() && out.elements() > 1;
+  for (size_t i = 0; i < inst.dimensions().size(); ++i) {
+    leading = leading && std::find(inst.dimensions().begin(), inst.dimensions().end(),
+                                   static_cast<int64_t>(i)) != inst.dimensions().end();
+  }
+  if (leading) {
+    const int64_t kp = out.elements();
+    const int64_t budget = em_.vmem_free() - 3 * 64;
+    const int64_t kc = std::min(kp, budget / (rn * e + e + oe));
+    if (kc >= std::min<int64_t>(kp, 128)) {
+      TPUSIM_ASSIGN_OR_RETURN(uint64_t src, Vmem(inst, rn * kc * e, "operand block"));
+      TPUSIM_ASSIGN_OR_RETURN(uint64_t part, Vmem(inst, kc * e, "partial result"));
+      TPUSIM_ASSIGN_OR_RETURN(uint64_t res, Vmem(inst, kc * oe, "result"));
+      for (int64_t c0 = 0; c0 < kp; c0 += kc) {
+        const int64_t cc = std::min(kc, kp - c0);
+        const std::vector<int64_t> box{rn, cc}, ss{kp * e, e}, ds{cc * e, e};
+        TPUSIM_ASSIGN_OR_RETURN(int64_t n, em_.Dma(isa::Opcode::kDmaHbmToVmem,
+                                                   in.address + static_cast<uint64_t>(c0 * e), ss,
+                                                   src, ds, box, e, kLoadFlag));
+        em_.Wait(kLoadFlag, n);
+        em_.Emit(isa::op::VpuReduce{.op = *op,
+                                    .axis = isa::ReduceAxis::kSublanes,
+                                    .dtype = in.dtype,
+                                    .dst = part,
+                                    .src = src,
+                                    .rows = static_cast<uint64_t>(rn),
+                                    .cols = static_cast<uint64_t>(cc)});
+        combine_and_store(part, res, cc, c0);
+      }
+      return OkStatus();
+    }
+  }
+  // One kept row costs rn input elements plus the partial and the result.
+  const int64_t row_bytes = rn * e + 2 * out.elem_bytes();
+  const auto blocking = ChooseBlocking(kept, row_bytes, em_.vmem_free() - 3 * 64);
+  if (!blocking) {
+    return DoesNotFit(inst, fmt::format("VMEM: one row of {} reduced elements ({} bytes) exceeds "
+                                        "the {} bytes left of core.vmem.capacity_bytes = {}",
+                                        rn, rn * e, em_.vmem_free(), em_.vmem_bytes()));
+  }
+  const int64_t max_rows = blocking->blk * blocking->inner;
+  TPUSIM_ASSIGN_OR_RETURN(uint64_t src, Vmem(inst, max_rows * rn * e, "operand block"));
+  TPUSIM_ASSIGN_OR_RETURN(uint64_t part, Vmem(inst, max_rows * e, "partial result"));
+  TPUSIM_ASSIGN_OR_RETURN(uint64_t res, Vmem(inst, max_rows * out.elem_bytes(), "result"));
+  const std::vector<int64_t> kept_out_strides = RowMajorStrides(kept, 1);
+  return ForEachBlock(
+      kept, *blocking,
+      [&](const std::vector<int64_t>& start, const std::vector<int64_t>& bdims) -> Status {
+        int64_t src_off = 0, out_index = 0, rows = 1;
+        for (size_t i = 0; i < start.size(); ++i) {
+          src_off += start[i] * kept_strides[i];
+          out_index += start[i] * kept_out_strides[i];
+        }
+        for (int64_t b : bdims) rows *= b;
+        std::vector<int64_t> box = bdims;
+        std::vector<int64_t> ss(kept_strides.begin() + static_cast<std::ptrdiff_t>(blocking->d),
+                                kept_strides.end());
+        box.insert(box.end(), red.begin(), red.end());
+        ss.insert(ss.end(), red_strides.begin(), red_strides.end());
+        TPUSIM_ASSIGN_OR_RETURN(
+            int64_t n,
+            em_.Dma(isa::Opcode::kDmaHbmToVmem, in.address + static_cast<uint64_t>(src_off), ss,
+                    src, RowMajorStrides(box, e), box, e, kLoadFlag));
+        em_.Wait(kLoadFlag, n);
+        em_.Emit(isa::op::VpuReduce{.op = *op,
+                                    .axis = isa::ReduceAxis::kLanes,
+                                    .dtype = in.dtype,
+                                    .dst = part,
+                                    .src = src,
+                                    .rows = static_cast<uint64_t>(rows),
+                                    .cols = static_cast<uint64_t>(rn)});
+        combine_and_store(part, res, rows, out_index);
+        return OkStatus();
+      });
+}
+
+}  // namespace tpusim::compiler

@@ -1,0 +1,149 @@
+// Lowerer: emits one core's isa code for a canonicalized HLO module, kernel by kernel (one kernel
+// per HLO instruction that computes something). Internal to compiler/lower; the public entry point
+// is Compile() (compiler/compile.h).
+//
+// Each kernel follows the same shape: DMA operand blocks HBM -> VMEM, compute on the MXUs/VPU/XLU,
+// DMA the result block VMEM -> HBM; blocks are sized to fit core.vmem.capacity_bytes and the MXUs'
+// accumulator rows. Values live in HBM between kernels at the addresses the HBM plan assigned.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "compiler/hlo/instruction.h"
+#include "compiler/hlo/module.h"
+#include "compiler/lower/core_emitter.h"
+#include "compiler/lower/fusion.h"
+#include "config/chip_config.h"
+#include "isa/program.h"
+
+namespace tpusim::compiler {
+
+/// One array value in HBM.
+struct HbmBuffer {
+  uint64_t address = 0;
+  isa::DType dtype = isa::DType::kF32;
+  std::vector<int64_t> dims;
+  int64_t elements() const {
+    int64_t n = 1;
+    for (int64_t d : dims) n *= d;
+    return n;
+  }
+  int64_t elem_bytes() const { return isa::DTypeBytes(dtype); }
+  int64_t bytes() const { return elements() * elem_bytes(); }
+};
+
+/// The HBM plan: the leaf buffers of every instruction's value (flattened tuple order).
+struct HbmPlan {
+  std::map<const hlo::HloInstruction*, std::vector<HbmBuffer>> values;
+  std::vector<isa::DataSegment> constants;  // core 0's copy; the driver replicates per core
+  int64_t bytes_used = 0;
+};
+
+/// Builds the HBM plan for the entry computation (bump allocation, 64-byte aligned; reshape,
+/// bitcast, copy, tuple, get-tuple-element, opt-barrier and identity custom-calls share their
+/// operand's buffers). Errors: Unimplemented for element types without a device type;
+/// ResourceExhausted when the buffers exceed `hbm_capacity` bytes.
+/// Addresses start at `base` (cores sharing a chip's HBM get disjoint ranges); `capacity` is the
+/// bytes this core may use from `base` on.
+/// `groups`: fused elementwise groups; all their members' results are defined at the group's first
+/// member and all their operands read until its last (the kernel interleaves them chunk by chunk).
+StatusOr<HbmPlan> PlanHbm(const hlo::HloModule& module, const ElementwiseGroups& groups,
+                          uint64_t base, int64_t hbm_capacity, bool timing_only);
+
+/// True for instructions whose value is their operand 0's buffers (reshape, bitcast, copy,
+/// opt-barrier, add-dependency, identity custom-calls): no code, no allocation.
+bool IsAliasOfOperand(const hlo::HloInstruction& inst);
+/// A broadcast that is never materialized (a first step of fuse-elementwise): of a 1-element value
+/// (kScalar), of a [cols] vector along the last dimension (kRow, a bias) or of the leading
+/// dimensions (kCol, a per-row statistic), when every user is a VPU binary op or compare (or clamp,
+/// for scalars) of the broadcast's shape. The users read the source with the matching bcast mode;
+/// the broadcast keeps its source's buffer. kNone for every other instruction.
+isa::Broadcast VirtualBroadcastKind(const hlo::HloInstruction& inst);
+bool IsVirtualBroadcast(const hlo::HloInstruction& inst);
+
+/// True for the elementwise opcodes the VPU lowering implements (lower_elementwise.cc).
+bool HasVpuFunction(hlo::HloOpcode op);
+
+/// "file:line:col: error: cannot lower %name (opcode): what" as an Unimplemented Status.
+Status Unsupported(const hlo::HloInstruction& inst, const std::string& what);
+/// The same location prefix for a ResourceExhausted Status.
+Status DoesNotFit(const hlo::HloInstruction& inst, const std::string& what);
+
+class Lowerer {
+ public:
+  Lowerer(const hlo::HloModule& module, const config::ChipConfig& config, const HbmPlan& plan,
+          isa::Program* program, int32_t core_id, int64_t num_replicas,
+          std::map<std::string, int32_t>* hlo_tags, bool double_buffer,
+          const ElementwiseGroups& groups);
+
+  /// Emits the whole entry computation into program->cores[core_id].
+  Status Run();
+  int64_t peak_vmem() const { return em_.peak_vmem(); }
+
+ private:
+  Status LowerInstruction(const hlo::HloInstruction& inst);
+  const std::vector<HbmBuffer>& Buffers(const hlo::HloInstruction* inst) const;
+  const HbmBuffer& Buffer(const hlo::HloInstruction* inst) const;
+  /// VMEM allocation within the current kernel; DoesNotFit naming `inst` on failure.
+  StatusOr<uint64_t> Vmem(const hlo::HloInstruction& inst, int64_t bytes, const char* what);
+
+  // Kernels (lower_*.cc).
+  Status LowerDot(const hlo::HloInstruction& inst);
+  Status LowerElementwise(const hlo::HloInstruction& inst);
+  /// A chain of elementwise ops (an ElementwiseGroup) as one kernel: per chunk, the external
+  /// operands are loaded once, every member computes into VMEM, and only the members used outside
+  /// the group are stored.
+  Status LowerFusedElementwise(const std::vector<const hlo::HloInstruction*>& group);
+  struct VpuOperand {
+    uint64_t vmem = 0;
+    isa::Broadcast mode = isa::Broadcast::kNone;
+    isa::DType dtype = isa::DType::kF32;
+  };
+  /// Emits `inst`'s VPU function on a [rows, cols] region (cu = rows * cols elements) of VMEM
+  /// operands; `tmp` (cu elements) is scratch for clamp / is-finite, `zero` a VMEM 0 for is-finite.
+  void EmitVpuOp(const hlo::HloInstruction& inst, isa::DType out_dtype,
+                 const std::vector<VpuOperand>& ops, uint64_t dst, uint64_t tmp, uint64_t zero,
+                 uint64_t region_rows, uint64_t region_cols, uint64_t cu);
+  Status LowerBroadcast(const hlo::HloInstruction& inst);
+  Status LowerTranspose(const hlo::HloInstruction& inst);
+  Status LowerSlice(const hlo::HloInstruction& inst);
+  Status LowerConcatenate(const hlo::HloInstruction& inst);
+  Status LowerPad(const hlo::HloInstruction& inst);
+  Status LowerIota(const hlo::HloInstruction& inst);
+  Status LowerReduce(const hlo::HloInstruction& inst);
+  Status LowerCollective(const hlo::HloInstruction& inst);
+  /// replica-id / partition-id: this core's device id split as replica d / P, partition d % P.
+  Status LowerDeviceId(const hlo::HloInstruction& inst);
+  Status LowerCopyValue(const hlo::HloInstruction& inst, const HbmBuffer& src,
+                        const HbmBuffer& dst);
+
+  /// out[i...] = src[base + sum_d i_d * src_strides[d]] for the row-major `out` buffer, in blocks
+  /// that fit VMEM (leading-dimension split). Used by broadcast, transpose, slice, pad's fill.
+  Status GatherKernel(const hlo::HloInstruction& inst, uint64_t src_base,
+                      const std::vector<int64_t>& src_strides, const HbmBuffer& out);
+  /// dst[base + sum_d i_d * dst_strides[d]] = src[i...] for the row-major `src` buffer
+  /// (concatenate, pad's interior).
+  Status ScatterKernel(const hlo::HloInstruction& inst, const HbmBuffer& src, uint64_t dst_base,
+                       const std::vector<int64_t>& dst_strides);
+  /// Replica-group table index for a collective (deduplicated in program->replica_groups).
+  StatusOr<uint64_t> GroupIndex(const hlo::HloInstruction& inst);
+
+  const hlo::HloModule& module_;
+  const config::ChipConfig& config_;
+  const HbmPlan& plan_;
+  isa::Program* program_;
+  int32_t core_id_;
+  int64_t num_replicas_;
+  std::map<std::string, int32_t>* hlo_tags_;
+  bool double_buffer_;
+  const ElementwiseGroups& groups_;
+  CoreEmitter em_;
+  /// Index of `inst` in Program::hlo_names (added on first use).
+  int32_t TagOf(const hlo::HloInstruction& inst);
+};
+
+}  // namespace tpusim::compiler

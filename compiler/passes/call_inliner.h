@@ -1,0 +1,24 @@
+// call-inliner: replaces every `call` and `fusion` in the entry computation by a copy of the called
+// computation's instructions (XLA's CallInliner; for fusions this gives up XLA's fusion decision —
+// each fused op becomes its own kernel — until the lowering learns to run a fused computation out
+// of VMEM as one kernel, DESIGN.md §5).
+//
+// Contract.
+//  * After the pass the entry computation contains no call or fusion (nested ones are inlined too).
+//  * Copies keep the callee's instruction names (made unique with a numeric suffix), metadata and
+//    source locations; callee parameters become the call's operands; uses of the call use the copy
+//    of the callee's root. Callees stay in the module (unused).
+//  * Values are unchanged.
+#pragma once
+
+#include "compiler/pass/hlo_pass.h"
+
+namespace tpusim::compiler {
+
+class CallInliner : public HloPass {
+ public:
+  std::string_view name() const override { return "call-inliner"; }
+  StatusOr<bool> Run(hlo::HloModule& module) override;
+};
+
+}  // namespace tpusim::compiler

@@ -1,0 +1,283 @@
+#include "compiler/passes/canonicalize.h"
+
+#include <algorithm>
+#include <memory>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "common/check.h"
+#include "compiler/hlo/computation.h"
+#include "compiler/hlo/instruction.h"
+
+namespace tpusim::compiler {
+namespace {
+
+using hlo::HloComputation;
+using hlo::HloInstruction;
+using hlo::HloOpcode;
+using hlo::Shape;
+
+std::string UniqueName(const HloComputation& comp, const std::string& base) {
+  if (comp.FindInstruction(base) == nullptr) return base;
+  for (int i = 1;; ++i) {
+    std::string n = base + "." + std::to_string(i);
+    if (comp.FindInstruction(n) == nullptr) return n;
+  }
+}
+
+// Inserts `inst` before `anchor`, copying the anchor's location and metadata (so diagnostics and
+// reports still point at the user's instruction).
+HloInstruction* Insert(HloComputation& comp, std::unique_ptr<HloInstruction> inst,
+                       const HloInstruction* anchor) {
+  inst->set_location(anchor->location());
+  inst->mutable_metadata() = anchor->metadata();
+  return comp.AddInstructionBefore(std::move(inst), anchor);
+}
+
+HloInstruction* MakeTranspose(HloComputation& comp, HloInstruction* operand,
+                              const std::vector<int64_t>& perm, const HloInstruction* anchor,
+                              const std::string& name) {
+  std::vector<int64_t> dims;
+  for (int64_t p : perm) dims.push_back(operand->shape().dimensions(p));
+  auto t = std::make_unique<HloInstruction>(
+      HloOpcode::kTranspose, Shape(operand->shape().element_type(), dims), UniqueName(comp, name));
+  t->mutable_dimensions() = perm;
+  t->set_has_dimensions(true);
+  t->AppendOperand(operand);
+  return Insert(comp, std::move(t), anchor);
+}
+
+HloInstruction* MakeReshape(HloComputation& comp, HloInstruction* operand, Shape shape,
+                            const HloInstruction* anchor, const std::string& name) {
+  auto r = std::make_unique<HloInstruction>(HloOpcode::kReshape, std::move(shape),
+                                            UniqueName(comp, name));
+  r->AppendOperand(operand);
+  return Insert(comp, std::move(r), anchor);
+}
+
+int64_t Product(const Shape& s, const std::vector<int64_t>& dims) {
+  int64_t p = 1;
+  for (int64_t d : dims) p *= s.dimensions(d);
+  return p;
+}
+
+std::vector<int64_t> FreeDims(int64_t rank, const std::vector<int64_t>& batch,
+                              const std::vector<int64_t>& contracting) {
+  std::vector<int64_t> free;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (std::find(batch.begin(), batch.end(), d) == batch.end() &&
+        std::find(contracting.begin(), contracting.end(), d) == contracting.end()) {
+      free.push_back(d);
+    }
+  }
+  return free;
+}
+
+std::vector<int64_t> Concat(std::vector<int64_t> a, const std::vector<int64_t>& b,
+                            const std::vector<int64_t>& c) {
+  a.insert(a.end(), b.begin(), b.end());
+  a.insert(a.end(), c.begin(), c.end());
+  return a;
+}
+
+bool IsIdentity(const std::vector<int64_t>& perm) {
+  for (size_t i = 0; i < perm.size(); ++i) {
+    if (perm[i] != static_cast<int64_t>(i)) return false;
+  }
+  return true;
+}
+
+// Folds `transpose` operands of `dot` into its dimension numbers when the free dimensions keep
+// their relative order (the dot's output dimension order is unchanged). Returns true if it folded
+// one.
+bool FoldTransposes(HloInstruction* dot) {
+  bool changed = false;
+  for (int64_t side = 0; side < 2; ++side) {
+    HloInstruction* t = dot->operand(side);
+    if (t->opcode() != HloOpcode::kTranspose) continue;
+    const std::vector<int64_t>& perm = t->dimensions();
+    auto& dn = dot->mutable_dot_dimension_numbers();
+    auto& batch = side == 0 ? dn.lhs_batch_dimensions : dn.rhs_batch_dimensions;
+    auto& contracting = side == 0 ? dn.lhs_contracting_dimensions : dn.rhs_contracting_dimensions;
+    std::vector<int64_t> free = FreeDims(t->shape().rank(), batch, contracting);
+    bool ordered = true;
+    for (size_t i = 1; i < free.size(); ++i) {
+      ordered =
+          ordered && perm[static_cast<size_t>(free[i - 1])] < perm[static_cast<size_t>(free[i])];
+    }
+    if (!ordered) continue;
+    for (auto& d : batch) d = perm[static_cast<size_t>(d)];
+    for (auto& d : contracting) d = perm[static_cast<size_t>(d)];
+    dot->ReplaceOperandWith(side, t->operand(0));
+    changed = true;
+  }
+  return changed;
+}
+
+bool IsCanonicalDot(const HloInstruction* dot) {
+  const auto& dn = dot->dot_dimension_numbers();
+  const Shape& l = dot->operand(0)->shape();
+  const Shape& r = dot->operand(1)->shape();
+  const bool batched = !dn.lhs_batch_dimensions.empty();
+  const int64_t rank = batched ? 3 : 2;
+  if (l.rank() != rank || r.rank() != rank || dn.lhs_contracting_dimensions.size() != 1 ||
+      dn.rhs_contracting_dimensions.size() != 1) {
+    return false;
+  }
+  if (batched && (dn.lhs_batch_dimensions != std::vector<int64_t>{0} ||
+                  dn.rhs_batch_dimensions != std::vector<int64_t>{0})) {
+    return false;
+  }
+  const int64_t rc = dn.rhs_contracting_dimensions[0];
+  return dn.lhs_contracting_dimensions[0] == rank - 1 && (rc == rank - 2 || rc == rank - 1) &&
+         dot->shape().rank() == rank;
+}
+
+// Rewrites one non-canonical dot. Returns the new dot.
+void CanonicalizeDot(HloComputation& comp, HloInstruction* dot) {
+  const auto dn = dot->dot_dimension_numbers();
+  HloInstruction* lhs = dot->operand(0);
+  HloInstruction* rhs = dot->operand(1);
+  const Shape& ls = lhs->shape();
+  const Shape& rs = rhs->shape();
+  const std::vector<int64_t> lfree =
+      FreeDims(ls.rank(), dn.lhs_batch_dimensions, dn.lhs_contracting_dimensions);
+  const std::vector<int64_t> rfree =
+      FreeDims(rs.rank(), dn.rhs_batch_dimensions, dn.rhs_contracting_dimensions);
+  const int64_t b = Product(ls, dn.lhs_batch_dimensions);
+  const int64_t m = Product(ls, lfree);
+  const int64_t k = Product(ls, dn.lhs_contracting_dimensions);
+  const int64_t n = Product(rs, rfree);
+  const bool batched = !dn.lhs_batch_dimensions.empty();
+  const std::string& base = dot->name();
+
+  // LHS -> [B,M,K].
+  std::vector<int64_t> lperm =
+      Concat(dn.lhs_batch_dimensions, lfree, dn.lhs_contracting_dimensions);
+  if (!IsIdentity(lperm)) lhs = MakeTranspose(comp, lhs, lperm, dot, base + ".lhs_transpose");
+  std::vector<int64_t> ldims = batched ? std::vector<int64_t>{b, m, k} : std::vector<int64_t>{m, k};
+  if (lhs->shape().dimensions() != ldims) {
+    lhs = MakeReshape(comp, lhs, Shape(ls.element_type(), ldims), dot, base + ".lhs_reshape");
+  }
+  // RHS -> [B,K,N] or [B,N,K], whichever needs no transpose.
+  std::vector<int64_t> kn = Concat(dn.rhs_batch_dimensions, dn.rhs_contracting_dimensions, rfree);
+  std::vector<int64_t> nk = Concat(dn.rhs_batch_dimensions, rfree, dn.rhs_contracting_dimensions);
+  bool use_nk = false;
+  if (IsIdentity(nk) && !IsIdentity(kn)) {
+    use_nk = true;
+  } else if (!IsIdentity(kn)) {
+    rhs = MakeTranspose(comp, rhs, kn, dot, base + ".rhs_transpose");
+  }
+  std::vector<int64_t> rdims;
+  if (batched) rdims.push_back(b);
+  if (use_nk) {
+    rdims.push_back(n);
+    rdims.push_back(k);
+  } else {
+    rdims.push_back(k);
+    rdims.push_back(n);
+  }
+  if (rhs->shape().dimensions() != rdims) {
+    rhs = MakeReshape(comp, rhs, Shape(rs.element_type(), rdims), dot, base + ".rhs_reshape");
+  }
+
+  std::vector<int64_t> odims = batched ? std::vector<int64_t>{b, m, n} : std::vector<int64_t>{m, n};
+  auto nd = std::make_unique<HloInstruction>(
+      HloOpcode::kDot, Shape(dot->shape().element_type(), odims), UniqueName(comp, base + ".mxu"));
+  nd->AppendOperand(lhs);
+  nd->AppendOperand(rhs);
+  auto& ndn = nd->mutable_dot_dimension_numbers();
+  const int64_t rank = batched ? 3 : 2;
+  if (batched) {
+    ndn.lhs_batch_dimensions = {0};
+    ndn.rhs_batch_dimensions = {0};
+  }
+  ndn.lhs_contracting_dimensions = {rank - 1};
+  ndn.rhs_contracting_dimensions = {use_nk ? rank - 1 : rank - 2};
+  nd->mutable_precision_config() = dot->precision_config();
+  nd->mutable_frontend_attributes() = dot->frontend_attributes();
+  nd->set_sharding(dot->sharding());
+  HloInstruction* new_dot = Insert(comp, std::move(nd), dot);
+  HloInstruction* result = new_dot;
+  if (dot->shape().dimensions() != odims) {
+    result = MakeReshape(comp, new_dot, dot->shape(), dot, base + ".result_reshape");
+  } else if (dot->shape().has_layout()) {
+    new_dot->mutable_shape() = dot->shape();
+  }
+  dot->ReplaceAllUsesWith(result);
+  comp.RemoveInstruction(dot);
+  new_dot->set_name(base);
+}
+
+bool IsNoOp(const HloInstruction* inst) {
+  switch (inst->opcode()) {
+    case HloOpcode::kReshape:
+    case HloOpcode::kBitcast:
+      return inst->shape().IsArray() && inst->operand(0)->shape().IsArray() &&
+             inst->shape().element_type() == inst->operand(0)->shape().element_type() &&
+             inst->shape().dimensions() == inst->operand(0)->shape().dimensions();
+    case HloOpcode::kCopy:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool IsRemovableWhenDead(const HloInstruction* inst) {
+  switch (inst->opcode()) {
+    case HloOpcode::kTranspose:
+    case HloOpcode::kReshape:
+    case HloOpcode::kBitcast:
+    case HloOpcode::kCopy:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool RunOnComputation(HloComputation& comp) {
+  bool changed = false;
+  std::vector<HloInstruction*> order;
+  for (const auto& i : comp.instructions()) order.push_back(i.get());
+  for (HloInstruction* inst : order) {
+    if (inst->opcode() != HloOpcode::kDot) continue;
+    changed |= FoldTransposes(inst);
+    if (!IsCanonicalDot(inst)) {
+      CanonicalizeDot(comp, inst);
+      changed = true;
+    }
+  }
+  order.clear();
+  for (const auto& i : comp.instructions()) order.push_back(i.get());
+  for (HloInstruction* inst : order) {
+    if (IsNoOp(inst) && inst != comp.root_instruction()) {
+      inst->ReplaceAllUsesWith(inst->operand(0));
+      changed = true;
+    }
+  }
+  // Remove dead data movement, last to first so chains disappear in one sweep.
+  for (bool removed = true; removed;) {
+    removed = false;
+    order.clear();
+    for (const auto& i : comp.instructions()) order.push_back(i.get());
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+      HloInstruction* inst = *it;
+      if (inst->users().empty() && inst != comp.root_instruction() && IsRemovableWhenDead(inst)) {
+        comp.RemoveInstruction(inst);
+        removed = changed = true;
+      }
+    }
+  }
+  return changed;
+}
+
+}  // namespace
+
+StatusOr<bool> Canonicalize::Run(hlo::HloModule& module) {
+  bool changed = false;
+  for (const auto& comp : module.computations()) changed |= RunOnComputation(*comp);
+  return changed;
+}
+
+}  // namespace tpusim::compiler

@@ -1,0 +1,36 @@
+// canonicalize: puts every dot into the one form the MXU lowering handles, and removes data
+// movement that does nothing in tpusim's memory model.
+//
+// Contract.
+//  * Requires: a module that parsed (any dot dimension numbers, any number of batch / contracting /
+//    free dimensions, transposed operands).
+//  * Guarantees, for every dot after the pass (every computation):
+//      lhs = [B,M,K] with lhs_batch_dims={0}, lhs_contracting_dims={2}   (or [M,K], contracting
+//      {1},
+//            when the dot has no batch dimensions),
+//      rhs = [B,K,N] with rhs_contracting_dims={1}  ("KN")  or  [B,N,K] with
+//      rhs_contracting_dims={2}
+//            ("NK", the MXU loads such a weight tile with load_weights transpose=1, so no XLU
+//            transpose is needed); rank-2 forms [K,N] {0} / [N,K] {1} without batch dimensions;
+//      result = [B,M,N] (or [M,N]); a reshape restores the original result shape when it differs.
+//    Operand transposes are folded into the dimension numbers first (XLA's TransposeFolding) when
+//    that keeps the order of the free dimensions; remaining reorderings become explicit
+//    `transpose`s and dimension merges become `reshape`s (free in tpusim's row-major memory model).
+//    The new dot keeps the original's name, metadata, location and precision config.
+//  * Removes no-op data movement: reshape/bitcast to the same dimensions, and copy (tpusim stores
+//    every array row-major whatever its layout, so a layout-changing copy moves no data), and
+//    transposes/reshapes/bitcasts/copies left without users.
+//  * Never changes values: the rewritten module computes bit-identical results on the evaluator.
+#pragma once
+
+#include "compiler/pass/hlo_pass.h"
+
+namespace tpusim::compiler {
+
+class Canonicalize : public HloPass {
+ public:
+  std::string_view name() const override { return "canonicalize"; }
+  StatusOr<bool> Run(hlo::HloModule& module) override;
+};
+
+}  // namespace tpusim::compiler

@@ -1,0 +1,227 @@
+#include "compiler/passes/convolution_lowering.h"
+
+#include <vector>
+
+#include "compiler/passes/hlo_builder.h"
+
+namespace tpusim::compiler {
+namespace {
+
+using hlo::HloInstruction;
+using hlo::HloOpcode;
+using hlo::Shape;
+
+class ConvBuilder {
+ public:
+  ConvBuilder(hlo::HloComputation* comp, HloInstruction* conv) : b_(comp, conv), conv_(conv) {}
+
+  std::string Name(const std::string& s) { return b_.UniqueName(conv_->name() + "." + s); }
+
+  HloInstruction* Transpose(HloInstruction* x, const std::vector<int64_t>& perm) {
+    bool identity = true;
+    for (size_t i = 0; i < perm.size(); ++i)
+      identity = identity && perm[i] == static_cast<int64_t>(i);
+    if (identity) return x;
+    std::vector<int64_t> dims;
+    for (int64_t p : perm) dims.push_back(x->shape().dimensions(p));
+    auto t = std::make_unique<HloInstruction>(HloOpcode::kTranspose,
+                                              Shape(x->shape().element_type(), dims), Name("t"));
+    t->mutable_dimensions() = perm;
+    t->set_has_dimensions(true);
+    t->AppendOperand(x);
+    return b_.Add(std::move(t));
+  }
+  HloInstruction* Reshape(HloInstruction* x, const std::vector<int64_t>& dims) {
+    if (x->shape().dimensions() == dims) return x;
+    auto r = std::make_unique<HloInstruction>(HloOpcode::kReshape,
+                                              Shape(x->shape().element_type(), dims), Name("r"));
+    r->AppendOperand(x);
+    return b_.Add(std::move(r));
+  }
+  HloInstruction* Pad(HloInstruction* x, const hlo::PaddingConfig& pc) {
+    std::vector<int64_t> dims;
+    for (int64_t i = 0; i < x->shape().rank(); ++i) {
+      const auto& p = pc.dimensions[static_cast<size_t>(i)];
+      const int64_t d = x->shape().dimensions(i);
+      dims.push_back(d + p.edge_padding_low + p.edge_padding_high +
+                     std::max<int64_t>(0, d - 1) * p.interior_padding);
+    }
+    HloInstruction* zero = b_.ScalarConstant(x->shape().element_type(), 0.0, "pad_value");
+    auto p = std::make_unique<HloInstruction>(HloOpcode::kPad,
+                                              Shape(x->shape().element_type(), dims), Name("pad"));
+    p->mutable_padding_config() = pc;
+    p->AppendOperand(x);
+    p->AppendOperand(zero);
+    return b_.Add(std::move(p));
+  }
+  HloInstruction* Slice(HloInstruction* x, const std::vector<int64_t>& start,
+                        const std::vector<int64_t>& limit, const std::vector<int64_t>& step) {
+    std::vector<int64_t> dims;
+    for (size_t i = 0; i < start.size(); ++i) {
+      dims.push_back((limit[i] - start[i] + step[i] - 1) / step[i]);
+    }
+    auto s = std::make_unique<HloInstruction>(
+        HloOpcode::kSlice, Shape(x->shape().element_type(), dims), Name("patch"));
+    s->mutable_slice_starts() = start;
+    s->mutable_slice_limits() = limit;
+    s->mutable_slice_strides() = step;
+    s->AppendOperand(x);
+    return b_.Add(std::move(s));
+  }
+  HloInstruction* Concat(const std::vector<HloInstruction*>& xs, int64_t dim) {
+    if (xs.size() == 1) return xs[0];
+    std::vector<int64_t> dims = xs[0]->shape().dimensions();
+    dims[static_cast<size_t>(dim)] = 0;
+    for (const HloInstruction* x : xs) dims[static_cast<size_t>(dim)] += x->shape().dimensions(dim);
+    auto c = std::make_unique<HloInstruction>(
+        HloOpcode::kConcatenate, Shape(xs[0]->shape().element_type(), dims), Name("im2col"));
+    c->mutable_dimensions() = {dim};
+    c->set_has_dimensions(true);
+    for (HloInstruction* x : xs) c->AppendOperand(x);
+    return b_.Add(std::move(c));
+  }
+  HloInstruction* Dot(HloInstruction* l, HloInstruction* r, bool batched,
+                      const std::vector<int64_t>& out_dims) {
+    auto d = std::make_unique<HloInstruction>(
+        HloOpcode::kDot, Shape(conv_->shape().element_type(), out_dims), Name("gemm"));
+    d->AppendOperand(l);
+    d->AppendOperand(r);
+    auto& dn = d->mutable_dot_dimension_numbers();
+    if (batched) {
+      dn.lhs_batch_dimensions = {0};
+      dn.rhs_batch_dimensions = {0};
+    }
+    dn.lhs_contracting_dimensions = {batched ? 2 : 1};
+    dn.rhs_contracting_dimensions = {batched ? 1 : 0};
+    d->mutable_precision_config() = conv_->precision_config();
+    return b_.Add(std::move(d));
+  }
+
+ private:
+  HloBuilder b_;
+  HloInstruction* conv_;
+};
+
+bool Lowerable(const HloInstruction& conv) {
+  if (conv.opcode() != HloOpcode::kConvolution || conv.batch_group_count() != 1) return false;
+  const auto& cd = conv.convolution_dimension_numbers();
+  const size_t k = cd.input_spatial_dimensions.size();
+  if (conv.window().dimensions.size() != k || conv.feature_group_count() < 1) return false;
+  for (const auto& w : conv.window().dimensions) {
+    if (w.window_reversal || w.padding_low < 0 || w.padding_high < 0 || w.stride < 1 ||
+        w.base_dilation < 1 || w.window_dilation < 1) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void Lower(hlo::HloComputation& comp, HloInstruction* conv) {
+  ConvBuilder cb(&comp, conv);
+  const auto& cd = conv->convolution_dimension_numbers();
+  const auto& win = conv->window().dimensions;
+  const size_t k = cd.input_spatial_dimensions.size();
+  const int64_t G = conv->feature_group_count();
+
+  // 1. Input -> [N, S1..Sk, C], padded/dilated.
+  std::vector<int64_t> in_perm{cd.input_batch_dimension};
+  for (int64_t d : cd.input_spatial_dimensions) in_perm.push_back(d);
+  in_perm.push_back(cd.input_feature_dimension);
+  HloInstruction* x = cb.Transpose(conv->operand(0), in_perm);
+  hlo::PaddingConfig pc;
+  pc.dimensions.resize(k + 2);
+  bool need_pad = false;
+  for (size_t i = 0; i < k; ++i) {
+    auto& p = pc.dimensions[i + 1];
+    p.edge_padding_low = win[i].padding_low;
+    p.edge_padding_high = win[i].padding_high;
+    p.interior_padding = win[i].base_dilation - 1;
+    need_pad = need_pad || p.edge_padding_low || p.edge_padding_high || p.interior_padding;
+  }
+  if (need_pad) x = cb.Pad(x, pc);
+  const int64_t N = x->shape().dimensions(0);
+  const int64_t C = x->shape().dimensions(static_cast<int64_t>(k) + 1);
+
+  // 2. One strided slice per window position, concatenated along the features.
+  std::vector<int64_t> out_spatial;
+  for (size_t i = 0; i < k; ++i) {
+    out_spatial.push_back(conv->shape().dimensions(cd.output_spatial_dimensions[i]));
+  }
+  std::vector<HloInstruction*> patches;
+  std::vector<int64_t> w(k, 0);
+  int64_t positions = 1;
+  for (size_t i = 0; i < k; ++i) positions *= win[i].size;
+  for (int64_t p = 0; p < positions; ++p) {
+    int64_t rem = p;
+    for (size_t i = k; i-- > 0;) {
+      w[i] = rem % win[i].size;
+      rem /= win[i].size;
+    }
+    std::vector<int64_t> start{0}, limit{N}, step{1};
+    for (size_t i = 0; i < k; ++i) {
+      const int64_t s = w[i] * win[i].window_dilation;
+      start.push_back(s);
+      limit.push_back(s + (out_spatial[i] - 1) * win[i].stride + 1);
+      step.push_back(win[i].stride);
+    }
+    start.push_back(0);
+    limit.push_back(C);
+    step.push_back(1);
+    patches.push_back(cb.Slice(x, start, limit, step));
+  }
+  HloInstruction* cols = cb.Concat(patches, static_cast<int64_t>(k) + 1);
+  int64_t M = N;
+  for (int64_t o : out_spatial) M *= o;
+  const int64_t cg = C / G;
+
+  // 3. Kernel -> [Wn, C/G, O]; dot (batched over groups when G > 1).
+  std::vector<int64_t> k_perm(cd.kernel_spatial_dimensions);
+  k_perm.push_back(cd.kernel_input_feature_dimension);
+  k_perm.push_back(cd.kernel_output_feature_dimension);
+  HloInstruction* kern = cb.Transpose(conv->operand(1), k_perm);
+  const int64_t O = conv->operand(1)->shape().dimensions(cd.kernel_output_feature_dimension);
+  HloInstruction* result = nullptr;
+  if (G == 1) {
+    HloInstruction* lhs = cb.Reshape(cols, {M, positions * C});
+    HloInstruction* rhs = cb.Reshape(kern, {positions * cg, O});
+    result = cb.Dot(lhs, rhs, false, {M, O});
+  } else {
+    HloInstruction* lhs = cb.Reshape(cols, {M, positions, G, cg});
+    lhs = cb.Reshape(cb.Transpose(lhs, {2, 0, 1, 3}), {G, M, positions * cg});
+    HloInstruction* rhs = cb.Reshape(kern, {positions * cg, G, O / G});
+    rhs = cb.Transpose(rhs, {1, 0, 2});
+    HloInstruction* d = cb.Dot(lhs, rhs, true, {G, M, O / G});
+    result = cb.Reshape(cb.Transpose(d, {1, 0, 2}), {M, O});
+  }
+  // 4. [M, O] -> [N, O1..Ok, O] -> the output's dim_labels.
+  std::vector<int64_t> nho{N};
+  nho.insert(nho.end(), out_spatial.begin(), out_spatial.end());
+  nho.push_back(O);
+  result = cb.Reshape(result, nho);
+  std::vector<int64_t> out_perm(static_cast<size_t>(conv->shape().rank()));
+  out_perm[static_cast<size_t>(cd.output_batch_dimension)] = 0;
+  for (size_t i = 0; i < k; ++i) {
+    out_perm[static_cast<size_t>(cd.output_spatial_dimensions[i])] = static_cast<int64_t>(i) + 1;
+  }
+  out_perm[static_cast<size_t>(cd.output_feature_dimension)] = static_cast<int64_t>(k) + 1;
+  result = cb.Transpose(result, out_perm);
+  conv->ReplaceAllUsesWith(result);
+  comp.RemoveInstruction(conv);
+}
+
+}  // namespace
+
+StatusOr<bool> ConvolutionLowering::Run(hlo::HloModule& module) {
+  bool changed = false;
+  for (const auto& comp : module.computations()) {
+    std::vector<HloInstruction*> convs;
+    for (const auto& i : comp->instructions()) {
+      if (Lowerable(*i)) convs.push_back(i.get());
+    }
+    for (HloInstruction* c : convs) Lower(*comp, c);
+    changed = changed || !convs.empty();
+  }
+  return changed;
+}
+
+}  // namespace tpusim::compiler

@@ -1,0 +1,55 @@
+// Small helpers for passes that add instructions to a computation: each new instruction is placed
+// before an anchor (keeping def-before-use order), gets a unique name derived from the anchor's,
+// and inherits the anchor's source location and metadata so diagnostics and per-op reports still
+// point at the user's instruction.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/hlo/computation.h"
+#include "compiler/hlo/instruction.h"
+#include "compiler/hlo/module.h"
+
+namespace tpusim::compiler {
+
+class HloBuilder {
+ public:
+  /// New instructions go into `comp` just before `anchor`, named "<anchor name>.<suffix>".
+  HloBuilder(hlo::HloComputation* comp, const hlo::HloInstruction* anchor)
+      : comp_(comp), anchor_(anchor) {}
+
+  hlo::HloInstruction* Add(std::unique_ptr<hlo::HloInstruction> inst);
+  hlo::HloInstruction* ScalarConstant(hlo::PrimitiveType type, double value,
+                                      const std::string& suffix);
+  hlo::HloInstruction* Broadcast(hlo::HloInstruction* operand, const hlo::Shape& shape,
+                                 std::vector<int64_t> dimensions, const std::string& suffix);
+  hlo::HloInstruction* Unary(hlo::HloOpcode op, hlo::HloInstruction* x, const std::string& suffix);
+  hlo::HloInstruction* Binary(hlo::HloOpcode op, hlo::HloInstruction* a, hlo::HloInstruction* b,
+                              const std::string& suffix);
+  /// reduce(x, init) over `dims` with `reducer`.
+  hlo::HloInstruction* Reduce(hlo::HloInstruction* x, hlo::HloInstruction* init,
+                              std::vector<int64_t> dims, hlo::HloComputation* reducer,
+                              const std::string& suffix);
+  hlo::HloInstruction* Tuple(const std::vector<hlo::HloInstruction*>& elements,
+                             const std::string& suffix);
+
+  /// A name not yet used in the computation: `base`, else `base.1`, `base.2`, ...
+  std::string UniqueName(const std::string& base) const;
+
+ private:
+  hlo::HloComputation* comp_;
+  const hlo::HloInstruction* anchor_;
+};
+
+/// The module's scalar `add` computation for `type` (created once, named "tpusim.add.<type>").
+hlo::HloComputation* GetOrAddScalarAdd(hlo::HloModule& module, hlo::PrimitiveType type);
+
+/// A copy of `inst` (every attribute, shape, metadata, location, called computations) with
+/// `operands` as its operands and `name` as its name. Not added to any computation.
+std::unique_ptr<hlo::HloInstruction> CloneInstruction(
+    const hlo::HloInstruction& inst, const std::vector<hlo::HloInstruction*>& operands,
+    const std::string& name);
+
+}  // namespace tpusim::compiler

@@ -1,0 +1,129 @@
+// What the compiler says when it cannot compile a module: the op, its location and what is
+// supported (Unimplemented), or the instruction and the sizes that do not fit (ResourceExhausted).
+#include <gtest/gtest.h>
+
+#include "compile_test_util.h"
+
+namespace tpusim::compiler {
+namespace {
+
+Status CompileText(const std::string& text, const std::string& config,
+                   CompileOptions options = {}) {
+  auto module = testing::Parse(text);
+  if (!module) return Internal("parse failed");
+  auto r = Compile(*module, testing::Config(config), options);
+  return r.ok() ? OkStatus() : r.status();
+}
+
+CompileOptions TimingOnly() {
+  CompileOptions o;
+  o.timing_only = true;
+  return o;
+}
+
+CompileOptions DumpAfter(const std::string& pass) {
+  CompileOptions o;
+  o.dump_after = pass;
+  return o;
+}
+
+TEST(CompileErrorsTest, UnsupportedOpNamesItsLocationAndTheSupportedOps) {
+  Status s = CompileText(R"(HloModule m
+ENTRY e {
+  a = f32[4] parameter(0)
+  ROOT r = f32[4] reverse(a), dimensions={0}
+})",
+                         "tiny");
+  EXPECT_EQ(s.code(), StatusCode::kUnimplemented);
+  EXPECT_NE(s.message().find("test.hlo:4:"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("%r (reverse)"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("supported:"), std::string::npos) << s.message();
+}
+
+TEST(CompileErrorsTest, UnknownCustomCallTarget) {
+  Status s = CompileText(R"(HloModule m
+ENTRY e {
+  a = f32[4] parameter(0)
+  ROOT r = f32[4] custom-call(a), custom_call_target="MyFancyKernel"
+})",
+                         "tiny");
+  EXPECT_EQ(s.code(), StatusCode::kUnimplemented);
+  EXPECT_NE(s.message().find("MyFancyKernel"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("AwsNeuronTransferWithStaticRing"), std::string::npos);
+}
+
+TEST(CompileErrorsTest, ElementTypeWithoutDeviceType) {
+  Status s = CompileText(R"(HloModule m
+ENTRY e {
+  a = u16[4] parameter(0)
+  ROOT r = u16[4] add(a, a)
+})",
+                         "tiny");
+  EXPECT_EQ(s.code(), StatusCode::kUnimplemented);
+  EXPECT_NE(s.message().find("u16"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("test.hlo:3:"), std::string::npos) << s.message();
+}
+
+TEST(CompileErrorsTest, ReductionRowLargerThanVmem) {
+  // One row of 400000 f32 (1.6 MB) to reduce does not fit tiny's 1 MiB of VMEM.
+  Status s = CompileText(R"(HloModule m
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+ENTRY e {
+  a = f32[2,400000] parameter(0)
+  z = f32[] constant(0)
+  ROOT r = f32[2] reduce(a, z), dimensions={1}, to_apply=add
+})",
+                         "tiny");
+  EXPECT_EQ(s.code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(s.message().find("%r (reduce)"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("1600000 bytes"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("core.vmem.capacity_bytes = 1048576"), std::string::npos)
+      << s.message();
+}
+
+TEST(CompileErrorsTest, BuffersLargerThanHbm) {
+  // 2 x 64 MiB of parameters on tiny's 64 MiB HBM.
+  Status s = CompileText(R"(HloModule m
+ENTRY e {
+  a = f32[4096,4096] parameter(0)
+  b = f32[4096,4096] parameter(1)
+  ROOT r = f32[4096,4096] add(a, b)
+})",
+                         "tiny", TimingOnly());
+  EXPECT_EQ(s.code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(s.message().find("HBM"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("chip.hbm.capacity_bytes = 67108864"), std::string::npos)
+      << s.message();
+}
+
+TEST(CompileErrorsTest, UnknownDumpAfterPass) {
+  Status s = CompileText(R"(HloModule m
+ENTRY e {
+  ROOT a = f32[4] parameter(0)
+})",
+                         "tiny", DumpAfter("tile-for-everything"));
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("canonicalize"), std::string::npos) << s.message();
+}
+
+TEST(CompileErrorsTest, DumpAfterCanonicalizeShowsTheRewrittenModule) {
+  auto module = testing::Parse(R"(HloModule m
+ENTRY e {
+  x = f32[6,4] parameter(0)
+  w = f32[5,4] parameter(1)
+  t = f32[4,5] transpose(w), dimensions={1,0}
+  ROOT d = f32[6,5] dot(x, t), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})");
+  ASSERT_NE(module, nullptr);
+  auto r = Compile(*module, testing::Config("tiny"), DumpAfter("canonicalize"));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->dump.find("transpose"), std::string::npos) << r->dump;
+  EXPECT_NE(r->dump.find("rhs_contracting_dims={1}"), std::string::npos) << r->dump;
+}
+
+}  // namespace
+}  // namespace tpusim::compiler

@@ -1,0 +1,85 @@
+// `tpusim run MODEL.hlo [--config C] [--set k=v] [--replicas N] [--report R.json] [--csv OPS.csv]
+// [--trace T.json] [--check|--no-check] [--timing-only] [--max-check-bytes B] [--seed S]
+// [--mxu-model fast|pe] [--max-cycles N] [--max-seconds S] [--dump-after PASS] [--json]`: the main
+// job. Compiles the module for the chip, simulates it cycle by cycle and checks every output
+// against the CPU evaluator (tools/tpusim/run_module.h). Exit 0 ok, 1 the check failed (the report
+// is still written), 2 bad input, 3 internal error. Reports are written atomically and only after a
+// complete run.
+#include <iostream>
+#include <memory>
+
+#include "common/file_util.h"
+#include "compiler/hlo/parser.h"
+#include "compiler/hlo/verifier.h"
+#include "sim/report/report.h"
+#include "sim/report/trace.h"
+#include "tools/tpusim/cli_util.h"
+#include "tools/tpusim/commands.h"
+#include "tools/tpusim/run_module.h"
+
+namespace tpusim::cli {
+
+void RegisterRunCommand(CLI::App& app) {
+  struct Args {
+    std::string model;
+    ConfigOptions config;
+    RunOptions run;
+    std::string report, csv, trace, mxu_model = "fast";
+    bool no_check = false;
+    bool json = false;
+    uint64_t max_cycles = uint64_t{1} << 50;
+  };
+  auto args = std::make_shared<Args>();
+  CLI::App* cmd = app.add_subcommand(
+      "run", "compile an HLO module, simulate it cycle by cycle, check it against the CPU");
+  cmd->add_option("model", args->model, "HLO text file (XLA dump)")->required();
+  args->config.AddTo(cmd);
+  cmd->add_option("--replicas", args->run.replicas,
+                  "cores running the module (default: the module's replica_count, else 1)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--report", args->report, "write the JSON report (docs/report-schema.md)");
+  cmd->add_option("--csv", args->csv, "write the per-HLO-op table as CSV");
+  cmd->add_option("--trace", args->trace, "write a Chrome/Perfetto trace (ui.perfetto.dev)");
+  cmd->add_flag("--check,!--no-check", args->run.check,
+                "compare every output with the CPU evaluator (default: on when the values fit)");
+  cmd->add_flag("--timing-only", args->run.timing_only,
+                "cycles only: no values are allocated or computed");
+  cmd->add_option("--max-check-bytes", args->run.max_check_bytes,
+                  "largest evaluator memory (bytes) for the check; above it the run is timing-only")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--seed", args->run.seed, "seed of the deterministic inputs");
+  cmd->add_option("--mxu-model", args->mxu_model, "fast (closed form) or pe (every PE, slow)")
+      ->check(CLI::IsMember({"fast", "pe"}));
+  cmd->add_option("--max-cycles", args->max_cycles, "stop with an error past this many cycles");
+  cmd->add_option("--max-seconds", args->run.sim.max_seconds,
+                  "stop the simulation with an error after this many wall-clock seconds (0: none)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--dump-after", args->run.dump_after, "print the HLO after this compiler pass");
+  cmd->add_flag("--json", args->json, "print the JSON report on stdout instead of the table");
+  cmd->callback([args] {
+    const std::string text = OrFail(ReadFile(args->model));
+    std::unique_ptr<hlo::HloModule> module = OrFail(hlo::ParseHloModule(text, args->model));
+    OrFail(hlo::VerifyModule(*module, text));
+    config::ChipConfig chip = args->config.Load();
+    RunOptions options = args->run;
+    options.sim.mxu_model = OrFail(sim::ParseMxuModelKind(args->mxu_model));
+    options.sim.max_cycles = Cycles(args->max_cycles);
+    options.sim.trace = !args->trace.empty();
+    RunModuleResult r = OrFail(RunModule(*module, chip, options));
+    if (!options.dump_after.empty()) std::cout << r.compiled.dump;
+    Json report = RunReportJson(r, args->model);
+    if (!args->report.empty()) OrFail(WriteFileAtomic(args->report, report.Dump()));
+    if (!args->csv.empty()) {
+      sim::ReportOptions ropts;
+      ropts.hlo_opcodes = r.hlo_opcodes;
+      OrFail(sim::WriteOpsCsv(args->csv, r.sim, r.compiled.program, ropts));
+    }
+    if (!args->trace.empty()) OrFail(sim::WriteTrace(args->trace, r.sim, r.compiled.program));
+    std::cout << (args->json ? report.Dump() : RunReportText(r, args->model));
+    if (r.check.performed && !r.check.passed) {
+      throw CLI::RuntimeError(ExitCodeFor(StatusCode::kCheckFailed));
+    }
+  });
+}
+
+}  // namespace tpusim::cli

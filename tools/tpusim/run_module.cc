@@ -1,0 +1,251 @@
+#include "tools/tpusim/run_module.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstring>
+#include <map>
+
+#include "compiler/eval/evaluator.h"
+#include "compiler/eval/literal.h"
+#include "sim/report/report.h"
+
+namespace tpusim::cli {
+namespace {
+
+using hlo::Literal;
+using hlo::PrimitiveType;
+
+// A literal's elements in the device storage format of compiler/compile.h: row-major, the ISA type's
+// bytes; HLO s64/u64 narrowed to s32 (the compiler rejects values that need more).
+std::string DeviceBytes(const Literal& lit) {
+  if (lit.element_type() == PrimitiveType::kS64 || lit.element_type() == PrimitiveType::kU64) {
+    std::string out(static_cast<size_t>(lit.element_count() * 4), '\0');
+    for (int64_t i = 0; i < lit.element_count(); ++i) {
+      const int32_t v = static_cast<int32_t>(lit.GetAsInt64(i));
+      std::memcpy(out.data() + i * 4, &v, 4);
+    }
+    return out;
+  }
+  return std::string(reinterpret_cast<const char*>(lit.raw()),
+                     static_cast<size_t>(lit.size_bytes()));
+}
+
+StatusOr<Literal> LiteralFromDevice(const hlo::Shape& shape, const std::string& bytes) {
+  TPUSIM_ASSIGN_OR_RETURN(Literal lit, Literal::Create(shape));
+  if (shape.element_type() == PrimitiveType::kS64 || shape.element_type() == PrimitiveType::kU64) {
+    for (int64_t i = 0; i < lit.element_count(); ++i) {
+      int32_t v;
+      std::memcpy(&v, bytes.data() + i * 4, 4);
+      lit.SetFromDouble(i, static_cast<double>(v));
+    }
+  } else if (lit.size_bytes() > 0) {
+    if (static_cast<int64_t>(bytes.size()) != lit.size_bytes()) {
+      return Internal(fmt::format("output {}: {} device bytes for a {}-byte literal",
+                                  shape.ToString(), bytes.size(), lit.size_bytes()));
+    }
+    std::memcpy(lit.mutable_raw(), bytes.data(), static_cast<size_t>(lit.size_bytes()));
+  }
+  return lit;
+}
+
+struct ErrorStats {
+  double max_abs = 0;
+  double max_rel = 0;
+  int64_t mismatches = 0;
+  std::string first_mismatch;
+};
+
+// Element-wise comparison of `got` against `want`: NaN equals NaN, equal infinities are equal.
+void Compare(const Literal& got, const Literal& want, double atol, double rtol,
+             const std::string& what, ErrorStats& s) {
+  for (int64_t i = 0; i < want.element_count(); ++i) {
+    const double a = got.GetAsDouble(i), b = want.GetAsDouble(i);
+    if (std::isnan(a) && std::isnan(b)) continue;
+    if (a == b) continue;  // also equal infinities
+    const double abs_err = std::isfinite(a - b) ? std::abs(a - b) : INFINITY;
+    s.max_abs = std::max(s.max_abs, abs_err);
+    if (b != 0) s.max_rel = std::max(s.max_rel, abs_err / std::abs(b));
+    if (!(abs_err <= atol + rtol * std::abs(b))) {
+      if (s.mismatches++ == 0) {
+        s.first_mismatch = fmt::format("{} element {}: simulated {} but the evaluator gives {}",
+                                       what, i, a, b);
+      }
+    }
+  }
+}
+
+// Estimated evaluator memory: every replica's arguments plus its largest value, twice (two reference
+// runs are never alive at once, but the simulated outputs are).
+int64_t CheckBytes(const hlo::HloModule& module, int64_t replicas) {
+  hlo::ModuleFootprint f = hlo::ComputeFootprint(module);
+  return (f.parameter_bytes + 2 * f.largest_value_bytes) * replicas;
+}
+
+}  // namespace
+
+StatusOr<RunModuleResult> RunModule(const hlo::HloModule& module, const config::ChipConfig& config,
+                                    const RunOptions& options) {
+  RunModuleResult r;
+  compiler::CompileOptions copts;
+  copts.num_replicas = options.replicas;  // 0: the compiler infers it from the module
+  copts.timing_only = options.timing_only;
+  copts.dump_after = options.dump_after;
+  TPUSIM_ASSIGN_OR_RETURN(r.compiled, compiler::Compile(module, config, copts));
+  r.replicas = r.compiled.program.num_cores();
+  // SPMD-partitioned dumps: each core is one (replica, partition) pair for the evaluator.
+  const int64_t partitions = std::max<int64_t>(1, module.num_partitions());
+  const int64_t eval_replicas = std::max<int64_t>(1, r.replicas / partitions);
+  r.timing_only = options.timing_only;
+  const int64_t check_bytes = CheckBytes(module, r.replicas);
+  if (!r.timing_only && check_bytes > options.max_check_bytes) {
+    r.timing_only = true;
+    r.timing_only_reason = fmt::format(
+        "the values need about {} bytes, more than --max-check-bytes {}: ran timing-only",
+        check_bytes, options.max_check_bytes);
+  }
+
+  // Opcode of every HLO tag, for the per-op report.
+  std::map<std::string, std::string> opcode_of;
+  for (const auto& comp : module.computations()) {
+    for (const auto& inst : comp->instructions()) {
+      opcode_of[inst->name()] = std::string(hlo::HloOpcodeString(inst->opcode()));
+    }
+  }
+  for (const std::string& name : r.compiled.program.hlo_names) {
+    auto it = opcode_of.find(name);
+    r.hlo_opcodes.push_back(it == opcode_of.end() ? "" : it->second);
+  }
+
+  // Inputs: the same deterministic arguments the evaluator gets, written where the compiler put them.
+  std::vector<std::vector<Literal>> args;
+  std::vector<isa::DataSegment> inputs;
+  if (!r.timing_only) {
+    for (int64_t d = 0; d < r.replicas; ++d) {
+      TPUSIM_ASSIGN_OR_RETURN(auto a, hlo::Evaluator::MakeRandomArguments(
+                                          module, options.seed, d, options.max_check_bytes));
+      args.push_back(std::move(a));
+    }
+    for (const compiler::BufferPlacement& p : r.compiled.parameters) {
+      const Literal* lit = &args.at(static_cast<size_t>(p.core)).at(
+          static_cast<size_t>(p.parameter_number));
+      for (int64_t i : p.tuple_index) lit = &lit->element(i);
+      isa::DataSegment seg;
+      seg.space = isa::MemSpace::kHbm;
+      seg.core = p.core;
+      seg.address = p.hbm_address;
+      seg.bytes = DeviceBytes(*lit);
+      inputs.push_back(std::move(seg));
+    }
+  }
+
+  sim::SimOptions sopts = options.sim;
+  sopts.compute_values = !r.timing_only;
+  TPUSIM_ASSIGN_OR_RETURN(r.sim, sim::Simulator(config, sopts).Run(r.compiled.program, inputs));
+
+  CheckResult& c = r.check;
+  c.atol = options.atol;
+  c.rtol = options.rtol;
+  if (r.timing_only) {
+    c.reason = r.timing_only_reason.empty() ? "--timing-only" : r.timing_only_reason;
+    return r;
+  }
+  if (!options.check) {
+    c.reason = "--no-check";
+    return r;
+  }
+  // Reference values: with TPU DEFAULT-precision semantics (checked) and in full f32 (reported).
+  std::vector<Literal> want, want_f32;
+  for (bool tpu : {true, false}) {
+    hlo::EvaluatorOptions eo;
+    eo.seed = options.seed;
+    eo.max_bytes = options.max_check_bytes;
+    eo.tpu_default_precision = tpu;
+    hlo::Evaluator ev(eo);
+    TPUSIM_ASSIGN_OR_RETURN(auto out,
+                            ev.EvaluateReplicated(module, eval_replicas, partitions, args));
+    (tpu ? want : want_f32) = std::move(out);
+  }
+  ErrorStats checked, vs_f32;
+  std::map<int32_t, int64_t> leaf_of_core;
+  for (const compiler::BufferPlacement& p : r.compiled.outputs) {
+    const int64_t leaf = leaf_of_core[p.core]++;
+    std::string bytes(static_cast<size_t>(p.bytes), '\0');
+    TPUSIM_RETURN_IF_ERROR(r.sim.final_state.memory(isa::MemSpace::kHbm, p.core)
+                               .Read(p.hbm_address, bytes.data(), bytes.size()));
+    TPUSIM_ASSIGN_OR_RETURN(Literal got, LiteralFromDevice(p.shape, bytes));
+    auto ref_leaves = want.at(static_cast<size_t>(p.core)).Leaves();
+    auto f32_leaves = want_f32.at(static_cast<size_t>(p.core)).Leaves();
+    if (leaf >= static_cast<int64_t>(ref_leaves.size())) {
+      return Internal(fmt::format("output {} has no reference leaf", p.name));
+    }
+    const std::string what = fmt::format("replica {} output {} ({})", p.core, leaf, p.name);
+    Compare(got, *ref_leaves[static_cast<size_t>(leaf)], options.atol, options.rtol, what, checked);
+    Compare(got, *f32_leaves[static_cast<size_t>(leaf)], options.atol, options.rtol, what, vs_f32);
+    c.elements_compared += got.element_count();
+  }
+  c.performed = true;
+  c.passed = checked.mismatches == 0;
+  c.max_abs_error = checked.max_abs;
+  c.max_rel_error = checked.max_rel;
+  c.max_abs_error_vs_f32 = vs_f32.max_abs;
+  c.max_rel_error_vs_f32 = vs_f32.max_rel;
+  if (!c.passed) {
+    c.reason = fmt::format("{} element(s) outside tolerance; first: {}", checked.mismatches,
+                           checked.first_mismatch);
+  }
+  return r;
+}
+
+Json RunReportJson(const RunModuleResult& r, const std::string& model_path) {
+  sim::ReportOptions ropts;
+  ropts.hlo_opcodes = r.hlo_opcodes;
+  Json j = sim::BuildReportJson(r.sim, r.compiled.program, ropts);
+  j["model"] = model_path;
+  j["replicas"] = r.replicas;
+  j["timing_only"] = r.timing_only;
+  Json& comp = j["compile"];
+  comp["hbm_bytes_used_per_core"] = r.compiled.hbm_bytes_used;
+  comp["peak_vmem_bytes"] = r.compiled.peak_vmem_bytes;
+  comp["passes"] = r.compiled.pass_names;
+  comp["instructions"] = [&] {
+    int64_t n = 0;
+    for (const auto& core : r.compiled.program.cores) n += static_cast<int64_t>(core.instructions.size());
+    return n;
+  }();
+  const CheckResult& c = r.check;
+  Json& check = j["check"];
+  check["performed"] = c.performed;
+  check["passed"] = c.performed && c.passed;
+  check["max_abs_error"] = c.max_abs_error;
+  check["max_rel_error"] = c.max_rel_error;
+  check["tolerance"] = Json::Object{{"atol", c.atol}, {"rtol", c.rtol}};
+  check["reference"] = "hlo::Evaluator with TPU DEFAULT-precision dots (bf16 operands)";
+  check["max_abs_error_vs_f32"] = c.max_abs_error_vs_f32;
+  check["max_rel_error_vs_f32"] = c.max_rel_error_vs_f32;
+  check["elements_compared"] = c.elements_compared;
+  if (!c.reason.empty()) check["reason"] = c.reason;
+  return j;
+}
+
+std::string RunReportText(const RunModuleResult& r, const std::string& model_path) {
+  sim::ReportOptions ropts;
+  ropts.hlo_opcodes = r.hlo_opcodes;
+  std::string out = fmt::format("model             {} ({} replica(s){})\n", model_path, r.replicas,
+                                r.timing_only ? ", timing-only" : "");
+  out += sim::BuildReportTable(r.sim, r.compiled.program, ropts);
+  const CheckResult& c = r.check;
+  if (!c.performed) {
+    out += fmt::format("check             not performed: {}\n", c.reason);
+  } else {
+    out += fmt::format(
+        "check             {}: {} elements vs the CPU evaluator, max abs error {:.3g}, max rel "
+        "error {:.3g} (tolerance {:g} + {:g}*|ref|); vs full f32: max abs {:.3g}, max rel {:.3g}\n",
+        c.passed ? "PASSED" : "FAILED", c.elements_compared, c.max_abs_error, c.max_rel_error,
+        c.atol, c.rtol, c.max_abs_error_vs_f32, c.max_rel_error_vs_f32);
+    if (!c.passed) out += "                  " + c.reason + "\n";
+  }
+  return out;
+}
+
+}  // namespace tpusim::cli
