@@ -150,7 +150,7 @@ void CanonicalizeDot(HloComputation& comp, HloInstruction* dot) {
   const int64_t k = Product(ls, dn.lhs_contracting_dimensions);
   const int64_t n = Product(rs, rfree);
   const bool batched = !dn.lhs_batch_dimensions.empty();
-  const std::string& base = dot->name();
+  const std::string base = dot->name();  // a copy: `dot` is removed below
 
   // LHS -> [B,M,K].
   std::vector<int64_t> lperm =
