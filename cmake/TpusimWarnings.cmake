@@ -9,6 +9,17 @@ if(TPUSIM_SANITIZE)
                                                    -fno-sanitize-recover=undefined)
   target_link_options(tpusim_warnings INTERFACE -fsanitize=address,undefined)
 endif()
+# Fuzzing (tests/fuzz, scripts/fuzz.sh): coverage instrumentation for libFuzzer plus ASan + UBSan on
+# every target, so a fuzz target's findings can be in any layer it calls.
+if(TPUSIM_FUZZ)
+  if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    message(FATAL_ERROR "TPUSIM_FUZZ needs clang (e.g. -DCMAKE_CXX_COMPILER=clang++-14)")
+  endif()
+  target_compile_options(tpusim_warnings INTERFACE -fsanitize=fuzzer-no-link,address,undefined
+                                                   -fno-omit-frame-pointer
+                                                   -fno-sanitize-recover=undefined)
+  target_link_options(tpusim_warnings INTERFACE -fsanitize=address,undefined)
+endif()
 
 function(tpusim_set_warnings target)
   target_link_libraries(${target} PRIVATE tpusim_warnings)

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -23,8 +24,60 @@ StatusOr<std::string> ReadFile(const std::string& path) {
   return ss.str();
 }
 
+namespace {
+
+// The temporary files of the WriteFileAtomic calls in progress, for RemovePendingTemporaryFiles.
+// This is the one piece of mutable global state in tpusim, because a signal handler can reach
+// nothing else: fixed-size storage (no allocation), each slot published by an atomic flag after its
+// path is written and withdrawn before the path changes.
+constexpr int kPendingSlots = 8;
+constexpr size_t kPendingPathBytes = 4096;
+struct PendingTemporary {
+  std::atomic<bool> claimed{false};  // owned by one WriteFileAtomic call
+  std::atomic<bool> live{false};     // `path` is complete and may exist on disk
+  char path[kPendingPathBytes];
+};
+PendingTemporary g_pending[kPendingSlots];
+static_assert(std::atomic<bool>::is_always_lock_free, "needed in a signal handler");
+
+// Registers `tmp` while it exists; more concurrent writes than slots are simply not registered.
+class PendingTemporaryGuard {
+ public:
+  explicit PendingTemporaryGuard(const std::string& tmp) {
+    if (tmp.size() >= kPendingPathBytes) return;
+    for (PendingTemporary& p : g_pending) {
+      bool expected = false;
+      if (p.claimed.compare_exchange_strong(expected, true)) {
+        std::memcpy(p.path, tmp.c_str(), tmp.size() + 1);
+        p.live.store(true);
+        slot_ = &p;
+        return;
+      }
+    }
+  }
+  ~PendingTemporaryGuard() {
+    if (slot_ == nullptr) return;
+    slot_->live.store(false);
+    slot_->claimed.store(false);
+  }
+  PendingTemporaryGuard(const PendingTemporaryGuard&) = delete;
+  PendingTemporaryGuard& operator=(const PendingTemporaryGuard&) = delete;
+
+ private:
+  PendingTemporary* slot_ = nullptr;
+};
+
+}  // namespace
+
+void RemovePendingTemporaryFiles() {
+  for (PendingTemporary& p : g_pending) {
+    if (p.live.load()) ::unlink(p.path);  // ENOENT (not created yet, or renamed) is fine
+  }
+}
+
 Status WriteFileAtomic(const std::string& path, const std::string& contents) {
   std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  PendingTemporaryGuard pending(tmp);
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) return InvalidArgument(path + ": cannot write: " + std::strerror(errno));

@@ -6,6 +6,7 @@
 #include "compiler/passes/canonicalize.h"
 #include "compiler/passes/convolution_lowering.h"
 #include "compiler/passes/custom_call_expander.h"
+#include "compiler/passes/spmd_partitioner.h"
 
 namespace tpusim::compiler {
 
@@ -22,6 +23,7 @@ HloPassPipeline BuildHloPipeline(const config::ChipConfig& /*config*/) {
   pipeline.AddPass<CustomCallExpander>();
   pipeline.AddPass<ConvolutionLowering>();
   pipeline.AddPass<Canonicalize>();
+  pipeline.AddPass<SpmdPartitioner>();  // a no-op unless num_partitions > 1
   return pipeline;
 }
 

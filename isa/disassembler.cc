@@ -99,10 +99,12 @@ std::string Disassemble(const Program& p) {
   // Labels by (core, index), in declaration order.
   std::multimap<std::pair<int, int>, std::string> labels;
   for (const Symbol& s : p.symbols) labels.emplace(std::make_pair(s.core, s.index), s.name);
+  // The assembler's `.hlo` tag persists across `.core` switches, so the current tag is tracked
+  // across cores too (found by fuzzing: resetting it per core re-tagged untagged instructions).
+  int32_t tag = kNoHloTag;
   for (int c = 0; c < p.num_cores(); ++c) {
     const CoreProgram& core = p.cores[c];
     out += fmt::format(".core {}\n", c);
-    int32_t tag = kNoHloTag;
     int depth = 0;
     for (size_t i = 0; i <= core.instructions.size(); ++i) {
       auto [lo, hi] = labels.equal_range({c, static_cast<int>(i)});

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
+#include <cmath>
+
 #include "isa/encoding.h"
 #include "isa/memory_sizes.h"
 #include "sim/chip/system.h"
@@ -57,6 +60,21 @@ StatusOr<SimResult> Simulator::Run(const isa::Program& program,
   TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<System> system,
                           System::Create(config_, program, &data, sys_options));
   Engine engine(options_.step_order, options_.step_seed);
+  if (options_.max_seconds < 0 || std::isnan(options_.max_seconds)) {
+    return InvalidArgument(
+        fmt::format("--max-seconds: expected a non-negative number, got {}", options_.max_seconds));
+  }
+  if (options_.max_seconds > 0) {
+    // The deadline counts from here: setup above is bounded by the program's size. A limit too
+    // large for the clock's range means no limit.
+    const auto now = std::chrono::steady_clock::now();
+    const std::chrono::duration<double> limit(options_.max_seconds);
+    if (limit < std::chrono::steady_clock::time_point::max() - now) {
+      engine.set_deadline(
+          now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(limit),
+          options_.max_seconds);
+    }
+  }
   system->AddTo(engine);
   TPUSIM_ASSIGN_OR_RETURN(Cycles end, engine.Run(options_.max_cycles));
 

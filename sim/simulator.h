@@ -27,6 +27,8 @@ namespace tpusim::sim {
 struct SimOptions {
   MxuModelKind mxu_model = MxuModelKind::kFast;  // --mxu-model fast|pe
   Cycles max_cycles{uint64_t{1} << 50};          // --max-cycles: ResourceExhausted past it
+  double max_seconds = 0;      // --max-seconds: wall-clock limit of the run (seconds), 0 = none;
+                               // ResourceExhausted past it
   bool compute_values = true;  // false (--timing-only): no data effects, no MXU values; memory
                                // addresses are then not checked at run time (run the verifier)
   bool trace = false;          // record the Perfetto trace events
@@ -48,7 +50,8 @@ class Simulator {
   ///  - InvalidArgument: a program that does not fit the system or is malformed, a runtime error
   ///    (out-of-bounds address, mismatched collective, ...) naming core, instruction and mnemonic,
   ///    or a deadlock (every core blocked), naming what each core waits for;
-  ///  - ResourceExhausted: the run passed SimOptions::max_cycles (the message names the limit).
+  ///  - ResourceExhausted: the run passed SimOptions::max_cycles or SimOptions::max_seconds (the
+  ///    message names the limit).
   StatusOr<SimResult> Run(const isa::Program& program,
                           const std::vector<isa::DataSegment>& initial = {}) const;
 

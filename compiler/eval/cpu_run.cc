@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <map>
 
 #include "compiler/eval/kernels/parallel.h"
 #include "compiler/eval/npy.h"
@@ -62,9 +63,35 @@ StatusOr<CpuRunResult> RunModuleOnCpu(const HloModule& module, const CpuRunOptio
   eo.seed = o.seed;
   eo.threads = result.threads;
   eo.max_bytes = o.max_bytes;
+  // Per-instruction timing: per_run[i][run - 1] = instruction i's total seconds in that run.
+  std::map<const HloInstruction*, size_t> index_of;
+  std::vector<std::vector<double>> per_run;
+  int current_run = 0;
+  if (o.time_instructions) {
+    result.run_entry_seconds.assign(static_cast<size_t>(o.repeat), 0.0);
+    eo.on_instruction = [&](const HloInstruction& inst, double seconds) {
+      auto [it, inserted] = index_of.try_emplace(&inst, result.instructions.size());
+      if (inserted) {
+        CpuInstructionTime t;
+        t.name = inst.name();
+        t.opcode = std::string(HloOpcodeString(inst.opcode()));
+        t.computation = inst.parent() ? inst.parent()->name() : std::string();
+        t.in_entry = inst.parent() == module.entry_computation();
+        result.instructions.push_back(std::move(t));
+        per_run.emplace_back(static_cast<size_t>(o.repeat), 0.0);
+      }
+      if (current_run == 0) return;  // warm-up
+      per_run[it->second][static_cast<size_t>(current_run - 1)] += seconds;
+      if (result.instructions[it->second].in_entry) {
+        result.run_entry_seconds[static_cast<size_t>(current_run - 1)] += seconds;
+      }
+      if (current_run == 1) ++result.instructions[it->second].evaluations;
+    };
+  }
   Evaluator ev(eo);
   std::vector<Literal> outputs;
   for (int run = 0; run <= o.repeat; ++run) {  // run 0 is the warm-up
+    current_run = run;
     auto t0 = std::chrono::steady_clock::now();
     TPUSIM_ASSIGN_OR_RETURN(
         outputs, ev.EvaluateReplicated(module, result.replicas, result.partitions, args));
@@ -77,6 +104,12 @@ StatusOr<CpuRunResult> RunModuleOnCpu(const HloModule& module, const CpuRunOptio
   result.median_seconds = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
   result.min_seconds = sorted.front();
   result.max_seconds = sorted.back();
+  for (size_t i = 0; i < result.instructions.size(); ++i) {
+    std::vector<double>& v = per_run[i];
+    std::sort(v.begin(), v.end());
+    result.instructions[i].median_seconds =
+        v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+  }
 
   for (int64_t d = 0; d < devices; ++d) {
     std::vector<const Literal*> leaves = outputs[static_cast<size_t>(d)].Leaves();

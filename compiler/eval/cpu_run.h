@@ -31,6 +31,21 @@ struct CpuRunOptions {
   uint64_t seed = 0;
   int threads = 0;  // 0: hardware concurrency
   int64_t max_bytes = Literal::kDefaultMaxBytes;
+  /// Also time each instruction (EvaluatorOptions::on_instruction) and fill
+  /// CpuRunResult::instructions; the hook costs two clock reads per instruction.
+  bool time_instructions = false;
+};
+
+/// Per-instruction CPU time (with CpuRunOptions::time_instructions): seconds are wall time of
+/// evaluating the instruction for all devices, inclusive of the computations it calls (a fusion,
+/// while or call includes its body's instructions, which are listed too with in_entry = false).
+struct CpuInstructionTime {
+  std::string name;           // HLO instruction name ("dot.30")
+  std::string opcode;         // as XLA spells it ("dot")
+  std::string computation;    // the computation it belongs to
+  bool in_entry = false;      // an instruction of the entry computation (entries never overlap)
+  int64_t evaluations = 0;    // times evaluated per run (loop bodies: once per iteration)
+  double median_seconds = 0;  // median over the timed runs of its per-run total
 };
 
 struct CpuOutputInfo {
@@ -48,6 +63,11 @@ struct CpuRunResult {
   int threads = 1;
   int64_t replicas = 1, partitions = 1;
   std::vector<CpuOutputInfo> outputs;
+  /// With time_instructions: every timed instruction in order of first evaluation.
+  std::vector<CpuInstructionTime> instructions;
+  /// With time_instructions: per timed run, the sum of its entry instructions' times (the rest of
+  /// run_seconds is the evaluator's own bookkeeping).
+  std::vector<double> run_entry_seconds;
   /// {"seconds_per_run": median, "min_seconds", "max_seconds", "runs", "threads", "replicas",
   ///  "partitions", "outputs": [{"device", "index", "shape", "dtype", "checksum": "0x..."}]}.
   Json ToJson() const;

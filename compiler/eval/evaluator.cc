@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <map>
 #include <unordered_map>
 
@@ -49,6 +50,7 @@ class EvaluatorImpl {
   KernelOptions kopt_;
   std::map<const HloComputation*, std::unique_ptr<CalledComputation>> called_;
   int depth_ = 0;
+  int applied_depth_ = 0;  // > 0 inside an applied computation (no on_instruction reports)
 };
 
 namespace {
@@ -144,8 +146,11 @@ const CalledComputation& EvaluatorImpl::Called(const HloComputation* c) {
   cc->fn = [this, c](const std::vector<Literal>& args) -> StatusOr<Literal> {
     std::vector<DeviceValues> params;
     for (const Literal& a : args) params.push_back({a});
-    TPUSIM_ASSIGN_OR_RETURN(DeviceValues r, Run(*c, {0}, std::move(params)));
-    return std::move(r[0]);
+    ++applied_depth_;
+    StatusOr<DeviceValues> r = Run(*c, {0}, std::move(params));
+    --applied_depth_;
+    if (!r.ok()) return r.status();
+    return std::move(r.value()[0]);
   };
   return *called_.emplace(c, std::move(cc)).first->second;
 }
@@ -205,8 +210,15 @@ StatusOr<EvaluatorImpl::DeviceValues> EvaluatorImpl::Run(const HloComputation& c
       }
       ops.push_back(&it->second);
     }
+    const bool timed = options_.on_instruction && applied_depth_ == 0;
+    const auto t0 =
+        timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
     StatusOr<DeviceValues> r = EvalInstruction(inst, devices, ops);
     if (!r.ok()) return Annotate(r.status(), inst);
+    if (timed) {
+      options_.on_instruction(
+          inst, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
     values[&inst] = std::move(r).value();
     for (const HloInstruction* op : inst.operands()) {
       if (--uses[op] == 0) values.erase(op);

@@ -24,6 +24,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -45,6 +46,14 @@ struct EvaluatorOptions {
   /// Round f32 dot/convolution operands to bf16 when operand_precision is DEFAULT (TPU's one-pass
   /// MXU, DESIGN.md Numerics). Off: exact f32 products as XLA's CPU backend computes them.
   bool tpu_default_precision = false;
+  /// Optional per-instruction timing hook (`tpusim compare`'s per-op CPU time). When set, it is
+  /// called after each instruction of the entry computation — and of the computations run as
+  /// control flow or fusion bodies (while, conditional, call, fusion, async) — has been evaluated
+  /// for all devices, with the wall seconds (steady clock) that took, inclusive of the computations
+  /// it calls. Instructions of applied computations (reduce/sort/map/scatter `to_apply`) are not
+  /// reported: their time is in the caller's. Parameters are not reported. Never changes a value;
+  /// costs two clock reads per reported instruction.
+  std::function<void(const HloInstruction& inst, double seconds)> on_instruction;
 };
 
 class EvaluatorImpl;

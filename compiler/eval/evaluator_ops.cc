@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <Eigen/Core>
 #include <cmath>
 #include <numbers>
 
@@ -270,7 +271,25 @@ StatusOr<Literal> EvaluateLocalInstruction(const HloInstruction& inst,
       TPUSIM_RETURN_IF_ERROR(Arity(inst, ops, 2));
       ConvolutionParams p{inst.window(), inst.convolution_dimension_numbers(),
                           inst.feature_group_count(), inst.batch_group_count()};
-      return Convolution(*ops[0], *ops[1], p, out, kopt);
+      // TPU DEFAULT precision rounds f32 convolution operands to bf16 exactly as it does dot
+      // operands (the convolution runs on the MXU; tpusim lowers it to a dot).
+      const bool round = ctx.options->tpu_default_precision &&
+                         inst.operand_precision(0) == Precision::kDefault &&
+                         inst.operand_precision(1) == Precision::kDefault;
+      if (!round) return Convolution(*ops[0], *ops[1], p, out, kopt);
+      Literal rounded[2];
+      const Literal* args[2] = {ops[0], ops[1]};
+      for (int i = 0; i < 2; ++i) {
+        if (ops[i]->element_type() != PrimitiveType::kF32) continue;
+        TPUSIM_ASSIGN_OR_RETURN(rounded[i], Literal::Create(ops[i]->shape(), kopt.max_bytes));
+        const float* src = ops[i]->data<float>();
+        float* dst = rounded[i].mutable_data<float>();
+        for (int64_t e = 0; e < ops[i]->element_count(); ++e) {
+          dst[e] = static_cast<float>(Eigen::bfloat16(src[e]));
+        }
+        args[i] = &rounded[i];
+      }
+      return Convolution(*args[0], *args[1], p, out, kopt);
     }
     case HloOpcode::kReduce: {
       if (ops.empty() || ops.size() % 2 != 0)

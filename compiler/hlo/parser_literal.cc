@@ -1,6 +1,7 @@
 // Shapes, layouts and constant literals (see parser_impl.h).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <limits>
 
 #include "compiler/hlo/parser_impl.h"
@@ -107,6 +108,11 @@ Status HloParserImpl::ParseShape(Shape* out, int depth) {
         if (t.int_value < 0 || t.int_value >= std::max<int64_t>(s.rank(), 1) || t.int_overflow) {
           return ErrorAtToken(
               t, fmt::format("layout dimension {} is out of range for rank {}", t.text, s.rank()));
+        }
+        // minor_to_major must be a permutation (XLA's LayoutUtil::ValidateLayout).
+        if (std::find(layout.minor_to_major.begin(), layout.minor_to_major.end(), t.int_value) !=
+            layout.minor_to_major.end()) {
+          return ErrorAtToken(t, fmt::format("layout dimension {} appears twice", t.text));
         }
         layout.minor_to_major.push_back(t.int_value);
         lex_.Next();

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <limits>
+
 #include "common/diagnostic.h"
 #include "compiler/hlo/shape_inference.h"
 
@@ -32,6 +34,14 @@ class Verifier {
   }
 
   Status VerifyInstruction(const HloInstruction& inst) {
+    // As XLA's ShapeUtil::ValidateShapeSize: an array whose byte size does not fit int64 cannot be
+    // allocated, planned or costed (Shape::ByteSize saturates at INT64_MAX).
+    for (const Shape* leaf : inst.shape().Leaves()) {
+      if (leaf->IsArray() && leaf->ByteSize() == std::numeric_limits<int64_t>::max()) {
+        return Error(inst, fmt::format("shape {} is too large: its size in bytes overflows int64",
+                                       leaf->ToString(false)));
+      }
+    }
     StatusOr<std::optional<Shape>> inferred = InferShape(inst);
     if (!inferred.ok()) return Error(inst, inferred.status().message());
     if (inferred->has_value() && !(*inferred)->Compatible(inst.shape())) {

@@ -231,6 +231,13 @@ StatusOr<HbmPlan> PlanHbm(const hlo::HloModule& module, const ElementwiseGroups&
           b.dtype = *dt;
           b.dims = leaf->dimensions();
           b.address = owned.size();
+          // One buffer larger than HBM can never fit; rejecting it here also keeps the 64-byte
+          // rounding and the heap's running total far from int64 overflow (issue 8).
+          if (b.bytes() > hbm_capacity) {
+            return DoesNotFit(inst, fmt::format("HBM: a {} of {} bytes, over this core's share of "
+                                                "chip.hbm.capacity_bytes = {}",
+                                                leaf->ToString(false), b.bytes(), hbm_capacity));
+          }
           const bool pinned = inst.opcode() == hlo::HloOpcode::kParameter ||
                               inst.opcode() == hlo::HloOpcode::kConstant;
           owned.push_back(Owned{(std::max<int64_t>(b.bytes(), 1) + 63) / 64 * 64, def_at(&inst),

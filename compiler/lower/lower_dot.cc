@@ -63,6 +63,102 @@ std::vector<PassParts> PrecisionPasses(hlo::Precision p, bool lhs_f32, bool rhs_
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// Operand (LHS and weight) chunk buffers: three when double buffering, so the loads of step i + 1
+// can be issued before step i's matmuls without waiting for step i - 1's matmuls (which read the
+// buffer two steps back), and the MXU queues never run dry behind a prefetch.
+int InputBuffers(int nbuf) { return nbuf > 1 ? 3 : 1; }
+
+// A canonical dot's sizes: batch B, [M,K] x [K,N], element bytes of LHS, RHS and result.
+struct DotShape {
+  int64_t B, M, K, N, le, re, oe;
+};
+
+// HBM-level blocks: an LHS chunk [Mc, Kc], a weight chunk [Kc, Nc] and a result block [Mc, Nc],
+// each held `nbuf` times in VMEM; every MXU owns tiles_per_mxu of the block's ceil(Nc / C) N tiles.
+struct DotBlocks {
+  int64_t Mc = 0, Kc = 0, Nc = 0, tiles_per_mxu = 1;
+  int nbuf = 1;
+};
+
+// Chooses the blocks that minimize an estimate of the dot's time on one core:
+//   max(MXU time, HBM traffic / HBM bytes per cycle) + steps * HBM latency,
+// with MXU time = per MXU, for each weight tile it owns, max(Mc streamed rows, R * weight-load
+// cycles per row) — a weight tile cannot be used for less than its shift time, which is what bounds
+// a GEMV with tiny M (each MXU absorbs R * C * 2 bytes per R cycles) — and traffic = the LHS read
+// once per N block (once when Kc = K) + the weights read once per M block (once when Kc = K and
+// Nc = N) + the result written once. Candidates: Nc = t * mxu.count * C for t = 1, 2, ...; Mc as
+// large as the accumulators allow with two accumulator sets (so popping a block overlaps the next
+// block's matmuls), else one; Kc the largest multiple of R that fits VMEM. ResourceExhausted when
+// not even [1, min(K, R)] x [min(K, R), min(N, C)] fits.
+StatusOr<DotBlocks> ChooseDotBlocks(const hlo::HloInstruction& inst,
+                                    const config::ChipConfig& config, const DotShape& d,
+                                    int64_t vmem, int nbuf_wanted, int64_t ksplit) {
+  const auto& mxu = config.core.mxu;
+  const int64_t R = mxu.rows, C = mxu.cols, nm = std::max<int64_t>(1, mxu.count);
+  const int64_t acc_rows = mxu.accumulator_rows > 0 ? mxu.accumulator_rows : (int64_t{1} << 20);
+  const double bw = std::max(1e-9, config.HbmBytesPerCycle());
+  const int64_t wl = std::max<int64_t>(1, mxu.weight_load_cycles_per_row);
+  const int64_t n_tiles = CeilDiv(d.N, C);
+  const int64_t max_t = ksplit > 1 ? 1 : std::min<int64_t>(CeilDiv(n_tiles, nm), 4096);
+  DotBlocks best;
+  double best_cost = -1;
+  for (int nbuf = nbuf_wanted; nbuf >= 1 && best_cost < 0; --nbuf) {
+    for (int64_t t = 1; t <= max_t; ++t) {
+      const int64_t Nc = ksplit > 1 ? d.N : std::min(d.N, t * nm * C);
+      const int64_t tpm = ksplit > 1 ? 1 : CeilDiv(CeilDiv(Nc, C), nm);
+      if (t > 1 && tpm < t) break;  // Nc already covers N
+      const int64_t partial_bytes_per_row = ksplit > 1 ? ksplit * d.N * 4 : 0;
+      for (const int64_t acc_sets : {int64_t{2}, int64_t{1}}) {
+        int64_t Mc = std::min(d.M, acc_rows / (acc_sets * tpm));
+        if (Mc < d.M && Mc > 8) Mc = Mc / 8 * 8;  // whole sublane groups
+        int64_t Kc = 0;
+        while (Mc >= 1) {
+          const int64_t nin = InputBuffers(nbuf);
+          const int64_t room = vmem - nbuf * Mc * Nc * d.oe - Mc * partial_bytes_per_row;
+          Kc = room > 0 ? std::min(d.K, room / (nin * (Mc * d.le + Nc * d.re))) : 0;
+          if (Kc < d.K) Kc = Kc / R * R;
+          if (ksplit > 1 && Kc < d.K) Kc = 0;
+          if (Kc >= std::min(d.K, R)) break;
+          Mc = Mc > 8 ? Mc / 2 / 8 * 8 : Mc - 1;
+        }
+        if (Mc < 1 || Kc < 1) continue;
+        // Balance the K chunks (no short last chunk whose compute cannot hide the next loads).
+        if (Kc < d.K) Kc = std::min(Kc, CeilDiv(CeilDiv(d.K, CeilDiv(d.K, Kc)), R) * R);
+        const int64_t mb = CeilDiv(d.M, Mc), nb = CeilDiv(d.N, Nc), kb = CeilDiv(d.K, Kc);
+        const double lhs_reads = Kc == d.K ? 1.0 : static_cast<double>(nb);
+        const double rhs_reads = (Kc == d.K && Nc == d.N) ? 1.0 : static_cast<double>(mb);
+        const double traffic =
+            static_cast<double>(d.B) * (lhs_reads * static_cast<double>(d.M * d.K * d.le) +
+                                        rhs_reads * static_cast<double>(d.K * d.N * d.re) +
+                                        static_cast<double>(d.M * d.N * d.oe));
+        const double k_tiles = static_cast<double>(CeilDiv(d.K, R)) / static_cast<double>(ksplit);
+        const double mxu_time = static_cast<double>(d.B * mb * nb) * k_tiles *
+                                static_cast<double>(tpm * std::max(std::min(Mc, d.M), R * wl));
+        const double steps = static_cast<double>(d.B * mb * nb * kb);
+        // Popping a block is not hidden behind the next block's matmuls: measured on
+        // gemm_bf16_8192 (tpu-v4), ~1.8 * Mc exposed cycles per owned tile and output block with
+        // two accumulator sets and ~3.5 * Mc with one; the estimate uses 2 and 4.
+        const double pops =
+            static_cast<double>((acc_sets == 2 ? 2 : 4) * d.B * mb * nb * tpm * std::min(Mc, d.M));
+        const double cost = std::max(mxu_time, traffic / bw) + pops +
+                            steps * static_cast<double>(config.hbm.latency_cycles + R + C);
+        if (best_cost < 0 || cost < best_cost) {
+          best_cost = cost;
+          best = DotBlocks{Mc, Kc, Nc, tpm, nbuf};
+        }
+      }
+    }
+  }
+  if (best_cost < 0) {
+    const int64_t k = std::min(d.K, R), n = std::min(d.N, C);
+    return DoesNotFit(
+        inst, fmt::format("VMEM: a [1,{}] LHS block, a [{},{}] weight block and a [1,{}] result "
+                          "block need {} bytes, core.vmem.capacity_bytes = {}",
+                          k, k, n, n, k * d.le + k * n * d.re + n * d.oe, vmem));
+  }
+  return best;
+}
+
 }  // namespace
 
 Status Lowerer::LowerDot(const HloInstruction& inst) {
@@ -106,236 +202,264 @@ Status Lowerer::LowerDot(const HloInstruction& inst) {
   const int64_t le = L.elem_bytes(), re = Rb.elem_bytes(), oe = O.elem_bytes();
   const int64_t V = em_.vmem_free() - 3 * 64;
 
-  // Block sizes (see the file comment). With double buffering the LHS and result blocks are held
-  // twice, so the next LHS block streams in and the previous result block streams out while the
-  // MXUs work on the current one.
-  struct Blocks {
-    int64_t Kc = 0, Nc = 0, Mc = 0;
-  };
   // K split: when the whole N fits one array's columns (N <= C) but the core has several MXUs,
   // K tile t goes to MXU t % ksplit, each MXU accumulates its own partial sum, and the partials are
   // popped (f32/s32) and added on the VPU — otherwise all but one MXU would idle.
   const int64_t ksplit =
       (N <= C && nm > 1 && K * N * re <= V / 2) ? std::min(nm, CeilDiv(K, R)) : 1;
-  auto choose = [&](bool db) {
-    Blocks bl{K, N, 0};
-    if (K * N * re > V / 2) {
-      bl.Nc = std::min(N, std::max(C, (V / 2) / (K * re) / C * C));
-      if (K * bl.Nc * re > V / 2) {
-        bl.Nc = std::min(C, N);
-        bl.Kc = std::min(K, std::max(R, (V / 2) / (bl.Nc * re) / R * R));
-      }
-    }
-    const int64_t copies = db ? 2 : 1;
-    auto rows_for = [&](int64_t nc) {
-      const int64_t tiles_per_mxu = CeilDiv(CeilDiv(nc, C), nm);
-      const int64_t per_row = copies * (bl.Kc * le + nc * oe) + (ksplit > 1 ? ksplit * C * 4 : 0);
-      return std::min({M, acc_rows / tiles_per_mxu, (V - bl.Kc * nc * re) / per_row});
-    };
-    bl.Mc = rows_for(bl.Nc);
-    // Streaming fewer than R rows per weight tile leaves the array mostly filling and draining:
-    // trade N-block width (weights re-read per M block) for taller M blocks.
-    const int64_t want_rows = std::min(M, R);
-    while (bl.Mc < want_rows && bl.Nc > C) {
-      bl.Nc = std::max(C, (bl.Nc / 2 + C - 1) / C * C);
-      bl.Mc = rows_for(bl.Nc);
-    }
-    if (bl.Mc < M && bl.Mc > 8) bl.Mc = bl.Mc / 8 * 8;  // whole sublane groups
-    return bl;
-  };
-  bool db = double_buffer_;
-  Blocks bl = choose(db);
-  if (db && (bl.Mc < 1 || bl.Kc < K)) {
-    db = false;
-    bl = choose(false);
-  }
-  const int64_t Kc = bl.Kc, Nc = bl.Nc, Mc = bl.Mc;
-  if (Mc < 1) {
-    return DoesNotFit(
-        inst,
-        fmt::format(
-            "VMEM: a [1,{}] LHS block, a [{},{}] weight block and a [1,{}] result block need {} "
-            "bytes, core.vmem.capacity_bytes = {}",
-            Kc, Kc, Nc, Nc, Kc * le + Kc * Nc * re + Nc * oe, em_.vmem_bytes()));
-  }
-  const int nbuf = db ? 2 : 1;
-  TPUSIM_ASSIGN_OR_RETURN(uint64_t rhs_v, Vmem(inst, Kc * Nc * re, "weight block"));
-  uint64_t lhs_v[2] = {0, 0}, out_v[2] = {0, 0};
-  for (int i = 0; i < nbuf; ++i) {
-    TPUSIM_ASSIGN_OR_RETURN(lhs_v[i], Vmem(inst, Mc * Kc * le, "LHS block"));
-    TPUSIM_ASSIGN_OR_RETURN(out_v[i], Vmem(inst, Mc * Nc * oe, "result block"));
-  }
+  TPUSIM_ASSIGN_OR_RETURN(const DotBlocks bl,
+                          ChooseDotBlocks(inst, config_, DotShape{B, M, K, N, le, re, oe}, V,
+                                          double_buffer_ ? 2 : 1, ksplit));
+  const int64_t Kc = bl.Kc, Nc = bl.Nc, Mc = bl.Mc, tpm = bl.tiles_per_mxu;
+  const int nbuf = bl.nbuf;
+  const int nin = InputBuffers(nbuf);
+  TPUSIM_ASSIGN_OR_RETURN(uint64_t lhs_v0, Vmem(inst, nin * Mc * Kc * le, "LHS blocks"));
+  TPUSIM_ASSIGN_OR_RETURN(uint64_t rhs_v0, Vmem(inst, nin * Kc * Nc * re, "weight blocks"));
+  TPUSIM_ASSIGN_OR_RETURN(uint64_t out_v0, Vmem(inst, nbuf * Mc * Nc * oe, "result blocks"));
   uint64_t partials = 0;  // ksplit x [Mc, N] partial sums (4-byte accumulator words)
   if (ksplit > 1) {
     TPUSIM_ASSIGN_OR_RETURN(partials, Vmem(inst, ksplit * Mc * N * 4, "K-split partial sums"));
   }
-
-  // LHS block [mc, kc] of batch b at (m0, k0) -> VMEM `dst`, signalling `flag`.
-  auto load_lhs = [&](int64_t b, int64_t m0, int64_t k0, uint64_t dst,
-                      uint64_t flag) -> StatusOr<int64_t> {
-    const int64_t mc = std::min(Mc, M - m0), kc = std::min(Kc, K - k0);
-    const std::vector<int64_t> dims{mc, kc}, ss{K * le, le}, ds{kc * le, le};
-    return em_.Dma(isa::Opcode::kDmaHbmToVmem,
-                   L.address + static_cast<uint64_t>(((b * M + m0) * K + k0) * le), ss, dst, ds,
-                   dims, le, flag);
+  const auto lhs_buf = [&](int64_t v) {
+    return lhs_v0 + static_cast<uint64_t>((v % nin) * Mc * Kc * le);
   };
-  // Flags: kLoadFlag for weights (and the LHS without double buffering), kLhsFlag0 + s for LHS
-  // buffer s, kOutFlag0 + s for the store of result buffer s.
-  constexpr uint64_t kLhsFlag0 = 2, kOutFlag0 = 4;
-  int64_t pending_store[2] = {0, 0};
-  int64_t out_block = 0;
+  const auto rhs_buf = [&](int64_t v) {
+    return rhs_v0 + static_cast<uint64_t>((v % nin) * Kc * Nc * re);
+  };
+  const auto out_buf = [&](int64_t v) {
+    return out_v0 + static_cast<uint64_t>((v % nbuf) * Mc * Nc * oe);
+  };
 
-  std::vector<std::pair<int64_t, int64_t>> row_blocks;  // (b, m0)
+  // The steps of the schedule, in loop order batch -> M block -> N block -> K chunk. Each step
+  // needs an LHS chunk [mc, kc] and a weight chunk [kc, nc]; a chunk is reloaded only when it
+  // differs from the previous step's (with Kc = K the LHS block stays across N blocks; with also
+  // Nc = N the weights stay across M blocks). Versions count reloads; version v lives in buffer
+  // v % nin.
+  struct Step {
+    int64_t b, m0, n0, k0;
+    bool load_lhs, load_rhs;
+    int64_t lhs_ver, rhs_ver;
+  };
+  std::vector<Step> steps;
   for (int64_t b = 0; b < B; ++b) {
-    for (int64_t m0 = 0; m0 < M; m0 += Mc) row_blocks.emplace_back(b, m0);
-  }
-  int64_t lhs_pending = 0;
-  if (db) {
-    TPUSIM_ASSIGN_OR_RETURN(
-        lhs_pending, load_lhs(row_blocks[0].first, row_blocks[0].second, 0, lhs_v[0], kLhsFlag0));
-  }
-  const DType acc_dtype = int_path ? DType::kS32 : DType::kF32;
-  for (size_t it = 0; it < row_blocks.size(); ++it) {
-    const auto [b, m0] = row_blocks[it];
-    const int s = db ? static_cast<int>(it % 2) : 0;
-    const uint64_t lhs = lhs_v[s];
-    const int64_t mc = std::min(Mc, M - m0);
-    // With double buffering: wait for this block's LHS (after issuing the weight loads, so both
-    // stream in together), then prefetch the next block's LHS into the other buffer.
-    bool lhs_ready = !db;
-    auto wait_lhs_and_prefetch = [&]() -> Status {
-      if (lhs_ready) return OkStatus();
-      lhs_ready = true;
-      em_.Wait(kLhsFlag0 + static_cast<uint64_t>(s), lhs_pending);
-      lhs_pending = 0;
-      if (it + 1 < row_blocks.size()) {
-        TPUSIM_ASSIGN_OR_RETURN(lhs_pending,
-                                load_lhs(row_blocks[it + 1].first, row_blocks[it + 1].second, 0,
-                                         lhs_v[1 - s], kLhsFlag0 + static_cast<uint64_t>(1 - s)));
-      }
-      return OkStatus();
-    };
-    for (int64_t n0 = 0; n0 < N; n0 += Nc) {
-      const int64_t nc = std::min(Nc, N - n0);
-      for (int64_t k0 = 0; k0 < K; k0 += Kc) {
-        const int64_t kc = std::min(Kc, K - k0);
-        int64_t loads = 0;
-        if (!db && !(Kc == K && n0 > 0)) {  // else the [mc, K] LHS block is already in VMEM
-          TPUSIM_ASSIGN_OR_RETURN(int64_t n, load_lhs(b, m0, k0, lhs, kLoadFlag));
-          loads += n;
-        }
-        if (!(Kc == K && Nc == N && it > 0 && row_blocks[it - 1].first == b)) {
-          // else this batch's whole [K, N] weight matrix is still in VMEM
-          const uint64_t src =
-              Rb.address +
-              static_cast<uint64_t>((nk ? (b * N + n0) * K + k0 : (b * K + k0) * N + n0) * re);
-          const std::vector<int64_t> dims =
-              nk ? std::vector<int64_t>{nc, kc} : std::vector<int64_t>{kc, nc};
-          const std::vector<int64_t> ss{(nk ? K : N) * re, re};
-          const std::vector<int64_t> ds{dims[1] * re, re};
-          TPUSIM_ASSIGN_OR_RETURN(int64_t n, em_.Dma(isa::Opcode::kDmaHbmToVmem, src, ss, rhs_v, ds,
-                                                     dims, re, kLoadFlag));
-          loads += n;
-        }
-        em_.Wait(kLoadFlag, loads);
-        TPUSIM_RETURN_IF_ERROR(wait_lhs_and_prefetch());
-        for (int64_t kt = 0; kt < kc; kt += R) {
-          const int64_t kk = std::min(R, kc - kt);
-          for (int64_t nt = 0; nt < nc; nt += C) {
-            const int64_t nn = std::min(C, nc - nt);
-            const int64_t j = nt / C;
-            const int64_t t = kt / R;  // K tile index within the block
-            const uint64_t unit = static_cast<uint64_t>(ksplit > 1 ? t % ksplit : j % nm);
-            const uint64_t acc = static_cast<uint64_t>(ksplit > 1 ? 0 : (j / nm) * Mc);
-            const bool first = ksplit > 1 ? t < ksplit : (k0 == 0 && kt == 0);
-            for (size_t p = 0; p < passes.size(); ++p) {
-              em_.Emit(isa::op::MxuLoadWeights{
-                  .mxu = unit,
-                  .addr = rhs_v + static_cast<uint64_t>((nk ? nt * kc + kt : kt * nc + nt) * re),
-                  .k = static_cast<uint64_t>(kk),
-                  .n = static_cast<uint64_t>(nn),
-                  .stride = static_cast<uint64_t>(nk ? kc : nc),
-                  .dtype = Rb.dtype,
-                  .transpose = nk,
-                  .part = passes[p].rhs});
-              em_.Emit(isa::op::MxuMatmul{.mxu = unit,
-                                          .lhs = lhs + static_cast<uint64_t>(kt * le),
-                                          .stride = static_cast<uint64_t>(kc),
-                                          .m = static_cast<uint64_t>(mc),
-                                          .k = static_cast<uint64_t>(kk),
-                                          .n = static_cast<uint64_t>(nn),
-                                          .dtype = L.dtype,
-                                          .part = passes[p].lhs,
-                                          .acc = acc,
-                                          .accumulate = !(first && p == 0),
-                                          .latch = true});
-            }
+    for (int64_t m0 = 0; m0 < M; m0 += Mc) {
+      for (int64_t n0 = 0; n0 < N; n0 += Nc) {
+        for (int64_t k0 = 0; k0 < K; k0 += Kc) {
+          Step st{b, m0, n0, k0, true, true, 0, 0};
+          if (!steps.empty()) {
+            const Step& p = steps.back();
+            st.load_lhs = !(p.b == b && p.m0 == m0 && p.k0 == k0);
+            st.load_rhs = !(p.b == b && p.n0 == n0 && p.k0 == k0);
+            st.lhs_ver = p.lhs_ver + (st.load_lhs ? 1 : 0);
+            st.rhs_ver = p.rhs_ver + (st.load_rhs ? 1 : 0);
+          }
+          steps.push_back(st);
+          if (static_cast<int64_t>(steps.size()) > kMaxInstructionsPerCore) {
+            return ResourceExhausted("dot %" + inst.name() + ": too many blocks");
           }
         }
       }
-      // Pop every N tile into a result buffer whose previous store has finished, then store it.
-      const int o = db ? static_cast<int>(out_block++ % 2) : 0;
-      em_.Wait(kOutFlag0 + static_cast<uint64_t>(o), pending_store[o]);
-      pending_store[o] = 0;
-      if (ksplit > 1) {
-        // Pop each MXU's partial [mc, nc] sums, add them in MXU order, convert to the result type.
-        const int64_t words = mc * nc;
-        for (int64_t q = 0; q < ksplit; ++q) {
-          em_.Emit(isa::op::MxuPop{.mxu = static_cast<uint64_t>(q),
-                                   .acc = 0,
-                                   .m = static_cast<uint64_t>(mc),
-                                   .n = static_cast<uint64_t>(nc),
-                                   .acc_dtype = acc_dtype,
-                                   .dst = partials + static_cast<uint64_t>(q * Mc * N * 4),
-                                   .stride = static_cast<uint64_t>(nc),
-                                   .dtype = acc_dtype,
-                                   .act = isa::Activation::kNone});
-        }
-        for (int64_t q = 1; q < ksplit; ++q) {
-          const bool last = q == ksplit - 1 && O.dtype == acc_dtype;
-          em_.Emit(isa::op::VpuBinary{.op = isa::BinaryOp::kAdd,
-                                      .dtype = acc_dtype,
-                                      .dst = last ? out_v[o] : partials,
-                                      .a = partials,
-                                      .b = partials + static_cast<uint64_t>(q * Mc * N * 4),
-                                      .rows = 1,
-                                      .cols = static_cast<uint64_t>(words)});
-        }
-        if (O.dtype != acc_dtype) {
-          em_.Emit(isa::op::VpuConvert{.src_dtype = acc_dtype,
-                                       .dtype = O.dtype,
-                                       .dst = out_v[o],
-                                       .src = partials,
-                                       .count = static_cast<uint64_t>(words)});
-        }
-      } else {
-        for (int64_t nt = 0; nt < nc; nt += C) {
-          const int64_t j = nt / C;
-          em_.Emit(isa::op::MxuPop{.mxu = static_cast<uint64_t>(j % nm),
-                                   .acc = static_cast<uint64_t>((j / nm) * Mc),
-                                   .m = static_cast<uint64_t>(mc),
-                                   .n = static_cast<uint64_t>(std::min(C, nc - nt)),
-                                   .acc_dtype = acc_dtype,
-                                   .dst = out_v[o] + static_cast<uint64_t>(nt * oe),
-                                   .stride = static_cast<uint64_t>(nc),
-                                   .dtype = O.dtype,
-                                   .act = isa::Activation::kNone});
-        }
-      }
-      const std::vector<int64_t> dims{mc, nc}, ss{nc * oe, oe}, ds{N * oe, oe};
-      TPUSIM_ASSIGN_OR_RETURN(
-          pending_store[o], em_.Dma(isa::Opcode::kDmaVmemToHbm, out_v[o], ss,
-                                    O.address + static_cast<uint64_t>(((b * M + m0) * N + n0) * oe),
-                                    ds, dims, oe, kOutFlag0 + static_cast<uint64_t>(o)));
-      if (!db) {
-        em_.Wait(kOutFlag0, pending_store[0]);
-        pending_store[0] = 0;
-      }
-      TPUSIM_RETURN_IF_ERROR(em_.CheckSize());
     }
   }
-  em_.Wait(kOutFlag0, pending_store[0]);
-  em_.Wait(kOutFlag0 + 1, pending_store[1]);
+
+  // Loads (HBM -> VMEM) of step i's chunks that are not already in VMEM, signalling kDotLoadFlag.
+  constexpr uint64_t kDotLoadFlag = 2, kOutFlag0 = 4;
+  auto issue_loads = [&](const Step& st) -> StatusOr<int64_t> {
+    const int64_t mc = std::min(Mc, M - st.m0), kc = std::min(Kc, K - st.k0);
+    const int64_t nc = std::min(Nc, N - st.n0);
+    int64_t n = 0;
+    if (st.load_lhs) {
+      const std::vector<int64_t> dims{mc, kc}, ss{K * le, le}, ds{kc * le, le};
+      TPUSIM_ASSIGN_OR_RETURN(
+          int64_t d,
+          em_.Dma(isa::Opcode::kDmaHbmToVmem,
+                  L.address + static_cast<uint64_t>(((st.b * M + st.m0) * K + st.k0) * le), ss,
+                  lhs_buf(st.lhs_ver), ds, dims, le, kDotLoadFlag));
+      n += d;
+    }
+    if (st.load_rhs) {
+      const uint64_t src =
+          Rb.address +
+          static_cast<uint64_t>(
+              (nk ? (st.b * N + st.n0) * K + st.k0 : (st.b * K + st.k0) * N + st.n0) * re);
+      const std::vector<int64_t> dims =
+          nk ? std::vector<int64_t>{nc, kc} : std::vector<int64_t>{kc, nc};
+      const std::vector<int64_t> ss{(nk ? K : N) * re, re};
+      const std::vector<int64_t> ds{dims[1] * re, re};
+      TPUSIM_ASSIGN_OR_RETURN(int64_t d, em_.Dma(isa::Opcode::kDmaHbmToVmem, src, ss,
+                                                 rhs_buf(st.rhs_ver), ds, dims, re, kDotLoadFlag));
+      n += d;
+    }
+    return n;
+  };
+
+  // Accumulators: with room for two [Mc, tiles_per_mxu * C] sets per MXU, consecutive output
+  // blocks alternate between them, so the next block's matmuls run while the previous block is
+  // popped.
+  const bool double_acc = ksplit == 1 && 2 * Mc * tpm <= acc_rows;
+  const DType acc_dtype = int_path ? DType::kS32 : DType::kF32;
+  int64_t store_count[2] = {0, 0};  // descriptors of the store in flight from result buffer o
+  struct PendingPop {
+    bool valid = false;
+    int64_t b = 0, m0 = 0, n0 = 0, acc0 = 0, block = 0;
+  };
+  PendingPop pending_pop, pending_store;
+  // Pops output block `pp` into result buffer pp.block % nbuf (once its previous store is done) and
+  // stores it to HBM.
+  auto pop = [&](const PendingPop& pp) -> Status {
+    const int64_t mc = std::min(Mc, M - pp.m0), nc = std::min(Nc, N - pp.n0);
+    const int o = static_cast<int>(pp.block % nbuf);
+    const uint64_t out = out_buf(pp.block);
+    em_.Wait(kOutFlag0 + static_cast<uint64_t>(o), store_count[o]);
+    store_count[o] = 0;
+    if (ksplit > 1) {
+      // Pop each MXU's partial [mc, nc] sums, add them in MXU order, convert to the result type.
+      const int64_t words = mc * nc;
+      for (int64_t q = 0; q < ksplit; ++q) {
+        em_.Emit(isa::op::MxuPop{.mxu = static_cast<uint64_t>(q),
+                                 .acc = 0,
+                                 .m = static_cast<uint64_t>(mc),
+                                 .n = static_cast<uint64_t>(nc),
+                                 .acc_dtype = acc_dtype,
+                                 .dst = partials + static_cast<uint64_t>(q * Mc * N * 4),
+                                 .stride = static_cast<uint64_t>(nc),
+                                 .dtype = acc_dtype,
+                                 .act = isa::Activation::kNone});
+      }
+      for (int64_t q = 1; q < ksplit; ++q) {
+        const bool last = q == ksplit - 1 && O.dtype == acc_dtype;
+        em_.Emit(isa::op::VpuBinary{.op = isa::BinaryOp::kAdd,
+                                    .dtype = acc_dtype,
+                                    .dst = last ? out : partials,
+                                    .a = partials,
+                                    .b = partials + static_cast<uint64_t>(q * Mc * N * 4),
+                                    .rows = 1,
+                                    .cols = static_cast<uint64_t>(words)});
+      }
+      if (O.dtype != acc_dtype) {
+        em_.Emit(isa::op::VpuConvert{.src_dtype = acc_dtype,
+                                     .dtype = O.dtype,
+                                     .dst = out,
+                                     .src = partials,
+                                     .count = static_cast<uint64_t>(words)});
+      }
+    } else {
+      for (int64_t nt = 0; nt < nc; nt += C) {
+        const int64_t j = nt / C;
+        em_.Emit(isa::op::MxuPop{.mxu = static_cast<uint64_t>(j % nm),
+                                 .acc = static_cast<uint64_t>(pp.acc0 + (j / nm) * Mc),
+                                 .m = static_cast<uint64_t>(mc),
+                                 .n = static_cast<uint64_t>(std::min(C, nc - nt)),
+                                 .acc_dtype = acc_dtype,
+                                 .dst = out + static_cast<uint64_t>(nt * oe),
+                                 .stride = static_cast<uint64_t>(nc),
+                                 .dtype = O.dtype,
+                                 .act = isa::Activation::kNone});
+      }
+    }
+    return OkStatus();
+  };
+  // Stores the popped block `pp` (VMEM -> HBM). Issued one step after its pops, so the sequencer
+  // does not wait for the pops (behind the MXUs' queued matmuls) before issuing the next matmuls.
+  auto store = [&](const PendingPop& pp) -> Status {
+    const int64_t mc = std::min(Mc, M - pp.m0), nc = std::min(Nc, N - pp.n0);
+    const int o = static_cast<int>(pp.block % nbuf);
+    const uint64_t out = out_buf(pp.block);
+    const std::vector<int64_t> dims{mc, nc}, ss{nc * oe, oe}, ds{N * oe, oe};
+    TPUSIM_ASSIGN_OR_RETURN(
+        store_count[o],
+        em_.Dma(isa::Opcode::kDmaVmemToHbm, out, ss,
+                O.address + static_cast<uint64_t>(((pp.b * M + pp.m0) * N + pp.n0) * oe), ds, dims,
+                oe, kOutFlag0 + static_cast<uint64_t>(o)));
+    if (nbuf == 1) {
+      em_.Wait(kOutFlag0, store_count[0]);
+      store_count[0] = 0;
+    }
+    return em_.CheckSize();
+  };
+
+  // Software pipeline: step i waits for its chunks, prefetches step i + 1's chunks into the next
+  // of three buffers (so the HBM transfer overlaps all of step i's matmuls and the WAR wait is on
+  // step i - 2, long done; with one buffer the prefetch goes after the matmuls instead), issues its
+  // matmuls, stores the block popped one step earlier, then pops the previous output block (its
+  // matmuls are done by the time step i's start, and step i's matmuls use the other accumulator
+  // set).
+  TPUSIM_ASSIGN_OR_RETURN(int64_t loads_pending, issue_loads(steps[0]));
+  int64_t out_block = 0;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const Step& st = steps[i];
+    const int64_t mc = std::min(Mc, M - st.m0), kc = std::min(Kc, K - st.k0);
+    const int64_t nc = std::min(Nc, N - st.n0);
+    em_.Wait(kDotLoadFlag, loads_pending);
+    loads_pending = 0;
+    const uint64_t lhs = lhs_buf(st.lhs_ver), rhs = rhs_buf(st.rhs_ver);
+    if (i + 1 < steps.size() && nin > 1) {
+      TPUSIM_ASSIGN_OR_RETURN(loads_pending, issue_loads(steps[i + 1]));
+    }
+    const int64_t acc0 = double_acc ? (out_block % 2) * Mc * tpm : 0;
+    for (int64_t kt = 0; kt < kc; kt += R) {
+      const int64_t kk = std::min(R, kc - kt);
+      for (int64_t nt = 0; nt < nc; nt += C) {
+        const int64_t nn = std::min(C, nc - nt);
+        const int64_t j = nt / C;
+        const int64_t t = kt / R;  // K tile index within the block
+        const uint64_t unit = static_cast<uint64_t>(ksplit > 1 ? t % ksplit : j % nm);
+        const uint64_t acc = static_cast<uint64_t>(ksplit > 1 ? 0 : acc0 + (j / nm) * Mc);
+        const bool first = ksplit > 1 ? t < ksplit : (st.k0 == 0 && kt == 0);
+        for (size_t p = 0; p < passes.size(); ++p) {
+          em_.Emit(isa::op::MxuLoadWeights{
+              .mxu = unit,
+              .addr = rhs + static_cast<uint64_t>((nk ? nt * kc + kt : kt * nc + nt) * re),
+              .k = static_cast<uint64_t>(kk),
+              .n = static_cast<uint64_t>(nn),
+              .stride = static_cast<uint64_t>(nk ? kc : nc),
+              .dtype = Rb.dtype,
+              .transpose = nk,
+              .part = passes[p].rhs});
+          em_.Emit(isa::op::MxuMatmul{.mxu = unit,
+                                      .lhs = lhs + static_cast<uint64_t>(kt * le),
+                                      .stride = static_cast<uint64_t>(kc),
+                                      .m = static_cast<uint64_t>(mc),
+                                      .k = static_cast<uint64_t>(kk),
+                                      .n = static_cast<uint64_t>(nn),
+                                      .dtype = L.dtype,
+                                      .part = passes[p].lhs,
+                                      .acc = acc,
+                                      .accumulate = !(first && p == 0),
+                                      .latch = true});
+        }
+      }
+    }
+    if (i + 1 < steps.size() && nin == 1) {
+      TPUSIM_ASSIGN_OR_RETURN(loads_pending, issue_loads(steps[i + 1]));
+    }
+    if (pending_store.valid) {
+      TPUSIM_RETURN_IF_ERROR(store(pending_store));
+      pending_store.valid = false;
+    }
+    const bool last_k = st.k0 + Kc >= K;
+    if (pending_pop.valid && (double_acc || last_k)) {
+      TPUSIM_RETURN_IF_ERROR(pop(pending_pop));
+      pending_store = pending_pop;
+      pending_pop.valid = false;
+    }
+    if (last_k) {
+      pending_pop = PendingPop{true, st.b, st.m0, st.n0, acc0, out_block++};
+      if (!double_acc) {
+        TPUSIM_RETURN_IF_ERROR(pop(pending_pop));
+        TPUSIM_RETURN_IF_ERROR(store(pending_pop));
+        pending_pop.valid = false;
+      }
+    }
+    TPUSIM_RETURN_IF_ERROR(em_.CheckSize());
+  }
+  if (pending_store.valid) TPUSIM_RETURN_IF_ERROR(store(pending_store));
+  if (pending_pop.valid) {
+    TPUSIM_RETURN_IF_ERROR(pop(pending_pop));
+    TPUSIM_RETURN_IF_ERROR(store(pending_pop));
+  }
+  em_.Wait(kOutFlag0, store_count[0]);
+  em_.Wait(kOutFlag0 + 1, store_count[1]);
   return OkStatus();
 }
 

@@ -1,5 +1,7 @@
 #include "sim/engine/engine.h"
 
+#include <fmt/format.h>
+
 #include <numeric>
 #include <string>
 #include <utility>
@@ -41,6 +43,13 @@ StatusOr<Cycles> Engine::Run(Cycles max_cycles) {
     StepAll(now);
     ++events_;
     if (errors_ != nullptr && errors_->has_error()) return errors_->status();
+    if (deadline_ && events_ % kDeadlineCheckInterval == 0 &&
+        std::chrono::steady_clock::now() > *deadline_) {
+      return ResourceExhausted(fmt::format(
+          "simulation exceeded the wall-clock limit of {:g} seconds at cycle {} (--max-seconds / "
+          "SimOptions::max_seconds)",
+          deadline_seconds_, now.value()));
+    }
     Cycles next = kNever;
     for (Unit* u : units_) {
       Cycles t = u->NextWork(now);

@@ -4,10 +4,14 @@
 // jumps to the earliest cycle at which any unit has work (Unit::NextWork), so idle stretches cost
 // nothing. The run ends when no unit has work. Because units interact only through ports of latency
 // >= 1 (unit.h), the order in which units are stepped within a cycle cannot change a result;
-// StepOrder lets a test prove it. Deterministic: no clocks, no threads, no unordered containers.
+// StepOrder lets a test prove it. Deterministic: no threads, no unordered containers, and the one
+// clock read (the optional wall-clock deadline, --max-seconds) can only stop a run, never change
+// its result.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "common/status.h"
@@ -34,9 +38,18 @@ class Engine {
   /// Stops the run (returning the sink's Status) at the end of a cycle in which an error was
   /// reported.
   void set_error_sink(const ErrorSink* sink) { errors_ = sink; }
+  /// Stops the run with ResourceExhausted once the wall clock passes `deadline` (checked every
+  /// kDeadlineCheckInterval event cycles, so the overshoot is small and the check costs nothing).
+  /// `limit_seconds` is only used in the message.
+  void set_deadline(std::chrono::steady_clock::time_point deadline, double limit_seconds) {
+    deadline_ = deadline;
+    deadline_seconds_ = limit_seconds;
+  }
+  static constexpr uint64_t kDeadlineCheckInterval = 1024;
 
   /// Runs from cycle 0 until no unit has work. Returns the cycle of the last event (the run's
-  /// length in cycles). ResourceExhausted naming `max_cycles` if some unit still has work past it.
+  /// length in cycles). ResourceExhausted naming `max_cycles` if some unit still has work past it,
+  /// or naming the wall-clock limit if the deadline (set_deadline) passed first.
   StatusOr<Cycles> Run(Cycles max_cycles);
 
   /// Number of event cycles stepped by the last Run (for benchmarks).
@@ -49,6 +62,8 @@ class Engine {
   uint64_t rng_;
   std::vector<Unit*> units_;
   const ErrorSink* errors_ = nullptr;
+  std::optional<std::chrono::steady_clock::time_point> deadline_;
+  double deadline_seconds_ = 0;
   std::vector<size_t> perm_;
   uint64_t events_ = 0;
 };

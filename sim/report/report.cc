@@ -98,6 +98,10 @@ std::vector<OpSummary> SummarizeOps(const SimResult& result, const isa::Program&
       o.cycles += p.cycles;
       o.flops += p.flop;
       o.bytes += p.bytes;
+      const isa::Opcode opcode = cp.instructions[pc].opcode;
+      if (opcode == isa::Opcode::kDmaHbmToVmem || opcode == isa::Opcode::kDmaVmemToHbm) {
+        o.hbm_bytes += p.bytes;
+      }
       o.instructions += p.executions;
     }
   }
@@ -177,6 +181,7 @@ Json BuildReportJson(const SimResult& r, const isa::Program& program,
     oj["cycles"] = o.cycles;
     oj["flops"] = o.flops;
     oj["bytes"] = o.bytes;
+    oj["hbm_bytes"] = o.hbm_bytes;
     oj["instructions"] = o.instructions;
     ops.push_back(std::move(oj));
   }

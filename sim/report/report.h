@@ -25,6 +25,7 @@ struct OpSummary {
   uint64_t cycles = 0;        // attributed cycles, summed over cores
   uint64_t flops = 0;         // FLOP (MXU 2*M*K*N + VPU arithmetic)
   uint64_t bytes = 0;         // bytes moved by the op's instructions (DMA, ICI, VMEM traffic)
+  uint64_t hbm_bytes = 0;     // of which HBM <-> VMEM DMA bytes (a roofline's memory traffic)
   uint64_t instructions = 0;  // instructions executed
 };
 std::vector<OpSummary> SummarizeOps(const SimResult& result, const isa::Program& program,

@@ -190,5 +190,12 @@ TEST(ParserErrorsTest, GarbageNeverCrashes) {
   }
 }
 
+TEST(ParserErrorsTest, LayoutMustBeAPermutation) {
+  // {1,1} names dimension 1 twice and never 0: not a layout (fuzzing / issue 8).
+  EXPECT_EQ(
+      FirstLine(ParseError("HloModule m\nENTRY e {\n  ROOT a = f32[4,8]{1,1} parameter(0)\n}\n")),
+      "bad.hlo:3:23: error: layout dimension 1 appears twice");
+}
+
 }  // namespace
 }  // namespace tpusim::hlo

@@ -251,6 +251,21 @@ TEST(ProgramFile, DisassembleAssembleReproducesProgram) {
   EXPECT_EQ(Disassemble(*back), text);
 }
 
+TEST(ProgramFile, HloTagStateCarriesAcrossCoreSections) {
+  // Found by fuzz_asm: core 3's last instruction is tagged, core 9's is not. The assembler keeps the
+  // `.hlo` state across `.core`, so the listing must say `.hlo none` before core 9's nop.
+  auto p = Assemble(".core 9\nnop\n.core 3\n.hlo \"\"\nnop\n", "t.tasm");
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  auto back = Assemble(Disassemble(*p), "listing.tasm");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  for (int c = 0; c < p->num_cores(); ++c) {
+    for (size_t i = 0; i < p->cores[c].instructions.size(); ++i) {
+      EXPECT_EQ(back->cores[c].hlo_tag(i), p->cores[c].hlo_tag(i)) << "core " << c;
+    }
+  }
+  EXPECT_EQ(back->cores[9].hlo_tag(0), kNoHloTag);
+}
+
 }  // namespace
 }  // namespace tpusim::isa
 

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -83,6 +84,40 @@ TEST(EngineTest, CycleLimitIsResourceExhausted) {
   ASSERT_FALSE(end.ok());
   EXPECT_EQ(end.status().code(), StatusCode::kResourceExhausted);
   EXPECT_NE(end.status().message().find("100"), std::string::npos);
+}
+
+TEST(EngineTest, WallClockDeadlineIsResourceExhaustedNamingTheLimit) {
+  StatRegistry stats;
+  Relay a("a", stats, 3), b("b", stats, 5);
+  a.Connect(&b.in());
+  b.Connect(&a.in());
+  a.in().Send(Cycles(0), 1'000'000);  // far more events than one deadline check interval
+  Engine engine;
+  engine.AddUnit(&a);
+  engine.AddUnit(&b);
+  // A deadline already in the past: the run stops at the first check, whatever the machine's speed.
+  engine.set_deadline(std::chrono::steady_clock::now() - std::chrono::seconds(1), 2.5);
+  auto end = engine.Run(Cycles(uint64_t{1} << 40));
+  ASSERT_FALSE(end.ok());
+  EXPECT_EQ(end.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(end.status().message().find("wall-clock limit of 2.5 seconds"), std::string::npos)
+      << end.status().message();
+  EXPECT_EQ(engine.events(), Engine::kDeadlineCheckInterval);
+}
+
+TEST(EngineTest, FarDeadlineDoesNotChangeTheResult) {
+  StatRegistry stats;
+  Relay a("a", stats, 3), b("b", stats, 5);
+  a.Connect(&b.in());
+  b.Connect(&a.in());
+  a.in().Send(Cycles(0), 10);
+  Engine engine;
+  engine.AddUnit(&a);
+  engine.AddUnit(&b);
+  engine.set_deadline(std::chrono::steady_clock::now() + std::chrono::hours(1), 3600);
+  auto end = engine.Run(Cycles(1000));
+  ASSERT_TRUE(end.ok());
+  EXPECT_EQ(end->value(), 41u);  // as SkipsIdleStretchesAndEndsWhenIdle
 }
 
 TEST(PortTest, CapacityCountsThisCyclesPopsUntilNextCycle) {

@@ -50,6 +50,26 @@ TEST(SimErrorsTest, CycleLimitIsResourceExhaustedNamingTheLimit) {
   EXPECT_NE(r.status().message().find("5000"), std::string::npos) << r.status().message();
 }
 
+TEST(SimErrorsTest, WallClockLimitIsResourceExhaustedNamingTheLimit) {
+  isa::Program p = Asm(R"(
+    ctrl.loop count=100000
+    dma.hbm_to_vmem flag=0, src=0, dst=0, elem_bytes=4, n0=1024
+    sync.wait flag=0
+    ctrl.endloop
+  )");
+  SimOptions o;
+  o.max_seconds = 1e-9;  // passed by the first deadline check, on any machine
+  auto r = Simulator(TinyChip(), o).Run(p);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(r.status().message().find("wall-clock limit of 1e-09 seconds"), std::string::npos)
+      << r.status().message();
+  o.max_seconds = -1;
+  auto bad = Simulator(TinyChip(), o).Run(p);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+}
+
 TEST(SimErrorsTest, MatmulShapeMismatchIsAnError) {
   isa::Program p = Asm(R"(
     mxu.load_weights mxu=0, addr=0, k=8, n=8, stride=8, dtype=bf16

@@ -1,9 +1,10 @@
 // `tpusim exec PROG.tasm|PROG.tbin --config C [--set k=v] [--dump SPACE[.CORE]:ADDR:COUNT:DTYPE ...]
 // [--engine sim|interp] [--mxu-model fast|pe] [--report R.json] [--trace T.json]
-// [--max-instructions N] [--max-cycles N]`: verifies a hand-written program against the chip, runs it
-// on the cycle-level simulator and checks every byte it wrote against the ISA interpreter (the golden
-// semantics), prints the cycle report and the requested memory. `--engine interp` runs the
-// interpreter alone (exact values, no timing). Exit 1 if the simulator and interpreter disagree.
+// [--max-instructions N] [--max-cycles N] [--max-seconds S]`: verifies a hand-written program
+// against the chip, runs it on the cycle-level simulator and checks every byte it wrote against the
+// ISA interpreter (the golden semantics), prints the cycle report and the requested memory.
+// `--engine interp` runs the interpreter alone (exact values, no timing). Exit 1 if the simulator
+// and interpreter disagree.
 #include <iostream>
 #include <memory>
 
@@ -27,6 +28,7 @@ void RegisterExecCommand(CLI::App& app) {
     std::string trace;
     uint64_t max_instructions = isa::InterpreterOptions{}.max_instructions;
     uint64_t max_cycles = uint64_t{1} << 40;
+    double max_seconds = 0;
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand(
@@ -45,6 +47,9 @@ void RegisterExecCommand(CLI::App& app) {
   cmd->add_option("--max-instructions", args->max_instructions,
                   "interpreter: stop with an error after this many instructions (all cores)");
   cmd->add_option("--max-cycles", args->max_cycles, "simulator: stop with an error past this cycle");
+  cmd->add_option("--max-seconds", args->max_seconds,
+                  "simulator: stop with an error after this many wall-clock seconds (0: none)")
+      ->check(CLI::NonNegativeNumber);
   cmd->callback([args] {
     std::vector<isa::DumpSpec> dumps;
     for (const std::string& d : args->dumps) dumps.push_back(OrFail(isa::ParseDumpSpec(d)));
@@ -61,6 +66,7 @@ void RegisterExecCommand(CLI::App& app) {
     sim::SimOptions sim_options;
     sim_options.mxu_model = OrFail(sim::ParseMxuModelKind(args->mxu_model));
     sim_options.max_cycles = Cycles(args->max_cycles);
+    sim_options.max_seconds = args->max_seconds;
     sim_options.trace = !args->trace.empty();
     sim::SimResult result = OrFail(sim::RunAndCheck(chip, program, sim_options));
     if (!args->report.empty()) OrFail(sim::WriteReportJson(args->report, result, program));

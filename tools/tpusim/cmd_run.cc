@@ -1,6 +1,7 @@
 // `tpusim run MODEL.hlo [--config C] [--set k=v] [--replicas N] [--report R.json] [--csv OPS.csv]
 // [--trace T.json] [--check|--no-check] [--timing-only] [--max-check-bytes B] [--seed S]
-// [--mxu-model fast|pe] [--max-cycles N] [--max-seconds S] [--dump-after PASS] [--json]`: the main
+// [--scaling 1,2,4,8] [--mxu-model fast|pe] [--max-cycles N] [--max-seconds S]
+// [--dump-after PASS] [--json]`: the main
 // job. Compiles the module for the chip, simulates it cycle by cycle and checks every output
 // against the CPU evaluator (tools/tpusim/run_module.h). Exit 0 ok, 1 the check failed (the report
 // is still written), 2 bad input, 3 internal error. Reports are written atomically and only after a
@@ -16,6 +17,7 @@
 #include "tools/tpusim/cli_util.h"
 #include "tools/tpusim/commands.h"
 #include "tools/tpusim/run_module.h"
+#include "tools/tpusim/scaling.h"
 
 namespace tpusim::cli {
 
@@ -27,6 +29,7 @@ void RegisterRunCommand(CLI::App& app) {
     std::string report, csv, trace, mxu_model = "fast";
     bool no_check = false;
     bool json = false;
+    std::string scaling;
     uint64_t max_cycles = uint64_t{1} << 50;
   };
   auto args = std::make_shared<Args>();
@@ -37,6 +40,8 @@ void RegisterRunCommand(CLI::App& app) {
   cmd->add_option("--replicas", args->run.replicas,
                   "cores running the module (default: the module's replica_count, else 1)")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--scaling", args->scaling,
+                  "run at each of these core counts (e.g. 1,2,4,8) and print the scaling table");
   cmd->add_option("--report", args->report, "write the JSON report (docs/report-schema.md)");
   cmd->add_option("--csv", args->csv, "write the per-HLO-op table as CSV");
   cmd->add_option("--trace", args->trace, "write a Chrome/Perfetto trace (ui.perfetto.dev)");
@@ -65,9 +70,24 @@ void RegisterRunCommand(CLI::App& app) {
     options.sim.mxu_model = OrFail(sim::ParseMxuModelKind(args->mxu_model));
     options.sim.max_cycles = Cycles(args->max_cycles);
     options.sim.trace = !args->trace.empty();
-    RunModuleResult r = OrFail(RunModule(*module, chip, options));
+    std::vector<ScalingRow> rows;
+    RunModuleResult r;
+    if (args->scaling.empty()) {
+      r = OrFail(RunModule(*module, chip, options));
+    } else {
+      // One run per core count; the report and the per-run text are those of the last count.
+      for (int64_t cores : OrFail(ParseCoreCounts(args->scaling))) {
+        std::unique_ptr<hlo::HloModule> m = OrFail(hlo::ParseHloModule(text, args->model));
+        OrFail(RetargetReplicas(*m, cores, args->model, text));
+        options.replicas = cores;
+        r = OrFail(RunModule(*m, chip, options));
+        rows.push_back(ScalingRowOf(r));
+      }
+      ComputeSpeedups(rows);
+    }
     if (!options.dump_after.empty()) std::cout << r.compiled.dump;
     Json report = RunReportJson(r, args->model);
+    if (!rows.empty()) report["scaling"] = ScalingJson(rows);
     if (!args->report.empty()) OrFail(WriteFileAtomic(args->report, report.Dump()));
     if (!args->csv.empty()) {
       sim::ReportOptions ropts;
@@ -75,8 +95,12 @@ void RegisterRunCommand(CLI::App& app) {
       OrFail(sim::WriteOpsCsv(args->csv, r.sim, r.compiled.program, ropts));
     }
     if (!args->trace.empty()) OrFail(sim::WriteTrace(args->trace, r.sim, r.compiled.program));
-    std::cout << (args->json ? report.Dump() : RunReportText(r, args->model));
-    if (r.check.performed && !r.check.passed) {
+    std::string text_out = RunReportText(r, args->model);
+    if (!rows.empty()) text_out += ScalingText(rows);
+    std::cout << (args->json ? report.Dump() : text_out);
+    bool failed = r.check.performed && !r.check.passed;
+    for (const ScalingRow& row : rows) failed |= row.check_performed && !row.check_passed;
+    if (failed) {
       throw CLI::RuntimeError(ExitCodeFor(StatusCode::kCheckFailed));
     }
   });

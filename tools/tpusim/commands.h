@@ -13,5 +13,6 @@ void RegisterInspectCommand(CLI::App& app);  // cmd_inspect.cc (HLO summary)
 void RegisterCompileCommand(CLI::App& app);  // cmd_compile.cc (HLO -> ISA)
 void RegisterRunCommand(CLI::App& app);      // cmd_run.cc (the main job)
 void RegisterCpuCommand(CLI::App& app);      // cmd_cpu.cc (CPU evaluator; links tpusim_eval)
+void RegisterCompareCommand(CLI::App& app);  // cmd_compare.cc (TPU vs CPU time, per op)
 
 }  // namespace tpusim::cli

@@ -1,0 +1,84 @@
+// `tpusim compare MODEL.hlo [--config C] [--set k=v] [--replicas N] [--repeat R] [--threads T]
+// [--seed S] [--top K] [--no-anchor] [--no-check] [--timing-only] [--mxu-model fast|pe]
+// [--max-cycles N] [--max-seconds S] [--json] [--csv OPS.csv] [--out COMPARE.json]`: the simulated
+// TPU time (1 core and all cores) beside the measured CPU time of the same module on this host, per
+// step and per op, with speedups and the host's own GEMM and memory-bandwidth anchor. The logic and
+// its definitions are in tools/tpusim/compare.h. Exit 0 ok, 1 the all-cores run's value check
+// failed (the outputs are still written), 2 bad input.
+#include <fmt/format.h>
+
+#include <iostream>
+#include <memory>
+
+#include "common/file_util.h"
+#include "compiler/hlo/parser.h"
+#include "compiler/hlo/verifier.h"
+#include "tools/tpusim/cli_util.h"
+#include "tools/tpusim/commands.h"
+#include "tools/tpusim/compare.h"
+
+namespace tpusim::cli {
+
+void RegisterCompareCommand(CLI::App& app) {
+  struct Args {
+    std::string model;
+    ConfigOptions config;
+    CompareOptions compare;
+    std::string csv, out, mxu_model = "fast";
+    bool json = false;
+    bool no_anchor = false;
+    uint64_t max_cycles = uint64_t{1} << 50;
+  };
+  auto args = std::make_shared<Args>();
+  CLI::App* cmd = app.add_subcommand(
+      "compare", "simulated TPU time (1 core, all cores) beside the measured CPU time, per op");
+  cmd->add_option("model", args->model, "HLO text file (XLA dump)")->required();
+  args->config.AddTo(cmd);
+  cmd->add_option("--replicas", args->compare.replicas,
+                  "replicas of a data-parallel step (default: the module's replica_count, else 1)");
+  cmd->add_option("--repeat", args->compare.repeat, "timed CPU runs after one warm-up (default 5)");
+  cmd->add_option("--threads", args->compare.threads,
+                  "CPU threads (default: all hardware threads)");
+  cmd->add_option("--seed", args->compare.seed, "seed of the deterministic inputs");
+  cmd->add_option("--top", args->compare.top, "rows of each top-ops table (default 8)");
+  cmd->add_flag("--no-anchor", args->no_anchor, "skip the CPU GEMM / memory-bandwidth anchor");
+  cmd->add_flag("--check,!--no-check", args->compare.check,
+                "check the all-cores run's values against the CPU evaluator (default on)");
+  cmd->add_flag("--timing-only", args->compare.timing_only,
+                "simulate cycles only (the CPU still computes values: it is being timed)");
+  cmd->add_option("--mxu-model", args->mxu_model, "fast (closed form) or pe (every PE, slow)")
+      ->check(CLI::IsMember({"fast", "pe"}));
+  cmd->add_option("--max-cycles", args->max_cycles, "stop a simulation with an error past this");
+  cmd->add_option("--max-seconds", args->compare.sim.max_seconds,
+                  "wall-clock limit of each simulation (seconds; 0 = none)");
+  cmd->add_flag("--json", args->json, "print the JSON instead of the tables");
+  cmd->add_option("--out", args->out, "also write the JSON to this file");
+  cmd->add_option("--csv", args->csv, "write the per-op table as CSV");
+  cmd->callback([args] {
+    const std::string text = OrFail(ReadFile(args->model));
+    std::unique_ptr<hlo::HloModule> module = OrFail(hlo::ParseHloModule(text, args->model));
+    OrFail(hlo::VerifyModule(*module, text));
+    config::ChipConfig chip = args->config.Load();
+    CompareOptions options = args->compare;
+    // Range errors here and in RunCompare name the flag (CLI11 2.1's range messages print DBL_MAX).
+    if (options.sim.max_seconds < 0) {
+      Fail(InvalidArgument(
+          fmt::format("--max-seconds must be >= 0, got {:g}", options.sim.max_seconds)));
+    }
+    if (options.top < 0)
+      Fail(InvalidArgument(fmt::format("--top must be >= 0, got {}", options.top)));
+    options.anchor = !args->no_anchor;
+    options.sim.mxu_model = OrFail(sim::ParseMxuModelKind(args->mxu_model));
+    options.sim.max_cycles = Cycles(args->max_cycles);
+    CompareResult r = OrFail(RunCompare(*module, args->model, chip, options));
+    const Json json = CompareJson(r);
+    if (!args->out.empty()) OrFail(WriteFileAtomic(args->out, json.Dump()));
+    if (!args->csv.empty()) OrFail(WriteFileAtomic(args->csv, CompareOpsCsv(r)));
+    std::cout << (args->json ? json.Dump() + "\n" : CompareText(r, options.top));
+    if (r.check.performed && !r.check.passed) {
+      throw CLI::RuntimeError(ExitCodeFor(StatusCode::kCheckFailed));
+    }
+  });
+}
+
+}  // namespace tpusim::cli

@@ -1,0 +1,534 @@
+#include "tools/tpusim/compare.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <map>
+
+#include "compiler/hlo/cost_analysis.h"
+#include "isa/opcode.h"
+#include "sim/report/report.h"
+
+namespace tpusim::cli {
+namespace {
+
+constexpr int kNumBounds = 7;
+
+// The class of an instruction for the per-op bound (compare.h; the stall categories of
+// sim/sim_result.h, with the MXU categories merged into one).
+Bound ClassOf(isa::Opcode op) {
+  using isa::Opcode;
+  switch (op) {
+    case Opcode::kMxuLoadWeights:
+    case Opcode::kMxuMatmul:
+      return Bound::kMxu;
+    case Opcode::kMxuPop:
+      return Bound::kVpu;
+    case Opcode::kDmaHbmToVmem:
+    case Opcode::kDmaVmemToHbm:
+      return Bound::kHbm;
+    case Opcode::kDmaHostToHbm:
+    case Opcode::kDmaHbmToHost:
+      return Bound::kHost;
+    case Opcode::kDmaVmemToRemote:
+      return Bound::kIci;
+    default:
+      break;
+  }
+  switch (isa::Info(op).unit) {
+    case isa::Unit::kVpu:
+    case isa::Unit::kXlu:
+      return Bound::kVpu;
+    case isa::Unit::kIci:
+      return Bound::kIci;
+    case isa::Unit::kMxu:
+      return Bound::kMxu;
+    default:
+      return Bound::kSync;
+  }
+}
+
+// Per HLO tag: retirement cycles charged to each class, summed over cores.
+std::vector<std::array<uint64_t, kNumBounds>> CyclesByClass(const sim::SimResult& sim,
+                                                            const isa::Program& program) {
+  std::vector<std::array<uint64_t, kNumBounds>> out(program.hlo_names.size());
+  for (const sim::CoreResult& core : sim.cores) {
+    if (core.core >= program.num_cores()) continue;
+    const isa::CoreProgram& cp = program.cores[static_cast<size_t>(core.core)];
+    for (size_t pc = 0; pc < core.instructions.size() && pc < cp.instructions.size(); ++pc) {
+      const int32_t tag = cp.hlo_tag(pc);
+      if (tag < 0 || static_cast<size_t>(tag) >= out.size()) continue;
+      out[static_cast<size_t>(tag)][static_cast<int>(ClassOf(cp.instructions[pc].opcode))] +=
+          core.instructions[pc].cycles;
+    }
+  }
+  return out;
+}
+
+void SetBound(const std::array<uint64_t, kNumBounds>& by_class, OpRow& row) {
+  uint64_t total = 0, best = 0;
+  Bound bound = Bound::kNone;
+  // Ties go to the first listed: MXU, HBM, VPU, ICI, host.
+  for (Bound b : {Bound::kMxu, Bound::kHbm, Bound::kVpu, Bound::kIci, Bound::kHost}) {
+    const uint64_t c = by_class[static_cast<int>(b)];
+    total += c;
+    if (c > best) best = c, bound = b;
+  }
+  const uint64_t sync = by_class[static_cast<int>(Bound::kSync)];
+  if (bound == Bound::kNone && sync > 0) bound = Bound::kSync, best = sync;
+  total += sync;
+  row.bound = bound;
+  row.bound_fraction = total > 0 ? static_cast<double>(best) / static_cast<double>(total) : 0;
+}
+
+TpuRow RowFromRun(const RunModuleResult& run, const std::string& label) {
+  TpuRow row;
+  row.label = label;
+  row.cores = run.replicas;
+  row.cycles = run.sim.cycles.value();
+  row.clock_hz = run.sim.clock_hz;
+  row.seconds_per_step = run.sim.seconds();
+  uint64_t macs = 0;
+  for (const sim::CoreResult& c : run.sim.cores) macs += c.useful_macs;
+  const double capacity =
+      static_cast<double>(run.sim.mxu_rows * run.sim.mxu_cols * run.sim.mxus_per_core) *
+      static_cast<double>(run.sim.cores.size()) * static_cast<double>(row.cycles);
+  row.mxu_utilization = capacity > 0 ? static_cast<double>(macs) / capacity : 0;
+  return row;
+}
+
+// "12.3 ms", "41.2 us", "0 s".
+std::string Sec(double s) {
+  if (s <= 0) return "-";
+  if (s >= 1) return fmt::format("{:.3g} s", s);
+  if (s >= 1e-3) return fmt::format("{:.3g} ms", s * 1e3);
+  if (s >= 1e-6) return fmt::format("{:.3g} us", s * 1e6);
+  return fmt::format("{:.3g} ns", s * 1e9);
+}
+
+// "6.03 M", "94.1 k", "0".
+std::string Count(double v) {
+  if (v < 0) return "-";
+  if (v >= 1e12) return fmt::format("{:.3g} T", v / 1e12);
+  if (v >= 1e9) return fmt::format("{:.3g} G", v / 1e9);
+  if (v >= 1e6) return fmt::format("{:.3g} M", v / 1e6);
+  if (v >= 1e3) return fmt::format("{:.3g} k", v / 1e3);
+  return fmt::format("{:.0f}", v);
+}
+
+// "37.5%", "0.26%".
+std::string Pct(double fraction) {
+  const double p = 100 * fraction;
+  return p >= 1 || p == 0 ? fmt::format("{:.1f}%", p) : fmt::format("{:.2g}%", p);
+}
+
+// "3.2x", "268x", "2950x".
+std::string Times(double ratio) {
+  return ratio >= 1000 ? fmt::format("{:.0f}x", ratio) : fmt::format("{:.3g}x", ratio);
+}
+
+std::string Ratio(double cpu, double tpu) {
+  if (cpu <= 0 || tpu <= 0) return "-";
+  return Times(cpu / tpu);
+}
+
+}  // namespace
+
+const char* BoundName(Bound b) {
+  switch (b) {
+    case Bound::kMxu:
+      return "MXU";
+    case Bound::kVpu:
+      return "VPU";
+    case Bound::kHbm:
+      return "HBM";
+    case Bound::kIci:
+      return "ICI";
+    case Bound::kHost:
+      return "host";
+    case Bound::kSync:
+      return "sync";
+    case Bound::kNone:
+      break;
+  }
+  return "-";
+}
+
+StatusOr<CompareResult> RunCompare(const hlo::HloModule& module, const std::string& model_path,
+                                   const config::ChipConfig& config,
+                                   const CompareOptions& options) {
+  if (options.repeat < 1) {
+    return InvalidArgument(fmt::format("--repeat must be >= 1, got {}", options.repeat));
+  }
+  if (options.threads < 0) {
+    return InvalidArgument(fmt::format("--threads must be >= 0, got {}", options.threads));
+  }
+  if (options.replicas < 0) {
+    return InvalidArgument(fmt::format(
+        "--replicas must be >= 1 (or 0: the module's replica_count), got {}", options.replicas));
+  }
+  CompareResult r;
+  r.model = model_path;
+  r.config_name = config.name;
+  r.config_cores = config.total_cores();
+  r.replicas =
+      options.replicas > 0 ? options.replicas : std::max<int64_t>(1, module.replica_count());
+  for (const auto& comp : module.computations()) {
+    for (const auto& inst : comp->instructions()) {
+      if (hlo::IsCollective(inst->opcode())) r.module_has_collectives = true;
+    }
+  }
+
+  // TPU, all cores (first: a module that does not compile fails before the CPU is timed).
+  RunOptions all;
+  all.replicas = r.replicas;
+  all.seed = options.seed;
+  all.check = options.check;
+  all.timing_only = options.timing_only;
+  all.sim = options.sim;
+  TPUSIM_ASSIGN_OR_RETURN(RunModuleResult run_all, RunModule(module, config, all));
+  r.check = run_all.check;
+
+  // CPU: all N replicas, warm-up + `repeat` timed runs, per-instruction times.
+  hlo::CpuRunOptions cpu;
+  cpu.replicas = r.replicas;
+  cpu.partitions = 1;
+  cpu.repeat = options.repeat;
+  cpu.seed = options.seed;
+  cpu.threads = options.threads;
+  cpu.time_instructions = true;
+  TPUSIM_ASSIGN_OR_RETURN(r.cpu, hlo::RunModuleOnCpu(module, cpu));
+  {
+    std::vector<double> outside;
+    for (size_t i = 0; i < r.cpu.run_seconds.size() && i < r.cpu.run_entry_seconds.size(); ++i) {
+      outside.push_back(std::max(0.0, r.cpu.run_seconds[i] - r.cpu.run_entry_seconds[i]));
+    }
+    std::sort(outside.begin(), outside.end());
+    const size_t n = outside.size();
+    if (n > 0) {
+      r.cpu_outside_ops_seconds =
+          n % 2 ? outside[n / 2] : 0.5 * (outside[n / 2 - 1] + outside[n / 2]);
+    }
+  }
+  const hlo::ModuleCost cost = hlo::AnalyzeCost(module);
+  r.cpu_hlo_flops = cost.total.flops * static_cast<double>(r.replicas);
+  r.cpu_hlo_bytes = cost.total.bytes_accessed * static_cast<double>(r.replicas);
+  if (options.anchor) r.anchor = MeasureCpuAnchor(r.cpu.threads, options.anchor_budget_seconds);
+
+  // TPU, 1 core.
+  TpuRow one;
+  if (r.replicas == 1) {
+    one = RowFromRun(run_all, "1 core");
+  } else {
+    RunOptions single = all;
+    single.replicas = 1;
+    single.check = false;
+    StatusOr<RunModuleResult> run_one = RunModule(module, config, single);
+    if (run_one.ok()) {
+      one = RowFromRun(*run_one, "1 core");
+      one.sequential_runs = r.replicas;
+      one.seconds_per_step *= static_cast<double>(r.replicas);
+      one.note = fmt::format(
+          "estimate: one replica simulated on one core (collectives over a group of one), x {} "
+          "replicas run one after another; the gradient sum that replaces the all-reduce is "
+          "not counted",
+          r.replicas);
+    } else {
+      one.label = "1 core";
+      one.note =
+          "not simulated: one replica does not compile or run: " + run_one.status().message();
+    }
+  }
+  TpuRow all_row = RowFromRun(run_all, "all cores");
+  if (r.replicas == 1) {
+    const std::string idle = r.config_cores == 1 ? fmt::format("{} has no other core", config.name)
+                             : r.config_cores == 2
+                                 ? fmt::format("{}'s other core has nothing to run", config.name)
+                                 : fmt::format("{}'s other {} cores have nothing to run",
+                                               config.name, r.config_cores - 1);
+    all_row.note = fmt::format(
+        "the module is not replicated (1 replica): it is one program on one core; {}, so this "
+        "row is the 1-core run",
+        idle);
+    r.notes.push_back(fmt::format(
+        "all cores: the module has 1 replica, so it runs on 1 of {}'s {} cores; tpusim does not "
+        "invent data parallelism. For a data-parallel step give --replicas N with a module whose "
+        "all-reduce joins the replicas{}.",
+        config.name, r.config_cores,
+        r.module_has_collectives ? " (this module has collectives)" : ""));
+  } else {
+    r.notes.push_back(fmt::format(
+        "a step is one execution by all {} replicas: the CPU evaluates the {} replicas, the TPU "
+        "runs them on {} cores in parallel",
+        r.replicas, r.replicas, r.replicas));
+    if (!r.module_has_collectives) {
+      r.notes.push_back(
+          "the module has no collectives: its replicas are independent copies (no gradient "
+          "exchange)");
+    }
+  }
+  for (TpuRow* row : {&one, &all_row}) {
+    if (row->seconds_per_step > 0) row->speedup = r.cpu.median_seconds / row->seconds_per_step;
+  }
+  r.tpu = {one, all_row};
+
+  // Per op: TPU tags of the all-cores run, then CPU entry instructions the TPU has no tag for.
+  sim::ReportOptions ropts;
+  ropts.hlo_opcodes = run_all.hlo_opcodes;
+  const std::vector<sim::OpSummary> tpu_ops =
+      sim::SummarizeOps(run_all.sim, run_all.compiled.program, ropts);
+  const auto by_class = CyclesByClass(run_all.sim, run_all.compiled.program);
+  const double cores_used = static_cast<double>(std::max<size_t>(1, run_all.sim.cores.size()));
+  std::map<std::string, size_t> row_of;
+  for (size_t t = 0; t < tpu_ops.size(); ++t) {
+    const sim::OpSummary& s = tpu_ops[t];
+    OpRow row;
+    row.name = s.name;
+    row.opcode = s.opcode;
+    row.on_tpu = true;
+    row.tpu_flops = s.flops;
+    row.tpu_cycles = s.cycles;
+    row.tpu_seconds = run_all.sim.clock_hz > 0
+                          ? static_cast<double>(s.cycles) / cores_used / run_all.sim.clock_hz
+                          : 0;
+    if (t < by_class.size()) SetBound(by_class[t], row);
+    row_of[row.name] = r.ops.size();
+    r.ops.push_back(std::move(row));
+  }
+  std::map<std::string, double> hlo_flops;
+  for (const auto& [inst, c] : cost.per_instruction) {
+    hlo_flops[inst->name()] = c.flops * static_cast<double>(r.replicas);
+  }
+  for (const hlo::CpuInstructionTime& t : r.cpu.instructions) {
+    if (!t.in_entry || t.opcode == "parameter") continue;
+    auto it = row_of.find(t.name);
+    if (it == row_of.end()) {
+      OpRow row;
+      row.name = t.name;
+      row.opcode = t.opcode;
+      it = row_of.emplace(t.name, r.ops.size()).first;
+      r.ops.push_back(std::move(row));
+    }
+    OpRow& row = r.ops[it->second];
+    row.on_cpu = true;
+    row.cpu_seconds = t.median_seconds;
+  }
+  for (OpRow& row : r.ops) {
+    auto it = hlo_flops.find(row.name);
+    if (it != hlo_flops.end()) row.hlo_flops = it->second;
+  }
+
+  // By opcode.
+  std::map<std::string, OpcodeRow> by_opcode;
+  for (const OpRow& row : r.ops) {
+    if (row.opcode.empty()) continue;
+    OpcodeRow& o = by_opcode[row.opcode];
+    o.opcode = row.opcode;
+    ++o.count;
+    o.cpu_seconds += row.cpu_seconds;
+    o.tpu_seconds += row.tpu_seconds;
+  }
+  const double cpu_total = std::max(r.cpu.median_seconds, 1e-30);
+  const double tpu_total = std::max(all_row.seconds_per_step, 1e-30);
+  for (auto& [name, o] : by_opcode) r.opcodes.push_back(o);
+  std::stable_sort(r.opcodes.begin(), r.opcodes.end(), [&](const OpcodeRow& a, const OpcodeRow& b) {
+    return a.cpu_seconds / cpu_total + a.tpu_seconds / tpu_total >
+           b.cpu_seconds / cpu_total + b.tpu_seconds / tpu_total;
+  });
+  return r;
+}
+
+Json CompareJson(const CompareResult& r) {
+  Json j = Json::MakeObject();
+  j["model"] = r.model;
+  j["config"] = r.config_name;
+  j["replicas"] = r.replicas;
+  j["config_cores"] = r.config_cores;
+
+  Json& cpu = j["cpu"];
+  cpu["seconds_per_step"] = r.cpu.median_seconds;
+  cpu["threads"] = r.cpu.threads;
+  cpu["min_seconds"] = r.cpu.min_seconds;
+  cpu["max_seconds"] = r.cpu.max_seconds;
+  Json runs = Json::MakeArray();
+  for (double s : r.cpu.run_seconds) runs.push_back(s);
+  cpu["runs"] = std::move(runs);
+  cpu["warmup_runs"] = 1;
+  cpu["devices"] = r.cpu.replicas * r.cpu.partitions;
+  cpu["evaluator"] = "tpusim hlo::Evaluator (Eigen), f32 dots in full f32";
+  cpu["flops"] = r.cpu_hlo_flops;
+  cpu["bytes_accessed"] = r.cpu_hlo_bytes;
+  cpu["achieved_flops_per_s"] =
+      r.cpu.median_seconds > 0 ? r.cpu_hlo_flops / r.cpu.median_seconds : 0.0;
+  if (r.anchor) {
+    cpu["fraction_of_gemm_anchor"] =
+        r.anchor->gemm_flops_per_s > 0 && r.cpu.median_seconds > 0
+            ? r.cpu_hlo_flops / r.cpu.median_seconds / r.anchor->gemm_flops_per_s
+            : 0.0;
+  }
+  cpu["outside_ops_seconds"] = r.cpu_outside_ops_seconds;
+  if (r.anchor) j["cpu_anchor"] = r.anchor->ToJson();
+
+  Json tpu = Json::MakeArray();
+  for (const TpuRow& t : r.tpu) {
+    Json tj = Json::MakeObject();
+    tj["label"] = t.label;
+    tj["cores"] = t.cores;
+    tj["seconds_per_step"] = t.seconds_per_step;
+    tj["mxu_utilization"] = t.mxu_utilization;
+    tj["cycles"] = t.cycles;
+    tj["clock_hz"] = t.clock_hz;
+    tj["sequential_runs"] = t.sequential_runs;
+    tj["speedup"] = t.speedup;
+    if (!t.note.empty()) tj["note"] = t.note;
+    tpu.push_back(std::move(tj));
+  }
+  j["tpu"] = std::move(tpu);
+  Json& speedup = j["speedup"];
+  speedup = Json::MakeObject();
+  speedup["one_core"] = r.tpu.size() > 0 ? r.tpu[0].speedup : 0.0;
+  speedup["all_cores"] = r.tpu.size() > 1 ? r.tpu[1].speedup : 0.0;
+
+  Json ops = Json::MakeArray();
+  for (const OpRow& o : r.ops) {
+    Json oj = Json::MakeObject();
+    oj["name"] = o.name;
+    oj["opcode"] = o.opcode;
+    oj["flops"] = o.flops();
+    oj["hlo_flops"] = o.hlo_flops >= 0 ? Json(o.hlo_flops) : Json(nullptr);
+    oj["tpu_flops"] = o.tpu_flops;
+    oj["cpu_seconds"] = o.on_cpu ? Json(o.cpu_seconds) : Json(nullptr);
+    oj["tpu_seconds"] = o.on_tpu ? Json(o.tpu_seconds) : Json(nullptr);
+    oj["tpu_cycles"] = o.tpu_cycles;
+    oj["bound"] = BoundName(o.bound);
+    oj["bound_fraction"] = o.bound_fraction;
+    ops.push_back(std::move(oj));
+  }
+  j["ops"] = std::move(ops);
+  Json opcodes = Json::MakeArray();
+  for (const OpcodeRow& o : r.opcodes) {
+    opcodes.push_back(Json::Object{{"opcode", o.opcode},
+                                   {"count", o.count},
+                                   {"cpu_seconds", o.cpu_seconds},
+                                   {"tpu_seconds", o.tpu_seconds}});
+  }
+  j["opcodes"] = std::move(opcodes);
+
+  Json& check = j["check"];
+  check["performed"] = r.check.performed;
+  check["passed"] = r.check.performed && r.check.passed;
+  check["max_abs_error"] = r.check.max_abs_error;
+  check["max_rel_error"] = r.check.max_rel_error;
+  if (!r.check.reason.empty()) check["reason"] = r.check.reason;
+  Json notes = Json::MakeArray();
+  for (const std::string& n : r.notes) notes.push_back(n);
+  j["notes"] = std::move(notes);
+  return j;
+}
+
+std::string CompareText(const CompareResult& r, int top) {
+  std::string out = fmt::format("model   {} ({} replica(s))\nconfig  {} ({} cores)\n\n", r.model,
+                                r.replicas, r.config_name, r.config_cores);
+  out += fmt::format("{:<34}{:>12}{:>12}{:>10}\n", "per step", "time", "speedup", "MXU util");
+  out += fmt::format("{:<34}{:>12}{:>12}{:>10}\n",
+                     fmt::format("CPU, this host ({} thread(s))", r.cpu.threads),
+                     Sec(r.cpu.median_seconds), "1x", "-");
+  for (const TpuRow& t : r.tpu) {
+    const std::string label =
+        t.label == "1 core" ? fmt::format("TPU {}, 1 core", r.config_name)
+                            : fmt::format("TPU {}, all cores ({} used)", r.config_name, t.cores);
+    out += fmt::format("{:<34}{:>12}{:>12}{:>10}\n", label, Sec(t.seconds_per_step),
+                       t.seconds_per_step > 0 ? Times(t.speedup) : "-", Pct(t.mxu_utilization));
+  }
+  out += fmt::format(
+      "\nCPU: median of {} run(s) after 1 warm-up, min {}, max {}; {} device(s) evaluated\n",
+      r.cpu.run_seconds.size(), Sec(r.cpu.min_seconds), Sec(r.cpu.max_seconds),
+      r.cpu.replicas * r.cpu.partitions);
+  for (const TpuRow& t : r.tpu) {
+    out += fmt::format("TPU {}: {} cycles at {:.4g} GHz{}\n", t.label, t.cycles, t.clock_hz / 1e9,
+                       t.sequential_runs > 1 ? fmt::format(" x {} runs", t.sequential_runs) : "");
+    if (!t.note.empty()) out += fmt::format("  ({})\n", t.note);
+  }
+  if (r.anchor) {
+    const CpuAnchor& a = *r.anchor;
+    const double achieved = r.cpu.median_seconds > 0 ? r.cpu_hlo_flops / r.cpu.median_seconds : 0;
+    out += fmt::format(
+        "\nCPU anchor ({} thread(s), measured now): f32 GEMM {}x{}x{} {:.3g} GFLOP/s; memory triad "
+        "{:.3g} GB/s (copy {:.3g}); ridge {:.3g} FLOP/byte\n",
+        a.threads, a.gemm_m, a.gemm_k, a.gemm_n, a.gemm_flops_per_s / 1e9,
+        a.triad_bytes_per_s / 1e9, a.copy_bytes_per_s / 1e9, a.ridge_flops_per_byte());
+    out += fmt::format(
+        "CPU on this module: {} FLOP, {} bytes accessed (XLA cost analysis) per step -> {:.3g} "
+        "GFLOP/s = {:.1f}% of the GEMM anchor, {:.3g} GB/s = {:.1f}% of triad\n",
+        Count(r.cpu_hlo_flops), Count(r.cpu_hlo_bytes), achieved / 1e9,
+        a.gemm_flops_per_s > 0 ? 100 * achieved / a.gemm_flops_per_s : 0,
+        r.cpu.median_seconds > 0 ? r.cpu_hlo_bytes / r.cpu.median_seconds / 1e9 : 0,
+        a.triad_bytes_per_s > 0 && r.cpu.median_seconds > 0
+            ? 100 * r.cpu_hlo_bytes / r.cpu.median_seconds / a.triad_bytes_per_s
+            : 0);
+  }
+
+  auto table = [&](const char* title, auto key) {
+    std::vector<const OpRow*> rows;
+    for (const OpRow& o : r.ops) {
+      if (key(o) > 0) rows.push_back(&o);
+    }
+    std::stable_sort(rows.begin(), rows.end(),
+                     [&](const OpRow* a, const OpRow* b) { return key(*a) > key(*b); });
+    if (rows.size() > static_cast<size_t>(std::max(top, 0))) rows.resize(static_cast<size_t>(top));
+    out += fmt::format("\n{}\n", title);
+    out += fmt::format("  {:<26}{:<14}{:>10}{:>11}{:>11}{:>10}  {}\n", "name", "opcode", "FLOP",
+                       "CPU", "TPU", "speedup", "TPU bound");
+    for (const OpRow* o : rows) {
+      out += fmt::format(
+          "  {:<26}{:<14}{:>10}{:>11}{:>11}{:>10}  {}\n", o->name, o->opcode, Count(o->flops()),
+          o->on_cpu ? Sec(o->cpu_seconds) : "-", o->on_tpu ? Sec(o->tpu_seconds) : "-",
+          Ratio(o->cpu_seconds, o->tpu_seconds),
+          o->bound == Bound::kNone
+              ? std::string("-")
+              : fmt::format("{} {:.0f}%", BoundName(o->bound), 100 * o->bound_fraction));
+    }
+  };
+  table("top ops by TPU time (all-cores run; seconds = cycles / cores / clock)",
+        [](const OpRow& o) { return o.tpu_seconds; });
+  table("top ops by CPU time (median per step)", [](const OpRow& o) { return o.cpu_seconds; });
+
+  out += "\nby opcode (entry instructions)\n";
+  out += fmt::format("  {:<22}{:>6}{:>11}{:>11}{:>10}\n", "opcode", "ops", "CPU", "TPU", "speedup");
+  int shown = 0;
+  for (const OpcodeRow& o : r.opcodes) {
+    if (shown++ >= top) break;
+    out += fmt::format("  {:<22}{:>6}{:>11}{:>11}{:>10}\n", o.opcode, o.count, Sec(o.cpu_seconds),
+                       Sec(o.tpu_seconds), Ratio(o.cpu_seconds, o.tpu_seconds));
+  }
+  out += fmt::format(
+      "\nCPU time outside the ops (evaluator bookkeeping, argument copies; median over the runs): "
+      "{}\n",
+      Sec(r.cpu_outside_ops_seconds));
+  for (const std::string& n : r.notes) out += "note: " + n + "\n";
+  const CheckResult& c = r.check;
+  if (c.performed) {
+    out += fmt::format("check: {} ({} elements of the all-cores run vs the CPU evaluator)\n",
+                       c.passed ? "PASSED" : "FAILED", c.elements_compared);
+    if (!c.passed) out += "  " + c.reason + "\n";
+  } else {
+    out += fmt::format("check: not performed: {}\n", c.reason);
+  }
+  return out;
+}
+
+std::string CompareOpsCsv(const CompareResult& r) {
+  std::string out = "name,opcode,flops,cpu_seconds,tpu_seconds,tpu_cycles,bound,bound_fraction\n";
+  for (const OpRow& o : r.ops) {
+    out += fmt::format("{},{},{},{},{},{},{},{:.4f}\n", o.name, o.opcode,
+                       o.flops() >= 0 ? fmt::format("{:.17g}", o.flops()) : "",
+                       o.on_cpu ? fmt::format("{:.9g}", o.cpu_seconds) : "",
+                       o.on_tpu ? fmt::format("{:.9g}", o.tpu_seconds) : "", o.tpu_cycles,
+                       BoundName(o.bound), o.bound_fraction);
+  }
+  return out;
+}
+
+}  // namespace tpusim::cli
