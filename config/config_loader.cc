@@ -87,9 +87,12 @@ Status LoadFlat(const std::string& text, const std::string& filename, int depth,
     std::string base_name = base.as<std::string>();
     fs::path candidate = fs::path(filename).parent_path() / base_name;
     std::string base_path;
-    if (fs::exists(candidate)) {
+    // The error_code overloads: a name too long for the file system (found by fuzz_config) must
+    // read as "not there", not throw.
+    std::error_code exists_ec;
+    if (fs::exists(candidate, exists_ec)) {
       base_path = candidate.string();
-    } else if (fs::exists(candidate.string() + ".yaml")) {
+    } else if (fs::exists(candidate.string() + ".yaml", exists_ec)) {
       base_path = candidate.string() + ".yaml";
     } else {
       base_path = ResolveConfigPath(base_name);

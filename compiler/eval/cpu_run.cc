@@ -26,8 +26,9 @@ StatusOr<std::vector<Literal>> LoadInputs(const HloModule& module, const CpuRunO
     fs::path per_device =
         fs::path(o.inputs_dir) / fmt::format("replica_{}", device) / fmt::format("param_{}.npy", i);
     fs::path shared = fs::path(o.inputs_dir) / fmt::format("param_{}.npy", i);
-    fs::path path = fs::exists(per_device) ? per_device : shared;
-    if (!fs::exists(path)) {
+    std::error_code ec;  // an unreadable or overlong path reads as missing, never throws
+    fs::path path = fs::exists(per_device, ec) ? per_device : shared;
+    if (!fs::exists(path, ec)) {
       return NotFound(fmt::format("input for ENTRY parameter {} ('{}'): neither {} nor {} exists",
                                   i, entry->parameter_instruction(i)->name(), shared.string(),
                                   per_device.string()));

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <limits>
 #include <map>
 #include <unordered_map>
 
@@ -482,7 +483,9 @@ ModuleFootprint ComputeFootprint(const HloModule& module) {
   ModuleFootprint f;
   if (const HloComputation* entry = module.entry_computation()) {
     for (const HloInstruction* p : entry->parameter_instructions()) {
-      if (p) f.parameter_bytes += p->shape().ByteSize();
+      // Saturating: sizes near 2^63 must not wrap into a small "fits" figure (issue 8).
+      if (p && __builtin_add_overflow(f.parameter_bytes, p->shape().ByteSize(), &f.parameter_bytes))
+        f.parameter_bytes = std::numeric_limits<int64_t>::max();
     }
   }
   for (const auto& c : module.computations()) {

@@ -38,14 +38,15 @@ class Engine {
   /// Stops the run (returning the sink's Status) at the end of a cycle in which an error was
   /// reported.
   void set_error_sink(const ErrorSink* sink) { errors_ = sink; }
-  /// Stops the run with ResourceExhausted once the wall clock passes `deadline` (checked every
-  /// kDeadlineCheckInterval event cycles, so the overshoot is small and the check costs nothing).
-  /// `limit_seconds` is only used in the message.
+  /// Stops the run with ResourceExhausted once the wall clock passes `deadline`, checked every
+  /// kDeadlineCheckInterval event cycles. The interval is small because one event cycle can be
+  /// long (the PE-level MXU model advances every PE of a matmul inside one). `limit_seconds` is
+  /// only used in the message.
   void set_deadline(std::chrono::steady_clock::time_point deadline, double limit_seconds) {
     deadline_ = deadline;
     deadline_seconds_ = limit_seconds;
   }
-  static constexpr uint64_t kDeadlineCheckInterval = 1024;
+  static constexpr uint64_t kDeadlineCheckInterval = 16;
 
   /// Runs from cycle 0 until no unit has work. Returns the cycle of the last event (the run's
   /// length in cycles). ResourceExhausted naming `max_cycles` if some unit still has work past it,

@@ -58,7 +58,7 @@ tpusim_bad_input_test(bad_element_type
 tpusim_bad_input_test(bad_negative_dim
   "negative_dim.hlo:3:23: error: expected a dimension size, got '-3'"
   run ${bad}/negative_dim.hlo --config tiny)
-tpusim_bad_input_test(bad_layout "bad_layout.hlo:4:21: error: layout dimension 1 appears twice"
+tpusim_bad_input_test(bad_layout "bad_layout.hlo:4:19: error: layout dimension 1 appears twice"
   run ${bad}/bad_layout.hlo --config tiny)
 tpusim_bad_input_test(bad_parameter_gap
   "parameter_gap.hlo:3:7: error: computation '%main' has parameter 2 but no parameter\\(1\\)"
@@ -129,6 +129,11 @@ tpusim_bad_input_test(run_directory_model "tests/data: is a directory" run tests
 tpusim_bad_input_test(exec_directory_program "tests/data: is a directory"
   exec tests/data --config tiny)
 tpusim_bad_input_test(config_directory "configs: is a directory" config show configs)
+string(REPEAT "x" 300 long_name)
+tpusim_bad_input_test(cpu_inputs_name_too_long "input for ENTRY parameter 0 \\('x'\\): neither"
+  cpu tests/golden/tiny_dot_bias_relu/model.hlo --inputs /tmp/${long_name}/${long_name})
+tpusim_bad_input_test(config_base_name_too_long "base_name_too_long.yaml: base: .*(no such file|File name too long)"
+  config show tests/data/fuzz_regressions/config/base_name_too_long.yaml)
 tpusim_bad_input_test(disasm_truncated_binary
   "truncated.tbin: corrupt program file: instruction count 8 exceeds the file size"
   disasm ${bad}/truncated.tbin)
@@ -154,7 +159,7 @@ tpusim_bad_input_test(run_max_cycles "cycle limit of 100 cycles"
   run tests/golden/tiny_dot_bias_relu/model.hlo --config tiny --max-cycles 100)
 tpusim_bad_input_test(run_max_seconds "wall-clock limit of 0.5 seconds"
   run benchmarks/workloads/gemm_bf16_8192.hlo --timing-only --mxu-model pe --max-seconds 0.5)
-tpusim_bad_input_test(run_max_seconds_negative "--max-seconds"
+tpusim_bad_input_test(run_max_seconds_negative "--max-seconds: expected a number >= 0, got -1"
   run tests/golden/tiny_dot_bias_relu/model.hlo --config tiny --max-seconds -1)
 tpusim_bad_input_test(exec_max_seconds "wall-clock limit of 1e-06 seconds"
   exec ${bad}/long_loop.tasm --config tiny --max-seconds 1e-6)
@@ -183,11 +188,11 @@ if(Python3_Interpreter_FOUND)
 endif()
 
 # Nonsense option values.
-tpusim_bad_input_test(run_negative_replicas "--replicas: Value -5 should be"
+tpusim_bad_input_test(run_negative_replicas "--replicas: expected a number >= 0, got -5"
   run tests/golden/tiny_dot_bias_relu/model.hlo --config tiny --replicas -5)
-tpusim_bad_input_test(run_negative_max_check_bytes "--max-check-bytes: Value -1 should be"
+tpusim_bad_input_test(run_negative_max_check_bytes "--max-check-bytes: expected a number >= 0, got -1"
   run tests/golden/tiny_dot_bias_relu/model.hlo --config tiny --max-check-bytes -1)
-tpusim_bad_input_test(run_too_many_replicas "1000000 replicas do not fit tiny"
+tpusim_bad_input_test(run_too_many_replicas "1000000 replicas need 1000000 cores but config .tiny. has 1"
   run tests/golden/tiny_dot_bias_relu/model.hlo --config tiny --replicas 1000000)
 tpusim_bad_input_test(exec_dump_out_of_range "--dump: bytes \\[0xfffffffffffffff0"
   exec examples/matmul_relu.tasm --config tiny --dump hbm:0xfffffffffffffff0:16:f32)

@@ -22,8 +22,9 @@ enum class Target { kHlo, kAsm, kDecode, kConfig };
 /// "hlo", "asm", "decode", "config".
 std::string_view TargetName(Target target);
 
-/// hlo: hlo::ParseHloModule, then hlo::VerifyModule, then (when both succeed) printing the module
-/// and parsing the printout again (the printer must produce text the parser accepts).
+/// hlo: hlo::ParseHloModule, then hlo::VerifyModule, then (when both succeed) the `tpusim inspect`
+/// summary (cost analysis) and printing the module and parsing the printout again (the printer must
+/// produce text that parses to an equal module).
 Status FuzzHlo(std::string_view text);
 
 /// asm: isa::Assemble; on success isa::Verify against the `tiny` chip's sizes and an encode ->

@@ -214,7 +214,7 @@ TEST(VerifierTest, CallSignaturesAndUninferredOpcodes) {
 TEST(VerifierTest, ArrayWhoseByteSizeOverflowsInt64IsRejected) {
   // 99999999999^2 * 4 bytes > 2^63: as XLA's ValidateShapeSize, rejected before anything sizes it.
   EXPECT_EQ(Verify("  ROOT a = f32[99999999999,99999999999] parameter(0)\n"),
-            "v.hlo:2:8: error: '%a' (parameter): shape f32[99999999999,99999999999] is too large: "
+            "v.hlo:3:8: error: '%a' (parameter): shape f32[99999999999,99999999999] is too large: "
             "its size in bytes overflows int64");
   // 2^61 f32 elements = 2^63 bytes: one past the largest int64.
   EXPECT_NE(Verify("  ROOT a = f32[2305843009213693952] parameter(0)\n"), "");

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cstdlib>
 #include <iostream>
 
 #include "config/config_loader.h"
@@ -17,6 +18,19 @@ void Fail(const Status& status) {
     std::cerr << "tpusim: error: " << m << std::endl;
   }
   throw CLI::RuntimeError(ExitCodeFor(status.code()));
+}
+
+CLI::Validator NonNegative() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(text.c_str(), &end);
+        if (text.empty() || end != text.c_str() + text.size() || !(v >= 0)) {
+          return "expected a number >= 0, got " + text;
+        }
+        return "";
+      },
+      "NUMBER>=0");
 }
 
 void ConfigOptions::AddTo(CLI::App* cmd) {

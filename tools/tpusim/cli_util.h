@@ -25,6 +25,10 @@ inline void OrFail(const Status& s) {
   if (!s.ok()) Fail(s);
 }
 
+/// A CLI11 check for numeric options that must be >= 0 (rejects NaN):
+/// "--replicas: expected a number >= 0, got -5" (exit 2).
+CLI::Validator NonNegative();
+
 /// --config NAME|PATH (default config::kDefaultConfigName) and repeated --set key.path=value.
 struct ConfigOptions {
   std::string config;

@@ -49,7 +49,7 @@ void RegisterExecCommand(CLI::App& app) {
   cmd->add_option("--max-cycles", args->max_cycles, "simulator: stop with an error past this cycle");
   cmd->add_option("--max-seconds", args->max_seconds,
                   "simulator: stop with an error after this many wall-clock seconds (0: none)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(NonNegative());
   cmd->callback([args] {
     std::vector<isa::DumpSpec> dumps;
     for (const std::string& d : args->dumps) dumps.push_back(OrFail(isa::ParseDumpSpec(d)));

@@ -39,7 +39,7 @@ void RegisterRunCommand(CLI::App& app) {
   args->config.AddTo(cmd);
   cmd->add_option("--replicas", args->run.replicas,
                   "cores running the module (default: the module's replica_count, else 1)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(NonNegative());
   cmd->add_option("--scaling", args->scaling,
                   "run at each of these core counts (e.g. 1,2,4,8) and print the scaling table");
   cmd->add_option("--report", args->report, "write the JSON report (docs/report-schema.md)");
@@ -51,14 +51,14 @@ void RegisterRunCommand(CLI::App& app) {
                 "cycles only: no values are allocated or computed");
   cmd->add_option("--max-check-bytes", args->run.max_check_bytes,
                   "largest evaluator memory (bytes) for the check; above it the run is timing-only")
-      ->check(CLI::NonNegativeNumber);
+      ->check(NonNegative());
   cmd->add_option("--seed", args->run.seed, "seed of the deterministic inputs");
   cmd->add_option("--mxu-model", args->mxu_model, "fast (closed form) or pe (every PE, slow)")
       ->check(CLI::IsMember({"fast", "pe"}));
   cmd->add_option("--max-cycles", args->max_cycles, "stop with an error past this many cycles");
   cmd->add_option("--max-seconds", args->run.sim.max_seconds,
                   "stop the simulation with an error after this many wall-clock seconds (0: none)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(NonNegative());
   cmd->add_option("--dump-after", args->run.dump_after, "print the HLO after this compiler pass");
   cmd->add_flag("--json", args->json, "print the JSON report on stdout instead of the table");
   cmd->callback([args] {

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <map>
 
 #include "compiler/eval/evaluator.h"
@@ -79,7 +80,13 @@ void Compare(const Literal& got, const Literal& want, double atol, double rtol,
 // runs are never alive at once, but the simulated outputs are).
 int64_t CheckBytes(const hlo::HloModule& module, int64_t replicas) {
   hlo::ModuleFootprint f = hlo::ComputeFootprint(module);
-  return (f.parameter_bytes + 2 * f.largest_value_bytes) * replicas;
+  int64_t bytes = 0;  // saturating: absurd shapes must read as "too big", never wrap (issue 8)
+  if (__builtin_add_overflow(f.largest_value_bytes, f.largest_value_bytes, &bytes) ||
+      __builtin_add_overflow(bytes, f.parameter_bytes, &bytes) ||
+      __builtin_mul_overflow(bytes, replicas, &bytes)) {
+    return std::numeric_limits<int64_t>::max();
+  }
+  return bytes;
 }
 
 // Per core: the time it waited on ICI (the ici_bound stall category: cycles in which the
