@@ -1,7 +1,8 @@
-// TPUSIM_CHECK: for broken internal invariants only (tpusim's own bugs), never for user input, which gets a
-// Status (status.h). A failed check prints the condition, the location and the streamed message to stderr
-// and aborts; the `tpusim` command turns an abort into exit code 3 only by crashing, so checks must be
-// impossible to reach from any input — the fuzzers (tests/fuzz) look for exactly that.
+// TPUSIM_CHECK: for broken internal invariants only (tpusim's own bugs), never for user input,
+// which gets a Status (status.h). A failed check prints the condition, the location and the
+// streamed message to stderr and aborts; the `tpusim` command turns an abort into exit code 3 only
+// by crashing, so checks must be impossible to reach from any input — the fuzzers (tests/fuzz) look
+// for exactly that.
 #pragma once
 
 #include <cstdlib>

@@ -18,8 +18,8 @@ struct SourceLocation {
   int column = 0;
 };
 
-/// Formats `file:line:col: error: message`, followed by the source line and a caret under `column` when
-/// `source` holds that line. `file` may be empty (then the `file:` part is left out).
+/// Formats `file:line:col: error: message`, followed by the source line and a caret under `column`
+/// when `source` holds that line. `file` may be empty (then the `file:` part is left out).
 std::string FormatDiagnostic(std::string_view file, std::string_view source, SourceLocation loc,
                              std::string_view message);
 

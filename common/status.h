@@ -1,9 +1,11 @@
-// Status / StatusOr: how tpusim reports the user's mistakes (bad HLO, bad config, a program that does not
-// fit in memory, an unsupported op). Broken internal invariants use TPUSIM_CHECK (check.h) instead.
+// Status / StatusOr: how tpusim reports the user's mistakes (bad HLO, bad config, a program that
+// does not fit in memory, an unsupported op). Broken internal invariants use TPUSIM_CHECK (check.h)
+// instead.
 //
 // Each Status carries a code that maps one-to-one onto the `tpusim` command's exit codes:
-//   kOk -> 0, kCheckFailed -> 1 (a numerical check failed), kInvalidArgument / kNotFound / kUnimplemented /
-//   kResourceExhausted -> 2 (bad input or usage), kInternal -> 3 (a bug in tpusim).
+//   kOk -> 0, kCheckFailed -> 1 (a numerical check failed), kInvalidArgument / kNotFound /
+//   kUnimplemented / kResourceExhausted -> 2 (bad input or usage), kInternal -> 3 (a bug in
+//   tpusim).
 #pragma once
 
 #include <optional>
@@ -18,12 +20,14 @@ enum class StatusCode {
   kInvalidArgument,    // malformed input: HLO text, assembly, config value, command-line value.
   kNotFound,           // a file, key, computation or instruction that does not exist.
   kUnimplemented,      // valid input tpusim cannot handle yet (an op with no lowering, say).
-  kResourceExhausted,  // a program or tensor that does not fit (VMEM, HBM, --max-check-bytes, limits).
+  kResourceExhausted,  // a program or tensor that does not fit (VMEM, HBM, --max-check-bytes,
+                       // limits).
   kCheckFailed,        // simulated values disagree with the reference.
   kInternal,           // a bug in tpusim.
 };
 
-/// Process exit code for a status code: 0 ok, 1 a check failed, 2 bad input or usage, 3 internal error.
+/// Process exit code for a status code: 0 ok, 1 a check failed, 2 bad input or usage, 3 internal
+/// error.
 int ExitCodeFor(StatusCode code);
 const char* StatusCodeName(StatusCode code);
 
@@ -47,7 +51,9 @@ class [[nodiscard]] Status {
 };
 
 inline Status OkStatus() { return Status(); }
-inline Status InvalidArgument(std::string m) { return {StatusCode::kInvalidArgument, std::move(m)}; }
+inline Status InvalidArgument(std::string m) {
+  return {StatusCode::kInvalidArgument, std::move(m)};
+}
 inline Status NotFound(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
 inline Status Unimplemented(std::string m) { return {StatusCode::kUnimplemented, std::move(m)}; }
 inline Status ResourceExhausted(std::string m) {
@@ -60,9 +66,9 @@ inline Status Internal(std::string m) { return {StatusCode::kInternal, std::move
 template <typename T>
 class [[nodiscard]] StatusOr {
  public:
-  StatusOr(const T& value) : value_(value) {}                // NOLINT(runtime/explicit)
-  StatusOr(T&& value) : value_(std::move(value)) {}          // NOLINT(runtime/explicit)
-  StatusOr(Status status) : status_(std::move(status)) {}    // NOLINT(runtime/explicit)
+  StatusOr(const T& value) : value_(value) {}              // NOLINT(runtime/explicit)
+  StatusOr(T&& value) : value_(std::move(value)) {}        // NOLINT(runtime/explicit)
+  StatusOr(Status status) : status_(std::move(status)) {}  // NOLINT(runtime/explicit)
 
   bool ok() const { return value_.has_value(); }
   const Status& status() const { return status_; }
@@ -85,10 +91,10 @@ class [[nodiscard]] StatusOr {
 #define TPUSIM_CONCAT_(a, b) TPUSIM_CONCAT_INNER_(a, b)
 
 /// Returns the Status from the enclosing function if `expr` is not ok.
-#define TPUSIM_RETURN_IF_ERROR(expr)           \
-  do {                                         \
-    ::tpusim::Status _tpusim_st = (expr);      \
-    if (!_tpusim_st.ok()) return _tpusim_st;   \
+#define TPUSIM_RETURN_IF_ERROR(expr)         \
+  do {                                       \
+    ::tpusim::Status _tpusim_st = (expr);    \
+    if (!_tpusim_st.ok()) return _tpusim_st; \
   } while (0)
 
 #define TPUSIM_ASSIGN_OR_RETURN_IMPL_(tmp, lhs, expr) \

@@ -1,5 +1,6 @@
-// Strong unit types: a cycle count and a byte count are different things, and the type system says so
-// (as gem5's Cycles and Tick). Arithmetic within a unit is allowed; mixing units needs an explicit .value().
+// Strong unit types: a cycle count and a byte count are different things, and the type system says
+// so (as gem5's Cycles and Tick). Arithmetic within a unit is allowed; mixing units needs an
+// explicit .value().
 #pragma once
 
 #include <compare>

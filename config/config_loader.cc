@@ -164,9 +164,10 @@ bool ParseDouble(const std::string& s, double& out) {
 Status Assign(const FieldSpec& f, const Leaf& leaf, ChipConfig& c) {
   const std::string& origin = leaf.origin;
   if (leaf.is_list != (f.type == FieldType::kIntList)) {
-    return KeyError(origin, f.path,
-                    std::string("expected ") + (leaf.is_list ? "a single value, got a list"
-                                                             : "a list, got " + Quote(leaf.scalar)));
+    return KeyError(
+        origin, f.path,
+        std::string("expected ") +
+            (leaf.is_list ? "a single value, got a list" : "a list, got " + Quote(leaf.scalar)));
   }
   switch (f.type) {
     case FieldType::kInt: {
@@ -206,8 +207,9 @@ Status Assign(const FieldSpec& f, const Leaf& leaf, ChipConfig& c) {
                                                      {"torus3d", Topology::kTorus3D}};
       auto it = names.find(leaf.scalar);
       if (it == names.end()) {
-        return KeyError(origin, f.path,
-                        "expected one of single, ring, torus2d, torus3d, got " + Quote(leaf.scalar));
+        return KeyError(
+            origin, f.path,
+            "expected one of single, ring, torus2d, torus3d, got " + Quote(leaf.scalar));
       }
       f.topology_field(c) = it->second;
       return OkStatus();
@@ -305,16 +307,17 @@ Status ValidateChipConfig(const ChipConfig& c, const std::string& file) {
   };
   auto non_negative = [&](const char* path, int64_t v, int64_t max) -> Status {
     if (v < 0 || v > max) {
-      return KeyError(file, path,
-                      "expected an integer from 0 to " + std::to_string(max) + ", got " +
-                          std::to_string(v));
+      return KeyError(
+          file, path,
+          "expected an integer from 0 to " + std::to_string(max) + ", got " + std::to_string(v));
     }
     return OkStatus();
   };
   auto positive_d = [&](const char* path, double v, double max) -> Status {
     if (!(v > 0) || v > max) {
-      return KeyError(file, path, "expected a positive number at most " + fmt_double(max) +
-                                      ", got " + fmt_double(v));
+      return KeyError(
+          file, path,
+          "expected a positive number at most " + fmt_double(max) + ", got " + fmt_double(v));
     }
     return OkStatus();
   };
@@ -322,7 +325,8 @@ Status ValidateChipConfig(const ChipConfig& c, const std::string& file) {
   TPUSIM_RETURN_IF_ERROR(positive("chip.tensorcores", c.tensorcores, 64));
   TPUSIM_RETURN_IF_ERROR(positive_d("chip.clock_hz", c.clock_hz, 1e11));
   TPUSIM_RETURN_IF_ERROR(positive("chip.hbm.capacity_bytes", c.hbm.capacity_bytes, 64 * kTiB));
-  TPUSIM_RETURN_IF_ERROR(positive_d("chip.hbm.bandwidth_bytes_per_s", c.hbm.bandwidth_bytes_per_s, 1e15));
+  TPUSIM_RETURN_IF_ERROR(
+      positive_d("chip.hbm.bandwidth_bytes_per_s", c.hbm.bandwidth_bytes_per_s, 1e15));
   TPUSIM_RETURN_IF_ERROR(non_negative("chip.hbm.latency_cycles", c.hbm.latency_cycles, 1000000));
   TPUSIM_RETURN_IF_ERROR(
       positive_d("chip.host.bandwidth_bytes_per_s", c.host_bandwidth_bytes_per_s, 1e15));
@@ -338,15 +342,16 @@ Status ValidateChipConfig(const ChipConfig& c, const std::string& file) {
     return KeyError(file, "core.mxu.weight_buffers",
                     "expected 1 or 2, got " + std::to_string(c.core.mxu.weight_buffers));
   }
-  TPUSIM_RETURN_IF_ERROR(positive("core.mxu.weight_load_cycles_per_row",
-                                  c.core.mxu.weight_load_cycles_per_row, 1024));
-  TPUSIM_RETURN_IF_ERROR(non_negative("core.mxu.pop_latency_cycles", c.core.mxu.pop_latency_cycles,
-                                      100000));
-  TPUSIM_RETURN_IF_ERROR(positive("core.mxu.accumulator_rows", c.core.mxu.accumulator_rows,
-                                  int64_t{1} << 24));
+  TPUSIM_RETURN_IF_ERROR(
+      positive("core.mxu.weight_load_cycles_per_row", c.core.mxu.weight_load_cycles_per_row, 1024));
+  TPUSIM_RETURN_IF_ERROR(
+      non_negative("core.mxu.pop_latency_cycles", c.core.mxu.pop_latency_cycles, 100000));
+  TPUSIM_RETURN_IF_ERROR(
+      positive("core.mxu.accumulator_rows", c.core.mxu.accumulator_rows, int64_t{1} << 24));
   TPUSIM_RETURN_IF_ERROR(positive("core.vpu.lanes", c.core.vpu.lanes, 4096));
   TPUSIM_RETURN_IF_ERROR(positive("core.vpu.sublanes", c.core.vpu.sublanes, 1024));
-  TPUSIM_RETURN_IF_ERROR(positive("core.vpu.alu_latency_cycles", c.core.vpu.alu_latency_cycles, 10000));
+  TPUSIM_RETURN_IF_ERROR(
+      positive("core.vpu.alu_latency_cycles", c.core.vpu.alu_latency_cycles, 10000));
   TPUSIM_RETURN_IF_ERROR(positive("core.vpu.transcendental_latency_cycles",
                                   c.core.vpu.transcendental_latency_cycles, 10000));
   TPUSIM_RETURN_IF_ERROR(
@@ -365,9 +370,9 @@ Status ValidateChipConfig(const ChipConfig& c, const std::string& file) {
   const SystemConfig& s = c.system;
   if (s.chips == 1) {
     if (s.topology != Topology::kSingle && s.topology != Topology::kRing) {
-      return KeyError(file, "system.topology",
-                      std::string("a single chip has no ") + TopologyName(s.topology) +
-                          "; use single");
+      return KeyError(
+          file, "system.topology",
+          std::string("a single chip has no ") + TopologyName(s.topology) + "; use single");
     }
   } else {
     if (s.topology == Topology::kSingle) {

@@ -1,5 +1,6 @@
 // Loading chip configs: YAML file -> (base: chain merged) -> --set overrides -> typed ChipConfig ->
-// Validate(). Every error names the file (or "--set") and the full key path, and says what was expected:
+// Validate(). Every error names the file (or "--set") and the full key path, and says what was
+// expected:
 //
 //   configs/x.yaml: core.mxu.rows: expected a positive integer, got "abc"
 //
@@ -21,8 +22,8 @@ inline constexpr const char* kDefaultConfigName = "tpu-v4";
 /// "tpu-v4.yaml") looked up in $TPUSIM_CONFIG_DIR, then in the source tree's configs/ folder.
 std::string ResolveConfigPath(const std::string& name_or_path);
 
-/// Loads, merges `base:` parents (paths relative to the including file; at most 8 levels, no cycles),
-/// applies `overrides` ("key.path=value", value in YAML syntax), converts and validates.
+/// Loads, merges `base:` parents (paths relative to the including file; at most 8 levels, no
+/// cycles), applies `overrides` ("key.path=value", value in YAML syntax), converts and validates.
 StatusOr<ChipConfig> LoadChipConfig(const std::string& name_or_path,
                                     const std::vector<std::string>& overrides = {});
 

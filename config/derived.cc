@@ -8,7 +8,8 @@ namespace tpusim::config {
 
 double ChipConfig::PeakBf16FlopsPerCore() const {
   if (!core.mxu.bf16) return 0;
-  // One MAC = 2 FLOP per PE per cycle (DESIGN.md §2: peak = cores * mxus * rows * cols * 2 * clock).
+  // One MAC = 2 FLOP per PE per cycle (DESIGN.md §2: peak = cores * mxus * rows * cols * 2 *
+  // clock).
   return static_cast<double>(core.mxu.count * core.mxu.rows * core.mxu.cols) * 2.0 * clock_hz;
 }
 
@@ -58,8 +59,7 @@ Json DerivedToJson(const ChipConfig& c, const DerivedFigures& d) {
   // The headline peak is bf16, or int8 on a chip without bf16 (TPU v1).
   const bool bf16 = c.core.mxu.bf16;
   j["peak_dtype"] = bf16 ? "bf16" : "int8";
-  j["peak_flops_per_s_per_core"] =
-      bf16 ? d.peak_bf16_flops_per_s_per_core : c.PeakInt8OpsPerCore();
+  j["peak_flops_per_s_per_core"] = bf16 ? d.peak_bf16_flops_per_s_per_core : c.PeakInt8OpsPerCore();
   j["peak_flops_per_s_per_chip"] =
       bf16 ? d.peak_bf16_flops_per_s_per_chip : d.peak_int8_ops_per_s_per_chip;
   j["peak_flops_per_s"] = bf16 ? d.peak_bf16_flops_per_s : d.peak_int8_ops_per_s;
@@ -87,26 +87,30 @@ std::string DerivedToText(const ChipConfig& c, const DerivedFigures& d) {
     out += fmt::format("  {:<34} {}\n", k, v);
   };
   out += fmt::format("{} ({})\n", c.name, c.source_path);
-  row("chips x TensorCores", fmt::format("{} x {} = {} cores", d.chips, d.tensorcores_per_chip,
-                                          d.total_cores));
+  row("chips x TensorCores",
+      fmt::format("{} x {} = {} cores", d.chips, d.tensorcores_per_chip, d.total_cores));
   row("clock", fmt::format("{:.4g} GHz", d.clock_hz / 1e9));
-  row("MXUs per core", fmt::format("{} x {}x{}", c.core.mxu.count, c.core.mxu.rows, c.core.mxu.cols));
+  row("MXUs per core",
+      fmt::format("{} x {}x{}", c.core.mxu.count, c.core.mxu.rows, c.core.mxu.cols));
   if (c.core.mxu.bf16) {
-    row("peak bf16 per core", fmt::format("{:.2f} TFLOP/s", d.peak_bf16_flops_per_s_per_core / 1e12));
-    row("peak bf16 per chip", fmt::format("{:.2f} TFLOP/s", d.peak_bf16_flops_per_s_per_chip / 1e12));
+    row("peak bf16 per core",
+        fmt::format("{:.2f} TFLOP/s", d.peak_bf16_flops_per_s_per_core / 1e12));
+    row("peak bf16 per chip",
+        fmt::format("{:.2f} TFLOP/s", d.peak_bf16_flops_per_s_per_chip / 1e12));
     row("peak bf16, whole slice", fmt::format("{:.2f} TFLOP/s", d.peak_bf16_flops_per_s / 1e12));
   }
   if (c.core.mxu.int8_rate > 0) {
     row("peak int8 per chip", fmt::format("{:.2f} TOP/s", d.peak_int8_ops_per_s_per_chip / 1e12));
     row("peak int8, whole slice", fmt::format("{:.2f} TOP/s", d.peak_int8_ops_per_s / 1e12));
   }
-  row("HBM per chip", fmt::format("{:.1f} GiB, {:.1f} GB/s ({})",
-                                  static_cast<double>(c.hbm.capacity_bytes) / (1 << 30),
-                                  d.hbm_bandwidth_bytes_per_s_per_chip / 1e9,
-                                  c.hbm.shared_by_cores ? "shared by the cores" : "split per core"));
-  row("HBM bytes/cycle", fmt::format("{:.2f} per chip, {:.2f} per core",
-                                     d.hbm_bytes_per_cycle_per_chip,
-                                     d.hbm_bytes_per_cycle_per_core));
+  row("HBM per chip",
+      fmt::format("{:.1f} GiB, {:.1f} GB/s ({})",
+                  static_cast<double>(c.hbm.capacity_bytes) / (1 << 30),
+                  d.hbm_bandwidth_bytes_per_s_per_chip / 1e9,
+                  c.hbm.shared_by_cores ? "shared by the cores" : "split per core"));
+  row("HBM bytes/cycle",
+      fmt::format("{:.2f} per chip, {:.2f} per core", d.hbm_bytes_per_cycle_per_chip,
+                  d.hbm_bytes_per_cycle_per_core));
   row("VMEM per core", fmt::format("{:.1f} MiB, {} bytes/cycle",
                                    static_cast<double>(d.vmem_bytes_per_core) / (1 << 20),
                                    c.core.vmem_bytes_per_cycle));

@@ -12,7 +12,7 @@ namespace tpusim::config {
 struct DerivedFigures {
   int64_t chips = 0;
   int64_t tensorcores_per_chip = 0;
-  int64_t total_cores = 0;                    // chips * tensorcores_per_chip
+  int64_t total_cores = 0;  // chips * tensorcores_per_chip
   double clock_hz = 0;
   double peak_bf16_flops_per_s_per_core = 0;  // mxu.count * rows * cols * 2 * clock_hz (0: no bf16)
   double peak_bf16_flops_per_s_per_chip = 0;  // per core * tensorcores
@@ -20,13 +20,13 @@ struct DerivedFigures {
   double peak_int8_ops_per_s_per_chip = 0;    // per-core bf16 figure * int8_rate * tensorcores
   double peak_int8_ops_per_s = 0;             // per chip * chips
   double hbm_bandwidth_bytes_per_s_per_chip = 0;
-  double hbm_bytes_per_cycle_per_chip = 0;    // bandwidth / clock
-  double hbm_bytes_per_cycle_per_core = 0;    // per chip, / tensorcores unless shared (fair share)
+  double hbm_bytes_per_cycle_per_chip = 0;  // bandwidth / clock
+  double hbm_bytes_per_cycle_per_core = 0;  // per chip, / tensorcores unless shared (fair share)
   int64_t vmem_bytes_per_core = 0;
-  /// Roofline ridge point: peak FLOP/s per chip / HBM bytes/s per chip (FLOP per HBM byte). Uses the bf16
-  /// peak, or the int8 one on a chip with no bf16 path (TPU v1).
+  /// Roofline ridge point: peak FLOP/s per chip / HBM bytes/s per chip (FLOP per HBM byte). Uses
+  /// the bf16 peak, or the int8 one on a chip with no bf16 path (TPU v1).
   double ridge_flops_per_byte = 0;
-  double ici_link_bandwidth_bytes_per_s = 0;  // one link, one direction
+  double ici_link_bandwidth_bytes_per_s = 0;      // one link, one direction
   double ici_bandwidth_bytes_per_s_per_chip = 0;  // links_per_chip * link * 2 directions
 };
 

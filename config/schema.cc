@@ -18,13 +18,15 @@ FieldSpec Base(std::string path, FieldType type, std::string unit, std::string d
 
 FieldSpec Int(std::string path, std::string unit, std::string def, std::string desc,
               std::function<int64_t&(ChipConfig&)> f) {
-  FieldSpec s = Base(std::move(path), FieldType::kInt, std::move(unit), std::move(def), std::move(desc));
+  FieldSpec s =
+      Base(std::move(path), FieldType::kInt, std::move(unit), std::move(def), std::move(desc));
   s.int_field = std::move(f);
   return s;
 }
 FieldSpec Dbl(std::string path, std::string unit, std::string def, std::string desc,
               std::function<double&(ChipConfig&)> f) {
-  FieldSpec s = Base(std::move(path), FieldType::kDouble, std::move(unit), std::move(def), std::move(desc));
+  FieldSpec s =
+      Base(std::move(path), FieldType::kDouble, std::move(unit), std::move(def), std::move(desc));
   s.double_field = std::move(f);
   return s;
 }
@@ -44,9 +46,11 @@ std::vector<FieldSpec> MakeSchema() {
   }
   v.push_back(Int("chip.tensorcores", "count", "", "TensorCores per chip",
                   [](ChipConfig& c) -> int64_t& { return c.tensorcores; }));
-  v.push_back(Dbl("chip.clock_hz", "Hz", "", "core clock; every cycle count in tpusim is of this clock",
+  v.push_back(Dbl("chip.clock_hz", "Hz", "",
+                  "core clock; every cycle count in tpusim is of this clock",
                   [](ChipConfig& c) -> double& { return c.clock_hz; }));
-  v.push_back(Int("chip.hbm.capacity_bytes", "bytes", "", "off-chip memory (HBM; DDR3 on TPU v1) per chip",
+  v.push_back(Int("chip.hbm.capacity_bytes", "bytes", "",
+                  "off-chip memory (HBM; DDR3 on TPU v1) per chip",
                   [](ChipConfig& c) -> int64_t& { return c.hbm.capacity_bytes; }));
   v.push_back(Dbl("chip.hbm.bandwidth_bytes_per_s", "bytes/s", "",
                   "off-chip memory bandwidth per chip, shared by all concurrent transfers",
@@ -93,9 +97,10 @@ std::vector<FieldSpec> MakeSchema() {
   v.push_back(Int("core.vpu.alu_latency_cycles", "cycles", "2",
                   "latency of a simple vector op (add, mul, max, compare, select)",
                   [](ChipConfig& c) -> int64_t& { return c.core.vpu.alu_latency_cycles; }));
-  v.push_back(Int("core.vpu.transcendental_latency_cycles", "cycles", "8",
-                  "latency of exp, log, tanh, logistic (unpublished: assumption)",
-                  [](ChipConfig& c) -> int64_t& { return c.core.vpu.transcendental_latency_cycles; }));
+  v.push_back(
+      Int("core.vpu.transcendental_latency_cycles", "cycles", "8",
+          "latency of exp, log, tanh, logistic (unpublished: assumption)",
+          [](ChipConfig& c) -> int64_t& { return c.core.vpu.transcendental_latency_cycles; }));
   v.push_back(Int("core.vpu.divide_latency_cycles", "cycles", "8",
                   "latency of divide, sqrt, rsqrt (unpublished: assumption)",
                   [](ChipConfig& c) -> int64_t& { return c.core.vpu.divide_latency_cycles; }));
@@ -123,21 +128,22 @@ std::vector<FieldSpec> MakeSchema() {
                   [](ChipConfig& c) -> int64_t& { return c.system.chips; }));
   {
     FieldSpec s = Base("system.topology", FieldType::kTopology, "", "single",
-                "how chips are joined by ICI: single | ring | torus2d | torus3d");
+                       "how chips are joined by ICI: single | ring | torus2d | torus3d");
     s.topology_field = [](ChipConfig& c) -> Topology& { return c.system.topology; };
     v.push_back(std::move(s));
   }
   {
     FieldSpec s = Base("system.shape", FieldType::kIntList, "chips", "[]",
-                "chips along each torus dimension; the product equals system.chips");
+                       "chips along each torus dimension; the product equals system.chips");
     s.int_list_field = [](ChipConfig& c) -> std::vector<int64_t>& { return c.system.shape; };
     v.push_back(std::move(s));
   }
   v.push_back(Int("system.ici.links_per_chip", "count", "0", "ICI ports per chip",
                   [](ChipConfig& c) -> int64_t& { return c.system.ici_links_per_chip; }));
   v.push_back(Dbl("system.ici.link_bandwidth_bytes_per_s", "bytes/s", "0",
-                  "bandwidth of one ICI link in one direction",
-                  [](ChipConfig& c) -> double& { return c.system.ici_link_bandwidth_bytes_per_s; }));
+                  "bandwidth of one ICI link in one direction", [](ChipConfig& c) -> double& {
+                    return c.system.ici_link_bandwidth_bytes_per_s;
+                  }));
   v.push_back(Int("system.ici.hop_latency_cycles", "cycles", "0",
                   "cycles for a transfer's first byte to cross one ICI hop",
                   [](ChipConfig& c) -> int64_t& { return c.system.ici_hop_latency_cycles; }));
@@ -184,8 +190,7 @@ const char* TopologyName(Topology t) {
 }
 
 std::string SchemaMarkdown() {
-  std::string out =
-      "| key | type | unit | default | description |\n|---|---|---|---|---|\n";
+  std::string out = "| key | type | unit | default | description |\n|---|---|---|---|---|\n";
   for (const FieldSpec& f : ConfigSchema()) {
     out += fmt::format("| `{}` | {} | {} | {} | {} |\n", f.path, FieldTypeName(f.type), f.unit,
                        f.required() ? "required" : "`" + f.default_value + "`", f.description);

@@ -1,6 +1,7 @@
-// The one table of chip-config keys: path, type, unit, default and description, and where each value lands
-// in ChipConfig. The loader (config_loader.cc) reads keys only through this table, `tpusim config schema`
-// prints it, and docs/config.md is generated from it — so a key cannot exist in one place and not another.
+// The one table of chip-config keys: path, type, unit, default and description, and where each
+// value lands in ChipConfig. The loader (config_loader.cc) reads keys only through this table,
+// `tpusim config schema` prints it, and docs/config.md is generated from it — so a key cannot exist
+// in one place and not another.
 #pragma once
 
 #include <functional>
@@ -14,9 +15,9 @@ namespace tpusim::config {
 enum class FieldType { kInt, kDouble, kBool, kString, kTopology, kIntList };
 
 struct FieldSpec {
-  std::string path;         // dotted key path, e.g. "core.mxu.rows"
+  std::string path;  // dotted key path, e.g. "core.mxu.rows"
   FieldType type;
-  std::string unit;         // "cycles", "bytes", "bytes/s", "Hz", "count", "" (none)
+  std::string unit;           // "cycles", "bytes", "bytes/s", "Hz", "count", "" (none)
   std::string default_value;  // as YAML text; empty = required (no default)
   std::string description;
   // Exactly one of these is set, matching `type`.

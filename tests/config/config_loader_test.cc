@@ -41,9 +41,9 @@ TEST(ConfigLoader, BaseIsMergedAndChildOverrides) {
   EXPECT_EQ(c->name, "tpu-v2-8");
   EXPECT_EQ(c->system.chips, 4);
   EXPECT_EQ(c->system.topology, Topology::kTorus2D);
-  EXPECT_EQ(c->total_cores(), 8);               // Colab's "8 TPU cores"
-  EXPECT_EQ(c->core.mxu.rows, 128);             // inherited from tpu-v2
-  EXPECT_FALSE(c->hbm.shared_by_cores);         // inherited: v2 splits HBM per core
+  EXPECT_EQ(c->total_cores(), 8);        // Colab's "8 TPU cores"
+  EXPECT_EQ(c->core.mxu.rows, 128);      // inherited from tpu-v2
+  EXPECT_FALSE(c->hbm.shared_by_cores);  // inherited: v2 splits HBM per core
 }
 
 TEST(ConfigLoader, SetOverridesAnyKey) {
@@ -90,25 +90,33 @@ TEST_P(BadConfig, IsRejectedWithKeyPath) {
 INSTANTIATE_TEST_SUITE_P(
     Classes, BadConfig,
     ::testing::Values(
-        BadCase{"wrong type", {"core.mxu.rows=abc"},
+        BadCase{"wrong type",
+                {"core.mxu.rows=abc"},
                 "--set: core.mxu.rows: expected an integer, got \"abc\""},
-        BadCase{"negative", {"core.mxu.rows=-4"},
+        BadCase{"negative",
+                {"core.mxu.rows=-4"},
                 "core.mxu.rows: expected a positive integer at most 4096, got -4"},
         BadCase{"absurd", {"core.mxu.count=100000"}, "core.mxu.count: expected a positive integer"},
         BadCase{"zero clock", {"chip.clock_hz=0"}, "chip.clock_hz: expected a positive number"},
-        BadCase{"bad bool", {"chip.hbm.shared_by_cores=maybe"},
+        BadCase{"bad bool",
+                {"chip.hbm.shared_by_cores=maybe"},
                 "chip.hbm.shared_by_cores: expected true or false, got \"maybe\""},
-        BadCase{"bad enum", {"system.topology=mesh"},
+        BadCase{"bad enum",
+                {"system.topology=mesh"},
                 "system.topology: expected one of single, ring, torus2d, torus3d"},
         BadCase{"unknown key", {"core.mxu.rowz=4"}, "--set: core.mxu.rowz: unknown key"},
-        BadCase{"list for scalar", {"core.mxu.rows=[1,2]"},
+        BadCase{"list for scalar",
+                {"core.mxu.rows=[1,2]"},
                 "core.mxu.rows: expected a single value, got a list"},
-        BadCase{"inconsistent shape", {"system.chips=4", "system.topology=torus2d",
-                                       "system.shape=[2,3]", "system.ici.links_per_chip=4"},
+        BadCase{"inconsistent shape",
+                {"system.chips=4", "system.topology=torus2d", "system.shape=[2,3]",
+                 "system.ici.links_per_chip=4"},
                 "system.shape: product of the dimensions is 6 but system.chips is 4"},
-        BadCase{"chips without topology", {"system.chips=4"},
+        BadCase{"chips without topology",
+                {"system.chips=4"},
                 "system.topology: system.chips is 4, so the chips need a topology"},
-        BadCase{"weight buffers", {"core.mxu.weight_buffers=3"},
+        BadCase{"weight buffers",
+                {"core.mxu.weight_buffers=3"},
                 "core.mxu.weight_buffers: expected 1 or 2, got 3"},
         BadCase{"no set syntax", {"core.mxu.rows"}, "expected key.path=value"}),
     [](const auto& info) {
@@ -120,9 +128,11 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 TEST(ConfigLoader, UnknownKeyInFileNamesFileAndPath) {
-  auto c = LoadChipConfigFromString("base: tpu-v4\ncore:\n  mxu:\n    colls: 3\n", "configs/x.yaml");
+  auto c =
+      LoadChipConfigFromString("base: tpu-v4\ncore:\n  mxu:\n    colls: 3\n", "configs/x.yaml");
   ASSERT_FALSE(c.ok());
-  EXPECT_EQ(c.status().message(), "configs/x.yaml: core.mxu.colls: unknown key (see `tpusim config schema`)");
+  EXPECT_EQ(c.status().message(),
+            "configs/x.yaml: core.mxu.colls: unknown key (see `tpusim config schema`)");
 }
 
 TEST(ConfigLoader, MissingRequiredKey) {

@@ -1,5 +1,5 @@
-// Each generation's config reproduces its published per-chip peak within 2 % (DESIGN.md §2, issue 2).
-// Published figures: ../shared/reference/tpu-specs.md §1.0.
+// Each generation's config reproduces its published per-chip peak within 2 % (DESIGN.md §2, issue
+// 2). Published figures: ../shared/reference/tpu-specs.md §1.0.
 #include "config/derived.h"
 
 #include <gtest/gtest.h>
@@ -26,19 +26,18 @@ TEST_P(PublishedPeak, WithinTwoPercent) {
   EXPECT_NEAR(got / p.published_per_chip, 1.0, 0.02) << p.config << ": " << got;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Generations, PublishedPeak,
-    ::testing::Values(PeakCase{"tpu-v1", 92e12, true},        // S1 Table 2
-                      PeakCase{"tpu-v2", 46e12, false},       // S6 4.6e13
-                      PeakCase{"tpu-v3", 123e12, false},      // S5
-                      PeakCase{"tpu-v4", 275e12, false},      // S5
-                      PeakCase{"tpu-v4", 275e12, true},       // S5 "bf16 or int8"
-                      PeakCase{"tpu-v5e", 197e12, false},     // S5
-                      PeakCase{"tpu-v5e", 393e12, true},      // S5
-                      PeakCase{"tpu-v5p", 459e12, false},     // S5
-                      PeakCase{"tpu-v5p", 918e12, true},      // S6, S9
-                      PeakCase{"tpu-v6e", 918e12, false},     // S5
-                      PeakCase{"tpu-v6e", 1836e12, true}));   // S5
+INSTANTIATE_TEST_SUITE_P(Generations, PublishedPeak,
+                         ::testing::Values(PeakCase{"tpu-v1", 92e12, true},     // S1 Table 2
+                                           PeakCase{"tpu-v2", 46e12, false},    // S6 4.6e13
+                                           PeakCase{"tpu-v3", 123e12, false},   // S5
+                                           PeakCase{"tpu-v4", 275e12, false},   // S5
+                                           PeakCase{"tpu-v4", 275e12, true},    // S5 "bf16 or int8"
+                                           PeakCase{"tpu-v5e", 197e12, false},  // S5
+                                           PeakCase{"tpu-v5e", 393e12, true},   // S5
+                                           PeakCase{"tpu-v5p", 459e12, false},  // S5
+                                           PeakCase{"tpu-v5p", 918e12, true},   // S6, S9
+                                           PeakCase{"tpu-v6e", 918e12, false},  // S5
+                                           PeakCase{"tpu-v6e", 1836e12, true}));  // S5
 
 TEST(Derived, V4FiguresByHand) {
   auto c = LoadChipConfig("tpu-v4-8");
@@ -60,9 +59,9 @@ TEST(Derived, JsonHasTheDocumentedKeys) {
   auto c = LoadChipConfig("tpu-v1");
   ASSERT_TRUE(c.ok());
   Json j = DerivedToJson(*c, Derive(*c));
-  for (const char* key : {"name", "chips", "tensorcores_per_chip", "clock_hz",
-                          "peak_flops_per_s_per_chip", "peak_flops_per_s",
-                          "hbm_bandwidth_bytes_per_s_per_chip", "ridge_flops_per_byte"}) {
+  for (const char* key :
+       {"name", "chips", "tensorcores_per_chip", "clock_hz", "peak_flops_per_s_per_chip",
+        "peak_flops_per_s", "hbm_bandwidth_bytes_per_s_per_chip", "ridge_flops_per_byte"}) {
     EXPECT_NE(j.Find(key), nullptr) << key;
   }
   // TPU v1 has no bf16 path: its headline peak is int8, 65536 * 2 * 700e6 = 91.75e12.

@@ -252,8 +252,8 @@ TEST(ProgramFile, DisassembleAssembleReproducesProgram) {
 }
 
 TEST(ProgramFile, HloTagStateCarriesAcrossCoreSections) {
-  // Found by fuzz_asm: core 3's last instruction is tagged, core 9's is not. The assembler keeps the
-  // `.hlo` state across `.core`, so the listing must say `.hlo none` before core 9's nop.
+  // Found by fuzz_asm: core 3's last instruction is tagged, core 9's is not. The assembler keeps
+  // the `.hlo` state across `.core`, so the listing must say `.hlo none` before core 9's nop.
   auto p = Assemble(".core 9\nnop\n.core 3\n.hlo \"\"\nnop\n", "t.tasm");
   ASSERT_TRUE(p.ok()) << p.status().message();
   auto back = Assemble(Disassemble(*p), "listing.tasm");

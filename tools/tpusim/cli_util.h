@@ -1,4 +1,5 @@
-// Helpers shared by the subcommands: turning a Status into the command's exit code, and the --config /
+// Helpers shared by the subcommands: turning a Status into the command's exit code, and the
+// --config /
 // --set options every simulating command takes.
 #pragma once
 
@@ -11,8 +12,8 @@
 
 namespace tpusim::cli {
 
-/// Prints `status` to stderr as "tpusim: error: ..." and throws CLI::RuntimeError with its exit code
-/// (1 a check failed, 2 bad input, 3 internal). main() returns that code.
+/// Prints `status` to stderr as "tpusim: error: ..." and throws CLI::RuntimeError with its exit
+/// code (1 a check failed, 2 bad input, 3 internal). main() returns that code.
 [[noreturn]] void Fail(const Status& status);
 
 /// Returns the value, or Fail()s with its status.

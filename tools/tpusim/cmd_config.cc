@@ -36,7 +36,8 @@ void RegisterConfigCommand(CLI::App& app) {
   });
 
   auto markdown = std::make_shared<bool>(false);
-  CLI::App* schema = config->add_subcommand("schema", "print every config key: unit, default, meaning");
+  CLI::App* schema =
+      config->add_subcommand("schema", "print every config key: unit, default, meaning");
   schema->add_flag("--markdown", *markdown, "print the table as Markdown (docs/config.md)");
   schema->callback([markdown] {
     if (*markdown) {

@@ -1,4 +1,5 @@
-// `tpusim exec PROG.tasm|PROG.tbin --config C [--set k=v] [--dump SPACE[.CORE]:ADDR:COUNT:DTYPE ...]
+// `tpusim exec PROG.tasm|PROG.tbin --config C [--set k=v] [--dump SPACE[.CORE]:ADDR:COUNT:DTYPE
+// ...]
 // [--engine sim|interp] [--mxu-model fast|pe] [--report R.json] [--trace T.json]
 // [--max-instructions N] [--max-cycles N] [--max-seconds S]`: verifies a hand-written program
 // against the chip, runs it on the cycle-level simulator and checks every byte it wrote against the
@@ -46,7 +47,8 @@ void RegisterExecCommand(CLI::App& app) {
   cmd->add_option("--trace", args->trace, "write a Chrome/Perfetto trace here");
   cmd->add_option("--max-instructions", args->max_instructions,
                   "interpreter: stop with an error after this many instructions (all cores)");
-  cmd->add_option("--max-cycles", args->max_cycles, "simulator: stop with an error past this cycle");
+  cmd->add_option("--max-cycles", args->max_cycles,
+                  "simulator: stop with an error past this cycle");
   cmd->add_option("--max-seconds", args->max_seconds,
                   "simulator: stop with an error after this many wall-clock seconds (0: none)")
       ->check(NonNegative());

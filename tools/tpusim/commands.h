@@ -6,9 +6,9 @@
 namespace tpusim::cli {
 
 void RegisterConfigCommand(CLI::App& app);
-void RegisterAsmCommand(CLI::App& app);     // cmd_asm.cc (ISA)
-void RegisterDisasmCommand(CLI::App& app);  // cmd_disasm.cc (ISA)
-void RegisterExecCommand(CLI::App& app);    // cmd_exec.cc (ISA interpreter)
+void RegisterAsmCommand(CLI::App& app);      // cmd_asm.cc (ISA)
+void RegisterDisasmCommand(CLI::App& app);   // cmd_disasm.cc (ISA)
+void RegisterExecCommand(CLI::App& app);     // cmd_exec.cc (ISA interpreter)
 void RegisterInspectCommand(CLI::App& app);  // cmd_inspect.cc (HLO summary)
 void RegisterCompileCommand(CLI::App& app);  // cmd_compile.cc (HLO -> ISA)
 void RegisterRunCommand(CLI::App& app);      // cmd_run.cc (the main job)

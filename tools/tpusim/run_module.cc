@@ -17,8 +17,8 @@ namespace {
 using hlo::Literal;
 using hlo::PrimitiveType;
 
-// A literal's elements in the device storage format of compiler/compile.h: row-major, the ISA type's
-// bytes; HLO s64/u64 narrowed to s32 (the compiler rejects values that need more).
+// A literal's elements in the device storage format of compiler/compile.h: row-major, the ISA
+// type's bytes; HLO s64/u64 narrowed to s32 (the compiler rejects values that need more).
 std::string DeviceBytes(const Literal& lit) {
   if (lit.element_type() == PrimitiveType::kS64 || lit.element_type() == PrimitiveType::kU64) {
     std::string out(static_cast<size_t>(lit.element_count() * 4), '\0');
@@ -69,15 +69,15 @@ void Compare(const Literal& got, const Literal& want, double atol, double rtol,
     if (b != 0) s.max_rel = std::max(s.max_rel, abs_err / std::abs(b));
     if (!(abs_err <= atol + rtol * std::abs(b))) {
       if (s.mismatches++ == 0) {
-        s.first_mismatch = fmt::format("{} element {}: simulated {} but the evaluator gives {}",
-                                       what, i, a, b);
+        s.first_mismatch =
+            fmt::format("{} element {}: simulated {} but the evaluator gives {}", what, i, a, b);
       }
     }
   }
 }
 
-// Estimated evaluator memory: every replica's arguments plus its largest value, twice (two reference
-// runs are never alive at once, but the simulated outputs are).
+// Estimated evaluator memory: every replica's arguments plus its largest value, twice (two
+// reference runs are never alive at once, but the simulated outputs are).
 int64_t CheckBytes(const hlo::HloModule& module, int64_t replicas) {
   hlo::ModuleFootprint f = hlo::ComputeFootprint(module);
   int64_t bytes = 0;  // saturating: absurd shapes must read as "too big", never wrap (issue 8)
@@ -138,12 +138,12 @@ std::string CollectiveText(const sim::SimResult& s) {
     const uint64_t coll = c.stalls[static_cast<int>(sim::StallCategory::kIciBound)];
     const uint64_t cyc = c.cycles.value();
     const std::string unit = c.path + ".ici";
-    out += fmt::format("  {:<14} {:>14} {:>14} {:>14} {:>6.1f}% {:>16} {:>14}\n", c.path, cyc,
-                       cyc - std::min(coll, cyc), coll,
-                       cyc == 0 ? 0.0
-                                : 100.0 * static_cast<double>(coll) / static_cast<double>(cyc),
-                       s.stats->Get(unit, "busy_cycles").value_or(0),
-                       s.stats->Get(unit, "bytes_sent").value_or(0));
+    out +=
+        fmt::format("  {:<14} {:>14} {:>14} {:>14} {:>6.1f}% {:>16} {:>14}\n", c.path, cyc,
+                    cyc - std::min(coll, cyc), coll,
+                    cyc == 0 ? 0.0 : 100.0 * static_cast<double>(coll) / static_cast<double>(cyc),
+                    s.stats->Get(unit, "busy_cycles").value_or(0),
+                    s.stats->Get(unit, "bytes_sent").value_or(0));
   }
   bool header = false;
   for (const std::string& link : s.ici_links) {
@@ -155,10 +155,10 @@ std::string CollectiveText(const sim::SimResult& s) {
                          "busy cycles", "GB/s while busy");
       header = true;
     }
-    out += fmt::format("  {:<24} {:>14} {:>14} {:>16.4g}\n", link, bytes, busy,
-                       busy == 0 ? 0.0
-                                 : static_cast<double>(bytes) * s.clock_hz /
-                                       static_cast<double>(busy) / 1e9);
+    out += fmt::format(
+        "  {:<24} {:>14} {:>14} {:>16.4g}\n", link, bytes, busy,
+        busy == 0 ? 0.0
+                  : static_cast<double>(bytes) * s.clock_hz / static_cast<double>(busy) / 1e9);
   }
   return out;
 }
@@ -198,18 +198,19 @@ StatusOr<RunModuleResult> RunModule(const hlo::HloModule& module, const config::
     r.hlo_opcodes.push_back(it == opcode_of.end() ? "" : it->second);
   }
 
-  // Inputs: the same deterministic arguments the evaluator gets, written where the compiler put them.
+  // Inputs: the same deterministic arguments the evaluator gets, written where the compiler put
+  // them.
   std::vector<std::vector<Literal>> args;
   std::vector<isa::DataSegment> inputs;
   if (!r.timing_only) {
     for (int64_t d = 0; d < r.replicas; ++d) {
-      TPUSIM_ASSIGN_OR_RETURN(auto a, hlo::Evaluator::MakeRandomArguments(
-                                          module, options.seed, d, options.max_check_bytes));
+      TPUSIM_ASSIGN_OR_RETURN(auto a, hlo::Evaluator::MakeRandomArguments(module, options.seed, d,
+                                                                          options.max_check_bytes));
       args.push_back(std::move(a));
     }
     for (const compiler::BufferPlacement& p : r.compiled.parameters) {
-      const Literal* lit = &args.at(static_cast<size_t>(p.core)).at(
-          static_cast<size_t>(p.parameter_number));
+      const Literal* lit =
+          &args.at(static_cast<size_t>(p.core)).at(static_cast<size_t>(p.parameter_number));
       for (int64_t i : p.tuple_index) lit = &lit->element(i);
       isa::DataSegment seg;
       seg.space = isa::MemSpace::kHbm;
@@ -292,7 +293,8 @@ Json RunReportJson(const RunModuleResult& r, const std::string& model_path) {
   comp["passes"] = r.compiled.pass_names;
   comp["instructions"] = [&] {
     int64_t n = 0;
-    for (const auto& core : r.compiled.program.cores) n += static_cast<int64_t>(core.instructions.size());
+    for (const auto& core : r.compiled.program.cores)
+      n += static_cast<int64_t>(core.instructions.size());
     return n;
   }();
   const CheckResult& c = r.check;

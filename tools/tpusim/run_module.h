@@ -1,13 +1,13 @@
-// RunModule: the main job behind `tpusim run` and `tpusim compare` — compile an HLO module for a chip,
-// simulate it cycle by cycle with deterministic inputs in HBM, and check every output leaf of every
-// replica against the CPU evaluator running the same module on the same inputs.
+// RunModule: the main job behind `tpusim run` and `tpusim compare` — compile an HLO module for a
+// chip, simulate it cycle by cycle with deterministic inputs in HBM, and check every output leaf of
+// every replica against the CPU evaluator running the same module on the same inputs.
 //
 // The check (DESIGN.md §8): the evaluator runs with the MXU's numerics for f32 dots at DEFAULT
 // precision (operands rounded to bf16, EvaluatorOptions::tpu_default_precision), so the remaining
-// differences come only from summation order (the MXU adds K in array order, Eigen blocks it) and from
-// the VPU's transcendental implementations; an output element passes when
-// |sim - ref| <= atol + rtol * |ref| (NaN == NaN). The error against a full-f32 evaluation (XLA's CPU
-// semantics) is reported beside it, not checked: it is the price of bf16 MXU passes.
+// differences come only from summation order (the MXU adds K in array order, Eigen blocks it) and
+// from the VPU's transcendental implementations; an output element passes when |sim - ref| <= atol
+// + rtol * |ref| (NaN == NaN). The error against a full-f32 evaluation (XLA's CPU semantics) is
+// reported beside it, not checked: it is the price of bf16 MXU passes.
 #pragma once
 
 #include <cstdint>
@@ -24,24 +24,24 @@
 namespace tpusim::cli {
 
 struct RunOptions {
-  int64_t replicas = 0;            // 0: the module's replica_count (1 if absent)
-  bool timing_only = false;        // no values anywhere: cycles only (huge logical shapes)
-  bool check = true;               // compare with the evaluator when the values fit
+  int64_t replicas = 0;      // 0: the module's replica_count (1 if absent)
+  bool timing_only = false;  // no values anywhere: cycles only (huge logical shapes)
+  bool check = true;         // compare with the evaluator when the values fit
   int64_t max_check_bytes = int64_t{1} << 30;  // estimate of the evaluator's memory (bytes)
-  uint64_t seed = 42;              // inputs: hlo::Evaluator::MakeRandomArguments(seed, replica)
-  double atol = 1e-4;              // check tolerance, absolute
-  double rtol = 1e-3;              // check tolerance, relative
-  std::string dump_after;          // compiler: record the HLO after this pass
+  uint64_t seed = 42;      // inputs: hlo::Evaluator::MakeRandomArguments(seed, replica)
+  double atol = 1e-4;      // check tolerance, absolute
+  double rtol = 1e-3;      // check tolerance, relative
+  std::string dump_after;  // compiler: record the HLO after this pass
   sim::SimOptions sim;
 };
 
 struct CheckResult {
   bool performed = false;
   bool passed = false;
-  std::string reason;              // why it was skipped, or the first mismatch
-  double max_abs_error = 0;        // vs the evaluator with TPU DEFAULT-precision semantics
-  double max_rel_error = 0;        // |sim - ref| / |ref| over elements with ref != 0
-  double max_abs_error_vs_f32 = 0; // vs the evaluator in full f32 (XLA CPU semantics)
+  std::string reason;               // why it was skipped, or the first mismatch
+  double max_abs_error = 0;         // vs the evaluator with TPU DEFAULT-precision semantics
+  double max_rel_error = 0;         // |sim - ref| / |ref| over elements with ref != 0
+  double max_abs_error_vs_f32 = 0;  // vs the evaluator in full f32 (XLA CPU semantics)
   double max_rel_error_vs_f32 = 0;
   int64_t elements_compared = 0;
   double atol = 0, rtol = 0;
@@ -53,19 +53,19 @@ struct RunModuleResult {
   CheckResult check;
   int64_t replicas = 1;
   bool timing_only = false;
-  std::string timing_only_reason;  // set when timing-only was chosen automatically
+  std::string timing_only_reason;        // set when timing-only was chosen automatically
   std::vector<std::string> hlo_opcodes;  // per Program::hlo_names entry
 };
 
-/// Compiles, simulates and checks. Errors: the compiler's (Unimplemented / ResourceExhausted naming the
-/// HLO instruction), the simulator's (runtime errors, --max-cycles), the evaluator's. A failed value
-/// check is NOT an error here: it is reported in `check` (the CLI exits 1).
+/// Compiles, simulates and checks. Errors: the compiler's (Unimplemented / ResourceExhausted naming
+/// the HLO instruction), the simulator's (runtime errors, --max-cycles), the evaluator's. A failed
+/// value check is NOT an error here: it is reported in `check` (the CLI exits 1).
 StatusOr<RunModuleResult> RunModule(const hlo::HloModule& module, const config::ChipConfig& config,
                                     const RunOptions& options);
 
-/// The report: the simulator's JSON (docs/report-schema.md) plus `model`, `replicas`, `timing_only`,
-/// `compile` {hbm_bytes_used, peak_vmem_bytes, passes} and `check` {performed, passed,
-/// max_abs_error, max_rel_error, tolerance, ...}.
+/// The report: the simulator's JSON (docs/report-schema.md) plus `model`, `replicas`,
+/// `timing_only`, `compile` {hbm_bytes_used, peak_vmem_bytes, passes} and `check` {performed,
+/// passed, max_abs_error, max_rel_error, tolerance, ...}.
 Json RunReportJson(const RunModuleResult& r, const std::string& model_path);
 
 /// The readable summary printed on stdout.
