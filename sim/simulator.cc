@@ -89,7 +89,10 @@ StatusOr<SimResult> Simulator::Run(const isa::Program& program,
   r.config_name = config_.name;
   const int n = program.num_cores();
   const int chips_used = n == 0 ? 0 : (n - 1) / static_cast<int>(config_.tensorcores) + 1;
-  r.peak_flops_per_s = config_.PeakBf16FlopsPerCore() * n;
+  // The headline peak is bf16, or int8 on a chip without a bf16 path (TPU v1), as `config show`.
+  const double per_core =
+      config_.core.mxu.bf16 ? config_.PeakBf16FlopsPerCore() : config_.PeakInt8OpsPerCore();
+  r.peak_flops_per_s = per_core * n;
   r.hbm_bytes_per_s = config_.hbm.bandwidth_bytes_per_s * chips_used;
   r.mxu_rows = config_.core.mxu.rows;
   r.mxu_cols = config_.core.mxu.cols;
