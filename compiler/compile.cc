@@ -83,7 +83,8 @@ std::vector<BufferPlacement> Placements(const hlo::HloInstruction& inst,
   return out;
 }
 
-// replica_count x num_partitions, raised to cover every device a collective names.
+}  // namespace
+
 int64_t InferDeviceCount(const hlo::HloModule& m) {
   int64_t n = std::max<int64_t>(1, m.replica_count()) * std::max<int64_t>(1, m.num_partitions());
   for (const auto& comp : m.computations()) {
@@ -103,8 +104,6 @@ int64_t InferDeviceCount(const hlo::HloModule& m) {
   return n;
 }
 
-}  // namespace
-
 StatusOr<CompiledModule> Compile(const hlo::HloModule& module, const config::ChipConfig& config,
                                  const CompileOptions& options) {
   TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<hlo::HloModule> m, CloneModule(module));
@@ -113,6 +112,7 @@ StatusOr<CompiledModule> Compile(const hlo::HloModule& module, const config::Chi
   pipeline.set_dump_after(options.dump_after);
   TPUSIM_ASSIGN_OR_RETURN(bool changed, pipeline.Run(*m));
   (void)changed;
+  if (NeedsSpmdPartitioning(module)) result.spmd = SpmdSignature::Of(*m);
   result.dump = pipeline.dump();
   for (const std::string& n : pipeline.PassNames()) {
     if (!result.pass_names.empty()) result.pass_names += ',';
@@ -127,38 +127,74 @@ StatusOr<CompiledModule> Compile(const hlo::HloModule& module, const config::Chi
                     module.source_name(), replicas, replicas, config.name, config.total_cores()));
   }
   // Cores that share their chip's HBM (chip.hbm.shared_by_cores) each get an equal, disjoint share
-  // of it; cores that own their HBM use it all (from address 0).
+  // of it; cores that own their HBM use it all (from address 0). A megacore device has its chip's
+  // HBM to itself.
   const int64_t tc = std::max<int64_t>(1, config.tensorcores);
-  const int64_t hbm_per_core = config.hbm.capacity_bytes / tc;
+  const bool megacore = options.megacore && config.hbm.shared_by_cores && tc > 1 && replicas == 1 &&
+                        config.total_cores() >= tc;
+  const int64_t per_device = megacore ? tc : 1;
+  const int64_t hbm_per_core =
+      megacore ? config.hbm.capacity_bytes : config.hbm.capacity_bytes / tc;
   const ElementwiseGroups groups =
       options.fuse_elementwise ? FormElementwiseGroups(*m) : ElementwiseGroups{};
   auto plan_for = [&](int32_t core) {
-    const uint64_t base =
-        config.hbm.shared_by_cores ? static_cast<uint64_t>((core % tc) * hbm_per_core) : 0;
+    const uint64_t base = config.hbm.shared_by_cores && !megacore
+                              ? static_cast<uint64_t>((core % tc) * hbm_per_core)
+                              : 0;
     return PlanHbm(*m, groups, base, hbm_per_core, options.timing_only);
   };
   isa::Program& program = result.program;
-  program.cores.resize(static_cast<size_t>(replicas));
+  program.cores.resize(static_cast<size_t>(replicas * per_device));
+  result.devices = replicas;
+  result.cores_per_device = per_device;
   std::map<std::string, int32_t> tags;
   for (int32_t r = 0; r < replicas; ++r) {
     TPUSIM_ASSIGN_OR_RETURN(HbmPlan plan, plan_for(r));
     result.hbm_bytes_used = std::max(result.hbm_bytes_used, plan.bytes_used);
-    Lowerer lowerer(*m, config, plan, &program, r, replicas, &tags, options.double_buffer, groups);
-    TPUSIM_RETURN_IF_ERROR(lowerer.Run());
-    result.peak_vmem_bytes = std::max(result.peak_vmem_bytes, lowerer.peak_vmem());
+    for (int32_t k = 0; k < per_device; ++k) {
+      const int32_t core = static_cast<int32_t>(r * per_device + k);
+      Lowerer lowerer(*m, config, plan, &program, core, replicas, &tags, options.double_buffer,
+                      groups, MegacoreRole{static_cast<int>(k), static_cast<int>(per_device)});
+      lowerer.set_custom_call_cycles(&options.custom_call_cycles);
+      TPUSIM_RETURN_IF_ERROR(lowerer.Run());
+      result.peak_vmem_bytes = std::max(result.peak_vmem_bytes, lowerer.peak_vmem());
+    }
     for (const isa::DataSegment& seg : plan.constants) {
       isa::DataSegment s = seg;
-      s.core = r;
+      s.core = static_cast<int32_t>(r * per_device);
       program.data.push_back(std::move(s));
     }
+    const int32_t core = static_cast<int32_t>(r * per_device);
     const hlo::HloComputation* entry = m->entry_computation();
     for (const hlo::HloInstruction* p : entry->parameter_instructions()) {
-      auto ps = Placements(*p, plan.values.at(p), p->parameter_number(), r);
+      auto ps = Placements(*p, plan.values.at(p), p->parameter_number(), core);
       result.parameters.insert(result.parameters.end(), ps.begin(), ps.end());
     }
     const hlo::HloInstruction* root = entry->root_instruction();
-    auto os = Placements(*root, plan.values.at(root), -1, r);
+    auto os = Placements(*root, plan.values.at(root), -1, core);
     result.outputs.insert(result.outputs.end(), os.begin(), os.end());
+  }
+  for (const auto& inst : m->entry_computation()->instructions()) {
+    if (inst->opcode() == hlo::HloOpcode::kCustomCall &&
+        options.custom_call_cycles.count(inst->custom_call_target()) > 0) {
+      result.estimated_custom_calls.push_back(inst->name());
+    }
+  }
+  std::map<std::string, std::string> opcode_of;
+  for (const auto& comp : m->computations()) {
+    for (const auto& inst : comp->instructions()) {
+      opcode_of[inst->name()] = std::string(hlo::HloOpcodeString(inst->opcode()));
+    }
+  }
+  for (const std::string& name : program.hlo_names) {
+    auto it = opcode_of.find(name);
+    result.hlo_opcodes.push_back(it == opcode_of.end() ? "" : it->second);
+  }
+  // Megacore with no dot large enough to split: the other cores only halt, so the device is one
+  // core after all.
+  if (megacore && program.cores[1].instructions.size() <= 1) {
+    program.cores.resize(1);
+    result.cores_per_device = 1;
   }
   program.source_file = module.source_name();
   return result;

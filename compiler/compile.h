@@ -9,16 +9,26 @@
 //    pred 1 (0/1). HLO s64 is stored as s32 (values must fit in 32 bits; documented narrowing), HLO
 //    u8/u16/u32/s16/f16/f64 are rejected with Unimplemented naming the instruction.
 //  * Replicas: core r runs replica r (global core id = r); every core's HBM uses the same
-//  addresses.
+//    addresses.
+//  * Megacore (TPU v4 / v5p: the two TensorCores of a chip share its HBM and act as one device
+//    [Jouppi et al., ISCA 2023, §2; Cloud TPU docs "TPU v4"]): a single-device module on such a
+//    chip runs on all of the chip's cores. Core 0 runs the whole program; every dot whose N
+//    dimension gives each core at least one full set of MXU tiles (N >= tensorcores * mxu.count *
+//    mxu.cols) is split by N columns over the cores, between two sync.barriers; the other cores run
+//    only their dot shares. Other ops are not split (a documented limitation). The placements are
+//    core 0's.
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/status.h"
 #include "compiler/hlo/module.h"
 #include "compiler/hlo/shape.h"
+#include "compiler/passes/spmd_partitioner.h"
 #include "config/chip_config.h"
 #include "isa/program.h"
 
@@ -38,6 +48,14 @@ struct CompileOptions {
   /// Run chains of same-shape elementwise ops as one VPU kernel with the intermediates kept in VMEM
   /// (lower/fusion.h); off = one kernel (and one HBM round trip) per op.
   bool fuse_elementwise = true;
+  /// Split large dots over the TensorCores of a chip that share its HBM when the module is one
+  /// device (see the file comment); off = one core per device.
+  bool megacore = true;
+  /// Custom-call targets the user gave a cost for (--custom-call-cost TARGET=CYCLES): such a
+  /// custom-call keeps its core's sequencer busy for CYCLES cycles (a spin of nops) and computes
+  /// nothing, so a module using one runs timing-only. Unknown targets without an entry are an
+  /// Unimplemented error naming them (DESIGN.md §5).
+  std::map<std::string, int64_t> custom_call_cycles;
 };
 
 /// Where one array leaf of an entry parameter or of the entry result lives.
@@ -61,7 +79,22 @@ struct CompiledModule {
   int64_t peak_vmem_bytes = 0;              // largest VMEM working set of any kernel
   std::string dump;                         // HLO text after CompileOptions::dump_after
   std::string pass_names;                   // the pipeline's passes, comma separated
+  int64_t devices = 1;                      // replicas x partitions
+  int64_t cores_per_device = 1;  // > 1 with megacore: device d runs on cores d*n .. d*n+n-1
+  /// Custom-calls lowered from CompileOptions::custom_call_cycles (their values are not computed).
+  std::vector<std::string> estimated_custom_calls;
+  /// HLO opcode of every Program::hlo_names entry, read from the compiled (post-pass) module, so
+  /// instructions the passes added (collectives, combined all-reduces) have one too.
+  std::vector<std::string> hlo_opcodes;
+  /// Set when the pipeline's SpmdPartitioner split a module XLA had not partitioned: how its
+  /// parameters and result are cut per partition (the driver feeds and checks shards,
+  /// spmd_check.h).
+  std::optional<SpmdSignature> spmd;
 };
+
+/// Devices (TensorCores) the module runs on: replica_count x num_partitions, raised to cover every
+/// device id a collective's replica_groups or source_target_pairs names.
+int64_t InferDeviceCount(const hlo::HloModule& module);
 
 /// Compiles `module` (unchanged: the passes run on a copy) for `config`.
 /// Errors: Unimplemented for an HLO op, type or attribute the lowering does not support (the

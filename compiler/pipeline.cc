@@ -1,6 +1,7 @@
 #include "compiler/pipeline.h"
 
 #include "compiler/hlo/verifier.h"
+#include "compiler/passes/all_reduce_combiner.h"
 #include "compiler/passes/batch_norm_expander.h"
 #include "compiler/passes/call_inliner.h"
 #include "compiler/passes/canonicalize.h"
@@ -11,19 +12,22 @@
 namespace tpusim::compiler {
 
 // Order (DESIGN.md §1): call-inliner -> batch-norm-expander -> custom-call-expander ->
-// lower-convolution -> canonicalize -> [spmd-partition -> lower-convolution -> fuse-elementwise ->
-// tile-for-mxu] -> plan-memory -> schedule. The bracketed passes do not exist yet; tiling, memory
-// planning and emission happen in compiler/lower/ (lower_module.cc), which runs after this
-// pipeline.
+// spmd-partitioner -> lower-convolution -> canonicalize -> all-reduce-combiner -> [fuse-elementwise
+// -> tile-for-mxu] -> plan-memory -> schedule. The bracketed passes do not exist yet; tiling,
+// memory planning and emission happen in compiler/lower/ (lower_module.cc), which runs after this
+// pipeline. spmd-partitioner runs before canonicalize (as XLA partitions before its
+// simplifications): the `sharding=` annotations describe the user's shapes, and canonicalize
+// changes the rank of batched dots (which would leave a rank-4 sharding on a rank-3 dot).
 HloPassPipeline BuildHloPipeline(const config::ChipConfig& /*config*/) {
   HloPassPipeline pipeline("hlo");
   pipeline.set_verifier([](const hlo::HloModule& m) { return hlo::VerifyModule(m); });
   pipeline.AddPass<CallInliner>();
   pipeline.AddPass<BatchNormExpander>();
   pipeline.AddPass<CustomCallExpander>();
+  pipeline.AddPass<SpmdPartitioner>();  // a no-op unless num_partitions > 1
   pipeline.AddPass<ConvolutionLowering>();
   pipeline.AddPass<Canonicalize>();
-  pipeline.AddPass<SpmdPartitioner>();  // a no-op unless num_partitions > 1
+  pipeline.AddPass<AllReduceCombiner>();  // after the partitioner, which inserts all-reduces
   return pipeline;
 }
 

@@ -9,6 +9,7 @@
 #include "isa/collectives.h"
 #include "isa/disassembler.h"
 #include "isa/encoding.h"
+#include "isa/indirect_dma.h"
 
 namespace tpusim::isa {
 
@@ -253,6 +254,13 @@ Status Interpreter::Dma(int c, const Instruction& inst) {
     return InvalidArgument(fmt::format("elem_bytes={} (must be 1, 2, 4 or 8)", eb));
   }
   if (n0 == 0 || n1 == 0 || n2 == 0) return InvalidArgument("n0, n1 and n2 must be >= 1");
+  if (IsIndirectDma(inst.opcode)) {
+    TPUSIM_RETURN_IF_ERROR(ExecuteIndirectDma(inst, hbm(c), vmem(c)));
+    uint32_t& v = cores_[c].flags[flag];
+    if (v == 0xFFFFFFFFu) return InvalidArgument(fmt::format("flag {} overflows 2^32-1", flag));
+    ++v;
+    return OkStatus();
+  }
   SparseMemory* from = nullptr;
   SparseMemory* to = nullptr;
   int dst_core = c;

@@ -9,6 +9,7 @@
 
 #include "isa/disassembler.h"
 #include "isa/encoding.h"
+#include "isa/indirect_dma.h"
 #include "isa/numerics.h"
 
 namespace tpusim::isa {
@@ -230,6 +231,7 @@ class Verifier {
     Positive("n1", n1);
     Positive("n2", n2);
     if (n0 == 0 || n1 == 0 || n2 == 0) return;
+    if (IsIndirectDma(inst.opcode)) return IndirectDmaOp(inst);
     MemSpace from = MemSpace::kHbm, to = MemSpace::kVmem;
     switch (inst.opcode) {
       case Opcode::kDmaVmemToHbm:
@@ -267,6 +269,25 @@ class Verifier {
     };
     Range("src", from, F(inst, "src"), extent(F(inst, "src_s1"), F(inst, "src_s2")), eb);
     Range("dst", to, F(inst, "dst"), extent(F(inst, "dst_s1"), F(inst, "dst_s2")), eb);
+  }
+
+  // dma.gather / dma.scatter: every address any index in [0, bound] can reach must be in range.
+  void IndirectDmaOp(const Instruction& inst) {
+    const IndirectDma d = IndirectDma::From(inst);
+    signalled_.insert({c_, F(inst, "flag")});
+    Positive("count", d.count);
+    if (d.count == 0) return;
+    Range("idx", MemSpace::kVmem, d.idx, d.idx_bytes(), 4);
+    Range(d.scatter ? "dst" : "src", MemSpace::kHbm, d.hbm_base(), d.hbm_extent(), d.elem_bytes);
+    Range(d.scatter ? "src" : "dst", MemSpace::kVmem, d.vmem_base(), d.vmem_extent(), d.elem_bytes);
+    if (d.combine) {
+      if (d.dtype != DType::kBF16 && d.dtype != DType::kF32 && d.dtype != DType::kS32) {
+        Err("dtype",
+            fmt::format("{} (a scatter combiner computes in bf16, f32 or s32)", Name(d.dtype)));
+      } else if (static_cast<uint64_t>(DTypeBytes(d.dtype)) != d.elem_bytes) {
+        Err("dtype", fmt::format("{} but elem_bytes={}", Name(d.dtype), d.elem_bytes));
+      }
+    }
   }
 
   void MxuOp(const Instruction& inst) {

@@ -160,9 +160,9 @@ StatusOr<std::vector<Literal>> EvaluateCollective(
           if (reducer == nullptr) return InvalidArgument("all-reduce needs to_apply");
           // (A scalar operand of a multi-operand reduce-scatter is all-reduced: PyTorch/XLA dumps
           // carry a bf16[] beside the scattered arrays, with a bf16[] result.)
-          Literal acc = member_op(0, k);
-          for (size_t m = 1; m < n; ++m)
-            TPUSIM_RETURN_IF_ERROR(CombineArrays(*reducer, acc, member_op(m, k)));
+          std::vector<const Literal*> members;
+          for (size_t m = 0; m < n; ++m) members.push_back(&member_op(m, k));
+          TPUSIM_ASSIGN_OR_RETURN(Literal acc, FoldArrays(*reducer, members, options));
           if (op == HloOpcode::kReduceScatter && acc.shape().rank() > 0) {
             if (inst.dimensions().size() != 1)
               return InvalidArgument("reduce-scatter needs one dimension");

@@ -7,8 +7,10 @@
 #include <charconv>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <map>
 
+#include "compiler/eval/kernels/elementwise_ops.h"
 #include "compiler/eval/kernels/index_util.h"
 
 namespace tpusim::hlo {
@@ -20,6 +22,11 @@ using Handler = std::function<StatusOr<Literal>(
 constexpr double kSqrt2 = 1.4142135623730950488;
 constexpr double kInvSqrt2Pi = 0.39894228040143267794;  // 1/sqrt(2 pi)
 constexpr double kSqrt2OverPi = 0.79788456080286535588;
+// The expansion's f32 constants (custom_call_expander.cc rounds each double to f32).
+constexpr float kInvSqrt2F = static_cast<float>(1.0 / kSqrt2);
+constexpr float kInvSqrt2PiF = static_cast<float>(kInvSqrt2Pi);
+constexpr float kSqrt2OverPiF = static_cast<float>(kSqrt2OverPi);
+constexpr float kGeluCubicF = static_cast<float>(0.044715);
 
 Status Arity(const CustomCallInfo& info, std::span<const Literal* const> ops, size_t n) {
   if (ops.size() != n) {
@@ -35,9 +42,25 @@ Status Arity(const CustomCallInfo& info, std::span<const Literal* const> ops, si
   return OkStatus();
 }
 
-// y[i] = f(x[i]) for a result with x's dims.
+// The TPU's arithmetic (KernelOptions::tpu_expansions) applies when every operand and the result
+// are f32 arrays — exactly when compiler/passes/custom_call_expander.cc expands the call.
+bool TpuF32(const CustomCallInfo& info, std::span<const Literal* const> ops,
+            const KernelOptions& options) {
+  if (!options.tpu_expansions || !info.result_shape->IsArray() ||
+      info.result_shape->element_type() != PrimitiveType::kF32) {
+    return false;
+  }
+  for (const Literal* op : ops) {
+    if (!op->IsArray() || op->element_type() != PrimitiveType::kF32) return false;
+  }
+  return true;
+}
+
+// y[i] = f(x[i]) for a result with x's dims; f32(x[i]) instead under TpuF32 (the expansion's f32
+// op sequence).
 StatusOr<Literal> Pointwise(const CustomCallInfo& info, std::span<const Literal* const> ops,
-                            const KernelOptions& options, double (*f)(double)) {
+                            const KernelOptions& options, double (*f)(double),
+                            float (*f32)(float)) {
   TPUSIM_RETURN_IF_ERROR(Arity(info, ops, 1));
   if (!info.result_shape->IsArray() ||
       info.result_shape->dimensions() != ops[0]->shape().dimensions()) {
@@ -46,6 +69,12 @@ StatusOr<Literal> Pointwise(const CustomCallInfo& info, std::span<const Literal*
                     info.instruction_name, info.target, info.result_shape->ToString(false)));
   }
   TPUSIM_ASSIGN_OR_RETURN(Literal out, Literal::Create(*info.result_shape, options.max_bytes));
+  if (TpuF32(info, ops, options)) {
+    const float* x = ops[0]->data<float>();
+    float* y = out.mutable_data<float>();
+    for (int64_t i = 0; i < out.element_count(); ++i) y[i] = f32(x[i]);
+    return out;
+  }
   for (int64_t i = 0; i < out.element_count(); ++i) out.SetFromDouble(i, f(ops[0]->GetAsDouble(i)));
   return out;
 }
@@ -97,6 +126,22 @@ StatusOr<Literal> Softmax(const CustomCallInfo& info, std::span<const Literal* c
   TPUSIM_ASSIGN_OR_RETURN(Literal out, Literal::Create(*info.result_shape, options.max_bytes));
   if (out.element_count() != x.element_count())
     return InvalidArgument("AwsNeuronSoftmax: shape mismatch");
+  if (TpuF32(info, ops, options)) {  // max-reduce, subtract, exp, add-reduce, divide
+    const float* xs = x.data<float>();
+    float* ys = out.mutable_data<float>();
+    ForEachLine(x.shape().dimensions(), dim, [&](int64_t base, int64_t stride, int64_t n) {
+      float m = -std::numeric_limits<float>::infinity();
+      for (int64_t i = 0; i < n; ++i) m = ew::Max(m, xs[base + i * stride]);
+      float sum = 0.0f;
+      for (int64_t i = 0; i < n; ++i) {
+        const float e = std::exp(xs[base + i * stride] - m);
+        ys[base + i * stride] = e;
+        sum += e;
+      }
+      for (int64_t i = 0; i < n; ++i) ys[base + i * stride] = ys[base + i * stride] / sum;
+    });
+    return out;
+  }
   ForEachLine(x.shape().dimensions(), dim, [&](int64_t base, int64_t stride, int64_t n) {
     double m = -INFINITY;
     for (int64_t i = 0; i < n; ++i) m = std::max(m, x.GetAsDouble(base + i * stride));
@@ -121,6 +166,23 @@ StatusOr<Literal> SoftmaxBackward(const CustomCallInfo& info, std::span<const Li
   TPUSIM_ASSIGN_OR_RETURN(Literal out, Literal::Create(*info.result_shape, options.max_bytes));
   if (out.element_count() != y.element_count())
     return InvalidArgument("AwsNeuronSoftmaxBackward: shape mismatch");
+  if (TpuF32(info, ops, options)) {  // y * (dy - sum(dy * y))
+    const float* ys = y.data<float>();
+    const float* dys = dy.data<float>();
+    float* outs = out.mutable_data<float>();
+    ForEachLine(y.shape().dimensions(), dim, [&](int64_t base, int64_t stride, int64_t n) {
+      float s = 0.0f;
+      for (int64_t i = 0; i < n; ++i) {
+        const float p = dys[base + i * stride] * ys[base + i * stride];
+        s += p;
+      }
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t k = base + i * stride;
+        outs[k] = ys[k] * (dys[k] - s);
+      }
+    });
+    return out;
+  }
   ForEachLine(y.shape().dimensions(), dim, [&](int64_t base, int64_t stride, int64_t n) {
     double s = 0;
     for (int64_t i = 0; i < n; ++i)
@@ -149,6 +211,27 @@ StatusOr<Literal> RmsNorm(const CustomCallInfo& info, std::span<const Literal* c
   TPUSIM_ASSIGN_OR_RETURN(Literal out, Literal::Create(*info.result_shape, options.max_bytes));
   if (out.element_count() != x.element_count())
     return InvalidArgument("AwsNeuronRmsNorm: shape mismatch");
+  if (TpuF32(info, ops, options)) {  // (x * rsqrt(sum(x * x) * (1/n) + eps)) * w
+    const float* xs = x.data<float>();
+    const float* ws = w.data<float>();
+    const float eps_f = ops[2]->data<float>()[0];
+    const float inv_n = static_cast<float>(1.0 / static_cast<double>(std::max<int64_t>(1, n)));
+    float* ys = out.mutable_data<float>();
+    ForEachLine(x.shape().dimensions(), dim, [&](int64_t base, int64_t stride, int64_t len) {
+      float ms = 0.0f;
+      for (int64_t i = 0; i < len; ++i) {
+        const float sq = xs[base + i * stride] * xs[base + i * stride];
+        ms += sq;
+      }
+      const float mean = ms * inv_n;
+      const float r = 1.0f / std::sqrt(mean + eps_f);  // kernels/elementwise.cc kRsqrt
+      for (int64_t i = 0; i < len; ++i) {
+        const float xr = xs[base + i * stride] * r;
+        ys[base + i * stride] = xr * ws[i];
+      }
+    });
+    return out;
+  }
   ForEachLine(x.shape().dimensions(), dim, [&](int64_t base, int64_t stride, int64_t len) {
     double ms = 0;
     for (int64_t i = 0; i < len; ++i) {
@@ -179,18 +262,32 @@ const std::map<std::string, Handler, std::less<>>& Table() {
        }},
       {"AwsNeuronGelu",
        [](const CustomCallInfo& i, std::span<const Literal* const> o, const KernelOptions& k) {
-         return Pointwise(i, o, k, [](double x) { return x * Phi(x); });
+         return Pointwise(
+             i, o, k, [](double x) { return x * Phi(x); },
+             [](float x) { return (x * 0.5f) * (1.0f + std::erf(x * kInvSqrt2F)); });
        }},
       {"AwsNeuronGeluApprxTanh",
        [](const CustomCallInfo& i, std::span<const Literal* const> o, const KernelOptions& k) {
-         return Pointwise(i, o, k, [](double x) {
-           return 0.5 * x * (1.0 + std::tanh(kSqrt2OverPi * (x + 0.044715 * x * x * x)));
-         });
+         return Pointwise(
+             i, o, k,
+             [](double x) {
+               return 0.5 * x * (1.0 + std::tanh(kSqrt2OverPi * (x + 0.044715 * x * x * x)));
+             },
+             [](float x) {
+               const float x3 = (x * x) * x;
+               const float inner = kSqrt2OverPiF * (x + kGeluCubicF * x3);
+               return (x * 0.5f) * (1.0f + std::tanh(inner));
+             });
        }},
       {"AwsNeuronGeluBackward",
        [](const CustomCallInfo& i, std::span<const Literal* const> o, const KernelOptions& k) {
          return Pointwise(
-             i, o, k, [](double x) { return Phi(x) + x * kInvSqrt2Pi * std::exp(-0.5 * x * x); });
+             i, o, k, [](double x) { return Phi(x) + x * kInvSqrt2Pi * std::exp(-0.5 * x * x); },
+             [](float x) {
+               const float cdf = 0.5f * (1.0f + std::erf(x * kInvSqrt2F));
+               const float pdf = std::exp((x * x) * -0.5f) * kInvSqrt2PiF;
+               return cdf + x * pdf;
+             });
        }},
       {"AwsNeuronSoftmax", Softmax},
       {"AwsNeuronSoftmaxBackward", SoftmaxBackward},

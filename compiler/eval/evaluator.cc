@@ -24,6 +24,8 @@ class EvaluatorImpl {
       : module_(module), options_(options), grid_(grid) {
     kopt_.threads = options.threads;
     kopt_.max_bytes = options.max_bytes;
+    kopt_.f32_accumulation = options.f32_accumulation;
+    kopt_.tpu_expansions = options.tpu_default_precision;
   }
 
   /// Evaluates `comp` for `devices`; params[i][k] is parameter i's value on devices[k].

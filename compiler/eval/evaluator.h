@@ -11,9 +11,10 @@
 // error); a conditional runs each branch for the devices that chose it.
 //
 // Values. Instructions unreachable from the root are not evaluated; a value is released after its
-// last use. Elided constants (`constant({...})`) are filled with FillRandom(seed, "<instruction
-// name>"), so every device and every run sees the same values. Any single value over
-// EvaluatorOptions::max_bytes is a ResourceExhausted error naming the instruction.
+// last use. Elided constants (`constant({...})`) are filled with FillRandom(kElidedConstantSeed,
+// "<instruction name>"), so every device, every run and every --seed sees the same values. Any
+// single value over EvaluatorOptions::max_bytes is a ResourceExhausted error naming the
+// instruction.
 //
 // Errors carry the instruction: "model.hlo:41:3: in 'dot.3': <message>". Unsupported opcodes and
 // custom-call targets are Unimplemented; a while loop past max_while_iterations is
@@ -35,7 +36,10 @@
 namespace tpusim::hlo {
 
 struct EvaluatorOptions {
-  /// Seed for elided constants and rng ops (and for MakeRandomArguments).
+  /// Seed for rng ops (and for MakeRandomArguments). Elided constants do not use it: they are the
+  /// module's own data (its weights), filled with FillRandom(kElidedConstantSeed, name) whatever
+  /// the seed, so the inputs a seed picks always meet the same weights and the compiler's copy of
+  /// the constants (compiler/lower/constant_data.h) needs no seed.
   uint64_t seed = 0;
   /// Worker threads for the big kernels; results never depend on it.
   int threads = 1;
@@ -45,7 +49,32 @@ struct EvaluatorOptions {
   int64_t max_while_iterations = 10'000'000;
   /// Round f32 dot/convolution operands to bf16 when operand_precision is DEFAULT (TPU's one-pass
   /// MXU, DESIGN.md Numerics). Off: exact f32 products as XLA's CPU backend computes them.
+  /// On, the composite ops the compiler expands before lowering — f32 batch-norm-training and
+  /// batch-norm-inference (compiler/passes/batch_norm_expander.cc) and the AwsNeuron Gelu,
+  /// GeluApprxTanh, GeluBackward, Softmax, SoftmaxBackward and RmsNorm custom calls
+  /// (custom_call_expander.cc) — are also computed as the TPU computes them: in f32, op by op, in
+  /// the expansion's order (sums folded from +0 in row-major order, as reduce does). Off: in f64,
+  /// rounded once. A 1-ulp f32 difference there is harmless by itself but flips bf16 roundings in
+  /// the next DEFAULT-precision dot, which a deep network amplifies past any tolerance.
   bool tpu_default_precision = false;
+  /// Sums of bf16/f16 values — reduce / reduce-window with an `add(p0, p1)` reducer, all-reduce and
+  /// reduce-scatter with one — accumulate in f32 in the fold order (row-major over the reduced
+  /// elements after the init value; group order for collectives) and round once to the element
+  /// type. This is what a TPU does (the VPU and the ICI reductions compute in f32, isa/opcodes.def
+  /// vpu.reduce and ici.all_reduce) and what XLA's CPU/GPU backends do (bf16 arithmetic is
+  /// normalized to f32). Off: the reducer's HLO types are taken literally and the accumulator is
+  /// rounded after every step, as XLA's HloEvaluator does — a bf16 sum of 256000 squares in [0, 1)
+  /// then stops growing at 256, where the bf16 spacing (2) swamps each term.
+  bool f32_accumulation = true;
+  /// With tpu_default_precision: the MXU's rows R (config core.mxu.rows). A dot or convolution that
+  /// takes one MXU pass (bf16 operands, or f32 ones at DEFAULT precision) then sums its products in
+  /// the MXU's order — K in R-row weight tiles, each tile summed from +0 in k order, tile sums
+  /// added in order (sim/core/mxu_model.h "Numerics") — instead of Eigen's, whose k blocking
+  /// depends on the host's cache sizes. The simulated values are then the reference's bit for bit
+  /// (no f32 rounding-order differences that bf16 storage turns into 1-ulp flips and a deep
+  /// network amplifies). 0: Eigen's order. Drivers checking a simulation must set it to the
+  /// simulated chip's core.mxu.rows.
+  int64_t mxu_rows = 0;
   /// Optional per-instruction timing hook (`tpusim compare`'s per-op CPU time). When set, it is
   /// called after each instruction of the entry computation — and of the computations run as
   /// control flow or fusion bodies (while, conditional, call, fusion, async) — has been evaluated

@@ -134,6 +134,20 @@ StatusOr<Literal> Rng(const HloInstruction& inst, const std::vector<const Litera
   return out;
 }
 
+// The kernel options of a dot/convolution: in the MXU's summation order
+// (EvaluatorOptions::mxu_rows) when it takes one MXU pass — both operands bf16, or rounded to bf16
+// (`rounded`: f32 at DEFAULT precision with tpu_default_precision). Multi-pass (HIGH/HIGHEST f32)
+// and integer ones keep Eigen's order.
+KernelOptions MxuOrderOptions(const std::vector<const Literal*>& ops, bool rounded,
+                              const LocalContext& ctx) {
+  KernelOptions k = *ctx.kernel_options;
+  const bool bf16 = ops.size() == 2 && ops[0]->element_type() == PrimitiveType::kBF16 &&
+                    ops[1]->element_type() == PrimitiveType::kBF16;
+  const bool one_pass = rounded || bf16;
+  k.mxu_k_tile = ctx.options->tpu_default_precision && one_pass ? ctx.options->mxu_rows : 0;
+  return k;
+}
+
 }  // namespace
 
 StatusOr<Literal> MakeConstant(const Shape& shape, const LiteralValues& values, uint64_t seed,
@@ -155,7 +169,7 @@ StatusOr<Literal> EvaluateLocalInstruction(const HloInstruction& inst,
   };
   switch (op) {
     case HloOpcode::kConstant:
-      return MakeConstant(out, inst.literal(), ctx.options->seed, inst.name(), kopt.max_bytes);
+      return MakeConstant(out, inst.literal(), kElidedConstantSeed, inst.name(), kopt.max_bytes);
     case HloOpcode::kConvert:
       TPUSIM_RETURN_IF_ERROR(Arity(inst, ops, 1));
       return EvaluateConvert(*ops[0], out, kopt);
@@ -265,7 +279,8 @@ StatusOr<Literal> EvaluateLocalInstruction(const HloInstruction& inst,
       const bool round = ctx.options->tpu_default_precision &&
                          inst.operand_precision(0) == Precision::kDefault &&
                          inst.operand_precision(1) == Precision::kDefault;
-      return DotGeneral(*ops[0], *ops[1], inst.dot_dimension_numbers(), out, kopt, round);
+      return DotGeneral(*ops[0], *ops[1], inst.dot_dimension_numbers(), out,
+                        MxuOrderOptions(ops, round, ctx), round);
     }
     case HloOpcode::kConvolution: {
       TPUSIM_RETURN_IF_ERROR(Arity(inst, ops, 2));
@@ -276,7 +291,8 @@ StatusOr<Literal> EvaluateLocalInstruction(const HloInstruction& inst,
       const bool round = ctx.options->tpu_default_precision &&
                          inst.operand_precision(0) == Precision::kDefault &&
                          inst.operand_precision(1) == Precision::kDefault;
-      if (!round) return Convolution(*ops[0], *ops[1], p, out, kopt);
+      const KernelOptions mxu_kopt = MxuOrderOptions(ops, round, ctx);
+      if (!round) return Convolution(*ops[0], *ops[1], p, out, mxu_kopt);
       Literal rounded[2];
       const Literal* args[2] = {ops[0], ops[1]};
       for (int i = 0; i < 2; ++i) {
@@ -289,7 +305,7 @@ StatusOr<Literal> EvaluateLocalInstruction(const HloInstruction& inst,
         }
         args[i] = &rounded[i];
       }
-      return Convolution(*args[0], *args[1], p, out, kopt);
+      return Convolution(*args[0], *args[1], p, out, mxu_kopt);
     }
     case HloOpcode::kReduce: {
       if (ops.empty() || ops.size() % 2 != 0)

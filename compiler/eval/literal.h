@@ -135,6 +135,12 @@ StatusOr<Literal> ConvertLiteral(const Literal& in, PrimitiveType type,
 /// the same bits.
 void FillRandom(Literal& literal, uint64_t seed, std::string_view salt);
 
+/// The seed of every elided constant (`constant({...})`): FillRandom(kElidedConstantSeed, name).
+/// compiler/lower/constant_data.h generates the same values for the device (its own copy of the
+/// generator, as the compiler does not link the evaluator; tests/compiler/checks_*_test.cc pins the
+/// two together).
+inline constexpr uint64_t kElidedConstantSeed = 0;
+
 /// FNV-1a 64 of a string (used to turn instruction names into seeds).
 uint64_t Fnv1a64(std::string_view s, uint64_t h = 0xcbf29ce484222325ull);
 

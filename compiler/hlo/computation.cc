@@ -1,6 +1,7 @@
 #include "compiler/hlo/computation.h"
 
 #include <algorithm>
+#include <map>
 
 #include "common/check.h"
 #include "compiler/hlo/module.h"
@@ -37,6 +38,24 @@ HloInstruction* HloComputation::AddInstructionBefore(std::unique_ptr<HloInstruct
   HloInstruction* raw = AddInstruction(std::move(instruction));
   std::rotate(instructions_.begin() + pos, instructions_.end() - 1, instructions_.end());
   return raw;
+}
+
+void HloComputation::ReorderInstructions(const std::vector<const HloInstruction*>& order) {
+  TPUSIM_CHECK(order.size() == instructions_.size()) << "ReorderInstructions: not a permutation";
+  std::map<const HloInstruction*, size_t> pos;
+  for (const HloInstruction* inst : order) pos.emplace(inst, pos.size());
+  TPUSIM_CHECK(pos.size() == order.size()) << "ReorderInstructions: duplicates";
+  std::vector<std::unique_ptr<HloInstruction>> sorted(instructions_.size());
+  for (auto& up : instructions_) {
+    auto it = pos.find(up.get());
+    TPUSIM_CHECK(it != pos.end()) << "ReorderInstructions: " << up->name() << " missing";
+    for (const HloInstruction* op : up->operands()) {
+      TPUSIM_CHECK(pos.at(op) < it->second)
+          << "ReorderInstructions: " << up->name() << " before its operand " << op->name();
+    }
+    sorted[it->second] = std::move(up);
+  }
+  instructions_ = std::move(sorted);
 }
 
 void HloComputation::RemoveInstruction(HloInstruction* instruction) {

@@ -23,6 +23,8 @@ class HloComputation {
 
   /// Name without `%`.
   const std::string& name() const { return name_; }
+  /// Renames the computation (the SPMD partitioner marks its result "<name>_spmd", as XLA does).
+  void set_name(std::string name) { name_ = std::move(name); }
   HloModule* parent() const { return parent_; }
   void set_parent(HloModule* m) { parent_ = m; }
   bool IsEntry() const;
@@ -35,6 +37,9 @@ class HloComputation {
   /// producers of `before` and keep the def-before-use order). Added by the lowering helper.
   HloInstruction* AddInstructionBefore(std::unique_ptr<HloInstruction> instruction,
                                        const HloInstruction* before);
+  /// Puts the instructions in `order`, which must hold each of them once and define every operand
+  /// before its users (checked: a pass that reorders must keep def-before-use).
+  void ReorderInstructions(const std::vector<const HloInstruction*>& order);
   /// Removes `instruction`, which must have no users and not be the root or a parameter (checked).
   void RemoveInstruction(HloInstruction* instruction);
 

@@ -33,10 +33,18 @@ bool IsFusible(const HloInstruction& inst) {
 }
 
 // The instruction whose buffer `inst` reads (through reshapes, bitcasts, copies, virtual
-// broadcasts, ...).
+// broadcasts, ..., and get-tuple-elements of tuples, which share their element's buffer).
 const HloInstruction* Producer(const HloInstruction* inst) {
-  while (IsAliasOfOperand(*inst)) inst = inst->operand(0);
-  return inst;
+  while (true) {
+    if (IsAliasOfOperand(*inst)) {
+      inst = inst->operand(0);
+    } else if (inst->opcode() == HloOpcode::kGetTupleElement &&
+               inst->operand(0)->opcode() == HloOpcode::kTuple) {
+      inst = inst->operand(0)->operand(inst->tuple_index());
+    } else {
+      return inst;
+    }
+  }
 }
 
 }  // namespace

@@ -24,8 +24,9 @@ struct ElementwiseGroups {
 /// Forms the groups of the entry computation. A group is a maximal run of elementwise ops with a
 /// VPU function and the same result dimensions; instructions without code (parameters, constants,
 /// tuples, aliases, virtual broadcasts) in between do not end it, anything else does. An op joins
-/// only if none of its non-member operands is an alias of a member (it would read HBM the group has
-/// not written yet). At most `max_members` per group (VMEM holds every member's chunk).
+/// only if none of its non-member operands is an alias of a member, or a get-tuple-element of a
+/// tuple holding one (it would read HBM the group has not written yet). At most `max_members` per
+/// group (VMEM holds every member's chunk).
 ElementwiseGroups FormElementwiseGroups(const hlo::HloModule& module, size_t max_members = 16);
 
 }  // namespace tpusim::compiler

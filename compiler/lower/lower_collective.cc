@@ -83,6 +83,9 @@ Status Lowerer::LowerCollective(const HloInstruction& inst) {
     for (const HbmBuffer& b : Buffers(op)) ins.push_back(&b);
   }
   if (ins.size() != outs.size()) return Unsupported(inst, "operand and result leaf counts differ");
+  if (inst.opcode() == HloOpcode::kAllReduce && ins.size() > 1) {
+    return LowerTupleAllReduce(inst, ins, outs, group);
+  }
   for (size_t i = 0; i < ins.size(); ++i) {
     const HbmBuffer& in = *ins[i];
     const HbmBuffer& out = outs[i];
@@ -128,6 +131,82 @@ Status Lowerer::LowerCollective(const HloInstruction& inst) {
       default:
         return Unsupported(inst, "collective not supported");
     }
+  }
+  return OkStatus();
+}
+
+Status Lowerer::LowerTupleAllReduce(const HloInstruction& inst,
+                                    const std::vector<const HbmBuffer*>& ins,
+                                    const std::vector<HbmBuffer>& outs, uint64_t group) {
+  const auto op = ReducerOf(inst);
+  if (!op) return Unsupported(inst, "all-reduce reducer must be add, maximum or minimum");
+  // Small leaves of one element type are reduced as one ring over a contiguous VMEM staging
+  // buffer, so the ring's 2(n-1) hop latencies are paid once for all of them (what XLA's all-reduce
+  // combiner buys). Staging costs each leaf 2 * bytes / HBM bandwidth; a leaf joins only while
+  // that is less than the ring latency it saves, bytes < (n-1) * hop latency * HBM bytes/cycle
+  // (per core, the chip's bandwidth shared by its TensorCores). Larger leaves, and all of them
+  // when they do not fit VMEM, run one ring each straight from HBM.
+  const int64_t n = static_cast<int64_t>(
+      program_->replica_groups[static_cast<size_t>(group)].groups.front().size());
+  const double hbm_per_core =
+      config_.HbmBytesPerCycle() / static_cast<double>(std::max<int64_t>(1, config_.tensorcores));
+  const double stage_limit = static_cast<double>(n - 1) *
+                             static_cast<double>(config_.system.ici_hop_latency_cycles) *
+                             hbm_per_core;
+  std::vector<isa::DType> types;
+  for (const HbmBuffer* in : ins) {
+    if (std::find(types.begin(), types.end(), in->dtype) == types.end()) types.push_back(in->dtype);
+  }
+  auto ring_in_hbm = [&](size_t i) {
+    em_.Emit(isa::op::IciAllReduce{.op = *op,
+                                   .dtype = ins[i]->dtype,
+                                   .space = isa::MemSpace::kHbm,
+                                   .src = ins[i]->address,
+                                   .dst = outs[i].address,
+                                   .count = static_cast<uint64_t>(ins[i]->elements()),
+                                   .group = group});
+  };
+  for (isa::DType t : types) {
+    std::vector<size_t> leaves;
+    int64_t bytes = 0;
+    for (size_t i = 0; i < ins.size(); ++i) {
+      if (ins[i]->dtype != t || ins[i]->elements() == 0) continue;
+      if (static_cast<double>(ins[i]->bytes()) >= stage_limit) {
+        ring_in_hbm(i);
+        continue;
+      }
+      leaves.push_back(i);
+      bytes += ins[i]->bytes();
+    }
+    if (leaves.empty()) continue;
+    const int64_t eb = isa::DTypeBytes(t);
+    if (leaves.size() == 1 || bytes > em_.vmem_free()) {
+      for (size_t i : leaves) ring_in_hbm(i);
+      continue;
+    }
+    TPUSIM_ASSIGN_OR_RETURN(uint64_t stage, Vmem(inst, bytes, "all-reduce staging buffer"));
+    uint64_t offset = 0;
+    for (size_t i : leaves) {
+      em_.DmaContiguous(isa::Opcode::kDmaHbmToVmem, ins[i]->address, stage + offset,
+                        ins[i]->bytes(), eb, kLoadFlag);
+      offset += static_cast<uint64_t>(ins[i]->bytes());
+    }
+    em_.Wait(kLoadFlag, static_cast<int64_t>(leaves.size()));
+    em_.Emit(isa::op::IciAllReduce{.op = *op,
+                                   .dtype = t,
+                                   .space = isa::MemSpace::kVmem,
+                                   .src = stage,
+                                   .dst = stage,
+                                   .count = static_cast<uint64_t>(bytes / eb),
+                                   .group = group});
+    offset = 0;
+    for (size_t i : leaves) {
+      em_.DmaContiguous(isa::Opcode::kDmaVmemToHbm, stage + offset, outs[i].address,
+                        ins[i]->bytes(), eb, kStoreFlag);
+      offset += static_cast<uint64_t>(ins[i]->bytes());
+    }
+    em_.Wait(kStoreFlag, static_cast<int64_t>(leaves.size()));
+    em_.ResetVmem();
   }
   return OkStatus();
 }

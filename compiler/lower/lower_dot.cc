@@ -176,7 +176,12 @@ Status Lowerer::LowerDot(const HloInstruction& inst) {
   const int64_t B = batched ? L.dims[0] : 1;
   const int64_t M = L.dims[rank - 2];
   const int64_t K = L.dims[rank - 1];
-  const int64_t N = nk ? Rb.dims[rank - 2] : Rb.dims[rank - 1];
+  // Megacore: this core computes result columns [n_lo, n_lo + N) of the N_all.
+  const int64_t N_all = nk ? Rb.dims[rank - 2] : Rb.dims[rank - 1];
+  const ColumnShare share = DotColumnShare(N_all);
+  if (megacore_.rank > 0 && share.parts == 1) return OkStatus();
+  const int64_t n_lo = share.begin;
+  const int64_t N = share.end - share.begin;
 
   using isa::DType;
   const auto is_float = [](DType t) { return t == DType::kF32 || t == DType::kBF16; };
@@ -193,8 +198,14 @@ Status Lowerer::LowerDot(const HloInstruction& inst) {
   const std::vector<PassParts> passes =
       int_path ? std::vector<PassParts>{{PrecisionPart::kHi, PrecisionPart::kHi}}
                : PrecisionPasses(prec, L.dtype == DType::kF32, Rb.dtype == DType::kF32);
-  if (M == 0 || N == 0) return OkStatus();
-  if (K == 0) return Unsupported(inst, "dot with an empty contracting dimension");
+  if (K == 0 && M > 0 && N_all > 0) {
+    return Unsupported(inst, "dot with an empty contracting dimension");
+  }
+  if (share.parts > 1) MegacoreBarrier();  // the operands are in HBM
+  if (M == 0 || N == 0 || K == 0) {
+    if (share.parts > 1) MegacoreBarrier();
+    return OkStatus();
+  }
 
   const auto& mxu = config_.core.mxu;
   const int64_t R = mxu.rows, C = mxu.cols, nm = std::max<int64_t>(1, mxu.count);
@@ -279,12 +290,12 @@ Status Lowerer::LowerDot(const HloInstruction& inst) {
     }
     if (st.load_rhs) {
       const uint64_t src =
-          Rb.address +
-          static_cast<uint64_t>(
-              (nk ? (st.b * N + st.n0) * K + st.k0 : (st.b * K + st.k0) * N + st.n0) * re);
+          Rb.address + static_cast<uint64_t>((nk ? (st.b * N_all + n_lo + st.n0) * K + st.k0
+                                                 : (st.b * K + st.k0) * N_all + n_lo + st.n0) *
+                                             re);
       const std::vector<int64_t> dims =
           nk ? std::vector<int64_t>{nc, kc} : std::vector<int64_t>{kc, nc};
-      const std::vector<int64_t> ss{(nk ? K : N) * re, re};
+      const std::vector<int64_t> ss{(nk ? K : N_all) * re, re};
       const std::vector<int64_t> ds{dims[1] * re, re};
       TPUSIM_ASSIGN_OR_RETURN(int64_t d, em_.Dma(isa::Opcode::kDmaHbmToVmem, src, ss,
                                                  rhs_buf(st.rhs_ver), ds, dims, re, kDotLoadFlag));
@@ -365,12 +376,12 @@ Status Lowerer::LowerDot(const HloInstruction& inst) {
     const int64_t mc = std::min(Mc, M - pp.m0), nc = std::min(Nc, N - pp.n0);
     const int o = static_cast<int>(pp.block % nbuf);
     const uint64_t out = out_buf(pp.block);
-    const std::vector<int64_t> dims{mc, nc}, ss{nc * oe, oe}, ds{N * oe, oe};
+    const std::vector<int64_t> dims{mc, nc}, ss{nc * oe, oe}, ds{N_all * oe, oe};
     TPUSIM_ASSIGN_OR_RETURN(
         store_count[o],
         em_.Dma(isa::Opcode::kDmaVmemToHbm, out, ss,
-                O.address + static_cast<uint64_t>(((pp.b * M + pp.m0) * N + pp.n0) * oe), ds, dims,
-                oe, kOutFlag0 + static_cast<uint64_t>(o)));
+                O.address + static_cast<uint64_t>(((pp.b * M + pp.m0) * N_all + n_lo + pp.n0) * oe),
+                ds, dims, oe, kOutFlag0 + static_cast<uint64_t>(o)));
     if (nbuf == 1) {
       em_.Wait(kOutFlag0, store_count[0]);
       store_count[0] = 0;
@@ -460,7 +471,29 @@ Status Lowerer::LowerDot(const HloInstruction& inst) {
   }
   em_.Wait(kOutFlag0, store_count[0]);
   em_.Wait(kOutFlag0 + 1, store_count[1]);
+  if (share.parts > 1) MegacoreBarrier();  // every share of the result is in HBM
   return OkStatus();
+}
+
+Lowerer::ColumnShare Lowerer::DotColumnShare(int64_t n) const {
+  const int64_t unit = config_.core.mxu.cols * std::max<int64_t>(1, config_.core.mxu.count);
+  const int parts = megacore_.size;
+  if (parts <= 1 || n < parts * unit) return ColumnShare{0, n, 1};
+  const int64_t per = CeilDiv(CeilDiv(n, unit), parts) * unit;
+  const int64_t begin = std::min(n, megacore_.rank * per);
+  return ColumnShare{begin, std::min(n, begin + per), parts};
+}
+
+void Lowerer::MegacoreBarrier() {
+  isa::ReplicaGroups table;
+  const int32_t first = core_id_ - megacore_.rank;
+  std::vector<int32_t> ids;
+  for (int k = 0; k < megacore_.size; ++k) ids.push_back(first + k);
+  table.groups.push_back(std::move(ids));
+  auto& all = program_->replica_groups;
+  auto it = std::find(all.begin(), all.end(), table);
+  if (it == all.end()) it = all.insert(all.end(), std::move(table));
+  em_.Emit(isa::op::SyncBarrier{.group = static_cast<uint64_t>(it - all.begin())});
 }
 
 }  // namespace tpusim::compiler

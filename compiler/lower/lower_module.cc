@@ -15,7 +15,7 @@ using hlo::HloOpcode;
 Lowerer::Lowerer(const hlo::HloModule& module, const config::ChipConfig& config,
                  const HbmPlan& plan, isa::Program* program, int32_t core_id, int64_t num_replicas,
                  std::map<std::string, int32_t>* hlo_tags, bool double_buffer,
-                 const ElementwiseGroups& groups)
+                 const ElementwiseGroups& groups, MegacoreRole megacore)
     : module_(module),
       config_(config),
       plan_(plan),
@@ -25,6 +25,7 @@ Lowerer::Lowerer(const hlo::HloModule& module, const config::ChipConfig& config,
       hlo_tags_(hlo_tags),
       double_buffer_(double_buffer),
       groups_(groups),
+      megacore_(megacore),
       em_(&program->cores[static_cast<size_t>(core_id)], config.core.vmem_bytes) {}
 
 const std::vector<HbmBuffer>& Lowerer::Buffers(const HloInstruction* inst) const {
@@ -72,6 +73,11 @@ Status Lowerer::Run() {
 
 Status Lowerer::LowerInstruction(const HloInstruction& inst) {
   if (IsAliasOfOperand(inst)) return OkStatus();
+  // The other cores of a megacore device run only their shares of split dots.
+  if (megacore_.rank > 0) {
+    return inst.opcode() == HloOpcode::kDot && !groups_.group_of.count(&inst) ? LowerDot(inst)
+                                                                              : OkStatus();
+  }
   if (auto g = groups_.group_of.find(&inst); g != groups_.group_of.end()) {
     const auto& group = groups_.groups[g->second];
     return group.front() == &inst ? LowerFusedElementwise(group) : OkStatus();
@@ -108,13 +114,13 @@ Status Lowerer::LowerInstruction(const HloInstruction& inst) {
     case HloOpcode::kCollectivePermute:
       return LowerCollective(inst);
     case HloOpcode::kGather:
+      return LowerGather(inst);
     case HloOpcode::kScatter:
+      return LowerScatter(inst);
     case HloOpcode::kDynamicSlice:
+      return LowerDynamicSlice(inst);
     case HloOpcode::kDynamicUpdateSlice:
-      return Unsupported(inst,
-                         "data-dependent addressing: tpusim's DMA descriptors and VPU "
-                         "instructions take immediate addresses only (no scalar address "
-                         "registers yet), so indices computed at run time cannot be lowered");
+      return LowerDynamicUpdateSlice(inst);
     case HloOpcode::kConvolution:
       return Unsupported(inst,
                          "convolution is not lowered yet (planned: im2col through strided "
@@ -129,13 +135,19 @@ Status Lowerer::LowerInstruction(const HloInstruction& inst) {
     case HloOpcode::kConditional:
       return Unsupported(inst, "control flow is not lowered yet (while/conditional)");
     case HloOpcode::kCustomCall:
+      if (custom_call_cycles_ != nullptr) {
+        auto it = custom_call_cycles_->find(inst.custom_call_target());
+        if (it != custom_call_cycles_->end()) return LowerEstimatedCustomCall(inst, it->second);
+      }
       return Unsupported(inst,
                          "custom_call_target=\"" + inst.custom_call_target() +
                              "\" is not in the known-target table (known: "
                              "AwsNeuronTransferWithStaticRing = identity; f32 AwsNeuronGelu, "
                              "AwsNeuronGeluApprxTanh, AwsNeuronGeluBackward, AwsNeuronSoftmax, "
                              "AwsNeuronSoftmaxBackward, AwsNeuronRmsNorm via "
-                             "custom-call-expander)");
+                             "custom-call-expander). To time the module anyway, give the "
+                             "target a cost: --custom-call-cost " +
+                             inst.custom_call_target() + "=CYCLES (the run is then timing-only)");
     default:
       break;
   }
@@ -144,8 +156,36 @@ Status Lowerer::LowerInstruction(const HloInstruction& inst) {
       inst,
       "no lowering for this opcode (supported: parameter, constant, tuple, get-tuple-element, "
       "dot, elementwise unary/binary/compare/select/clamp/convert, broadcast, reshape, bitcast, "
-      "copy, transpose, slice, concatenate, pad, iota, reduce, all-reduce, all-gather, "
+      "copy, transpose, slice, concatenate, pad, iota, reduce, gather, scatter, dynamic-slice, "
+      "dynamic-update-slice, all-reduce, all-gather, "
       "reduce-scatter, collective-permute, custom-call AwsNeuronTransferWithStaticRing)");
+}
+
+Status Lowerer::LowerEstimatedCustomCall(const HloInstruction& inst, int64_t cycles) {
+  if (cycles < 0 || cycles / 2 > int64_t{0xFFFFFFFF}) {
+    return Unsupported(inst,
+                       fmt::format("--custom-call-cost {} cycles is outside [0, 2^33)", cycles));
+  }
+  // Start once the operands exist: a one-element read of each makes the scoreboard wait for its
+  // producer (a collective, a DMA) like any kernel's operand load would.
+  TPUSIM_ASSIGN_OR_RETURN(uint64_t probe, Vmem(inst, 64, "operand probe"));
+  int64_t reads = 0;
+  for (const HloInstruction* op : inst.operands()) {
+    for (const HbmBuffer& b : Buffers(op)) {
+      if (b.elements() == 0) continue;
+      em_.DmaContiguous(isa::Opcode::kDmaHbmToVmem, b.address, probe, b.elem_bytes(),
+                        b.elem_bytes(), kLoadFlag);
+      ++reads;
+    }
+  }
+  em_.Wait(kLoadFlag, reads);
+  if (cycles / 2 > 0) {
+    em_.Emit(isa::op::CtrlLoop{.count = static_cast<uint64_t>(cycles / 2)});
+    em_.Emit(isa::op::Nop{});
+    em_.Emit(isa::op::CtrlEndLoop{});
+  }
+  if (cycles % 2 == 1) em_.Emit(isa::op::Nop{});
+  return OkStatus();
 }
 
 Status Lowerer::GatherKernel(const HloInstruction& inst, uint64_t src_base,

@@ -73,15 +73,24 @@ Status Unsupported(const hlo::HloInstruction& inst, const std::string& what);
 /// The same location prefix for a ResourceExhausted Status.
 Status DoesNotFit(const hlo::HloInstruction& inst, const std::string& what);
 
+/// This core's part in a megacore device (compile.h): core `rank` of `size` cores that share one
+/// HBM plan. Rank 0 lowers every instruction; the others only their shares of split dots.
+struct MegacoreRole {
+  int rank = 0;
+  int size = 1;
+};
+
 class Lowerer {
  public:
   Lowerer(const hlo::HloModule& module, const config::ChipConfig& config, const HbmPlan& plan,
           isa::Program* program, int32_t core_id, int64_t num_replicas,
           std::map<std::string, int32_t>* hlo_tags, bool double_buffer,
-          const ElementwiseGroups& groups);
+          const ElementwiseGroups& groups, MegacoreRole megacore = {});
 
   /// Emits the whole entry computation into program->cores[core_id].
   Status Run();
+  /// User-given costs of custom-call targets (CompileOptions::custom_call_cycles); may be null.
+  void set_custom_call_cycles(const std::map<std::string, int64_t>* c) { custom_call_cycles_ = c; }
   int64_t peak_vmem() const { return em_.peak_vmem(); }
 
  private:
@@ -93,6 +102,15 @@ class Lowerer {
 
   // Kernels (lower_*.cc).
   Status LowerDot(const hlo::HloInstruction& inst);
+  /// The megacore share of a dot with N output columns: this core's columns [begin, end), and how
+  /// many cores split it (1 = not split: rank 0 does it all).
+  struct ColumnShare {
+    int64_t begin = 0, end = 0;
+    int parts = 1;
+  };
+  ColumnShare DotColumnShare(int64_t n) const;
+  /// sync.barrier over the cores of this megacore device.
+  void MegacoreBarrier();
   Status LowerElementwise(const hlo::HloInstruction& inst);
   /// A chain of elementwise ops (an ElementwiseGroup) as one kernel: per chunk, the external
   /// operands are loaded once, every member computes into VMEM, and only the members used outside
@@ -116,6 +134,15 @@ class Lowerer {
   Status LowerIota(const hlo::HloInstruction& inst);
   Status LowerReduce(const hlo::HloInstruction& inst);
   Status LowerCollective(const hlo::HloInstruction& inst);
+  /// A custom-call with a user-given cost: once a one-element read of each operand has arrived (so
+  /// it starts after its producers), the sequencer spins `cycles` cycles (ctrl.loop of nops, 2
+  /// cycles per iteration, plus one nop when odd); nothing is computed.
+  Status LowerEstimatedCustomCall(const hlo::HloInstruction& inst, int64_t cycles);
+  /// A tuple all-reduce: per element type, the leaves staged contiguously in VMEM and reduced by
+  /// one ring (one ring per leaf in HBM when they do not fit).
+  Status LowerTupleAllReduce(const hlo::HloInstruction& inst,
+                             const std::vector<const HbmBuffer*>& ins,
+                             const std::vector<HbmBuffer>& outs, uint64_t group);
   /// replica-id / partition-id: this core's device id split as replica d / P, partition d % P.
   Status LowerDeviceId(const hlo::HloInstruction& inst);
   Status LowerCopyValue(const hlo::HloInstruction& inst, const HbmBuffer& src,
@@ -129,6 +156,54 @@ class Lowerer {
   /// (concatenate, pad's interior).
   Status ScatterKernel(const hlo::HloInstruction& inst, const HbmBuffer& src, uint64_t dst_base,
                        const std::vector<int64_t>& dst_strides);
+  // Data-dependent addressing (lower_gather.cc): gather, scatter, dynamic-slice and
+  // dynamic-update-slice on the indirect DMAs dma.gather / dma.scatter.
+  Status LowerGather(const hlo::HloInstruction& inst);
+  Status LowerScatter(const hlo::HloInstruction& inst);
+  Status LowerDynamicSlice(const hlo::HloInstruction& inst);
+  Status LowerDynamicUpdateSlice(const hlo::HloInstruction& inst);
+  /// One index component: `count` s32 start indices, contiguous at VMEM `vmem`, for operand
+  /// dimension `dim`.
+  struct IndexComponent {
+    uint64_t vmem = 0;
+    int64_t dim = 0;
+  };
+  /// What an indirect DMA needs: one s32 index per slice at VMEM `idx`, HBM bytes per index unit,
+  /// and the largest valid index.
+  struct LinearIndex {
+    uint64_t idx = 0;
+    uint64_t scale = 0;
+    uint64_t bound = 0;
+  };
+  /// How start indices outside [0, dim - window] behave, and which DMA consumes them.
+  enum class IndexMode {
+    kGatherClamp,   // gather, dynamic-slice: clamped (dma.gather clamps one index itself)
+    kScatterSkip,   // scatter: the whole window is skipped (dma.scatter skips one index itself)
+    kScatterClamp,  // dynamic-update-slice: clamped, written with dma.scatter
+  };
+  /// Turns per-dimension start indices into one index per slice for a box of `window[d]` elements
+  /// per dimension of the row-major `operand`. One component in the DMA's own mode costs nothing;
+  /// otherwise the VPU clamps each component (kScatterSkip: sets the slice's index to -1 when a
+  /// component is out of range) and linearizes in s32 element units.
+  StatusOr<LinearIndex> LinearizeIndices(const hlo::HloInstruction& inst, const HbmBuffer& operand,
+                                         const std::vector<int64_t>& window,
+                                         const std::vector<IndexComponent>& components,
+                                         int64_t count, IndexMode mode);
+  /// out (count row-major slices of `window`) = the slices of `operand` the indices select.
+  Status IndirectGather(const hlo::HloInstruction& inst, const HbmBuffer& operand,
+                        const std::vector<int64_t>& window, const LinearIndex& index, int64_t count,
+                        uint64_t out_address);
+  /// A scatter's to_apply: assignment (combine = false) or a read-modify-write `op`.
+  struct Combiner {
+    bool combine = false;
+    isa::ReduceOp op = isa::ReduceOp::kSum;
+  };
+  /// Writes (or combines) `count` row-major update slices of `window`, contiguous in HBM at
+  /// `updates_address`, into the row-major `target` at the slices the indices select.
+  Status IndirectScatter(const hlo::HloInstruction& inst, const HbmBuffer& target,
+                         const std::vector<int64_t>& window, const LinearIndex& index,
+                         int64_t count, uint64_t updates_address, Combiner combiner);
+
   /// Replica-group table index for a collective (deduplicated in program->replica_groups).
   StatusOr<uint64_t> GroupIndex(const hlo::HloInstruction& inst);
 
@@ -141,6 +216,8 @@ class Lowerer {
   std::map<std::string, int32_t>* hlo_tags_;
   bool double_buffer_;
   const ElementwiseGroups& groups_;
+  MegacoreRole megacore_;
+  const std::map<std::string, int64_t>* custom_call_cycles_ = nullptr;
   CoreEmitter em_;
   /// Index of `inst` in Program::hlo_names (added on first use).
   int32_t TagOf(const hlo::HloInstruction& inst);

@@ -202,6 +202,9 @@ void CanonicalizeDot(HloComputation& comp, HloInstruction* dot) {
   HloInstruction* result = new_dot;
   if (dot->shape().dimensions() != odims) {
     result = MakeReshape(comp, new_dot, dot->shape(), dot, base + ".result_reshape");
+    // The reshape has the dot's shape, so it carries the dot's sharding (for a root: the module's
+    // output sharding, SpmdSignature::Of).
+    result->set_sharding(dot->sharding());
   } else if (dot->shape().has_layout()) {
     new_dot->mutable_shape() = dot->shape();
   }

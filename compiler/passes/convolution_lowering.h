@@ -11,7 +11,8 @@
 //      [G, M, Wn*C/G] x [G, Wn*C/G, O/G];
 //   4. reshape/transpose the [M, O] result to the output's dim_labels.
 // Contract: values equal the evaluator's convolution (same products; the sums run over the patch in
-// (window position, feature) order, so they may differ in f32 rounding). Convolutions with
+// (window position, feature) order, the evaluator's im2col order, so with the evaluator summing in
+// the MXU's order — EvaluatorOptions::mxu_rows — the results agree bit for bit). Convolutions with
 // batch_group_count > 1, window reversal or negative padding are left in place, and the lowering
 // reports them by name.
 #pragma once

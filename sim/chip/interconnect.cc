@@ -58,6 +58,23 @@ StatusOr<Interconnect> Interconnect::Build(const config::ChipConfig& config,
                            std::to_string(sys.chips) + ")");
   }
 
+  // Snake order: path(d) = path(d-1) forward, then reversed, then forward, ... once per
+  // coordinate of dimension d; chip id = x + X * (y + Y * z).
+  std::vector<int64_t> path = {0};
+  int64_t stride = 1;
+  for (int64_t size : ic.shape_) {
+    std::vector<int64_t> next;
+    for (int64_t i = 0; i < size; ++i) {
+      for (size_t k = 0; k < path.size(); ++k) {
+        next.push_back(i * stride + path[i % 2 == 0 ? k : path.size() - 1 - k]);
+      }
+    }
+    path = std::move(next);
+    stride *= size;
+  }
+  ic.ring_rank_.assign(path.size(), 0);
+  for (size_t k = 0; k < path.size(); ++k) ic.ring_rank_[static_cast<size_t>(path[k])] = k;
+
   for (int c = 0; c < ic.chips_; ++c) {
     std::string chip = "chip" + std::to_string(c);
     if (ic.hbm_shared_) {
@@ -114,6 +131,11 @@ StatusOr<Interconnect> Interconnect::Build(const config::ChipConfig& config,
 
 int Interconnect::hbm(int chip, int core) const {
   return hbm_shared_ ? hbm_[chip] : hbm_[chip * cores_per_chip_ + core];
+}
+
+int64_t Interconnect::RingPosition(int core) const {
+  return ring_rank_[static_cast<size_t>(core / cores_per_chip_)] * cores_per_chip_ +
+         core % cores_per_chip_;
 }
 
 Route Interconnect::CoreToCore(int from, int to) const {

@@ -58,6 +58,16 @@ class Interconnect {
   /// different.
   Route CoreToCore(int from, int to) const;
 
+  /// Position of global core `core` on the ring the ici.* collectives run (CollectiveUnit): chips
+  /// in snake (boustrophedon) order over the torus — x fastest, each dimension's sweep reversed on
+  /// every other pass of the next one — so consecutive chips are one ICI hop apart and, when the
+  /// slowest varying dimension > 1 has even length, the last chip is one wrap-around hop from the
+  /// first; the cores of a chip are consecutive. The naive order by core id would route the step
+  /// from chip (1,0) to chip (0,1) of a 2x2 torus over two hops. Rings embedded in the torus this
+  /// way are how collectives are laid out on TPU pods [Jouppi et al., ISCA 2023, §3: "the 3D torus
+  /// … rings in each dimension"] (the exact TPU ring order is unpublished: assumption).
+  int64_t RingPosition(int core) const;
+
   /// ICI link resources (for the report), in creation order.
   const std::vector<int>& links() const { return links_; }
   int chips() const { return chips_; }
@@ -73,6 +83,7 @@ class Interconnect {
   std::vector<int> links_;              // all ICI link directions
   std::vector<std::vector<int>> link_;  // [chip][dim*2 + (0:+ 1:-)] -> resource, -1 if none
   std::vector<int> onchip_;             // [chip][a][b] flattened, -1 on the diagonal
+  std::vector<int64_t> ring_rank_;      // [chip] -> position of the chip on the snake ring
   Cycles hbm_latency_;
   Cycles hop_latency_;
 };

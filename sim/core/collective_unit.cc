@@ -32,8 +32,13 @@ CollectiveUnit::CollectiveUnit(std::string path, int core, const isa::Program& p
 }
 
 CollectiveUnit::Plan CollectiveUnit::MakePlan(const isa::Instruction& inst,
-                                              const std::vector<int>& members) const {
+                                              const std::vector<int>& group) const {
   Plan p;
+  // The ring runs in the Interconnect's ring order (one hop per step where the torus allows); the
+  // values do not depend on it (the SyncHub reduces in group order, isa/opcodes.def).
+  std::vector<int> members = group;
+  std::stable_sort(members.begin(), members.end(),
+                   [&](int a, int b) { return ic_->RingPosition(a) < ic_->RingPosition(b); });
   const int n = static_cast<int>(members.size());
   const int rank =
       static_cast<int>(std::find(members.begin(), members.end(), core_) - members.begin());

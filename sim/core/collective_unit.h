@@ -10,8 +10,10 @@
 //  * all_gather / reduce_scatter: the n-1 ring steps of one chunk (count elements) each.
 //  * all_to_all: one step, count elements to every other rank at once.
 //  * collective_permute: one step, count elements to each target.
-// Ranks follow the group order; rank r+1's route is the Interconnect's dimension-ordered route, so
-// a group laid out against the torus shares links and the contention shows.
+// Ranks follow the Interconnect's ring order (a snake through the torus,
+// Interconnect::RingPosition), not the group order, so each step of a full-slice ring is one hop;
+// rank r+1's route is the dimension-ordered route, so a subgroup laid out against the torus shares
+// links and the contention shows.
 #pragma once
 
 #include <cstdint>
@@ -59,7 +61,7 @@ class CollectiveUnit : public Unit {
     std::vector<std::vector<Send>> sends;  // per step
     std::vector<int> receives;             // per step: chunks expected
   };
-  Plan MakePlan(const isa::Instruction& inst, const std::vector<int>& members) const;
+  Plan MakePlan(const isa::Instruction& inst, const std::vector<int>& group) const;
   void Advance(Cycles now);
 
   std::string path_;

@@ -6,6 +6,7 @@
 #include <bit>
 #include <cstring>
 
+#include "isa/indirect_dma.h"
 #include "isa/numerics.h"
 #include "sim/core/footprint.h"
 
@@ -24,6 +25,11 @@ Status DataPath::Dma(int core, const isa::Instruction& inst) {
     return InvalidArgument(fmt::format("elem_bytes={} (must be 1, 2, 4 or 8)", eb));
   }
   if (n0 == 0 || n1 == 0 || n2 == 0) return InvalidArgument("n0, n1 and n2 must be >= 1");
+  if (isa::IsIndirectDma(inst.opcode)) {
+    // dma.gather / dma.scatter: the ISA layer's one implementation (the interpreter's too).
+    return isa::ExecuteIndirectDma(inst, state_.memory(isa::MemSpace::kHbm, core),
+                                   state_.memory(isa::MemSpace::kVmem, core));
+  }
   isa::SparseMemory* from = nullptr;
   isa::SparseMemory* to = nullptr;
   switch (inst.opcode) {

@@ -35,7 +35,8 @@ class DataPath {
 
   MachineState& state() { return state_; }
 
-  /// A DMA's copy (any of the five DMA opcodes), issued by global core `core`.
+  /// A DMA's copy (any DMA opcode, including the indirect dma.gather / dma.scatter), issued by
+  /// global core `core`.
   Status Dma(int core, const isa::Instruction& inst);
   /// A VPU or XLU instruction of `core`.
   Status Vector(int core, const isa::Instruction& inst);

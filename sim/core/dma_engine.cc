@@ -1,10 +1,15 @@
 #include "sim/core/dma_engine.h"
 
+#include <algorithm>
+
+#include "isa/indirect_dma.h"
+
 namespace tpusim::sim {
 
 DmaEngine::DmaEngine(std::string path, int core, const Interconnect* ic, TransferNetwork* network,
                      Cycles issue_cycles, int local_copy_resource, std::vector<int> notify_conns,
-                     DataPath* data, ErrorSink* errors, int unit_id, StatRegistry& stats)
+                     DataPath* data, ErrorSink* errors, int unit_id, StatRegistry& stats,
+                     uint64_t vmem_bytes_per_cycle)
     : path_(std::move(path)),
       core_(core),
       ic_(ic),
@@ -13,11 +18,21 @@ DmaEngine::DmaEngine(std::string path, int core, const Interconnect* ic, Transfe
       notify_conns_(std::move(notify_conns)),
       data_(data),
       errors_(errors),
-      unit_id_(unit_id) {
+      unit_id_(unit_id),
+      issue_cycles_(issue_cycles),
+      vmem_bytes_per_cycle_(std::max<uint64_t>(vmem_bytes_per_cycle, 1)) {
   StatGroup& g = stats.AddGroup(path_);
   transfers_ = g.Add("transfers", StatUnit::kCount, "descriptors completed");
   bytes_ = g.Add("bytes", StatUnit::kBytes, "bytes moved");
   busy_ = g.Add("busy_cycles", StatUnit::kCycles, "cycles with a descriptor in flight");
+}
+
+Cycles DmaEngine::IndirectSetupCycles(uint64_t count, Cycles issue_cycles,
+                                      uint64_t vmem_bytes_per_cycle) {
+  const uint64_t bpc = std::max<uint64_t>(vmem_bytes_per_cycle, 1);
+  const uint64_t index_read = (4 * count + bpc - 1) / bpc;
+  const uint64_t extra_issues = count > 0 ? count - 1 : 0;
+  return Cycles(index_read + extra_issues * issue_cycles.value());
 }
 
 TransferRequest DmaEngine::MakeRequest(const Command& cmd) const {
@@ -43,6 +58,19 @@ TransferRequest DmaEngine::MakeRequest(const Command& cmd) const {
     case isa::Opcode::kDmaHbmToHost:
       req.uses = {{hbm, UseKind::kRead}, {ic_->host(chip), UseKind::kWrite}};
       break;
+    case isa::Opcode::kDmaGather:
+    case isa::Opcode::kDmaScatter: {
+      const isa::IndirectDma ind = isa::IndirectDma::From(inst);
+      req.bytes = Bytes(ind.total_bytes());
+      if (!ind.scatter) {
+        req.uses = {{hbm, UseKind::kRead}};
+      } else if (ind.combine) {
+        req.uses = {{hbm, UseKind::kRead}, {hbm, UseKind::kWrite}};  // read-modify-write
+      } else {
+        req.uses = {{hbm, UseKind::kWrite}};
+      }
+      break;
+    }
     case isa::Opcode::kDmaVmemToRemote: {
       auto r = inst.As<isa::op::DmaVmemToRemote>();
       const int dst = static_cast<int>(r.dst_core);
@@ -70,6 +98,11 @@ TransferRequest DmaEngine::MakeRequest(const Command& cmd) const {
   return req;
 }
 
+void DmaEngine::SendPending(Cycles now) {
+  conn_.request->Send(now, std::move(*pending_));
+  pending_.reset();
+}
+
 void DmaEngine::Step(Cycles now) {
   while (conn_.done->HasReady(now)) {
     TransferDone done = conn_.done->Pop(now);
@@ -81,20 +114,30 @@ void DmaEngine::Step(Cycles now) {
     busy_->Add((now - active_since_).value());
     active_.reset();
   }
+  if (pending_ && now >= pending_at_) SendPending(now);
   if (!active_ && commands_.HasReady(now)) {
     Command cmd = commands_.Pop(now);
     reports_->Send(now, Report{Report::Kind::kStarted, cmd.seq, now});
     TransferRequest req = MakeRequest(cmd);
     bytes_->Add(req.bytes.value());
-    conn_.request->Send(now, std::move(req));
+    const bool indirect = isa::IsIndirectDma(cmd.inst.opcode);
     active_ = std::move(cmd);
     active_since_ = now;
+    if (indirect) {
+      const uint64_t count = active_->inst.fields[isa::FieldIndex(active_->inst.opcode, "count")];
+      pending_ = std::move(req);
+      pending_at_ = now + IndirectSetupCycles(count, issue_cycles_, vmem_bytes_per_cycle_);
+      if (pending_at_ <= now) SendPending(now);
+    } else {
+      conn_.request->Send(now, std::move(req));
+    }
   }
 }
 
 Cycles DmaEngine::NextWork(Cycles now) const {
   Cycles next = conn_.done->NextArrival();
   if (!active_) next = EarliestOf(next, commands_.NextArrival());
+  if (pending_) next = EarliestOf(next, pending_at_);
   if (next <= now) next = now + Cycles(1);
   return next;
 }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "isa/indirect_dma.h"
+
 namespace tpusim::sim {
 namespace {
 
@@ -113,6 +115,23 @@ Footprint InstructionFootprint(const isa::Instruction& inst, int core,
       f.reads.push_back(Bytes(MemSpace::kVmem, core, d.src, SrcExtent(d)));
       if (static_cast<int>(d.dst_core) == core) {
         f.writes.push_back(Bytes(d.dst_space, core, d.dst, DstExtent(d)));
+      }
+      break;
+    }
+    case isa::Opcode::kDmaGather:
+    case isa::Opcode::kDmaScatter: {
+      // Indices are data: the HBM side is every byte an index in [0, bound] can reach.
+      const isa::IndirectDma d = isa::IndirectDma::From(inst);
+      f.reads.push_back(Vmem(core, d.idx, d.idx_bytes()));
+      const Region hbm = Bytes(MemSpace::kHbm, core, d.hbm_base(), d.hbm_extent());
+      const Region vmem = Vmem(core, d.vmem_base(), d.vmem_extent());
+      if (d.scatter) {
+        f.reads.push_back(vmem);
+        if (d.combine) f.reads.push_back(hbm);
+        f.writes.push_back(hbm);
+      } else {
+        f.reads.push_back(hbm);
+        f.writes.push_back(vmem);
       }
       break;
     }

@@ -15,6 +15,8 @@ StallCategory CategoryOf(isa::Opcode op) {
   switch (op) {
     case Opcode::kDmaHbmToVmem:
     case Opcode::kDmaVmemToHbm:
+    case Opcode::kDmaGather:
+    case Opcode::kDmaScatter:
       return StallCategory::kHbmBound;
     case Opcode::kDmaHostToHbm:
     case Opcode::kDmaHbmToHost:

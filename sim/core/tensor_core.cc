@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "isa/indirect_dma.h"
 #include "sim/core/footprint.h"
 #include "sim/core/vpu_cost.h"
 
@@ -68,7 +69,8 @@ std::pair<uint64_t, uint64_t> Work(const isa::Instruction& inst, const config::C
     }
     case isa::Unit::kDma: {
       auto f = [&](const char* n) { return inst.fields[isa::FieldIndex(inst.opcode, n)]; };
-      return {0, f("n0") * f("n1") * f("n2") * f("elem_bytes")};
+      const uint64_t slices = isa::IsIndirectDma(inst.opcode) ? f("count") : 1;
+      return {0, f("n0") * f("n1") * f("n2") * f("elem_bytes") * slices};
     }
     case isa::Unit::kIci: {
       Footprint fp = InstructionFootprint(inst, core, program);
@@ -113,7 +115,8 @@ StatusOr<std::unique_ptr<TensorCore>> TensorCore::Create(int core, const CoreCon
   for (int d = 0; d < std::max<int64_t>(config.core.dma_engines, 1); ++d) {
     tc->dmas_.push_back(std::make_unique<DmaEngine>(
         tc->path_ + ".dma" + std::to_string(d), core, ctx.interconnect, ctx.network, issue,
-        ctx.local_copy[core], ctx.arrival_conns, ctx.data, ctx.errors, (*next_unit_id)++, stats));
+        ctx.local_copy[core], ctx.arrival_conns, ctx.data, ctx.errors, (*next_unit_id)++, stats,
+        static_cast<uint64_t>(std::max<int64_t>(config.core.vmem_bytes_per_cycle, 1))));
     targets.dma.push_back(&tc->dmas_.back()->commands());
   }
   tc->ici_ =

@@ -99,7 +99,8 @@ std::vector<OpSummary> SummarizeOps(const SimResult& result, const isa::Program&
       o.flops += p.flop;
       o.bytes += p.bytes;
       const isa::Opcode opcode = cp.instructions[pc].opcode;
-      if (opcode == isa::Opcode::kDmaHbmToVmem || opcode == isa::Opcode::kDmaVmemToHbm) {
+      if (opcode == isa::Opcode::kDmaHbmToVmem || opcode == isa::Opcode::kDmaVmemToHbm ||
+          opcode == isa::Opcode::kDmaGather || opcode == isa::Opcode::kDmaScatter) {
         o.hbm_bytes += p.bytes;
       }
       o.instructions += p.executions;

@@ -192,7 +192,12 @@ tpusim_bad_input_test(run_negative_replicas "--replicas: expected a number >= 0,
   run tests/golden/tiny_dot_bias_relu/model.hlo --config tiny --replicas -5)
 tpusim_bad_input_test(run_negative_max_check_bytes "--max-check-bytes: expected a number >= 0, got -1"
   run tests/golden/tiny_dot_bias_relu/model.hlo --config tiny --max-check-bytes -1)
-tpusim_bad_input_test(run_too_many_replicas "1000000 replicas need 1000000 cores but config .tiny. has 1"
+tpusim_bad_input_test(run_too_many_replicas "1000000 devices \\(replicas x partitions\\) need 1000000 TensorCores but config .tiny. has 1.*more than the largest"
   run tests/golden/tiny_dot_bias_relu/model.hlo --config tiny --replicas 1000000)
 tpusim_bad_input_test(exec_dump_out_of_range "--dump: bytes \\[0xfffffffffffffff0"
   exec examples/matmul_relu.tasm --config tiny --dump hbm:0xfffffffffffffff0:16:f32)
+
+# Collectives that disagree across the cores of a group (issue 6): a located error, exit 2.
+tpusim_bad_input_test(exec_collective_mismatch
+  "collective_mismatch.tasm:8\\) ici.all_reduce: does not match core 0 instruction 0 of the same group: field 'count' differs \\(4 vs 8\\)"
+  exec ${bad}/collective_mismatch.tasm --config tiny-4)

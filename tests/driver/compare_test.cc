@@ -3,6 +3,7 @@
 // the per-op table joins both sides. No assertion depends on how fast the host is.
 #include "tools/tpusim/compare.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -208,12 +209,16 @@ TEST(CompareTest, BadOptionsAreErrors) {
   auto r = RunCompare(*module, "dense.hlo", *config, o);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("--repeat"), std::string::npos);
+  // A single-chip config grows into a slice (config::SliceForCores); an explicit slice does not.
+  auto slice = config::LoadChipConfig("tiny-4");
+  ASSERT_TRUE(slice.ok());
   o = FastOptions();
-  o.replicas = 4;  // tiny has one core
-  r = RunCompare(*module, "dense.hlo", *config, o);
+  o.replicas = 2 * slice->total_cores();
+  r = RunCompare(*module, "dense.hlo", *slice, o);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("4 replicas"), std::string::npos) << r.status().message();
-  EXPECT_NE(r.status().message().find("tiny"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find(fmt::format("{} devices", o.replicas)), std::string::npos)
+      << r.status().message();
+  EXPECT_NE(r.status().message().find("tiny-4"), std::string::npos) << r.status().message();
 }
 
 }  // namespace

@@ -149,5 +149,47 @@ TEST(ClosedFormTest, RingAllReduceMatchesTheFormula) {
   EXPECT_EQ(*r->stats->Get("chip0.ici.x-", "bytes"), 0u);
 }
 
+// On a torus the ring follows a snake through the chips (Interconnect::RingPosition), so every
+// step is one hop and the same formula holds: rank order 0..7 would send chip 1 (1,0,0) -> chip 2
+// (0,1,0) over two hops. The group is listed in core-id order; the ring order is the simulator's.
+TEST(ClosedFormTest, RingAllReduceOnA3DTorusIsOneHopPerStep) {
+  const int n = 8;
+  config::ChipConfig chip = TinyChip(n);
+  chip.system.topology = config::Topology::kTorus3D;
+  chip.system.shape = {2, 2, 2};
+  const uint64_t count = 64 << 10;
+  const uint64_t S = count * 4;
+  std::string text = ".replica_groups 0 {0,1,2,3,4,5,6,7}\n";
+  for (int c = 0; c < n; ++c) {
+    text += ".core " + std::to_string(c) +
+            "\nici.all_reduce op=sum, dtype=f32, space=vmem, src=0, " +
+            "dst=0, count=" + std::to_string(count) + ", group=0\nctrl.halt\n";
+  }
+  isa::Program p = Asm(text);
+  std::mt19937_64 rng(5);
+  for (int c = 0; c < n; ++c) {
+    p.data.push_back(
+        testing::F32Segment(isa::MemSpace::kVmem, c, 0, testing::RandomFloats(rng, count)));
+  }
+  auto r = RunAndCheck(chip, p);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const double formula = 2.0 * (n - 1) / n * static_cast<double>(S) / 16.0 + 2.0 * (n - 1) * 50;
+  const double got = static_cast<double>(r->cycles.value());
+  EXPECT_NEAR(got / formula, 1.0, 0.05) << got << " vs " << formula;
+  // The snake 0,1,3,2,6,7,5,4 uses 8 link directions, each carrying 2(n-1) chunks of S/n.
+  uint64_t total = 0;
+  int used = 0;
+  for (int c = 0; c < n; ++c) {
+    for (const char* d : {"x+", "x-", "y+", "y-", "z+", "z-"}) {
+      const uint64_t b =
+          r->stats->Get("chip" + std::to_string(c) + ".ici." + d, "bytes").value_or(0);
+      total += b;
+      used += b > 0 ? 1 : 0;
+    }
+  }
+  EXPECT_EQ(used, n);
+  EXPECT_EQ(total, static_cast<uint64_t>(n) * 2 * (n - 1) * S / n);
+}
+
 }  // namespace
 }  // namespace tpusim::sim

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <charconv>
 #include <cstdlib>
 #include <iostream>
 
@@ -44,6 +45,27 @@ void ConfigOptions::AddTo(CLI::App* cmd) {
 
 config::ChipConfig ConfigOptions::Load() const {
   return OrFail(config::LoadChipConfig(config, overrides));
+}
+
+StatusOr<std::map<std::string, int64_t>> ParseCustomCallCosts(
+    const std::vector<std::string>& entries) {
+  std::map<std::string, int64_t> out;
+  for (const std::string& e : entries) {
+    const size_t eq = e.rfind('=');
+    int64_t cycles = -1;
+    if (eq != std::string::npos && eq > 0 && eq + 1 < e.size()) {
+      const char* first = e.data() + eq + 1;
+      const char* last = e.data() + e.size();
+      auto [ptr, ec] = std::from_chars(first, last, cycles);
+      if (ec != std::errc() || ptr != last) cycles = -1;
+    }
+    if (cycles < 0) {
+      return InvalidArgument("--custom-call-cost: expected TARGET=CYCLES with CYCLES >= 0, got \"" +
+                             e + "\"");
+    }
+    out[e.substr(0, eq)] = cycles;
+  }
+  return out;
 }
 
 }  // namespace tpusim::cli

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -38,5 +39,10 @@ struct ConfigOptions {
   /// Loads and validates the config; Fail()s with exit 2 on any error.
   config::ChipConfig Load() const;
 };
+
+/// Repeated --custom-call-cost TARGET=CYCLES: the cost the user gives an unknown custom-call
+/// target (compiler::CompileOptions::custom_call_cycles). InvalidArgument naming the bad entry.
+StatusOr<std::map<std::string, int64_t>> ParseCustomCallCosts(
+    const std::vector<std::string>& entries);
 
 }  // namespace tpusim::cli

@@ -10,6 +10,7 @@
 #include "common/json.h"
 #include "compiler/compile.h"
 #include "compiler/hlo/parser.h"
+#include "config/slice.h"
 #include "isa/disassembler.h"
 #include "tools/tpusim/cli_util.h"
 #include "tools/tpusim/commands.h"
@@ -43,6 +44,8 @@ void RegisterCompileCommand(CLI::App& app) {
     std::string dump_after;
     std::string placements;
     bool timing_only = false;
+    bool megacore = true;
+    std::vector<std::string> custom_call_costs;
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand("compile", "compile an HLO module to tpusim assembly (.tasm)");
@@ -54,6 +57,12 @@ void RegisterCompileCommand(CLI::App& app) {
                   "replicas (cores) to compile for (default: the "
                   "module's replica_count)");
   cmd->add_option("--dump-after", args->dump_after, "print the HLO module after this pass");
+  cmd->add_option("--custom-call-cost", args->custom_call_costs,
+                  "TARGET=CYCLES: time an unknown custom-call target as CYCLES cycles of its core "
+                  "(repeatable)");
+  cmd->add_flag("--megacore,!--no-megacore", args->megacore,
+                "split large dots of a single-device module over the chip's TensorCores when they "
+                "share its HBM (TPU v4/v5p; default on)");
   cmd->add_option("--placements", args->placements,
                   "write the HBM placement of every parameter and output leaf as JSON");
   cmd->add_flag("--timing-only", args->timing_only,
@@ -65,6 +74,12 @@ void RegisterCompileCommand(CLI::App& app) {
     options.num_replicas = args->replicas;
     options.dump_after = args->dump_after;
     options.timing_only = args->timing_only;
+    options.megacore = args->megacore;
+    options.custom_call_cycles = OrFail(ParseCustomCallCosts(args->custom_call_costs));
+    const int64_t cores = args->replicas > 0 ? args->replicas : compiler::InferDeviceCount(*module);
+    std::string note;
+    chip = OrFail(config::SliceForCores(chip, cores, &note));
+    if (!note.empty()) std::cerr << "tpusim: note: " << note << "\n";
     compiler::CompiledModule compiled = OrFail(compiler::Compile(*module, chip, options));
     if (!args->dump_after.empty()) std::cout << compiled.dump;
     std::string out = args->output;

@@ -9,6 +9,7 @@
 #include <iostream>
 #include <memory>
 
+#include "config/slice.h"
 #include "isa/exec.h"
 #include "sim/report/report.h"
 #include "sim/report/trace.h"
@@ -57,6 +58,9 @@ void RegisterExecCommand(CLI::App& app) {
     for (const std::string& d : args->dumps) dumps.push_back(OrFail(isa::ParseDumpSpec(d)));
     isa::Program program = OrFail(isa::LoadProgramFile(args->input));
     config::ChipConfig chip = args->config.Load();
+    std::string note;
+    chip = OrFail(config::SliceForCores(chip, program.num_cores(), &note));
+    if (!note.empty()) std::cerr << "tpusim: note: " << note << "\n";
     isa::InterpreterOptions options;
     options.max_instructions = args->max_instructions;
     // The interpreter run verifies the program and produces the dumps.

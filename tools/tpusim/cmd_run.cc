@@ -1,7 +1,7 @@
-// `tpusim run MODEL.hlo [--config C] [--set k=v] [--replicas N] [--report R.json] [--csv OPS.csv]
-// [--trace T.json] [--check|--no-check] [--timing-only] [--max-check-bytes B] [--seed S]
-// [--scaling 1,2,4,8] [--mxu-model fast|pe] [--max-cycles N] [--max-seconds S]
-// [--dump-after PASS] [--json]`: the main
+// `tpusim run MODEL.hlo [--config C] [--set k=v] [--replicas N] [--partitions P] [--report R.json]
+// [--csv OPS.csv] [--trace T.json] [--check|--no-check] [--timing-only] [--max-check-bytes B]
+// [--seed S] [--scaling 1,2,4,8] [--no-megacore] [--custom-call-cost TARGET=CYCLES]
+// [--mxu-model fast|pe] [--max-cycles N] [--max-seconds S] [--dump-after PASS] [--json]`: the main
 // job. Compiles the module for the chip, simulates it cycle by cycle and checks every output
 // against the CPU evaluator (tools/tpusim/run_module.h). Exit 0 ok, 1 the check failed (the report
 // is still written), 2 bad input, 3 internal error. Reports are written atomically and only after a
@@ -28,6 +28,8 @@ void RegisterRunCommand(CLI::App& app) {
     RunOptions run;
     std::string report, csv, trace, mxu_model = "fast";
     bool no_check = false;
+    std::vector<std::string> custom_call_costs;
+    int64_t partitions = 0;
     bool json = false;
     std::string scaling;
     uint64_t max_cycles = uint64_t{1} << 50;
@@ -39,6 +41,10 @@ void RegisterRunCommand(CLI::App& app) {
   args->config.AddTo(cmd);
   cmd->add_option("--replicas", args->run.replicas,
                   "cores running the module (default: the module's replica_count, else 1)")
+      ->check(NonNegative());
+  cmd->add_option("--partitions", args->partitions,
+                  "SPMD partitions: split a module whose sharding= annotations XLA has not "
+                  "partitioned yet over N devices (default: the module's num_partitions)")
       ->check(NonNegative());
   cmd->add_option("--scaling", args->scaling,
                   "run at each of these core counts (e.g. 1,2,4,8) and print the scaling table");
@@ -59,14 +65,22 @@ void RegisterRunCommand(CLI::App& app) {
   cmd->add_option("--max-seconds", args->run.sim.max_seconds,
                   "stop the simulation with an error after this many wall-clock seconds (0: none)")
       ->check(NonNegative());
+  cmd->add_option("--custom-call-cost", args->custom_call_costs,
+                  "TARGET=CYCLES: time an unknown custom-call target as CYCLES cycles of its core "
+                  "(repeatable; the run is then timing-only)");
+  cmd->add_flag("--megacore,!--no-megacore", args->run.megacore,
+                "split large dots of a single-device module over the chip's TensorCores when they "
+                "share its HBM (TPU v4/v5p; default on)");
   cmd->add_option("--dump-after", args->run.dump_after, "print the HLO after this compiler pass");
   cmd->add_flag("--json", args->json, "print the JSON report on stdout instead of the table");
   cmd->callback([args] {
     const std::string text = OrFail(ReadFile(args->model));
     std::unique_ptr<hlo::HloModule> module = OrFail(hlo::ParseHloModule(text, args->model));
     OrFail(hlo::VerifyModule(*module, text));
+    if (args->partitions > 0) module->set_num_partitions(args->partitions);
     config::ChipConfig chip = args->config.Load();
     RunOptions options = args->run;
+    options.custom_call_cycles = OrFail(ParseCustomCallCosts(args->custom_call_costs));
     options.sim.mxu_model = OrFail(sim::ParseMxuModelKind(args->mxu_model));
     options.sim.max_cycles = Cycles(args->max_cycles);
     options.sim.trace = !args->trace.empty();
@@ -80,6 +94,7 @@ void RegisterRunCommand(CLI::App& app) {
         std::unique_ptr<hlo::HloModule> m = OrFail(hlo::ParseHloModule(text, args->model));
         OrFail(RetargetReplicas(*m, cores, args->model, text));
         options.replicas = cores;
+        options.megacore = false;  // the table counts cores: one per replica
         r = OrFail(RunModule(*m, chip, options));
         rows.push_back(ScalingRowOf(r));
       }

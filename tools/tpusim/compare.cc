@@ -86,7 +86,7 @@ void SetBound(const std::array<uint64_t, kNumBounds>& by_class, OpRow& row) {
 TpuRow RowFromRun(const RunModuleResult& run, const std::string& label) {
   TpuRow row;
   row.label = label;
-  row.cores = run.replicas;
+  row.cores = run.compiled.program.num_cores();
   row.cycles = run.sim.cycles.value();
   row.clock_hz = run.sim.clock_hz;
   row.seconds_per_step = run.sim.seconds();
@@ -190,6 +190,10 @@ StatusOr<CompareResult> RunCompare(const hlo::HloModule& module, const std::stri
   all.sim = options.sim;
   TPUSIM_ASSIGN_OR_RETURN(RunModuleResult run_all, RunModule(module, config, all));
   r.check = run_all.check;
+  // The slice simulated: `config`, or the slice of its chips sized for the replicas.
+  r.config_name = run_all.config.name;
+  r.config_cores = run_all.config.total_cores();
+  if (!run_all.slice_note.empty()) r.notes.push_back(run_all.slice_note);
 
   // CPU: all N replicas, warm-up + `repeat` timed runs, per-instruction times.
   hlo::CpuRunOptions cpu;
@@ -219,11 +223,19 @@ StatusOr<CompareResult> RunCompare(const hlo::HloModule& module, const std::stri
 
   // TPU, 1 core.
   TpuRow one;
-  if (r.replicas == 1) {
+  if (r.replicas == 1 && run_all.compiled.cores_per_device == 1) {
     one = RowFromRun(run_all, "1 core");
+  } else if (r.replicas == 1) {
+    // Megacore ran the device on all of its chip's cores: the 1-core row is a run without it.
+    RunOptions single = all;
+    single.megacore = false;
+    single.check = false;
+    TPUSIM_ASSIGN_OR_RETURN(RunModuleResult run_one, RunModule(module, config, single));
+    one = RowFromRun(run_one, "1 core");
   } else {
     RunOptions single = all;
     single.replicas = 1;
+    single.megacore = false;
     single.check = false;
     StatusOr<RunModuleResult> run_one = RunModule(module, config, single);
     if (run_one.ok()) {
@@ -242,7 +254,12 @@ StatusOr<CompareResult> RunCompare(const hlo::HloModule& module, const std::stri
     }
   }
   TpuRow all_row = RowFromRun(run_all, "all cores");
-  if (r.replicas == 1) {
+  if (r.replicas == 1 && run_all.compiled.cores_per_device > 1) {
+    all_row.note = fmt::format(
+        "megacore: the one device runs on {} TensorCores sharing the chip's HBM; large dots are "
+        "split over them, other ops run on the first",
+        run_all.compiled.cores_per_device);
+  } else if (r.replicas == 1) {
     const std::string idle = r.config_cores == 1 ? fmt::format("{} has no other core", config.name)
                              : r.config_cores == 2
                                  ? fmt::format("{}'s other core has nothing to run", config.name)

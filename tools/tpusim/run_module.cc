@@ -9,6 +9,9 @@
 
 #include "compiler/eval/evaluator.h"
 #include "compiler/eval/literal.h"
+#include "compiler/passes/spmd_check.h"
+#include "config/schema.h"
+#include "config/slice.h"
 #include "sim/report/report.h"
 
 namespace tpusim::cli {
@@ -58,8 +61,12 @@ struct ErrorStats {
 };
 
 // Element-wise comparison of `got` against `want`: NaN equals NaN, equal infinities are equal.
-void Compare(const Literal& got, const Literal& want, double atol, double rtol,
-             const std::string& what, ErrorStats& s) {
+Status Compare(const Literal& got, const Literal& want, double atol, double rtol,
+               const std::string& what, ErrorStats& s) {
+  if (got.element_count() != want.element_count()) {
+    return Internal(fmt::format("{}: the simulated value has {} elements but the reference {}",
+                                what, got.element_count(), want.element_count()));
+  }
   for (int64_t i = 0; i < want.element_count(); ++i) {
     const double a = got.GetAsDouble(i), b = want.GetAsDouble(i);
     if (std::isnan(a) && std::isnan(b)) continue;
@@ -74,6 +81,7 @@ void Compare(const Literal& got, const Literal& want, double atol, double rtol,
       }
     }
   }
+  return OkStatus();
 }
 
 // Estimated evaluator memory: every replica's arguments plus its largest value, twice (two
@@ -163,47 +171,80 @@ std::string CollectiveText(const sim::SimResult& s) {
   return out;
 }
 
+Json SliceJson(const config::ChipConfig& c, const std::string& note) {
+  Json::Array shape;
+  for (int64_t d : c.system.shape) shape.push_back(Json(d));
+  Json j = Json::Object{{"chips", c.system.chips},
+                        {"tensorcores_per_chip", c.tensorcores},
+                        {"topology", config::TopologyName(c.system.topology)},
+                        {"shape", Json(std::move(shape))},
+                        {"derived", !note.empty()}};
+  if (!note.empty()) j["note"] = note;
+  return j;
+}
+
 }  // namespace
 
 StatusOr<RunModuleResult> RunModule(const hlo::HloModule& module, const config::ChipConfig& config,
                                     const RunOptions& options) {
   RunModuleResult r;
+  const int64_t cores =
+      options.replicas > 0 ? options.replicas : compiler::InferDeviceCount(module);
+  TPUSIM_ASSIGN_OR_RETURN(r.config, config::SliceForCores(config, cores, &r.slice_note));
   compiler::CompileOptions copts;
   copts.num_replicas = options.replicas;  // 0: the compiler infers it from the module
   copts.timing_only = options.timing_only;
   copts.dump_after = options.dump_after;
-  TPUSIM_ASSIGN_OR_RETURN(r.compiled, compiler::Compile(module, config, copts));
-  r.replicas = r.compiled.program.num_cores();
+  copts.megacore = options.megacore;
+  copts.custom_call_cycles = options.custom_call_cycles;
+  TPUSIM_ASSIGN_OR_RETURN(r.compiled, compiler::Compile(module, r.config, copts));
+  r.replicas = r.compiled.devices;
   // SPMD-partitioned dumps: each core is one (replica, partition) pair for the evaluator.
   const int64_t partitions = std::max<int64_t>(1, module.num_partitions());
   const int64_t eval_replicas = std::max<int64_t>(1, r.replicas / partitions);
   r.timing_only = options.timing_only;
+  if (!r.timing_only && !r.compiled.estimated_custom_calls.empty()) {
+    r.timing_only = true;
+    r.timing_only_reason = fmt::format(
+        "%{} is a custom-call with a user-given cost (--custom-call-cost) and no known semantics, "
+        "so no values are computed: ran timing-only",
+        r.compiled.estimated_custom_calls.front());
+  }
   const int64_t check_bytes = CheckBytes(module, r.replicas);
-  if (!r.timing_only && check_bytes > options.max_check_bytes) {
+  if (!r.timing_only && check_bytes > options.max_check_bytes) {  // values too big to check
     r.timing_only = true;
     r.timing_only_reason = fmt::format(
         "the values need about {} bytes, more than --max-check-bytes {}: ran timing-only",
         check_bytes, options.max_check_bytes);
   }
 
-  // Opcode of every HLO tag, for the per-op report.
-  std::map<std::string, std::string> opcode_of;
-  for (const auto& comp : module.computations()) {
-    for (const auto& inst : comp->instructions()) {
-      opcode_of[inst->name()] = std::string(hlo::HloOpcodeString(inst->opcode()));
-    }
-  }
-  for (const std::string& name : r.compiled.program.hlo_names) {
-    auto it = opcode_of.find(name);
-    r.hlo_opcodes.push_back(it == opcode_of.end() ? "" : it->second);
-  }
+  r.hlo_opcodes = r.compiled.hlo_opcodes;  // per HLO tag, for the per-op report
 
   // Inputs: the same deterministic arguments the evaluator gets, written where the compiler put
   // them.
-  std::vector<std::vector<Literal>> args;
+  // A module tpusim's SPMD partitioner split (r.compiled.spmd): replica q's full-size arguments
+  // are made once, and core d = q * partitions + p gets partition p's shard of them
+  // (compiler/passes/spmd_check.h).
+  const std::optional<compiler::SpmdSignature>& spmd = r.compiled.spmd;
+  std::vector<std::vector<Literal>> full_args;  // per replica, full size (SPMD only)
+  std::vector<std::vector<Literal>> args;       // per core
   std::vector<isa::DataSegment> inputs;
   if (!r.timing_only) {
+    if (spmd) {
+      for (int64_t q = 0; q < eval_replicas; ++q) {
+        TPUSIM_ASSIGN_OR_RETURN(auto a, hlo::Evaluator::MakeRandomArguments(
+                                            module, options.seed, q, options.max_check_bytes));
+        full_args.push_back(std::move(a));
+      }
+    }
     for (int64_t d = 0; d < r.replicas; ++d) {
+      if (spmd) {
+        TPUSIM_ASSIGN_OR_RETURN(
+            auto a, compiler::ShardArguments(
+                        *spmd, full_args.at(static_cast<size_t>(d / partitions)), d % partitions));
+        args.push_back(std::move(a));
+        continue;
+      }
       TPUSIM_ASSIGN_OR_RETURN(auto a, hlo::Evaluator::MakeRandomArguments(module, options.seed, d,
                                                                           options.max_check_bytes));
       args.push_back(std::move(a));
@@ -223,7 +264,7 @@ StatusOr<RunModuleResult> RunModule(const hlo::HloModule& module, const config::
 
   sim::SimOptions sopts = options.sim;
   sopts.compute_values = !r.timing_only;
-  TPUSIM_ASSIGN_OR_RETURN(r.sim, sim::Simulator(config, sopts).Run(r.compiled.program, inputs));
+  TPUSIM_ASSIGN_OR_RETURN(r.sim, sim::Simulator(r.config, sopts).Run(r.compiled.program, inputs));
 
   CheckResult& c = r.check;
   c.atol = options.atol;
@@ -243,9 +284,23 @@ StatusOr<RunModuleResult> RunModule(const hlo::HloModule& module, const config::
     eo.seed = options.seed;
     eo.max_bytes = options.max_check_bytes;
     eo.tpu_default_precision = tpu;
+    // TPU semantics also sum each dot in the MXU's order: K in tiles of mxu.rows rows.
+    if (tpu) eo.mxu_rows = r.config.core.mxu.rows;
     hlo::Evaluator ev(eo);
-    TPUSIM_ASSIGN_OR_RETURN(auto out,
-                            ev.EvaluateReplicated(module, eval_replicas, partitions, args));
+    std::vector<Literal> out;
+    if (spmd) {
+      // The unpartitioned module on one device per replica; each core's reference is its shard.
+      TPUSIM_ASSIGN_OR_RETURN(auto full,
+                              ev.EvaluateReplicated(module, eval_replicas, 1, full_args));
+      for (int64_t d = 0; d < r.replicas; ++d) {
+        TPUSIM_ASSIGN_OR_RETURN(
+            auto shard, compiler::ExpectedPartitionOutput(
+                            *spmd, full.at(static_cast<size_t>(d / partitions)), d % partitions));
+        out.push_back(std::move(shard));
+      }
+    } else {
+      TPUSIM_ASSIGN_OR_RETURN(out, ev.EvaluateReplicated(module, eval_replicas, partitions, args));
+    }
     (tpu ? want : want_f32) = std::move(out);
   }
   ErrorStats checked, vs_f32;
@@ -262,8 +317,10 @@ StatusOr<RunModuleResult> RunModule(const hlo::HloModule& module, const config::
       return Internal(fmt::format("output {} has no reference leaf", p.name));
     }
     const std::string what = fmt::format("replica {} output {} ({})", p.core, leaf, p.name);
-    Compare(got, *ref_leaves[static_cast<size_t>(leaf)], options.atol, options.rtol, what, checked);
-    Compare(got, *f32_leaves[static_cast<size_t>(leaf)], options.atol, options.rtol, what, vs_f32);
+    TPUSIM_RETURN_IF_ERROR(Compare(got, *ref_leaves[static_cast<size_t>(leaf)], options.atol,
+                                   options.rtol, what, checked));
+    TPUSIM_RETURN_IF_ERROR(Compare(got, *f32_leaves[static_cast<size_t>(leaf)], options.atol,
+                                   options.rtol, what, vs_f32));
     c.elements_compared += got.element_count();
   }
   c.performed = true;
@@ -285,6 +342,8 @@ Json RunReportJson(const RunModuleResult& r, const std::string& model_path) {
   Json j = sim::BuildReportJson(r.sim, r.compiled.program, ropts);
   j["model"] = model_path;
   j["replicas"] = r.replicas;
+  j["cores_per_device"] = r.compiled.cores_per_device;
+  j["slice"] = SliceJson(r.config, r.slice_note);
   j["timing_only"] = r.timing_only;
   j["collectives"] = CollectiveJson(r.sim);
   Json& comp = j["compile"];
@@ -317,6 +376,13 @@ std::string RunReportText(const RunModuleResult& r, const std::string& model_pat
   ropts.hlo_opcodes = r.hlo_opcodes;
   std::string out = fmt::format("model             {} ({} replica(s){})\n", model_path, r.replicas,
                                 r.timing_only ? ", timing-only" : "");
+  if (!r.slice_note.empty()) out += "note              " + r.slice_note + "\n";
+  if (r.compiled.cores_per_device > 1) {
+    out += fmt::format(
+        "megacore          each device runs on {} TensorCores sharing the chip's HBM: large dots "
+        "are split by columns over them, other ops run on the first (--no-megacore: one core)\n",
+        r.compiled.cores_per_device);
+  }
   out += sim::BuildReportTable(r.sim, r.compiled.program, ropts);
   out += CollectiveText(r.sim);
   const CheckResult& c = r.check;

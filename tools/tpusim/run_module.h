@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,8 @@ struct RunOptions {
   double atol = 1e-4;      // check tolerance, absolute
   double rtol = 1e-3;      // check tolerance, relative
   std::string dump_after;  // compiler: record the HLO after this pass
+  bool megacore = true;    // compiler::CompileOptions::megacore
+  std::map<std::string, int64_t> custom_call_cycles;  // --custom-call-cost TARGET=CYCLES
   sim::SimOptions sim;
 };
 
@@ -48,6 +51,8 @@ struct CheckResult {
 };
 
 struct RunModuleResult {
+  config::ChipConfig config;  // the chip or slice simulated (config::SliceForCores)
+  std::string slice_note;     // set when the slice was sized for the module
   compiler::CompiledModule compiled;
   sim::SimResult sim;
   CheckResult check;
@@ -57,13 +62,15 @@ struct RunModuleResult {
   std::vector<std::string> hlo_opcodes;  // per Program::hlo_names entry
 };
 
-/// Compiles, simulates and checks. Errors: the compiler's (Unimplemented / ResourceExhausted naming
+/// Compiles, simulates and checks. A single-chip `config` grows into the smallest slice of its
+/// generation that holds the module's devices (config::SliceForCores; `slice_note` says so).
+/// Errors: config::SliceForCores's; the compiler's (Unimplemented / ResourceExhausted naming
 /// the HLO instruction), the simulator's (runtime errors, --max-cycles), the evaluator's. A failed
 /// value check is NOT an error here: it is reported in `check` (the CLI exits 1).
 StatusOr<RunModuleResult> RunModule(const hlo::HloModule& module, const config::ChipConfig& config,
                                     const RunOptions& options);
 
-/// The report: the simulator's JSON (docs/report-schema.md) plus `model`, `replicas`,
+/// The report: the simulator's JSON (docs/report-schema.md) plus `model`, `replicas`, `slice`,
 /// `timing_only`, `compile` {hbm_bytes_used, peak_vmem_bytes, passes} and `check` {performed,
 /// passed, max_abs_error, max_rel_error, tolerance, ...}.
 Json RunReportJson(const RunModuleResult& r, const std::string& model_path);

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -66,6 +67,79 @@ Status CheckTuple(const Shape& out, int n, const char* op) {
   return OkStatus();
 }
 
+bool AllF32(std::initializer_list<const Literal*> ls) {
+  for (const Literal* l : ls) {
+    if (l->element_type() != PrimitiveType::kF32) return false;
+  }
+  return true;
+}
+
+// The TPU's arithmetic (KernelOptions::tpu_expansions): the f32 op sequence of
+// compiler/passes/batch_norm_expander.cc, each op rounded to f32, each sum a reduce folded from +0
+// over the elements in row-major order (kernels/reduce.cc). Keep the two in step:
+// tests/compiler/checks2_batch_norm_test.cc compares them bit for bit.
+//   training:  mean = sum(x) / n; centered = x - mean; var = sum(centered * centered) / n
+//   both:      factor = scale * rsqrt(var + eps); y = centered * factor + offset
+// `mean`/`var` are read for inference and computed for training (train == true).
+StatusOr<Literal> ExpandedF32(const Literal& x, const Literal& scale, const Literal& offset,
+                              std::vector<float>& mean, std::vector<float>& var, bool train,
+                              double epsilon, const FeatureLayout& l, const Shape& y_shape,
+                              const KernelOptions& options) {
+  const float* xs = x.data<float>();
+  const int64_t count = x.element_count();
+  const size_t features = static_cast<size_t>(l.features);
+  const float n = static_cast<float>(l.per_feature);
+  auto f_of = [&](int64_t i) { return static_cast<size_t>(FeatureOf(l, i)); };
+  std::vector<float> centered(static_cast<size_t>(count));
+  if (train) {
+    std::vector<float> sum(features, 0.0f), sum_sq(features, 0.0f);
+    for (int64_t i = 0; i < count; ++i) sum[f_of(i)] += xs[i];
+    for (size_t f = 0; f < features; ++f) mean[f] = sum[f] / n;
+    for (int64_t i = 0; i < count; ++i) {
+      const float c = xs[i] - mean[f_of(i)];
+      const float sq = c * c;
+      centered[static_cast<size_t>(i)] = c;
+      sum_sq[f_of(i)] += sq;
+    }
+    for (size_t f = 0; f < features; ++f) var[f] = sum_sq[f] / n;
+  } else {
+    for (int64_t i = 0; i < count; ++i) centered[static_cast<size_t>(i)] = xs[i] - mean[f_of(i)];
+  }
+  const float eps = static_cast<float>(epsilon);
+  const float* sc = scale.data<float>();
+  const float* off = offset.data<float>();
+  std::vector<float> factor(features);
+  for (size_t f = 0; f < features; ++f) {
+    const float var_eps = var[f] + eps;
+    const float rsqrt = 1.0f / std::sqrt(var_eps);  // kernels/elementwise.cc kRsqrt
+    factor[f] = sc[f] * rsqrt;
+  }
+  TPUSIM_ASSIGN_OR_RETURN(Literal y, Literal::Create(y_shape, options.max_bytes));
+  if (y.element_type() != PrimitiveType::kF32 || y.element_count() != count) {
+    return InvalidArgument(
+        fmt::format("batch-norm: result {} should be f32 with the operand's elements",
+                    y_shape.ToString(false)));
+  }
+  float* ys = y.mutable_data<float>();
+  for (int64_t i = 0; i < count; ++i) {
+    const size_t f = f_of(i);
+    const float scaled = centered[static_cast<size_t>(i)] * factor[f];
+    ys[i] = scaled + off[f];
+  }
+  return y;
+}
+
+StatusOr<Literal> FromFloats(const Shape& s, const std::vector<float>& v, int64_t max_bytes) {
+  TPUSIM_ASSIGN_OR_RETURN(Literal out, Literal::Create(s, max_bytes));
+  if (out.element_type() != PrimitiveType::kF32 ||
+      out.element_count() != static_cast<int64_t>(v.size())) {
+    return InvalidArgument(fmt::format("batch-norm-training: statistic {} should be f32[{}]",
+                                       s.ToString(false), v.size()));
+  }
+  std::copy(v.begin(), v.end(), out.mutable_data<float>());
+  return out;
+}
+
 }  // namespace
 
 StatusOr<Literal> BatchNormTraining(const Literal& x, const Literal& scale, const Literal& offset,
@@ -74,6 +148,14 @@ StatusOr<Literal> BatchNormTraining(const Literal& x, const Literal& scale, cons
   TPUSIM_RETURN_IF_ERROR(CheckTuple(out, 3, "batch-norm-training"));
   TPUSIM_ASSIGN_OR_RETURN(FeatureLayout l, MakeFeatureLayout(x, feature_index, {&scale, &offset},
                                                              "batch-norm-training"));
+  if (options.tpu_expansions && AllF32({&x, &scale, &offset})) {
+    std::vector<float> mean(static_cast<size_t>(l.features)), var(mean.size());
+    TPUSIM_ASSIGN_OR_RETURN(Literal ly, ExpandedF32(x, scale, offset, mean, var, /*train=*/true,
+                                                    epsilon, l, out.tuple_shapes(0), options));
+    TPUSIM_ASSIGN_OR_RETURN(Literal lm, FromFloats(out.tuple_shapes(1), mean, options.max_bytes));
+    TPUSIM_ASSIGN_OR_RETURN(Literal lv, FromFloats(out.tuple_shapes(2), var, options.max_bytes));
+    return Literal::MakeTuple({std::move(ly), std::move(lm), std::move(lv)});
+  }
   std::vector<double> mean, var;
   Stats(x, l, mean, var);
   std::vector<double> y(static_cast<size_t>(x.element_count()));
@@ -97,6 +179,11 @@ StatusOr<Literal> BatchNormInference(const Literal& x, const Literal& scale, con
   TPUSIM_ASSIGN_OR_RETURN(FeatureLayout l,
                           MakeFeatureLayout(x, feature_index, {&scale, &offset, &mean, &variance},
                                             "batch-norm-inference"));
+  if (options.tpu_expansions && AllF32({&x, &scale, &offset, &mean, &variance})) {
+    std::vector<float> m(mean.data<float>(), mean.data<float>() + l.features);
+    std::vector<float> v(variance.data<float>(), variance.data<float>() + l.features);
+    return ExpandedF32(x, scale, offset, m, v, /*train=*/false, epsilon, l, out, options);
+  }
   std::vector<double> y(static_cast<size_t>(x.element_count()));
   for (int64_t i = 0; i < x.element_count(); ++i) {
     int64_t f = FeatureOf(l, i);

@@ -1,7 +1,10 @@
 // batch-norm-training / -inference / -grad (XLA operation semantics, "BatchNormTraining",
 // "BatchNormInference", "BatchNormGrad"). Statistics are over every dimension except feature_index,
 // computed in f64 and rounded once to the element type; the variance is the biased (population)
-// one.
+// one. With KernelOptions::tpu_expansions, f32 training and inference instead compute in f32 op by
+// op in the order of the compiler's expansion (compiler/passes/batch_norm_expander.cc), as the TPU
+// does: mean = sum(x) / N, var = sum((x - mean)^2) / N, y = (x - mean) * (scale * rsqrt(var + eps))
+// + offset, sums folded from +0 in row-major order.
 //   training:  mean_f = E[x], var_f = E[(x - mean_f)^2],
 //              y = (x - mean_f) * scale_f / sqrt(var_f + eps) + offset_f        -> (y, mean, var)
 //   inference: y = (x - mean_f) * scale_f / sqrt(var_f + eps) + offset_f

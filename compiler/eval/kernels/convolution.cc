@@ -120,7 +120,7 @@ Status RunConvolution(const Literal& lhs, const Literal& rhs, const ConvolutionP
         }
       }
       GemmTile<Acc>(patch.data(), KI, W.data() + g * Og, O, Y.data() + r0 * O + g * Og, O, nrows,
-                    KI, Og);
+                    KI, Og, options.mxu_k_tile);
     }
   });
 

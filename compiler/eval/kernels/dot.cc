@@ -29,7 +29,7 @@ AccKind AccFor(PrimitiveType a, PrimitiveType b) {
 
 template <typename T>
 void BatchedGemm(const T* a, const T* w, T* c, int64_t batch, int64_t m, int64_t k, int64_t n,
-                 int threads) {
+                 int threads, int64_t k_tile) {
   const int64_t row_tiles = (m + kDotRowBlock - 1) / kDotRowBlock;
   const int64_t col_tiles = (n + kDotColBlock - 1) / kDotColBlock;
   const int64_t tiles = batch * row_tiles * col_tiles;
@@ -41,15 +41,15 @@ void BatchedGemm(const T* a, const T* w, T* c, int64_t batch, int64_t m, int64_t
       int64_t m0 = r * kDotRowBlock, n0 = col * kDotColBlock;
       int64_t mb = std::min(kDotRowBlock, m - m0), nb = std::min(kDotColBlock, n - n0);
       GemmTile<T>(a + b * m * k + m0 * k, k, w + b * k * n + n0, n, c + b * m * n + m0 * n + n0, n,
-                  mb, k, nb);
+                  mb, k, nb, k_tile);
     }
   });
 }
 
 template void BatchedGemm<float>(const float*, const float*, float*, int64_t, int64_t, int64_t,
-                                 int64_t, int);
+                                 int64_t, int, int64_t);
 template void BatchedGemm<double>(const double*, const double*, double*, int64_t, int64_t, int64_t,
-                                  int64_t, int);
+                                  int64_t, int, int64_t);
 
 StatusOr<Literal> DotGeneral(const Literal& lhs, const Literal& rhs,
                              const DotDimensionNumbers& dnums, const Shape& out,
@@ -149,7 +149,10 @@ StatusOr<Literal> DotGeneral(const Literal& lhs, const Literal& rhs,
             }
           }
     } else {
-      if (K > 0) BatchedGemm<Acc>(a.data(), w.data(), c.data(), B, M, K, N, options.threads);
+      if (K > 0) {
+        BatchedGemm<Acc>(a.data(), w.data(), c.data(), B, M, K, N, options.threads,
+                         options.mxu_k_tile);
+      }
     }
     PrimitiveTypeSwitch(out.element_type(), [&](auto tag) {
       using T = typename decltype(tag)::type;

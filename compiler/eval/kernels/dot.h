@@ -37,9 +37,10 @@ StatusOr<Literal> DotGeneral(const Literal& lhs, const Literal& rhs,
                              const KernelOptions& options, bool round_operands_to_bf16 = false);
 
 /// Batched row-major GEMM on fixed tiles: c[b] = a[b] ([M,K]) * w[b] ([K,N]), T = float or double.
-/// Deterministic for any thread count. Exposed for convolution and the benchmarks.
+/// Deterministic for any thread count. Exposed for convolution and the benchmarks. k_tile > 0: the
+/// sums follow the MXU's order with k_tile-row weight tiles (gemm.h MxuOrderGemmTile).
 template <typename T>
 void BatchedGemm(const T* a, const T* w, T* c, int64_t batch, int64_t m, int64_t k, int64_t n,
-                 int threads);
+                 int threads, int64_t k_tile = 0);
 
 }  // namespace tpusim::hlo

@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
+#include "compiler/eval/convert.h"
 #include "compiler/eval/kernels/elementwise_ops.h"
 #include "compiler/eval/kernels/index_util.h"
 #include "compiler/eval/kernels/parallel.h"
@@ -15,6 +17,12 @@ namespace {
 
 using Fast = CalledComputation::Fast;
 constexpr int64_t kBlock = 1024;
+
+// True when a sum over `t` accumulates in f32 (KernelOptions::f32_accumulation).
+bool WidensToF32(const CalledComputation& reducer, PrimitiveType t, const KernelOptions& options) {
+  return options.f32_accumulation && reducer.fast == Fast::kAdd &&
+         (t == PrimitiveType::kBF16 || t == PrimitiveType::kF16);
+}
 
 // A rank-0 Literal holding element i of `array`.
 Literal ScalarAt(const Literal& array, int64_t i) {
@@ -118,6 +126,18 @@ Status RunReduction(std::span<const Literal* const> operands, std::span<const Li
       const T* x = operands[0]->data<T>();
       const T init = inits[0]->data<T>()[0];
       T* d = outs[0].mutable_data<T>();
+      if constexpr (kIsHalfFloat<T>) {
+        if (WidensToF32(reducer, t, options)) {
+          ParallelForBlocks(count, kBlock, options.threads, [&](int64_t b, int64_t e) {
+            for (int64_t o = b; o < e; ++o) {
+              float acc = static_cast<float>(init);
+              visit(o, [&](int64_t off) { acc += static_cast<float>(x[off]); });
+              d[o] = ConvertElement<T>(acc);
+            }
+          });
+          return;
+        }
+      }
       ParallelForBlocks(count, kBlock, options.threads, [&](int64_t b, int64_t e) {
         for (int64_t o = b; o < e; ++o) {
           T acc = init;
@@ -240,6 +260,37 @@ Status CombineArrays(const CalledComputation& c, Literal& dst, const Literal& sr
     StoreScalar(dst, i, accs[0]);
   }
   return OkStatus();
+}
+
+StatusOr<Literal> FoldArrays(const CalledComputation& c, std::span<const Literal* const> members,
+                             const KernelOptions& options) {
+  if (members.empty()) return InvalidArgument("combining no arrays");
+  Literal acc = *members[0];
+  const PrimitiveType t = acc.element_type();
+  if (!WidensToF32(c, t, options)) {
+    for (size_t m = 1; m < members.size(); ++m) {
+      TPUSIM_RETURN_IF_ERROR(CombineArrays(c, acc, *members[m]));
+    }
+    return acc;
+  }
+  for (const Literal* m : members) {
+    if (m->element_type() != t || m->element_count() != acc.element_count()) {
+      return InvalidArgument("combining arrays of different shapes");
+    }
+  }
+  std::vector<float> sum(static_cast<size_t>(acc.element_count()));
+  for (size_t i = 0; i < sum.size(); ++i) sum[i] = static_cast<float>(acc.GetAsDouble(i));
+  for (size_t m = 1; m < members.size(); ++m) {
+    for (size_t i = 0; i < sum.size(); ++i) {
+      sum[i] += static_cast<float>(members[m]->GetAsDouble(static_cast<int64_t>(i)));
+    }
+  }
+  PrimitiveTypeSwitch(t, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* d = acc.mutable_data<T>();
+    for (size_t i = 0; i < sum.size(); ++i) d[i] = ConvertElement<T>(sum[i]);
+  });
+  return acc;
 }
 
 StatusOr<Literal> Reduce(std::span<const Literal* const> operands,

@@ -3,9 +3,12 @@
 //
 // Evaluation order (fixed, so results are reproducible bit for bit): for each output element, the
 // accumulator starts at the init value and folds the reduced elements in row-major order of the
-// reduced index space — acc = f(acc, x) — exactly as XLA's HloEvaluator does. bf16 accumulators are
-// rounded to bf16 after every step, as the reducer computation's HLO types say. Output elements are
-// distributed over threads in fixed blocks; each is computed by one thread.
+// reduced index space — acc = f(acc, x) — as XLA's HloEvaluator does. Sums of bf16/f16 (an
+// `add(p0, p1)` reducer) accumulate in f32 and round once to the element type when
+// KernelOptions::f32_accumulation is set (the default: what a TPU and XLA's compiled backends do);
+// otherwise, and for every other reducer, the accumulator has the reducer's HLO type and is rounded
+// after every step. Output elements are distributed over threads in fixed blocks; each is computed
+// by one thread.
 #pragma once
 
 #include <span>
@@ -46,6 +49,12 @@ StatusOr<Literal> SelectAndScatter(const Literal& operand, const Literal& source
 /// map(operands...) with a scalar computation applied elementwise.
 StatusOr<Literal> Map(std::span<const Literal* const> operands, const CalledComputation& fn,
                       const Shape& out, const KernelOptions& options);
+
+/// members[0] op members[1] op ... elementwise, folded in order (a collective's group order). Sums
+/// of bf16/f16 accumulate in f32 and round once under options.f32_accumulation (as Reduce).
+/// InvalidArgument for an empty list or arrays of different shapes.
+StatusOr<Literal> FoldArrays(const CalledComputation& c, std::span<const Literal* const> members,
+                             const KernelOptions& options);
 
 /// Applies `c` to two scalars of the same type (fast path when possible). Used by collectives too.
 StatusOr<Literal> ApplyBinaryScalar(const CalledComputation& c, const Literal& a, const Literal& b);

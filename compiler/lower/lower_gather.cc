@@ -1,0 +1,714 @@
+// Data-dependent addressing: gather, scatter, dynamic-slice and dynamic-update-slice, lowered onto
+// the indirect DMAs (opcodes.def dma.gather / dma.scatter: one s32 index per slice, read from VMEM
+// by the DMA engine, scaled by a byte stride and clamped or bounds-checked by the engine).
+//
+// Every kernel has the same three steps:
+//  1. the start indices go HBM -> VMEM as one contiguous s32 vector per index component (a strided
+//     DMA picks component k out of the indices array whatever index_vector_dim is);
+//  2. LinearizeIndices makes ONE index per slice: with a single component whose semantics the DMA
+//     implements itself (gather: clamp to [0, dim - size]; scatter: skip out-of-bounds windows) the
+//     vector is used as is; otherwise the VPU clamps each component (or, for scatter, marks the
+//     slice out of bounds with -1) and sums component * element stride in s32;
+//  3. dma.gather HBM -> VMEM then a contiguous store (gather, dynamic-slice), or a copy of the
+//     operand to the result, then contiguous loads of the updates and dma.scatter VMEM -> HBM
+//     (scatter, dynamic-update-slice), in blocks that fit VMEM.
+// Layout restrictions (row-major buffers): gather's offset_dims must be the trailing result
+// dimensions and scatter's update_window_dims the trailing update dimensions (the batch dimensions
+// lead, as XLA emits them for embedding lookups and KV-cache updates); operand batching dimensions
+// are not lowered. Everything else is an Unsupported status saying what is and is not handled.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <vector>
+
+#include "compiler/hlo/computation.h"
+#include "compiler/lower/blocking.h"
+#include "compiler/lower/lowerer.h"
+
+namespace tpusim::compiler {
+
+using hlo::HloInstruction;
+using hlo::HloOpcode;
+
+namespace {
+
+constexpr int64_t kMaxCount = (int64_t{1} << 24) - 1;  // the descriptors' 24-bit count field
+constexpr int64_t kMaxBound = (int64_t{1} << 31) - 1;  // the 31-bit bound field (an s32 index)
+
+int64_t Product(std::span<const int64_t> v) {
+  int64_t n = 1;
+  for (int64_t x : v) n *= x;
+  return n;
+}
+
+// One strided descriptor of a box split by SplitBox: byte offsets of its origin on both sides.
+struct BoxPiece {
+  int64_t src_off = 0, dst_off = 0;
+  int64_t n0 = 1, n1 = 1, n2 = 1;
+  int64_t ss1 = 0, ss2 = 0, ds1 = 0, ds2 = 0;
+};
+
+// The box `dims` (outer to inner) with byte strides per dimension on both sides, as few 3-level
+// descriptors as possible (merging dimensions that are contiguous on both sides, as
+// CoreEmitter::Dma does); any levels beyond three are iterated, one piece per index.
+StatusOr<std::vector<BoxPiece>> SplitBox(std::span<const int64_t> src_strides,
+                                         std::span<const int64_t> dst_strides,
+                                         std::span<const int64_t> dims, int64_t eb) {
+  struct Level {
+    int64_t n, ss, ds;
+  };
+  std::vector<Level> lv;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] != 1) lv.push_back({dims[i], src_strides[i], dst_strides[i]});
+  }
+  for (size_t i = lv.size(); i-- > 1;) {
+    Level& o = lv[i - 1];
+    const Level& in = lv[i];
+    if (o.ss == in.ss * in.n && o.ds == in.ds * in.n) {
+      o = {o.n * in.n, in.ss, in.ds};
+      lv.erase(lv.begin() + static_cast<std::ptrdiff_t>(i));
+    }
+  }
+  BoxPiece base;
+  if (!lv.empty() && lv.back().ss == eb && lv.back().ds == eb) {
+    base.n0 = lv.back().n;
+    lv.pop_back();
+  }
+  if (!lv.empty()) {
+    base.n1 = lv.back().n, base.ss1 = lv.back().ss, base.ds1 = lv.back().ds;
+    lv.pop_back();
+  }
+  if (!lv.empty()) {
+    base.n2 = lv.back().n, base.ss2 = lv.back().ss, base.ds2 = lv.back().ds;
+    lv.pop_back();
+  }
+  if (base.n0 > 0xffffffffll || base.n1 > kMaxCount || base.n2 > kMaxCount) {
+    return Unimplemented(
+        "a slice dimension exceeds the DMA descriptor's field width (n0 < 2^32, n1/n2 < 2^24)");
+  }
+  std::vector<BoxPiece> pieces;
+  std::vector<int64_t> idx(lv.size(), 0);
+  while (true) {
+    BoxPiece p = base;
+    for (size_t i = 0; i < lv.size(); ++i) {
+      p.src_off += idx[i] * lv[i].ss;
+      p.dst_off += idx[i] * lv[i].ds;
+    }
+    pieces.push_back(p);
+    if (static_cast<int64_t>(pieces.size()) > kMaxInstructionsPerCore) break;
+    size_t k = lv.size();
+    bool done = true;
+    while (k > 0) {
+      --k;
+      if (++idx[k] < lv[k].n) {
+        done = false;
+        break;
+      }
+      idx[k] = 0;
+    }
+    if (done) break;
+  }
+  return pieces;
+}
+
+// Fills the shared descriptor fields of an indirect DMA from a piece.
+template <typename D>
+void SetPiece(D& d, const BoxPiece& p, uint64_t src, uint64_t dst, int64_t eb) {
+  d.src = src + static_cast<uint64_t>(p.src_off);
+  d.dst = dst + static_cast<uint64_t>(p.dst_off);
+  d.elem_bytes = static_cast<uint64_t>(eb);
+  d.n0 = static_cast<uint64_t>(p.n0);
+  d.n1 = static_cast<uint64_t>(p.n1);
+  d.n2 = static_cast<uint64_t>(p.n2);
+  d.src_s1 = static_cast<uint64_t>(p.ss1);
+  d.src_s2 = static_cast<uint64_t>(p.ss2);
+  d.dst_s1 = static_cast<uint64_t>(p.ds1);
+  d.dst_s2 = static_cast<uint64_t>(p.ds2);
+}
+
+bool IsParameter(const HloInstruction* i, int64_t n) {
+  return i->opcode() == HloOpcode::kParameter && i->parameter_number() == n;
+}
+
+}  // namespace
+
+StatusOr<Lowerer::LinearIndex> Lowerer::LinearizeIndices(
+    const HloInstruction& inst, const HbmBuffer& operand, const std::vector<int64_t>& window,
+    const std::vector<IndexComponent>& components, int64_t count, IndexMode mode) {
+  const int64_t eb = operand.elem_bytes();
+  const std::vector<int64_t> strides = RowMajorStrides(operand.dims, eb);
+  auto max_start = [&](int64_t d) {
+    return operand.dims[static_cast<size_t>(d)] - window[static_cast<size_t>(d)];
+  };
+  auto fill = [&](uint64_t dst, int64_t n, int32_t value) {
+    em_.Emit(isa::op::VpuFill{.dtype = isa::DType::kS32,
+                              .dst = dst,
+                              .count = static_cast<uint64_t>(n),
+                              .value = static_cast<uint32_t>(value)});
+  };
+  if (components.empty()) {
+    // Every slice starts at the origin.
+    TPUSIM_ASSIGN_OR_RETURN(uint64_t zeros, Vmem(inst, count * 4, "start indices"));
+    fill(zeros, count, 0);
+    return LinearIndex{zeros, 0, 0};
+  }
+  for (const IndexComponent& c : components) {
+    if (max_start(c.dim) < 0 || max_start(c.dim) > kMaxBound) {
+      return Unsupported(inst, fmt::format("dimension {} of size {} with a window of {}: the "
+                                           "largest start must be in [0, 2^31)",
+                                           c.dim, operand.dims[static_cast<size_t>(c.dim)],
+                                           window[static_cast<size_t>(c.dim)]));
+    }
+  }
+  if (components.size() == 1 && mode != IndexMode::kScatterClamp) {
+    // dma.gather clamps, dma.scatter skips an index outside [0, dim - window] itself.
+    const int64_t d = components[0].dim;
+    return LinearIndex{components[0].vmem, static_cast<uint64_t>(strides[static_cast<size_t>(d)]),
+                       static_cast<uint64_t>(max_start(d))};
+  }
+  // Element-unit linearization in s32: every reachable offset must fit.
+  if (operand.elements() > kMaxBound) {
+    return Unsupported(inst, fmt::format("more than one start index (or a clamped scatter index) "
+                                         "into an operand of {} elements: the linearized s32 "
+                                         "index must stay below 2^31",
+                                         operand.elements()));
+  }
+  TPUSIM_ASSIGN_OR_RETURN(uint64_t lin, Vmem(inst, count * 4, "linear index"));
+  TPUSIM_ASSIGN_OR_RETURN(uint64_t tmp, Vmem(inst, count * 4, "index scratch"));
+  TPUSIM_ASSIGN_OR_RETURN(uint64_t consts, Vmem(inst, 64, "index constants"));
+  const uint64_t zero = consts, bound_c = consts + 4, mult_c = consts + 8;
+  fill(zero, 1, 0);
+  fill(lin, count, 0);
+  auto binary = [&](isa::BinaryOp op, uint64_t dst, uint64_t a, uint64_t b) {
+    em_.Emit(isa::op::VpuBinary{.op = op,
+                                .dtype = isa::DType::kS32,
+                                .dst = dst,
+                                .a = a,
+                                .b = b,
+                                .rows = 1,
+                                .cols = static_cast<uint64_t>(count),
+                                .a_bcast = isa::Broadcast::kNone,
+                                .b_bcast = isa::Broadcast::kScalar});
+  };
+  int64_t bound = 0;
+  for (const IndexComponent& c : components) {
+    const int64_t b = max_start(c.dim);
+    const int64_t m = strides[static_cast<size_t>(c.dim)] / eb;
+    fill(bound_c, 1, static_cast<int32_t>(b));
+    fill(mult_c, 1, static_cast<int32_t>(m));
+    binary(isa::BinaryOp::kMax, tmp, c.vmem, zero);         // tmp = max(i, 0)
+    binary(isa::BinaryOp::kMin, tmp, tmp, bound_c);         // tmp = min(tmp, dim - window)
+    binary(isa::BinaryOp::kMul, tmp, tmp, mult_c);          // tmp *= element stride
+    em_.Emit(isa::op::VpuBinary{.op = isa::BinaryOp::kAdd,  // lin += tmp
+                                .dtype = isa::DType::kS32,
+                                .dst = lin,
+                                .a = lin,
+                                .b = tmp,
+                                .rows = 1,
+                                .cols = static_cast<uint64_t>(count)});
+    bound += b * m;
+  }
+  if (mode == IndexMode::kScatterSkip) {
+    // Scatter: a slice with any component outside [0, dim - window] gets index -1 (skipped).
+    TPUSIM_ASSIGN_OR_RETURN(uint64_t neg, Vmem(inst, count * 4, "out-of-bounds marker"));
+    TPUSIM_ASSIGN_OR_RETURN(uint64_t ok, Vmem(inst, count, "in-bounds predicate"));
+    fill(neg, count, -1);
+    for (const IndexComponent& c : components) {
+      fill(bound_c, 1, static_cast<int32_t>(max_start(c.dim)));
+      for (auto [op, rhs] :
+           {std::pair{isa::CompareOp::kGe, zero}, std::pair{isa::CompareOp::kLe, bound_c}}) {
+        em_.Emit(isa::op::VpuCompare{.op = op,
+                                     .dtype = isa::DType::kS32,
+                                     .dst = ok,
+                                     .a = c.vmem,
+                                     .b = rhs,
+                                     .rows = 1,
+                                     .cols = static_cast<uint64_t>(count),
+                                     .a_bcast = isa::Broadcast::kNone,
+                                     .b_bcast = isa::Broadcast::kScalar});
+        em_.Emit(isa::op::VpuSelect{.dtype = isa::DType::kS32,
+                                    .dst = lin,
+                                    .pred = ok,
+                                    .a = lin,
+                                    .b = neg,
+                                    .count = static_cast<uint64_t>(count)});
+      }
+    }
+  }
+  return LinearIndex{lin, static_cast<uint64_t>(eb), static_cast<uint64_t>(bound)};
+}
+
+Status Lowerer::IndirectGather(const HloInstruction& inst, const HbmBuffer& operand,
+                               const std::vector<int64_t>& window, const LinearIndex& index,
+                               int64_t count, uint64_t out_address) {
+  const int64_t eb = operand.elem_bytes();
+  const int64_t slice_elems = Product(window);
+  const int64_t slice_bytes = slice_elems * eb;
+  if (count == 0 || slice_elems == 0) return OkStatus();
+  const std::vector<int64_t> op_strides = RowMajorStrides(operand.dims, eb);
+  const int64_t budget = em_.vmem_free() - 64;
+  auto gather = [&](uint64_t src, std::span<const int64_t> box, uint64_t dst, uint64_t idx,
+                    int64_t n) -> StatusOr<int64_t> {
+    TPUSIM_ASSIGN_OR_RETURN(std::vector<BoxPiece> pieces,
+                            SplitBox(op_strides, RowMajorStrides(box, eb), box, eb));
+    for (const BoxPiece& p : pieces) {
+      isa::op::DmaGather g{};
+      SetPiece(g, p, src, dst, eb);
+      g.flag = kLoadFlag;
+      g.idx = idx;
+      g.count = static_cast<uint64_t>(n);
+      g.idx_scale = index.scale;
+      g.bound = index.bound;
+      g.slice_stride = static_cast<uint64_t>(Product(box) * eb);
+      em_.Emit(g);
+      if (em_.size() > kMaxInstructionsPerCore) break;
+    }
+    return static_cast<int64_t>(pieces.size());
+  };
+  if (slice_bytes <= budget) {
+    // Whole slices, as many per block as fit.
+    const int64_t per_block = std::min({count, budget / slice_bytes, kMaxCount});
+    TPUSIM_ASSIGN_OR_RETURN(uint64_t buf, Vmem(inst, per_block * slice_bytes, "gathered slices"));
+    for (int64_t j0 = 0; j0 < count; j0 += per_block) {
+      const int64_t n = std::min(per_block, count - j0);
+      TPUSIM_ASSIGN_OR_RETURN(int64_t issued, gather(operand.address, window, buf,
+                                                     index.idx + static_cast<uint64_t>(4 * j0), n));
+      em_.Wait(kLoadFlag, issued);
+      em_.DmaContiguous(isa::Opcode::kDmaVmemToHbm, buf,
+                        out_address + static_cast<uint64_t>(j0 * slice_bytes), n * slice_bytes, eb,
+                        kStoreFlag);
+      em_.Wait(kStoreFlag, 1);
+      TPUSIM_RETURN_IF_ERROR(em_.CheckSize());
+    }
+    return OkStatus();
+  }
+  // One slice is larger than VMEM: each slice in leading-dimension blocks of the window (each
+  // block is contiguous in the row-major slice).
+  const auto blocking = ChooseBlocking(window, eb, budget);
+  if (!blocking) return DoesNotFit(inst, "VMEM: not even one row of a gathered slice fits");
+  TPUSIM_ASSIGN_OR_RETURN(uint64_t buf,
+                          Vmem(inst, blocking->blk * blocking->inner * eb, "slice block"));
+  const std::vector<int64_t> win_strides = RowMajorStrides(window, eb);
+  for (int64_t j = 0; j < count; ++j) {
+    TPUSIM_RETURN_IF_ERROR(ForEachBlock(
+        window, *blocking,
+        [&](const std::vector<int64_t>& start, const std::vector<int64_t>& bdims) -> Status {
+          int64_t src_off = 0, dst_off = 0;
+          for (size_t d = 0; d < start.size(); ++d) {
+            src_off += start[d] * op_strides[d];
+            dst_off += start[d] * win_strides[d];
+          }
+          TPUSIM_ASSIGN_OR_RETURN(
+              int64_t issued, gather(operand.address + static_cast<uint64_t>(src_off), bdims, buf,
+                                     index.idx + static_cast<uint64_t>(4 * j), 1));
+          em_.Wait(kLoadFlag, issued);
+          em_.DmaContiguous(isa::Opcode::kDmaVmemToHbm, buf,
+                            out_address + static_cast<uint64_t>(j * slice_bytes + dst_off),
+                            Product(bdims) * eb, eb, kStoreFlag);
+          em_.Wait(kStoreFlag, 1);
+          return em_.CheckSize();
+        }));
+  }
+  return OkStatus();
+}
+
+Status Lowerer::IndirectScatter(const HloInstruction& inst, const HbmBuffer& target,
+                                const std::vector<int64_t>& window, const LinearIndex& index,
+                                int64_t count, uint64_t updates_address, Combiner combiner) {
+  const int64_t eb = target.elem_bytes();
+  const int64_t slice_elems = Product(window);
+  const int64_t slice_bytes = slice_elems * eb;
+  if (count == 0 || slice_elems == 0) return OkStatus();
+  const std::vector<int64_t> op_strides = RowMajorStrides(target.dims, eb);
+  const int64_t budget = em_.vmem_free() - 64;
+  auto scatter = [&](uint64_t src, std::span<const int64_t> box, uint64_t dst, uint64_t idx,
+                     int64_t n) -> StatusOr<int64_t> {
+    TPUSIM_ASSIGN_OR_RETURN(std::vector<BoxPiece> pieces,
+                            SplitBox(RowMajorStrides(box, eb), op_strides, box, eb));
+    for (const BoxPiece& p : pieces) {
+      isa::op::DmaScatter s{};
+      SetPiece(s, p, src, dst, eb);
+      s.flag = kStoreFlag;
+      s.idx = idx;
+      s.count = static_cast<uint64_t>(n);
+      s.idx_scale = index.scale;
+      s.bound = index.bound;
+      s.slice_stride = static_cast<uint64_t>(Product(box) * eb);
+      s.combine = combiner.combine;
+      s.op = combiner.op;
+      s.dtype = target.dtype;
+      em_.Emit(s);
+      if (em_.size() > kMaxInstructionsPerCore) break;
+    }
+    return static_cast<int64_t>(pieces.size());
+  };
+  if (slice_bytes <= budget) {
+    const int64_t per_block = std::min({count, budget / slice_bytes, kMaxCount});
+    TPUSIM_ASSIGN_OR_RETURN(uint64_t buf, Vmem(inst, per_block * slice_bytes, "update slices"));
+    for (int64_t j0 = 0; j0 < count; j0 += per_block) {
+      const int64_t n = std::min(per_block, count - j0);
+      em_.DmaContiguous(isa::Opcode::kDmaHbmToVmem,
+                        updates_address + static_cast<uint64_t>(j0 * slice_bytes), buf,
+                        n * slice_bytes, eb, kLoadFlag);
+      em_.Wait(kLoadFlag, 1);
+      TPUSIM_ASSIGN_OR_RETURN(
+          int64_t issued,
+          scatter(buf, window, target.address, index.idx + static_cast<uint64_t>(4 * j0), n));
+      // The next block's load reuses the buffer, and a later slice may overlap an earlier one.
+      em_.Wait(kStoreFlag, issued);
+      TPUSIM_RETURN_IF_ERROR(em_.CheckSize());
+    }
+    return OkStatus();
+  }
+  const auto blocking = ChooseBlocking(window, eb, budget);
+  if (!blocking) return DoesNotFit(inst, "VMEM: not even one row of an update slice fits");
+  TPUSIM_ASSIGN_OR_RETURN(uint64_t buf,
+                          Vmem(inst, blocking->blk * blocking->inner * eb, "update block"));
+  const std::vector<int64_t> win_strides = RowMajorStrides(window, eb);
+  for (int64_t j = 0; j < count; ++j) {
+    TPUSIM_RETURN_IF_ERROR(ForEachBlock(
+        window, *blocking,
+        [&](const std::vector<int64_t>& start, const std::vector<int64_t>& bdims) -> Status {
+          int64_t src_off = 0, dst_off = 0;
+          for (size_t d = 0; d < start.size(); ++d) {
+            src_off += start[d] * win_strides[d];
+            dst_off += start[d] * op_strides[d];
+          }
+          em_.DmaContiguous(isa::Opcode::kDmaHbmToVmem,
+                            updates_address + static_cast<uint64_t>(j * slice_bytes + src_off), buf,
+                            Product(bdims) * eb, eb, kLoadFlag);
+          em_.Wait(kLoadFlag, 1);
+          TPUSIM_ASSIGN_OR_RETURN(
+              int64_t issued, scatter(buf, bdims, target.address + static_cast<uint64_t>(dst_off),
+                                      index.idx + static_cast<uint64_t>(4 * j), 1));
+          em_.Wait(kStoreFlag, issued);
+          return em_.CheckSize();
+        }));
+  }
+  return OkStatus();
+}
+
+namespace {
+
+// Loads component k of an indices array (index_vector_dim `ivd`; ivd == rank means one implicit
+// component) as `count` contiguous s32 values; returns the number of descriptors issued.
+StatusOr<int64_t> LoadComponent(CoreEmitter& em, const HbmBuffer& indices, int64_t ivd, int64_t k,
+                                uint64_t dst) {
+  const int64_t rank = static_cast<int64_t>(indices.dims.size());
+  const std::vector<int64_t> strides = RowMajorStrides(indices.dims, 4);
+  std::vector<int64_t> box, ss;
+  uint64_t src = indices.address;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (d == ivd) {
+      src += static_cast<uint64_t>(k * strides[static_cast<size_t>(d)]);
+    } else {
+      box.push_back(indices.dims[static_cast<size_t>(d)]);
+      ss.push_back(strides[static_cast<size_t>(d)]);
+    }
+  }
+  if (box.empty()) {
+    box = {1};
+    ss = {4};
+  }
+  return em.Dma(isa::Opcode::kDmaHbmToVmem, src, ss, dst, RowMajorStrides(box, 4), box, 4,
+                kLoadFlag);
+}
+
+}  // namespace
+
+Status Lowerer::LowerGather(const HloInstruction& inst) {
+  const hlo::GatherDimensionNumbers& dn = inst.gather_dimension_numbers();
+  const HbmBuffer& operand = Buffer(inst.operand(0));
+  const HbmBuffer& indices = Buffer(inst.operand(1));
+  const HbmBuffer& out = Buffer(&inst);
+  const std::vector<int64_t>& sizes = inst.gather_slice_sizes();
+  const int64_t rank = static_cast<int64_t>(operand.dims.size());
+  const int64_t out_rank = static_cast<int64_t>(out.dims.size());
+  const int64_t irank = static_cast<int64_t>(indices.dims.size());
+  if (!dn.operand_batching_dims.empty() || !dn.start_indices_batching_dims.empty()) {
+    return Unsupported(inst,
+                       "gather with operand_batching_dims is not lowered (supported: "
+                       "offset_dims, collapsed_slice_dims, start_index_map, index_vector_dim, "
+                       "slice_sizes)");
+  }
+  if (indices.dtype != isa::DType::kS32) {
+    return Unsupported(inst, "gather indices must be an integer type (s32/s64/u32 on device)");
+  }
+  if (static_cast<int64_t>(sizes.size()) != rank) {
+    return Unsupported(inst, "slice_sizes must have one entry per operand dimension");
+  }
+  const int64_t n_off = static_cast<int64_t>(dn.offset_dims.size());
+  for (int64_t k = 0; k < n_off; ++k) {
+    if (dn.offset_dims[static_cast<size_t>(k)] != out_rank - n_off + k) {
+      return Unsupported(inst, fmt::format("offset_dims={{{}}}: only trailing offset dimensions "
+                                           "(the batch dimensions first, offset_dims = the last "
+                                           "{} result dimensions) are lowered",
+                                           fmt::join(dn.offset_dims, ","), n_off));
+    }
+  }
+  const int64_t ivd = dn.index_vector_dim;
+  const int64_t ncomp = ivd < irank ? indices.dims[static_cast<size_t>(ivd)] : 1;
+  if (ncomp != static_cast<int64_t>(dn.start_index_map.size())) {
+    return Unsupported(inst, "the index vector size differs from start_index_map's");
+  }
+  int64_t count = 1;
+  for (int64_t d = 0; d < irank; ++d) {
+    if (d != ivd) count *= indices.dims[static_cast<size_t>(d)];
+  }
+  if (count > kMaxCount) {
+    return Unsupported(inst,
+                       fmt::format("{} gathered slices (at most 2^24 - 1 per gather)", count));
+  }
+  if (count == 0 || out.elements() == 0) return OkStatus();  // an empty result
+  // Components whose slice spans the whole dimension always clamp to 0: no code.
+  std::vector<IndexComponent> comps;
+  TPUSIM_ASSIGN_OR_RETURN(uint64_t idx_buf,
+                          Vmem(inst, std::max<int64_t>(1, ncomp) * count * 4, "start indices"));
+  int64_t loads = 0;
+  for (int64_t k = 0; k < ncomp; ++k) {
+    const int64_t d = dn.start_index_map[static_cast<size_t>(k)];
+    if (d < 0 || d >= rank) return Unsupported(inst, "start_index_map names a missing dimension");
+    if (sizes[static_cast<size_t>(d)] >= operand.dims[static_cast<size_t>(d)]) continue;
+    const uint64_t dst = idx_buf + static_cast<uint64_t>(k * count * 4);
+    TPUSIM_ASSIGN_OR_RETURN(int64_t n, LoadComponent(em_, indices, ivd, k, dst));
+    loads += n;
+    comps.push_back({dst, d});
+  }
+  em_.Wait(kLoadFlag, loads);
+  TPUSIM_ASSIGN_OR_RETURN(LinearIndex index, LinearizeIndices(inst, operand, sizes, comps, count,
+                                                              IndexMode::kGatherClamp));
+  return IndirectGather(inst, operand, sizes, index, count, out.address);
+}
+
+Status Lowerer::LowerScatter(const HloInstruction& inst) {
+  const hlo::ScatterDimensionNumbers& dn = inst.scatter_dimension_numbers();
+  if (inst.operand_count() != 3 || !inst.shape().IsArray()) {
+    return Unsupported(inst,
+                       "variadic scatter (several operands) is not lowered; one operand, "
+                       "one indices array and one updates array are");
+  }
+  if (!dn.input_batching_dims.empty() || !dn.scatter_indices_batching_dims.empty()) {
+    return Unsupported(inst,
+                       "scatter with input_batching_dims is not lowered (supported: "
+                       "update_window_dims, inserted_window_dims, scatter_dims_to_operand_dims, "
+                       "index_vector_dim)");
+  }
+  // The combiner: to_apply's root is parameter 1 (assign) or add/maximum/minimum of the two.
+  Combiner combiner;
+  const hlo::HloComputation* fn = inst.to_apply();
+  const HloInstruction* root = fn ? fn->root_instruction() : nullptr;
+  if (root != nullptr && IsParameter(root, 1)) {
+    combiner.combine = false;
+  } else if (root != nullptr && root->operand_count() == 2 &&
+             ((IsParameter(root->operand(0), 0) && IsParameter(root->operand(1), 1)) ||
+              (IsParameter(root->operand(0), 1) && IsParameter(root->operand(1), 0))) &&
+             (root->opcode() == HloOpcode::kAdd || root->opcode() == HloOpcode::kMaximum ||
+              root->opcode() == HloOpcode::kMinimum)) {
+    combiner.combine = true;
+    combiner.op = root->opcode() == HloOpcode::kAdd       ? isa::ReduceOp::kSum
+                  : root->opcode() == HloOpcode::kMaximum ? isa::ReduceOp::kMax
+                                                          : isa::ReduceOp::kMin;
+  } else {
+    return Unsupported(inst, fmt::format("scatter to_apply={}: only assignment (ROOT = parameter "
+                                         "1) and add / maximum / minimum of the two parameters "
+                                         "are lowered",
+                                         fn ? "%" + fn->name() : "<none>"));
+  }
+  const HbmBuffer& operand = Buffer(inst.operand(0));
+  const HbmBuffer& indices = Buffer(inst.operand(1));
+  const HbmBuffer& updates = Buffer(inst.operand(2));
+  const HbmBuffer& out = Buffer(&inst);
+  if (combiner.combine && operand.dtype != isa::DType::kF32 && operand.dtype != isa::DType::kBF16 &&
+      operand.dtype != isa::DType::kS32) {
+    return Unsupported(inst, fmt::format("a combining scatter on {} (the DMA combines bf16, f32 "
+                                         "and s32)",
+                                         isa::Name(operand.dtype)));
+  }
+  if (indices.dtype != isa::DType::kS32) {
+    return Unsupported(inst, "scatter indices must be an integer type (s32/s64/u32 on device)");
+  }
+  const int64_t rank = static_cast<int64_t>(operand.dims.size());
+  const int64_t urank = static_cast<int64_t>(updates.dims.size());
+  const int64_t irank = static_cast<int64_t>(indices.dims.size());
+  const int64_t n_win = static_cast<int64_t>(dn.update_window_dims.size());
+  for (int64_t k = 0; k < n_win; ++k) {
+    if (dn.update_window_dims[static_cast<size_t>(k)] != urank - n_win + k) {
+      return Unsupported(inst, fmt::format("update_window_dims={{{}}}: only trailing window "
+                                           "dimensions (the scatter dimensions first, window = the "
+                                           "last {} update dimensions) are lowered",
+                                           fmt::join(dn.update_window_dims, ","), n_win));
+    }
+  }
+  // Window size per operand dimension: 1 for inserted dims, else the next window dimension.
+  std::vector<int64_t> window(static_cast<size_t>(rank), 1);
+  int64_t w = urank - n_win;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (std::find(dn.inserted_window_dims.begin(), dn.inserted_window_dims.end(), d) !=
+        dn.inserted_window_dims.end()) {
+      continue;
+    }
+    if (w >= urank) return Unsupported(inst, "window dimensions do not match the operand rank");
+    window[static_cast<size_t>(d)] = updates.dims[static_cast<size_t>(w++)];
+  }
+  const int64_t ivd = dn.index_vector_dim;
+  const int64_t ncomp = ivd < irank ? indices.dims[static_cast<size_t>(ivd)] : 1;
+  if (ncomp != static_cast<int64_t>(dn.scatter_dims_to_operand_dims.size())) {
+    return Unsupported(inst, "the index vector size differs from scatter_dims_to_operand_dims'");
+  }
+  int64_t count = 1;
+  for (int64_t d = 0; d < irank; ++d) {
+    if (d != ivd) count *= indices.dims[static_cast<size_t>(d)];
+  }
+  if (count > kMaxCount) {
+    return Unsupported(inst, fmt::format("{} scatter updates (at most 2^24 - 1)", count));
+  }
+  int64_t update_slices = 1;
+  for (int64_t d = 0; d < urank - n_win; ++d) update_slices *= updates.dims[static_cast<size_t>(d)];
+  if (update_slices != count) {
+    return Unsupported(inst,
+                       fmt::format("{} update slices for {} start indices", update_slices, count));
+  }
+  if (count == 0 || updates.elements() == 0) return LowerCopyValue(inst, operand, out);
+  for (int64_t d = 0; d < rank; ++d) {
+    if (window[static_cast<size_t>(d)] > operand.dims[static_cast<size_t>(d)]) {
+      return Unsupported(inst, "an update window is larger than the operand");
+    }
+  }
+  // Indices first (small), then the copy of the operand into the result (it takes the VMEM that is
+  // left, and finishes before the updates are written), then the updates.
+  TPUSIM_ASSIGN_OR_RETURN(uint64_t idx_buf,
+                          Vmem(inst, std::max<int64_t>(1, ncomp) * count * 4, "scatter indices"));
+  std::vector<IndexComponent> comps;
+  int64_t loads = 0;
+  for (int64_t k = 0; k < ncomp; ++k) {
+    const int64_t d = dn.scatter_dims_to_operand_dims[static_cast<size_t>(k)];
+    if (d < 0 || d >= rank) {
+      return Unsupported(inst, "scatter_dims_to_operand_dims names a missing dimension");
+    }
+    const uint64_t dst = idx_buf + static_cast<uint64_t>(k * count * 4);
+    TPUSIM_ASSIGN_OR_RETURN(int64_t n, LoadComponent(em_, indices, ivd, k, dst));
+    loads += n;
+    comps.push_back({dst, d});
+  }
+  em_.Wait(kLoadFlag, loads);
+  TPUSIM_ASSIGN_OR_RETURN(LinearIndex index, LinearizeIndices(inst, operand, window, comps, count,
+                                                              IndexMode::kScatterSkip));
+  const int64_t free_before_copy = em_.vmem_free();
+  if (out.address != operand.address) {
+    // The copy's block buffer is scoped to the copy: reuse its VMEM for the updates afterwards.
+    const int64_t vmem_top = em_.vmem_bytes() - free_before_copy;
+    TPUSIM_RETURN_IF_ERROR(LowerCopyValue(inst, operand, out));
+    em_.ResetVmem();
+    TPUSIM_CHECK(em_.AllocVmem(vmem_top) == 0);
+  }
+  return IndirectScatter(inst, out, window, index, count, updates.address, combiner);
+}
+
+namespace {
+
+// The start-index operands of a dynamic-slice / dynamic-update-slice from operand `first` on: one
+// scalar per dimension, or (old HLO) one rank-1 array of them.
+struct StartIndices {
+  std::vector<const HloInstruction*> scalars;  // one per dimension, or
+  const HloInstruction* vector = nullptr;      // one s32[rank]
+};
+
+StatusOr<StartIndices> GetStartIndices(const HloInstruction& inst, int64_t first, int64_t rank) {
+  StartIndices s;
+  const int64_t n = inst.operand_count() - first;
+  if (n == rank) {
+    for (int64_t i = 0; i < n; ++i) {
+      const HloInstruction* op = inst.operand(first + i);
+      if (op->shape().dimensions().size() != 0) break;
+      s.scalars.push_back(op);
+    }
+    if (static_cast<int64_t>(s.scalars.size()) == rank) return s;
+  }
+  if (n == 1 && inst.operand(first)->shape().dimensions().size() == 1 &&
+      inst.operand(first)->shape().dimensions()[0] == rank) {
+    s.vector = inst.operand(first);
+    return s;
+  }
+  return Unsupported(
+      inst, fmt::format("expected {} scalar start indices (or one s32[{}] array)", rank, rank));
+}
+
+}  // namespace
+
+Status Lowerer::LowerDynamicSlice(const HloInstruction& inst) {
+  const HbmBuffer& operand = Buffer(inst.operand(0));
+  const HbmBuffer& out = Buffer(&inst);
+  const int64_t rank = static_cast<int64_t>(operand.dims.size());
+  std::vector<int64_t> sizes = inst.dynamic_slice_sizes();
+  if (static_cast<int64_t>(sizes.size()) != rank) sizes = out.dims;
+  TPUSIM_ASSIGN_OR_RETURN(StartIndices starts, GetStartIndices(inst, 1, rank));
+  TPUSIM_ASSIGN_OR_RETURN(uint64_t idx_buf,
+                          Vmem(inst, std::max<int64_t>(1, rank) * 4, "start indices"));
+  std::vector<IndexComponent> comps;
+  int64_t loads = 0;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (sizes[static_cast<size_t>(d)] >= operand.dims[static_cast<size_t>(d)]) continue;
+    const HbmBuffer& b =
+        starts.vector ? Buffer(starts.vector) : Buffer(starts.scalars[static_cast<size_t>(d)]);
+    if (b.dtype != isa::DType::kS32) {
+      return Unsupported(inst, "start indices must be an integer type (s32/s64/u32 on device)");
+    }
+    const uint64_t dst = idx_buf + static_cast<uint64_t>(4 * d);
+    em_.DmaContiguous(isa::Opcode::kDmaHbmToVmem,
+                      b.address + static_cast<uint64_t>(starts.vector ? 4 * d : 0), dst, 4, 4,
+                      kLoadFlag);
+    ++loads;
+    comps.push_back({dst, d});
+  }
+  em_.Wait(kLoadFlag, loads);
+  TPUSIM_ASSIGN_OR_RETURN(
+      LinearIndex index, LinearizeIndices(inst, operand, sizes, comps, 1, IndexMode::kGatherClamp));
+  return IndirectGather(inst, operand, sizes, index, 1, out.address);
+}
+
+Status Lowerer::LowerDynamicUpdateSlice(const HloInstruction& inst) {
+  const HbmBuffer& operand = Buffer(inst.operand(0));
+  const HbmBuffer& update = Buffer(inst.operand(1));
+  const HbmBuffer& out = Buffer(&inst);
+  const int64_t rank = static_cast<int64_t>(operand.dims.size());
+  if (update.dims.size() != operand.dims.size()) {
+    return Unsupported(inst, "the update's rank differs from the operand's");
+  }
+  TPUSIM_ASSIGN_OR_RETURN(StartIndices starts, GetStartIndices(inst, 2, rank));
+  TPUSIM_ASSIGN_OR_RETURN(uint64_t idx_buf,
+                          Vmem(inst, std::max<int64_t>(1, rank) * 4, "start indices"));
+  std::vector<IndexComponent> comps;
+  int64_t loads = 0;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (update.dims[static_cast<size_t>(d)] >= operand.dims[static_cast<size_t>(d)]) continue;
+    const HbmBuffer& b =
+        starts.vector ? Buffer(starts.vector) : Buffer(starts.scalars[static_cast<size_t>(d)]);
+    if (b.dtype != isa::DType::kS32) {
+      return Unsupported(inst, "start indices must be an integer type (s32/s64/u32 on device)");
+    }
+    const uint64_t dst = idx_buf + static_cast<uint64_t>(4 * d);
+    em_.DmaContiguous(isa::Opcode::kDmaHbmToVmem,
+                      b.address + static_cast<uint64_t>(starts.vector ? 4 * d : 0), dst, 4, 4,
+                      kLoadFlag);
+    ++loads;
+    comps.push_back({dst, d});
+  }
+  em_.Wait(kLoadFlag, loads);
+  // dynamic-update-slice clamps its start (unlike scatter, which skips): linearize with clamping.
+  TPUSIM_ASSIGN_OR_RETURN(LinearIndex index, LinearizeIndices(inst, operand, update.dims, comps, 1,
+                                                              IndexMode::kScatterClamp));
+  const int64_t free_before_copy = em_.vmem_free();
+  if (out.address != operand.address) {
+    const int64_t vmem_top = em_.vmem_bytes() - free_before_copy;
+    TPUSIM_RETURN_IF_ERROR(LowerCopyValue(inst, operand, out));
+    em_.ResetVmem();
+    TPUSIM_CHECK(em_.AllocVmem(vmem_top) == 0);
+  }
+  return IndirectScatter(inst, out, update.dims, index, 1, update.address, Combiner{});
+}
+
+}  // namespace tpusim::compiler

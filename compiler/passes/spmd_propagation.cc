@@ -1,0 +1,524 @@
+#include "compiler/passes/spmd_propagation.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "common/diagnostic.h"
+
+namespace tpusim::compiler::spmd {
+namespace {
+
+using hlo::HloInstruction;
+using hlo::HloOpcode;
+
+std::string Where(const hlo::HloModule& module, const HloInstruction& inst) {
+  return FormatDiagnostic(
+      module.source_name(), "", inst.location(),
+      fmt::format("%{} ({})", inst.name(), hlo::HloOpcodeString(inst.opcode())));
+}
+
+std::vector<int64_t> Complement(int64_t rank, const std::vector<int64_t>& a,
+                                const std::vector<int64_t>& b) {
+  std::vector<int64_t> out;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (std::find(a.begin(), a.end(), d) == a.end() && std::find(b.begin(), b.end(), d) == b.end())
+      out.push_back(d);
+  }
+  return out;
+}
+
+const std::vector<int64_t>& Dims(const HloInstruction* inst) { return inst->shape().dimensions(); }
+
+// A tiling is usable for `inst` if its rank matches and it cuts the dimensions evenly.
+std::optional<Tiling> Usable(const HloInstruction& inst, std::optional<Tiling> t) {
+  if (!t || !inst.shape().IsArray() || !DividesEvenly(Dims(&inst), *t)) return std::nullopt;
+  return t;
+}
+
+double Bytes(const HloInstruction* inst) { return static_cast<double>(inst->shape().ByteSize()); }
+
+// The dot's tiling candidates, in preference order for ties.
+std::vector<Tiling> DotCandidates(const HloInstruction& dot, const DotAxes& ax,
+                                  const std::optional<Tiling>& lhs,
+                                  const std::optional<Tiling>& rhs,
+                                  const std::optional<Tiling>& out, int64_t n) {
+  std::vector<Tiling> c;
+  auto from = [&](const std::vector<const Tiling*>& src,
+                  const std::vector<const std::vector<int64_t>*>& axes) -> std::optional<Tiling> {
+    std::vector<int64_t> t(static_cast<size_t>(ax.rank), 1);
+    std::vector<std::vector<int64_t>> index(static_cast<size_t>(n),
+                                            std::vector<int64_t>(static_cast<size_t>(ax.rank), 0));
+    std::vector<bool> set(static_cast<size_t>(ax.rank), false);
+    for (size_t s = 0; s < src.size(); ++s) {
+      const Tiling& st = *src[s];
+      const std::vector<int64_t>& map = *axes[s];
+      const auto st_index = st.Indices();
+      for (size_t d = 0; d < map.size(); ++d) {
+        const auto a = static_cast<size_t>(map[d]);
+        if (set[a] && t[a] != st.tiles[d]) return std::nullopt;
+        for (int64_t p = 0; p < n; ++p) {
+          const int64_t i = st_index[static_cast<size_t>(p)][d];
+          if (set[a] && index[static_cast<size_t>(p)][a] != i) return std::nullopt;
+          index[static_cast<size_t>(p)][a] = i;
+        }
+        t[a] = st.tiles[d];
+        set[a] = true;
+      }
+    }
+    return TilingFromIndices(t, index);
+  };
+  if (lhs && rhs) {
+    if (auto t = from({&*lhs, &*rhs}, {&ax.lhs, &ax.rhs})) c.push_back(*t);
+  }
+  if (out) {
+    if (auto t = from({&*out}, {&ax.out})) c.push_back(*t);
+  }
+  if (lhs) {
+    if (auto t = from({&*lhs}, {&ax.lhs})) c.push_back(*t);
+  }
+  if (rhs) {
+    if (auto t = from({&*rhs}, {&ax.rhs})) c.push_back(*t);
+  }
+  c.push_back(Tiling::Replicated(ax.rank, n));
+  // Keep candidates that cut every operand and the result evenly.
+  std::vector<Tiling> ok;
+  for (Tiling& t : c) {
+    if (DividesEvenly(Dims(dot.operand(0)), Remap(t, ax.lhs)) &&
+        DividesEvenly(Dims(dot.operand(1)), Remap(t, ax.rhs)) &&
+        DividesEvenly(Dims(&dot), Remap(t, ax.out))) {
+      ok.push_back(std::move(t));
+    }
+  }
+  return ok;
+}
+
+// The reducer's combining opcode if it is `op(param0, param1)`, else nullopt.
+std::optional<HloOpcode> ReducerOpcode(const HloInstruction& reduce) {
+  const hlo::HloComputation* c = reduce.to_apply();
+  if (c == nullptr || c->num_parameters() != 2) return std::nullopt;
+  const HloInstruction* root = c->root_instruction();
+  if (root == nullptr || root->operand_count() != 2) return std::nullopt;
+  const HloInstruction* a = root->operand(0);
+  const HloInstruction* b = root->operand(1);
+  if (a->opcode() != HloOpcode::kParameter || b->opcode() != HloOpcode::kParameter || a == b) {
+    return std::nullopt;
+  }
+  return root->opcode();
+}
+
+// Dimensions slice / pad / concatenate / reverse change (so they must be whole on every partition);
+// nullopt for other opcodes.
+std::optional<std::vector<int64_t>> ChangedDims(const HloInstruction& inst) {
+  std::vector<int64_t> d;
+  switch (inst.opcode()) {
+    case HloOpcode::kSlice: {
+      const auto& in = inst.operand(0)->shape().dimensions();
+      for (size_t i = 0; i < in.size() && i < inst.slice_starts().size(); ++i) {
+        if (inst.slice_starts()[i] != 0 || inst.slice_limits()[i] != in[i] ||
+            inst.slice_strides()[i] != 1) {
+          d.push_back(static_cast<int64_t>(i));
+        }
+      }
+      return d;
+    }
+    case HloOpcode::kPad: {
+      const auto& pd = inst.padding_config().dimensions;
+      for (size_t i = 0; i < pd.size(); ++i) {
+        if (pd[i].edge_padding_low != 0 || pd[i].edge_padding_high != 0 ||
+            pd[i].interior_padding != 0) {
+          d.push_back(static_cast<int64_t>(i));
+        }
+      }
+      return d;
+    }
+    case HloOpcode::kConcatenate:
+    case HloOpcode::kReverse:
+      return inst.dimensions();
+    default:
+      return std::nullopt;
+  }
+}
+
+class Propagator {
+ public:
+  explicit Propagator(const hlo::HloModule& module)
+      : module_(module), comp_(*module.entry_computation()), n_(module.num_partitions()) {}
+
+  StatusOr<Assignment> Run() {
+    TPUSIM_RETURN_IF_ERROR(ReadAnnotations());
+    for (int iter = 0; iter < 8; ++iter) {
+      bool changed = false;
+      for (const auto& up : comp_.instructions()) changed |= Assign(*up, FromOperands(*up), true);
+      for (auto it = comp_.instructions().rbegin(); it != comp_.instructions().rend(); ++it) {
+        changed |= Assign(**it, FromUsers(**it), true);
+      }
+      if (!changed) break;
+    }
+    for (const auto& up : comp_.instructions()) {
+      const HloInstruction& inst = *up;
+      if (!inst.shape().IsArray()) {
+        if (inst.opcode() == HloOpcode::kTuple && !a_.tuple.count(&inst)) {
+          std::vector<Tiling> elements;
+          for (const HloInstruction* op : inst.operands()) elements.push_back(Get(op));
+          a_.tuple[&inst] = std::move(elements);
+        }
+        continue;
+      }
+      if (!Assign(inst, FromOperands(inst), false)) {
+        if (!a_.array.count(&inst)) a_.array[&inst] = Tiling::Replicated(inst.shape().rank(), n_);
+      }
+    }
+    return std::move(a_);
+  }
+
+ private:
+  Status ReadAnnotations() {
+    for (const auto& up : comp_.instructions()) {
+      const HloInstruction& inst = *up;
+      if (!inst.sharding().has_value()) continue;
+      const hlo::HloSharding& s = *inst.sharding();
+      if (inst.shape().IsArray()) {
+        auto t = TilingFromSharding(s, inst.shape().rank(), n_);
+        if (!t.ok())
+          return Status(t.status().code(), Where(module_, inst) + ": " + t.status().message());
+        TPUSIM_RETURN_IF_ERROR(CheckEven(inst, *t));
+        a_.array[&inst] = *t;
+        continue;
+      }
+      // Tuple-shaped: a kTuple of arrays may carry one sharding per element; any other tuple value
+      // must be unsplit.
+      std::vector<const hlo::HloSharding*> elems;
+      if (s.kind == hlo::HloSharding::Kind::kTuple) {
+        for (const auto& e : s.tuple_elements) elems.push_back(&e);
+      }
+      const bool flat_tuple = inst.opcode() == HloOpcode::kTuple &&
+                              static_cast<int64_t>(elems.size()) == inst.operand_count();
+      if (flat_tuple) {
+        std::vector<Tiling> tilings;
+        for (int64_t i = 0; i < inst.operand_count(); ++i) {
+          const HloInstruction* op = inst.operand(i);
+          if (!op->shape().IsArray()) return Unsplittable(inst, s);
+          auto t = TilingFromSharding(*elems[static_cast<size_t>(i)], op->shape().rank(), n_);
+          if (!t.ok())
+            return Status(t.status().code(), Where(module_, inst) + ": " + t.status().message());
+          TPUSIM_RETURN_IF_ERROR(CheckEven(*op, *t));
+          tilings.push_back(*t);
+        }
+        a_.tuple[&inst] = std::move(tilings);
+        continue;
+      }
+      bool splits =
+          s.kind == hlo::HloSharding::Kind::kTiled || s.kind == hlo::HloSharding::Kind::kManual;
+      for (const auto* e : elems) {
+        splits |=
+            e->kind == hlo::HloSharding::Kind::kTiled || e->kind == hlo::HloSharding::Kind::kManual;
+      }
+      if (splits) return Unsplittable(inst, s);
+    }
+    return OkStatus();
+  }
+
+  Status Unsplittable(const HloInstruction& inst, const hlo::HloSharding& s) {
+    return Unimplemented(fmt::format(
+        "{}: sharding={} splits a tuple-shaped value; tpusim's SPMD partitioner splits arrays and "
+        "flat tuple(...) results only",
+        Where(module_, inst), s.ToString()));
+  }
+
+  Status CheckEven(const HloInstruction& inst, const Tiling& t) {
+    for (int64_t d = 0; d < inst.shape().rank(); ++d) {
+      const int64_t size = inst.shape().dimensions(d);
+      const int64_t k = t.tiles[static_cast<size_t>(d)];
+      if (size % k != 0) {
+        return Unimplemented(fmt::format(
+            "{}: sharding={} cuts dimension {} of size {} into {} uneven tiles; tpusim's SPMD "
+            "partitioner needs even cuts (XLA pads the last tile)",
+            Where(module_, inst), t.ToString(), d, size, k));
+      }
+    }
+    return OkStatus();
+  }
+
+  std::optional<Tiling> Find(const HloInstruction* inst) const {
+    auto it = a_.array.find(inst);
+    if (it == a_.array.end()) return std::nullopt;
+    return it->second;
+  }
+  Tiling Get(const HloInstruction* inst) const {
+    if (auto t = Find(inst)) return *t;
+    return Tiling::Replicated(inst->shape().IsArray() ? inst->shape().rank() : 0, n_);
+  }
+
+  // Assigns `t` to an unassigned array instruction; with `split_only`, only a tiling that splits.
+  bool Assign(const HloInstruction& inst, std::optional<Tiling> t, bool split_only) {
+    if (!inst.shape().IsArray() || a_.array.count(&inst)) return false;
+    t = Usable(inst, std::move(t));
+    if (!t || (split_only && t->IsReplicated())) return false;
+    a_.array[&inst] = *t;
+    return true;
+  }
+
+  // The tiling the operands imply for `inst`, if any.
+  std::optional<Tiling> FromOperands(const HloInstruction& inst) const {
+    if (!inst.shape().IsArray()) return std::nullopt;
+    if (KeepsTiling(inst)) {
+      std::optional<Tiling> best;
+      for (const HloInstruction* op : inst.operands()) {
+        if (!op->shape().IsArray() || Dims(op) != Dims(&inst)) continue;
+        auto t = Find(op);
+        if (t && (!best || t->num_tiles() > best->num_tiles())) best = t;
+      }
+      return best;
+    }
+    switch (inst.opcode()) {
+      case HloOpcode::kBroadcast: {
+        auto t = Find(inst.operand(0));
+        if (!t) return std::nullopt;
+        std::vector<int64_t> src(static_cast<size_t>(inst.shape().rank()), -1);
+        for (size_t i = 0; i < inst.dimensions().size(); ++i) {
+          src[static_cast<size_t>(inst.dimensions()[i])] = static_cast<int64_t>(i);
+        }
+        return Remap(*t, src);
+      }
+      case HloOpcode::kTranspose: {
+        auto t = Find(inst.operand(0));
+        if (!t) return std::nullopt;
+        return Remap(*t, inst.dimensions());
+      }
+      case HloOpcode::kReshape:
+      case HloOpcode::kBitcast: {
+        auto t = Find(inst.operand(0));
+        if (!t || !inst.operand(0)->shape().IsArray()) return std::nullopt;
+        return ReshapeTiling(Dims(inst.operand(0)), Dims(&inst), *t);
+      }
+      case HloOpcode::kDot: {
+        auto l = Find(inst.operand(0));
+        auto r = Find(inst.operand(1));
+        if (!l && !r) return std::nullopt;
+        const DotAxes ax = MakeDotAxes(inst);
+        return Remap(ChooseDotTiling(inst, l, r, std::nullopt, n_), ax.out);
+      }
+      case HloOpcode::kReduce: {
+        if (inst.operand_count() != 2) return std::nullopt;
+        auto t = Find(inst.operand(0));
+        if (!t) return std::nullopt;
+        std::vector<int64_t> kept =
+            Complement(inst.operand(0)->shape().rank(), inst.dimensions(), {});
+        return Remap(*t, kept);
+      }
+      case HloOpcode::kSlice:
+      case HloOpcode::kPad:
+      case HloOpcode::kConcatenate:
+      case HloOpcode::kReverse: {
+        // The most split array operand's tiling, with the changed dimensions made whole.
+        std::optional<Tiling> best;
+        const int64_t arrays = inst.opcode() == HloOpcode::kPad ? 1 : inst.operand_count();
+        for (int64_t i = 0; i < arrays; ++i) {
+          auto t = Find(inst.operand(i));
+          if (t && (!best || t->num_tiles() > best->num_tiles())) best = t;
+        }
+        if (!best) return std::nullopt;
+        std::vector<int64_t> axes;
+        const std::vector<int64_t> changed = *ChangedDims(inst);
+        for (int64_t d = 0; d < best->rank(); ++d) {
+          axes.push_back(std::find(changed.begin(), changed.end(), d) == changed.end() ? d : -1);
+        }
+        return Remap(*best, axes);
+      }
+      case HloOpcode::kGetTupleElement: {
+        const HloInstruction* tuple = inst.operand(0);
+        if (tuple->opcode() != HloOpcode::kTuple) return std::nullopt;
+        return Find(tuple->operand(inst.tuple_index()));
+      }
+      default:
+        return std::nullopt;
+    }
+  }
+
+  // The tiling `user` wants for its operand `i`, given the user's own tiling; nullopt if none.
+  std::optional<Tiling> WantedBy(const HloInstruction& user, int64_t i) const {
+    const HloInstruction* op = user.operand(i);
+    if (!op->shape().IsArray()) return std::nullopt;
+    if (user.opcode() == HloOpcode::kTuple) {
+      auto it = a_.tuple.find(&user);
+      if (it == a_.tuple.end()) return std::nullopt;
+      return it->second[static_cast<size_t>(i)];
+    }
+    auto ut = Find(&user);
+    if (!ut) return std::nullopt;
+    if (user.opcode() == HloOpcode::kDot) {
+      if (i > 1) return std::nullopt;
+      const DotAxes ax = MakeDotAxes(user);
+      const std::optional<Tiling> other = Find(user.operand(1 - i));
+      Tiling d = ChooseDotTiling(user, i == 0 ? std::nullopt : other, i == 1 ? std::nullopt : other,
+                                 *ut, n_);
+      return Remap(d, i == 0 ? ax.lhs : ax.rhs);
+    }
+    return OperandTilingFor(user, i, *ut);
+  }
+
+ private:
+  std::optional<Tiling> FromUsers(const HloInstruction& inst) const {
+    std::optional<Tiling> best;
+    for (const HloInstruction* user : inst.users()) {
+      for (int64_t i = 0; i < user->operand_count(); ++i) {
+        if (user->operand(i) != &inst) continue;
+        auto t = Usable(inst, WantedBy(*user, i));
+        if (t && (!best || t->num_tiles() > best->num_tiles())) best = t;
+      }
+    }
+    return best;
+  }
+
+  const hlo::HloModule& module_;
+  const hlo::HloComputation& comp_;
+  const int64_t n_;
+  Assignment a_;
+};
+
+}  // namespace
+
+DotAxes MakeDotAxes(const HloInstruction& dot) {
+  const hlo::DotDimensionNumbers& dn = dot.dot_dimension_numbers();
+  const int64_t lr = dot.operand(0)->shape().rank();
+  const int64_t rr = dot.operand(1)->shape().rank();
+  const std::vector<int64_t> lfree =
+      Complement(lr, dn.lhs_batch_dimensions, dn.lhs_contracting_dimensions);
+  const std::vector<int64_t> rfree =
+      Complement(rr, dn.rhs_batch_dimensions, dn.rhs_contracting_dimensions);
+  const auto nb = static_cast<int64_t>(dn.lhs_batch_dimensions.size());
+  const auto nlf = static_cast<int64_t>(lfree.size());
+  const auto nrf = static_cast<int64_t>(rfree.size());
+  const auto nc = static_cast<int64_t>(dn.lhs_contracting_dimensions.size());
+  DotAxes ax;
+  ax.rank = nb + nlf + nrf + nc;
+  ax.lhs.assign(static_cast<size_t>(lr), 0);
+  ax.rhs.assign(static_cast<size_t>(rr), 0);
+  for (int64_t k = 0; k < nb; ++k) {
+    ax.lhs[static_cast<size_t>(dn.lhs_batch_dimensions[static_cast<size_t>(k)])] = k;
+    ax.rhs[static_cast<size_t>(dn.rhs_batch_dimensions[static_cast<size_t>(k)])] = k;
+    ax.out.push_back(k);
+  }
+  for (int64_t k = 0; k < nlf; ++k) {
+    ax.lhs[static_cast<size_t>(lfree[static_cast<size_t>(k)])] = nb + k;
+    ax.out.push_back(nb + k);
+  }
+  for (int64_t k = 0; k < nrf; ++k) {
+    ax.rhs[static_cast<size_t>(rfree[static_cast<size_t>(k)])] = nb + nlf + k;
+    ax.out.push_back(nb + nlf + k);
+  }
+  for (int64_t k = 0; k < nc; ++k) {
+    const int64_t a = nb + nlf + nrf + k;
+    ax.lhs[static_cast<size_t>(dn.lhs_contracting_dimensions[static_cast<size_t>(k)])] = a;
+    ax.rhs[static_cast<size_t>(dn.rhs_contracting_dimensions[static_cast<size_t>(k)])] = a;
+    ax.contracting.push_back(a);
+  }
+  return ax;
+}
+
+Tiling ChooseDotTiling(const HloInstruction& dot, const std::optional<Tiling>& lhs,
+                       const std::optional<Tiling>& rhs, const std::optional<Tiling>& out,
+                       int64_t num_partitions) {
+  const DotAxes ax = MakeDotAxes(dot);
+  std::vector<Tiling> cands = DotCandidates(dot, ax, lhs, rhs, out, num_partitions);
+  const Tiling* best = nullptr;
+  double best_cost = 0;
+  for (const Tiling& d : cands) {
+    double cost = 0;
+    if (lhs && !SameLayout(Remap(d, ax.lhs), *lhs)) cost += Bytes(dot.operand(0));
+    if (rhs && !SameLayout(Remap(d, ax.rhs), *rhs)) cost += Bytes(dot.operand(1));
+    bool partial = false;
+    for (int64_t a : ax.contracting) partial |= d.tiles[static_cast<size_t>(a)] > 1;
+    if (partial) cost += Bytes(&dot);
+    if (out && !SameLayout(Remap(d, ax.out), *out)) cost += Bytes(&dot);
+    // Ties: more tiles means less work per partition.
+    cost -= 1e-3 * static_cast<double>(d.num_tiles()) / static_cast<double>(num_partitions);
+    if (best == nullptr || cost < best_cost) {
+      best = &d;
+      best_cost = cost;
+    }
+  }
+  return *best;  // the unsplit candidate always exists
+}
+
+bool ReduceCanAllReduce(const HloInstruction& reduce) {
+  if (reduce.opcode() != HloOpcode::kReduce || reduce.operand_count() != 2) return false;
+  const std::optional<HloOpcode> op = ReducerOpcode(reduce);
+  if (!op) return false;
+  const HloInstruction* init = reduce.operand(1);
+  if (*op == HloOpcode::kMaximum || *op == HloOpcode::kMinimum) return true;
+  if (init->opcode() != HloOpcode::kConstant || init->literal().elided) return false;
+  const hlo::LiteralValues& v = init->literal();
+  double value = 0;
+  if (v.float_values.size() == 1) {
+    value = v.float_values[0];
+  } else if (v.int_values.size() == 1) {
+    value = static_cast<double>(v.int_values[0]);
+  } else {
+    return false;
+  }
+  switch (*op) {
+    case HloOpcode::kAdd:
+    case HloOpcode::kOr:
+      return value == 0;
+    case HloOpcode::kMultiply:
+    case HloOpcode::kAnd:
+      return value == 1;
+    default:
+      return false;
+  }
+}
+
+bool KeepsTiling(const HloInstruction& inst) {
+  return hlo::IsElementwise(inst.opcode()) ||
+         (inst.opcode() == HloOpcode::kCustomCall && inst.custom_call_target() == "Sharding");
+}
+
+std::optional<Tiling> OperandTilingFor(const HloInstruction& user, int64_t i, const Tiling& ut) {
+  const HloInstruction* op = user.operand(i);
+  if (!op->shape().IsArray()) return std::nullopt;
+  if (KeepsTiling(user)) {
+    if (Dims(op) != Dims(&user)) return std::nullopt;
+    return ut;
+  }
+  if (auto changed = ChangedDims(user)) {
+    if (user.opcode() == HloOpcode::kPad && i != 0)
+      return Tiling::Replicated(0, ut.num_partitions());
+    for (int64_t d : *changed) {
+      if (ut.tiles[static_cast<size_t>(d)] != 1) return std::nullopt;
+    }
+    return ut;
+  }
+  switch (user.opcode()) {
+    case HloOpcode::kBroadcast:
+      return Remap(ut, user.dimensions());
+    case HloOpcode::kTranspose: {
+      std::vector<int64_t> inv(user.dimensions().size());
+      for (size_t j = 0; j < inv.size(); ++j) {
+        inv[static_cast<size_t>(user.dimensions()[j])] = static_cast<int64_t>(j);
+      }
+      return Remap(ut, inv);
+    }
+    case HloOpcode::kReshape:
+    case HloOpcode::kBitcast:
+      return ReshapeTiling(Dims(&user), Dims(op), ut);
+    case HloOpcode::kReduce: {
+      if (i != 0 || user.operand_count() != 2) return std::nullopt;
+      std::vector<int64_t> src(static_cast<size_t>(op->shape().rank()), -1);
+      std::vector<int64_t> kept = Complement(op->shape().rank(), user.dimensions(), {});
+      for (size_t k = 0; k < kept.size(); ++k) {
+        src[static_cast<size_t>(kept[k])] = static_cast<int64_t>(k);
+      }
+      return Remap(ut, src);
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
+StatusOr<Assignment> PropagateShardings(const hlo::HloModule& module) {
+  return Propagator(module).Run();
+}
+
+}  // namespace tpusim::compiler::spmd

@@ -1,0 +1,89 @@
+// Sharding propagation for the SPMD partitioner: gives every instruction of the ENTRY computation
+// a Tiling (spmd_tiling.h), starting from the `sharding=` annotations, in the spirit of XLA's
+// ShardingPropagation (xla/service/sharding_propagation.cc) but much simpler:
+//
+//  1. Annotated instructions keep their annotation (checked: a mesh of num_partitions devices, a
+//     permutation, even cuts).
+//  2. Until nothing changes: a forward pass gives an unassigned instruction the tiling its operands
+//     imply, then a backward pass the tiling its users want — both only when that tiling actually
+//     splits the value, so a split spreads before {replicated} leaves do.
+//  3. A last forward pass takes any operand-implied tiling; what is still unassigned is
+//     replicated.
+//
+// What an instruction's operands imply / its users want (the same rules the partitioner uses):
+// elementwise ops (and copy, convert, custom-call "Sharding") keep the tiling; broadcast, transpose
+// and reshape (when a cut dimension meets a dimension at the same row-major position) map it;
+// slice, pad, concatenate and reverse keep it on the dimensions they do not change;
+// reduce drops the reduced dimensions; dot maps batch and free dimensions and may split the
+// contracting dimensions (DotTilingSpace below); get-tuple-element of a tuple takes the element's.
+// Everything else is replicated.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "common/status.h"
+#include "compiler/hlo/computation.h"
+#include "compiler/hlo/module.h"
+#include "compiler/passes/spmd_tiling.h"
+
+namespace tpusim::compiler::spmd {
+
+/// The axes of a dot's tiling space D = [batch..., lhs free..., rhs free..., contracting...] for
+/// each operand and result dimension. A partition holding tile (b, lf, rf, c) of D multiplies lhs
+/// tile (b, lf, c) by rhs tile (b, c, rf) into a partial result tile (b, lf, rf); when the
+/// contracting dimensions are cut the partial results of the partitions differing only in c are
+/// summed with an all-reduce.
+struct DotAxes {
+  std::vector<int64_t> lhs;          // lhs dimension -> axis of D
+  std::vector<int64_t> rhs;          // rhs dimension -> axis of D
+  std::vector<int64_t> out;          // result dimension -> axis of D
+  std::vector<int64_t> contracting;  // axes of D that are contracting dimensions
+  int64_t rank = 0;
+};
+DotAxes MakeDotAxes(const hlo::HloInstruction& dot);
+
+/// The tiling of D that moves the fewest bytes given what is known: the current tilings of the
+/// operands and the wanted tiling of the result (each optional). Candidates: both operands' cuts
+/// combined (when they agree on batch and contracting cuts), the result's cuts, either operand's
+/// cuts alone, and no cut; cost = bytes of operands that must be resharded + bytes of the result if
+/// it must be all-reduced or resharded; ties go to the candidate with more tiles.
+Tiling ChooseDotTiling(const hlo::HloInstruction& dot, const std::optional<Tiling>& lhs,
+                       const std::optional<Tiling>& rhs, const std::optional<Tiling>& out,
+                       int64_t num_partitions);
+
+/// True if `reduce` can be computed on cut reduced dimensions as a local reduce followed by an
+/// all-reduce with the same reducer: one operand, a reducer whose root is add / multiply /
+/// maximum / minimum / and / or of its two parameters, and an init value that is a constant
+/// identity of that reducer (any value for maximum / minimum), so folding it in once per partition
+/// changes nothing.
+bool ReduceCanAllReduce(const hlo::HloInstruction& reduce);
+
+/// True for instructions whose result is cut like their same-shaped operands: elementwise ops
+/// (copy and convert included) and custom-call "Sharding".
+bool KeepsTiling(const hlo::HloInstruction& inst);
+
+/// How operand `i` of `user` must be cut for `user` to produce tiling `user_tiling` with no
+/// collective: elementwise (same-shaped operands), broadcast, transpose, reshape/bitcast (nullopt
+/// if the cut dimensions do not line up) and reduce (reduced dimensions uncut). nullopt for dot
+/// (see ChooseDotTiling) and every other opcode.
+std::optional<Tiling> OperandTilingFor(const hlo::HloInstruction& user, int64_t i,
+                                       const Tiling& user_tiling);
+
+/// The result of propagation: a tiling per array-shaped instruction, per element for kTuple
+/// instructions (flat tuples of arrays).
+struct Assignment {
+  std::map<const hlo::HloInstruction*, Tiling> array;
+  std::map<const hlo::HloInstruction*, std::vector<Tiling>> tuple;
+};
+
+/// Propagates shardings over the ENTRY computation of `module` (num_partitions > 1).
+/// Errors (message `file:line:col: error: %name (opcode): ...`): InvalidArgument for an annotation
+/// whose mesh is not num_partitions devices, that is not a permutation, or has the wrong rank;
+/// Unimplemented for a split the partitioner cannot do (an uneven cut, a tiled sharding on a tuple
+/// value other than a kTuple of arrays, manual shardings).
+StatusOr<Assignment> PropagateShardings(const hlo::HloModule& module);
+
+}  // namespace tpusim::compiler::spmd
