@@ -44,17 +44,15 @@ void CoreEmitter::DmaContiguous(isa::Opcode opcode, uint64_t src, uint64_t dst, 
   Emit(inst);
 }
 
-StatusOr<int64_t> CoreEmitter::Dma(isa::Opcode opcode, uint64_t src,
-                                   std::span<const int64_t> src_strides, uint64_t dst,
-                                   std::span<const int64_t> dst_strides,
-                                   std::span<const int64_t> dims, int64_t elem_bytes,
-                                   uint64_t flag) {
+StatusOr<std::vector<DmaBoxPiece>> SplitDmaBox(std::span<const int64_t> src_strides,
+                                               std::span<const int64_t> dst_strides,
+                                               std::span<const int64_t> dims, int64_t elem_bytes) {
   struct Level {
     int64_t n, ss, ds;
   };
   std::vector<Level> lv;
   for (size_t i = 0; i < dims.size(); ++i) {
-    if (dims[i] == 0) return int64_t{0};
+    if (dims[i] == 0) return std::vector<DmaBoxPiece>{};
     if (dims[i] != 1) lv.push_back({dims[i], src_strides[i], dst_strides[i]});
   }
   // Merge an outer level into the inner one when both sides are contiguous across them.
@@ -66,60 +64,67 @@ StatusOr<int64_t> CoreEmitter::Dma(isa::Opcode opcode, uint64_t src,
       lv.erase(lv.begin() + static_cast<std::ptrdiff_t>(i));
     }
   }
-  int64_t n0 = 1;
+  DmaBoxPiece base;
   if (!lv.empty() && lv.back().ss == elem_bytes && lv.back().ds == elem_bytes) {
-    n0 = lv.back().n;
-    lv.pop_back();
-  }
-  Level l1{1, 0, 0}, l2{1, 0, 0};
-  if (!lv.empty()) {
-    l1 = lv.back();
+    base.n0 = lv.back().n;
     lv.pop_back();
   }
   if (!lv.empty()) {
-    l2 = lv.back();
+    base.n1 = lv.back().n, base.ss1 = lv.back().ss, base.ds1 = lv.back().ds;
+    lv.pop_back();
+  }
+  if (!lv.empty()) {
+    base.n2 = lv.back().n, base.ss2 = lv.back().ss, base.ds2 = lv.back().ds;
     lv.pop_back();
   }
   constexpr int64_t kMax24 = (int64_t{1} << 24) - 1;
-  if (n0 > 0xffffffffll || l1.n > kMax24 || l2.n > kMax24) {
+  if (base.n0 > 0xffffffffll || base.n1 > kMax24 || base.n2 > kMax24) {
     return Unimplemented(
-        "a DMA box dimension exceeds the descriptor's field width (n0 < 2^32, "
-        "n1/n2 < 2^24)");
+        "a DMA box dimension exceeds the descriptor's field width (n0 < 2^32, n1/n2 < 2^24)");
   }
-  // Remaining outer levels: one descriptor per index (odometer).
+  // Remaining outer levels: one piece per index (odometer).
+  std::vector<DmaBoxPiece> pieces;
   std::vector<int64_t> idx(lv.size(), 0);
-  int64_t issued = 0;
   while (true) {
-    int64_t so = 0, dof = 0;
+    DmaBoxPiece p = base;
     for (size_t i = 0; i < lv.size(); ++i) {
-      so += idx[i] * lv[i].ss;
-      dof += idx[i] * lv[i].ds;
+      p.src_off += idx[i] * lv[i].ss;
+      p.dst_off += idx[i] * lv[i].ds;
     }
+    pieces.push_back(p);
+    if (static_cast<int64_t>(pieces.size()) > kMaxInstructionsPerCore) break;
+    size_t k = lv.size();
+    bool done = true;
+    while (k > 0) {
+      --k;
+      if (++idx[k] < lv[k].n) {
+        done = false;
+        break;
+      }
+      idx[k] = 0;
+    }
+    if (done) break;
+  }
+  return pieces;
+}
+
+StatusOr<int64_t> CoreEmitter::Dma(isa::Opcode opcode, uint64_t src,
+                                   std::span<const int64_t> src_strides, uint64_t dst,
+                                   std::span<const int64_t> dst_strides,
+                                   std::span<const int64_t> dims, int64_t elem_bytes,
+                                   uint64_t flag) {
+  TPUSIM_ASSIGN_OR_RETURN(std::vector<DmaBoxPiece> pieces,
+                          SplitDmaBox(src_strides, dst_strides, dims, elem_bytes));
+  int64_t issued = 0;
+  for (const DmaBoxPiece& p : pieces) {
     isa::op::DmaHbmToVmem d;
     d.flag = flag;
-    d.src = src + static_cast<uint64_t>(so);
-    d.dst = dst + static_cast<uint64_t>(dof);
-    d.elem_bytes = static_cast<uint64_t>(elem_bytes);
-    d.n0 = static_cast<uint64_t>(n0);
-    d.n1 = static_cast<uint64_t>(l1.n);
-    d.n2 = static_cast<uint64_t>(l2.n);
-    d.src_s1 = static_cast<uint64_t>(l1.ss);
-    d.dst_s1 = static_cast<uint64_t>(l1.ds);
-    d.src_s2 = static_cast<uint64_t>(l2.ss);
-    d.dst_s2 = static_cast<uint64_t>(l2.ds);
+    SetDmaPiece(d, p, src, dst, elem_bytes);
     isa::Instruction inst = d.ToInstruction();
-    inst.opcode = opcode;
+    inst.opcode = opcode;  // the DMA opcodes share one descriptor layout
     Emit(inst);
     ++issued;
     if (size() > kMaxInstructionsPerCore) break;
-    size_t k = lv.size();
-    while (k > 0) {
-      --k;
-      if (++idx[k] < lv[k].n) break;
-      idx[k] = 0;
-      if (k == 0) return issued;
-    }
-    if (lv.empty()) return issued;
   }
   return issued;
 }

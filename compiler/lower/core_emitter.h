@@ -25,6 +25,41 @@ inline constexpr uint64_t kStoreFlag = 1;
 /// memory.
 inline constexpr int64_t kMaxInstructionsPerCore = int64_t{1} << 24;
 
+/// One 3-level strided DMA descriptor of a box cut by SplitDmaBox: byte offsets of its origin on
+/// the source and destination sides, element counts n0 (contiguous run), n1, n2 and the byte
+/// strides of levels 1 and 2 (isa/opcodes.def, TPUSIM_DMA_DESCRIPTOR_).
+struct DmaBoxPiece {
+  int64_t src_off = 0, dst_off = 0;
+  int64_t n0 = 1, n1 = 1, n2 = 1;
+  int64_t ss1 = 0, ss2 = 0, ds1 = 0, ds2 = 0;
+};
+
+/// Fills the strided-descriptor fields every DMA opcode shares (a dma.* or indirect dma.gather /
+/// dma.scatter operand struct `D`) from `p`, with the box origin at `src` / `dst`.
+template <typename D>
+void SetDmaPiece(D& d, const DmaBoxPiece& p, uint64_t src, uint64_t dst, int64_t elem_bytes) {
+  d.src = src + static_cast<uint64_t>(p.src_off);
+  d.dst = dst + static_cast<uint64_t>(p.dst_off);
+  d.elem_bytes = static_cast<uint64_t>(elem_bytes);
+  d.n0 = static_cast<uint64_t>(p.n0);
+  d.n1 = static_cast<uint64_t>(p.n1);
+  d.n2 = static_cast<uint64_t>(p.n2);
+  d.src_s1 = static_cast<uint64_t>(p.ss1);
+  d.src_s2 = static_cast<uint64_t>(p.ss2);
+  d.dst_s1 = static_cast<uint64_t>(p.ds1);
+  d.dst_s2 = static_cast<uint64_t>(p.ds2);
+}
+
+/// The box `dims` (outer to inner) with byte strides per dimension on both sides as few
+/// descriptors as possible: dimensions contiguous on both sides across each other are merged, the
+/// innermost run becomes n0 when it is contiguous (stride = elem_bytes), the next two levels n1/n2,
+/// and any levels beyond are iterated, one piece per index (at most kMaxInstructionsPerCore + 1
+/// pieces: the caller's size check fails beyond). Empty for a box with a zero dimension.
+/// Unimplemented when a level exceeds the descriptor's fields (n0 < 2^32, n1/n2 < 2^24).
+StatusOr<std::vector<DmaBoxPiece>> SplitDmaBox(std::span<const int64_t> src_strides,
+                                               std::span<const int64_t> dst_strides,
+                                               std::span<const int64_t> dims, int64_t elem_bytes);
+
 class CoreEmitter {
  public:
   CoreEmitter(isa::CoreProgram* core, int64_t vmem_bytes) : core_(core), vmem_bytes_(vmem_bytes) {}

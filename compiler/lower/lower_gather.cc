@@ -45,91 +45,6 @@ int64_t Product(std::span<const int64_t> v) {
   return n;
 }
 
-// One strided descriptor of a box split by SplitBox: byte offsets of its origin on both sides.
-struct BoxPiece {
-  int64_t src_off = 0, dst_off = 0;
-  int64_t n0 = 1, n1 = 1, n2 = 1;
-  int64_t ss1 = 0, ss2 = 0, ds1 = 0, ds2 = 0;
-};
-
-// The box `dims` (outer to inner) with byte strides per dimension on both sides, as few 3-level
-// descriptors as possible (merging dimensions that are contiguous on both sides, as
-// CoreEmitter::Dma does); any levels beyond three are iterated, one piece per index.
-StatusOr<std::vector<BoxPiece>> SplitBox(std::span<const int64_t> src_strides,
-                                         std::span<const int64_t> dst_strides,
-                                         std::span<const int64_t> dims, int64_t eb) {
-  struct Level {
-    int64_t n, ss, ds;
-  };
-  std::vector<Level> lv;
-  for (size_t i = 0; i < dims.size(); ++i) {
-    if (dims[i] != 1) lv.push_back({dims[i], src_strides[i], dst_strides[i]});
-  }
-  for (size_t i = lv.size(); i-- > 1;) {
-    Level& o = lv[i - 1];
-    const Level& in = lv[i];
-    if (o.ss == in.ss * in.n && o.ds == in.ds * in.n) {
-      o = {o.n * in.n, in.ss, in.ds};
-      lv.erase(lv.begin() + static_cast<std::ptrdiff_t>(i));
-    }
-  }
-  BoxPiece base;
-  if (!lv.empty() && lv.back().ss == eb && lv.back().ds == eb) {
-    base.n0 = lv.back().n;
-    lv.pop_back();
-  }
-  if (!lv.empty()) {
-    base.n1 = lv.back().n, base.ss1 = lv.back().ss, base.ds1 = lv.back().ds;
-    lv.pop_back();
-  }
-  if (!lv.empty()) {
-    base.n2 = lv.back().n, base.ss2 = lv.back().ss, base.ds2 = lv.back().ds;
-    lv.pop_back();
-  }
-  if (base.n0 > 0xffffffffll || base.n1 > kMaxCount || base.n2 > kMaxCount) {
-    return Unimplemented(
-        "a slice dimension exceeds the DMA descriptor's field width (n0 < 2^32, n1/n2 < 2^24)");
-  }
-  std::vector<BoxPiece> pieces;
-  std::vector<int64_t> idx(lv.size(), 0);
-  while (true) {
-    BoxPiece p = base;
-    for (size_t i = 0; i < lv.size(); ++i) {
-      p.src_off += idx[i] * lv[i].ss;
-      p.dst_off += idx[i] * lv[i].ds;
-    }
-    pieces.push_back(p);
-    if (static_cast<int64_t>(pieces.size()) > kMaxInstructionsPerCore) break;
-    size_t k = lv.size();
-    bool done = true;
-    while (k > 0) {
-      --k;
-      if (++idx[k] < lv[k].n) {
-        done = false;
-        break;
-      }
-      idx[k] = 0;
-    }
-    if (done) break;
-  }
-  return pieces;
-}
-
-// Fills the shared descriptor fields of an indirect DMA from a piece.
-template <typename D>
-void SetPiece(D& d, const BoxPiece& p, uint64_t src, uint64_t dst, int64_t eb) {
-  d.src = src + static_cast<uint64_t>(p.src_off);
-  d.dst = dst + static_cast<uint64_t>(p.dst_off);
-  d.elem_bytes = static_cast<uint64_t>(eb);
-  d.n0 = static_cast<uint64_t>(p.n0);
-  d.n1 = static_cast<uint64_t>(p.n1);
-  d.n2 = static_cast<uint64_t>(p.n2);
-  d.src_s1 = static_cast<uint64_t>(p.ss1);
-  d.src_s2 = static_cast<uint64_t>(p.ss2);
-  d.dst_s1 = static_cast<uint64_t>(p.ds1);
-  d.dst_s2 = static_cast<uint64_t>(p.ds2);
-}
-
 bool IsParameter(const HloInstruction* i, int64_t n) {
   return i->opcode() == HloOpcode::kParameter && i->parameter_number() == n;
 }
@@ -253,11 +168,11 @@ Status Lowerer::IndirectGather(const HloInstruction& inst, const HbmBuffer& oper
   const int64_t budget = em_.vmem_free() - 64;
   auto gather = [&](uint64_t src, std::span<const int64_t> box, uint64_t dst, uint64_t idx,
                     int64_t n) -> StatusOr<int64_t> {
-    TPUSIM_ASSIGN_OR_RETURN(std::vector<BoxPiece> pieces,
-                            SplitBox(op_strides, RowMajorStrides(box, eb), box, eb));
-    for (const BoxPiece& p : pieces) {
+    TPUSIM_ASSIGN_OR_RETURN(std::vector<DmaBoxPiece> pieces,
+                            SplitDmaBox(op_strides, RowMajorStrides(box, eb), box, eb));
+    for (const DmaBoxPiece& p : pieces) {
       isa::op::DmaGather g{};
-      SetPiece(g, p, src, dst, eb);
+      SetDmaPiece(g, p, src, dst, eb);
       g.flag = kLoadFlag;
       g.idx = idx;
       g.count = static_cast<uint64_t>(n);
@@ -327,11 +242,11 @@ Status Lowerer::IndirectScatter(const HloInstruction& inst, const HbmBuffer& tar
   const int64_t budget = em_.vmem_free() - 64;
   auto scatter = [&](uint64_t src, std::span<const int64_t> box, uint64_t dst, uint64_t idx,
                      int64_t n) -> StatusOr<int64_t> {
-    TPUSIM_ASSIGN_OR_RETURN(std::vector<BoxPiece> pieces,
-                            SplitBox(RowMajorStrides(box, eb), op_strides, box, eb));
-    for (const BoxPiece& p : pieces) {
+    TPUSIM_ASSIGN_OR_RETURN(std::vector<DmaBoxPiece> pieces,
+                            SplitDmaBox(RowMajorStrides(box, eb), op_strides, box, eb));
+    for (const DmaBoxPiece& p : pieces) {
       isa::op::DmaScatter s{};
-      SetPiece(s, p, src, dst, eb);
+      SetDmaPiece(s, p, src, dst, eb);
       s.flag = kStoreFlag;
       s.idx = idx;
       s.count = static_cast<uint64_t>(n);

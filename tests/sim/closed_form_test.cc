@@ -120,27 +120,40 @@ TEST(ClosedFormTest, BackToBackMatmulsKeepTheArrayBusy) {
   EXPECT_EQ(*r->stats->Get("chip0.core0.mxu0", "array_active_cycles"), 64u * 256u);
 }
 
-TEST(ClosedFormTest, RingAllReduceMatchesTheFormula) {
-  const int n = 4;
-  const config::ChipConfig chip = TinyChip(n);
-  const uint64_t count = 64 << 10;  // f32 elements: S = 256 KiB per core
-  const uint64_t S = count * 4;
-  std::string text = ".replica_groups 0 {0,1,2,3}\n";
+// One ici.all_reduce of `count` f32 elements per core over all `n` cores of `chip` (group listed
+// in core-id order), run on the simulator and checked against the interpreter.
+StatusOr<SimResult> RingAllReduce(const config::ChipConfig& chip, int n, uint64_t count,
+                                  uint64_t seed) {
+  std::string text = ".replica_groups 0 {";
+  for (int c = 0; c < n; ++c) text += (c ? "," : "") + std::to_string(c);
+  text += "}\n";
   for (int c = 0; c < n; ++c) {
     text += ".core " + std::to_string(c) +
             "\nici.all_reduce op=sum, dtype=f32, space=vmem, src=0, " +
             "dst=0, count=" + std::to_string(count) + ", group=0\nctrl.halt\n";
   }
   isa::Program p = Asm(text);
-  std::mt19937_64 rng(3);
+  std::mt19937_64 rng(seed);
   for (int c = 0; c < n; ++c) {
     p.data.push_back(
         testing::F32Segment(isa::MemSpace::kVmem, c, 0, testing::RandomFloats(rng, count)));
   }
-  auto r = RunAndCheck(chip, p);
+  return RunAndCheck(chip, p);
+}
+
+// 2(n-1)/n * S / B + 2(n-1) * hop latency, B = 16 B/cycle per link direction, 50 cycles per hop
+// (TinyChip's ICI).
+double RingFormula(int n, uint64_t S) {
+  return 2.0 * (n - 1) / n * static_cast<double>(S) / 16.0 + 2.0 * (n - 1) * 50;
+}
+
+TEST(ClosedFormTest, RingAllReduceMatchesTheFormula) {
+  const int n = 4;
+  const uint64_t count = 64 << 10;  // f32 elements: S = 256 KiB per core
+  const uint64_t S = count * 4;
+  auto r = RingAllReduce(TinyChip(n), n, count, 3);
   ASSERT_TRUE(r.ok()) << r.status().message();
-  // 2(n-1)/n * S / B + 2(n-1) * hop latency, B = 16 B/cycle per link direction, 50 cycles per hop.
-  const double formula = 2.0 * (n - 1) / n * static_cast<double>(S) / 16.0 + 2.0 * (n - 1) * 50;
+  const double formula = RingFormula(n, S);
   const double got = static_cast<double>(r->cycles.value());
   EXPECT_NEAR(got / formula, 1.0, 0.05) << got << " vs " << formula;
   std::printf("all-reduce: %.0f cycles, formula %.0f\n", got, formula);
@@ -151,7 +164,7 @@ TEST(ClosedFormTest, RingAllReduceMatchesTheFormula) {
 
 // On a torus the ring follows a snake through the chips (Interconnect::RingPosition), so every
 // step is one hop and the same formula holds: rank order 0..7 would send chip 1 (1,0,0) -> chip 2
-// (0,1,0) over two hops. The group is listed in core-id order; the ring order is the simulator's.
+// (0,1,0) over two hops.
 TEST(ClosedFormTest, RingAllReduceOnA3DTorusIsOneHopPerStep) {
   const int n = 8;
   config::ChipConfig chip = TinyChip(n);
@@ -159,21 +172,9 @@ TEST(ClosedFormTest, RingAllReduceOnA3DTorusIsOneHopPerStep) {
   chip.system.shape = {2, 2, 2};
   const uint64_t count = 64 << 10;
   const uint64_t S = count * 4;
-  std::string text = ".replica_groups 0 {0,1,2,3,4,5,6,7}\n";
-  for (int c = 0; c < n; ++c) {
-    text += ".core " + std::to_string(c) +
-            "\nici.all_reduce op=sum, dtype=f32, space=vmem, src=0, " +
-            "dst=0, count=" + std::to_string(count) + ", group=0\nctrl.halt\n";
-  }
-  isa::Program p = Asm(text);
-  std::mt19937_64 rng(5);
-  for (int c = 0; c < n; ++c) {
-    p.data.push_back(
-        testing::F32Segment(isa::MemSpace::kVmem, c, 0, testing::RandomFloats(rng, count)));
-  }
-  auto r = RunAndCheck(chip, p);
+  auto r = RingAllReduce(chip, n, count, 5);
   ASSERT_TRUE(r.ok()) << r.status().message();
-  const double formula = 2.0 * (n - 1) / n * static_cast<double>(S) / 16.0 + 2.0 * (n - 1) * 50;
+  const double formula = RingFormula(n, S);
   const double got = static_cast<double>(r->cycles.value());
   EXPECT_NEAR(got / formula, 1.0, 0.05) << got << " vs " << formula;
   // The snake 0,1,3,2,6,7,5,4 uses 8 link directions, each carrying 2(n-1) chunks of S/n.
