@@ -8,11 +8,13 @@
 #include "compiler/passes/convolution_lowering.h"
 #include "compiler/passes/custom_call_expander.h"
 #include "compiler/passes/spmd_partitioner.h"
+#include "compiler/passes/while_unroller.h"
 
 namespace tpusim::compiler {
 
-// Order (DESIGN.md §1): call-inliner -> batch-norm-expander -> custom-call-expander ->
-// spmd-partitioner -> lower-convolution -> canonicalize -> all-reduce-combiner -> [fuse-elementwise
+// Order (DESIGN.md §1): call-inliner -> while-unroller -> batch-norm-expander ->
+// custom-call-expander -> spmd-partitioner -> lower-convolution -> canonicalize ->
+// all-reduce-combiner -> [fuse-elementwise
 // -> tile-for-mxu] -> plan-memory -> schedule. The bracketed passes do not exist yet; tiling,
 // memory planning and emission happen in compiler/lower/ (lower_module.cc), which runs after this
 // pipeline. spmd-partitioner runs before canonicalize (as XLA partitions before its
@@ -22,6 +24,7 @@ HloPassPipeline BuildHloPipeline(const config::ChipConfig& /*config*/) {
   HloPassPipeline pipeline("hlo");
   pipeline.set_verifier([](const hlo::HloModule& m) { return hlo::VerifyModule(m); });
   pipeline.AddPass<CallInliner>();
+  pipeline.AddPass<WhileUnroller>();
   pipeline.AddPass<BatchNormExpander>();
   pipeline.AddPass<CustomCallExpander>();
   pipeline.AddPass<SpmdPartitioner>();  // a no-op unless num_partitions > 1

@@ -132,8 +132,9 @@ Status Lowerer::LowerInstruction(const HloInstruction& inst) {
                          "random number generation has no ISA instruction (and its values "
                          "could not match the evaluator's); feed random values as parameters");
     case HloOpcode::kWhile:
+      return Unsupported(inst, "a while reaches the lowering only unrolled (while-unroller)");
     case HloOpcode::kConditional:
-      return Unsupported(inst, "control flow is not lowered yet (while/conditional)");
+      return Unsupported(inst, "conditional is not lowered (no branches in the ISA)");
     case HloOpcode::kCustomCall:
       if (custom_call_cycles_ != nullptr) {
         auto it = custom_call_cycles_->find(inst.custom_call_target());
