@@ -138,7 +138,7 @@ int64_t Interconnect::RingPosition(int core) const {
          core % cores_per_chip_;
 }
 
-Route Interconnect::CoreToCore(int from, int to) const {
+Route Interconnect::CoreToCore(int from, int to, bool minus_on_tie) const {
   TPUSIM_CHECK(from != to);
   const int n = cores_per_chip_;
   int chip_a = from / n, chip_b = to / n;
@@ -170,7 +170,7 @@ Route Interconnect::CoreToCore(int from, int to) const {
     int64_t size = shape_[d];
     int64_t fwd = ((dst[d] - pos[d]) % size + size) % size;
     if (fwd == 0) continue;
-    bool plus = fwd <= size - fwd;
+    bool plus = minus_on_tie ? fwd < size - fwd : fwd <= size - fwd;
     int64_t steps = plus ? fwd : size - fwd;
     for (int64_t s = 0; s < steps; ++s) {
       r.uses.push_back({link_[chip_of(pos)][d * 2 + (plus ? 0 : 1)], UseKind::kThrough});

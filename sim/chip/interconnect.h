@@ -55,8 +55,9 @@ class Interconnect {
   Cycles hbm_latency() const { return hbm_latency_; }
 
   /// Route from global core `from` to global core `to` (global = chip * tensorcores + core),
-  /// different.
-  Route CoreToCore(int from, int to) const;
+  /// different. A dimension whose two ways round are equally short goes + (the - way with
+  /// `minus_on_tie`: the counter-clockwise half of a bidirectional ring).
+  Route CoreToCore(int from, int to, bool minus_on_tie = false) const;
 
   /// Position of global core `core` on the ring the ici.* collectives run (CollectiveUnit): chips
   /// in snake (boustrophedon) order over the torus — x fastest, each dimension's sweep reversed on

@@ -47,24 +47,31 @@ CollectiveUnit::Plan CollectiveUnit::MakePlan(const isa::Instruction& inst,
   const uint64_t count = inst.fields[isa::FieldIndex(inst.opcode, "count")];
   if (n <= 1) return p;
   const int right = members[(rank + 1) % n];
+  const int left = members[(rank + n - 1) % n];
+  // The clockwise ring carries the first ceil(count/2) elements, the counter-clockwise one the
+  // rest.
+  const uint64_t cw_count = (count + 1) / 2, ccw_count = count / 2;
   switch (inst.opcode) {
     case isa::Opcode::kIciAllReduce: {
-      // Chunk c holds count/n elements, the first count%n chunks one more.
-      auto chunk = [&](int c) {
-        return (count / n + (static_cast<uint64_t>(c) < count % n ? 1 : 0)) * eb;
+      // Chunk c of a half of h elements holds h/n elements, the first h%n chunks one more; at step
+      // s a ring's rank q sends chunk (q - s) mod n (reduce-scatter), then (q + 1 - s') mod n.
+      auto chunk = [&](uint64_t h, int q, int s) {
+        const int c = s < n - 1 ? ((q - s) % n + n) % n : ((q + 1 - (s - (n - 1))) % n + n) % n;
+        return (h / n + (static_cast<uint64_t>(c) < h % n ? 1 : 0)) * eb;
       };
+      const int ccw_rank = (n - rank) % n;  // this core's rank on the reversed ring
       for (int s = 0; s < 2 * (n - 1); ++s) {
-        int c = s < n - 1 ? ((rank - s) % n + n) % n : ((rank + 1 - (s - (n - 1))) % n + n) % n;
-        p.sends.push_back({Send{right, chunk(c)}});
-        p.receives.push_back(1);
+        p.sends.push_back({Send{right, chunk(cw_count, rank, s), false},
+                           Send{left, chunk(ccw_count, ccw_rank, s), true}});
+        p.receives.push_back(2);
       }
       break;
     }
     case isa::Opcode::kIciAllGather:
     case isa::Opcode::kIciReduceScatter:
       for (int s = 0; s < n - 1; ++s) {
-        p.sends.push_back({Send{right, count * eb}});
-        p.receives.push_back(1);
+        p.sends.push_back({Send{right, cw_count * eb, false}, Send{left, ccw_count * eb, true}});
+        p.receives.push_back(2);
       }
       break;
     case isa::Opcode::kIciAllToAll: {
@@ -104,7 +111,7 @@ void CollectiveUnit::Advance(Cycles now) {
         TransferRequest req;
         req.tag = Tag(instance_, step_, false);
         req.bytes = Bytes(s.bytes);
-        Route route = ic_->CoreToCore(core_, s.peer);
+        Route route = ic_->CoreToCore(core_, s.peer, s.ccw);
         req.uses = route.uses;
         req.latency = route.latency;
         if (space == isa::MemSpace::kHbm) {

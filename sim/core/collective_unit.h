@@ -1,13 +1,17 @@
 // CollectiveUnit: a core's ICI collective engine (ici.* instructions). One collective at a time: it
 // announces the arrival to the SyncHub, which applies the data effect once the whole group is there
 // (sync_hub.h), then moves the bytes as real transfers over the TransferNetwork:
-//  * all_reduce of S bytes over n ranks: the ring algorithm, 2(n-1) steps; at step s rank r sends
-//  one
-//    S/n chunk to rank r+1 (reduce-scatter for s < n-1, then all-gather), and starts step s+1 once
-//    its own step-s send is done and rank r-1's step-s chunk has arrived. Cost ~ 2(n-1)/n * S /
-//    link bandwidth + 2(n-1) * (hop latency + issue) (DESIGN.md §4 "ICI"). The reduction's VPU time
-//    is not charged (assumption: it hides under the next transfer).
-//  * all_gather / reduce_scatter: the n-1 ring steps of one chunk (count elements) each.
+//  * all_reduce of S bytes over n ranks: the bidirectional ring algorithm, 2(n-1) steps; the data
+//    is split in two halves that go round the ring in opposite directions, each in n chunks: at
+//    step s rank r sends one chunk of the first half to rank r+1 and one of the second half to rank
+//    r-1 (reduce-scatter for s < n-1, then all-gather), and starts step s+1 once its own step-s
+//    sends are done and both neighbours' step-s chunks have arrived. A ring uses both directions of
+//    every link it crosses (ICI links are full duplex [P S9]), so the ring bandwidth B is twice the
+//    link's: cost ~ 2(n-1)/n * S / B + 2(n-1) * (hop latency + issue) (DESIGN.md §4 "ICI", the
+//    closed form of issue 6). The reduction's VPU time is not charged (assumption: it hides under
+//    the next transfer).
+//  * all_gather / reduce_scatter: the n-1 steps of one chunk (count elements) each, half of it
+//    each way round: (n-1)/n * S / B + (n-1) * hop latency.
 //  * all_to_all: one step, count elements to every other rank at once.
 //  * collective_permute: one step, count elements to each target.
 // Ranks follow the Interconnect's ring order (a snake through the torus,
@@ -56,6 +60,7 @@ class CollectiveUnit : public Unit {
   struct Send {
     int peer;
     uint64_t bytes;
+    bool ccw = false;  // the counter-clockwise ring (prefers the - link direction on ties)
   };
   struct Plan {
     std::vector<std::vector<Send>> sends;  // per step

@@ -169,8 +169,9 @@ TEST(ScalingTest, MnistStepOnOneAndEightCoresShowsTheAllReduceInTheTrace) {
   EXPECT_GT(cycles[1], cycles[0]);  // the 8-core step pays for the ring all-reduces
 }
 
-// Ring all-gather of S = n * count * 4 bytes over n cores: each core sends (n-1) chunks of S/n over
-// its + link: (n-1)/n * S / B + (n-1) * hop latency (tiny ring: B = 16 B/cycle, 50 cycles per hop).
+// Ring all-gather of S = n * count * 4 bytes over n cores: each core sends (n-1) chunks of S/n, half
+// of each over its + link and half over its - link (the bidirectional ring): (n-1)/n * S / B +
+// (n-1) * hop latency (tiny ring: 16 B/cycle per link direction, so B = 32; 50 cycles per hop).
 TEST(ScalingTest, RingAllGatherMatchesTheFormula) {
   const int n = 4;
   const config::ChipConfig chip = sim::testing::TinyChip(n);
@@ -190,11 +191,12 @@ TEST(ScalingTest, RingAllGatherMatchesTheFormula) {
   }
   auto r = sim::RunAndCheck(chip, p);
   ASSERT_TRUE(r.ok()) << r.status().message();
-  const double formula = (n - 1.0) / n * static_cast<double>(S) / 16.0 + (n - 1.0) * 50;
+  const double formula = (n - 1.0) / n * static_cast<double>(S) / 32.0 + (n - 1.0) * 50;
   const double got = static_cast<double>(r->cycles.value());
   EXPECT_NEAR(got / formula, 1.0, 0.05) << got << " vs " << formula;
   std::printf("all-gather: %.0f cycles, formula %.0f\n", got, formula);
-  EXPECT_EQ(*r->stats->Get("chip0.ici.x+", "bytes"), (n - 1) * S / n);
+  EXPECT_EQ(*r->stats->Get("chip0.ici.x+", "bytes"), (n - 1) * (S / 2) / n);
+  EXPECT_EQ(*r->stats->Get("chip0.ici.x-", "bytes"), (n - 1) * (S / 2) / n);
 }
 
 // spmd-partitioner triage: tiled shardings in an unpartitioned module are refused with the

@@ -141,10 +141,11 @@ StatusOr<SimResult> RingAllReduce(const config::ChipConfig& chip, int n, uint64_
   return RunAndCheck(chip, p);
 }
 
-// 2(n-1)/n * S / B + 2(n-1) * hop latency, B = 16 B/cycle per link direction, 50 cycles per hop
-// (TinyChip's ICI).
+// 2(n-1)/n * S / B + 2(n-1) * hop latency (issue 6): TinyChip's ICI has 16 B/cycle per link
+// direction and 50 cycles per hop; the bidirectional ring sends half the data each way, so its
+// bandwidth B is 2 x 16 B/cycle.
 double RingFormula(int n, uint64_t S) {
-  return 2.0 * (n - 1) / n * static_cast<double>(S) / 16.0 + 2.0 * (n - 1) * 50;
+  return 2.0 * (n - 1) / n * static_cast<double>(S) / 32.0 + 2.0 * (n - 1) * 50;
 }
 
 TEST(ClosedFormTest, RingAllReduceMatchesTheFormula) {
@@ -157,9 +158,9 @@ TEST(ClosedFormTest, RingAllReduceMatchesTheFormula) {
   const double got = static_cast<double>(r->cycles.value());
   EXPECT_NEAR(got / formula, 1.0, 0.05) << got << " vs " << formula;
   std::printf("all-reduce: %.0f cycles, formula %.0f\n", got, formula);
-  // Every link direction used by the ring (+) carried 2(n-1) chunks of S/n bytes.
-  EXPECT_EQ(*r->stats->Get("chip0.ici.x+", "bytes"), 2 * (n - 1) * S / n);
-  EXPECT_EQ(*r->stats->Get("chip0.ici.x-", "bytes"), 0u);
+  // Both directions of every link carried 2(n-1) chunks of (S/2)/n bytes: one half each way.
+  EXPECT_EQ(*r->stats->Get("chip0.ici.x+", "bytes"), 2 * (n - 1) * (S / 2) / n);
+  EXPECT_EQ(*r->stats->Get("chip0.ici.x-", "bytes"), 2 * (n - 1) * (S / 2) / n);
 }
 
 // On a torus the ring follows a snake through the chips (Interconnect::RingPosition), so every
@@ -177,7 +178,8 @@ TEST(ClosedFormTest, RingAllReduceOnA3DTorusIsOneHopPerStep) {
   const double formula = RingFormula(n, S);
   const double got = static_cast<double>(r->cycles.value());
   EXPECT_NEAR(got / formula, 1.0, 0.05) << got << " vs " << formula;
-  // The snake 0,1,3,2,6,7,5,4 uses 8 link directions, each carrying 2(n-1) chunks of S/n.
+  // The snake 0,1,3,2,6,7,5,4 uses 8 links in both directions (16 link directions), each
+  // direction carrying 2(n-1) chunks of (S/2)/n.
   uint64_t total = 0;
   int used = 0;
   for (int c = 0; c < n; ++c) {
@@ -188,8 +190,8 @@ TEST(ClosedFormTest, RingAllReduceOnA3DTorusIsOneHopPerStep) {
       used += b > 0 ? 1 : 0;
     }
   }
-  EXPECT_EQ(used, n);
-  EXPECT_EQ(total, static_cast<uint64_t>(n) * 2 * (n - 1) * S / n);
+  EXPECT_EQ(used, 2 * n);
+  EXPECT_EQ(total, static_cast<uint64_t>(2 * n) * 2 * (n - 1) * (S / 2) / n);
 }
 
 }  // namespace
