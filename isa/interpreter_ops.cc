@@ -3,10 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstring>
 
+#include "common/philox.h"
 #include "isa/interpreter.h"
 #include "isa/numerics.h"
 
@@ -317,6 +319,29 @@ Status Interpreter::Vpu(int c, const Instruction& inst) {
         if (pv[i] == 0) std::memcpy(av.data() + i * eb, bv.data() + i * eb, eb);
       }
       return WriteBytes(vm, s.dst, av, "dst");
+    }
+    case Opcode::kVpuRngBits: {
+      auto g = inst.As<op::VpuRngBits>();
+      TPUSIM_ASSIGN_OR_RETURN(std::string st, ReadElems(vm, g.state, 2, DType::kS32, "state"));
+      uint32_t key, ctr;
+      std::memcpy(&key, st.data(), 4);
+      std::memcpy(&ctr, st.data() + 4, 4);
+      const uint64_t blocks = (g.count + 3) / 4;
+      std::string out(g.count * 4, '\0');
+      for (uint64_t b = 0; b < blocks; ++b) {
+        const uint64_t c = static_cast<uint64_t>(ctr) + b;
+        const std::array<uint32_t, 4> r =
+            Philox4x32({static_cast<uint32_t>(c), static_cast<uint32_t>(c >> 32),
+                        static_cast<uint32_t>(b >> 32), 0u},
+                       {key, 0u});
+        for (uint64_t j = 0; j < 4 && 4 * b + j < g.count; ++j) {
+          std::memcpy(out.data() + (4 * b + j) * 4, &r[j], 4);
+        }
+      }
+      TPUSIM_RETURN_IF_ERROR(WriteBytes(vm, g.dst, out, "dst"));
+      const uint32_t next = ctr + static_cast<uint32_t>(blocks);
+      std::memcpy(st.data() + 4, &next, 4);
+      return WriteBytes(vm, g.state, st, "state");
     }
     case Opcode::kVpuConvert: {
       auto v = inst.As<op::VpuConvert>();

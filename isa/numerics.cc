@@ -77,6 +77,10 @@ bool BinarySupports(BinaryOp op, DType t) {
       return true;
     case BinaryOp::kAtan2:
       return IsFloat(t);
+    case BinaryOp::kShl:
+    case BinaryOp::kShrl:
+    case BinaryOp::kShra:
+      return t == DType::kS32;  // on the 32-bit pattern (HLO u32 is stored as s32)
     default:
       return t != DType::kPred;
   }
@@ -179,6 +183,9 @@ float ApplyBinaryF(BinaryOp op, float a, float b) {
     case BinaryOp::kAnd:
     case BinaryOp::kOr:
     case BinaryOp::kXor:
+    case BinaryOp::kShl:
+    case BinaryOp::kShrl:
+    case BinaryOp::kShra:
       return a;  // integer-only (BinarySupports); never reached
   }
   return a;
@@ -220,6 +227,12 @@ int32_t ApplyBinaryI(BinaryOp op, int32_t a, int32_t b) {
       }
       return r;
     }
+    case BinaryOp::kShl:  // XLA: a shift by >= 32 (or < 0) gives 0, or the sign for shra
+      return b < 0 || b >= 32 ? 0 : static_cast<int32_t>(static_cast<uint32_t>(a) << b);
+    case BinaryOp::kShrl:
+      return b < 0 || b >= 32 ? 0 : static_cast<int32_t>(static_cast<uint32_t>(a) >> b);
+    case BinaryOp::kShra:
+      return b < 0 || b >= 32 ? (a < 0 ? -1 : 0) : a >> b;
     case BinaryOp::kAtan2:
       return a;  // float-only; never reached
   }

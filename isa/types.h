@@ -61,7 +61,10 @@ namespace tpusim::isa {
   X(kAnd, "and")                  \
   X(kOr, "or")                    \
   X(kXor, "xor")                  \
-  X(kAtan2, "atan2")
+  X(kAtan2, "atan2")              \
+  X(kShl, "shl")                  \
+  X(kShrl, "shrl")                \
+  X(kShra, "shra")
 
 #define TPUSIM_ISA_COMPARE_LIST(X) \
   X(kEq, "eq")                     \

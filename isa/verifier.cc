@@ -398,6 +398,13 @@ class Verifier {
         Vmem("dst", s.dst, s.count, s.dtype);
         return;
       }
+      case Opcode::kVpuRngBits: {
+        auto g = inst.As<op::VpuRngBits>();
+        Positive("count", g.count);
+        Vmem("state", g.state, 2, DType::kS32);
+        Vmem("dst", g.dst, g.count, DType::kS32);
+        return;
+      }
       case Opcode::kVpuConvert: {
         auto v = inst.As<op::VpuConvert>();
         Positive("count", v.count);

@@ -86,6 +86,12 @@ std::optional<isa::BinaryOp> BinaryFor(HloOpcode op) {
       return isa::BinaryOp::kXor;
     case HloOpcode::kAtan2:
       return isa::BinaryOp::kAtan2;
+    case HloOpcode::kShiftLeft:
+      return isa::BinaryOp::kShl;
+    case HloOpcode::kShiftRightLogical:
+      return isa::BinaryOp::kShrl;
+    case HloOpcode::kShiftRightArithmetic:
+      return isa::BinaryOp::kShra;
     default:
       return std::nullopt;
   }
@@ -215,7 +221,8 @@ Status Lowerer::LowerElementwise(const HloInstruction& inst) {
                        "exponential exponential-minus-one floor log log-plus-one logistic "
                        "negate not round-nearest-* rsqrt sign sine sqrt tanh is-finite convert add "
                        "subtract multiply divide maximum minimum power remainder and or xor "
-                       "atan2 compare select clamp)");
+                       "atan2 shift-left shift-right-logical shift-right-arithmetic compare "
+                       "select clamp)");
   }
   const HbmBuffer& out = Buffer(&inst);
   const int64_t n = out.elements();

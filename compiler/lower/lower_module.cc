@@ -125,12 +125,13 @@ Status Lowerer::LowerInstruction(const HloInstruction& inst) {
       return Unsupported(inst,
                          "convolution is not lowered yet (planned: im2col through strided "
                          "DMA into the dot kernel)");
-    case HloOpcode::kRng:
     case HloOpcode::kRngBitGenerator:
+      return LowerRngBitGenerator(inst);
+    case HloOpcode::kRng:
     case HloOpcode::kRngGetAndUpdateState:
       return Unsupported(inst,
-                         "random number generation has no ISA instruction (and its values "
-                         "could not match the evaluator's); feed random values as parameters");
+                         "rng / rng-get-and-update-state are not lowered (rng-bit-generator is); "
+                         "feed random values as parameters");
     case HloOpcode::kWhile:
       return Unsupported(inst, "a while reaches the lowering only unrolled (while-unroller)");
     case HloOpcode::kConditional:

@@ -134,6 +134,8 @@ class Lowerer {
   Status LowerIota(const hlo::HloInstruction& inst);
   Status LowerReduce(const hlo::HloInstruction& inst);
   Status LowerCollective(const hlo::HloInstruction& inst);
+  /// rng-bit-generator (lower_rng.cc): u64[n] state (stored narrowed to 32 bits), u32/s32 bits.
+  Status LowerRngBitGenerator(const hlo::HloInstruction& inst);
   /// A custom-call with a user-given cost: once a one-element read of each operand has arrived (so
   /// it starts after its producers), the sequencer spins `cycles` cycles (ctrl.loop of nops, 2
   /// cycles per iteration, plus one nop when odd); nothing is computed.

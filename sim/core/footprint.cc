@@ -185,6 +185,13 @@ Footprint InstructionFootprint(const isa::Instruction& inst, int core,
       f.writes.push_back(Vmem(core, o.dst, o.count * Size(o.dtype)));
       break;
     }
+    case isa::Opcode::kVpuRngBits: {
+      auto o = inst.As<op::VpuRngBits>();
+      f.reads.push_back(Vmem(core, o.state, 8));
+      f.writes.push_back(Vmem(core, o.state, 8));
+      f.writes.push_back(Vmem(core, o.dst, o.count * 4));
+      break;
+    }
     case isa::Opcode::kVpuConvert: {
       auto o = inst.As<op::VpuConvert>();
       f.reads.push_back(Vmem(core, o.src, o.count * Size(o.src_dtype)));

@@ -57,6 +57,7 @@ VectorCost VectorInstructionCost(const isa::Instruction& inst, const config::Vpu
   uint64_t e = 0;
   bool arithmetic = false;
   uint64_t extra_latency = 0;
+  uint64_t produced = 0;  // elements written, when not e
   switch (inst.opcode) {
     case isa::Opcode::kVpuUnary: {
       auto o = inst.As<op::VpuUnary>();
@@ -89,6 +90,16 @@ VectorCost VectorInstructionCost(const isa::Instruction& inst, const config::Vpu
       e = o.count;
       c.vmem_bytes_read = 2 * Bytes(o.dtype, e) + e;
       c.vmem_bytes_written = Bytes(o.dtype, e);
+      break;
+    }
+    case isa::Opcode::kVpuRngBits: {
+      // Philox-4x32-10: 15 ALU element-ops per output word (isa/opcodes.def, assumption); integer
+      // work, so no FLOP.
+      auto o = inst.As<op::VpuRngBits>();
+      e = 15 * o.count;
+      produced = o.count;
+      c.vmem_bytes_read = 8;
+      c.vmem_bytes_written = 8 + 4 * o.count;
       break;
     }
     case isa::Opcode::kVpuConvert: {
@@ -177,7 +188,7 @@ VectorCost VectorInstructionCost(const isa::Instruction& inst, const config::Vpu
   }
   c.occupancy = std::max<uint64_t>(occupancy, 1);
   c.latency = std::max<uint64_t>(class_latency, 1) + extra_latency + c.occupancy - 1;
-  c.elements = e;
+  c.elements = produced > 0 ? produced : e;
   c.flop = arithmetic ? e : 0;
   return c;
 }

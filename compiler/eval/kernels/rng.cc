@@ -5,24 +5,9 @@
 #include <array>
 #include <cstring>
 
+#include "common/philox.h"
+
 namespace tpusim::hlo {
-namespace {
-
-// Philox-4x32-10 block function (Salmon et al. 2011, constants from the paper).
-std::array<uint32_t, 4> Philox(std::array<uint32_t, 4> ctr, std::array<uint32_t, 2> key) {
-  constexpr uint32_t kM0 = 0xD2511F53u, kM1 = 0xCD9E8D57u, kW0 = 0x9E3779B9u, kW1 = 0xBB67AE85u;
-  for (int round = 0; round < 10; ++round) {
-    uint64_t p0 = static_cast<uint64_t>(kM0) * ctr[0];
-    uint64_t p1 = static_cast<uint64_t>(kM1) * ctr[2];
-    ctr = {static_cast<uint32_t>(p1 >> 32) ^ ctr[1] ^ key[0], static_cast<uint32_t>(p1),
-           static_cast<uint32_t>(p0 >> 32) ^ ctr[3] ^ key[1], static_cast<uint32_t>(p0)};
-    key[0] += kW0;
-    key[1] += kW1;
-  }
-  return ctr;
-}
-
-}  // namespace
 
 StatusOr<Literal> RngBitGenerator(const Literal& state, const Shape& out,
                                   const KernelOptions& options) {
@@ -49,9 +34,10 @@ StatusOr<Literal> RngBitGenerator(const Literal& state, const Shape& out,
   uint8_t* dst = values.mutable_raw();
   for (int64_t b = 0; b < blocks; ++b) {
     uint64_t c = st[1] + static_cast<uint64_t>(b);
-    std::array<uint32_t, 4> r = Philox({static_cast<uint32_t>(c), static_cast<uint32_t>(c >> 32),
-                                        static_cast<uint32_t>(b >> 32), 0u},
-                                       key);
+    std::array<uint32_t, 4> r =
+        Philox4x32({static_cast<uint32_t>(c), static_cast<uint32_t>(c >> 32),
+                    static_cast<uint32_t>(b >> 32), 0u},
+                   key);
     for (int64_t j = 0; j < per_block; ++j) {
       int64_t i = b * per_block + j;
       if (i >= n) break;

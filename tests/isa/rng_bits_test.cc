@@ -1,0 +1,89 @@
+// vpu.rng_bits and the Philox-4x32-10 block function it shares with the evaluator
+// (common/philox.h): the published known answers, the block layout of the output words, the
+// counter's advance, and the integer shifts rng users need (vpu.binary shl/shrl/shra).
+#include <gtest/gtest.h>
+
+#include "common/philox.h"
+#include "isa/numerics.h"
+#include "tests/isa/interpreter_test_util.h"
+
+namespace tpusim::isa {
+namespace {
+
+using testing::ReadS32;
+using testing::RunAsm;
+using testing::SmallChip;
+
+// Random123's known-answer vectors for Philox4x32-10 (its tests/kat_vectors; Salmon et al., SC'11).
+TEST(Philox, KnownAnswers) {
+  using W = std::array<uint32_t, 4>;
+  EXPECT_EQ(Philox4x32({0, 0, 0, 0}, {0, 0}), (W{0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8}));
+  EXPECT_EQ(Philox4x32({0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff}, {0xffffffff, 0xffffffff}),
+            (W{0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd}));
+  EXPECT_EQ(Philox4x32({0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344}, {0xa4093822, 0x299f31d0}),
+            (W{0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1}));
+}
+
+TEST(VpuRngBits, BlocksOfFourWordsAndTheCounterAdvances) {
+  Interpreter in(SmallChip());
+  // key 7, counter 41; 6 words = 2 blocks (the second one cut after 2 words).
+  RunAsm(in, R"(
+.data vmem core=0, addr=0x0, s32 7, 41
+vpu.rng_bits state=0x0, dst=0x100, count=6
+)");
+  const auto b0 = Philox4x32({41, 0, 0, 0}, {7, 0});
+  const auto b1 = Philox4x32({42, 0, 0, 0}, {7, 0});
+  const std::vector<int32_t> got = ReadS32(in.vmem(0), 0x100, 6);
+  const std::vector<uint32_t> want{b0[0], b0[1], b0[2], b0[3], b1[0], b1[1]};
+  for (size_t i = 0; i < 6; ++i) EXPECT_EQ(static_cast<uint32_t>(got[i]), want[i]) << i;
+  EXPECT_EQ(ReadS32(in.vmem(0), 0x0, 2), (std::vector<int32_t>{7, 43}));  // ctr += ceil(6/4)
+}
+
+TEST(VpuRngBits, TwoCallsContinueOneStream) {
+  // Blocks of whole Philox blocks (as the lowering issues them) give the words of one call.
+  Interpreter one(SmallChip()), two(SmallChip());
+  RunAsm(one, R"(
+.data vmem core=0, addr=0x0, s32 3, 1000
+vpu.rng_bits state=0x0, dst=0x100, count=12
+)");
+  RunAsm(two, R"(
+.data vmem core=0, addr=0x0, s32 3, 1000
+vpu.rng_bits state=0x0, dst=0x100, count=8
+vpu.rng_bits state=0x0, dst=0x120, count=4
+)");
+  EXPECT_EQ(ReadS32(one.vmem(0), 0x100, 12), ReadS32(two.vmem(0), 0x100, 12));
+  EXPECT_EQ(ReadS32(one.vmem(0), 0x0, 2), ReadS32(two.vmem(0), 0x0, 2));
+}
+
+TEST(VpuRngBits, CounterIsA32BitWordThatWraps) {
+  // The stored counter is XLA's u64 state word narrowed to 32 bits (compile.h), so it wraps at
+  // 2^32: -2 (0xfffffffe) + 3 blocks = 1. Within one instruction the block counters are computed
+  // in 64 bits (c = ctr + b), as the evaluator's 64-bit state does.
+  Interpreter in(SmallChip());
+  RunAsm(in, R"(
+.data vmem core=0, addr=0x0, s32 3, -2
+vpu.rng_bits state=0x0, dst=0x100, count=12
+)");
+  EXPECT_EQ(ReadS32(in.vmem(0), 0x4, 1), (std::vector<int32_t>{1}));
+  const auto b2 = Philox4x32({0, 1, 0, 0}, {3, 0});  // c = 0xfffffffe + 2 = 2^32
+  EXPECT_EQ(static_cast<uint32_t>(ReadS32(in.vmem(0), 0x100 + 8 * 4, 1)[0]), b2[0]);
+}
+
+TEST(VpuShifts, XlaSemanticsOnThe32BitPattern) {
+  // shift-left / shift-right-logical / shift-right-arithmetic: a shift count outside [0, 32)
+  // gives 0 (or the sign, arithmetic), as XLA defines them.
+  EXPECT_EQ(ApplyBinaryI(BinaryOp::kShl, 3, 4), 48);
+  EXPECT_EQ(ApplyBinaryI(BinaryOp::kShl, 1, 31), std::numeric_limits<int32_t>::min());
+  EXPECT_EQ(ApplyBinaryI(BinaryOp::kShl, 1, 32), 0);
+  EXPECT_EQ(ApplyBinaryI(BinaryOp::kShrl, -1, 28), 15);  // u32 0xffffffff >> 28
+  EXPECT_EQ(ApplyBinaryI(BinaryOp::kShrl, -1, -1), 0);
+  EXPECT_EQ(ApplyBinaryI(BinaryOp::kShra, -16, 2), -4);
+  EXPECT_EQ(ApplyBinaryI(BinaryOp::kShra, -16, 40), -1);
+  EXPECT_EQ(ApplyBinaryI(BinaryOp::kShra, 16, 40), 0);
+  EXPECT_TRUE(BinarySupports(BinaryOp::kShrl, DType::kS32));
+  EXPECT_FALSE(BinarySupports(BinaryOp::kShrl, DType::kS8));
+  EXPECT_FALSE(BinarySupports(BinaryOp::kShl, DType::kF32));
+}
+
+}  // namespace
+}  // namespace tpusim::isa
