@@ -194,6 +194,13 @@ Status Lowerer::LowerDot(const HloInstruction& inst) {
                                    "with f32/bf16 results, or s8 x s8 -> s32)",
                                    isa::Name(L.dtype), isa::Name(Rb.dtype), isa::Name(O.dtype)));
   }
+  if (!int_path && !config_.core.mxu.bf16) {
+    return Unsupported(
+        inst, fmt::format("a {} x {} dot on '{}', whose MXU has no floating-point path "
+                          "(core.mxu.bf16: false; TPU v1 multiplies 8-bit integers [Jouppi "
+                          "et al., ISCA 2017, §2]): quantize the dot to s8 x s8 -> s32",
+                          isa::Name(L.dtype), isa::Name(Rb.dtype), config_.name));
+  }
   const hlo::Precision prec = std::max(inst.operand_precision(0), inst.operand_precision(1));
   const std::vector<PassParts> passes =
       int_path ? std::vector<PassParts>{{PrecisionPart::kHi, PrecisionPart::kHi}}

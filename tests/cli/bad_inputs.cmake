@@ -201,3 +201,8 @@ tpusim_bad_input_test(exec_dump_out_of_range "--dump: bytes \\[0xfffffffffffffff
 tpusim_bad_input_test(exec_collective_mismatch
   "collective_mismatch.tasm:8\\) ici.all_reduce: does not match core 0 instruction 0 of the same group: field 'count' differs \\(4 vs 8\\)"
   exec ${bad}/collective_mismatch.tasm --config tiny-4)
+
+# A floating-point dot on a chip whose MXU has no floating-point path (TPU v1): located, exit 2.
+tpusim_bad_input_test(run_float_dot_on_tpu_v1
+  "model.hlo:7:3: error: %d \\(dot\\): cannot lower: a f32 x f32 dot on 'tpu-v1', whose MXU has no floating-point path"
+  run tests/golden/tiny_dot_bias_relu/model.hlo --config tpu-v1)
