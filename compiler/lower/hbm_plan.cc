@@ -1,7 +1,10 @@
 // PlanHbm and the located error helpers (lowerer.h).
 #include <fmt/format.h>
 
+#include <functional>
 #include <map>
+#include <set>
+#include <vector>
 
 #include "common/diagnostic.h"
 #include "compiler/hlo/computation.h"
@@ -151,6 +154,48 @@ class FirstFit {
 
 }  // namespace
 
+namespace {
+
+// True if the scatter / dynamic-update-slice `inst` may write its result into operand 0's buffer
+// (XLA updates a donated KV cache in place: input_output_alias): operand 0 is one array whose
+// buffer is not a constant's, and no instruction reads the old value after `inst` nor returns it.
+// The readers are found through the instructions that share the buffer (reshape, bitcast, copy,
+// identity custom-calls, tuple, get-tuple-element); `use_at` is a reader's position.
+bool UpdatesInPlace(const hlo::HloInstruction& inst, const hlo::HloInstruction* root,
+                    const std::function<int64_t(const hlo::HloInstruction*)>& use_at) {
+  const bool scatter = inst.opcode() == hlo::HloOpcode::kScatter && inst.operand_count() == 3;
+  const bool dus = inst.opcode() == hlo::HloOpcode::kDynamicUpdateSlice;
+  if ((!scatter && !dus) || !inst.shape().IsArray()) return false;
+  const hlo::HloInstruction* owner = inst.operand(0);
+  while (IsAliasOfOperand(*owner)) owner = owner->operand(0);
+  if (owner->opcode() == hlo::HloOpcode::kConstant || !owner->shape().IsArray() ||
+      owner->opcode() == hlo::HloOpcode::kGetTupleElement) {
+    return false;
+  }
+  const int64_t at = use_at(&inst);
+  std::vector<const hlo::HloInstruction*> work{owner};
+  std::set<const hlo::HloInstruction*> seen{owner};
+  while (!work.empty()) {
+    const hlo::HloInstruction* v = work.back();
+    work.pop_back();
+    if (v == root) return false;  // the old value is (part of) the result
+    for (const hlo::HloInstruction* u : v->users()) {
+      if (u == &inst || !seen.insert(u).second) continue;
+      const bool shares = u->opcode() == hlo::HloOpcode::kTuple ||
+                          u->opcode() == hlo::HloOpcode::kGetTupleElement ||
+                          (IsAliasOfOperand(*u) && u->operand(0) == v);
+      if (shares) {
+        work.push_back(u);
+      } else if (use_at(u) > at) {
+        return false;  // read after the update
+      }
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 StatusOr<HbmPlan> PlanHbm(const hlo::HloModule& module, const ElementwiseGroups& groups,
                           uint64_t base, int64_t hbm_capacity, bool timing_only) {
   // Pass 1: buffer ids. Every instruction that computes a value owns new leaf buffers; aliases
@@ -206,6 +251,11 @@ StatusOr<HbmPlan> PlanHbm(const hlo::HloModule& module, const ElementwiseGroups&
       case hlo::HloOpcode::kAfterAll:
         break;
       default:
+        if (UpdatesInPlace(inst, entry->root_instruction(), use_at)) {
+          leaves = plan.values.at(inst.operand(0));
+          leaves[0].dims = inst.shape().dimensions();
+          break;
+        }
         if (IsAliasOfOperand(inst)) {
           leaves = plan.values.at(inst.operand(0));
           // A virtual broadcast keeps its 1-element source: consumers read it with bcast=scalar.

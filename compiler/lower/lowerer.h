@@ -45,12 +45,13 @@ struct HbmPlan {
 
 /// Builds the HBM plan for the entry computation (bump allocation, 64-byte aligned; reshape,
 /// bitcast, copy, tuple, get-tuple-element, opt-barrier and identity custom-calls share their
-/// operand's buffers). Errors: Unimplemented for element types without a device type;
-/// ResourceExhausted when the buffers exceed `hbm_capacity` bytes.
-/// Addresses start at `base` (cores sharing a chip's HBM get disjoint ranges); `capacity` is the
-/// bytes this core may use from `base` on.
-/// `groups`: fused elementwise groups; all their members' results are defined at the group's first
-/// member and all their operands read until its last (the kernel interleaves them chunk by chunk).
+/// operand's buffers; a scatter or dynamic-update-slice whose operand is read by nothing later and
+/// not returned updates it in place, as XLA does for a donated KV cache). Errors: Unimplemented for
+/// element types without a device type; ResourceExhausted when the buffers exceed `hbm_capacity`
+/// bytes. Addresses start at `base` (cores sharing a chip's HBM get disjoint ranges); `capacity` is
+/// the bytes this core may use from `base` on. `groups`: fused elementwise groups; all their
+/// members' results are defined at the group's first member and all their operands read until its
+/// last (the kernel interleaves them chunk by chunk).
 StatusOr<HbmPlan> PlanHbm(const hlo::HloModule& module, const ElementwiseGroups& groups,
                           uint64_t base, int64_t hbm_capacity, bool timing_only);
 
