@@ -103,8 +103,17 @@ class ConvBuilder {
 };
 
 bool Lowerable(const HloInstruction& conv) {
-  if (conv.opcode() != HloOpcode::kConvolution || conv.batch_group_count() != 1) return false;
+  if (conv.opcode() != HloOpcode::kConvolution || conv.batch_group_count() < 1) return false;
   const auto& cd = conv.convolution_dimension_numbers();
+  if (conv.batch_group_count() > 1) {
+    // Weight gradients of (depthwise) convolutions: batch groups pair with output feature groups.
+    const int64_t bg = conv.batch_group_count();
+    if (conv.feature_group_count() != 1 ||
+        conv.operand(0)->shape().dimensions(cd.input_batch_dimension) % bg != 0 ||
+        conv.operand(1)->shape().dimensions(cd.kernel_output_feature_dimension) % bg != 0) {
+      return false;
+    }
+  }
   const size_t k = cd.input_spatial_dimensions.size();
   if (conv.window().dimensions.size() != k || conv.feature_group_count() < 1) return false;
   for (const auto& w : conv.window().dimensions) {
@@ -122,6 +131,7 @@ void Lower(hlo::HloComputation& comp, HloInstruction* conv) {
   const auto& win = conv->window().dimensions;
   const size_t k = cd.input_spatial_dimensions.size();
   const int64_t G = conv->feature_group_count();
+  const int64_t BG = conv->batch_group_count();
 
   // 1. Input -> [N, S1..Sk, C], padded/dilated.
   std::vector<int64_t> in_perm{cd.input_batch_dimension};
@@ -181,7 +191,18 @@ void Lower(hlo::HloComputation& comp, HloInstruction* conv) {
   HloInstruction* kern = cb.Transpose(conv->operand(1), k_perm);
   const int64_t O = conv->operand(1)->shape().dimensions(cd.kernel_output_feature_dimension);
   HloInstruction* result = nullptr;
-  if (G == 1) {
+  const int64_t Nout = N / BG;
+  if (BG > 1) {
+    // Output feature group g reads only input batch group g (batches g*Nout .. g*Nout+Nout-1, as
+    // XLA's batch_group_count): a dot batched over the BG groups, [BG, M/BG, Wn*C] x
+    // [BG, Wn*C, O/BG].
+    const int64_t Mg = M / BG;
+    HloInstruction* lhs = cb.Reshape(cols, {BG, Mg, positions * C});
+    HloInstruction* rhs = cb.Reshape(kern, {positions * C, BG, O / BG});
+    rhs = cb.Transpose(rhs, {1, 0, 2});
+    HloInstruction* d = cb.Dot(lhs, rhs, true, {BG, Mg, O / BG});
+    result = cb.Reshape(cb.Transpose(d, {1, 0, 2}), {Mg, O});
+  } else if (G == 1) {
     HloInstruction* lhs = cb.Reshape(cols, {M, positions * C});
     HloInstruction* rhs = cb.Reshape(kern, {positions * cg, O});
     result = cb.Dot(lhs, rhs, false, {M, O});
@@ -194,7 +215,7 @@ void Lower(hlo::HloComputation& comp, HloInstruction* conv) {
     result = cb.Reshape(cb.Transpose(d, {1, 0, 2}), {M, O});
   }
   // 4. [M, O] -> [N, O1..Ok, O] -> the output's dim_labels.
-  std::vector<int64_t> nho{N};
+  std::vector<int64_t> nho{Nout};
   nho.insert(nho.end(), out_spatial.begin(), out_spatial.end());
   nho.push_back(O);
   result = cb.Reshape(result, nho);

@@ -306,6 +306,19 @@ ENTRY e {
                         GetParam(), 1e-5, 1e-5);
 }
 
+// batch_group_count (XLA's weight gradient of a convolution): output feature group g reads input
+// batch group g only; the output batch is N / batch_group_count.
+TEST_P(LowerTest, BatchGroupedConvolution) {
+  CheckAgainstEvaluator(R"(
+HloModule m
+ENTRY e {
+  x = f32[4,5,5,3] parameter(0)
+  k = f32[3,3,3,4] parameter(1)
+  ROOT y = f32[2,3,3,4] convolution(x, k), window={size=3x3}, dim_labels=b01f_01io->b01f, batch_group_count=2, operand_precision={highest,highest}
+})",
+                        GetParam(), 1e-5, 1e-5);
+}
+
 TEST_P(LowerTest, TransposedConvolutionWithLhsDilation) {
   CheckAgainstEvaluator(R"(
 HloModule m
