@@ -7,14 +7,15 @@
 #include "compiler/passes/canonicalize.h"
 #include "compiler/passes/convolution_lowering.h"
 #include "compiler/passes/custom_call_expander.h"
+#include "compiler/passes/reduce_window_lowering.h"
 #include "compiler/passes/spmd_partitioner.h"
 #include "compiler/passes/while_unroller.h"
 
 namespace tpusim::compiler {
 
 // Order (DESIGN.md §1): call-inliner -> while-unroller -> batch-norm-expander ->
-// custom-call-expander -> spmd-partitioner -> lower-convolution -> canonicalize ->
-// all-reduce-combiner -> [fuse-elementwise
+// custom-call-expander -> spmd-partitioner -> lower-convolution -> lower-reduce-window ->
+// canonicalize -> all-reduce-combiner -> [fuse-elementwise
 // -> tile-for-mxu] -> plan-memory -> schedule. The bracketed passes do not exist yet; tiling,
 // memory planning and emission happen in compiler/lower/ (lower_module.cc), which runs after this
 // pipeline. spmd-partitioner runs before canonicalize (as XLA partitions before its
@@ -29,6 +30,7 @@ HloPassPipeline BuildHloPipeline(const config::ChipConfig& /*config*/) {
   pipeline.AddPass<CustomCallExpander>();
   pipeline.AddPass<SpmdPartitioner>();  // a no-op unless num_partitions > 1
   pipeline.AddPass<ConvolutionLowering>();
+  pipeline.AddPass<ReduceWindowLowering>();
   pipeline.AddPass<Canonicalize>();
   pipeline.AddPass<AllReduceCombiner>();  // after the partitioner, which inserts all-reduces
   return pipeline;

@@ -39,34 +39,12 @@ class ConvBuilder {
     return b_.Add(std::move(r));
   }
   HloInstruction* Pad(HloInstruction* x, const hlo::PaddingConfig& pc) {
-    std::vector<int64_t> dims;
-    for (int64_t i = 0; i < x->shape().rank(); ++i) {
-      const auto& p = pc.dimensions[static_cast<size_t>(i)];
-      const int64_t d = x->shape().dimensions(i);
-      dims.push_back(d + p.edge_padding_low + p.edge_padding_high +
-                     std::max<int64_t>(0, d - 1) * p.interior_padding);
-    }
     HloInstruction* zero = b_.ScalarConstant(x->shape().element_type(), 0.0, "pad_value");
-    auto p = std::make_unique<HloInstruction>(HloOpcode::kPad,
-                                              Shape(x->shape().element_type(), dims), Name("pad"));
-    p->mutable_padding_config() = pc;
-    p->AppendOperand(x);
-    p->AppendOperand(zero);
-    return b_.Add(std::move(p));
+    return b_.Pad(x, zero, pc, "pad");
   }
   HloInstruction* Slice(HloInstruction* x, const std::vector<int64_t>& start,
                         const std::vector<int64_t>& limit, const std::vector<int64_t>& step) {
-    std::vector<int64_t> dims;
-    for (size_t i = 0; i < start.size(); ++i) {
-      dims.push_back((limit[i] - start[i] + step[i] - 1) / step[i]);
-    }
-    auto s = std::make_unique<HloInstruction>(
-        HloOpcode::kSlice, Shape(x->shape().element_type(), dims), Name("patch"));
-    s->mutable_slice_starts() = start;
-    s->mutable_slice_limits() = limit;
-    s->mutable_slice_strides() = step;
-    s->AppendOperand(x);
-    return b_.Add(std::move(s));
+    return b_.Slice(x, start, limit, step, "patch");
   }
   HloInstruction* Concat(const std::vector<HloInstruction*>& xs, int64_t dim) {
     if (xs.size() == 1) return xs[0];

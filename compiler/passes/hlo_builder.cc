@@ -92,6 +92,40 @@ HloInstruction* HloBuilder::Tuple(const std::vector<HloInstruction*>& elements,
   return Add(std::move(t));
 }
 
+HloInstruction* HloBuilder::Pad(HloInstruction* x, HloInstruction* value,
+                                const hlo::PaddingConfig& config, const std::string& suffix) {
+  std::vector<int64_t> dims;
+  for (int64_t i = 0; i < x->shape().rank(); ++i) {
+    const auto& p = config.dimensions[static_cast<size_t>(i)];
+    const int64_t d = x->shape().dimensions(i);
+    dims.push_back(d + p.edge_padding_low + p.edge_padding_high +
+                   std::max<int64_t>(0, d - 1) * p.interior_padding);
+  }
+  auto p = std::make_unique<HloInstruction>(HloOpcode::kPad, Shape(x->shape().element_type(), dims),
+                                            UniqueName(anchor_->name() + "." + suffix));
+  p->mutable_padding_config() = config;
+  p->AppendOperand(x);
+  p->AppendOperand(value);
+  return Add(std::move(p));
+}
+
+HloInstruction* HloBuilder::Slice(HloInstruction* x, const std::vector<int64_t>& start,
+                                  const std::vector<int64_t>& limit,
+                                  const std::vector<int64_t>& step, const std::string& suffix) {
+  std::vector<int64_t> dims;
+  for (size_t i = 0; i < start.size(); ++i) {
+    dims.push_back((limit[i] - start[i] + step[i] - 1) / step[i]);
+  }
+  auto s =
+      std::make_unique<HloInstruction>(HloOpcode::kSlice, Shape(x->shape().element_type(), dims),
+                                       UniqueName(anchor_->name() + "." + suffix));
+  s->mutable_slice_starts() = start;
+  s->mutable_slice_limits() = limit;
+  s->mutable_slice_strides() = step;
+  s->AppendOperand(x);
+  return Add(std::move(s));
+}
+
 hlo::HloComputation* GetOrAddScalarAdd(hlo::HloModule& module, hlo::PrimitiveType type) {
   const std::string name = "tpusim.add." + std::string(hlo::PrimitiveTypeName(type));
   if (hlo::HloComputation* c = module.FindComputation(name)) return c;

@@ -34,6 +34,13 @@ class HloBuilder {
                               const std::string& suffix);
   hlo::HloInstruction* Tuple(const std::vector<hlo::HloInstruction*>& elements,
                              const std::string& suffix);
+  /// pad(x, value) with `config` (edge low/high >= 0, interior >= 0 per dimension).
+  hlo::HloInstruction* Pad(hlo::HloInstruction* x, hlo::HloInstruction* value,
+                           const hlo::PaddingConfig& config, const std::string& suffix);
+  /// slice(x) [start, limit) with `step` per dimension.
+  hlo::HloInstruction* Slice(hlo::HloInstruction* x, const std::vector<int64_t>& start,
+                             const std::vector<int64_t>& limit, const std::vector<int64_t>& step,
+                             const std::string& suffix);
 
   /// A name not yet used in the computation: `base`, else `base.1`, `base.2`, ...
   std::string UniqueName(const std::string& base) const;
