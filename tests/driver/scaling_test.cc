@@ -169,8 +169,8 @@ TEST(ScalingTest, MnistStepOnOneAndEightCoresShowsTheAllReduceInTheTrace) {
   EXPECT_GT(cycles[1], cycles[0]);  // the 8-core step pays for the ring all-reduces
 }
 
-// Ring all-gather of S = n * count * 4 bytes over n cores: each core sends (n-1) chunks of S/n, half
-// of each over its + link and half over its - link (the bidirectional ring): (n-1)/n * S / B +
+// Ring all-gather of S = n * count * 4 bytes over n cores: each core sends (n-1) chunks of S/n,
+// half of each over its + link and half over its - link (the bidirectional ring): (n-1)/n * S / B +
 // (n-1) * hop latency (tiny ring: 16 B/cycle per link direction, so B = 32; 50 cycles per hop).
 TEST(ScalingTest, RingAllGatherMatchesTheFormula) {
   const int n = 4;
