@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "compiler/compile.h"
+#include "compiler/device_literal.h"
 #include "compiler/eval/evaluator.h"
 #include "compiler/hlo/parser.h"
 #include "config/config_loader.h"
@@ -21,35 +22,8 @@
 
 namespace tpusim::compiler::testing {
 
-/// A literal's elements in the device storage format of compile.h (s64 narrowed to s32).
-inline std::string DeviceBytes(const hlo::Literal& lit) {
-  if (lit.element_type() == hlo::PrimitiveType::kS64 ||
-      lit.element_type() == hlo::PrimitiveType::kU64) {
-    std::string out(static_cast<size_t>(lit.element_count() * 4), '\0');
-    for (int64_t i = 0; i < lit.element_count(); ++i) {
-      const int32_t v = static_cast<int32_t>(lit.GetAsInt64(i));
-      std::memcpy(out.data() + i * 4, &v, 4);
-    }
-    return out;
-  }
-  return std::string(reinterpret_cast<const char*>(lit.raw()),
-                     static_cast<size_t>(lit.size_bytes()));
-}
-
-inline StatusOr<hlo::Literal> LiteralFromDevice(const hlo::Shape& shape, const std::string& bytes) {
-  TPUSIM_ASSIGN_OR_RETURN(hlo::Literal lit, hlo::Literal::Create(shape));
-  if (shape.element_type() == hlo::PrimitiveType::kS64 ||
-      shape.element_type() == hlo::PrimitiveType::kU64) {
-    for (int64_t i = 0; i < lit.element_count(); ++i) {
-      int32_t v;
-      std::memcpy(&v, bytes.data() + i * 4, 4);
-      lit.SetFromDouble(i, static_cast<double>(v));
-    }
-  } else if (lit.size_bytes() > 0) {
-    std::memcpy(lit.mutable_raw(), bytes.data(), static_cast<size_t>(lit.size_bytes()));
-  }
-  return lit;
-}
+using compiler::DeviceBytes;
+using compiler::LiteralFromDevice;
 
 struct RunResult {
   CompiledModule compiled;

@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 
+#include "compiler/device_literal.h"
 #include "compiler/eval/evaluator.h"
 #include "compiler/eval/literal.h"
 #include "compiler/passes/spmd_check.h"
@@ -22,36 +23,6 @@ using hlo::PrimitiveType;
 
 // A literal's elements in the device storage format of compiler/compile.h: row-major, the ISA
 // type's bytes; HLO s64/u64 narrowed to s32 (the compiler rejects values that need more).
-std::string DeviceBytes(const Literal& lit) {
-  if (lit.element_type() == PrimitiveType::kS64 || lit.element_type() == PrimitiveType::kU64) {
-    std::string out(static_cast<size_t>(lit.element_count() * 4), '\0');
-    for (int64_t i = 0; i < lit.element_count(); ++i) {
-      const int32_t v = static_cast<int32_t>(lit.GetAsInt64(i));
-      std::memcpy(out.data() + i * 4, &v, 4);
-    }
-    return out;
-  }
-  return std::string(reinterpret_cast<const char*>(lit.raw()),
-                     static_cast<size_t>(lit.size_bytes()));
-}
-
-StatusOr<Literal> LiteralFromDevice(const hlo::Shape& shape, const std::string& bytes) {
-  TPUSIM_ASSIGN_OR_RETURN(Literal lit, Literal::Create(shape));
-  if (shape.element_type() == PrimitiveType::kS64 || shape.element_type() == PrimitiveType::kU64) {
-    for (int64_t i = 0; i < lit.element_count(); ++i) {
-      int32_t v;
-      std::memcpy(&v, bytes.data() + i * 4, 4);
-      lit.SetFromDouble(i, static_cast<double>(v));
-    }
-  } else if (lit.size_bytes() > 0) {
-    if (static_cast<int64_t>(bytes.size()) != lit.size_bytes()) {
-      return Internal(fmt::format("output {}: {} device bytes for a {}-byte literal",
-                                  shape.ToString(), bytes.size(), lit.size_bytes()));
-    }
-    std::memcpy(lit.mutable_raw(), bytes.data(), static_cast<size_t>(lit.size_bytes()));
-  }
-  return lit;
-}
 
 struct ErrorStats {
   double max_abs = 0;
@@ -257,7 +228,7 @@ StatusOr<RunModuleResult> RunModule(const hlo::HloModule& module, const config::
       seg.space = isa::MemSpace::kHbm;
       seg.core = p.core;
       seg.address = p.hbm_address;
-      seg.bytes = DeviceBytes(*lit);
+      seg.bytes = compiler::DeviceBytes(*lit);
       inputs.push_back(std::move(seg));
     }
   }
@@ -310,7 +281,7 @@ StatusOr<RunModuleResult> RunModule(const hlo::HloModule& module, const config::
     std::string bytes(static_cast<size_t>(p.bytes), '\0');
     TPUSIM_RETURN_IF_ERROR(r.sim.final_state.memory(isa::MemSpace::kHbm, p.core)
                                .Read(p.hbm_address, bytes.data(), bytes.size()));
-    TPUSIM_ASSIGN_OR_RETURN(Literal got, LiteralFromDevice(p.shape, bytes));
+    TPUSIM_ASSIGN_OR_RETURN(Literal got, compiler::LiteralFromDevice(p.shape, bytes));
     auto ref_leaves = want.at(static_cast<size_t>(p.core)).Leaves();
     auto f32_leaves = want_f32.at(static_cast<size_t>(p.core)).Leaves();
     if (leaf >= static_cast<int64_t>(ref_leaves.size())) {

@@ -1,0 +1,22 @@
+// Literals in the device storage format of compile.h (what a driver writes into HBM before a run
+// and reads back after it): the literal's own bytes, except that s64 / u64 elements are stored as
+// s32 (the compiler's documented narrowing; values must fit in 32 bits). One implementation for
+// `tpusim run` (tools/tpusim/run_module.cc) and the compiler's tests.
+#pragma once
+
+#include <string>
+
+#include "common/status.h"
+#include "compiler/eval/literal.h"
+#include "compiler/hlo/shape.h"
+
+namespace tpusim::compiler {
+
+/// The bytes of array literal `lit` as the device stores them.
+std::string DeviceBytes(const hlo::Literal& lit);
+
+/// The literal of array shape `shape` stored as `bytes` on the device. Internal if the byte count
+/// does not match the shape.
+StatusOr<hlo::Literal> LiteralFromDevice(const hlo::Shape& shape, const std::string& bytes);
+
+}  // namespace tpusim::compiler
