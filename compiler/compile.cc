@@ -85,30 +85,11 @@ std::vector<BufferPlacement> Placements(const hlo::HloInstruction& inst,
 
 }  // namespace
 
-int64_t InferDeviceCount(const hlo::HloModule& m) {
-  int64_t n = std::max<int64_t>(1, m.replica_count()) * std::max<int64_t>(1, m.num_partitions());
-  for (const auto& comp : m.computations()) {
-    for (const auto& inst : comp->instructions()) {
-      const hlo::ReplicaGroups& g = inst->replica_groups();
-      for (const auto& group : g.groups) {
-        for (int64_t id : group) n = std::max(n, id + 1);
-      }
-      if (g.iota_form) {
-        int64_t prod = 1;
-        for (int64_t d : g.iota.dims) prod *= d;
-        n = std::max(n, prod);
-      }
-      for (const auto& [s, t] : inst->source_target_pairs()) n = std::max({n, s + 1, t + 1});
-    }
-  }
-  return n;
-}
-
 StatusOr<CompiledModule> Compile(const hlo::HloModule& module, const config::ChipConfig& config,
                                  const CompileOptions& options) {
   TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<hlo::HloModule> m, CloneModule(module));
   CompiledModule result;
-  HloPassPipeline pipeline = BuildHloPipeline(config);
+  HloPassPipeline pipeline = BuildHloPipeline(config, options.max_unrolled_instructions);
   pipeline.set_dump_after(options.dump_after);
   TPUSIM_ASSIGN_OR_RETURN(bool changed, pipeline.Run(*m));
   (void)changed;
@@ -119,7 +100,8 @@ StatusOr<CompiledModule> Compile(const hlo::HloModule& module, const config::Chi
     result.pass_names += n;
   }
 
-  const int64_t replicas = options.num_replicas > 0 ? options.num_replicas : InferDeviceCount(*m);
+  const int64_t replicas =
+      options.num_replicas > 0 ? options.num_replicas : hlo::InferDeviceCount(*m);
   if (replicas > config.total_cores()) {
     return InvalidArgument(
         fmt::format("{}: {} replicas need {} cores but config '{}' has {} "

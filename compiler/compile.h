@@ -56,6 +56,9 @@ struct CompileOptions {
   /// nothing, so a module using one runs timing-only. Unknown targets without an entry are an
   /// Unimplemented error naming them (DESIGN.md §5).
   std::map<std::string, int64_t> custom_call_cycles;
+  /// while-lowering's budget: loops are unrolled while the copies add at most this many HLO
+  /// instructions; longer loops become ISA loops (ctrl.loop). 0 = every loop an ISA loop.
+  int64_t max_unrolled_instructions = 100000;
 };
 
 /// Where one array leaf of an entry parameter or of the entry result lives.
@@ -91,10 +94,6 @@ struct CompiledModule {
   /// spmd_check.h).
   std::optional<SpmdSignature> spmd;
 };
-
-/// Devices (TensorCores) the module runs on: replica_count x num_partitions, raised to cover every
-/// device id a collective's replica_groups or source_target_pairs names.
-int64_t InferDeviceCount(const hlo::HloModule& module);
 
 /// Compiles `module` (unchanged: the passes run on a copy) for `config`.
 /// Errors: Unimplemented for an HLO op, type or attribute the lowering does not support (the

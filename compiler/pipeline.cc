@@ -5,27 +5,30 @@
 #include "compiler/passes/batch_norm_expander.h"
 #include "compiler/passes/call_inliner.h"
 #include "compiler/passes/canonicalize.h"
+#include "compiler/passes/constant_folding.h"
 #include "compiler/passes/convolution_lowering.h"
 #include "compiler/passes/custom_call_expander.h"
 #include "compiler/passes/reduce_window_lowering.h"
 #include "compiler/passes/spmd_partitioner.h"
-#include "compiler/passes/while_unroller.h"
+#include "compiler/passes/while_lowering.h"
 
 namespace tpusim::compiler {
 
-// Order (DESIGN.md §1): call-inliner -> while-unroller -> batch-norm-expander ->
-// custom-call-expander -> spmd-partitioner -> lower-convolution -> lower-reduce-window ->
+// Order (DESIGN.md §1): call-inliner -> while-lowering -> constant-folding -> batch-norm-expander
+// -> custom-call-expander -> spmd-partitioner -> lower-convolution -> lower-reduce-window ->
 // canonicalize -> all-reduce-combiner -> [fuse-elementwise
 // -> tile-for-mxu] -> plan-memory -> schedule. The bracketed passes do not exist yet; tiling,
 // memory planning and emission happen in compiler/lower/ (lower_module.cc), which runs after this
 // pipeline. spmd-partitioner runs before canonicalize (as XLA partitions before its
 // simplifications): the `sharding=` annotations describe the user's shapes, and canonicalize
 // changes the rank of batched dots (which would leave a rank-4 sharding on a rank-3 dot).
-HloPassPipeline BuildHloPipeline(const config::ChipConfig& /*config*/) {
+HloPassPipeline BuildHloPipeline(const config::ChipConfig& /*config*/,
+                                 int64_t max_unrolled_instructions) {
   HloPassPipeline pipeline("hlo");
   pipeline.set_verifier([](const hlo::HloModule& m) { return hlo::VerifyModule(m); });
   pipeline.AddPass<CallInliner>();
-  pipeline.AddPass<WhileUnroller>();
+  pipeline.AddPass<WhileLowering>(max_unrolled_instructions);
+  pipeline.AddPass<ConstantFolding>();  // after unrolling: copies' induction variables fold too
   pipeline.AddPass<BatchNormExpander>();
   pipeline.AddPass<CustomCallExpander>();
   pipeline.AddPass<SpmdPartitioner>();  // a no-op unless num_partitions > 1

@@ -1,6 +1,7 @@
 // The compiler's pass pipeline: THE one place where the pass order is written (pipeline.cc).
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "compiler/pass/hlo_pass_pipeline.h"
@@ -8,7 +9,9 @@
 
 namespace tpusim::compiler {
 
-/// The HLO-to-HLO passes that run before lowering, in order, for `config`.
-HloPassPipeline BuildHloPipeline(const config::ChipConfig& config);
+/// The HLO-to-HLO passes that run before lowering, in order, for `config`;
+/// `max_unrolled_instructions` is while-lowering's unrolling budget (CompileOptions).
+HloPassPipeline BuildHloPipeline(const config::ChipConfig& config,
+                                 int64_t max_unrolled_instructions = 100000);
 
 }  // namespace tpusim::compiler

@@ -49,8 +49,12 @@ StatusOr<CpuRunResult> RunModuleOnCpu(const HloModule& module, const CpuRunOptio
   if (o.threads < 0)
     return InvalidArgument(fmt::format("--threads must be >= 0, got {}", o.threads));
   CpuRunResult result;
-  result.replicas = o.replicas > 0 ? o.replicas : module.replica_count();
   result.partitions = o.partitions > 0 ? o.partitions : module.num_partitions();
+  // As many replicas as the module's collectives name (a JAX pmap dump says replica_count=1).
+  result.replicas = o.replicas > 0
+                        ? o.replicas
+                        : std::max<int64_t>(1, InferDeviceCount(module) /
+                                                   std::max<int64_t>(1, result.partitions));
   result.threads = o.threads > 0 ? o.threads : DefaultThreadCount();
   const int64_t devices = result.replicas * result.partitions;
   if (devices > 4096) return InvalidArgument(fmt::format("{} devices is too many", devices));

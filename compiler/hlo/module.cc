@@ -1,5 +1,6 @@
 #include "compiler/hlo/module.h"
 
+#include <algorithm>
 #include <set>
 
 #include "common/check.h"
@@ -74,5 +75,24 @@ int64_t HloModule::instruction_count() const {
 }
 
 std::string HloModule::ToString() const { return PrintModule(*this); }
+
+int64_t InferDeviceCount(const HloModule& m) {
+  int64_t n = std::max<int64_t>(1, m.replica_count()) * std::max<int64_t>(1, m.num_partitions());
+  for (const auto& comp : m.computations()) {
+    for (const auto& inst : comp->instructions()) {
+      const ReplicaGroups& g = inst->replica_groups();
+      for (const auto& group : g.groups) {
+        for (int64_t id : group) n = std::max(n, id + 1);
+      }
+      if (g.iota_form) {
+        int64_t prod = 1;
+        for (int64_t d : g.iota.dims) prod *= d;
+        n = std::max(n, prod);
+      }
+      for (const auto& [s, t] : inst->source_target_pairs()) n = std::max({n, s + 1, t + 1});
+    }
+  }
+  return n;
+}
 
 }  // namespace tpusim::hlo

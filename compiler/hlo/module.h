@@ -78,4 +78,9 @@ class HloModule {
   std::string source_name_;
 };
 
+/// Devices the module runs on: replica_count x num_partitions, raised to cover every device id a
+/// collective's replica_groups or source_target_pairs names (a JAX pmap dump leaves replica_count
+/// at 1 and names its devices only there).
+int64_t InferDeviceCount(const HloModule& module);
+
 }  // namespace tpusim::hlo

@@ -11,6 +11,7 @@
 #include "compiler/lower/constant_data.h"
 #include "compiler/lower/device_types.h"
 #include "compiler/lower/lowerer.h"
+#include "compiler/passes/loop_region.h"
 
 namespace tpusim::compiler {
 namespace {
@@ -98,6 +99,18 @@ bool IsVirtualBroadcast(const hlo::HloInstruction& inst) {
 bool IsAliasOfOperand(const hlo::HloInstruction& inst) {
   if (IsVirtualBroadcast(inst)) return true;
   switch (inst.opcode()) {
+    case hlo::HloOpcode::kBroadcast: {  // same shape, dimensions={0,1,...}: a copy (JAX emits
+                                        // these)
+      const hlo::Shape& in = inst.operand(0)->shape();
+      if (!in.IsArray() || !inst.shape().IsArray() ||
+          in.dimensions() != inst.shape().dimensions()) {
+        return false;
+      }
+      for (size_t i = 0; i < inst.dimensions().size(); ++i) {
+        if (inst.dimensions()[i] != static_cast<int64_t>(i)) return false;
+      }
+      return true;
+    }
     case hlo::HloOpcode::kReshape:
     case hlo::HloOpcode::kBitcast:
     case hlo::HloOpcode::kCopy:
@@ -162,7 +175,8 @@ namespace {
 // The readers are found through the instructions that share the buffer (reshape, bitcast, copy,
 // identity custom-calls, tuple, get-tuple-element); `use_at` is a reader's position.
 bool UpdatesInPlace(const hlo::HloInstruction& inst, const hlo::HloInstruction* root,
-                    const std::function<int64_t(const hlo::HloInstruction*)>& use_at) {
+                    const std::function<int64_t(const hlo::HloInstruction*)>& use_at,
+                    const LoopRegions& regions) {
   const bool scatter = inst.opcode() == hlo::HloOpcode::kScatter && inst.operand_count() == 3;
   const bool dus = inst.opcode() == hlo::HloOpcode::kDynamicUpdateSlice;
   if ((!scatter && !dus) || !inst.shape().IsArray()) return false;
@@ -172,6 +186,12 @@ bool UpdatesInPlace(const hlo::HloInstruction& inst, const hlo::HloInstruction* 
       owner->opcode() == hlo::HloOpcode::kGetTupleElement) {
     return false;
   }
+  // A value from outside the loop region is read again by the next trip: never update it in place.
+  auto innermost = [&](const hlo::HloInstruction* i) {
+    auto it = regions.innermost.find(i);
+    return it == regions.innermost.end() ? nullptr : it->second;
+  };
+  if (innermost(owner) != innermost(&inst)) return false;
   const int64_t at = use_at(&inst);
   std::vector<const hlo::HloInstruction*> work{owner};
   std::set<const hlo::HloInstruction*> seen{owner};
@@ -194,6 +214,99 @@ bool UpdatesInPlace(const hlo::HloInstruction& inst, const hlo::HloInstruction* 
   return true;
 }
 
+// A loop body's result that may be computed straight into its state buffer (loop_region.h), so
+// loop_end copies nothing: instruction -> (loop_begin, leaf index of the state). For state element
+// i whose result's buffer is owned by an instruction X of the same region (following aliases and
+// in-place updates back to the owner): every reader of the old element i runs before X, or is an
+// elementwise op of X's fused group reading it at X's shape (chunk c is loaded before chunk c is
+// stored). Conservative: a state with users other than get-tuple-elements and the loop_end gets no
+// direct writes.
+std::map<const hlo::HloInstruction*, std::pair<const hlo::HloInstruction*, size_t>> StateWriters(
+    const LoopRegions& regions, const ElementwiseGroups& groups,
+    const std::function<bool(const hlo::HloInstruction&)>& in_place,
+    const std::function<int64_t(const hlo::HloInstruction*)>& def_at,
+    const std::function<int64_t(const hlo::HloInstruction*)>& use_at) {
+  std::map<const hlo::HloInstruction*, std::pair<const hlo::HloInstruction*, size_t>> out;
+  auto innermost = [&](const hlo::HloInstruction* i) -> const hlo::HloInstruction* {
+    auto it = regions.innermost.find(i);
+    return it == regions.innermost.end() ? nullptr : it->second;
+  };
+  auto group = [&](const hlo::HloInstruction* i) -> int64_t {
+    auto it = groups.group_of.find(i);
+    return it == groups.group_of.end() ? -1 : static_cast<int64_t>(it->second);
+  };
+  for (const auto& [begin, end] : regions.end_of) {
+    const hlo::HloInstruction* root = end->operand(1);
+    if (root->opcode() != hlo::HloOpcode::kTuple || !begin->shape().IsTuple()) continue;
+    // Readers of each state element: users of get-tuple-element(begin, i), of its aliases, and of
+    // get-tuple-elements of tuples it is put into. The body's root tuple reads it only where it is
+    // passed on as another element (a pass-through as itself needs no copy).
+    std::map<int64_t,
+             std::vector<std::pair<const hlo::HloInstruction*, const hlo::HloInstruction*>>>
+        readers;  // element -> (reader, the operand it reads through)
+    bool ok = true;
+    for (const hlo::HloInstruction* u : begin->users()) {
+      if (u == end) continue;
+      if (u->opcode() != hlo::HloOpcode::kGetTupleElement) {
+        ok = false;
+        break;
+      }
+      const int64_t i = u->tuple_index();
+      std::vector<const hlo::HloInstruction*> work{u};
+      std::set<const hlo::HloInstruction*> seen{u};
+      while (!work.empty()) {
+        const hlo::HloInstruction* v = work.back();
+        work.pop_back();
+        for (const hlo::HloInstruction* r : v->users()) {
+          if (IsAliasOfOperand(*r) && r->operand(0) == v) {
+            if (seen.insert(r).second) work.push_back(r);
+          } else if (r == root) {
+            for (int64_t j = 0; j < r->operand_count(); ++j) {
+              if (r->operand(j) == v && j != i) readers[i].push_back({r, v});
+            }
+          } else if (r->opcode() == hlo::HloOpcode::kTuple) {
+            for (const hlo::HloInstruction* g : r->users()) {
+              if (g->opcode() != hlo::HloOpcode::kGetTupleElement) {
+                readers[i].push_back({g, v});  // the whole tuple is read (e.g. an inner loop)
+              } else if (r->operand(g->tuple_index()) == v && seen.insert(g).second) {
+                work.push_back(g);
+              }
+            }
+          } else {
+            readers[i].push_back({r, v});
+          }
+        }
+      }
+    }
+    if (!ok) continue;
+    size_t leaf = 0;
+    std::set<const hlo::HloInstruction*> claimed;
+    for (int64_t i = 0; i < root->operand_count(); ++i) {
+      const size_t first = leaf;
+      leaf += begin->shape().tuple_shapes(i).Leaves().size();
+      const hlo::HloInstruction* x = root->operand(i);
+      if (!x->shape().IsArray() || !begin->shape().tuple_shapes(i).IsArray()) continue;
+      while (IsAliasOfOperand(*x) || in_place(*x)) x = x->operand(0);
+      if (innermost(x) != begin || IsLoopBegin(*x) || IsLoopEnd(*x) ||
+          x->opcode() == hlo::HloOpcode::kConstant || x->opcode() == hlo::HloOpcode::kParameter ||
+          x->opcode() == hlo::HloOpcode::kGetTupleElement || !x->shape().IsArray() ||
+          x->shape().dimensions() != begin->shape().tuple_shapes(i).dimensions() ||
+          !claimed.insert(x).second) {
+        continue;
+      }
+      bool safe = true;
+      for (const auto& [r, via] : readers[i]) {
+        if (use_at(r) < def_at(x)) continue;
+        const bool same_group = r == x || (group(r) >= 0 && group(r) == group(x));
+        safe = safe && same_group && HasVpuFunction(r->opcode()) &&
+               via->shape().dimensions() == x->shape().dimensions();
+      }
+      if (safe) out[x] = {begin, first};
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 StatusOr<HbmPlan> PlanHbm(const hlo::HloModule& module, const ElementwiseGroups& groups,
@@ -211,6 +324,7 @@ StatusOr<HbmPlan> PlanHbm(const hlo::HloModule& module, const ElementwiseGroups&
   };
   std::vector<Owned> owned;
   const hlo::HloComputation* entry = module.entry_computation();
+  TPUSIM_ASSIGN_OR_RETURN(const LoopRegions regions, FindLoopRegions(*entry));
   // Where each instruction defines its result and reads its operands (fused groups: all at once).
   std::map<const hlo::HloInstruction*, int64_t> position;
   for (const auto& up : entry->instructions()) {
@@ -226,6 +340,10 @@ StatusOr<HbmPlan> PlanHbm(const hlo::HloModule& module, const ElementwiseGroups&
     return g == groups.group_of.end() ? position.at(i)
                                       : position.at(groups.groups[g->second].back());
   };
+  auto in_place = [&](const hlo::HloInstruction& i) {
+    return UpdatesInPlace(i, entry->root_instruction(), use_at, regions);
+  };
+  const auto state_writers = StateWriters(regions, groups, in_place, def_at, use_at);
   int64_t index = 0;
   for (const auto& up : entry->instructions()) {
     const hlo::HloInstruction& inst = *up;
@@ -251,7 +369,15 @@ StatusOr<HbmPlan> PlanHbm(const hlo::HloModule& module, const ElementwiseGroups&
       case hlo::HloOpcode::kAfterAll:
         break;
       default:
-        if (UpdatesInPlace(inst, entry->root_instruction(), use_at)) {
+        if (IsLoopEnd(inst)) {  // the loop state: loop_begin's buffers
+          leaves = plan.values.at(inst.operand(0));
+          break;
+        }
+        if (auto w = state_writers.find(&inst); w != state_writers.end()) {
+          leaves = {plan.values.at(w->second.first).at(w->second.second)};  // loop_end copies none
+          break;
+        }
+        if (in_place(inst)) {
           leaves = plan.values.at(inst.operand(0));
           leaves[0].dims = inst.shape().dimensions();
           break;
@@ -296,10 +422,18 @@ StatusOr<HbmPlan> PlanHbm(const hlo::HloModule& module, const ElementwiseGroups&
         }
         break;
     }
+    // A loop region runs again after its last instruction: what it reads from before it stays
+    // live until its loop_end.
+    const std::vector<const hlo::HloInstruction*> enclosing = regions.Enclosing(&inst);
     for (const hlo::HloInstruction* op : inst.operands()) {
       for (const HbmBuffer& b : plan.values.at(op)) {
         Owned& o = owned[b.address];
         o.last_use = std::max(o.last_use, use_at(&inst));
+        for (const hlo::HloInstruction* r : enclosing) {
+          if (position.at(r) > o.def) {
+            o.last_use = std::max(o.last_use, position.at(regions.end_of.at(r)));
+          }
+        }
       }
     }
     plan.values[&inst] = std::move(leaves);

@@ -113,12 +113,33 @@ Status Lowerer::LowerPad(const HloInstruction& inst) {
       return Unsupported(inst, "negative padding (a pad that slices) is not supported");
     }
   }
-  // 1. Fill the whole result with the padding value (a 0-stride gather of the scalar).
-  TPUSIM_RETURN_IF_ERROR(
-      GatherKernel(inst, value.address, std::vector<int64_t>(out.dims.size(), 0), out));
+  const std::vector<int64_t> out_strides = RowMajorStrides(out.dims, out.elem_bytes());
+  // 1. The padding value: only the edges around the operand's box when there is no interior
+  // padding (per dimension i, the slabs below and above it, spanning the box in dimensions < i and
+  // everything in dimensions > i), else the whole result.
+  bool interior = false;
+  for (const auto& p : pc) interior = interior || p.interior_padding > 0;
+  if (interior || in.elements() == 0) {
+    TPUSIM_RETURN_IF_ERROR(FillBox(inst, value, out.address, out.dims, out_strides));
+  } else {
+    for (size_t i = 0; i < out.dims.size(); ++i) {
+      for (bool high : {false, true}) {
+        std::vector<int64_t> box = out.dims;
+        uint64_t base = out.address;
+        for (size_t j = 0; j < i; ++j) {
+          box[j] = in.dims[j];
+          base += static_cast<uint64_t>(pc[j].edge_padding_low * out_strides[j]);
+        }
+        box[i] = high ? pc[i].edge_padding_high : pc[i].edge_padding_low;
+        if (high)
+          base += static_cast<uint64_t>((pc[i].edge_padding_low + in.dims[i]) * out_strides[i]);
+        em_.ResetVmem();
+        TPUSIM_RETURN_IF_ERROR(FillBox(inst, value, base, box, out_strides));
+      }
+    }
+  }
   // 2. Scatter the operand into its interior positions.
   if (in.elements() == 0) return OkStatus();
-  const std::vector<int64_t> out_strides = RowMajorStrides(out.dims, out.elem_bytes());
   uint64_t base = out.address;
   std::vector<int64_t> ds;
   for (size_t i = 0; i < out.dims.size(); ++i) {

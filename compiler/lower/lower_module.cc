@@ -6,6 +6,7 @@
 #include "compiler/hlo/computation.h"
 #include "compiler/lower/blocking.h"
 #include "compiler/lower/lowerer.h"
+#include "compiler/passes/loop_region.h"
 
 namespace tpusim::compiler {
 
@@ -73,6 +74,8 @@ Status Lowerer::Run() {
 
 Status Lowerer::LowerInstruction(const HloInstruction& inst) {
   if (IsAliasOfOperand(inst)) return OkStatus();
+  if (IsLoopBegin(inst)) return LowerLoopBegin(inst);
+  if (IsLoopEnd(inst)) return LowerLoopEnd(inst);
   // The other cores of a megacore device run only their shares of split dots.
   if (megacore_.rank > 0) {
     return inst.opcode() == HloOpcode::kDot && !groups_.group_of.count(&inst) ? LowerDot(inst)
@@ -133,7 +136,9 @@ Status Lowerer::LowerInstruction(const HloInstruction& inst) {
                          "rng / rng-get-and-update-state are not lowered (rng-bit-generator is); "
                          "feed random values as parameters");
     case HloOpcode::kWhile:
-      return Unsupported(inst, "a while reaches the lowering only unrolled (while-unroller)");
+      return Unsupported(inst,
+                         "a while reaches the lowering only as copies or a loop region "
+                         "(while-lowering)");
     case HloOpcode::kConditional:
       return Unsupported(inst, "conditional is not lowered (no branches in the ISA)");
     case HloOpcode::kCustomCall:
@@ -190,6 +195,11 @@ Status Lowerer::LowerEstimatedCustomCall(const HloInstruction& inst, int64_t cyc
   return OkStatus();
 }
 
+namespace {
+// vpu.broadcast's cols field is 24 bits wide.
+constexpr int64_t kMaxVpuBroadcastElements = (int64_t{1} << 24) - 1;
+}  // namespace
+
 Status Lowerer::GatherKernel(const HloInstruction& inst, uint64_t src_base,
                              const std::vector<int64_t>& src_strides, const HbmBuffer& out) {
   std::vector<int64_t> dims = out.dims;
@@ -199,9 +209,28 @@ Status Lowerer::GatherKernel(const HloInstruction& inst, uint64_t src_base,
     ss = {0};
   }
   const int64_t e = out.elem_bytes();
-  const auto blocking = ChooseBlocking(dims, e, em_.vmem_free());
+  // Trailing dimensions the source repeats (stride 0, a broadcast along the minor dimensions): each
+  // block loads its distinct source elements once and vpu.broadcast replicates them in VMEM,
+  // instead of one HBM access per repeated element.
+  size_t keep = dims.size();
+  while (keep > 0 && ss[keep - 1] == 0) --keep;
+  int64_t rep = 1;
+  for (size_t j = keep; j < dims.size(); ++j) rep *= dims[j];
+  const bool replicate = rep > 1;
+  // With replication the block shares VMEM with its compressed source (at most half its size).
+  // vpu.broadcast's rows and cols are 24-bit fields: blocks stay under 2^24 elements.
+  const int64_t budget =
+      replicate ? std::min(em_.vmem_free() * 2 / 3, kMaxVpuBroadcastElements * e) : em_.vmem_free();
+  const auto blocking = ChooseBlocking(dims, e, budget);
   if (!blocking) return DoesNotFit(inst, "VMEM: not even one row of the result fits");
-  TPUSIM_ASSIGN_OR_RETURN(uint64_t buf, Vmem(inst, blocking->blk * blocking->inner * e, "block"));
+  const int64_t block_elems = blocking->blk * blocking->inner;
+  TPUSIM_ASSIGN_OR_RETURN(uint64_t buf, Vmem(inst, block_elems * e, "block"));
+  uint64_t cbuf = 0;
+  if (replicate) {
+    const int64_t rep_in_block = blocking->d >= keep ? block_elems : rep;
+    TPUSIM_ASSIGN_OR_RETURN(
+        cbuf, Vmem(inst, (block_elems / rep_in_block + 1) * e, "block's source elements"));
+  }
   const std::vector<int64_t> out_strides = RowMajorStrides(dims, e);
   return ForEachBlock(
       dims, *blocking,
@@ -211,18 +240,82 @@ Status Lowerer::GatherKernel(const HloInstruction& inst, uint64_t src_base,
           src_off += start[i] * ss[i];
           dst_off += start[i] * out_strides[i];
         }
-        const size_t d = blocking->d;
-        std::vector<int64_t> bss(ss.begin() + static_cast<std::ptrdiff_t>(d), ss.end());
-        TPUSIM_ASSIGN_OR_RETURN(
-            int64_t n,
-            em_.Dma(isa::Opcode::kDmaHbmToVmem, src_base + static_cast<uint64_t>(src_off), bss, buf,
-                    RowMajorStrides(bdims, e), bdims, e, kLoadFlag));
-        em_.Wait(kLoadFlag, n);
         int64_t count = 1;
         for (int64_t x : bdims) count *= x;
+        const size_t d = blocking->d;
+        const uint64_t src = src_base + static_cast<uint64_t>(src_off);
+        if (!replicate) {
+          std::vector<int64_t> bss(ss.begin() + static_cast<std::ptrdiff_t>(d), ss.end());
+          TPUSIM_ASSIGN_OR_RETURN(int64_t n,
+                                  em_.Dma(isa::Opcode::kDmaHbmToVmem, src, bss, buf,
+                                          RowMajorStrides(bdims, e), bdims, e, kLoadFlag));
+          em_.Wait(kLoadFlag, n);
+        } else {
+          // The block's source: dims [d, keep) (none when the whole block repeats one element).
+          const size_t kept = keep > d ? keep - d : 0;
+          std::vector<int64_t> cdims(bdims.begin(),
+                                     bdims.begin() + static_cast<std::ptrdiff_t>(kept));
+          std::vector<int64_t> css(ss.begin() + static_cast<std::ptrdiff_t>(d),
+                                   ss.begin() + static_cast<std::ptrdiff_t>(d + kept));
+          int64_t distinct = 1;
+          for (int64_t x : cdims) distinct *= x;
+          if (cdims.empty()) {
+            em_.DmaContiguous(isa::Opcode::kDmaHbmToVmem, src, cbuf, e, e, kLoadFlag);
+            em_.Wait(kLoadFlag, 1);
+          } else {
+            TPUSIM_ASSIGN_OR_RETURN(int64_t n,
+                                    em_.Dma(isa::Opcode::kDmaHbmToVmem, src, css, cbuf,
+                                            RowMajorStrides(cdims, e), cdims, e, kLoadFlag));
+            em_.Wait(kLoadFlag, n);
+          }
+          em_.Emit(isa::op::VpuBroadcast{
+              .mode = distinct == 1 ? isa::Broadcast::kScalar : isa::Broadcast::kCol,
+              .dtype = out.dtype,
+              .dst = buf,
+              .src = cbuf,
+              .rows = static_cast<uint64_t>(distinct),
+              .cols = static_cast<uint64_t>(count / distinct)});
+        }
         em_.DmaContiguous(isa::Opcode::kDmaVmemToHbm, buf,
                           out.address + static_cast<uint64_t>(dst_off), count * e, e, kStoreFlag);
         em_.Wait(kStoreFlag, 1);
+        return OkStatus();
+      });
+}
+
+Status Lowerer::FillBox(const HloInstruction& inst, const HbmBuffer& value, uint64_t dst_base,
+                        const std::vector<int64_t>& box, const std::vector<int64_t>& dst_strides) {
+  int64_t total = 1;
+  for (int64_t x : box) total *= x;
+  if (total == 0) return OkStatus();
+  const int64_t e = value.elem_bytes();
+  const auto blocking =
+      ChooseBlocking(box, e, std::min(em_.vmem_free() - 64, kMaxVpuBroadcastElements * e));
+  if (!blocking) return DoesNotFit(inst, "VMEM: not even one row of the fill fits");
+  const int64_t block_elems = blocking->blk * blocking->inner;
+  TPUSIM_ASSIGN_OR_RETURN(uint64_t one, Vmem(inst, e, "fill value"));
+  TPUSIM_ASSIGN_OR_RETURN(uint64_t buf, Vmem(inst, block_elems * e, "fill block"));
+  em_.DmaContiguous(isa::Opcode::kDmaHbmToVmem, value.address, one, e, e, kLoadFlag);
+  em_.Wait(kLoadFlag, 1);
+  em_.Emit(isa::op::VpuBroadcast{.mode = isa::Broadcast::kScalar,
+                                 .dtype = value.dtype,
+                                 .dst = buf,
+                                 .src = one,
+                                 .rows = 1,
+                                 .cols = static_cast<uint64_t>(block_elems)});
+  // Every block stores from the same VMEM block of copies of the value.
+  return ForEachBlock(
+      box, *blocking,
+      [&](const std::vector<int64_t>& start, const std::vector<int64_t>& bdims) -> Status {
+        int64_t dst_off = 0;
+        for (size_t i = 0; i < start.size(); ++i) dst_off += start[i] * dst_strides[i];
+        std::vector<int64_t> bds(dst_strides.begin() + static_cast<std::ptrdiff_t>(blocking->d),
+                                 dst_strides.end());
+        TPUSIM_ASSIGN_OR_RETURN(
+            int64_t n,
+            em_.Dma(isa::Opcode::kDmaVmemToHbm, buf, RowMajorStrides(bdims, e),
+                    dst_base + static_cast<uint64_t>(dst_off), bds, bdims, e, kStoreFlag));
+        em_.Wait(kStoreFlag, n);
         return OkStatus();
       });
 }

@@ -56,7 +56,8 @@ StatusOr<HbmPlan> PlanHbm(const hlo::HloModule& module, const ElementwiseGroups&
                           uint64_t base, int64_t hbm_capacity, bool timing_only);
 
 /// True for instructions whose value is their operand 0's buffers (reshape, bitcast, copy,
-/// opt-barrier, add-dependency, identity custom-calls): no code, no allocation.
+/// opt-barrier, add-dependency, identity custom-calls, a broadcast to its operand's own shape):
+/// no code, no allocation.
 bool IsAliasOfOperand(const hlo::HloInstruction& inst);
 /// A broadcast that is never materialized (a first step of fuse-elementwise): of a 1-element value
 /// (kScalar), of a [cols] vector along the last dimension (kRow, a bias) or of the leading
@@ -150,11 +151,23 @@ class Lowerer {
   Status LowerDeviceId(const hlo::HloInstruction& inst);
   Status LowerCopyValue(const hlo::HloInstruction& inst, const HbmBuffer& src,
                         const HbmBuffer& dst);
+  /// Loop regions (lower_loop.cc, compiler/passes/loop_region.h). loop_begin: copies the initial
+  /// state into the state buffers, then ctrl.loop; loop_end: copies the body's results into the
+  /// state buffers where the HBM plan did not put them there, then ctrl.endloop. Other megacore
+  /// cores only open and close the loop.
+  Status LowerLoopBegin(const hlo::HloInstruction& inst);
+  Status LowerLoopEnd(const hlo::HloInstruction& inst);
 
   /// out[i...] = src[base + sum_d i_d * src_strides[d]] for the row-major `out` buffer, in blocks
-  /// that fit VMEM (leading-dimension split). Used by broadcast, transpose, slice, pad's fill.
+  /// that fit VMEM (leading-dimension split). Minor dimensions with source stride 0 are loaded once
+  /// per block and replicated by vpu.broadcast. Used by broadcast, transpose, slice, copies.
   Status GatherKernel(const hlo::HloInstruction& inst, uint64_t src_base,
                       const std::vector<int64_t>& src_strides, const HbmBuffer& out);
+  /// dst[base + sum_d i_d * dst_strides[d]] = value (a one-element buffer) for every index of `box`
+  /// (pad's padding): the value is loaded once, replicated into one VMEM block by vpu.broadcast,
+  /// and that block is stored block by block with strided DMAs.
+  Status FillBox(const hlo::HloInstruction& inst, const HbmBuffer& value, uint64_t dst_base,
+                 const std::vector<int64_t>& box, const std::vector<int64_t>& dst_strides);
   /// dst[base + sum_d i_d * dst_strides[d]] = src[i...] for the row-major `src` buffer
   /// (concatenate, pad's interior).
   Status ScatterKernel(const hlo::HloInstruction& inst, const HbmBuffer& src, uint64_t dst_base,
@@ -222,6 +235,7 @@ class Lowerer {
   MegacoreRole megacore_;
   const std::map<std::string, int64_t>* custom_call_cycles_ = nullptr;
   CoreEmitter em_;
+  int loop_depth_ = 0;  // open loop regions
   /// Index of `inst` in Program::hlo_names (added on first use).
   int32_t TagOf(const hlo::HloInstruction& inst);
 };

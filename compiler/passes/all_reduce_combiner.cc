@@ -8,6 +8,7 @@
 
 #include "compiler/hlo/computation.h"
 #include "compiler/passes/hlo_builder.h"
+#include "compiler/passes/loop_region.h"
 
 namespace tpusim::compiler {
 namespace {
@@ -73,6 +74,9 @@ bool CombineOneBucket(hlo::HloComputation* comp, int64_t threshold_bytes) {
     }
   }
   if (cands.size() < 2) return false;
+  // All-reduces merge only within one loop region (loop_region.h): a region runs many times.
+  auto regions = FindLoopRegions(*comp);
+  if (!regions.ok()) return false;
   std::map<const HloInstruction*, std::vector<bool>> anc;
   for (const auto& up : comp->instructions()) {
     std::vector<bool> a(cands.size(), false);
@@ -87,7 +91,9 @@ bool CombineOneBucket(hlo::HloComputation* comp, int64_t threshold_bytes) {
   std::map<std::string, int64_t> bytes;
   std::vector<std::string> key_order;
   for (HloInstruction* c : cands) {
-    const std::string key = *CombineKey(*c);
+    auto region = regions->innermost.find(c);
+    const std::string key =
+        *CombineKey(*c) + "|" + (region == regions->innermost.end() ? "" : region->second->name());
     auto& members = buckets[key];
     if (members.empty()) key_order.push_back(key);
     const int64_t b = ArrayBytes(c->shape());

@@ -10,13 +10,14 @@
 //  * Candidates: all-reduce instructions of the entry computation with one array operand and an
 //    array result; a reduction whose root is add, maximum or minimum.
 //  * Buckets of equal key (replica_groups, channel_id present or not, use_global_device_ids,
-//    reduction opcode, result element type) are formed in text order: a candidate joins when it
-//    does not depend (transitively) on any member and the bucket stays within `threshold_bytes`
-//    (default 30 MiB: XLA's xla_gpu_all_reduce_combine_threshold_bytes; TPU's is unpublished,
-//    assumption). One bucket is merged at a time — a tuple all-reduce plus one get-tuple-element
-//    per member — and the computation is re-sorted topologically (ready instructions in their old
-//    text order; the merged all-reduce where the bucket's last member was), so later buckets see
-//    the new dependencies and no cycle can form.
+//    reduction opcode, result element type, innermost loop region of compiler/passes/loop_region.h:
+//    a region's all-reduces run once per trip, the others once) are formed in text order: a
+//    candidate joins when it does not depend (transitively) on any member and the bucket stays
+//    within `threshold_bytes` (default 30 MiB: XLA's xla_gpu_all_reduce_combine_threshold_bytes;
+//    TPU's is unpublished, assumption). One bucket is merged at a time — a tuple all-reduce plus
+//    one get-tuple-element per member — and the computation is re-sorted topologically (ready
+//    instructions in their old text order; the merged all-reduce where the bucket's last member
+//    was), so later buckets see the new dependencies and no cycle can form.
 //  * Values do not change: an all-reduce is elementwise across replicas.
 #pragma once
 

@@ -252,6 +252,27 @@ ENTRY e {
                         GetParam(), 0, 0);
 }
 
+// Pads without interior padding fill only their edge slabs (a runtime padding value, low/high/zero
+// edges in three dimensions); broadcasts along minor dimensions load each source element once and
+// replicate it in VMEM (to [n,a,b], scalar to a large box, a middle dimension kept).
+TEST_P(LowerTest, PadEdgesAndMinorDimensionBroadcasts) {
+  CheckAgainstEvaluator(R"(
+HloModule m
+ENTRY e {
+  x = f32[3,4,5] parameter(0)
+  v = f32[] parameter(1)
+  c = f32[7] parameter(2)
+  p1 = f32[6,4,8] pad(x, v), padding=2_1x0_0x0_3
+  p2 = f32[3,7,5] pad(x, v), padding=0_0x3_0x0_0
+  b1 = f32[7,30,20] broadcast(c), dimensions={0}
+  b2 = f32[9,700] broadcast(v), dimensions={}
+  b3 = f32[4,7,3] broadcast(c), dimensions={1}
+  n = f32[9,700] negate(b2)
+  ROOT r = (f32[6,4,8], f32[3,7,5], f32[7,30,20], f32[9,700], f32[4,7,3]) tuple(p1, p2, b1, n, b3)
+})",
+                        GetParam(), 0, 0);
+}
+
 TEST_P(LowerTest, Reductions) {
   CheckAgainstEvaluator(R"(
 HloModule m

@@ -73,5 +73,24 @@ TEST(CpuRunTest, RandomInputsAreDeterministic) {
   EXPECT_EQ(a->outputs[0].checksum, b->outputs[0].checksum);
 }
 
+// A JAX pmap dump leaves replica_count at 1; its collectives name the devices (here 4 in a ring),
+// and the CPU run evaluates that many replicas, as `tpusim run` does.
+TEST(CpuRunTest, ReplicasComeFromTheCollectivesOfAPmapDump) {
+  auto module = ParseHloModule(R"(
+HloModule pmap
+ENTRY e {
+  a = f32[3] parameter(0)
+  ROOT p = f32[3] collective-permute(a), source_target_pairs={{0,1},{1,2},{2,3},{3,0}}
+})");
+  ASSERT_TRUE(module.ok());
+  CpuRunOptions o;
+  o.repeat = 1;
+  o.threads = 1;
+  auto r = RunModuleOnCpu(**module, o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->replicas, 4);
+  EXPECT_EQ(r->outputs.size(), 4u);
+}
+
 }  // namespace
 }  // namespace tpusim::hlo

@@ -1,5 +1,6 @@
 // `tpusim compile MODEL.hlo --config C -o PROG.tasm [--replicas N] [--dump-after=PASS]
-//  [--placements P.json] [--timing-only]`: compiles an HLO module to tpusim's ISA and writes the
+//  [--placements P.json] [--timing-only] [--unroll-budget N]`: compiles an HLO module to tpusim's
+//  ISA and writes the
 // assembly (isa::Disassemble, which `tpusim asm` assembles back). --dump-after prints the HLO text
 // after that pass to stdout; --placements writes where every parameter and output leaf lives in
 // HBM.
@@ -45,6 +46,7 @@ void RegisterCompileCommand(CLI::App& app) {
     std::string placements;
     bool timing_only = false;
     bool megacore = true;
+    int64_t max_unrolled_instructions = 100000;
     std::vector<std::string> custom_call_costs;
   };
   auto args = std::make_shared<Args>();
@@ -63,6 +65,11 @@ void RegisterCompileCommand(CLI::App& app) {
   cmd->add_flag("--megacore,!--no-megacore", args->megacore,
                 "split large dots of a single-device module over the chip's TensorCores when they "
                 "share its HBM (TPU v4/v5p; default on)");
+  cmd->add_option(
+         "--unroll-budget", args->max_unrolled_instructions,
+         "while loops are unrolled while the copies add at most N HLO instructions; longer "
+         "loops run as ISA loops (ctrl.loop); 0: every loop an ISA loop")
+      ->check(NonNegative());
   cmd->add_option("--placements", args->placements,
                   "write the HBM placement of every parameter and output leaf as JSON");
   cmd->add_flag("--timing-only", args->timing_only,
@@ -75,8 +82,9 @@ void RegisterCompileCommand(CLI::App& app) {
     options.dump_after = args->dump_after;
     options.timing_only = args->timing_only;
     options.megacore = args->megacore;
+    options.max_unrolled_instructions = args->max_unrolled_instructions;
     options.custom_call_cycles = OrFail(ParseCustomCallCosts(args->custom_call_costs));
-    const int64_t cores = args->replicas > 0 ? args->replicas : compiler::InferDeviceCount(*module);
+    const int64_t cores = args->replicas > 0 ? args->replicas : hlo::InferDeviceCount(*module);
     std::string note;
     chip = OrFail(config::SliceForCores(chip, cores, &note));
     if (!note.empty()) std::cerr << "tpusim: note: " << note << "\n";

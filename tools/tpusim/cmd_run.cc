@@ -1,11 +1,11 @@
 // `tpusim run MODEL.hlo [--config C] [--set k=v] [--replicas N] [--partitions P] [--report R.json]
 // [--csv OPS.csv] [--trace T.json] [--check|--no-check] [--timing-only] [--max-check-bytes B]
-// [--seed S] [--scaling 1,2,4,8] [--no-megacore] [--custom-call-cost TARGET=CYCLES]
-// [--mxu-model fast|pe] [--max-cycles N] [--max-seconds S] [--dump-after PASS] [--json]`: the main
-// job. Compiles the module for the chip, simulates it cycle by cycle and checks every output
-// against the CPU evaluator (tools/tpusim/run_module.h). Exit 0 ok, 1 the check failed (the report
-// is still written), 2 bad input, 3 internal error. Reports are written atomically and only after a
-// complete run.
+// [--max-check-traffic B] [--seed S] [--scaling 1,2,4,8] [--no-megacore]
+// [--custom-call-cost TARGET=CYCLES] [--unroll-budget N] [--mxu-model fast|pe] [--max-cycles N]
+// [--max-seconds S] [--dump-after PASS] [--json]`: the main job. Compiles the module for the chip,
+// simulates it cycle by cycle and checks every output against the CPU evaluator
+// (tools/tpusim/run_module.h). Exit 0 ok, 1 the check failed (the report is still written), 2 bad
+// input, 3 internal error. Reports are written atomically and only after a complete run.
 #include <iostream>
 #include <memory>
 
@@ -58,6 +58,11 @@ void RegisterRunCommand(CLI::App& app) {
   cmd->add_option("--max-check-bytes", args->run.max_check_bytes,
                   "largest evaluator memory (bytes) for the check; above it the run is timing-only")
       ->check(NonNegative());
+  cmd->add_option(
+         "--max-check-traffic", args->run.max_check_traffic,
+         "largest HBM<->VMEM traffic (bytes, all cores and loop trips) for the check; above "
+         "it the run is timing-only (computing values takes time in proportion)")
+      ->check(NonNegative());
   cmd->add_option("--seed", args->run.seed, "seed of the deterministic inputs");
   cmd->add_option("--mxu-model", args->mxu_model, "fast (closed form) or pe (every PE, slow)")
       ->check(CLI::IsMember({"fast", "pe"}));
@@ -71,6 +76,11 @@ void RegisterRunCommand(CLI::App& app) {
   cmd->add_flag("--megacore,!--no-megacore", args->run.megacore,
                 "split large dots of a single-device module over the chip's TensorCores when they "
                 "share its HBM (TPU v4/v5p; default on)");
+  cmd->add_option(
+         "--unroll-budget", args->run.max_unrolled_instructions,
+         "while loops are unrolled while the copies add at most N HLO instructions; longer "
+         "loops run as ISA loops (ctrl.loop); 0: every loop an ISA loop")
+      ->check(NonNegative());
   cmd->add_option("--dump-after", args->run.dump_after, "print the HLO after this compiler pass");
   cmd->add_flag("--json", args->json, "print the JSON report on stdout instead of the table");
   cmd->callback([args] {

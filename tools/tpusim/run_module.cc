@@ -68,6 +68,50 @@ int64_t CheckBytes(const hlo::HloModule& module, int64_t replicas) {
   return bytes;
 }
 
+// Bytes the program's DMAs move between HBM and VMEM, summed over every core and every ctrl.loop
+// trip (a static walk: loop counts are immediates). Computing values is work in proportion to the
+// bytes moved, for the functional simulator and for the evaluator alike, so this is the measure
+// --max-check-traffic bounds. Saturates at the largest double-exact integer.
+double ProgramDmaBytes(const isa::Program& program) {
+  double total = 0;
+  for (const isa::CoreProgram& core : program.cores) {
+    std::vector<double> trips{1};
+    for (const isa::Instruction& inst : core.instructions) {
+      auto box = [&](const auto& d) {
+        return static_cast<double>(d.elem_bytes) * static_cast<double>(d.n0) *
+               static_cast<double>(d.n1) * static_cast<double>(d.n2);
+      };
+      switch (inst.opcode) {
+        case isa::Opcode::kCtrlLoop:
+          trips.push_back(trips.back() * static_cast<double>(inst.As<isa::op::CtrlLoop>().count));
+          break;
+        case isa::Opcode::kCtrlEndLoop:
+          if (trips.size() > 1) trips.pop_back();
+          break;
+        case isa::Opcode::kDmaHbmToVmem:
+          total += trips.back() * box(inst.As<isa::op::DmaHbmToVmem>());
+          break;
+        case isa::Opcode::kDmaVmemToHbm:
+          total += trips.back() * box(inst.As<isa::op::DmaVmemToHbm>());
+          break;
+        case isa::Opcode::kDmaGather: {
+          const auto g = inst.As<isa::op::DmaGather>();
+          total += trips.back() * box(g) * static_cast<double>(g.count);
+          break;
+        }
+        case isa::Opcode::kDmaScatter: {
+          const auto g = inst.As<isa::op::DmaScatter>();
+          total += trips.back() * box(g) * static_cast<double>(g.count);
+          break;
+        }
+        default:
+          break;
+      }
+    }
+  }
+  return total;
+}
+
 // Per core: the time it waited on ICI (the ici_bound stall category: cycles in which the
 // oldest unfinished instruction was a collective or remote DMA and no MXU was busy), the rest
 // of its cycles (compute and memory), and its collective unit's busy time and bytes sent.
@@ -159,14 +203,14 @@ Json SliceJson(const config::ChipConfig& c, const std::string& note) {
 StatusOr<RunModuleResult> RunModule(const hlo::HloModule& module, const config::ChipConfig& config,
                                     const RunOptions& options) {
   RunModuleResult r;
-  const int64_t cores =
-      options.replicas > 0 ? options.replicas : compiler::InferDeviceCount(module);
+  const int64_t cores = options.replicas > 0 ? options.replicas : hlo::InferDeviceCount(module);
   TPUSIM_ASSIGN_OR_RETURN(r.config, config::SliceForCores(config, cores, &r.slice_note));
   compiler::CompileOptions copts;
   copts.num_replicas = options.replicas;  // 0: the compiler infers it from the module
   copts.timing_only = options.timing_only;
   copts.dump_after = options.dump_after;
   copts.megacore = options.megacore;
+  copts.max_unrolled_instructions = options.max_unrolled_instructions;
   copts.custom_call_cycles = options.custom_call_cycles;
   TPUSIM_ASSIGN_OR_RETURN(r.compiled, compiler::Compile(module, r.config, copts));
   r.replicas = r.compiled.devices;
@@ -187,6 +231,14 @@ StatusOr<RunModuleResult> RunModule(const hlo::HloModule& module, const config::
     r.timing_only_reason = fmt::format(
         "the values need about {} bytes, more than --max-check-bytes {}: ran timing-only",
         check_bytes, options.max_check_bytes);
+  }
+  const double traffic = ProgramDmaBytes(r.compiled.program);
+  if (!r.timing_only && traffic > static_cast<double>(options.max_check_traffic)) {
+    r.timing_only = true;
+    r.timing_only_reason = fmt::format(
+        "computing the values means moving {:.3g} bytes between HBM and VMEM (every core, every "
+        "loop trip), more than --max-check-traffic {}: ran timing-only",
+        traffic, options.max_check_traffic);
   }
 
   r.hlo_opcodes = r.compiled.hlo_opcodes;  // per HLO tag, for the per-op report

@@ -29,11 +29,16 @@ struct RunOptions {
   bool timing_only = false;  // no values anywhere: cycles only (huge logical shapes)
   bool check = true;         // compare with the evaluator when the values fit
   int64_t max_check_bytes = int64_t{1} << 30;  // estimate of the evaluator's memory (bytes)
+  /// Largest HBM<->VMEM DMA traffic (bytes, all cores and loop trips) for which values are computed
+  /// and checked: the check's run time grows with it (about 0.4 GB of traffic per second on the
+  /// reference machine, benchmarks/RESULTS.md).
+  int64_t max_check_traffic = int64_t{64} << 30;
   uint64_t seed = 42;      // inputs: hlo::Evaluator::MakeRandomArguments(seed, replica)
   double atol = 1e-4;      // check tolerance, absolute
   double rtol = 1e-3;      // check tolerance, relative
   std::string dump_after;  // compiler: record the HLO after this pass
   bool megacore = true;    // compiler::CompileOptions::megacore
+  int64_t max_unrolled_instructions = 100000;         // CompileOptions::max_unrolled_instructions
   std::map<std::string, int64_t> custom_call_cycles;  // --custom-call-cost TARGET=CYCLES
   sim::SimOptions sim;
 };

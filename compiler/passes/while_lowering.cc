@@ -1,4 +1,4 @@
-#include "compiler/passes/while_unroller.h"
+#include "compiler/passes/while_lowering.h"
 
 #include <fmt/format.h>
 
@@ -11,6 +11,7 @@
 #include "compiler/hlo/module.h"
 #include "compiler/passes/call_inliner.h"
 #include "compiler/passes/hlo_builder.h"
+#include "compiler/passes/loop_region.h"
 
 namespace tpusim::compiler {
 namespace {
@@ -23,9 +24,9 @@ constexpr int64_t kMaxTrips = int64_t{1} << 24;
 
 Status Refuse(const hlo::HloModule& m, const HloInstruction& w, const std::string& why) {
   return Unimplemented(fmt::format(
-      "{}:{}:{}: %{} (while): cannot unroll: {} (tpusim lowers a while by unrolling it, which "
-      "needs a trip count known at compile time: an induction variable in the loop state, "
-      "compared with a constant, incremented by a constant)",
+      "{}:{}:{}: %{} (while): cannot lower: {} (tpusim lowers a while by unrolling it or as an "
+      "ISA loop, both of which need a trip count known at compile time: an induction variable "
+      "in the loop state, compared with a constant, incremented by a constant)",
       m.source_name(), w.location().line, w.location().column, w.name(), why));
 }
 
@@ -138,9 +139,42 @@ void Unroll(hlo::HloComputation& comp, HloInstruction* w, int64_t trips) {
   comp.RemoveInstruction(w);
 }
 
+// Replaces `w` in `comp` by a loop region: its body once, between loop_begin and loop_end markers
+// (loop_region.h).
+void MakeRegion(hlo::HloComputation& comp, HloInstruction* w, int64_t trips) {
+  const hlo::HloComputation& body = *w->while_body();
+  HloBuilder b(&comp, w);
+  auto begin = std::make_unique<HloInstruction>(HloOpcode::kCustomCall, w->shape(),
+                                                b.UniqueName(w->name() + ".loop_begin"));
+  begin->AppendOperand(w->operand(0));
+  begin->set_custom_call_target(kLoopBeginTarget);
+  begin->set_backend_config(std::to_string(trips), /*braced=*/false);
+  HloInstruction* state = b.Add(std::move(begin));
+  std::map<const HloInstruction*, HloInstruction*> map;
+  for (const auto& up : body.instructions()) {
+    const HloInstruction& inst = *up;
+    if (inst.opcode() == HloOpcode::kParameter) {
+      map[&inst] = state;
+      continue;
+    }
+    std::vector<HloInstruction*> operands;
+    for (const HloInstruction* op : inst.operands()) operands.push_back(map.at(op));
+    map[&inst] =
+        comp.AddInstructionBefore(CloneInstruction(inst, operands, b.UniqueName(inst.name())), w);
+  }
+  auto end = std::make_unique<HloInstruction>(HloOpcode::kCustomCall, w->shape(),
+                                              b.UniqueName(w->name() + ".loop_end"));
+  end->AppendOperand(state);
+  end->AppendOperand(map.at(body.root_instruction()));
+  end->set_custom_call_target(kLoopEndTarget);
+  HloInstruction* e = b.Add(std::move(end));
+  w->ReplaceAllUsesWith(e);
+  comp.RemoveInstruction(w);
+}
+
 }  // namespace
 
-StatusOr<bool> WhileUnroller::Run(hlo::HloModule& module) {
+StatusOr<bool> WhileLowering::Run(hlo::HloModule& module) {
   hlo::HloComputation* entry = module.entry_computation();
   bool changed = false;
   int64_t added = 0;
@@ -160,15 +194,20 @@ StatusOr<bool> WhileUnroller::Run(hlo::HloModule& module) {
     }
     TPUSIM_ASSIGN_OR_RETURN(int64_t trips, TripCount(module, *w));
     const int64_t size = trips * w->while_body()->instruction_count();
-    added += size;
-    if (added > max_instructions_) {
-      return Refuse(
-          module, *w,
-          fmt::format("{} trips of a {}-instruction body would add {} instructions, over "
-                      "the unrolling budget of {}",
-                      trips, w->while_body()->instruction_count(), size, max_instructions_));
+    if (added + size <= max_unrolled_) {
+      added += size;
+      Unroll(*entry, w, trips);
+    } else {
+      TPUSIM_ASSIGN_OR_RETURN(LoopRegions regions, FindLoopRegions(*entry));
+      if (static_cast<int>(regions.Enclosing(w).size()) >= kMaxLoopRegionDepth) {
+        return Refuse(module, *w,
+                      fmt::format("{} trips of a {}-instruction body are over the unrolling budget "
+                                  "of {}, and an ISA loop would nest deeper than {} loops",
+                                  trips, w->while_body()->instruction_count(), max_unrolled_,
+                                  kMaxLoopRegionDepth));
+      }
+      MakeRegion(*entry, w, trips);
     }
-    Unroll(*entry, w, trips);
     changed = true;
   }
   return changed;

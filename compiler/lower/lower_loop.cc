@@ -1,0 +1,73 @@
+// Loop regions (compiler/passes/loop_region.h): loop_begin copies the initial state into the state
+// buffers and opens ctrl.loop; loop_end copies the body's results into them and closes it.
+#include <fmt/format.h>
+
+#include "compiler/lower/lowerer.h"
+#include "compiler/passes/loop_region.h"
+#include "compiler/passes/while_lowering.h"
+
+namespace tpusim::compiler {
+
+using hlo::HloInstruction;
+
+Status Lowerer::LowerLoopBegin(const HloInstruction& inst) {
+  const int64_t trips = LoopTrips(inst);
+  if (trips < 0 || trips > int64_t{0xFFFFFFFF}) {
+    return Unsupported(
+        inst, fmt::format("the trip count \"{}\" is not in [0, 2^32)", inst.backend_config()));
+  }
+  if (loop_depth_ >= kMaxLoopRegionDepth) {
+    return Unsupported(inst, fmt::format("ISA loops nest at most {} deep", kMaxLoopRegionDepth));
+  }
+  if (megacore_.rank == 0) {
+    const std::vector<HbmBuffer>& init = Buffers(inst.operand(0));
+    const std::vector<HbmBuffer>& state = Buffers(&inst);
+    TPUSIM_CHECK(init.size() == state.size()) << "%" << inst.name() << ": state leaf count";
+    for (size_t i = 0; i < state.size(); ++i) {
+      em_.ResetVmem();
+      TPUSIM_RETURN_IF_ERROR(LowerCopyValue(inst, init[i], state[i]));
+    }
+  }
+  em_.Emit(isa::op::CtrlLoop{.count = static_cast<uint64_t>(trips)});
+  ++loop_depth_;
+  return OkStatus();
+}
+
+Status Lowerer::LowerLoopEnd(const HloInstruction& inst) {
+  if (megacore_.rank == 0) {
+    const std::vector<HbmBuffer>& state = Buffers(inst.operand(0));
+    const std::vector<HbmBuffer>& result = Buffers(inst.operand(1));
+    TPUSIM_CHECK(result.size() == state.size()) << "%" << inst.name() << ": state leaf count";
+    // Copy result[i] -> state[i] where they differ. A result that is another state buffer (a body
+    // that passes element j on as element i) must be copied before that buffer is overwritten.
+    std::vector<size_t> pending;
+    for (size_t i = 0; i < state.size(); ++i) {
+      if (result[i].address != state[i].address) pending.push_back(i);
+    }
+    while (!pending.empty()) {
+      bool progress = false;
+      for (size_t k = 0; k < pending.size(); ++k) {
+        const size_t i = pending[k];
+        bool read_later = false;
+        for (size_t j : pending)
+          read_later = read_later || (j != i && result[j].address == state[i].address);
+        if (read_later) continue;
+        em_.ResetVmem();
+        TPUSIM_RETURN_IF_ERROR(LowerCopyValue(inst, result[i], state[i]));
+        pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(k));
+        progress = true;
+        break;
+      }
+      if (!progress) {
+        return Unsupported(inst,
+                           "the loop body permutes its state elements in a cycle (e.g. "
+                           "returns (b, a) for state (a, b)); not supported yet");
+      }
+    }
+  }
+  em_.Emit(isa::op::CtrlEndLoop{});
+  --loop_depth_;
+  return OkStatus();
+}
+
+}  // namespace tpusim::compiler

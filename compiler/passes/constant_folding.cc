@@ -1,0 +1,121 @@
+#include "compiler/passes/constant_folding.h"
+
+#include <fmt/format.h>
+
+#include <memory>
+#include <set>
+#include <vector>
+
+#include "compiler/eval/evaluator.h"
+#include "compiler/hlo/computation.h"
+#include "compiler/lower/lowerer.h"
+#include "compiler/passes/hlo_builder.h"
+
+namespace tpusim::compiler {
+namespace {
+
+using hlo::HloInstruction;
+using hlo::HloOpcode;
+
+bool FoldableOpcode(const HloInstruction& inst) {
+  switch (inst.opcode()) {
+    case HloOpcode::kBroadcast:
+    case HloOpcode::kReshape:
+    case HloOpcode::kBitcast:
+    case HloOpcode::kCopy:
+    case HloOpcode::kTranspose:
+    case HloOpcode::kReverse:
+    case HloOpcode::kSlice:
+    case HloOpcode::kConcatenate:
+    case HloOpcode::kPad:
+    case HloOpcode::kIota:
+    case HloOpcode::kGather:
+    case HloOpcode::kDynamicSlice:
+      return true;
+    case HloOpcode::kRng:
+      return false;
+    default:
+      return hlo::IsElementwise(inst.opcode());
+  }
+}
+
+bool IsFoldable(const HloInstruction& inst) {
+  // A broadcast the VPU reads in place (a scalar or a row/column vector operand of a binary op)
+  // costs nothing; as a constant it would be loaded element by element.
+  if (IsVirtualBroadcast(inst)) return false;
+  if (!FoldableOpcode(inst) || !inst.shape().IsArray() || !inst.called_computations().empty() ||
+      inst.shape().ElementCount() > kMaxFoldedElements) {
+    return false;
+  }
+  for (const HloInstruction* op : inst.operands()) {
+    if (op->opcode() != HloOpcode::kConstant || !op->shape().IsArray() || op->literal().elided) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// The value of `inst` on its constant operands, from the evaluator.
+StatusOr<hlo::Literal> Evaluate(const HloInstruction& inst) {
+  hlo::HloModule mini("constant-folding");
+  auto comp = std::make_unique<hlo::HloComputation>("fold");
+  std::vector<HloInstruction*> operands;
+  for (int64_t i = 0; i < inst.operand_count(); ++i) {
+    operands.push_back(
+        comp->AddInstruction(CloneInstruction(*inst.operand(i), {}, fmt::format("c{}", i))));
+  }
+  comp->set_root_instruction(comp->AddInstruction(CloneInstruction(inst, operands, "r")));
+  mini.set_entry_computation(mini.AddComputation(std::move(comp)));
+  hlo::Evaluator ev;
+  return ev.Evaluate(mini, {});
+}
+
+hlo::LiteralValues ValuesOf(const hlo::Literal& lit) {
+  hlo::LiteralValues v;
+  const bool fp = hlo::IsFloatingPoint(lit.shape().element_type());
+  for (int64_t i = 0; i < lit.element_count(); ++i) {
+    if (fp) {
+      v.float_values.push_back(lit.GetAsDouble(i));
+    } else {
+      v.int_values.push_back(lit.GetAsInt64(i));
+    }
+  }
+  return v;
+}
+
+}  // namespace
+
+StatusOr<bool> ConstantFolding::Run(hlo::HloModule& module) {
+  hlo::HloComputation* entry = module.entry_computation();
+  std::vector<HloInstruction*> order;
+  for (const auto& up : entry->instructions()) order.push_back(up.get());
+  bool changed = false;
+  for (HloInstruction* inst : order) {
+    if (!IsFoldable(*inst)) continue;
+    auto value = Evaluate(*inst);
+    if (!value.ok()) continue;  // whatever the evaluator refuses stays for the lowering to judge
+    HloBuilder b(entry, inst);
+    auto c = std::make_unique<HloInstruction>(HloOpcode::kConstant, inst->shape(),
+                                              b.UniqueName(inst->name() + ".folded"));
+    c->mutable_literal() = ValuesOf(*value);
+    c->set_location(inst->location());
+    c->mutable_metadata() = inst->metadata();
+    HloInstruction* folded = entry->AddInstructionBefore(std::move(c), inst);
+    const std::vector<HloInstruction*> operands = inst->operands();
+    const std::string name = inst->name();
+    inst->ReplaceAllUsesWith(folded);
+    entry->RemoveInstruction(inst);
+    folded->set_name(name);
+    std::set<HloInstruction*> removed;
+    for (HloInstruction* op : operands) {
+      if (removed.count(op) == 0 && op->users().empty() && op != entry->root_instruction()) {
+        removed.insert(op);
+        entry->RemoveInstruction(op);
+      }
+    }
+    changed = true;
+  }
+  return changed;
+}
+
+}  // namespace tpusim::compiler

@@ -1,0 +1,48 @@
+// while-lowering: every `while` in the entry computation must have a trip count known at compile
+// time (XLA's pattern, below). A short loop is replaced by that many copies of its body, as XLA's
+// WhileLoopUnroller does; a loop whose copies would go over the unrolling budget becomes a loop
+// region (compiler/passes/loop_region.h): its body inlined once between a loop_begin and a
+// loop_end marker, lowered to `ctrl.loop TRIPS ... ctrl.endloop` over state buffers at fixed HBM
+// addresses. Either way a loop over layers or time steps (jax.lax.scan / fori_loop, a PyTorch/XLA
+// loop traced into a while) reaches the lowering; DESIGN.md §5 "while / conditional / call".
+//
+// Contract.
+//  * Trip count (XLA's known-trip-count pattern): the condition's root is compare(i, limit) with
+//    i = get-tuple-element(state, k), direction LT, LE, GT, GE or NE; `limit` is a constant, or
+//    element j of the state that the body passes through unchanged; the body's root is a tuple
+//    whose element k is add(get-tuple-element(state, k), constant step) (either operand order);
+//    the while's operand is a tuple whose elements k (and j) are integer constants. The count is
+//    found by stepping i from its initial value until the condition fails (at most 2^24 trips).
+//  * Loops are taken outermost first. A loop is unrolled while the instructions unrolling has added
+//    stay within `max_unrolled_instructions` (default 100000); copies are named "<name>.it<n>" and
+//    keep the body's metadata and source locations. Otherwise the loop becomes a region whose
+//    instructions keep the body's names (made unique). Whiles that a copied body contains, directly
+//    or in a computation it calls (inlined by call-inliner here), are handled in turn, until the
+//    entry computation has no while and no call. Regions nest at most kMaxLoopRegionDepth deep.
+//  * Errors (Unimplemented, naming the while and its file:line:col): a trip count the pattern
+//    cannot find (with the reason), or regions nested too deep.
+//  * Values are unchanged; the condition is evaluated at compile time only.
+#pragma once
+
+#include <cstdint>
+
+#include "compiler/pass/hlo_pass.h"
+
+namespace tpusim::compiler {
+
+/// Nesting limit of loop regions: isa::kMaxLoopDepth (8) less one level kept for the loops a kernel
+/// emits inside a region (--custom-call-cost's spin).
+inline constexpr int kMaxLoopRegionDepth = 7;
+
+class WhileLowering : public HloPass {
+ public:
+  explicit WhileLowering(int64_t max_unrolled_instructions = 100000)
+      : max_unrolled_(max_unrolled_instructions) {}
+  std::string_view name() const override { return "while-lowering"; }
+  StatusOr<bool> Run(hlo::HloModule& module) override;
+
+ private:
+  int64_t max_unrolled_;
+};
+
+}  // namespace tpusim::compiler
