@@ -162,6 +162,13 @@ StatusOr<CompiledModule> Compile(const hlo::HloModule& module, const config::Chi
       result.estimated_custom_calls.push_back(inst->name());
     }
   }
+  for (const auto& comp : module.computations()) {
+    for (const auto& inst : comp->instructions()) {
+      if (inst->opcode() == hlo::HloOpcode::kConditional) {
+        result.if_converted_conditionals.push_back(inst->name());
+      }
+    }
+  }
   std::map<std::string, std::string> opcode_of;
   for (const auto& comp : m->computations()) {
     for (const auto& inst : comp->instructions()) {

@@ -86,6 +86,9 @@ struct CompiledModule {
   int64_t cores_per_device = 1;  // > 1 with megacore: device d runs on cores d*n .. d*n+n-1
   /// Custom-calls lowered from CompileOptions::custom_call_cycles (their values are not computed).
   std::vector<std::string> estimated_custom_calls;
+  /// Conditionals of the module (any computation): if-converted (call_inliner.h), every branch runs
+  /// and its cycles count, so their cost is an upper bound on a TPU's, which runs one branch.
+  std::vector<std::string> if_converted_conditionals;
   /// HLO opcode of every Program::hlo_names entry, read from the compiled (post-pass) module, so
   /// instructions the passes added (collectives, combined all-reduces) have one too.
   std::vector<std::string> hlo_opcodes;

@@ -139,8 +139,17 @@ Status Lowerer::LowerInstruction(const HloInstruction& inst) {
       return Unsupported(inst,
                          "a while reaches the lowering only as copies or a loop region "
                          "(while-lowering)");
+    case HloOpcode::kSelectAndScatter:
+      return Unsupported(inst,
+                         "select-and-scatter is lowered (select-and-scatter-expander) only with a "
+                         "compare(p0, p1) select, an add(p0, p1) scatter, a scalar init and an "
+                         "undilated, unreversed window of at most 4096 positions");
+    case HloOpcode::kSort:
+      return Unsupported(inst, "sort is not lowered yet");
     case HloOpcode::kConditional:
-      return Unsupported(inst, "conditional is not lowered (no branches in the ISA)");
+      return Unsupported(inst,
+                         "a conditional reaches the lowering only if-converted (call-inliner), "
+                         "which needs one parameter per branch and no token in the result");
     case HloOpcode::kCustomCall:
       if (custom_call_cycles_ != nullptr) {
         auto it = custom_call_cycles_->find(inst.custom_call_target());

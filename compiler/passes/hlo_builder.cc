@@ -63,6 +63,27 @@ HloInstruction* HloBuilder::Binary(HloOpcode op, HloInstruction* a, HloInstructi
   return Add(std::move(u));
 }
 
+HloInstruction* HloBuilder::Compare(HloInstruction* a, HloInstruction* b,
+                                    hlo::ComparisonDirection d, const std::string& suffix) {
+  auto c = std::make_unique<HloInstruction>(
+      HloOpcode::kCompare, Shape(hlo::PrimitiveType::kPred, a->shape().dimensions()),
+      UniqueName(anchor_->name() + "." + suffix));
+  c->set_comparison_direction(d);
+  c->AppendOperand(a);
+  c->AppendOperand(b);
+  return Add(std::move(c));
+}
+
+HloInstruction* HloBuilder::Select(HloInstruction* p, HloInstruction* on_true,
+                                   HloInstruction* on_false, const std::string& suffix) {
+  auto s = std::make_unique<HloInstruction>(HloOpcode::kSelect, on_true->shape(),
+                                            UniqueName(anchor_->name() + "." + suffix));
+  s->AppendOperand(p);
+  s->AppendOperand(on_true);
+  s->AppendOperand(on_false);
+  return Add(std::move(s));
+}
+
 HloInstruction* HloBuilder::Reduce(HloInstruction* x, HloInstruction* init,
                                    std::vector<int64_t> dims, hlo::HloComputation* reducer,
                                    const std::string& suffix) {

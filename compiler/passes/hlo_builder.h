@@ -28,6 +28,12 @@ class HloBuilder {
   hlo::HloInstruction* Unary(hlo::HloOpcode op, hlo::HloInstruction* x, const std::string& suffix);
   hlo::HloInstruction* Binary(hlo::HloOpcode op, hlo::HloInstruction* a, hlo::HloInstruction* b,
                               const std::string& suffix);
+  /// compare(a, b), direction `d`: pred of a's dimensions.
+  hlo::HloInstruction* Compare(hlo::HloInstruction* a, hlo::HloInstruction* b,
+                               hlo::ComparisonDirection d, const std::string& suffix);
+  /// select(p, on_true, on_false): on_true's shape.
+  hlo::HloInstruction* Select(hlo::HloInstruction* p, hlo::HloInstruction* on_true,
+                              hlo::HloInstruction* on_false, const std::string& suffix);
   /// reduce(x, init) over `dims` with `reducer`.
   hlo::HloInstruction* Reduce(hlo::HloInstruction* x, hlo::HloInstruction* init,
                               std::vector<int64_t> dims, hlo::HloComputation* reducer,

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <functional>
 
 #include "common/file_util.h"
 #include "compile_test_util.h"
@@ -75,9 +76,13 @@ namespace {
 
 // Runs `path` on `n` devices (replica d = core d) with per-device random arguments and checks
 // device 0's outputs against the evaluator's lockstep multi-device run.
-void CheckReplicated(const std::string& path, int64_t n, const std::string& config, double tol) {
+// `edit` rewrites the text first; `options` are the compile options (num_replicas is set to n).
+void CheckReplicated(const std::string& path, int64_t n, const std::string& config, double tol,
+                     const std::function<void(std::string&)>& edit = {},
+                     CompileOptions options = {}) {
   auto text = ReadFile(path);
   ASSERT_TRUE(text.ok());
+  if (edit) edit(*text);
   auto module = testing::Parse(*text);
   ASSERT_NE(module, nullptr);
   std::vector<std::vector<hlo::Literal>> args;
@@ -91,7 +96,6 @@ void CheckReplicated(const std::string& path, int64_t n, const std::string& conf
   hlo::Evaluator ev(eo);
   auto want = ev.EvaluateReplicated(*module, n, 1, args);
   ASSERT_TRUE(want.ok()) << want.status().message();
-  CompileOptions options;
   options.num_replicas = n;
   auto run = testing::CompileAndRun(*module, testing::Config(config), args, options);
   ASSERT_TRUE(run.ok()) << run.status().message();
@@ -110,6 +114,40 @@ TEST(ReplicatedModuleTest, JaxMnistPmapOnEightCores) {
   const std::string path = "../shared/hlo/real/jax_mnist_pmap_train_step.hlo";
   if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not found";
   CheckReplicated(path, 8, "tpu-v4-8", 1e-4);
+}
+
+// JAX's wave-equation stencil under pmap: 8192 trips of an outer loop (a collective-permute halo
+// exchange) around 4 trips of an inner leapfrog loop, on f32[1032,1024] per device. Whole, it is an
+// ISA loop of 8192 trips (too long to unroll) whose state buffers the body writes in place. Its
+// values are checked with one outer trip of two steps, every loop an ISA loop (--unroll-budget 0).
+// No licence: read from ../shared, never copied.
+TEST(ReplicatedModuleTest, JaxWaveEquationPmapAsIsaLoops) {
+  const std::string path = "../shared/hlo/real/jax_wave_equation_pmap.hlo";
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not found";
+  auto text = ReadFile(path);
+  ASSERT_TRUE(text.ok());
+  auto module = testing::Parse(*text);
+  ASSERT_NE(module, nullptr);
+  CompileOptions timing;
+  timing.timing_only = true;
+  auto compiled = Compile(*module, testing::Config("tpu-v4-8"), timing);
+  ASSERT_TRUE(compiled.ok()) << compiled.status().message();
+  EXPECT_EQ(compiled->program.num_cores(), 8);
+  std::vector<uint64_t> loops;
+  for (const isa::Instruction& i : compiled->program.cores[0].instructions) {
+    if (i.opcode == isa::Opcode::kCtrlLoop) loops.push_back(i.As<isa::op::CtrlLoop>().count);
+  }
+  EXPECT_EQ(loops, std::vector<uint64_t>{8192});
+  CompileOptions isa_loops;
+  isa_loops.max_unrolled_instructions = 0;
+  CheckReplicated(
+      path, 8, "tpu-v4-8", 1e-5,
+      [](std::string& t) {
+        t.replace(t.find("constant(8192)"), 14, "constant(1)");         // outer trips
+        const std::string inner = "%constant.520 = s32[] constant(4)";  // leapfrog steps per trip
+        t.replace(t.find(inner), inner.size(), "%constant.520 = s32[] constant(2)");
+      },
+      isa_loops);
 }
 
 // PyTorch/XLA Megatron-style tensor-parallel linear layer on 2 devices (all-gather over {0,1}; the

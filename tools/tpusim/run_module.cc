@@ -368,6 +368,11 @@ Json RunReportJson(const RunModuleResult& r, const std::string& model_path) {
   j["cores_per_device"] = r.compiled.cores_per_device;
   j["slice"] = SliceJson(r.config, r.slice_note);
   j["timing_only"] = r.timing_only;
+  if (!r.compiled.if_converted_conditionals.empty()) {
+    Json::Array names;
+    for (const std::string& n : r.compiled.if_converted_conditionals) names.push_back(Json(n));
+    j["if_converted_conditionals"] = Json(std::move(names));
+  }
   j["collectives"] = CollectiveJson(r.sim);
   Json& comp = j["compile"];
   comp["hbm_bytes_used_per_core"] = r.compiled.hbm_bytes_used;
@@ -400,6 +405,14 @@ std::string RunReportText(const RunModuleResult& r, const std::string& model_pat
   std::string out = fmt::format("model             {} ({} replica(s){})\n", model_path, r.replicas,
                                 r.timing_only ? ", timing-only" : "");
   if (!r.slice_note.empty()) out += "note              " + r.slice_note + "\n";
+  if (!r.compiled.if_converted_conditionals.empty()) {
+    out += fmt::format(
+        "note              {} conditional(s) (%{}{}) run every branch (if-conversion: the ISA has "
+        "no "
+        "branches), so their cycles are an upper bound on a TPU's\n",
+        r.compiled.if_converted_conditionals.size(), r.compiled.if_converted_conditionals.front(),
+        r.compiled.if_converted_conditionals.size() > 1 ? ", ..." : "");
+  }
   if (r.compiled.cores_per_device > 1) {
     out += fmt::format(
         "megacore          each device runs on {} TensorCores sharing the chip's HBM: large dots "

@@ -1,0 +1,33 @@
+// select-and-scatter-expander: rewrites a `select-and-scatter` (the gradient of max/min pooling)
+// into elementwise ops, strided slices and pads, which the VPU lowering runs. With W window
+// positions in row-major order and the operand padded (edges) when the window has padding:
+//   1. selection, per window (output index o), as the evaluator does it: the first in-bounds
+//      position is selected, and position k replaces the selection when select(selected, x_k) is
+//      false — one strided slice of the operand per k, compare / not / and / or / select, tracking
+//      the selected position's index k in an s32 array;
+//   2. scatter: for each k, the source values of the windows that selected k, zero elsewhere, are
+//      placed at their operand positions (o * stride + k: a pad with interior padding stride - 1,
+//      then a slice dropping the window's edge padding) and added to the result, which starts as
+//      the broadcast init value.
+// Every operand position receives its contributions in window-position order rather than in window
+// order; sums of two contributions are the same either way, more (windows overlapping three or
+// more deep) may differ in the last bits. On a TPU XLA runs select-and-scatter as one kernel; this
+// expansion moves about 2W times the operand's bytes, so its cycles are an upper bound.
+//
+// Contract: rewritten when the select computation's root is compare(parameter 0, parameter 1)
+// (any direction), the scatter computation's root is add(parameter 0, parameter 1), the init is a
+// scalar, every window dimension has stride >= 1, padding >= 0, no dilation and no reversal, and
+// the window has at most 4096 positions; any other is left for the lowering to report by name.
+#pragma once
+
+#include "compiler/pass/hlo_pass.h"
+
+namespace tpusim::compiler {
+
+class SelectAndScatterExpander : public HloPass {
+ public:
+  std::string_view name() const override { return "select-and-scatter-expander"; }
+  StatusOr<bool> Run(hlo::HloModule& module) override;
+};
+
+}  // namespace tpusim::compiler

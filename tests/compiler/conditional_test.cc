@@ -1,0 +1,115 @@
+// Conditionals are if-converted by call-inliner: every branch runs and selects keep the result of
+// the branch XLA would take (checked on the ISA interpreter against the evaluator, which runs only
+// that branch).
+#include <gtest/gtest.h>
+
+#include "compile_test_util.h"
+#include "compiler/hlo/computation.h"
+#include "compiler/passes/call_inliner.h"
+
+namespace tpusim::compiler {
+namespace {
+
+using testing::CheckAgainstEvaluator;
+
+// A pred conditional on data (is sum(x) > 0?) with a tuple result.
+constexpr char kPredConditional[] = R"(
+HloModule cond_pred
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+on_true {
+  t = (f32[4,8], f32[8]) parameter(0)
+  x = f32[4,8] get-tuple-element(t), index=0
+  v = f32[8] get-tuple-element(t), index=1
+  n = f32[4,8] negate(x)
+  ROOT r = (f32[4,8], f32[8]) tuple(n, v)
+}
+on_false {
+  x = f32[4,8] parameter(0)
+  e = f32[4,8] exponential(x)
+  z = f32[] constant(0)
+  s = f32[8] reduce(x, z), dimensions={0}, to_apply=add
+  ROOT r = (f32[4,8], f32[8]) tuple(e, s)
+}
+ENTRY e {
+  x = f32[4,8] parameter(0)
+  v = f32[8] parameter(1)
+  z = f32[] constant(0)
+  total = f32[] reduce(x, z), dimensions={0,1}, to_apply=add
+  p = pred[] compare(total, z), direction=GT
+  tv = (f32[4,8], f32[8]) tuple(x, v)
+  ROOT c = (f32[4,8], f32[8]) conditional(p, tv, x), true_computation=on_true, false_computation=on_false
+}
+)";
+
+TEST(ConditionalTest, PredConditionalIsIfConverted) {
+  auto m = testing::Parse(kPredConditional);
+  ASSERT_NE(m, nullptr);
+  ASSERT_TRUE(CallInliner().Run(*m).ok());
+  for (const auto& i : m->entry_computation()->instructions()) {
+    EXPECT_NE(i->opcode(), hlo::HloOpcode::kConditional);
+  }
+  CheckAgainstEvaluator(kPredConditional, "tiny", 1e-5, 1e-5);
+  // The other branch: flip the comparison.
+  std::string flipped = kPredConditional;
+  flipped.replace(flipped.find("direction=GT"), 12, "direction=LE");
+  CheckAgainstEvaluator(flipped, "tiny", 1e-5, 1e-5);
+}
+
+// An s32 branch index that changes every trip of a loop: i - 1 for i in [0, 7) takes the
+// out-of-range default (the last branch) at i = 0, then branches 0, 1, 2, then out of range again.
+constexpr char kIndexInLoop[] = R"(
+HloModule cond_index
+b0 {
+  x = f32[16] parameter(0)
+  h = f32[] constant(0.5)
+  hb = f32[16] broadcast(h), dimensions={}
+  ROOT r = f32[16] multiply(x, hb)
+}
+b1 {
+  x = f32[16] parameter(0)
+  ROOT r = f32[16] negate(x)
+}
+b2 {
+  x = f32[16] parameter(0)
+  o = f32[] constant(1)
+  ob = f32[16] broadcast(o), dimensions={}
+  ROOT r = f32[16] add(x, ob)
+}
+body {
+  s = (s32[], f32[16]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = f32[16] get-tuple-element(s), index=1
+  one = s32[] constant(1)
+  k = s32[] subtract(i, one)
+  y = f32[16] conditional(k, x, x, x), branch_computations={b0, b1, b2}
+  i1 = s32[] add(i, one)
+  ROOT t = (s32[], f32[16]) tuple(i1, y)
+}
+cond {
+  s = (s32[], f32[16]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(7)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+ENTRY e {
+  x0 = f32[16] parameter(0)
+  zero = s32[] constant(0)
+  init = (s32[], f32[16]) tuple(zero, x0)
+  loop = (s32[], f32[16]) while(init), condition=cond, body=body
+  ROOT out = f32[16] get-tuple-element(loop), index=1
+}
+)";
+
+TEST(ConditionalTest, BranchIndexInsideAnIsaLoop) {
+  CompileOptions isa_loops;
+  isa_loops.max_unrolled_instructions = 0;
+  CheckAgainstEvaluator(kIndexInLoop, "tiny", 1e-6, 1e-6, isa_loops);
+  CheckAgainstEvaluator(kIndexInLoop, "tiny", 1e-6, 1e-6);  // unrolled: the indices fold
+}
+
+}  // namespace
+}  // namespace tpusim::compiler

@@ -1,0 +1,70 @@
+// select-and-scatter-expander: max/min-pooling gradients as slices, compares, selects and pads,
+// checked on the ISA interpreter against the evaluator's select-and-scatter.
+#include <gtest/gtest.h>
+
+#include "compile_test_util.h"
+#include "compiler/hlo/computation.h"
+#include "compiler/passes/select_and_scatter_expander.h"
+
+namespace tpusim::compiler {
+namespace {
+
+using testing::CheckAgainstEvaluator;
+
+// The gradient of max pooling over NHWC `x` (window 1xHxWx1) with `source` of the pooled shape.
+std::string MaxPoolGrad(const std::string& x, const std::string& src, const std::string& window,
+                        const std::string& direction = "GE") {
+  return R"(
+HloModule pool_grad
+ge {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=)" +
+         direction + R"(
+}
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = )" +
+         x + R"( parameter(0)
+  g = )" +
+         src + R"( parameter(1)
+  z = f32[] constant(0)
+  ROOT r = )" +
+         x + R"( select-and-scatter(x, g, z), window={)" + window +
+         R"(}, select=ge, scatter=add
+}
+)";
+}
+
+TEST(SelectAndScatterExpanderTest, MaxPool2x2Stride2) {
+  const std::string text =
+      MaxPoolGrad("f32[2,8,8,3]", "f32[2,4,4,3]", "size=1x2x2x1 stride=1x2x2x1");
+  auto m = testing::Parse(text);
+  ASSERT_NE(m, nullptr);
+  ASSERT_TRUE(SelectAndScatterExpander().Run(*m).ok());
+  for (const auto& i : m->entry_computation()->instructions()) {
+    EXPECT_NE(i->opcode(), hlo::HloOpcode::kSelectAndScatter);
+  }
+  CheckAgainstEvaluator(text, "tiny", 0, 0);
+}
+
+TEST(SelectAndScatterExpanderTest, MaxPool3x3Stride2SamePadding) {
+  CheckAgainstEvaluator(MaxPoolGrad("f32[1,9,9,2]", "f32[1,5,5,2]",
+                                    "size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_1x1_1x0_0"),
+                        "tiny", 0, 0);
+}
+
+// Windows overlapping nine deep: each position's contributions are summed in window-position
+// order, not window order, so the last bits may differ.
+TEST(SelectAndScatterExpanderTest, MinPool3x3Stride1Padded) {
+  CheckAgainstEvaluator(MaxPoolGrad("f32[1,6,7,2]", "f32[1,6,7,2]",
+                                    "size=1x3x3x1 stride=1x1x1x1 pad=0_0x1_1x1_1x0_0", "LE"),
+                        "tiny", 1e-6, 1e-6);
+}
+
+}  // namespace
+}  // namespace tpusim::compiler
