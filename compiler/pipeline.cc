@@ -10,6 +10,7 @@
 #include "compiler/passes/custom_call_expander.h"
 #include "compiler/passes/reduce_window_lowering.h"
 #include "compiler/passes/select_and_scatter_expander.h"
+#include "compiler/passes/sort_expander.h"
 #include "compiler/passes/spmd_partitioner.h"
 #include "compiler/passes/while_lowering.h"
 
@@ -36,6 +37,7 @@ HloPassPipeline BuildHloPipeline(const config::ChipConfig& /*config*/,
   pipeline.AddPass<ConvolutionLowering>();
   pipeline.AddPass<ReduceWindowLowering>();
   pipeline.AddPass<SelectAndScatterExpander>();
+  pipeline.AddPass<SortExpander>();
   pipeline.AddPass<Canonicalize>();
   pipeline.AddPass<AllReduceCombiner>();  // after the partitioner, which inserts all-reduces
   return pipeline;

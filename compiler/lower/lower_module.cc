@@ -145,7 +145,10 @@ Status Lowerer::LowerInstruction(const HloInstruction& inst) {
                          "compare(p0, p1) select, an add(p0, p1) scatter, a scalar init and an "
                          "undilated, unreversed window of at most 4096 positions");
     case HloOpcode::kSort:
-      return Unsupported(inst, "sort is not lowered yet");
+      return Unsupported(inst,
+                         "sort is lowered (sort-expander) only with a compare(p0, p1) LT or GT "
+                         "comparator on f32, bf16 or s32 keys, every operand of the keys' "
+                         "dimensions, along one dimension of at most 65536 elements");
     case HloOpcode::kConditional:
       return Unsupported(inst,
                          "a conditional reaches the lowering only if-converted (call-inliner), "
