@@ -179,9 +179,14 @@ StatusOr<CompiledModule> Compile(const hlo::HloModule& module, const config::Chi
     auto it = opcode_of.find(name);
     result.hlo_opcodes.push_back(it == opcode_of.end() ? "" : it->second);
   }
-  // Megacore with no dot large enough to split: the other cores only halt, so the device is one
-  // core after all.
-  if (megacore && program.cores[1].instructions.size() <= 1) {
+  // Megacore with no dot large enough to split: the other cores only open and close loops and halt,
+  // so the device is one core after all.
+  const bool idle =
+      megacore && std::all_of(program.cores[1].instructions.begin(),
+                              program.cores[1].instructions.end(), [](const isa::Instruction& i) {
+                                return isa::Info(i.opcode).unit == isa::Unit::kScalar;
+                              });
+  if (idle) {
     program.cores.resize(1);
     result.cores_per_device = 1;
   }

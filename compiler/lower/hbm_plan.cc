@@ -111,6 +111,14 @@ bool IsAliasOfOperand(const hlo::HloInstruction& inst) {
       }
       return true;
     }
+    case hlo::HloOpcode::kPad: {  // no padding anywhere (jnp.pad of zero widths): a copy
+      for (const auto& p : inst.padding_config().dimensions) {
+        if (p.edge_padding_low != 0 || p.edge_padding_high != 0 || p.interior_padding != 0) {
+          return false;
+        }
+      }
+      return inst.shape().IsArray() && inst.operand(0)->shape().IsArray();
+    }
     case hlo::HloOpcode::kReshape:
     case hlo::HloOpcode::kBitcast:
     case hlo::HloOpcode::kCopy:

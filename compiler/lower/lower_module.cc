@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 
 #include "compiler/hlo/computation.h"
 #include "compiler/lower/blocking.h"
@@ -210,7 +211,58 @@ Status Lowerer::LowerEstimatedCustomCall(const HloInstruction& inst, int64_t cyc
 namespace {
 // vpu.broadcast's cols field is 24 bits wide.
 constexpr int64_t kMaxVpuBroadcastElements = (int64_t{1} << 24) - 1;
+
+// Every block of a ForEachBlock walk: (start offsets, block dims).
+StatusOr<std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>>> Blocks(
+    const std::vector<int64_t>& dims, const Blocking& blocking) {
+  std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> out;
+  TPUSIM_RETURN_IF_ERROR(ForEachBlock(
+      dims, blocking,
+      [&](const std::vector<int64_t>& start, const std::vector<int64_t>& bdims) -> Status {
+        out.emplace_back(start, bdims);
+        return OkStatus();
+      }));
+  return out;
+}
+
 }  // namespace
+
+Status Lowerer::PipelineBlocks(
+    int64_t blocks, bool db, const std::function<StatusOr<int64_t>(int64_t, int, uint64_t)>& load,
+    const std::function<StatusOr<int64_t>(int64_t, int, uint64_t)>& store) {
+  // Flags as in LowerElementwise: set s loads on 2 + s, stores on 4 + s; one set without double
+  // buffering (loads on kLoadFlag, stores on kStoreFlag, each waited at once).
+  constexpr uint64_t kSetLoadFlag0 = 2, kSetStoreFlag0 = 4;
+  int64_t pending_load[2] = {0, 0}, pending_store[2] = {0, 0};
+  if (db && blocks > 0) {
+    TPUSIM_ASSIGN_OR_RETURN(pending_load[0], load(0, 0, kSetLoadFlag0));
+  }
+  for (int64_t i = 0; i < blocks; ++i) {
+    if (!db) {
+      TPUSIM_ASSIGN_OR_RETURN(int64_t n, load(i, 0, kLoadFlag));
+      em_.Wait(kLoadFlag, n);
+      TPUSIM_ASSIGN_OR_RETURN(int64_t m, store(i, 0, kStoreFlag));
+      em_.Wait(kStoreFlag, m);
+      continue;
+    }
+    const int set = static_cast<int>(i % 2);
+    const int other = 1 - set;
+    em_.Wait(kSetLoadFlag0 + static_cast<uint64_t>(set), pending_load[set]);
+    pending_load[set] = 0;
+    if (i + 1 < blocks) {
+      // The other set's buffers are free once its last store is done.
+      em_.Wait(kSetStoreFlag0 + static_cast<uint64_t>(other), pending_store[other]);
+      pending_store[other] = 0;
+      TPUSIM_ASSIGN_OR_RETURN(pending_load[other],
+                              load(i + 1, other, kSetLoadFlag0 + static_cast<uint64_t>(other)));
+    }
+    TPUSIM_ASSIGN_OR_RETURN(pending_store[set],
+                            store(i, set, kSetStoreFlag0 + static_cast<uint64_t>(set)));
+  }
+  em_.Wait(kSetStoreFlag0, pending_store[0]);
+  em_.Wait(kSetStoreFlag0 + 1, pending_store[1]);
+  return OkStatus();
+}
 
 Status Lowerer::GatherKernel(const HloInstruction& inst, uint64_t src_base,
                              const std::vector<int64_t>& src_strides, const HbmBuffer& out) {
@@ -229,70 +281,75 @@ Status Lowerer::GatherKernel(const HloInstruction& inst, uint64_t src_base,
   int64_t rep = 1;
   for (size_t j = keep; j < dims.size(); ++j) rep *= dims[j];
   const bool replicate = rep > 1;
-  // With replication the block shares VMEM with its compressed source (at most half its size).
+  int64_t total = 1;
+  for (int64_t x : dims) total *= x;
+  // Double buffering: two sets of buffers, each within half of VMEM, when there are two blocks
+  // (a little VMEM is kept back for the 64-byte rounding of four buffers).
+  int64_t budget = em_.vmem_free() - 512;
+  const bool db = double_buffer_ && total * e > budget;
+  if (db) budget /= 2;
+  // With replication the block shares its set with its compressed source (at most half its size);
   // vpu.broadcast's rows and cols are 24-bit fields: blocks stay under 2^24 elements.
-  const int64_t budget =
-      replicate ? std::min(em_.vmem_free() * 2 / 3, kMaxVpuBroadcastElements * e) : em_.vmem_free();
+  if (replicate) budget = std::min(budget * 2 / 3, kMaxVpuBroadcastElements * e);
   const auto blocking = ChooseBlocking(dims, e, budget);
   if (!blocking) return DoesNotFit(inst, "VMEM: not even one row of the result fits");
   const int64_t block_elems = blocking->blk * blocking->inner;
-  TPUSIM_ASSIGN_OR_RETURN(uint64_t buf, Vmem(inst, block_elems * e, "block"));
-  uint64_t cbuf = 0;
-  if (replicate) {
-    const int64_t rep_in_block = blocking->d >= keep ? block_elems : rep;
-    TPUSIM_ASSIGN_OR_RETURN(
-        cbuf, Vmem(inst, (block_elems / rep_in_block + 1) * e, "block's source elements"));
+  uint64_t buf[2] = {0, 0}, cbuf[2] = {0, 0};
+  for (int set = 0; set < (db ? 2 : 1); ++set) {
+    TPUSIM_ASSIGN_OR_RETURN(buf[set], Vmem(inst, block_elems * e, "block"));
+    if (replicate) {
+      const int64_t rep_in_block = blocking->d >= keep ? block_elems : rep;
+      TPUSIM_ASSIGN_OR_RETURN(
+          cbuf[set], Vmem(inst, (block_elems / rep_in_block + 1) * e, "block's source elements"));
+    }
   }
   const std::vector<int64_t> out_strides = RowMajorStrides(dims, e);
-  return ForEachBlock(
-      dims, *blocking,
-      [&](const std::vector<int64_t>& start, const std::vector<int64_t>& bdims) -> Status {
-        int64_t src_off = 0, dst_off = 0;
-        for (size_t i = 0; i < start.size(); ++i) {
-          src_off += start[i] * ss[i];
-          dst_off += start[i] * out_strides[i];
-        }
-        int64_t count = 1;
-        for (int64_t x : bdims) count *= x;
-        const size_t d = blocking->d;
-        const uint64_t src = src_base + static_cast<uint64_t>(src_off);
-        if (!replicate) {
-          std::vector<int64_t> bss(ss.begin() + static_cast<std::ptrdiff_t>(d), ss.end());
-          TPUSIM_ASSIGN_OR_RETURN(int64_t n,
-                                  em_.Dma(isa::Opcode::kDmaHbmToVmem, src, bss, buf,
-                                          RowMajorStrides(bdims, e), bdims, e, kLoadFlag));
-          em_.Wait(kLoadFlag, n);
-        } else {
-          // The block's source: dims [d, keep) (none when the whole block repeats one element).
-          const size_t kept = keep > d ? keep - d : 0;
-          std::vector<int64_t> cdims(bdims.begin(),
-                                     bdims.begin() + static_cast<std::ptrdiff_t>(kept));
-          std::vector<int64_t> css(ss.begin() + static_cast<std::ptrdiff_t>(d),
-                                   ss.begin() + static_cast<std::ptrdiff_t>(d + kept));
-          int64_t distinct = 1;
-          for (int64_t x : cdims) distinct *= x;
-          if (cdims.empty()) {
-            em_.DmaContiguous(isa::Opcode::kDmaHbmToVmem, src, cbuf, e, e, kLoadFlag);
-            em_.Wait(kLoadFlag, 1);
-          } else {
-            TPUSIM_ASSIGN_OR_RETURN(int64_t n,
-                                    em_.Dma(isa::Opcode::kDmaHbmToVmem, src, css, cbuf,
-                                            RowMajorStrides(cdims, e), cdims, e, kLoadFlag));
-            em_.Wait(kLoadFlag, n);
-          }
-          em_.Emit(isa::op::VpuBroadcast{
-              .mode = distinct == 1 ? isa::Broadcast::kScalar : isa::Broadcast::kCol,
-              .dtype = out.dtype,
-              .dst = buf,
-              .src = cbuf,
-              .rows = static_cast<uint64_t>(distinct),
-              .cols = static_cast<uint64_t>(count / distinct)});
-        }
-        em_.DmaContiguous(isa::Opcode::kDmaVmemToHbm, buf,
-                          out.address + static_cast<uint64_t>(dst_off), count * e, e, kStoreFlag);
-        em_.Wait(kStoreFlag, 1);
-        return OkStatus();
-      });
+  TPUSIM_ASSIGN_OR_RETURN(auto blocks, Blocks(dims, *blocking));
+  const size_t d = blocking->d;
+  // The block's distinct source elements when replicating: dims [d, keep) (none when the whole
+  // block repeats one element).
+  const size_t kept = keep > d ? keep - d : 0;
+  auto load = [&](int64_t i, int set, uint64_t flag) -> StatusOr<int64_t> {
+    const auto& [start, bdims] = blocks[static_cast<size_t>(i)];
+    int64_t src_off = 0;
+    for (size_t k = 0; k < start.size(); ++k) src_off += start[k] * ss[k];
+    const uint64_t src = src_base + static_cast<uint64_t>(src_off);
+    if (!replicate) {
+      std::vector<int64_t> bss(ss.begin() + static_cast<std::ptrdiff_t>(d), ss.end());
+      return em_.Dma(isa::Opcode::kDmaHbmToVmem, src, bss, buf[set], RowMajorStrides(bdims, e),
+                     bdims, e, flag);
+    }
+    std::vector<int64_t> cdims(bdims.begin(), bdims.begin() + static_cast<std::ptrdiff_t>(kept));
+    std::vector<int64_t> css(ss.begin() + static_cast<std::ptrdiff_t>(d),
+                             ss.begin() + static_cast<std::ptrdiff_t>(d + kept));
+    if (cdims.empty()) {
+      em_.DmaContiguous(isa::Opcode::kDmaHbmToVmem, src, cbuf[set], e, e, flag);
+      return int64_t{1};
+    }
+    return em_.Dma(isa::Opcode::kDmaHbmToVmem, src, css, cbuf[set], RowMajorStrides(cdims, e),
+                   cdims, e, flag);
+  };
+  auto store = [&](int64_t i, int set, uint64_t flag) -> StatusOr<int64_t> {
+    const auto& [start, bdims] = blocks[static_cast<size_t>(i)];
+    int64_t dst_off = 0, count = 1;
+    for (size_t k = 0; k < start.size(); ++k) dst_off += start[k] * out_strides[k];
+    for (int64_t x : bdims) count *= x;
+    if (replicate) {
+      int64_t distinct = 1;
+      for (size_t k = 0; k < kept; ++k) distinct *= bdims[k];
+      em_.Emit(isa::op::VpuBroadcast{
+          .mode = distinct == 1 ? isa::Broadcast::kScalar : isa::Broadcast::kCol,
+          .dtype = out.dtype,
+          .dst = buf[set],
+          .src = cbuf[set],
+          .rows = static_cast<uint64_t>(distinct),
+          .cols = static_cast<uint64_t>(count / distinct)});
+    }
+    em_.DmaContiguous(isa::Opcode::kDmaVmemToHbm, buf[set],
+                      out.address + static_cast<uint64_t>(dst_off), count * e, e, flag);
+    return int64_t{1};
+  };
+  return PipelineBlocks(static_cast<int64_t>(blocks.size()), db, load, store);
 }
 
 Status Lowerer::FillBox(const HloInstruction& inst, const HbmBuffer& value, uint64_t dst_base,
@@ -341,32 +398,35 @@ Status Lowerer::ScatterKernel(const HloInstruction& inst, const HbmBuffer& src, 
     ds = {0};
   }
   const int64_t e = src.elem_bytes();
-  const auto blocking = ChooseBlocking(dims, e, em_.vmem_free());
+  int64_t budget = em_.vmem_free() - 512;
+  const bool db = double_buffer_ && src.bytes() > budget;
+  if (db) budget /= 2;
+  const auto blocking = ChooseBlocking(dims, e, budget);
   if (!blocking) return DoesNotFit(inst, "VMEM: not even one row of the operand fits");
-  TPUSIM_ASSIGN_OR_RETURN(uint64_t buf, Vmem(inst, blocking->blk * blocking->inner * e, "block"));
+  uint64_t buf[2] = {0, 0};
+  for (int set = 0; set < (db ? 2 : 1); ++set) {
+    TPUSIM_ASSIGN_OR_RETURN(buf[set], Vmem(inst, blocking->blk * blocking->inner * e, "block"));
+  }
   const std::vector<int64_t> src_strides = RowMajorStrides(dims, e);
-  return ForEachBlock(
-      dims, *blocking,
-      [&](const std::vector<int64_t>& start, const std::vector<int64_t>& bdims) -> Status {
-        int64_t src_off = 0, dst_off = 0;
-        for (size_t i = 0; i < start.size(); ++i) {
-          src_off += start[i] * src_strides[i];
-          dst_off += start[i] * ds[i];
-        }
-        int64_t count = 1;
-        for (int64_t x : bdims) count *= x;
-        em_.DmaContiguous(isa::Opcode::kDmaHbmToVmem, src.address + static_cast<uint64_t>(src_off),
-                          buf, count * e, e, kLoadFlag);
-        em_.Wait(kLoadFlag, 1);
-        const size_t d = blocking->d;
-        std::vector<int64_t> bds(ds.begin() + static_cast<std::ptrdiff_t>(d), ds.end());
-        TPUSIM_ASSIGN_OR_RETURN(
-            int64_t n,
-            em_.Dma(isa::Opcode::kDmaVmemToHbm, buf, RowMajorStrides(bdims, e),
-                    dst_base + static_cast<uint64_t>(dst_off), bds, bdims, e, kStoreFlag));
-        em_.Wait(kStoreFlag, n);
-        return OkStatus();
-      });
+  TPUSIM_ASSIGN_OR_RETURN(auto blocks, Blocks(dims, *blocking));
+  auto load = [&](int64_t i, int set, uint64_t flag) -> StatusOr<int64_t> {
+    const auto& [start, bdims] = blocks[static_cast<size_t>(i)];
+    int64_t src_off = 0, count = 1;
+    for (size_t k = 0; k < start.size(); ++k) src_off += start[k] * src_strides[k];
+    for (int64_t x : bdims) count *= x;
+    em_.DmaContiguous(isa::Opcode::kDmaHbmToVmem, src.address + static_cast<uint64_t>(src_off),
+                      buf[set], count * e, e, flag);
+    return int64_t{1};
+  };
+  auto store = [&](int64_t i, int set, uint64_t flag) -> StatusOr<int64_t> {
+    const auto& [start, bdims] = blocks[static_cast<size_t>(i)];
+    int64_t dst_off = 0;
+    for (size_t k = 0; k < start.size(); ++k) dst_off += start[k] * ds[k];
+    std::vector<int64_t> bds(ds.begin() + static_cast<std::ptrdiff_t>(blocking->d), ds.end());
+    return em_.Dma(isa::Opcode::kDmaVmemToHbm, buf[set], RowMajorStrides(bdims, e),
+                   dst_base + static_cast<uint64_t>(dst_off), bds, bdims, e, flag);
+  };
+  return PipelineBlocks(static_cast<int64_t>(blocks.size()), db, load, store);
 }
 
 Status Lowerer::LowerDeviceId(const HloInstruction& inst) {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -56,7 +57,8 @@ StatusOr<HbmPlan> PlanHbm(const hlo::HloModule& module, const ElementwiseGroups&
                           uint64_t base, int64_t hbm_capacity, bool timing_only);
 
 /// True for instructions whose value is their operand 0's buffers (reshape, bitcast, copy,
-/// opt-barrier, add-dependency, identity custom-calls, a broadcast to its operand's own shape):
+/// opt-barrier, add-dependency, identity custom-calls, a broadcast to its operand's own shape, a
+/// pad of zero widths):
 /// no code, no allocation.
 bool IsAliasOfOperand(const hlo::HloInstruction& inst);
 /// A broadcast that is never materialized (a first step of fuse-elementwise): of a 1-element value
@@ -159,10 +161,18 @@ class Lowerer {
   Status LowerLoopEnd(const hlo::HloInstruction& inst);
 
   /// out[i...] = src[base + sum_d i_d * src_strides[d]] for the row-major `out` buffer, in blocks
-  /// that fit VMEM (leading-dimension split). Minor dimensions with source stride 0 are loaded once
-  /// per block and replicated by vpu.broadcast. Used by broadcast, transpose, slice, copies.
+  /// that fit VMEM (leading-dimension split), double-buffered (PipelineBlocks). Minor dimensions
+  /// with source stride 0 are loaded once per block and replicated by vpu.broadcast. Used by
+  /// broadcast, transpose, slice, copies.
   Status GatherKernel(const hlo::HloInstruction& inst, uint64_t src_base,
                       const std::vector<int64_t>& src_strides, const HbmBuffer& out);
+  /// Runs `blocks` blocks through VMEM: load(i, set, flag) issues block i's loads into buffer set
+  /// `set` signalling `flag` and returns how many; store(i, set, flag) computes on and stores it.
+  /// With `db` (double buffering) block i + 1's loads are issued before block i is stored, on two
+  /// buffer sets; without, every load and store is waited for at once.
+  Status PipelineBlocks(int64_t blocks, bool db,
+                        const std::function<StatusOr<int64_t>(int64_t, int, uint64_t)>& load,
+                        const std::function<StatusOr<int64_t>(int64_t, int, uint64_t)>& store);
   /// dst[base + sum_d i_d * dst_strides[d]] = value (a one-element buffer) for every index of `box`
   /// (pad's padding): the value is loaded once, replicated into one VMEM block by vpu.broadcast,
   /// and that block is stored block by block with strided DMAs.

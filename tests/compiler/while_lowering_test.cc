@@ -199,6 +199,14 @@ TEST(WhileLoweringTest, ForiLoopAsAnIsaLoopMatchesTheEvaluator) {
   EXPECT_EQ(InstructionsOf(run.compiled.program, "loop.loop_end"), 1);
 }
 
+// On a megacore chip (tpu-v4) the second core of a loop with no dot wide enough to split would only
+// open and close the loop: the device stays one core.
+TEST(WhileLoweringTest, IsaLoopWithoutSplitDotsKeepsOneCoreOnAMegacoreChip) {
+  auto run = CheckAgainstEvaluator(kForiLoop, "tpu-v4", 1e-4, 1e-3, NoUnrolling());
+  EXPECT_EQ(run.compiled.program.num_cores(), 1);
+  EXPECT_EQ(run.compiled.cores_per_device, 1);
+}
+
 // A scan (jax.lax.scan's while form): ys[i] = acc = acc * 0.5 + xs[i], reading xs and writing ys
 // at the induction variable through dynamic-slice / dynamic-update-slice, so every trip runs the
 // same instructions with indices read at run time.
