@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 
 #include "compiler/hlo/parser.h"
@@ -117,8 +118,15 @@ StatusOr<CompiledModule> Compile(const hlo::HloModule& module, const config::Chi
   const int64_t per_device = megacore ? tc : 1;
   const int64_t hbm_per_core =
       megacore ? config.hbm.capacity_bytes : config.hbm.capacity_bytes / tc;
-  const ElementwiseGroups groups =
+  ElementwiseGroups groups =
       options.fuse_elementwise ? FormElementwiseGroups(*m) : ElementwiseGroups{};
+  if (options.fuse_elementwise) {
+    // Dots that megacore splits by columns (lower_dot.cc, DotColumnShare) keep their ops separate.
+    const int64_t split_n =
+        megacore ? tc * std::max<int64_t>(1, config.core.mxu.count) * config.core.mxu.cols
+                 : std::numeric_limits<int64_t>::max();
+    AddDotEpilogues(*m, split_n, &groups);
+  }
   auto plan_for = [&](int32_t core) {
     const uint64_t base = config.hbm.shared_by_cores && !megacore
                               ? static_cast<uint64_t>((core % tc) * hbm_per_core)

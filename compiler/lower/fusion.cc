@@ -82,4 +82,51 @@ ElementwiseGroups FormElementwiseGroups(const hlo::HloModule& module, size_t max
   return out;
 }
 
+void AddDotEpilogues(const hlo::HloModule& module, int64_t min_split_n, ElementwiseGroups* groups) {
+  const auto& list = module.entry_computation()->instructions();
+  for (size_t i = 0; i < list.size(); ++i) {
+    const HloInstruction* dot = list[i].get();
+    if (dot->opcode() != HloOpcode::kDot || !dot->shape().IsArray() ||
+        groups->group_of.count(dot) > 0 || dot->shape().rank() < 1 ||
+        dot->shape().dimensions().back() >= min_split_n) {
+      continue;
+    }
+    // The next instruction that emits code.
+    size_t j = i + 1;
+    while (j < list.size() && HasNoCode(*list[j])) ++j;
+    if (j == list.size()) continue;
+    const HloInstruction* next = list[j].get();
+    if (!IsFusible(*next) || next->shape().dimensions() != dot->shape().dimensions()) continue;
+    std::vector<const HloInstruction*> members{next};
+    if (auto g = groups->group_of.find(next); g != groups->group_of.end()) {
+      members = groups->groups[g->second];
+    }
+    auto is_member = [&](const HloInstruction* x) {
+      return std::find(members.begin(), members.end(), x) != members.end();
+    };
+    bool reads_dot = false, ok = true;
+    for (const HloInstruction* m : members) {
+      for (const HloInstruction* op : m->operands()) {
+        const bool same_dims = op->shape().dimensions() == dot->shape().dimensions();
+        // The dot itself, or a view of it (an identity custom-call, a bitcast) of its dimensions.
+        if (Producer(op) == dot) {
+          if (!same_dims) ok = false;
+          reads_dot = true;
+          continue;
+        }
+        if (is_member(op)) continue;
+        // An external operand: in VMEM per block as a scalar, a row or column vector, or a block of
+        // an array of the dot's dimensions. Only instructions without code lie between the dot and
+        // the ops, so every external operand exists before the dot runs.
+        const bool small = IsVirtualBroadcast(*op) || op->shape().ElementCount() == 1;
+        if (!same_dims && !small) ok = false;
+        if (small && m->opcode() == HloOpcode::kSelect) ok = false;
+      }
+    }
+    if (!ok || !reads_dot) continue;
+    groups->epilogue_of_dot[dot] = members;
+    for (const HloInstruction* m : members) groups->dot_of_epilogue[m] = dot;
+  }
+}
+
 }  // namespace tpusim::compiler

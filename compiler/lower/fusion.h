@@ -19,6 +19,10 @@ struct ElementwiseGroups {
   std::vector<std::vector<const hlo::HloInstruction*>> groups;
   /// Member -> index into `groups`.
   std::map<const hlo::HloInstruction*, size_t> group_of;
+  /// Dot epilogues (AddDotEpilogues): the elementwise ops a dot runs on each result block as it is
+  /// popped, in program order, and the dot of each such op.
+  std::map<const hlo::HloInstruction*, std::vector<const hlo::HloInstruction*>> epilogue_of_dot;
+  std::map<const hlo::HloInstruction*, const hlo::HloInstruction*> dot_of_epilogue;
 };
 
 /// Forms the groups of the entry computation. A group is a maximal run of elementwise ops with a
@@ -28,5 +32,15 @@ struct ElementwiseGroups {
 /// tuple holding one (it would read HBM the group has not written yet). At most `max_members` per
 /// group (VMEM holds every member's chunk).
 ElementwiseGroups FormElementwiseGroups(const hlo::HloModule& module, size_t max_members = 16);
+
+/// Pop-time fusion (DESIGN.md §5 "elementwise fusion applied as MXU results are popped"): a dot
+/// whose next kernel in program order is an elementwise op (or a group of them) of the dot's result
+/// dimensions that reads the dot runs that op or group on each [Mc, Nc] result block in VMEM as it
+/// is popped, before storing it; the ops' other operands are scalars, per-column vectors (a bias),
+/// per-row vectors or arrays of the same dimensions, all defined before the dot, and the dot's own
+/// result is stored only if something else reads it. Dots with N >= `min_split_n` (split over a
+/// megacore's TensorCores) keep their ops separate. The HBM plan treats the ops as defined at the
+/// dot.
+void AddDotEpilogues(const hlo::HloModule& module, int64_t min_split_n, ElementwiseGroups* groups);
 
 }  // namespace tpusim::compiler

@@ -339,6 +339,10 @@ StatusOr<HbmPlan> PlanHbm(const hlo::HloModule& module, const ElementwiseGroups&
     position[up.get()] = static_cast<int64_t>(position.size());
   }
   auto def_at = [&](const hlo::HloInstruction* i) {
+    // A dot's epilogue ops write their results while the dot runs (fusion.h, AddDotEpilogues).
+    if (auto d = groups.dot_of_epilogue.find(i); d != groups.dot_of_epilogue.end()) {
+      return position.at(d->second);
+    }
     auto g = groups.group_of.find(i);
     return g == groups.group_of.end() ? position.at(i)
                                       : position.at(groups.groups[g->second].front());

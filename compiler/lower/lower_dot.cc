@@ -24,6 +24,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
+#include <optional>
 
 #include "compiler/lower/lowerer.h"
 
@@ -218,7 +220,14 @@ Status Lowerer::LowerDot(const HloInstruction& inst) {
   const int64_t R = mxu.rows, C = mxu.cols, nm = std::max<int64_t>(1, mxu.count);
   const int64_t acc_rows = mxu.accumulator_rows > 0 ? mxu.accumulator_rows : (int64_t{1} << 20);
   const int64_t le = L.elem_bytes(), re = Rb.elem_bytes(), oe = O.elem_bytes();
-  const int64_t V = em_.vmem_free() - 3 * 64;
+  // Pop-time fusion (fusion.h, AddDotEpilogues): a third of VMEM is kept for the epilogue's
+  // operand and result blocks.
+  const std::vector<const HloInstruction*>* epilogue_ops = nullptr;
+  if (auto it = groups_.epilogue_of_dot.find(&inst);
+      it != groups_.epilogue_of_dot.end() && share.parts == 1 && megacore_.rank == 0) {
+    epilogue_ops = &it->second;
+  }
+  const int64_t V = (em_.vmem_free() - 3 * 64) * (epilogue_ops != nullptr ? 2 : 3) / 3;
 
   // K split: when the whole N fits one array's columns (N <= C) but the core has several MXUs,
   // K tile t goes to MXU t % ksplit, each MXU accumulates its own partial sum, and the partials are
@@ -238,6 +247,10 @@ Status Lowerer::LowerDot(const HloInstruction& inst) {
   if (ksplit > 1) {
     TPUSIM_ASSIGN_OR_RETURN(partials, Vmem(inst, ksplit * Mc * N * 4, "K-split partial sums"));
   }
+  TPUSIM_ASSIGN_OR_RETURN(std::optional<Epilogue> epi,
+                          epilogue_ops != nullptr
+                              ? PlanEpilogue(inst, *epilogue_ops, Mc, Nc)
+                              : StatusOr<std::optional<Epilogue>>(std::nullopt));
   const auto lhs_buf = [&](int64_t v) {
     return lhs_v0 + static_cast<uint64_t>((v % nin) * Mc * Kc * le);
   };
@@ -383,6 +396,14 @@ Status Lowerer::LowerDot(const HloInstruction& inst) {
     const int64_t mc = std::min(Mc, M - pp.m0), nc = std::min(Nc, N - pp.n0);
     const int o = static_cast<int>(pp.block % nbuf);
     const uint64_t out = out_buf(pp.block);
+    if (epi) {
+      TPUSIM_RETURN_IF_ERROR(
+          RunEpilogue(inst, *epi, out, O.dtype, pp.b, M, pp.m0, mc, n_lo + pp.n0, nc, N_all));
+      if (!epi->store_dot) {
+        store_count[o] = 0;
+        return em_.CheckSize();
+      }
+    }
     const std::vector<int64_t> dims{mc, nc}, ss{nc * oe, oe}, ds{N_all * oe, oe};
     TPUSIM_ASSIGN_OR_RETURN(
         store_count[o],
@@ -478,7 +499,164 @@ Status Lowerer::LowerDot(const HloInstruction& inst) {
   }
   em_.Wait(kOutFlag0, store_count[0]);
   em_.Wait(kOutFlag0 + 1, store_count[1]);
+  if (epi) {
+    em_.Wait(kStoreFlag, epi->pending_stores);
+    for (const HloInstruction* m : epi->ops) epilogue_done_.insert(m);
+  }
   if (share.parts > 1) MegacoreBarrier();  // every share of the result is in HBM
+  return OkStatus();
+}
+
+StatusOr<std::optional<Lowerer::Epilogue>> Lowerer::PlanEpilogue(
+    const HloInstruction& dot, const std::vector<const HloInstruction*>& ops, int64_t Mc,
+    int64_t Nc) {
+  Epilogue ep;
+  ep.ops = ops;
+  auto member_index = [&](const HloInstruction* i) -> int64_t {
+    auto it = std::find(ops.begin(), ops.end(), i);
+    return it == ops.end() ? -1 : static_cast<int64_t>(it - ops.begin());
+  };
+  std::map<std::pair<uint64_t, isa::Broadcast>, size_t> ext_index;
+  bool needs_tmp = false, needs_zero = false;
+  ep.source.resize(ops.size());
+  for (size_t m = 0; m < ops.size(); ++m) {
+    const HloInstruction& op_inst = *ops[m];
+    needs_tmp = needs_tmp || op_inst.opcode() == hlo::HloOpcode::kClamp ||
+                op_inst.opcode() == hlo::HloOpcode::kIsFinite;
+    needs_zero = needs_zero || op_inst.opcode() == hlo::HloOpcode::kIsFinite;
+    for (const HloInstruction* op : op_inst.operands()) {
+      if (op == &dot || (Buffer(op).address == Buffer(&dot).address &&
+                         op->shape().dimensions() == dot.shape().dimensions())) {
+        ep.source[m].push_back(kEpilogueDotBlock);  // the dot or a view of it
+        continue;
+      }
+      if (const int64_t mi = member_index(op); mi >= 0) {
+        ep.source[m].push_back(mi);
+        continue;
+      }
+      const HbmBuffer& b = Buffer(op);
+      isa::Broadcast mode = VirtualBroadcastKind(*op);
+      if (mode == isa::Broadcast::kNone && b.elements() == 1) mode = isa::Broadcast::kScalar;
+      auto [it, inserted] = ext_index.try_emplace({b.address, mode}, ep.ext.size());
+      if (inserted) ep.ext.push_back({&b, mode, 0});
+      ep.source[m].push_back(-2 - static_cast<int64_t>(it->second));
+    }
+  }
+  // Allocations; an epilogue that does not fit is left to the ops' own kernels.
+  auto alloc = [&](int64_t bytes, uint64_t* at) {
+    const int64_t a = em_.AllocVmem(std::max<int64_t>(bytes, 64));
+    if (a < 0) return false;
+    *at = static_cast<uint64_t>(a);
+    return true;
+  };
+  for (Epilogue::External& x : ep.ext) {
+    const int64_t e = x.buf->elem_bytes();
+    const int64_t elems = x.mode == isa::Broadcast::kScalar ? 1
+                          : x.mode == isa::Broadcast::kRow  ? Nc
+                          : x.mode == isa::Broadcast::kCol  ? Mc
+                                                            : Mc * Nc;
+    if (!alloc(elems * e, &x.vmem)) return std::optional<Epilogue>();
+  }
+  ep.result.resize(ops.size());
+  for (size_t m = 0; m < ops.size(); ++m) {
+    if (!alloc(Mc * Nc * Buffer(ops[m]).elem_bytes(), &ep.result[m])) {
+      return std::optional<Epilogue>();
+    }
+  }
+  if (needs_tmp && !alloc(Mc * Nc * 4, &ep.tmp)) return std::optional<Epilogue>();
+  if (needs_zero && !alloc(64, &ep.zero)) return std::optional<Epilogue>();
+  // Results read outside the epilogue are stored; so is the dot's when anything else reads it.
+  const HloInstruction* root = dot.parent()->root_instruction();
+  ep.stored.assign(ops.size(), false);
+  for (size_t m = 0; m < ops.size(); ++m) {
+    ep.stored[m] = ops[m] == root || ops[m]->users().empty();
+    for (const HloInstruction* u : ops[m]->users())
+      ep.stored[m] = ep.stored[m] || member_index(u) < 0;
+  }
+  ep.store_dot = &dot == root;
+  for (const HloInstruction* u : dot.users()) ep.store_dot = ep.store_dot || member_index(u) < 0;
+  // Scalars are loaded once.
+  int64_t loads = 0;
+  for (const Epilogue::External& x : ep.ext) {
+    if (x.mode != isa::Broadcast::kScalar) continue;
+    em_.DmaContiguous(isa::Opcode::kDmaHbmToVmem, x.buf->address, x.vmem, x.buf->elem_bytes(),
+                      x.buf->elem_bytes(), kLoadFlag);
+    ++loads;
+  }
+  em_.Wait(kLoadFlag, loads);
+  return std::optional<Epilogue>(std::move(ep));
+}
+
+Status Lowerer::RunEpilogue(const HloInstruction& dot, Epilogue& ep, uint64_t block,
+                            isa::DType block_dtype, int64_t b, int64_t M, int64_t m0, int64_t mc,
+                            int64_t n0, int64_t nc, int64_t N) {
+  // The previous block's results must be stored before they are overwritten.
+  em_.Wait(kStoreFlag, ep.pending_stores);
+  ep.pending_stores = 0;
+  // This block's part of the operands: rows (b, m0 .. m0 + mc), columns n0 .. n0 + nc.
+  int64_t loads = 0;
+  for (const Epilogue::External& x : ep.ext) {
+    const int64_t e = x.buf->elem_bytes();
+    switch (x.mode) {
+      case isa::Broadcast::kScalar:
+        break;
+      case isa::Broadcast::kRow:
+        em_.DmaContiguous(isa::Opcode::kDmaHbmToVmem,
+                          x.buf->address + static_cast<uint64_t>(n0 * e), x.vmem, nc * e, e,
+                          kLoadFlag);
+        ++loads;
+        break;
+      case isa::Broadcast::kCol:
+        em_.DmaContiguous(isa::Opcode::kDmaHbmToVmem,
+                          x.buf->address + static_cast<uint64_t>((b * M + m0) * e), x.vmem, mc * e,
+                          e, kLoadFlag);
+        ++loads;
+        break;
+      case isa::Broadcast::kNone: {
+        const std::vector<int64_t> dims{mc, nc}, ss{N * e, e}, ds{nc * e, e};
+        TPUSIM_ASSIGN_OR_RETURN(
+            int64_t n, em_.Dma(isa::Opcode::kDmaHbmToVmem,
+                               x.buf->address + static_cast<uint64_t>(((b * M + m0) * N + n0) * e),
+                               ss, x.vmem, ds, dims, e, kLoadFlag));
+        loads += n;
+        break;
+      }
+    }
+  }
+  em_.Wait(kLoadFlag, loads);
+  const int32_t dot_tag = TagOf(dot);
+  for (size_t m = 0; m < ep.ops.size(); ++m) {
+    const HloInstruction& op_inst = *ep.ops[m];
+    em_.set_tag(TagOf(op_inst));
+    std::vector<VpuOperand> vops;
+    for (int64_t src : ep.source[m]) {
+      if (src == kEpilogueDotBlock) {
+        vops.push_back({block, isa::Broadcast::kNone, block_dtype});
+      } else if (src >= 0) {
+        vops.push_back({ep.result[static_cast<size_t>(src)], isa::Broadcast::kNone,
+                        Buffer(ep.ops[static_cast<size_t>(src)]).dtype});
+      } else {
+        const Epilogue::External& x = ep.ext[static_cast<size_t>(-2 - src)];
+        vops.push_back({x.vmem, x.mode, x.buf->dtype});
+      }
+    }
+    const HbmBuffer& out = Buffer(&op_inst);
+    if (op_inst.opcode() == hlo::HloOpcode::kIsFinite) {
+      em_.Emit(isa::op::VpuFill{.dtype = vops[0].dtype, .dst = ep.zero, .count = 1, .value = 0});
+    }
+    EmitVpuOp(op_inst, out.dtype, vops, ep.result[m], ep.tmp, ep.zero, static_cast<uint64_t>(mc),
+              static_cast<uint64_t>(nc), static_cast<uint64_t>(mc * nc));
+    if (ep.stored[m]) {
+      const int64_t e = out.elem_bytes();
+      const std::vector<int64_t> dims{mc, nc}, ss{nc * e, e}, ds{N * e, e};
+      TPUSIM_ASSIGN_OR_RETURN(
+          int64_t n, em_.Dma(isa::Opcode::kDmaVmemToHbm, ep.result[m], ss,
+                             out.address + static_cast<uint64_t>(((b * M + m0) * N + n0) * e), ds,
+                             dims, e, kStoreFlag));
+      ep.pending_stores += n;
+    }
+  }
+  em_.set_tag(dot_tag);
   return OkStatus();
 }
 

@@ -74,7 +74,7 @@ Status Lowerer::Run() {
 }
 
 Status Lowerer::LowerInstruction(const HloInstruction& inst) {
-  if (IsAliasOfOperand(inst)) return OkStatus();
+  if (IsAliasOfOperand(inst) || epilogue_done_.count(&inst) > 0) return OkStatus();
   if (IsLoopBegin(inst)) return LowerLoopBegin(inst);
   if (IsLoopEnd(inst)) return LowerLoopEnd(inst);
   // The other cores of a megacore device run only their shares of split dots.

@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -113,6 +115,36 @@ class Lowerer {
     int parts = 1;
   };
   ColumnShare DotColumnShare(int64_t n) const;
+  /// A dot's epilogue (fusion.h, AddDotEpilogues) in VMEM: per op, where each operand comes from
+  /// (kEpilogueDotBlock: the popped result block; >= 0: an earlier op's result block; -2 - k:
+  /// external k), the external operands' VMEM (a scalar, an [Nc] row, an [Mc] column or an
+  /// [Mc, Nc] block), each op's [Mc, Nc] result block, and what is stored.
+  static constexpr int64_t kEpilogueDotBlock = -1;
+  struct Epilogue {
+    struct External {
+      const HbmBuffer* buf;
+      isa::Broadcast mode;
+      uint64_t vmem;
+    };
+    std::vector<const hlo::HloInstruction*> ops;
+    std::vector<External> ext;
+    std::vector<std::vector<int64_t>> source;
+    std::vector<uint64_t> result;
+    std::vector<bool> stored;
+    uint64_t tmp = 0, zero = 0;
+    bool store_dot = true;
+    int64_t pending_stores = 0;  // descriptors of result stores in flight (kStoreFlag)
+  };
+  /// Allocates an epilogue's VMEM for [Mc, Nc] blocks and loads its scalars; nullopt (nothing
+  /// allocated that matters: the kernel's VMEM is reset after it) when it does not fit.
+  StatusOr<std::optional<Epilogue>> PlanEpilogue(const hlo::HloInstruction& dot,
+                                                 const std::vector<const hlo::HloInstruction*>& ops,
+                                                 int64_t Mc, int64_t Nc);
+  /// Runs the epilogue on the popped [mc, nc] block at VMEM `block` (rows m0.. of batch b of an
+  /// [.., M, N] result, columns n0..) and stores the results read elsewhere.
+  Status RunEpilogue(const hlo::HloInstruction& dot, Epilogue& ep, uint64_t block,
+                     isa::DType block_dtype, int64_t b, int64_t M, int64_t m0, int64_t mc,
+                     int64_t n0, int64_t nc, int64_t N);
   /// sync.barrier over the cores of this megacore device.
   void MegacoreBarrier();
   Status LowerElementwise(const hlo::HloInstruction& inst);
@@ -246,6 +278,8 @@ class Lowerer {
   const std::map<std::string, int64_t>* custom_call_cycles_ = nullptr;
   CoreEmitter em_;
   int loop_depth_ = 0;  // open loop regions
+  /// Elementwise ops already run as a dot's epilogue (their own kernels are skipped).
+  std::set<const hlo::HloInstruction*> epilogue_done_;
   /// Index of `inst` in Program::hlo_names (added on first use).
   int32_t TagOf(const hlo::HloInstruction& inst);
 };

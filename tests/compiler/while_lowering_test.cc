@@ -195,8 +195,16 @@ TEST(WhileLoweringTest, ForiLoopAsAnIsaLoopMatchesTheEvaluator) {
   auto run = CheckAgainstEvaluator(kForiLoop, "tiny", 1e-4, 1e-3, NoUnrolling());
   EXPECT_EQ(LoopCounts(run.compiled.program), std::vector<uint64_t>{5});
   EXPECT_EQ(CountIsa(run.compiled.program, isa::Opcode::kCtrlEndLoop), 1);
-  // The counter's add and x1 write the state buffers themselves: loop_end is only ctrl.endloop.
-  EXPECT_EQ(InstructionsOf(run.compiled.program, "loop.loop_end"), 1);
+  // x1 = xw + 0.25 runs as the dot's epilogue while the dot still reads x, so it may not overwrite
+  // x's state buffer: loop_end copies it (a load and a store with their waits, then ctrl.endloop).
+  // The counter's add writes its state buffer itself.
+  EXPECT_EQ(InstructionsOf(run.compiled.program, "loop.loop_end"), 5);
+  CompileOptions unfused = NoUnrolling();
+  unfused.fuse_elementwise = false;
+  auto separate = CheckAgainstEvaluator(kForiLoop, "tiny", 1e-4, 1e-3, unfused);
+  // As a kernel of its own after the dot, x1 writes x's state buffer: loop_end is only
+  // ctrl.endloop.
+  EXPECT_EQ(InstructionsOf(separate.compiled.program, "loop.loop_end"), 1);
 }
 
 // On a megacore chip (tpu-v4) the second core of a loop with no dot wide enough to split would only
