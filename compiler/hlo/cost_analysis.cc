@@ -6,6 +6,7 @@
 #include <map>
 
 #include "compiler/hlo/computation.h"
+#include "compiler/hlo/while_loop.h"
 
 namespace tpusim::hlo {
 namespace {
@@ -178,14 +179,27 @@ ModuleCost AnalyzeCost(const HloModule& module) {
           if (inst.to_apply()) c += cost_of(inst.to_apply());
           for (const HloComputation* callee : inst.calls()) c += cost_of(callee);
           break;
-        case HloOpcode::kWhile:
-          c += cost_of(inst.while_body());
-          c += cost_of(inst.while_condition());
-          result.notes.push_back(
-              fmt::format("while '%{}': body and condition counted once (trip "
-                          "count unknown)",
-                          inst.name()));
+        case HloOpcode::kWhile: {
+          // A known trip count multiplies the body (and the condition, evaluated once more).
+          const TripCount t = KnownTripCount(inst);
+          const CostProperties body = cost_of(inst.while_body());
+          const CostProperties cond = cost_of(inst.while_condition());
+          if (t.trips) {
+            const double n = static_cast<double>(*t.trips);
+            c.flops += n * body.flops + (n + 1) * cond.flops;
+            c.transcendentals += n * body.transcendentals + (n + 1) * cond.transcendentals;
+            c.bytes_accessed += n * body.bytes_accessed + (n + 1) * cond.bytes_accessed;
+            result.notes.push_back(
+                fmt::format("while '%{}': {} trips (known trip count)", inst.name(), *t.trips));
+          } else {
+            c += body;
+            c += cond;
+            result.notes.push_back(
+                fmt::format("while '%{}': body and condition counted once (trip count unknown: {})",
+                            inst.name(), t.reason));
+          }
           break;
+        }
         case HloOpcode::kConditional: {
           CostProperties best;
           for (const HloComputation* b : inst.branch_computations()) {

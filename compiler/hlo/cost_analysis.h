@@ -20,10 +20,10 @@
 //     elements · select FLOP + source elements · scatter FLOP.
 //   - fusion: the fused computation's FLOP; bytes = fusion operands + fusion output only (the fused
 //     intermediates stay on chip).
-//   - call / while / conditional: the callee's cost (FLOP and bytes). A while body and condition
-//   are
-//     counted ONCE (the trip count is not known here) — a note says so; a conditional counts its
-//     most expensive branch.
+//   - call / while / conditional: the callee's cost (FLOP and bytes). A while whose trip count is
+//     known at compile time (hlo/while_loop.h, XLA's pattern) counts its body trips times and its
+//     condition trips + 1 times; otherwise body and condition count ONCE. A note says which. A
+//     conditional counts its most expensive branch.
 //   - bytes accessed = operand bytes + output bytes (ShapeUtil::ByteSizeOf, no padding for tiles);
 //     parameter, constant, get-tuple-element, tuple, bitcast, after-all and the call-like ops
 //     themselves count 0 bytes (XLA does the same for the first five; the callee's instructions
@@ -58,7 +58,7 @@ struct ModuleCost {
   std::vector<std::pair<const HloInstruction*, CostProperties>> per_instruction;
   /// Instructions anywhere in the module whose FLOP are unknown (custom-call, rng, fft, ...).
   std::vector<const HloInstruction*> unknown_flops;
-  /// Caveats, e.g. "while '%w': body and condition counted once (trip count unknown)".
+  /// Caveats, e.g. "while '%w': 8192 trips (known trip count)".
   std::vector<std::string> notes;
 };
 

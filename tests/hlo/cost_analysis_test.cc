@@ -111,6 +111,40 @@ ENTRY e {
   EXPECT_DOUBLE_EQ(cost.total.bytes_accessed, 32 + 48 + 32);
 }
 
+// A fori loop of 10 trips (limit a constant, counter stepped by 1): the body counts 10 times and
+// the condition (one compare) 11 times.
+TEST(CostAnalysisTest, WhileWithAKnownTripCountCountsEveryTrip) {
+  auto m = Parse(R"(HloModule m
+cond {
+  s = (s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(10)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = f32[4] get-tuple-element(s), index=1
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  y = f32[4] multiply(x, x)
+  ROOT t = (s32[], f32[4]) tuple(i1, y)
+}
+ENTRY e {
+  p = f32[4] parameter(0)
+  z = s32[] constant(0)
+  init = (s32[], f32[4]) tuple(z, p)
+  ROOT w = (s32[], f32[4]) while(init), condition=cond, body=body
+}
+)");
+  ASSERT_NE(m, nullptr);
+  const ModuleCost cost = AnalyzeCost(*m);
+  // Body: add 1 + multiply 4 = 5 FLOP per trip; condition: compare 1 FLOP per evaluation.
+  EXPECT_DOUBLE_EQ(cost.total.flops, 10 * 5 + 11 * 1);
+  ASSERT_EQ(cost.notes.size(), 1u);
+  EXPECT_EQ(cost.notes[0], "while '%w': 10 trips (known trip count)");
+}
+
 TEST(CostAnalysisTest, HugeShapesAreCountedSymbolically) {
   auto m = Parse(R"(HloModule m
 ENTRY e {
