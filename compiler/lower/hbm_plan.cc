@@ -195,11 +195,7 @@ bool UpdatesInPlace(const hlo::HloInstruction& inst, const hlo::HloInstruction* 
     return false;
   }
   // A value from outside the loop region is read again by the next trip: never update it in place.
-  auto innermost = [&](const hlo::HloInstruction* i) {
-    auto it = regions.innermost.find(i);
-    return it == regions.innermost.end() ? nullptr : it->second;
-  };
-  if (innermost(owner) != innermost(&inst)) return false;
+  if (regions.InnermostOf(owner) != regions.InnermostOf(&inst)) return false;
   const int64_t at = use_at(&inst);
   std::vector<const hlo::HloInstruction*> work{owner};
   std::set<const hlo::HloInstruction*> seen{owner};
@@ -235,10 +231,6 @@ std::map<const hlo::HloInstruction*, std::pair<const hlo::HloInstruction*, size_
     const std::function<int64_t(const hlo::HloInstruction*)>& def_at,
     const std::function<int64_t(const hlo::HloInstruction*)>& use_at) {
   std::map<const hlo::HloInstruction*, std::pair<const hlo::HloInstruction*, size_t>> out;
-  auto innermost = [&](const hlo::HloInstruction* i) -> const hlo::HloInstruction* {
-    auto it = regions.innermost.find(i);
-    return it == regions.innermost.end() ? nullptr : it->second;
-  };
   auto group = [&](const hlo::HloInstruction* i) -> int64_t {
     auto it = groups.group_of.find(i);
     return it == groups.group_of.end() ? -1 : static_cast<int64_t>(it->second);
@@ -295,7 +287,7 @@ std::map<const hlo::HloInstruction*, std::pair<const hlo::HloInstruction*, size_
       const hlo::HloInstruction* x = root->operand(i);
       if (!x->shape().IsArray() || !begin->shape().tuple_shapes(i).IsArray()) continue;
       while (IsAliasOfOperand(*x) || in_place(*x)) x = x->operand(0);
-      if (innermost(x) != begin || IsLoopBegin(*x) || IsLoopEnd(*x) ||
+      if (regions.InnermostOf(x) != begin || IsLoopBegin(*x) || IsLoopEnd(*x) ||
           x->opcode() == hlo::HloOpcode::kConstant || x->opcode() == hlo::HloOpcode::kParameter ||
           x->opcode() == hlo::HloOpcode::kGetTupleElement || !x->shape().IsArray() ||
           x->shape().dimensions() != begin->shape().tuple_shapes(i).dimensions() ||

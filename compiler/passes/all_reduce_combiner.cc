@@ -91,9 +91,8 @@ bool CombineOneBucket(hlo::HloComputation* comp, int64_t threshold_bytes) {
   std::map<std::string, int64_t> bytes;
   std::vector<std::string> key_order;
   for (HloInstruction* c : cands) {
-    auto region = regions->innermost.find(c);
-    const std::string key =
-        *CombineKey(*c) + "|" + (region == regions->innermost.end() ? "" : region->second->name());
+    const hlo::HloInstruction* region = regions->InnermostOf(c);
+    const std::string key = *CombineKey(*c) + "|" + (region == nullptr ? "" : region->name());
     auto& members = buckets[key];
     if (members.empty()) key_order.push_back(key);
     const int64_t b = ArrayBytes(c->shape());

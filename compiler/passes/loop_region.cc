@@ -26,10 +26,14 @@ int64_t LoopTrips(const HloInstruction& begin) {
   return trips;
 }
 
+const HloInstruction* LoopRegions::InnermostOf(const HloInstruction* inst) const {
+  auto it = innermost.find(inst);
+  return it == innermost.end() ? nullptr : it->second;
+}
+
 std::vector<const HloInstruction*> LoopRegions::Enclosing(const HloInstruction* inst) const {
   std::vector<const HloInstruction*> out;
-  auto it = innermost.find(inst);
-  const HloInstruction* r = it == innermost.end() ? nullptr : it->second;
+  const HloInstruction* r = InnermostOf(inst);
   while (r != nullptr) {
     out.push_back(r);
     auto p = parent.find(r);

@@ -45,6 +45,8 @@ struct LoopRegions {
   std::map<const hlo::HloInstruction*, const hlo::HloInstruction*> end_of;
   std::map<const hlo::HloInstruction*, const hlo::HloInstruction*> parent;
 
+  /// The loop_begin of the innermost region containing `inst`; nullptr outside every region.
+  const hlo::HloInstruction* InnermostOf(const hlo::HloInstruction* inst) const;
   /// The loop_begins of the regions that contain `inst`, innermost first.
   std::vector<const hlo::HloInstruction*> Enclosing(const hlo::HloInstruction* inst) const;
   bool empty() const { return end_of.empty(); }

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,28 @@ inline StatusOr<RunResult> CompileAndRun(const hlo::HloModule& module,
     r.outputs.push_back(std::move(lit));
   }
   return r;
+}
+
+/// Instructions of core 0 tagged with HLO instruction `name` (with opcode `op`, if given).
+inline int InstructionsTagged(const isa::Program& p, const std::string& name,
+                              std::optional<isa::Opcode> op = std::nullopt) {
+  int n = 0;
+  const auto& core = p.cores[0];
+  for (size_t i = 0; i < core.instructions.size(); ++i) {
+    const int32_t tag = core.hlo_tags[i];
+    n += tag >= 0 && p.hlo_names[static_cast<size_t>(tag)] == name &&
+         (!op || core.instructions[i].opcode == *op);
+  }
+  return n;
+}
+
+/// The counts of core 0's ctrl.loops, in program order.
+inline std::vector<uint64_t> LoopCounts(const isa::Program& p) {
+  std::vector<uint64_t> out;
+  for (const isa::Instruction& i : p.cores[0].instructions) {
+    if (i.opcode == isa::Opcode::kCtrlLoop) out.push_back(i.As<isa::op::CtrlLoop>().count);
+  }
+  return out;
 }
 
 /// Max |a - b| / (atol + rtol * |b|) over all elements (<= 1 means within tolerance).

@@ -13,18 +13,6 @@ namespace {
 
 using testing::CheckAgainstEvaluator;
 
-// Instructions of core 0 tagged with HLO instruction `name` whose opcode is `op`.
-int Count(const isa::Program& p, const std::string& name, isa::Opcode op) {
-  int n = 0;
-  const auto& core = p.cores[0];
-  for (size_t i = 0; i < core.instructions.size(); ++i) {
-    const int32_t tag = core.hlo_tags[i];
-    n += tag >= 0 && p.hlo_names[static_cast<size_t>(tag)] == name &&
-         core.instructions[i].opcode == op;
-  }
-  return n;
-}
-
 // Linear layer: relu(x @ w + b), then a residual add and a per-row scale; the dot's own result is
 // also returned, so it is stored as well.
 constexpr char kLinear[] = R"(
@@ -54,12 +42,16 @@ TEST(DotEpilogueTest, BiasReluResidualAndRowScaleRunAsThePopsEpilogue) {
     auto run = CheckAgainstEvaluator(kLinear, config, 1e-4, 1e-4);
     const isa::Program& p = run.compiled.program;
     for (const char* op : {"a", "r", "sum", "out"}) {
-      EXPECT_EQ(Count(p, op, isa::Opcode::kDmaHbmToVmem), 0) << op << " on " << config;
-      EXPECT_GT(Count(p, op, isa::Opcode::kVpuBinary), 0) << op << " on " << config;
+      EXPECT_EQ(testing::InstructionsTagged(p, op, isa::Opcode::kDmaHbmToVmem), 0)
+          << op << " on " << config;
+      EXPECT_GT(testing::InstructionsTagged(p, op, isa::Opcode::kVpuBinary), 0)
+          << op << " on " << config;
     }
-    EXPECT_GT(Count(p, "out", isa::Opcode::kDmaVmemToHbm), 0);  // returned
-    EXPECT_EQ(Count(p, "a", isa::Opcode::kDmaVmemToHbm), 0);    // only used inside
-    EXPECT_GT(Count(p, "d", isa::Opcode::kDmaVmemToHbm), 0);    // the dot is returned too
+    EXPECT_GT(testing::InstructionsTagged(p, "out", isa::Opcode::kDmaVmemToHbm), 0);  // returned
+    EXPECT_EQ(testing::InstructionsTagged(p, "a", isa::Opcode::kDmaVmemToHbm),
+              0);  // only used inside
+    EXPECT_GT(testing::InstructionsTagged(p, "d", isa::Opcode::kDmaVmemToHbm),
+              0);  // the dot is returned too
   }
 }
 
@@ -75,8 +67,9 @@ ENTRY e {
 }
 )",
                                    "tiny", 1e-2, 1e-2);
-  EXPECT_EQ(Count(run.compiled.program, "t", isa::Opcode::kDmaHbmToVmem), 0);
-  EXPECT_EQ(Count(run.compiled.program, "d", isa::Opcode::kDmaVmemToHbm), 0);  // never stored
+  EXPECT_EQ(testing::InstructionsTagged(run.compiled.program, "t", isa::Opcode::kDmaHbmToVmem), 0);
+  EXPECT_EQ(testing::InstructionsTagged(run.compiled.program, "d", isa::Opcode::kDmaVmemToHbm),
+            0);  // never stored
 }
 
 // Without fusion the same module is one kernel per op; the values are the same.
@@ -84,7 +77,7 @@ TEST(DotEpilogueTest, SameValuesWithoutFusion) {
   CompileOptions unfused;
   unfused.fuse_elementwise = false;
   auto run = CheckAgainstEvaluator(kLinear, "tiny", 1e-4, 1e-4, unfused);
-  EXPECT_GT(Count(run.compiled.program, "a", isa::Opcode::kDmaHbmToVmem), 0);
+  EXPECT_GT(testing::InstructionsTagged(run.compiled.program, "a", isa::Opcode::kDmaHbmToVmem), 0);
 }
 
 }  // namespace

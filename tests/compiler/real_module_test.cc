@@ -133,11 +133,7 @@ TEST(ReplicatedModuleTest, JaxWaveEquationPmapAsIsaLoops) {
   auto compiled = Compile(*module, testing::Config("tpu-v4-8"), timing);
   ASSERT_TRUE(compiled.ok()) << compiled.status().message();
   EXPECT_EQ(compiled->program.num_cores(), 8);
-  std::vector<uint64_t> loops;
-  for (const isa::Instruction& i : compiled->program.cores[0].instructions) {
-    if (i.opcode == isa::Opcode::kCtrlLoop) loops.push_back(i.As<isa::op::CtrlLoop>().count);
-  }
-  EXPECT_EQ(loops, std::vector<uint64_t>{8192});
+  EXPECT_EQ(testing::LoopCounts(compiled->program), std::vector<uint64_t>{8192});
   CompileOptions isa_loops;
   isa_loops.max_unrolled_instructions = 0;
   CheckReplicated(

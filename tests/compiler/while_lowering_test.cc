@@ -14,6 +14,7 @@ namespace tpusim::compiler {
 namespace {
 
 using testing::CheckAgainstEvaluator;
+using testing::LoopCounts;
 
 int CountOpcode(const hlo::HloModule& m, hlo::HloOpcode op) {
   int n = 0;
@@ -143,28 +144,10 @@ TEST(WhileLoweringTest, UnknownTripCountIsALocatedError) {
       << r.status().message();
 }
 
-// Instructions of core 0 with opcode `op`, and the counts of its ctrl.loops in order.
+// Instructions of core 0 with opcode `op`.
 int CountIsa(const isa::Program& p, isa::Opcode op) {
   int n = 0;
   for (const isa::Instruction& i : p.cores[0].instructions) n += i.opcode == op;
-  return n;
-}
-std::vector<uint64_t> LoopCounts(const isa::Program& p) {
-  std::vector<uint64_t> out;
-  for (const isa::Instruction& i : p.cores[0].instructions) {
-    if (i.opcode == isa::Opcode::kCtrlLoop) out.push_back(i.As<isa::op::CtrlLoop>().count);
-  }
-  return out;
-}
-
-// Instructions core 0 emits for HLO instruction `name`.
-int InstructionsOf(const isa::Program& p, const std::string& name) {
-  int n = 0;
-  const auto& core = p.cores[0];
-  for (size_t i = 0; i < core.instructions.size(); ++i) {
-    const int32_t tag = core.hlo_tags[i];
-    n += tag >= 0 && p.hlo_names[static_cast<size_t>(tag)] == name;
-  }
   return n;
 }
 
@@ -198,13 +181,13 @@ TEST(WhileLoweringTest, ForiLoopAsAnIsaLoopMatchesTheEvaluator) {
   // x1 = xw + 0.25 runs as the dot's epilogue while the dot still reads x, so it may not overwrite
   // x's state buffer: loop_end copies it (a load and a store with their waits, then ctrl.endloop).
   // The counter's add writes its state buffer itself.
-  EXPECT_EQ(InstructionsOf(run.compiled.program, "loop.loop_end"), 5);
+  EXPECT_EQ(testing::InstructionsTagged(run.compiled.program, "loop.loop_end"), 5);
   CompileOptions unfused = NoUnrolling();
   unfused.fuse_elementwise = false;
   auto separate = CheckAgainstEvaluator(kForiLoop, "tiny", 1e-4, 1e-3, unfused);
   // As a kernel of its own after the dot, x1 writes x's state buffer: loop_end is only
   // ctrl.endloop.
-  EXPECT_EQ(InstructionsOf(separate.compiled.program, "loop.loop_end"), 1);
+  EXPECT_EQ(testing::InstructionsTagged(separate.compiled.program, "loop.loop_end"), 1);
 }
 
 // On a megacore chip (tpu-v4) the second core of a loop with no dot wide enough to split would only
@@ -296,7 +279,7 @@ TEST(WhileLoweringTest, StateElementsPassedOnInOrderMatchTheEvaluator) {
   auto run = CheckAgainstEvaluator(kFibonacci, "tiny", 1e-5, 1e-5, NoUnrolling());
   // b's old value is copied into a at the end of a trip, so c must not overwrite b early: loop_end
   // copies a <- b and b <- c (a DMA in and out each, with their waits) besides ctrl.endloop.
-  EXPECT_GT(InstructionsOf(run.compiled.program, "loop.loop_end"), 1);
+  EXPECT_GT(testing::InstructionsTagged(run.compiled.program, "loop.loop_end"), 1);
 }
 
 TEST(WhileLoweringTest, StateElementsSwappedInACycleAreALocatedError) {
