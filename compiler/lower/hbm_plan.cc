@@ -96,8 +96,37 @@ bool IsVirtualBroadcast(const hlo::HloInstruction& inst) {
   return VirtualBroadcastKind(inst) != isa::Broadcast::kNone;
 }
 
+int64_t ContiguousSliceOffset(const hlo::HloInstruction& inst) {
+  if (inst.opcode() != hlo::HloOpcode::kSlice || !inst.shape().IsArray() ||
+      !inst.operand(0)->shape().IsArray()) {
+    return -1;
+  }
+  const hlo::Shape& in = inst.operand(0)->shape();
+  const int64_t rank = in.rank();
+  if (static_cast<int64_t>(inst.slice_starts().size()) != rank) return -1;
+  auto dt = DeviceType(in.element_type());
+  if (!dt) return -1;
+  // Row-major contiguity: every dimension after the last partial one is whole (by definition)
+  // and every dimension before it has one index.
+  int64_t last_partial = -1;
+  for (int64_t d = 0; d < rank; ++d) {
+    const size_t u = static_cast<size_t>(d);
+    if (inst.slice_strides()[u] != 1) return -1;
+    if (inst.slice_limits()[u] - inst.slice_starts()[u] < in.dimensions(d)) last_partial = d;
+  }
+  int64_t offset = 0, stride = isa::DTypeBytes(*dt);
+  for (int64_t d = rank - 1; d >= 0; --d) {
+    const size_t u = static_cast<size_t>(d);
+    if (d < last_partial && inst.slice_limits()[u] - inst.slice_starts()[u] != 1) return -1;
+    offset += inst.slice_starts()[u] * stride;
+    stride *= in.dimensions(d);
+  }
+  return offset;
+}
+
 bool IsAliasOfOperand(const hlo::HloInstruction& inst) {
   if (IsVirtualBroadcast(inst)) return true;
+  if (ContiguousSliceOffset(inst) >= 0) return true;
   switch (inst.opcode()) {
     case hlo::HloOpcode::kBroadcast: {  // same shape, dimensions={0,1,...}: a copy (JAX emits
                                         // these)
@@ -388,6 +417,9 @@ StatusOr<HbmPlan> PlanHbm(const hlo::HloModule& module, const ElementwiseGroups&
         }
         if (IsAliasOfOperand(inst)) {
           leaves = plan.values.at(inst.operand(0));
+          if (const int64_t off = ContiguousSliceOffset(inst); off > 0) {
+            leaves[0].view_offset += static_cast<uint64_t>(off);
+          }
           // A virtual broadcast keeps its 1-element source: consumers read it with bcast=scalar.
           if (inst.shape().IsArray() && leaves.size() == 1 && !IsVirtualBroadcast(inst)) {
             leaves[0].dims = inst.shape().dimensions();
@@ -473,7 +505,9 @@ StatusOr<HbmPlan> PlanHbm(const hlo::HloModule& module, const ElementwiseGroups&
     for (size_t id : dies[i]) heap.Free(address[id], owned[id].bytes);
   }
   for (auto& [inst, leaves] : plan.values) {
-    for (HbmBuffer& b : leaves) b.address = base + static_cast<uint64_t>(address[b.address]);
+    for (HbmBuffer& b : leaves) {
+      b.address = base + static_cast<uint64_t>(address[b.address]) + b.view_offset;
+    }
   }
   if (!timing_only) {
     for (const auto& up : entry->instructions()) {

@@ -2,6 +2,8 @@
 // buffers and opens ctrl.loop; loop_end copies the body's results into them and closes it.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "compiler/lower/lowerer.h"
 #include "compiler/passes/loop_region.h"
 #include "compiler/passes/while_lowering.h"
@@ -9,6 +11,16 @@
 namespace tpusim::compiler {
 
 using hlo::HloInstruction;
+
+namespace {
+
+bool Overlap(const HbmBuffer& a, const HbmBuffer& b) {
+  const uint64_t a_end = a.address + static_cast<uint64_t>(std::max<int64_t>(a.bytes(), 1));
+  const uint64_t b_end = b.address + static_cast<uint64_t>(std::max<int64_t>(b.bytes(), 1));
+  return a.address < b_end && b.address < a_end;
+}
+
+}  // namespace
 
 Status Lowerer::LowerLoopBegin(const HloInstruction& inst) {
   const int64_t trips = LoopTrips(inst);
@@ -48,9 +60,11 @@ Status Lowerer::LowerLoopEnd(const HloInstruction& inst) {
       bool progress = false;
       for (size_t k = 0; k < pending.size(); ++k) {
         const size_t i = pending[k];
+        // (A result may be a view into another state buffer: compare byte ranges.)
         bool read_later = false;
-        for (size_t j : pending)
-          read_later = read_later || (j != i && result[j].address == state[i].address);
+        for (size_t j : pending) {
+          read_later = read_later || (j != i && Overlap(result[j], state[i]));
+        }
         if (read_later) continue;
         em_.ResetVmem();
         TPUSIM_RETURN_IF_ERROR(LowerCopyValue(inst, result[i], state[i]));

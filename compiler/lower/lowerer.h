@@ -28,6 +28,9 @@ namespace tpusim::compiler {
 /// One array value in HBM.
 struct HbmBuffer {
   uint64_t address = 0;
+  /// Bytes from the start of the buffer that owns the memory: non-zero for a view (a slice of
+  /// whole leading rows, IsAliasOfOperand). Already included in `address`.
+  uint64_t view_offset = 0;
   isa::DType dtype = isa::DType::kF32;
   std::vector<int64_t> dims;
   int64_t elements() const {
@@ -60,9 +63,13 @@ StatusOr<HbmPlan> PlanHbm(const hlo::HloModule& module, const ElementwiseGroups&
 
 /// True for instructions whose value is their operand 0's buffers (reshape, bitcast, copy,
 /// opt-barrier, add-dependency, identity custom-calls, a broadcast to its operand's own shape, a
-/// pad of zero widths):
-/// no code, no allocation.
+/// pad of zero widths, a unit-stride slice that is one contiguous run of its operand — whole
+/// trailing dimensions under one partial dimension, x[1:] of a row-major array — which is its
+/// operand's buffer at an offset (ContiguousSliceOffset)): no code, no allocation.
 bool IsAliasOfOperand(const hlo::HloInstruction& inst);
+/// The byte offset of a slice that is one contiguous run of its operand (see IsAliasOfOperand);
+/// -1 for anything else.
+int64_t ContiguousSliceOffset(const hlo::HloInstruction& inst);
 /// A broadcast that is never materialized (a first step of fuse-elementwise): of a 1-element value
 /// (kScalar), of a [cols] vector along the last dimension (kRow, a bias) or of the leading
 /// dimensions (kCol, a per-row statistic), when every user is a VPU binary op or compare (or clamp,

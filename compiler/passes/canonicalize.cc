@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -239,9 +240,95 @@ bool IsRemovableWhenDead(const HloInstruction* inst) {
   }
 }
 
+// The integer values of a constant (nullopt for anything else).
+std::optional<std::vector<int64_t>> IntValues(const HloInstruction* i) {
+  if (i->opcode() != HloOpcode::kConstant || !i->shape().IsArray() || i->literal().elided ||
+      static_cast<int64_t>(i->literal().int_values.size()) != i->shape().ElementCount()) {
+    return std::nullopt;
+  }
+  return i->literal().int_values;
+}
+
+// The static slice a gather or dynamic-slice with constant start indices reads, as XLA computes it
+// (each start clamped into [0, dim - size]); nullopt when the starts are not constants or the
+// gather is not one box of the operand in its own dimension order.
+std::optional<std::vector<int64_t>> StaticStarts(const HloInstruction* inst) {
+  if ((inst->opcode() != HloOpcode::kDynamicSlice && inst->opcode() != HloOpcode::kGather) ||
+      inst->operand_count() < 2) {
+    return std::nullopt;
+  }
+  const Shape& in = inst->operand(0)->shape();
+  if (!in.IsArray() || !inst->shape().IsArray()) return std::nullopt;
+  const int64_t rank = in.rank();
+  std::vector<int64_t> starts(static_cast<size_t>(rank), 0), sizes;
+  if (inst->opcode() == HloOpcode::kDynamicSlice) {
+    if (inst->operand_count() != rank + 1) return std::nullopt;
+    for (int64_t d = 0; d < rank; ++d) {
+      auto v = IntValues(inst->operand(d + 1));
+      if (!v || v->size() != 1) return std::nullopt;
+      starts[static_cast<size_t>(d)] = (*v)[0];
+    }
+    sizes = inst->dynamic_slice_sizes();
+  } else if (inst->opcode() == HloOpcode::kGather && inst->operand_count() == 2) {
+    const hlo::GatherDimensionNumbers& g = inst->gather_dimension_numbers();
+    auto v = IntValues(inst->operand(1));
+    const Shape& idx = inst->operand(1)->shape();
+    // One start vector: indices of shape [n] with index_vector_dim = 0.
+    if (!v || idx.rank() != 1 || g.index_vector_dim != 0 || !g.collapsed_slice_dims.empty() ||
+        !g.operand_batching_dims.empty() || !g.start_indices_batching_dims.empty() ||
+        static_cast<int64_t>(g.offset_dims.size()) != rank ||
+        g.start_index_map.size() != v->size()) {
+      return std::nullopt;
+    }
+    for (int64_t d = 0; d < rank; ++d) {
+      if (g.offset_dims[static_cast<size_t>(d)] != d) return std::nullopt;
+    }
+    for (size_t k = 0; k < v->size(); ++k) {
+      const int64_t d = g.start_index_map[k];
+      if (d < 0 || d >= rank) return std::nullopt;
+      starts[static_cast<size_t>(d)] = (*v)[k];
+    }
+    sizes = inst->gather_slice_sizes();
+  } else {
+    return std::nullopt;
+  }
+  if (static_cast<int64_t>(sizes.size()) != rank || inst->shape().dimensions() != sizes) {
+    return std::nullopt;
+  }
+  for (int64_t d = 0; d < rank; ++d) {
+    const size_t u = static_cast<size_t>(d);
+    starts[u] = std::clamp<int64_t>(starts[u], 0, in.dimensions(d) - sizes[u]);
+  }
+  return starts;
+}
+
+// gather / dynamic-slice with constant starts -> slice (a strided DMA instead of an index load and
+// an indirect one; contiguous slices then cost nothing, lowerer.h IsAliasOfOperand).
+bool StaticSliceFromConstantStarts(HloComputation& comp, HloInstruction* inst) {
+  const std::optional<std::vector<int64_t>> starts = StaticStarts(inst);
+  if (!starts) return false;
+  auto s = std::make_unique<HloInstruction>(HloOpcode::kSlice, inst->shape(),
+                                            UniqueName(comp, inst->name() + ".static"));
+  std::vector<int64_t> limits;
+  for (size_t d = 0; d < starts->size(); ++d) {
+    limits.push_back((*starts)[d] + inst->shape().dimensions(static_cast<int64_t>(d)));
+  }
+  s->mutable_slice_starts() = *starts;
+  s->mutable_slice_limits() = limits;
+  s->mutable_slice_strides() = std::vector<int64_t>(starts->size(), 1);
+  s->AppendOperand(inst->operand(0));
+  HloInstruction* slice = Insert(comp, std::move(s), inst);
+  inst->ReplaceAllUsesWith(slice);
+  comp.RemoveInstruction(inst);
+  return true;
+}
+
 bool RunOnComputation(HloComputation& comp) {
   bool changed = false;
   std::vector<HloInstruction*> order;
+  for (const auto& i : comp.instructions()) order.push_back(i.get());
+  for (HloInstruction* inst : order) changed |= StaticSliceFromConstantStarts(comp, inst);
+  order.clear();
   for (const auto& i : comp.instructions()) order.push_back(i.get());
   for (HloInstruction* inst : order) {
     if (inst->opcode() != HloOpcode::kDot) continue;
