@@ -45,8 +45,8 @@ struct CompileOptions {
   /// Double-buffer DMA with compute in the dot kernel (prefetch the next LHS block while the MXUs
   /// run).
   bool double_buffer = true;
-  /// Run chains of same-shape elementwise ops as one VPU kernel with the intermediates kept in VMEM,
-  /// and the elementwise ops right after a dot on its result blocks as they are popped
+  /// Run chains of same-shape elementwise ops as one VPU kernel with the intermediates kept in
+  /// VMEM, and the elementwise ops right after a dot on its result blocks as they are popped
   /// (lower/fusion.h); off = one kernel (and one HBM round trip) per op.
   bool fuse_elementwise = true;
   /// Split large dots over the TensorCores of a chip that share its HBM when the module is one
