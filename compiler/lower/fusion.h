@@ -2,7 +2,8 @@
 // of elementwise ops of one shape, consecutive in program order, become one kernel that streams its
 // external operands through VMEM once and keeps the intermediates there, storing only the values
 // used outside the run. XLA's kLoop fusion in spirit; formed here rather than as an HLO `fusion`
-// because the lowering, not the IR, decides what stays in VMEM.
+// because the lowering, not the IR, decides what stays in VMEM. The ops right after a dot can
+// instead run on its result blocks as they are popped (AddDotEpilogues).
 #pragma once
 
 #include <cstddef>
