@@ -120,6 +120,7 @@ void AddDotEpilogues(const hlo::HloModule& module, int64_t min_split_n, Elementw
         // the ops, so every external operand exists before the dot runs.
         const bool small = IsVirtualBroadcast(*op) || op->shape().ElementCount() == 1;
         if (!same_dims && !small) ok = false;
+        if (VirtualPadOf(op) != nullptr) ok = false;  // the epilogue loads whole arrays only
         if (small && m->opcode() == HloOpcode::kSelect) ok = false;
       }
     }

@@ -96,6 +96,48 @@ bool IsVirtualBroadcast(const hlo::HloInstruction& inst) {
   return VirtualBroadcastKind(inst) != isa::Broadcast::kNone;
 }
 
+bool IsVirtualPad(const hlo::HloInstruction& inst) {
+  if (inst.opcode() != hlo::HloOpcode::kPad || !inst.shape().IsArray() ||
+      inst.shape().rank() != 2 || !inst.operand(0)->shape().IsArray() ||
+      IsVirtualBroadcast(*inst.operand(0)) || inst.operand(1)->shape().ElementCount() != 1 ||
+      inst.users().empty() || inst.parent() == nullptr ||
+      inst.parent()->root_instruction() == &inst) {
+    return false;
+  }
+  bool pads = false;
+  for (const auto& p : inst.padding_config().dimensions) {
+    if (p.interior_padding != 0 || p.edge_padding_low < 0 || p.edge_padding_high < 0) return false;
+    pads = pads || p.edge_padding_low > 0 || p.edge_padding_high > 0;
+  }
+  if (!pads) return false;  // zero widths: an alias
+  return ReadOnlyByVpu(inst);
+}
+
+bool ReadOnlyByVpu(const hlo::HloInstruction& v) {
+  if (v.users().empty() || v.parent() == nullptr || v.parent()->root_instruction() == &v) {
+    return false;
+  }
+  for (const hlo::HloInstruction* u : v.users()) {
+    if (!u->shape().IsArray() || u->shape().dimensions() != v.shape().dimensions()) return false;
+    if (HasVpuFunction(u->opcode())) continue;
+    const bool same_dims_alias =
+        u->operand(0) == &v && !IsVirtualBroadcast(*u) && !IsVirtualPad(*u) && IsAliasOfOperand(*u);
+    if (!same_dims_alias || !ReadOnlyByVpu(*u)) return false;
+  }
+  return true;
+}
+
+const hlo::HloInstruction* VirtualPadOf(const hlo::HloInstruction* v) {
+  while (!IsVirtualPad(*v)) {
+    if (v->operand_count() == 0 || !IsAliasOfOperand(*v) || IsVirtualBroadcast(*v) ||
+        v->shape().dimensions() != v->operand(0)->shape().dimensions()) {
+      return nullptr;
+    }
+    v = v->operand(0);
+  }
+  return v;
+}
+
 int64_t ContiguousSliceOffset(const hlo::HloInstruction& inst) {
   if (inst.opcode() != hlo::HloOpcode::kSlice || !inst.shape().IsArray() ||
       !inst.operand(0)->shape().IsArray()) {
@@ -125,7 +167,7 @@ int64_t ContiguousSliceOffset(const hlo::HloInstruction& inst) {
 }
 
 bool IsAliasOfOperand(const hlo::HloInstruction& inst) {
-  if (IsVirtualBroadcast(inst)) return true;
+  if (IsVirtualBroadcast(inst) || IsVirtualPad(inst)) return true;
   if (ContiguousSliceOffset(inst) >= 0) return true;
   switch (inst.opcode()) {
     case hlo::HloOpcode::kBroadcast: {  // same shape, dimensions={0,1,...}: a copy (JAX emits
@@ -461,7 +503,12 @@ StatusOr<HbmPlan> PlanHbm(const hlo::HloModule& module, const ElementwiseGroups&
     // A loop region runs again after its last instruction: what it reads from before it stays
     // live until its loop_end.
     const std::vector<const hlo::HloInstruction*> enclosing = regions.Enclosing(&inst);
+    // A virtual pad's readers also read its padding value.
+    std::vector<const hlo::HloInstruction*> reads(inst.operands().begin(), inst.operands().end());
     for (const hlo::HloInstruction* op : inst.operands()) {
+      if (const hlo::HloInstruction* pad = VirtualPadOf(op)) reads.push_back(pad->operand(1));
+    }
+    for (const hlo::HloInstruction* op : reads) {
       for (const HbmBuffer& b : plan.values.at(op)) {
         Owned& o = owned[b.address];
         o.last_use = std::max(o.last_use, use_at(&inst));

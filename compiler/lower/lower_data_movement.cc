@@ -150,6 +150,29 @@ Status Lowerer::LowerPad(const HloInstruction& inst) {
   return ScatterKernel(inst, in, base, ds);
 }
 
+StatusOr<int64_t> Lowerer::LoadPaddedRows(const HloInstruction& pad, int64_t row0, int64_t rows,
+                                          uint64_t dst, uint64_t value, uint64_t flag) {
+  const HbmBuffer& in = Buffer(pad.operand(0));
+  const HbmBuffer& p = Buffer(&pad);  // the operand's buffer, the pad's dims
+  const auto& pc = pad.padding_config().dimensions;
+  const int64_t cols = p.dims[1], e = p.elem_bytes();
+  em_.Emit(isa::op::VpuBroadcast{.mode = isa::Broadcast::kScalar,
+                                 .dtype = p.dtype,
+                                 .dst = dst,
+                                 .src = value,
+                                 .rows = static_cast<uint64_t>(rows),
+                                 .cols = static_cast<uint64_t>(cols)});
+  // Operand rows inside [row0, row0 + rows), each placed at column edge_padding_low.
+  const int64_t lo = pc[0].edge_padding_low, in_rows = in.dims[0], in_cols = in.dims[1];
+  const int64_t first = std::max(row0, lo), last = std::min(row0 + rows, lo + in_rows);
+  if (first >= last || in_cols == 0) return int64_t{0};
+  const std::vector<int64_t> dims{last - first, in_cols}, ss{in_cols * e, e}, ds{cols * e, e};
+  return em_.Dma(isa::Opcode::kDmaHbmToVmem,
+                 in.address + static_cast<uint64_t>((first - lo) * in_cols * e), ss,
+                 dst + static_cast<uint64_t>(((first - row0) * cols + pc[1].edge_padding_low) * e),
+                 ds, dims, e, flag);
+}
+
 Status Lowerer::LowerIota(const HloInstruction& inst) {
   const HbmBuffer& out = Buffer(&inst);
   const int64_t e = out.elem_bytes();

@@ -234,6 +234,8 @@ Status Lowerer::LowerElementwise(const HloInstruction& inst) {
     const HbmBuffer* buf;
     isa::Broadcast mode;
     uint64_t vmem = 0;
+    const HloInstruction* pad = nullptr;  // a virtual pad (IsVirtualPad), read by LoadPaddedRows
+    uint64_t pad_value = 0;               // its padding value in VMEM
     bool scalar() const { return mode == isa::Broadcast::kScalar; }
     bool once() const { return mode == isa::Broadcast::kScalar || mode == isa::Broadcast::kRow; }
   };
@@ -247,8 +249,10 @@ Status Lowerer::LowerElementwise(const HloInstruction& inst) {
     if (mode == isa::Broadcast::kScalar && !(binary || is_compare || is_clamp)) {
       return Unsupported(inst, "a scalar operand of select (broadcast it first)");
     }
-    by_rows = by_rows || mode == isa::Broadcast::kRow || mode == isa::Broadcast::kCol;
-    ops.push_back({&b, mode});
+    const HloInstruction* pad = mode == isa::Broadcast::kNone ? VirtualPadOf(o) : nullptr;
+    by_rows =
+        by_rows || pad != nullptr || mode == isa::Broadcast::kRow || mode == isa::Broadcast::kCol;
+    ops.push_back({&b, mode, 0, pad});
     if (!ops.back().once()) bytes_per_elem += b.elem_bytes();
   }
   // With a row/col operand the region is [rows, cols] with cols = the last dimension, processed in
@@ -262,6 +266,13 @@ Status Lowerer::LowerElementwise(const HloInstruction& inst) {
   }
   int64_t once_loads = 0;
   for (Operand& o : ops) {
+    if (o.pad != nullptr) {
+      const HbmBuffer& v = Buffer(o.pad->operand(1));
+      TPUSIM_ASSIGN_OR_RETURN(o.pad_value, Vmem(inst, 64, "padding value"));
+      em_.DmaContiguous(isa::Opcode::kDmaHbmToVmem, v.address, o.pad_value, v.elem_bytes(),
+                        v.elem_bytes(), kLoadFlag);
+      ++once_loads;
+    }
     if (!o.once()) continue;
     const int64_t bytes = o.scalar() ? o.buf->elem_bytes() : o.buf->bytes();
     TPUSIM_ASSIGN_OR_RETURN(o.vmem, Vmem(inst, std::max<int64_t>(bytes, 64), "broadcast operand"));
@@ -303,11 +314,18 @@ Status Lowerer::LowerElementwise(const HloInstruction& inst) {
   }
   // Flags: set s loads on kLoadFlag (no double buffering) or 2 + s, stores on 4 + s.
   constexpr uint64_t kSetLoadFlag0 = 2, kSetStoreFlag0 = 4;
-  auto issue_loads = [&](int64_t off, int set, uint64_t flag) {
+  auto issue_loads = [&](int64_t off, int set, uint64_t flag) -> StatusOr<int64_t> {
     const int64_t c = std::min(chunk, n - off);
     int64_t loads = 0;
     for (size_t k = 0; k < ops.size(); ++k) {
       if (ops[k].once()) continue;
+      if (ops[k].pad != nullptr) {  // whole rows: by_rows
+        TPUSIM_ASSIGN_OR_RETURN(int64_t d, LoadPaddedRows(*ops[k].pad, off / cols, c / cols,
+                                                          op_sets[k][static_cast<size_t>(set)],
+                                                          ops[k].pad_value, flag));
+        loads += d;
+        continue;
+      }
       const int64_t e = ops[k].buf->elem_bytes();
       const bool col = ops[k].mode == isa::Broadcast::kCol;
       const int64_t first = col ? off / cols : off, count = col ? c / cols : c;
@@ -319,7 +337,9 @@ Status Lowerer::LowerElementwise(const HloInstruction& inst) {
     return loads;
   };
   int64_t pending_loads[2] = {0, 0}, pending_store[2] = {0, 0};
-  if (db) pending_loads[0] = issue_loads(0, 0, kSetLoadFlag0);
+  if (db) {
+    TPUSIM_ASSIGN_OR_RETURN(pending_loads[0], issue_loads(0, 0, kSetLoadFlag0));
+  }
   uint64_t dst = 0;
 
   for (int64_t off = 0, ci = 0; off < n; off += chunk, ++ci) {
@@ -330,11 +350,13 @@ Status Lowerer::LowerElementwise(const HloInstruction& inst) {
       em_.Wait(kSetLoadFlag0 + static_cast<uint64_t>(set), pending_loads[set]);
       pending_loads[set] = 0;
       if (off + chunk < n) {
-        pending_loads[1 - set] =
-            issue_loads(off + chunk, 1 - set, kSetLoadFlag0 + static_cast<uint64_t>(1 - set));
+        TPUSIM_ASSIGN_OR_RETURN(
+            pending_loads[1 - set],
+            issue_loads(off + chunk, 1 - set, kSetLoadFlag0 + static_cast<uint64_t>(1 - set)));
       }
     } else {
-      em_.Wait(kLoadFlag, issue_loads(off, 0, kLoadFlag));
+      TPUSIM_ASSIGN_OR_RETURN(int64_t loads, issue_loads(off, 0, kLoadFlag));
+      em_.Wait(kLoadFlag, loads);
     }
     for (size_t k = 0; k < ops.size(); ++k) {
       if (!ops[k].once()) ops[k].vmem = op_sets[k][static_cast<size_t>(set)];

@@ -33,10 +33,14 @@ Status Lowerer::LowerFusedElementwise(const std::vector<const HloInstruction*>& 
     const HbmBuffer* buf;
     isa::Broadcast mode;
     uint64_t vmem = 0;
+    const HloInstruction* pad = nullptr;  // a virtual pad (IsVirtualPad), read by LoadPaddedRows
+    uint64_t pad_value = 0;               // its padding value in VMEM
     bool once() const { return mode == isa::Broadcast::kScalar || mode == isa::Broadcast::kRow; }
   };
   std::vector<External> ext;
+  // (A virtual pad has its operand's address: it is keyed by itself.)
   std::map<std::pair<uint64_t, isa::Broadcast>, size_t> ext_index;
+  std::map<const HloInstruction*, size_t> pad_index;
   // For each member and operand: a member index (>= 0) or -1 - external index.
   std::vector<std::vector<int64_t>> source(group.size());
   bool by_rows = false, needs_tmp = false, needs_zero = false;
@@ -58,6 +62,13 @@ Status Lowerer::LowerFusedElementwise(const std::vector<const HloInstruction*>& 
       }
       if (mode == isa::Broadcast::kScalar && inst.opcode() == HloOpcode::kSelect) {
         return Unsupported(inst, "a scalar operand of select (broadcast it first)");
+      }
+      if (const HloInstruction* pad = mode == isa::Broadcast::kNone ? VirtualPadOf(op) : nullptr) {
+        by_rows = true;
+        auto [it, inserted] = pad_index.try_emplace(pad, ext.size());
+        if (inserted) ext.push_back({&b, mode, 0, pad});
+        source[m].push_back(-1 - static_cast<int64_t>(it->second));
+        continue;
       }
       by_rows = by_rows || mode == isa::Broadcast::kRow || mode == isa::Broadcast::kCol;
       auto [it, inserted] = ext_index.try_emplace({b.address, mode}, ext.size());
@@ -85,6 +96,13 @@ Status Lowerer::LowerFusedElementwise(const std::vector<const HloInstruction*>& 
   }
   int64_t once_loads = 0;
   for (External& x : ext) {
+    if (x.pad != nullptr) {
+      const HbmBuffer& v = Buffer(x.pad->operand(1));
+      TPUSIM_ASSIGN_OR_RETURN(x.pad_value, Vmem(first, 64, "padding value"));
+      em_.DmaContiguous(isa::Opcode::kDmaHbmToVmem, v.address, x.pad_value, v.elem_bytes(),
+                        v.elem_bytes(), kLoadFlag);
+      ++once_loads;
+    }
     if (!x.once()) continue;
     const int64_t bytes = x.mode == isa::Broadcast::kScalar ? x.buf->elem_bytes() : x.buf->bytes();
     TPUSIM_ASSIGN_OR_RETURN(x.vmem, Vmem(first, std::max<int64_t>(bytes, 64), "broadcast operand"));
@@ -124,6 +142,12 @@ Status Lowerer::LowerFusedElementwise(const std::vector<const HloInstruction*>& 
     int64_t loads = 0;
     for (const External& x : ext) {
       if (x.once()) continue;
+      if (x.pad != nullptr) {  // whole rows: by_rows
+        TPUSIM_ASSIGN_OR_RETURN(int64_t d, LoadPaddedRows(*x.pad, off / cols, c / cols, x.vmem,
+                                                          x.pad_value, kLoadFlag));
+        loads += d;
+        continue;
+      }
       const int64_t e = x.buf->elem_bytes();
       const bool col = x.mode == isa::Broadcast::kCol;
       const int64_t start = col ? off / cols : off, count = col ? c / cols : c;

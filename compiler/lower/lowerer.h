@@ -78,6 +78,18 @@ int64_t ContiguousSliceOffset(const hlo::HloInstruction& inst);
 isa::Broadcast VirtualBroadcastKind(const hlo::HloInstruction& inst);
 bool IsVirtualBroadcast(const hlo::HloInstruction& inst);
 
+/// A pad that is never materialized: rank 2, edge padding only, read only by elementwise VPU ops of
+/// its shape (ReadOnlyByVpu). Its readers load the operand's rows into the padded positions of a
+/// block filled with the padding value (Lowerer::LoadPaddedRows); the pad keeps its operand's
+/// buffer (dims of the pad), and its padding value stays live as long as its readers.
+bool IsVirtualPad(const hlo::HloInstruction& inst);
+/// True if every user of `v` is an elementwise VPU op of v's dimensions, or an alias of v with v's
+/// dimensions (an identity broadcast, a zero-width pad, a copy) whose users are, in turn; and v is
+/// not the result.
+bool ReadOnlyByVpu(const hlo::HloInstruction& v);
+/// The virtual pad `v` is, directly or through aliases of the same dimensions; nullptr otherwise.
+const hlo::HloInstruction* VirtualPadOf(const hlo::HloInstruction* v);
+
 /// True for the elementwise opcodes the VPU lowering implements (lower_elementwise.cc).
 bool HasVpuFunction(hlo::HloOpcode op);
 
@@ -212,6 +224,12 @@ class Lowerer {
   Status PipelineBlocks(int64_t blocks, bool db,
                         const std::function<StatusOr<int64_t>(int64_t, int, uint64_t)>& load,
                         const std::function<StatusOr<int64_t>(int64_t, int, uint64_t)>& store);
+  /// Rows [row0, row0 + rows) of the virtual pad `pad` (IsVirtualPad) into VMEM `dst` (row-major,
+  /// the pad's row length): vpu.broadcast of the padding value (one element at VMEM `value`), then
+  /// one strided DMA of the operand rows that fall inside, signalling `flag`. Returns the DMAs
+  /// issued.
+  StatusOr<int64_t> LoadPaddedRows(const hlo::HloInstruction& pad, int64_t row0, int64_t rows,
+                                   uint64_t dst, uint64_t value, uint64_t flag);
   /// dst[base + sum_d i_d * dst_strides[d]] = value (a one-element buffer) for every index of `box`
   /// (pad's padding): the value is loaded once, replicated into one VMEM block by vpu.broadcast,
   /// and that block is stored block by block with strided DMAs.

@@ -230,6 +230,8 @@ bool IsNoOp(const HloInstruction* inst) {
 
 bool IsRemovableWhenDead(const HloInstruction* inst) {
   switch (inst->opcode()) {
+    case HloOpcode::kTuple:
+    case HloOpcode::kGetTupleElement:
     case HloOpcode::kTranspose:
     case HloOpcode::kReshape:
     case HloOpcode::kBitcast:
@@ -343,6 +345,12 @@ bool RunOnComputation(HloComputation& comp) {
   for (HloInstruction* inst : order) {
     if (IsNoOp(inst) && inst != comp.root_instruction()) {
       inst->ReplaceAllUsesWith(inst->operand(0));
+      changed = true;
+    }
+    // get-tuple-element(tuple(..., x, ...), i) -> x (an inlined callee's result tuple).
+    if (inst->opcode() == HloOpcode::kGetTupleElement && inst != comp.root_instruction() &&
+        inst->operand(0)->opcode() == HloOpcode::kTuple) {
+      inst->ReplaceAllUsesWith(inst->operand(0)->operand(inst->tuple_index()));
       changed = true;
     }
   }

@@ -18,8 +18,10 @@
 //    `transpose`s and dimension merges become `reshape`s (free in tpusim's row-major memory model).
 //    The new dot keeps the original's name, metadata, location and precision config.
 //  * Removes no-op data movement: reshape/bitcast to the same dimensions, and copy (tpusim stores
-//    every array row-major whatever its layout, so a layout-changing copy moves no data), and
-//    transposes/reshapes/bitcasts/copies left without users.
+//    every array row-major whatever its layout, so a layout-changing copy moves no data),
+//    get-tuple-element of a tuple (an inlined callee's result), and
+//    transposes/reshapes/bitcasts/copies/tuples/get-tuple-elements left without users.
+//  * gather / dynamic-slice with constant start indices become static slices.
 //  * Never changes values: the rewritten module computes bit-identical results on the evaluator.
 #pragma once
 
