@@ -150,6 +150,15 @@ Status Lowerer::LowerPad(const HloInstruction& inst) {
   return ScatterKernel(inst, in, base, ds);
 }
 
+StatusOr<uint64_t> Lowerer::LoadPaddingValue(const HloInstruction& reader,
+                                             const HloInstruction& pad) {
+  const HbmBuffer& v = Buffer(pad.operand(1));
+  TPUSIM_ASSIGN_OR_RETURN(uint64_t at, Vmem(reader, 64, "padding value"));
+  em_.DmaContiguous(isa::Opcode::kDmaHbmToVmem, v.address, at, v.elem_bytes(), v.elem_bytes(),
+                    kLoadFlag);
+  return at;
+}
+
 StatusOr<int64_t> Lowerer::LoadPaddedRows(const HloInstruction& pad, int64_t row0, int64_t rows,
                                           uint64_t dst, uint64_t value, uint64_t flag) {
   const HbmBuffer& in = Buffer(pad.operand(0));

@@ -267,10 +267,7 @@ Status Lowerer::LowerElementwise(const HloInstruction& inst) {
   int64_t once_loads = 0;
   for (Operand& o : ops) {
     if (o.pad != nullptr) {
-      const HbmBuffer& v = Buffer(o.pad->operand(1));
-      TPUSIM_ASSIGN_OR_RETURN(o.pad_value, Vmem(inst, 64, "padding value"));
-      em_.DmaContiguous(isa::Opcode::kDmaHbmToVmem, v.address, o.pad_value, v.elem_bytes(),
-                        v.elem_bytes(), kLoadFlag);
+      TPUSIM_ASSIGN_OR_RETURN(o.pad_value, LoadPaddingValue(inst, *o.pad));
       ++once_loads;
     }
     if (!o.once()) continue;

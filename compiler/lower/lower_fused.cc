@@ -97,10 +97,7 @@ Status Lowerer::LowerFusedElementwise(const std::vector<const HloInstruction*>& 
   int64_t once_loads = 0;
   for (External& x : ext) {
     if (x.pad != nullptr) {
-      const HbmBuffer& v = Buffer(x.pad->operand(1));
-      TPUSIM_ASSIGN_OR_RETURN(x.pad_value, Vmem(first, 64, "padding value"));
-      em_.DmaContiguous(isa::Opcode::kDmaHbmToVmem, v.address, x.pad_value, v.elem_bytes(),
-                        v.elem_bytes(), kLoadFlag);
+      TPUSIM_ASSIGN_OR_RETURN(x.pad_value, LoadPaddingValue(first, *x.pad));
       ++once_loads;
     }
     if (!x.once()) continue;

@@ -228,6 +228,11 @@ class Lowerer {
   /// the pad's row length): vpu.broadcast of the padding value (one element at VMEM `value`), then
   /// one strided DMA of the operand rows that fall inside, signalling `flag`. Returns the DMAs
   /// issued.
+  /// Allocates 64 bytes of VMEM in `reader`'s kernel and loads the virtual pad `pad`'s padding
+  /// value there (one DMA signalling kLoadFlag, for the caller to wait on); returns its VMEM
+  /// address.
+  StatusOr<uint64_t> LoadPaddingValue(const hlo::HloInstruction& reader,
+                                      const hlo::HloInstruction& pad);
   StatusOr<int64_t> LoadPaddedRows(const hlo::HloInstruction& pad, int64_t row0, int64_t rows,
                                    uint64_t dst, uint64_t value, uint64_t flag);
   /// dst[base + sum_d i_d * dst_strides[d]] = value (a one-element buffer) for every index of `box`

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <map>
-#include <optional>
 #include <string>
 #include <vector>
 
