@@ -24,7 +24,7 @@ namespace tpusim::compiler {
 // pipeline. spmd-partitioner runs before canonicalize (as XLA partitions before its
 // simplifications): the `sharding=` annotations describe the user's shapes, and canonicalize
 // changes the rank of batched dots (which would leave a rank-4 sharding on a rank-3 dot).
-HloPassPipeline BuildHloPipeline(const config::ChipConfig& /*config*/,
+HloPassPipeline BuildHloPipeline(const config::ChipConfig& config,
                                  int64_t max_unrolled_instructions) {
   HloPassPipeline pipeline("hlo");
   pipeline.set_verifier([](const hlo::HloModule& m) { return hlo::VerifyModule(m); });
@@ -34,7 +34,7 @@ HloPassPipeline BuildHloPipeline(const config::ChipConfig& /*config*/,
   pipeline.AddPass<BatchNormExpander>();
   pipeline.AddPass<CustomCallExpander>();
   pipeline.AddPass<SpmdPartitioner>();  // a no-op unless num_partitions > 1
-  pipeline.AddPass<ConvolutionLowering>();
+  pipeline.AddPass<ConvolutionLowering>(config.core.mxu.rows);
   pipeline.AddPass<ReduceWindowLowering>();
   pipeline.AddPass<SelectAndScatterExpander>();
   pipeline.AddPass<SortExpander>();

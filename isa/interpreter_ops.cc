@@ -153,7 +153,7 @@ Status Interpreter::Matmul(int c, const Instruction& inst) {
   if (mm.dtype != DType::kF32 && mm.part != PrecisionPart::kHi) {
     return InvalidArgument("part must be hi for a bf16 or s8 LHS");
   }
-  if (mm.stride < mm.k) return InvalidArgument(fmt::format("stride={} < k={}", mm.stride, mm.k));
+  if (mm.stride < 1 && mm.m > 1) return InvalidArgument("stride=0 with m > 1");
   if (mm.acc + mm.m > static_cast<uint64_t>(sizes_.accumulator_rows)) {
     return InvalidArgument(fmt::format("accumulator rows [{}, {}) outside the {} rows per MXU",
                                        mm.acc, mm.acc + mm.m, sizes_.accumulator_rows));

@@ -86,7 +86,11 @@ void AddDotEpilogues(const hlo::HloModule& module, int64_t min_split_n, Elementw
   const auto& list = module.entry_computation()->instructions();
   for (size_t i = 0; i < list.size(); ++i) {
     const HloInstruction* dot = list[i].get();
-    if (dot->opcode() != HloOpcode::kDot || !dot->shape().IsArray() ||
+    // A convolution reaching the lowering is a direct one in canonical dim_labels (its result
+    // [N, OH, OW, O] is an [N*OH*OW, O] matrix popped block by block, like a dot's).
+    const bool mxu_op =
+        dot->opcode() == HloOpcode::kDot || dot->opcode() == HloOpcode::kConvolution;
+    if (!mxu_op || !dot->shape().IsArray() ||
         groups->group_of.count(dot) > 0 || dot->shape().rank() < 1 ||
         dot->shape().dimensions().back() >= min_split_n) {
       continue;

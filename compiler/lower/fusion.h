@@ -34,8 +34,9 @@ struct ElementwiseGroups {
 /// group (VMEM holds every member's chunk).
 ElementwiseGroups FormElementwiseGroups(const hlo::HloModule& module, size_t max_members = 16);
 
-/// Pop-time fusion (DESIGN.md §5 "elementwise fusion applied as MXU results are popped"): a dot
-/// whose next kernel in program order is an elementwise op (or a group of them) of the dot's result
+/// Pop-time fusion (DESIGN.md §5 "elementwise fusion applied as MXU results are popped"; XLA's
+/// kOutput fusion of a dot or convolution with its consumers): a dot (or a direct convolution,
+/// whose [N, OH, OW, O] result is popped as blocks of an [N*OH*OW, O] matrix) whose next kernel in program order is an elementwise op (or a group of them) of the dot's result
 /// dimensions that reads the dot runs that op or group on each [Mc, Nc] result block in VMEM as it
 /// is popped, before storing it; the ops' other operands are scalars, per-column vectors (a bias),
 /// per-row vectors or arrays of the same dimensions, all defined before the dot, and the dot's own

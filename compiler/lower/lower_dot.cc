@@ -17,10 +17,7 @@
 // tile. With Kc = K and Nc = N (the common case) HBM traffic is the minimum: every operand byte is
 // read once per batch and every result byte written once.
 //
-// Precision (DESIGN.md Numerics; XLA's bf16_3x / bf16_6x): an f32 operand enters the array as bf16
-// parts (hi, lo, lolo). DEFAULT = 1 pass hi*hi; HIGH = 3 passes lo*hi + hi*lo + hi*hi; HIGHEST = 6
-// passes adding lo*lo, hi*lolo, lolo*hi — smallest terms first. A bf16 operand has only `hi`, so
-// terms that need its lo/lolo parts are dropped. s8 x s8 -> s32 uses the int8 path.
+// Precision: lower/mxu_passes.h.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -28,6 +25,7 @@
 #include <optional>
 
 #include "compiler/lower/lowerer.h"
+#include "compiler/lower/mxu_passes.h"
 
 namespace tpusim::compiler {
 
@@ -35,33 +33,6 @@ using hlo::HloInstruction;
 using isa::PrecisionPart;
 
 namespace {
-
-struct PassParts {
-  PrecisionPart lhs, rhs;
-};
-
-std::vector<PassParts> PrecisionPasses(hlo::Precision p, bool lhs_f32, bool rhs_f32) {
-  using P = PrecisionPart;
-  std::vector<PassParts> all;
-  switch (p) {
-    case hlo::Precision::kDefault:
-      all = {{P::kHi, P::kHi}};
-      break;
-    case hlo::Precision::kHigh:
-      all = {{P::kLo, P::kHi}, {P::kHi, P::kLo}, {P::kHi, P::kHi}};
-      break;
-    case hlo::Precision::kHighest:
-      all = {{P::kLo, P::kLo}, {P::kHi, P::kLoLo}, {P::kLoLo, P::kHi},
-             {P::kLo, P::kHi}, {P::kHi, P::kLo},   {P::kHi, P::kHi}};
-      break;
-  }
-  std::vector<PassParts> out;
-  for (const PassParts& pp : all) {
-    if ((!lhs_f32 && pp.lhs != P::kHi) || (!rhs_f32 && pp.rhs != P::kHi)) continue;
-    out.push_back(pp);
-  }
-  return out;
-}
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 

@@ -126,9 +126,7 @@ Status Lowerer::LowerInstruction(const HloInstruction& inst) {
     case HloOpcode::kDynamicUpdateSlice:
       return LowerDynamicUpdateSlice(inst);
     case HloOpcode::kConvolution:
-      return Unsupported(inst,
-                         "convolution is not lowered yet (planned: im2col through strided "
-                         "DMA into the dot kernel)");
+      return LowerConvolution(inst);
     case HloOpcode::kRngBitGenerator:
       return LowerRngBitGenerator(inst);
     case HloOpcode::kRng:

@@ -127,6 +127,8 @@ class Lowerer {
 
   // Kernels (lower_*.cc).
   Status LowerDot(const hlo::HloInstruction& inst);
+  /// A canonical convolution with a direct form (lower_convolution.cc).
+  Status LowerConvolution(const hlo::HloInstruction& inst);
   /// The megacore share of a dot with N output columns: this core's columns [begin, end), and how
   /// many cores split it (1 = not split: rank 0 does it all).
   struct ColumnShare {

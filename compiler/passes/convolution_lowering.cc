@@ -1,7 +1,9 @@
 #include "compiler/passes/convolution_lowering.h"
 
+#include <algorithm>
 #include <vector>
 
+#include "compiler/hlo/convolution_form.h"
 #include "compiler/passes/hlo_builder.h"
 
 namespace tpusim::compiler {
@@ -58,6 +60,38 @@ class ConvBuilder {
     for (HloInstruction* x : xs) c->AppendOperand(x);
     return b_.Add(std::move(c));
   }
+  /// The convolution in canonical dim_labels (b01f_01io->b01f, or 01oi when the kernel's input
+  /// feature is its minor dimension): operands transposed to [N, S.., C] and [S.., C, O] /
+  /// [S.., O, C], result [N, O.., F].
+  HloInstruction* CanonicalConv(HloInstruction* lhs, HloInstruction* rhs, bool kernel_oi,
+                                const std::vector<int64_t>& out_dims) {
+    const size_t k = conv_->convolution_dimension_numbers().input_spatial_dimensions.size();
+    auto c = std::make_unique<HloInstruction>(
+        HloOpcode::kConvolution, Shape(conv_->shape().element_type(), out_dims), Name("direct"));
+    c->AppendOperand(lhs);
+    c->AppendOperand(rhs);
+    hlo::ConvolutionDimensionNumbers dn;
+    const auto k64 = static_cast<int64_t>(k);
+    dn.input_batch_dimension = 0;
+    dn.input_feature_dimension = k64 + 1;
+    dn.kernel_input_feature_dimension = kernel_oi ? k64 + 1 : k64;
+    dn.kernel_output_feature_dimension = kernel_oi ? k64 : k64 + 1;
+    dn.output_batch_dimension = 0;
+    dn.output_feature_dimension = k64 + 1;
+    for (int64_t i = 0; i < k64; ++i) {
+      dn.input_spatial_dimensions.push_back(i + 1);
+      dn.kernel_spatial_dimensions.push_back(i);
+      dn.output_spatial_dimensions.push_back(i + 1);
+    }
+    c->mutable_convolution_dimension_numbers() = dn;
+    c->set_has_convolution_dimension_numbers(true);
+    c->mutable_window() = conv_->window();
+    c->set_has_window(true);
+    c->set_feature_group_count(1);
+    c->set_batch_group_count(1);
+    c->mutable_precision_config() = conv_->precision_config();
+    return b_.Add(std::move(c));
+  }
   HloInstruction* Dot(HloInstruction* l, HloInstruction* r, bool batched,
                       const std::vector<int64_t>& out_dims) {
     auto d = std::make_unique<HloInstruction>(
@@ -97,6 +131,59 @@ bool Lowerable(const HloInstruction& conv) {
   for (const auto& w : conv.window().dimensions) {
     if (w.window_reversal || w.padding_low < 0 || w.padding_high < 0 || w.stride < 1 ||
         w.base_dilation < 1 || w.window_dilation < 1) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// A convolution with a direct form (compiler/hlo/convolution_form.h) stays a convolution, in
+// canonical dim_labels, for the direct kernel (compiler/lower/lower_convolution.cc). Operands and
+// result in other dim_labels are transposed (a documented departure from XLA, whose layout
+// assignment picks the layouts instead).
+void Canonicalize(hlo::HloComputation& comp, HloInstruction* conv) {
+  const auto& cd = conv->convolution_dimension_numbers();
+  const size_t k = cd.input_spatial_dimensions.size();
+  std::vector<int64_t> in_perm{cd.input_batch_dimension};
+  for (int64_t d : cd.input_spatial_dimensions) in_perm.push_back(d);
+  in_perm.push_back(cd.input_feature_dimension);
+  const bool kernel_oi = cd.kernel_input_feature_dimension > cd.kernel_output_feature_dimension;
+  std::vector<int64_t> k_perm(cd.kernel_spatial_dimensions);
+  k_perm.push_back(kernel_oi ? cd.kernel_output_feature_dimension
+                             : cd.kernel_input_feature_dimension);
+  k_perm.push_back(kernel_oi ? cd.kernel_input_feature_dimension
+                             : cd.kernel_output_feature_dimension);
+  std::vector<int64_t> out_dims{conv->shape().dimensions(cd.output_batch_dimension)};
+  for (int64_t d : cd.output_spatial_dimensions) out_dims.push_back(conv->shape().dimensions(d));
+  out_dims.push_back(conv->shape().dimensions(cd.output_feature_dimension));
+  std::vector<int64_t> out_perm(k + 2);
+  out_perm[static_cast<size_t>(cd.output_batch_dimension)] = 0;
+  for (size_t i = 0; i < k; ++i) {
+    out_perm[static_cast<size_t>(cd.output_spatial_dimensions[i])] = static_cast<int64_t>(i) + 1;
+  }
+  out_perm[static_cast<size_t>(cd.output_feature_dimension)] = static_cast<int64_t>(k) + 1;
+  ConvBuilder cb(&comp, conv);
+  HloInstruction* direct =
+      cb.CanonicalConv(cb.Transpose(conv->operand(0), in_perm),
+                       cb.Transpose(conv->operand(1), k_perm), kernel_oi, out_dims);
+  HloInstruction* result = cb.Transpose(direct, out_perm);
+  conv->ReplaceAllUsesWith(result);
+  comp.RemoveInstruction(conv);
+}
+
+bool IsCanonicalDirect(const HloInstruction& conv) {
+  const auto& cd = conv.convolution_dimension_numbers();
+  const int64_t k = static_cast<int64_t>(cd.input_spatial_dimensions.size());
+  if (cd.input_batch_dimension != 0 || cd.input_feature_dimension != k + 1 ||
+      cd.output_batch_dimension != 0 || cd.output_feature_dimension != k + 1 ||
+      std::max(cd.kernel_input_feature_dimension, cd.kernel_output_feature_dimension) != k + 1 ||
+      std::min(cd.kernel_input_feature_dimension, cd.kernel_output_feature_dimension) != k) {
+    return false;
+  }
+  for (int64_t i = 0; i < k; ++i) {
+    if (cd.input_spatial_dimensions[static_cast<size_t>(i)] != i + 1 ||
+        cd.kernel_spatial_dimensions[static_cast<size_t>(i)] != i ||
+        cd.output_spatial_dimensions[static_cast<size_t>(i)] != i + 1) {
       return false;
     }
   }
@@ -215,10 +302,22 @@ StatusOr<bool> ConvolutionLowering::Run(hlo::HloModule& module) {
   for (const auto& comp : module.computations()) {
     std::vector<HloInstruction*> convs;
     for (const auto& i : comp->instructions()) {
-      if (Lowerable(*i)) convs.push_back(i.get());
+      if (i->opcode() == HloOpcode::kConvolution) convs.push_back(i.get());
     }
-    for (HloInstruction* c : convs) Lower(*comp, c);
-    changed = changed || !convs.empty();
+    for (HloInstruction* c : convs) {
+      if (hlo::PlanDirectConvolution(c->operand(0)->shape().dimensions(),
+                                     c->operand(1)->shape().dimensions(), c->shape().dimensions(),
+                                     c->window(), c->convolution_dimension_numbers(),
+                                     c->feature_group_count(), c->batch_group_count(),
+                                     mxu_rows_)) {
+        if (IsCanonicalDirect(*c)) continue;
+        Canonicalize(*comp, c);
+        changed = true;
+      } else if (Lowerable(*c)) {
+        Lower(*comp, c);
+        changed = true;
+      }
+    }
   }
   return changed;
 }

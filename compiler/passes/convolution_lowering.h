@@ -1,7 +1,13 @@
-// lower-convolution: rewrites `convolution` into im2col + dot (DESIGN.md §5), so a convolution runs
-// as strided DMA gathers feeding the MXU's weight-stationary dot kernel.
+// lower-convolution: prepares every `convolution` for the MXUs.
 //
-// For input dims (any dim_labels) [N, S1..Sk, C] (after a transpose to that order), window W1..Wk
+// A convolution with a direct form (compiler/hlo/convolution_form.h: no groups, one or two spatial
+// dimensions, non-negative padding, not a filter-gradient shape) is kept and only brought into
+// canonical dim_labels — input [N, S.., C], kernel [S.., C, O] or [S.., O, C], output
+// [N, S.., O], transposing operands and result where their dim_labels differ — for the direct
+// kernel (compiler/lower/lower_convolution.cc), which streams input bands through VMEM and
+// accumulates the taps in the MXUs: no im2col array anywhere.
+//
+// Every other convolution is rewritten into im2col + dot (below). For input dims (any dim_labels) [N, S1..Sk, C] (after a transpose to that order), window W1..Wk
 // with stride, padding, lhs (base) dilation and rhs (window) dilation, and kernel [W1..Wk, C/G, O]:
 //   1. pad (edge padding lo/hi, interior padding = lhs_dilation - 1) when needed;
 //   2. one strided `slice` per window position (start = w * rhs_dilation, step = stride) giving
@@ -25,8 +31,13 @@ namespace tpusim::compiler {
 
 class ConvolutionLowering : public HloPass {
  public:
+  /// `mxu_rows`: core.mxu.rows of the target chip (the direct form's K tiles depend on it).
+  explicit ConvolutionLowering(int64_t mxu_rows = 128) : mxu_rows_(mxu_rows) {}
   std::string_view name() const override { return "lower-convolution"; }
   StatusOr<bool> Run(hlo::HloModule& module) override;
+
+ private:
+  int64_t mxu_rows_;
 };
 
 }  // namespace tpusim::compiler

@@ -11,6 +11,7 @@
 #include "compiler/eval/kernels/index_util.h"
 #include "compiler/eval/kernels/parallel.h"
 #include "compiler/eval/kernels/permute_convert.h"
+#include "compiler/hlo/convolution_form.h"
 
 namespace tpusim::hlo {
 namespace {
@@ -85,6 +86,23 @@ Status RunConvolution(const Literal& lhs, const Literal& rhs, const ConvolutionP
     return RowMajorStrides(dims);
   }();
 
+  // In the MXU's order, a convolution the compiler computes directly sums K in its K tiles
+  // (compiler/hlo/convolution_form.h); one lowered as im2col + dot sums in R-row tiles of the patch.
+  std::vector<int64_t> tile_ends;
+  if (options.mxu_k_tile > 0) {
+    const auto direct = PlanDirectConvolution(lhs.shape().dimensions(), rhs.shape().dimensions(),
+                                              out.dimensions(), p.window, dn, G, BG,
+                                              options.mxu_k_tile);
+    int64_t end = 0;
+    if (direct) {
+      for (const ConvKTile& t : direct->k_tiles) tile_ends.push_back(end += t.k());
+    } else {
+      for (int64_t t0 = 0; t0 < KI; t0 += options.mxu_k_tile) {
+        tile_ends.push_back(std::min(KI, t0 + options.mxu_k_tile));
+      }
+    }
+  }
+
   std::vector<Acc> Y(static_cast<size_t>(rows * O), Acc{0});
   const int64_t row_blocks = (rows + kConvRowBlock - 1) / kConvRowBlock;
   ParallelForBlocks(groups * row_blocks, 1, options.threads, [&](int64_t begin, int64_t end) {
@@ -119,8 +137,13 @@ Status RunConvolution(const Literal& lhs, const Literal& rhs, const ConvolutionP
           NextIndex(k, k_sp);
         }
       }
-      GemmTile<Acc>(patch.data(), KI, W.data() + g * Og, O, Y.data() + r0 * O + g * Og, O, nrows,
-                    KI, Og, options.mxu_k_tile);
+      if (options.mxu_k_tile > 0) {
+        MxuOrderGemmTiles<Acc>(patch.data(), KI, W.data() + g * Og, O, Y.data() + r0 * O + g * Og,
+                               O, nrows, Og, tile_ends);
+      } else {
+        GemmTile<Acc>(patch.data(), KI, W.data() + g * Og, O, Y.data() + r0 * O + g * Og, O, nrows,
+                      KI, Og, 0);
+      }
     }
   });
 

@@ -12,24 +12,19 @@
 namespace tpusim::hlo {
 
 /// The MXU's summation order (sim/core/mxu_model.h "Numerics", DESIGN.md §4): K is cut into
-/// weight tiles of `k_tile` rows (the array's R); for each output, each tile's sum starts at +0 and
-/// adds the products in k order, s = fl(s + a*w), and the tile sums are added into the accumulator
-/// in tile order, acc = s_0, then acc = fl(acc + s_t). Every product and every addition is rounded
-/// on its own (the files including this are compiled with -ffp-contract=off: never a fused
-/// multiply-add). With bf16-valued operands every product is exact in f32, so the result is the
-/// simulated MXU's bit for bit whenever the lowering keeps this order
-/// (compiler/lower/lower_dot.cc). Vectorized across the n columns, as the simulator's fast MXU
-/// model is.
+/// consecutive tiles ending at `tile_ends` (increasing, the last = k); each tile's products are
+/// summed in f32 in k order, and each tile's sum is added to the running result in turn (the first
+/// tile's sum is the initial value). a [m, k], w [k, n], c [m, n], row strides lda/ldw/ldc.
 template <typename T>
-void MxuOrderGemmTile(const T* a, int64_t lda, const T* w, int64_t ldw, T* c, int64_t ldc,
-                      int64_t m, int64_t k, int64_t n, int64_t k_tile) {
+void MxuOrderGemmTiles(const T* a, int64_t lda, const T* w, int64_t ldw, T* c, int64_t ldc,
+                       int64_t m, int64_t n, const std::vector<int64_t>& tile_ends) {
   std::vector<T> s(static_cast<size_t>(n));
   for (int64_t i = 0; i < m; ++i) {
     T* ci = c + i * ldc;
-    if (k == 0) std::fill(ci, ci + n, T{0});
-    for (int64_t t0 = 0; t0 < k; t0 += k_tile) {
+    if (tile_ends.empty()) std::fill(ci, ci + n, T{0});
+    int64_t t0 = 0;
+    for (const int64_t t1 : tile_ends) {
       std::fill(s.begin(), s.end(), T{0});
-      const int64_t t1 = std::min(k, t0 + k_tile);
       for (int64_t kk = t0; kk < t1; ++kk) {
         const T av = a[i * lda + kk];
         const T* wk = w + kk * ldw;
@@ -41,8 +36,18 @@ void MxuOrderGemmTile(const T* a, int64_t lda, const T* w, int64_t ldw, T* c, in
       for (int64_t j = 0; j < n; ++j) {
         ci[j] = t0 == 0 ? s[static_cast<size_t>(j)] : ci[j] + s[static_cast<size_t>(j)];
       }
+      t0 = t1;
     }
   }
+}
+
+/// MxuOrderGemmTiles with K cut into tiles of `k_tile` rows (the last may be shorter).
+template <typename T>
+void MxuOrderGemmTile(const T* a, int64_t lda, const T* w, int64_t ldw, T* c, int64_t ldc,
+                      int64_t m, int64_t k, int64_t n, int64_t k_tile) {
+  std::vector<int64_t> ends;
+  for (int64_t t0 = 0; t0 < k; t0 += k_tile) ends.push_back(std::min(k, t0 + k_tile));
+  MxuOrderGemmTiles(a, lda, w, ldw, c, ldc, m, n, ends);
 }
 
 /// c = a * w: Eigen's blocked GEMM, or the MXU's order when k_tile > 0 (MxuOrderGemmTile).

@@ -1,0 +1,565 @@
+// convolution on the MXUs in its direct form (compiler/hlo/convolution_form.h): an implicit GEMM
+// with weight-stationary kernel taps, the way XLA's TPU backend computes convolutions. No im2col
+// array exists anywhere, in HBM or in VMEM.
+//
+// Input: a canonical convolution (passes/convolution_lowering.h): input [N, H, W, C], kernel
+// [KH, KW, C, O] ("io") or [KH, KW, O, C] ("oi"), output [N, OH, OW, O], all row-major in HBM.
+//
+// Blocks. An M block is `bh` whole output rows of one image (or, when one output row is too long
+// for the accumulators, `bw` columns of one row): Mc = bh * bw LHS rows. For it, the kernel DMAs
+// one *band* of the input into VMEM — the input rows and columns the block's windows cover, with
+// their halo, at their padded and base-dilated positions (zero-filled by vpu.fill where the band
+// holds padding or dilation holes) — once. The weights [KH, KW, Cc, Nc] stay in VMEM ("io"; an
+// "oi" kernel is transposed per tap on the XLU once per load). Then, per K tile of the direct form
+// (one tap's run of up to R input features, or several taps folded for small C) and per N tile
+// (round-robin over the MXUs): load_weights, and one matmul per output row of the block whose LHS
+// rows are the band's pixels at the tap's offset — stride `stride_w * Cc` elements apart, so the
+// shifted windows feed the array straight from the band. Every tap accumulates into the same
+// accumulator rows; after the last K tile the block is popped and stored once.
+//
+// HBM traffic: the input once per output-feature block (plus the halo rows of neighbouring bands),
+// the kernel once per block of Cc x Nc (once when it fits VMEM), the output once. Loop order:
+// image -> M block -> N block -> Cc chunk, software-pipelined like the dot kernel (the next step's
+// band is loaded while this step's matmuls run; two accumulator sets let a block's pops overlap the
+// next block's matmuls).
+//
+// Summation order: the direct form's K tiles in order (what the evaluator reproduces) when the
+// band holds all C features (Cc = C); with Cc < C (a band too large for VMEM) the tiles run chunk
+// by chunk — the same products, summed in a different order.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "compiler/hlo/convolution_form.h"
+#include "compiler/lower/lowerer.h"
+#include "compiler/lower/mxu_passes.h"
+
+namespace tpusim::compiler {
+
+using hlo::HloInstruction;
+
+namespace {
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Block sizes of the kernel and the VMEM they take.
+struct ConvBlocks {
+  int64_t bh = 1, bw = 1;    // output rows / columns of an M block
+  int64_t band_rows = 1;     // output rows a band covers (a multiple of bh: blocks share a band)
+  int64_t cc = 1, nc = 1;    // input features of a band, output features of a block
+  int64_t tpm = 1;           // N tiles each MXU owns in a block
+  int64_t band_h = 1, band_w = 1;  // band rows and columns (padded, dilated input positions)
+  int nband = 1;             // band buffers (3: the next band loads while two are read)
+  int nweights = 1;          // weight buffers (2 when the kernel is reloaded)
+  bool double_acc = false;   // two accumulator sets
+  int64_t mc() const { return bh * bw; }
+};
+
+int64_t BandExtent(int64_t outputs, int64_t stride, int64_t taps, int64_t dilation) {
+  return (outputs - 1) * stride + (taps - 1) * dilation + 1;
+}
+
+// VMEM bytes of `b` for element sizes le (input), re (kernel), oe (output).
+int64_t ConvVmemBytes(const ConvBlocks& b, const hlo::DirectConvolution& p, int64_t le, int64_t re,
+                      int64_t oe, bool oi) {
+  const int64_t band = b.band_h * b.band_w * b.cc * le + 64;
+  const int64_t weights = p.KH * p.KW * b.cc * b.nc * re + 64;
+  return b.nband * band + b.nweights * weights * (oi ? 2 : 1) + 2 * (b.mc() * b.nc * oe + 64);
+}
+
+// Lets one band serve several M blocks of whole output rows (up to 16), so that the halo rows
+// of neighbouring bands are read from HBM once per band rather than once per block.
+ConvBlocks GrowBands(ConvBlocks b, const hlo::DirectConvolution& p, int64_t le, int64_t re,
+                     int64_t oe, bool oi, int64_t vmem) {
+  b.band_rows = b.bh;
+  if (b.bw < p.OW) return b;
+  for (int64_t f = 2; f <= 16 && b.band_rows < p.OH; f *= 2) {
+    ConvBlocks g = b;
+    g.band_rows = std::min(p.OH, b.bh * f);
+    g.band_h = BandExtent(g.band_rows, p.wh.stride, p.KH, p.wh.window_dilation);
+    if (ConvVmemBytes(g, p, le, re, oe, oi) > vmem) break;
+    b = g;
+  }
+  return b;
+}
+
+// Chooses the largest blocks that fit `vmem` bytes: the whole kernel resident (Nc = O, Cc = C)
+// when it fits, then as many output rows per block as two accumulator sets hold.
+std::optional<ConvBlocks> ChooseConvBlocks(const hlo::DirectConvolution& p,
+                                           const config::ChipConfig& config, int64_t le,
+                                           int64_t re, int64_t oe, bool oi, int64_t vmem,
+                                           bool double_buffer) {
+  const auto& mxu = config.core.mxu;
+  const int64_t R = mxu.rows, C = mxu.cols, nm = std::max<int64_t>(1, mxu.count);
+  const int64_t acc_rows = mxu.accumulator_rows > 0 ? mxu.accumulator_rows : (int64_t{1} << 20);
+  const int64_t n_unit = nm * C;
+  for (int64_t nc = p.O; nc >= 1; nc = nc > n_unit ? CeilDiv(nc / 2, n_unit) * n_unit : 0) {
+    for (int64_t cc = p.C; cc >= 1; cc = (p.C > R && cc > R) ? CeilDiv(cc / 2, R) * R : 0) {
+      const bool reload = nc < p.O || cc < p.C;
+      for (const bool dacc : {true, false}) {
+        for (int nband = double_buffer ? 3 : 1; nband >= 1; nband -= (nband == 3 ? 1 : 2)) {
+          ConvBlocks b;
+          b.nc = nc;
+          b.cc = cc;
+          b.tpm = CeilDiv(CeilDiv(nc, C), nm);
+          b.double_acc = dacc;
+          b.nband = nband;
+          b.nweights = reload && double_buffer ? 2 : 1;
+          const int64_t rows = acc_rows / ((dacc ? 2 : 1) * b.tpm);
+          if (rows < 1) continue;
+          b.bw = std::min(p.OW, rows);
+          b.bh = b.bw < p.OW ? 1 : std::min(p.OH, rows / p.OW);
+          while (true) {
+            b.band_h = BandExtent(b.bh, p.wh.stride, p.KH, p.wh.window_dilation);
+            b.band_w = BandExtent(b.bw, p.ww.stride, p.KW, p.ww.window_dilation);
+            if (ConvVmemBytes(b, p, le, re, oe, oi) <= vmem) return GrowBands(b, p, le, re, oe, oi, vmem);
+            if (b.bh > 1) {
+              b.bh = b.bh / 2;
+            } else if (b.bw > 8) {
+              b.bw = b.bw / 2;
+            } else {
+              break;
+            }
+          }
+        }
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+// Pop-time fusion (fusion.h): runs the epilogue on the popped result block at VMEM `block`, rows
+// m0 .. m0 + mc of the [N*OH*OW, O] result, columns n0 .. n0 + nc; true when the convolution's own
+// result must still be stored.
+using ConvEpilogue = std::function<StatusOr<bool>(uint64_t block, int64_t m0, int64_t mc,
+                                                  int64_t n0, int64_t nc)>;
+
+// Emits the kernel for chosen blocks (see the file comment).
+class DirectConvEmitter {
+ public:
+  DirectConvEmitter(CoreEmitter& em, const config::ChipConfig& config, const HloInstruction& inst,
+                    const hlo::DirectConvolution& p, const ConvBlocks& b,
+                    std::vector<PassParts> passes, const HbmBuffer& lhs, const HbmBuffer& kernel,
+                    const HbmBuffer& out, bool oi, bool int_path, ConvEpilogue epilogue)
+      : epilogue_(std::move(epilogue)), em_(em), inst_(inst), p_(p), b_(b), passes_(std::move(passes)), L_(lhs), W_(kernel),
+        O_(out), oi_(oi), int_path_(int_path), C_(config.core.mxu.cols), nm_(std::max<int64_t>(1, config.core.mxu.count)) {}
+
+  Status Run() {
+    TPUSIM_RETURN_IF_ERROR(Allocate());
+    BuildSteps();
+    TPUSIM_ASSIGN_OR_RETURN(int64_t pending, IssueLoads(steps_[0]));
+    for (size_t i = 0; i < steps_.size(); ++i) {
+      const Step& st = steps_[i];
+      em_.Wait(kConvLoadFlag, pending);
+      pending = 0;
+      if (st.load_w && oi_) TransposeWeights(st);
+      if (i + 1 < steps_.size() && b_.nband > 1) {
+        TPUSIM_ASSIGN_OR_RETURN(pending, IssueLoads(steps_[i + 1]));
+      }
+      const int64_t acc0 = b_.double_acc ? (out_block_ % 2) * b_.mc() * b_.tpm : 0;
+      EmitTaps(st, acc0);
+      if (i + 1 < steps_.size() && b_.nband == 1) {
+        TPUSIM_ASSIGN_OR_RETURN(pending, IssueLoads(steps_[i + 1]));
+      }
+      TPUSIM_RETURN_IF_ERROR(FinishStep(st, acc0));
+      TPUSIM_RETURN_IF_ERROR(em_.CheckSize());
+    }
+    if (pending_store_) TPUSIM_RETURN_IF_ERROR(Store(*pending_store_));
+    if (pending_pop_) {
+      Pop(*pending_pop_);
+      TPUSIM_RETURN_IF_ERROR(Store(*pending_pop_));
+    }
+    em_.Wait(kOutFlag0, store_count_[0]);
+    em_.Wait(kOutFlag0 + 1, store_count_[1]);
+    return OkStatus();
+  }
+
+ private:
+  static constexpr uint64_t kConvLoadFlag = 2, kOutFlag0 = 4;
+  // One step: M block (image n, output rows oh0.., columns ow0..) x N block n0 x feature chunk c0;
+  // its band covers output rows band_oh0 ...
+  struct Step {
+    int64_t n, oh0, ow0, n0, c0, band_oh0;
+    bool load_band, load_w;
+    int64_t band_ver, w_ver;
+  };
+  struct Block {
+    int64_t n, oh0, ow0, n0, acc0, index;
+  };
+
+  int64_t Bh(const Step& s) const { return std::min(b_.bh, p_.OH - s.oh0); }
+  int64_t Bw(const Step& s) const { return std::min(b_.bw, p_.OW - s.ow0); }
+  int64_t Nc(int64_t n0) const { return std::min(b_.nc, p_.O - n0); }
+  int64_t Cc(int64_t c0) const { return std::min(b_.cc, p_.C - c0); }
+  uint64_t Band(int64_t ver) const {
+    return band0_ + static_cast<uint64_t>((ver % b_.nband) * band_bytes_);
+  }
+  uint64_t Weights(int64_t ver) const {
+    return w0_ + static_cast<uint64_t>((ver % b_.nweights) * w_bytes_);
+  }
+  uint64_t Staging(int64_t ver) const {
+    return stage0_ + static_cast<uint64_t>((ver % b_.nweights) * w_bytes_);
+  }
+  uint64_t OutBuf(int64_t index) const {
+    return out0_ + static_cast<uint64_t>((index % 2) * out_bytes_);
+  }
+
+  StatusOr<uint64_t> Alloc(int64_t bytes, const char* what) {
+    const int64_t a = em_.AllocVmem(bytes);
+    if (a < 0) {
+      return DoesNotFit(inst_, fmt::format("VMEM: the {} need {} bytes, core.vmem.capacity_bytes "
+                                           "= {}",
+                                           what, bytes, em_.vmem_bytes()));
+    }
+    return static_cast<uint64_t>(a);
+  }
+
+  Status Allocate() {
+    band_bytes_ = (b_.band_h * b_.band_w * b_.cc * L_.elem_bytes() + 63) / 64 * 64;
+    w_bytes_ = (p_.KH * p_.KW * b_.cc * b_.nc * W_.elem_bytes() + 63) / 64 * 64;
+    out_bytes_ = (b_.mc() * b_.nc * O_.elem_bytes() + 63) / 64 * 64;
+    TPUSIM_ASSIGN_OR_RETURN(band0_, Alloc(b_.nband * band_bytes_, "input bands"));
+    TPUSIM_ASSIGN_OR_RETURN(w0_, Alloc(b_.nweights * w_bytes_, "kernel blocks"));
+    if (oi_) {
+      TPUSIM_ASSIGN_OR_RETURN(stage0_, Alloc(b_.nweights * w_bytes_, "kernel staging"));
+    }
+    TPUSIM_ASSIGN_OR_RETURN(out0_, Alloc(2 * out_bytes_, "result blocks"));
+    return OkStatus();
+  }
+
+  void BuildSteps() {
+    for (int64_t n = 0; n < p_.N; ++n) {
+      for (int64_t oh0 = 0; oh0 < p_.OH; oh0 += b_.bh) {
+        const int64_t band_oh0 = oh0 / b_.band_rows * b_.band_rows;
+        for (int64_t ow0 = 0; ow0 < p_.OW; ow0 += b_.bw) {
+          for (int64_t n0 = 0; n0 < p_.O; n0 += b_.nc) {
+            for (int64_t c0 = 0; c0 < p_.C; c0 += b_.cc) {
+              Step st{n, oh0, ow0, n0, c0, band_oh0, true, true, 0, 0};
+              if (!steps_.empty()) {
+                const Step& q = steps_.back();
+                st.load_band =
+                    !(q.n == n && q.band_oh0 == band_oh0 && q.ow0 == ow0 && q.c0 == c0);
+                st.load_w = !(q.n0 == n0 && q.c0 == c0);
+                st.band_ver = q.band_ver + (st.load_band ? 1 : 0);
+                st.w_ver = q.w_ver + (st.load_w ? 1 : 0);
+              }
+              steps_.push_back(st);
+            }
+          }
+        }
+      }
+    }
+  }
+
+  // The input rows (or columns) that land in a band starting at padded, dilated position `first`
+  // with `extent` positions: [lo, hi] of the `size` input positions, and whether the band also
+  // holds padding or dilation holes.
+  struct Span {
+    int64_t lo = 0, hi = -1;
+    bool holes = false;
+  };
+  static Span InputSpan(int64_t first, int64_t extent, int64_t size,
+                        const hlo::WindowDimension& w) {
+    Span s;
+    const int64_t b = w.base_dilation;
+    const int64_t a = first - w.padding_low;  // band position 0 in dilated input coordinates
+    s.lo = std::max<int64_t>(0, a <= 0 ? 0 : CeilDiv(a, b));
+    s.hi = std::min(size - 1, (a + extent - 1) < 0 ? -1 : (a + extent - 1) / b);
+    s.holes = b > 1 || s.hi < s.lo || s.lo * b != a || s.hi * b != a + extent - 1;
+    return s;
+  }
+
+  StatusOr<int64_t> LoadBand(const Step& st) {
+    const int64_t out_rows = std::min(b_.band_rows, p_.OH - st.band_oh0);
+    const int64_t rows = BandExtent(out_rows, p_.wh.stride, p_.KH, p_.wh.window_dilation);
+    const int64_t cols = BandExtent(Bw(st), p_.ww.stride, p_.KW, p_.ww.window_dilation);
+    const Span hs = InputSpan(st.band_oh0 * p_.wh.stride, rows, p_.H, p_.wh);
+    const Span ws = InputSpan(st.ow0 * p_.ww.stride, cols, p_.W, p_.ww);
+    const int64_t cc = Cc(st.c0), le = L_.elem_bytes();
+    const uint64_t band = Band(st.band_ver);
+    if (hs.holes || ws.holes) {
+      em_.Emit(isa::op::VpuFill{.dtype = L_.dtype,
+                                .dst = band,
+                                .count = static_cast<uint64_t>(rows * b_.band_w * cc),
+                                .value = 0});
+    }
+    if (hs.hi < hs.lo || ws.hi < ws.lo) return int64_t{0};
+    const int64_t r0 =
+        hs.lo * p_.wh.base_dilation + p_.wh.padding_low - st.band_oh0 * p_.wh.stride;
+    const int64_t q0 = ws.lo * p_.ww.base_dilation + p_.ww.padding_low - st.ow0 * p_.ww.stride;
+    const std::vector<int64_t> dims{hs.hi - hs.lo + 1, ws.hi - ws.lo + 1, cc};
+    const std::vector<int64_t> ss{p_.W * p_.C * le, p_.C * le, le};
+    const std::vector<int64_t> ds{p_.wh.base_dilation * b_.band_w * cc * le,
+                                  p_.ww.base_dilation * cc * le, le};
+    const uint64_t src =
+        L_.address + static_cast<uint64_t>((((st.n * p_.H + hs.lo) * p_.W + ws.lo) * p_.C +
+                                            st.c0) * le);
+    const uint64_t dst = band + static_cast<uint64_t>((r0 * b_.band_w + q0) * cc * le);
+    return em_.Dma(isa::Opcode::kDmaHbmToVmem, src, ss, dst, ds, dims, le, kConvLoadFlag);
+  }
+
+  // The kernel block [KH, KW, Cc, Nc] of features c0.., outputs n0.. ("oi": into the staging
+  // buffer as [KH, KW, Nc, Cc], transposed per tap once loaded).
+  StatusOr<int64_t> LoadWeights(const Step& st) {
+    const int64_t cc = Cc(st.c0), nc = Nc(st.n0), re = W_.elem_bytes(), taps = p_.KH * p_.KW;
+    if (!oi_) {
+      const std::vector<int64_t> dims{taps, cc, nc}, ss{p_.C * p_.O * re, p_.O * re, re};
+      const std::vector<int64_t> ds{cc * nc * re, nc * re, re};
+      return em_.Dma(isa::Opcode::kDmaHbmToVmem,
+                     W_.address + static_cast<uint64_t>((st.c0 * p_.O + st.n0) * re), ss,
+                     Weights(st.w_ver), ds, dims, re, kConvLoadFlag);
+    }
+    const std::vector<int64_t> dims{taps, nc, cc}, ss{p_.O * p_.C * re, p_.C * re, re};
+    const std::vector<int64_t> ds{nc * cc * re, cc * re, re};
+    return em_.Dma(isa::Opcode::kDmaHbmToVmem,
+                   W_.address + static_cast<uint64_t>((st.n0 * p_.C + st.c0) * re), ss,
+                   Staging(st.w_ver), ds, dims, re, kConvLoadFlag);
+  }
+
+  void TransposeWeights(const Step& st) {
+    const int64_t ver = st.w_ver;
+    const int64_t cc = Cc(st.c0), nc = Nc(st.n0), bytes = cc * nc * W_.elem_bytes();
+    for (int64_t t = 0; t < p_.KH * p_.KW; ++t) {
+      em_.Emit(isa::op::XluTranspose{.dtype = W_.dtype,
+                                     .dst = Weights(ver) + static_cast<uint64_t>(t * bytes),
+                                     .src = Staging(ver) + static_cast<uint64_t>(t * bytes),
+                                     .rows = static_cast<uint64_t>(nc),
+                                     .cols = static_cast<uint64_t>(cc)});
+    }
+  }
+
+  StatusOr<int64_t> IssueLoads(const Step& st) {
+    int64_t n = 0;
+    if (st.load_band) {
+      TPUSIM_ASSIGN_OR_RETURN(int64_t d, LoadBand(st));
+      n += d;
+    }
+    if (st.load_w) {
+      TPUSIM_ASSIGN_OR_RETURN(int64_t d, LoadWeights(st));
+      n += d;
+    }
+    return n;
+  }
+
+  // Per K tile of the chunk and N tile: load_weights, then one matmul per output row of the block
+  // reading the band at the tap's offset; all taps accumulate into the block's accumulator rows.
+  void EmitTaps(const Step& st, int64_t acc0) {
+    const int64_t cc = Cc(st.c0), nc = Nc(st.n0), bh = Bh(st), bw = Bw(st);
+    const int64_t le = L_.elem_bytes(), re = W_.elem_bytes();
+    const uint64_t band = Band(st.band_ver), w = Weights(st.w_ver);
+    for (const hlo::ConvKTile& t : p_.k_tiles) {
+      if (t.c0 < st.c0 || t.c0 >= st.c0 + cc) continue;
+      const bool first_tile = &t == &p_.k_tiles.front();
+      const int64_t wkh = p_.wh.window_reversal ? p_.KH - 1 - t.kh : t.kh;
+      const int64_t wkw = p_.ww.window_reversal ? p_.KW - 1 - t.kw : t.kw;
+      for (int64_t nt = 0; nt < nc; nt += C_) {
+        const int64_t j = nt / C_, nn = std::min(C_, nc - nt);
+        const uint64_t unit = static_cast<uint64_t>(j % nm_);
+        const int64_t acc = acc0 + (j / nm_) * b_.mc();
+        for (size_t q = 0; q < passes_.size(); ++q) {
+          em_.Emit(isa::op::MxuLoadWeights{
+              .mxu = unit,
+              .addr = w + static_cast<uint64_t>((((wkh * p_.KW + wkw) * cc + t.c0 - st.c0) * nc +
+                                                 nt) * re),
+              .k = static_cast<uint64_t>(t.k()),
+              .n = static_cast<uint64_t>(nn),
+              .stride = static_cast<uint64_t>(nc),
+              .dtype = W_.dtype,
+              .transpose = false,
+              .part = passes_[q].rhs});
+          for (int64_t r = 0; r < bh; ++r) {
+            const int64_t band_row =
+                (st.oh0 - st.band_oh0 + r) * p_.wh.stride + t.kh * p_.wh.window_dilation;
+            const int64_t band_col = t.kw * p_.ww.window_dilation;
+            em_.Emit(isa::op::MxuMatmul{
+                .mxu = unit,
+                .lhs = band + static_cast<uint64_t>(
+                                  ((band_row * b_.band_w + band_col) * cc + t.c0 - st.c0) * le),
+                .stride = static_cast<uint64_t>(p_.ww.stride * cc),
+                .m = static_cast<uint64_t>(bw),
+                .k = static_cast<uint64_t>(t.k()),
+                .n = static_cast<uint64_t>(nn),
+                .dtype = L_.dtype,
+                .part = passes_[q].lhs,
+                .acc = static_cast<uint64_t>(acc + r * bw),
+                .accumulate = !(first_tile && q == 0),
+                .latch = r == 0});
+          }
+        }
+      }
+    }
+  }
+
+  // After a step's matmuls: store the block popped one step earlier, pop the previous block (its
+  // matmuls are done; this step's use the other accumulator set), and queue this step's block
+  // when it was its last feature chunk.
+  Status FinishStep(const Step& st, int64_t acc0) {
+    if (pending_store_) {
+      TPUSIM_RETURN_IF_ERROR(Store(*pending_store_));
+      pending_store_.reset();
+    }
+    const bool last_chunk = st.c0 + b_.cc >= p_.C;
+    if (pending_pop_ && (b_.double_acc || last_chunk)) {
+      Pop(*pending_pop_);
+      pending_store_ = pending_pop_;
+      pending_pop_.reset();
+    }
+    if (last_chunk) {
+      pending_pop_ = Block{st.n, st.oh0, st.ow0, st.n0, acc0, out_block_++};
+      if (!b_.double_acc) {
+        Pop(*pending_pop_);
+        TPUSIM_RETURN_IF_ERROR(Store(*pending_pop_));
+        pending_pop_.reset();
+      }
+    }
+    return OkStatus();
+  }
+
+  void Pop(const Block& bl) {
+    const Step probe{bl.n, bl.oh0, bl.ow0, bl.n0, 0, 0, false, false, 0, 0};
+    const int64_t mc = Bh(probe) * Bw(probe), nc = Nc(bl.n0);
+    const int o = static_cast<int>(bl.index % 2);
+    em_.Wait(kOutFlag0 + static_cast<uint64_t>(o), store_count_[o]);
+    store_count_[o] = 0;
+    const uint64_t out = OutBuf(bl.index);
+    for (int64_t nt = 0; nt < nc; nt += C_) {
+      const int64_t j = nt / C_;
+      em_.Emit(isa::op::MxuPop{.mxu = static_cast<uint64_t>(j % nm_),
+                               .acc = static_cast<uint64_t>(bl.acc0 + (j / nm_) * b_.mc()),
+                               .m = static_cast<uint64_t>(mc),
+                               .n = static_cast<uint64_t>(std::min(C_, nc - nt)),
+                               .acc_dtype = int_path_ ? isa::DType::kS32 : isa::DType::kF32,
+                               .dst = out + static_cast<uint64_t>(nt * O_.elem_bytes()),
+                               .stride = static_cast<uint64_t>(nc),
+                               .dtype = O_.dtype,
+                               .act = isa::Activation::kNone});
+    }
+  }
+
+  Status Store(const Block& bl) {
+    const Step probe{bl.n, bl.oh0, bl.ow0, bl.n0, 0, 0, false, false, 0, 0};
+    const int64_t bh = Bh(probe), bw = Bw(probe), nc = Nc(bl.n0), oe = O_.elem_bytes();
+    const int o = static_cast<int>(bl.index % 2);
+    if (epilogue_) {
+      const int64_t m0 = (bl.n * p_.OH + bl.oh0) * p_.OW + bl.ow0;
+      TPUSIM_ASSIGN_OR_RETURN(const bool store_conv,
+                              epilogue_(OutBuf(bl.index), m0, bh * bw, bl.n0, nc));
+      if (!store_conv) {
+        store_count_[o] = 0;
+        return em_.CheckSize();
+      }
+    }
+    const std::vector<int64_t> dims{bh, bw, nc}, ss{bw * nc * oe, nc * oe, oe};
+    const std::vector<int64_t> ds{p_.OW * p_.O * oe, p_.O * oe, oe};
+    const uint64_t dst = O_.address + static_cast<uint64_t>(
+                                          (((bl.n * p_.OH + bl.oh0) * p_.OW + bl.ow0) * p_.O +
+                                           bl.n0) * oe);
+    TPUSIM_ASSIGN_OR_RETURN(store_count_[o],
+                            em_.Dma(isa::Opcode::kDmaVmemToHbm, OutBuf(bl.index), ss, dst, ds,
+                                    dims, oe, kOutFlag0 + static_cast<uint64_t>(o)));
+    return em_.CheckSize();
+  }
+
+  const ConvEpilogue epilogue_;
+  CoreEmitter& em_;
+  const HloInstruction& inst_;
+  const hlo::DirectConvolution& p_;
+  const ConvBlocks b_;
+  const std::vector<PassParts> passes_;
+  const HbmBuffer& L_;
+  const HbmBuffer& W_;
+  const HbmBuffer& O_;
+  const bool oi_, int_path_;
+  const int64_t C_, nm_;
+  int64_t band_bytes_ = 0, w_bytes_ = 0, out_bytes_ = 0;
+  uint64_t band0_ = 0, w0_ = 0, stage0_ = 0, out0_ = 0;
+  std::vector<Step> steps_;
+  std::optional<Block> pending_pop_, pending_store_;
+  int64_t store_count_[2] = {0, 0};
+  int64_t out_block_ = 0;
+};
+
+}  // namespace
+
+Status Lowerer::LowerConvolution(const HloInstruction& inst) {
+  const auto plan = hlo::PlanDirectConvolution(
+      inst.operand(0)->shape().dimensions(), inst.operand(1)->shape().dimensions(),
+      inst.shape().dimensions(), inst.window(), inst.convolution_dimension_numbers(),
+      inst.feature_group_count(), inst.batch_group_count(), config_.core.mxu.rows);
+  const auto& cd = inst.convolution_dimension_numbers();
+  const int64_t rank = inst.shape().rank();
+  if (!plan || cd.input_feature_dimension != rank - 1 || cd.output_feature_dimension != rank - 1) {
+    return Unsupported(inst,
+                       "this convolution has no direct form and no im2col form (supported: "
+                       "one or two spatial dimensions without groups, or any convolution "
+                       "without window reversal and negative padding, through im2col)");
+  }
+  const hlo::DirectConvolution& p = *plan;
+  const bool oi = cd.kernel_input_feature_dimension == rank - 1;
+  const HbmBuffer& L = Buffer(inst.operand(0));
+  const HbmBuffer& Wt = Buffer(inst.operand(1));
+  const HbmBuffer& O = Buffer(&inst);
+  using isa::DType;
+  const auto is_float = [](DType t) { return t == DType::kF32 || t == DType::kBF16; };
+  const bool int_path = L.dtype == DType::kS8 && Wt.dtype == DType::kS8 && O.dtype == DType::kS32;
+  if (!int_path && !(is_float(L.dtype) && is_float(Wt.dtype) && is_float(O.dtype))) {
+    return Unsupported(inst, fmt::format("convolution of {} x {} -> {} (the MXU takes f32/bf16 "
+                                         "operands with f32/bf16 results, or s8 x s8 -> s32)",
+                                         isa::Name(L.dtype), isa::Name(Wt.dtype),
+                                         isa::Name(O.dtype)));
+  }
+  if (!int_path && !config_.core.mxu.bf16) {
+    return Unsupported(inst, fmt::format("a {} convolution on '{}', whose MXU has no floating-point "
+                                         "path (core.mxu.bf16: false): quantize it to s8 x s8 -> "
+                                         "s32",
+                                         isa::Name(L.dtype), config_.name));
+  }
+  if (O.elements() == 0) return OkStatus();
+  const std::vector<PassParts> passes =
+      int_path ? std::vector<PassParts>{{isa::PrecisionPart::kHi, isa::PrecisionPart::kHi}}
+               : PrecisionPasses(std::max(inst.operand_precision(0), inst.operand_precision(1)),
+                                 L.dtype == DType::kF32, Wt.dtype == DType::kF32);
+  const int64_t le = L.elem_bytes(), re = Wt.elem_bytes(), oe = O.elem_bytes();
+  // Pop-time fusion: a third of VMEM is kept for the epilogue's blocks, as in the dot kernel.
+  const std::vector<const HloInstruction*>* epilogue_ops = nullptr;
+  if (auto it = groups_.epilogue_of_dot.find(&inst); it != groups_.epilogue_of_dot.end()) {
+    epilogue_ops = &it->second;
+  }
+  const int64_t vmem = (em_.vmem_free() - 8 * 64) * (epilogue_ops != nullptr ? 2 : 3) / 3;
+  const std::optional<ConvBlocks> blocks =
+      ChooseConvBlocks(p, config_, le, re, oe, oi, vmem, double_buffer_);
+  if (!blocks) {
+    return DoesNotFit(inst, fmt::format("VMEM: no band of one output row with {} input features "
+                                        "and its kernel taps fits core.vmem.capacity_bytes = {}",
+                                        std::min<int64_t>(p.C, config_.core.mxu.rows),
+                                        em_.vmem_bytes()));
+  }
+  // The epilogue's VMEM comes first (ChooseConvBlocks left a third of VMEM for it); one that
+  // does not fit leaves its ops to their own kernels.
+  std::optional<Epilogue> epi;
+  ConvEpilogue run_epilogue;
+  if (epilogue_ops != nullptr) {
+    TPUSIM_ASSIGN_OR_RETURN(epi, PlanEpilogue(inst, *epilogue_ops, blocks->mc(), blocks->nc));
+  }
+  if (epi) {
+    const int64_t M = p.N * p.OH * p.OW;
+    run_epilogue = [&, M](uint64_t block, int64_t m0, int64_t mc, int64_t n0,
+                          int64_t nc) -> StatusOr<bool> {
+      TPUSIM_RETURN_IF_ERROR(RunEpilogue(inst, *epi, block, O.dtype, 0, M, m0, mc, n0, nc, p.O));
+      return epi->store_dot;
+    };
+  }
+  DirectConvEmitter kernel(em_, config_, inst, p, *blocks, passes, L, Wt, O, oi, int_path,
+                           run_epilogue);
+  TPUSIM_RETURN_IF_ERROR(kernel.Run());
+  if (epi) {
+    em_.Wait(kStoreFlag, epi->pending_stores);
+    for (const HloInstruction* m : epi->ops) epilogue_done_.insert(m);
+  }
+  return OkStatus();
+}
+
+}  // namespace tpusim::compiler
