@@ -4,13 +4,10 @@
 
 namespace tpusim::hlo {
 
-std::optional<DirectConvolution> PlanDirectConvolution(const std::vector<int64_t>& lhs,
-                                                       const std::vector<int64_t>& rhs,
-                                                       const std::vector<int64_t>& out,
-                                                       const Window& window,
-                                                       const ConvolutionDimensionNumbers& dnums,
-                                                       int64_t feature_group_count,
-                                                       int64_t batch_group_count, int64_t mxu_rows) {
+std::optional<DirectConvolution> PlanDirectConvolution(
+    const std::vector<int64_t>& lhs, const std::vector<int64_t>& rhs,
+    const std::vector<int64_t>& out, const Window& window, const ConvolutionDimensionNumbers& dnums,
+    int64_t feature_group_count, int64_t batch_group_count, int64_t mxu_rows) {
   const size_t s = dnums.input_spatial_dimensions.size();
   if (feature_group_count != 1 || batch_group_count != 1 || s < 1 || s > 2 || mxu_rows < 1 ||
       window.dimensions.size() != s || dnums.kernel_spatial_dimensions.size() != s ||

@@ -57,12 +57,9 @@ struct DirectConvolution {
 /// is computed as im2col + dot instead: feature_group_count or batch_group_count > 1, more than two
 /// spatial dimensions, negative padding, or a filter-gradient shape (a window with more positions
 /// than the output has per image, where the contraction runs over the window).
-std::optional<DirectConvolution> PlanDirectConvolution(const std::vector<int64_t>& lhs,
-                                                       const std::vector<int64_t>& rhs,
-                                                       const std::vector<int64_t>& out,
-                                                       const Window& window,
-                                                       const ConvolutionDimensionNumbers& dnums,
-                                                       int64_t feature_group_count,
-                                                       int64_t batch_group_count, int64_t mxu_rows);
+std::optional<DirectConvolution> PlanDirectConvolution(
+    const std::vector<int64_t>& lhs, const std::vector<int64_t>& rhs,
+    const std::vector<int64_t>& out, const Window& window, const ConvolutionDimensionNumbers& dnums,
+    int64_t feature_group_count, int64_t batch_group_count, int64_t mxu_rows);
 
 }  // namespace tpusim::hlo

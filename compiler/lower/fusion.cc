@@ -90,9 +90,8 @@ void AddDotEpilogues(const hlo::HloModule& module, int64_t min_split_n, Elementw
     // [N, OH, OW, O] is an [N*OH*OW, O] matrix popped block by block, like a dot's).
     const bool mxu_op =
         dot->opcode() == HloOpcode::kDot || dot->opcode() == HloOpcode::kConvolution;
-    if (!mxu_op || !dot->shape().IsArray() ||
-        groups->group_of.count(dot) > 0 || dot->shape().rank() < 1 ||
-        dot->shape().dimensions().back() >= min_split_n) {
+    if (!mxu_op || !dot->shape().IsArray() || groups->group_of.count(dot) > 0 ||
+        dot->shape().rank() < 1 || dot->shape().dimensions().back() >= min_split_n) {
       continue;
     }
     // The next instruction that emits code.

@@ -47,14 +47,14 @@ int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // Block sizes of the kernel and the VMEM they take.
 struct ConvBlocks {
-  int64_t bh = 1, bw = 1;    // output rows / columns of an M block
-  int64_t band_rows = 1;     // output rows a band covers (a multiple of bh: blocks share a band)
-  int64_t cc = 1, nc = 1;    // input features of a band, output features of a block
-  int64_t tpm = 1;           // N tiles each MXU owns in a block
+  int64_t bh = 1, bw = 1;  // output rows / columns of an M block
+  int64_t band_rows = 1;   // output rows a band covers (a multiple of bh: blocks share a band)
+  int64_t cc = 1, nc = 1;  // input features of a band, output features of a block
+  int64_t tpm = 1;         // N tiles each MXU owns in a block
   int64_t band_h = 1, band_w = 1;  // band rows and columns (padded, dilated input positions)
-  int nband = 1;             // band buffers (3: the next band loads while two are read)
-  int nweights = 1;          // weight buffers (2 when the kernel is reloaded)
-  bool double_acc = false;   // two accumulator sets
+  int nband = 1;                   // band buffers (3: the next band loads while two are read)
+  int nweights = 1;                // weight buffers (2 when the kernel is reloaded)
+  bool double_acc = false;         // two accumulator sets
   int64_t mc() const { return bh * bw; }
 };
 
@@ -89,9 +89,8 @@ ConvBlocks GrowBands(ConvBlocks b, const hlo::DirectConvolution& p, int64_t le, 
 // Chooses the largest blocks that fit `vmem` bytes: the whole kernel resident (Nc = O, Cc = C)
 // when it fits, then as many output rows per block as two accumulator sets hold.
 std::optional<ConvBlocks> ChooseConvBlocks(const hlo::DirectConvolution& p,
-                                           const config::ChipConfig& config, int64_t le,
-                                           int64_t re, int64_t oe, bool oi, int64_t vmem,
-                                           bool double_buffer) {
+                                           const config::ChipConfig& config, int64_t le, int64_t re,
+                                           int64_t oe, bool oi, int64_t vmem, bool double_buffer) {
   const auto& mxu = config.core.mxu;
   const int64_t R = mxu.rows, C = mxu.cols, nm = std::max<int64_t>(1, mxu.count);
   const int64_t acc_rows = mxu.accumulator_rows > 0 ? mxu.accumulator_rows : (int64_t{1} << 20);
@@ -115,7 +114,8 @@ std::optional<ConvBlocks> ChooseConvBlocks(const hlo::DirectConvolution& p,
           while (true) {
             b.band_h = BandExtent(b.bh, p.wh.stride, p.KH, p.wh.window_dilation);
             b.band_w = BandExtent(b.bw, p.ww.stride, p.KW, p.ww.window_dilation);
-            if (ConvVmemBytes(b, p, le, re, oe, oi) <= vmem) return GrowBands(b, p, le, re, oe, oi, vmem);
+            if (ConvVmemBytes(b, p, le, re, oe, oi) <= vmem)
+              return GrowBands(b, p, le, re, oe, oi, vmem);
             if (b.bh > 1) {
               b.bh = b.bh / 2;
             } else if (b.bw > 8) {
@@ -134,8 +134,8 @@ std::optional<ConvBlocks> ChooseConvBlocks(const hlo::DirectConvolution& p,
 // Pop-time fusion (fusion.h): runs the epilogue on the popped result block at VMEM `block`, rows
 // m0 .. m0 + mc of the [N*OH*OW, O] result, columns n0 .. n0 + nc; true when the convolution's own
 // result must still be stored.
-using ConvEpilogue = std::function<StatusOr<bool>(uint64_t block, int64_t m0, int64_t mc,
-                                                  int64_t n0, int64_t nc)>;
+using ConvEpilogue =
+    std::function<StatusOr<bool>(uint64_t block, int64_t m0, int64_t mc, int64_t n0, int64_t nc)>;
 
 // Emits the kernel for chosen blocks (see the file comment).
 class DirectConvEmitter {
@@ -144,8 +144,19 @@ class DirectConvEmitter {
                     const hlo::DirectConvolution& p, const ConvBlocks& b,
                     std::vector<PassParts> passes, const HbmBuffer& lhs, const HbmBuffer& kernel,
                     const HbmBuffer& out, bool oi, bool int_path, ConvEpilogue epilogue)
-      : epilogue_(std::move(epilogue)), em_(em), inst_(inst), p_(p), b_(b), passes_(std::move(passes)), L_(lhs), W_(kernel),
-        O_(out), oi_(oi), int_path_(int_path), C_(config.core.mxu.cols), nm_(std::max<int64_t>(1, config.core.mxu.count)) {}
+      : epilogue_(std::move(epilogue)),
+        em_(em),
+        inst_(inst),
+        p_(p),
+        b_(b),
+        passes_(std::move(passes)),
+        L_(lhs),
+        W_(kernel),
+        O_(out),
+        oi_(oi),
+        int_path_(int_path),
+        C_(config.core.mxu.cols),
+        nm_(std::max<int64_t>(1, config.core.mxu.count)) {}
 
   Status Run() {
     TPUSIM_RETURN_IF_ERROR(Allocate());
@@ -240,8 +251,7 @@ class DirectConvEmitter {
               Step st{n, oh0, ow0, n0, c0, band_oh0, true, true, 0, 0};
               if (!steps_.empty()) {
                 const Step& q = steps_.back();
-                st.load_band =
-                    !(q.n == n && q.band_oh0 == band_oh0 && q.ow0 == ow0 && q.c0 == c0);
+                st.load_band = !(q.n == n && q.band_oh0 == band_oh0 && q.ow0 == ow0 && q.c0 == c0);
                 st.load_w = !(q.n0 == n0 && q.c0 == c0);
                 st.band_ver = q.band_ver + (st.load_band ? 1 : 0);
                 st.w_ver = q.w_ver + (st.load_w ? 1 : 0);
@@ -287,16 +297,15 @@ class DirectConvEmitter {
                                 .value = 0});
     }
     if (hs.hi < hs.lo || ws.hi < ws.lo) return int64_t{0};
-    const int64_t r0 =
-        hs.lo * p_.wh.base_dilation + p_.wh.padding_low - st.band_oh0 * p_.wh.stride;
+    const int64_t r0 = hs.lo * p_.wh.base_dilation + p_.wh.padding_low - st.band_oh0 * p_.wh.stride;
     const int64_t q0 = ws.lo * p_.ww.base_dilation + p_.ww.padding_low - st.ow0 * p_.ww.stride;
     const std::vector<int64_t> dims{hs.hi - hs.lo + 1, ws.hi - ws.lo + 1, cc};
     const std::vector<int64_t> ss{p_.W * p_.C * le, p_.C * le, le};
     const std::vector<int64_t> ds{p_.wh.base_dilation * b_.band_w * cc * le,
                                   p_.ww.base_dilation * cc * le, le};
     const uint64_t src =
-        L_.address + static_cast<uint64_t>((((st.n * p_.H + hs.lo) * p_.W + ws.lo) * p_.C +
-                                            st.c0) * le);
+        L_.address +
+        static_cast<uint64_t>((((st.n * p_.H + hs.lo) * p_.W + ws.lo) * p_.C + st.c0) * le);
     const uint64_t dst = band + static_cast<uint64_t>((r0 * b_.band_w + q0) * cc * le);
     return em_.Dma(isa::Opcode::kDmaHbmToVmem, src, ss, dst, ds, dims, le, kConvLoadFlag);
   }
@@ -362,8 +371,8 @@ class DirectConvEmitter {
         for (size_t q = 0; q < passes_.size(); ++q) {
           em_.Emit(isa::op::MxuLoadWeights{
               .mxu = unit,
-              .addr = w + static_cast<uint64_t>((((wkh * p_.KW + wkw) * cc + t.c0 - st.c0) * nc +
-                                                 nt) * re),
+              .addr = w + static_cast<uint64_t>(
+                              (((wkh * p_.KW + wkw) * cc + t.c0 - st.c0) * nc + nt) * re),
               .k = static_cast<uint64_t>(t.k()),
               .n = static_cast<uint64_t>(nn),
               .stride = static_cast<uint64_t>(nc),
@@ -454,12 +463,12 @@ class DirectConvEmitter {
     }
     const std::vector<int64_t> dims{bh, bw, nc}, ss{bw * nc * oe, nc * oe, oe};
     const std::vector<int64_t> ds{p_.OW * p_.O * oe, p_.O * oe, oe};
-    const uint64_t dst = O_.address + static_cast<uint64_t>(
-                                          (((bl.n * p_.OH + bl.oh0) * p_.OW + bl.ow0) * p_.O +
-                                           bl.n0) * oe);
+    const uint64_t dst =
+        O_.address +
+        static_cast<uint64_t>((((bl.n * p_.OH + bl.oh0) * p_.OW + bl.ow0) * p_.O + bl.n0) * oe);
     TPUSIM_ASSIGN_OR_RETURN(store_count_[o],
-                            em_.Dma(isa::Opcode::kDmaVmemToHbm, OutBuf(bl.index), ss, dst, ds,
-                                    dims, oe, kOutFlag0 + static_cast<uint64_t>(o)));
+                            em_.Dma(isa::Opcode::kDmaVmemToHbm, OutBuf(bl.index), ss, dst, ds, dims,
+                                    oe, kOutFlag0 + static_cast<uint64_t>(o)));
     return em_.CheckSize();
   }
 
@@ -506,16 +515,17 @@ Status Lowerer::LowerConvolution(const HloInstruction& inst) {
   const auto is_float = [](DType t) { return t == DType::kF32 || t == DType::kBF16; };
   const bool int_path = L.dtype == DType::kS8 && Wt.dtype == DType::kS8 && O.dtype == DType::kS32;
   if (!int_path && !(is_float(L.dtype) && is_float(Wt.dtype) && is_float(O.dtype))) {
-    return Unsupported(inst, fmt::format("convolution of {} x {} -> {} (the MXU takes f32/bf16 "
-                                         "operands with f32/bf16 results, or s8 x s8 -> s32)",
-                                         isa::Name(L.dtype), isa::Name(Wt.dtype),
-                                         isa::Name(O.dtype)));
+    return Unsupported(inst,
+                       fmt::format("convolution of {} x {} -> {} (the MXU takes f32/bf16 "
+                                   "operands with f32/bf16 results, or s8 x s8 -> s32)",
+                                   isa::Name(L.dtype), isa::Name(Wt.dtype), isa::Name(O.dtype)));
   }
   if (!int_path && !config_.core.mxu.bf16) {
-    return Unsupported(inst, fmt::format("a {} convolution on '{}', whose MXU has no floating-point "
-                                         "path (core.mxu.bf16: false): quantize it to s8 x s8 -> "
-                                         "s32",
-                                         isa::Name(L.dtype), config_.name));
+    return Unsupported(inst,
+                       fmt::format("a {} convolution on '{}', whose MXU has no floating-point "
+                                   "path (core.mxu.bf16: false): quantize it to s8 x s8 -> "
+                                   "s32",
+                                   isa::Name(L.dtype), config_.name));
   }
   if (O.elements() == 0) return OkStatus();
   const std::vector<PassParts> passes =
@@ -532,10 +542,10 @@ Status Lowerer::LowerConvolution(const HloInstruction& inst) {
   const std::optional<ConvBlocks> blocks =
       ChooseConvBlocks(p, config_, le, re, oe, oi, vmem, double_buffer_);
   if (!blocks) {
-    return DoesNotFit(inst, fmt::format("VMEM: no band of one output row with {} input features "
-                                        "and its kernel taps fits core.vmem.capacity_bytes = {}",
-                                        std::min<int64_t>(p.C, config_.core.mxu.rows),
-                                        em_.vmem_bytes()));
+    return DoesNotFit(inst,
+                      fmt::format("VMEM: no band of one output row with {} input features "
+                                  "and its kernel taps fits core.vmem.capacity_bytes = {}",
+                                  std::min<int64_t>(p.C, config_.core.mxu.rows), em_.vmem_bytes()));
   }
   // The epilogue's VMEM comes first (ChooseConvBlocks left a third of VMEM for it); one that
   // does not fit leaves its ops to their own kernels.

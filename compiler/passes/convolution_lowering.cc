@@ -308,8 +308,7 @@ StatusOr<bool> ConvolutionLowering::Run(hlo::HloModule& module) {
       if (hlo::PlanDirectConvolution(c->operand(0)->shape().dimensions(),
                                      c->operand(1)->shape().dimensions(), c->shape().dimensions(),
                                      c->window(), c->convolution_dimension_numbers(),
-                                     c->feature_group_count(), c->batch_group_count(),
-                                     mxu_rows_)) {
+                                     c->feature_group_count(), c->batch_group_count(), mxu_rows_)) {
         if (IsCanonicalDirect(*c)) continue;
         Canonicalize(*comp, c);
         changed = true;

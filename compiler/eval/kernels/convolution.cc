@@ -87,12 +87,13 @@ Status RunConvolution(const Literal& lhs, const Literal& rhs, const ConvolutionP
   }();
 
   // In the MXU's order, a convolution the compiler computes directly sums K in its K tiles
-  // (compiler/hlo/convolution_form.h); one lowered as im2col + dot sums in R-row tiles of the patch.
+  // (compiler/hlo/convolution_form.h); one lowered as im2col + dot sums in R-row tiles of the
+  // patch.
   std::vector<int64_t> tile_ends;
   if (options.mxu_k_tile > 0) {
-    const auto direct = PlanDirectConvolution(lhs.shape().dimensions(), rhs.shape().dimensions(),
-                                              out.dimensions(), p.window, dn, G, BG,
-                                              options.mxu_k_tile);
+    const auto direct =
+        PlanDirectConvolution(lhs.shape().dimensions(), rhs.shape().dimensions(), out.dimensions(),
+                              p.window, dn, G, BG, options.mxu_k_tile);
     int64_t end = 0;
     if (direct) {
       for (const ConvKTile& t : direct->k_tiles) tile_ends.push_back(end += t.k());
