@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 
 #include "compiler/hlo/computation.h"
 #include "compiler/lower/blocking.h"
@@ -50,6 +51,97 @@ isa::BinaryOp CombineOp(isa::ReduceOp op) {
 }
 
 }  // namespace
+
+// Reduced rows longer than VMEM (item "reductions of any size"): each kept row is reduced in
+// chunks of whole inner reduced dimensions (the leading reduced dimension cut into blocks; when
+// even one of its indices does not fit, the next one is cut too), each chunk reduced along the
+// lanes into one partial value that is folded into a running result in VMEM with the reducer, then
+// combined with the init value and stored. Chunk loads are double-buffered. The partial results
+// are combined in chunk order, so a float sum is summed in a different order than one long row.
+Status Lowerer::ReduceLongRows(
+    const HloInstruction& inst, isa::ReduceOp op, const std::vector<int64_t>& kept,
+    const std::vector<int64_t>& kept_strides, const std::vector<int64_t>& red,
+    const std::vector<int64_t>& red_strides,
+    const std::function<void(uint64_t, uint64_t, int64_t, int64_t)>& combine_and_store) {
+  const HbmBuffer& in = Buffer(inst.operand(0));
+  const int64_t e = in.elem_bytes();
+  // Cut the reduced box: dims [0, d) one index at a time, dim d in blocks of blk, the rest whole.
+  const int64_t budget = (em_.vmem_free() - 8 * 64) / 2;
+  const auto blocking = ChooseBlocking(red, e, budget);
+  if (!blocking) {
+    return DoesNotFit(inst, fmt::format("VMEM: not even one element of the reduced dimensions "
+                                        "fits core.vmem.capacity_bytes = {}",
+                                        em_.vmem_bytes()));
+  }
+  const int64_t chunk = blocking->blk * blocking->inner;
+  TPUSIM_ASSIGN_OR_RETURN(uint64_t bufs, Vmem(inst, 2 * chunk * e, "reduced chunks"));
+  TPUSIM_ASSIGN_OR_RETURN(uint64_t part, Vmem(inst, 64, "chunk result"));
+  TPUSIM_ASSIGN_OR_RETURN(uint64_t acc, Vmem(inst, 64, "running result"));
+  TPUSIM_ASSIGN_OR_RETURN(uint64_t res, Vmem(inst, 64, "result"));
+  const std::vector<int64_t> kept_out_strides = RowMajorStrides(kept, 1);
+  std::vector<int64_t> kidx(kept.size(), 0);
+  int64_t rows = 1;
+  for (int64_t k : kept) rows *= k;
+  for (int64_t row = 0; row < rows; ++row) {
+    int64_t row_off = 0, out_index = 0;
+    for (size_t i = 0, r = row; i < kept.size(); ++i) {
+      const size_t d = kept.size() - 1 - i;
+      const int64_t idx = static_cast<int64_t>(r) % kept[d];
+      r /= static_cast<size_t>(kept[d]);
+      row_off += idx * kept_strides[d];
+      out_index += idx * kept_out_strides[d];
+    }
+    // The chunks of this row, in order; chunk c is loaded into buffer c % 2 one chunk ahead.
+    struct Chunk {
+      int64_t off, elems;
+      std::vector<int64_t> box;
+    };
+    std::vector<Chunk> chunks;
+    TPUSIM_RETURN_IF_ERROR(ForEachBlock(
+        red, *blocking,
+        [&](const std::vector<int64_t>& start, const std::vector<int64_t>& bdims) -> Status {
+          int64_t off = row_off, elems = 1;
+          for (size_t i = 0; i < start.size(); ++i) off += start[i] * red_strides[i];
+          for (int64_t b : bdims) elems *= b;
+          chunks.push_back(Chunk{off, elems, bdims});
+          return OkStatus();
+        }));
+    auto load = [&](size_t c) -> StatusOr<int64_t> {
+      const std::vector<int64_t> ss(red_strides.begin() + static_cast<std::ptrdiff_t>(blocking->d),
+                                    red_strides.end());
+      return em_.Dma(isa::Opcode::kDmaHbmToVmem, in.address + static_cast<uint64_t>(chunks[c].off),
+                     ss, bufs + static_cast<uint64_t>((c % 2) * chunk * e),
+                     RowMajorStrides(chunks[c].box, e), chunks[c].box, e, kLoadFlag);
+    };
+    TPUSIM_ASSIGN_OR_RETURN(int64_t pending, load(0));
+    for (size_t c = 0; c < chunks.size(); ++c) {
+      em_.Wait(kLoadFlag, pending);
+      pending = 0;
+      if (c + 1 < chunks.size()) {
+        TPUSIM_ASSIGN_OR_RETURN(pending, load(c + 1));
+      }
+      em_.Emit(isa::op::VpuReduce{.op = op,
+                                  .axis = isa::ReduceAxis::kLanes,
+                                  .dtype = in.dtype,
+                                  .dst = c == 0 ? acc : part,
+                                  .src = bufs + static_cast<uint64_t>((c % 2) * chunk * e),
+                                  .rows = 1,
+                                  .cols = static_cast<uint64_t>(chunks[c].elems)});
+      if (c > 0) {
+        em_.Emit(isa::op::VpuBinary{.op = CombineOp(op),
+                                    .dtype = in.dtype,
+                                    .dst = acc,
+                                    .a = acc,
+                                    .b = part,
+                                    .rows = 1,
+                                    .cols = 1});
+      }
+      TPUSIM_RETURN_IF_ERROR(em_.CheckSize());
+    }
+    combine_and_store(acc, res, 1, out_index);
+  }
+  return OkStatus();
+}
 
 Status Lowerer::LowerReduce(const HloInstruction& inst) {
   if (!inst.shape().IsArray() || inst.operand_count() != 2) {
@@ -142,9 +234,7 @@ Status Lowerer::LowerReduce(const HloInstruction& inst) {
   const int64_t row_bytes = rn * e + 2 * out.elem_bytes();
   const auto blocking = ChooseBlocking(kept, row_bytes, em_.vmem_free() - 3 * 64);
   if (!blocking) {
-    return DoesNotFit(inst, fmt::format("VMEM: one row of {} reduced elements ({} bytes) exceeds "
-                                        "the {} bytes left of core.vmem.capacity_bytes = {}",
-                                        rn, rn * e, em_.vmem_free(), em_.vmem_bytes()));
+    return ReduceLongRows(inst, *op, kept, kept_strides, red, red_strides, combine_and_store);
   }
   const int64_t max_rows = blocking->blk * blocking->inner;
   TPUSIM_ASSIGN_OR_RETURN(uint64_t src, Vmem(inst, max_rows * rn * e, "operand block"));

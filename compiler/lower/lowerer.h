@@ -190,6 +190,13 @@ class Lowerer {
   Status LowerPad(const hlo::HloInstruction& inst);
   Status LowerIota(const hlo::HloInstruction& inst);
   Status LowerReduce(const hlo::HloInstruction& inst);
+  /// A reduce whose reduced row does not fit VMEM, reduced chunk by chunk (lower_reduce.cc).
+  /// `combine_and_store(partial, result, count, out_index)` folds the init value in and stores.
+  Status ReduceLongRows(
+      const hlo::HloInstruction& inst, isa::ReduceOp op, const std::vector<int64_t>& kept,
+      const std::vector<int64_t>& kept_strides, const std::vector<int64_t>& red,
+      const std::vector<int64_t>& red_strides,
+      const std::function<void(uint64_t, uint64_t, int64_t, int64_t)>& combine_and_store);
   Status LowerCollective(const hlo::HloInstruction& inst);
   /// rng-bit-generator (lower_rng.cc): u64[n] state (stored narrowed to 32 bits), u32/s32 bits.
   Status LowerRngBitGenerator(const hlo::HloInstruction& inst);
