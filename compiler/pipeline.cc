@@ -8,6 +8,7 @@
 #include "compiler/passes/constant_folding.h"
 #include "compiler/passes/convolution_lowering.h"
 #include "compiler/passes/custom_call_expander.h"
+#include "compiler/passes/output_fusion_scheduling.h"
 #include "compiler/passes/reduce_window_lowering.h"
 #include "compiler/passes/select_and_scatter_expander.h"
 #include "compiler/passes/sort_expander.h"
@@ -18,7 +19,7 @@ namespace tpusim::compiler {
 
 // Order (DESIGN.md §1): call-inliner -> while-lowering -> constant-folding -> batch-norm-expander
 // -> custom-call-expander -> spmd-partitioner -> lower-convolution -> lower-reduce-window ->
-// canonicalize -> all-reduce-combiner -> [fuse-elementwise
+// canonicalize -> all-reduce-combiner -> output-fusion-scheduling -> [fuse-elementwise
 // -> tile-for-mxu] -> plan-memory -> schedule. The bracketed passes do not exist yet; tiling,
 // memory planning and emission happen in compiler/lower/ (lower_module.cc), which runs after this
 // pipeline. spmd-partitioner runs before canonicalize (as XLA partitions before its
@@ -39,7 +40,8 @@ HloPassPipeline BuildHloPipeline(const config::ChipConfig& config,
   pipeline.AddPass<SelectAndScatterExpander>();
   pipeline.AddPass<SortExpander>();
   pipeline.AddPass<Canonicalize>();
-  pipeline.AddPass<AllReduceCombiner>();  // after the partitioner, which inserts all-reduces
+  pipeline.AddPass<AllReduceCombiner>();       // after the partitioner, which inserts all-reduces
+  pipeline.AddPass<OutputFusionScheduling>();  // last: dots are canonical, convolutions lowered
   return pipeline;
 }
 

@@ -4,23 +4,41 @@
 
 namespace tpusim::hlo {
 
-std::optional<DirectConvolution> PlanDirectConvolution(
-    const std::vector<int64_t>& lhs, const std::vector<int64_t>& rhs,
-    const std::vector<int64_t>& out, const Window& window, const ConvolutionDimensionNumbers& dnums,
-    int64_t feature_group_count, int64_t batch_group_count, int64_t mxu_rows) {
+namespace {
+
+// What both MXU forms need: no groups, one or two spatial dimensions, ranks that agree, and a
+// window without negative padding.
+bool BasicChecks(const std::vector<int64_t>& lhs, const std::vector<int64_t>& rhs,
+                 const std::vector<int64_t>& out, const Window& window,
+                 const ConvolutionDimensionNumbers& dnums, int64_t feature_group_count,
+                 int64_t batch_group_count, int64_t mxu_rows) {
   const size_t s = dnums.input_spatial_dimensions.size();
   if (feature_group_count != 1 || batch_group_count != 1 || s < 1 || s > 2 || mxu_rows < 1 ||
       window.dimensions.size() != s || dnums.kernel_spatial_dimensions.size() != s ||
       dnums.output_spatial_dimensions.size() != s || lhs.size() != s + 2 || rhs.size() != s + 2 ||
       out.size() != s + 2) {
-    return std::nullopt;
+    return false;
   }
   for (const WindowDimension& w : window.dimensions) {
     if (w.padding_low < 0 || w.padding_high < 0 || w.stride < 1 || w.base_dilation < 1 ||
         w.window_dilation < 1 || w.size < 1) {
-      return std::nullopt;
+      return false;
     }
   }
+  return true;
+}
+
+}  // namespace
+
+std::optional<DirectConvolution> PlanDirectConvolution(
+    const std::vector<int64_t>& lhs, const std::vector<int64_t>& rhs,
+    const std::vector<int64_t>& out, const Window& window, const ConvolutionDimensionNumbers& dnums,
+    int64_t feature_group_count, int64_t batch_group_count, int64_t mxu_rows) {
+  if (!BasicChecks(lhs, rhs, out, window, dnums, feature_group_count, batch_group_count,
+                   mxu_rows)) {
+    return std::nullopt;
+  }
+  const size_t s = dnums.input_spatial_dimensions.size();
   const auto at = [](const std::vector<int64_t>& v, int64_t d) {
     return v[static_cast<size_t>(d)];
   };
@@ -55,6 +73,80 @@ std::optional<DirectConvolution> PlanDirectConvolution(
     }
   }
   return c;
+}
+
+std::optional<FilterGradientConvolution> PlanFilterGradientConvolution(
+    const std::vector<int64_t>& lhs, const std::vector<int64_t>& rhs,
+    const std::vector<int64_t>& out, const Window& window, const ConvolutionDimensionNumbers& dnums,
+    int64_t feature_group_count, int64_t batch_group_count, int64_t mxu_rows) {
+  if (!BasicChecks(lhs, rhs, out, window, dnums, feature_group_count, batch_group_count,
+                   mxu_rows)) {
+    return std::nullopt;
+  }
+  const auto at = [](const std::vector<int64_t>& v, int64_t d) {
+    return v[static_cast<size_t>(d)];
+  };
+  const size_t s = dnums.input_spatial_dimensions.size();
+  FilterGradientConvolution c;
+  c.B = at(lhs, dnums.input_batch_dimension);
+  c.F = at(lhs, dnums.input_feature_dimension);
+  c.O = at(rhs, dnums.kernel_output_feature_dimension);
+  if (at(rhs, dnums.kernel_input_feature_dimension) != c.F) return std::nullopt;
+  const size_t wd = s - 1;
+  c.W = at(lhs, dnums.input_spatial_dimensions[wd]);
+  c.KW = at(rhs, dnums.kernel_spatial_dimensions[wd]);
+  c.OW = at(out, dnums.output_spatial_dimensions[wd]);
+  c.ww = window.dimensions[wd];
+  if (s == 2) {
+    c.H = at(lhs, dnums.input_spatial_dimensions[0]);
+    c.KH = at(rhs, dnums.kernel_spatial_dimensions[0]);
+    c.OH = at(out, dnums.output_spatial_dimensions[0]);
+    c.wh = window.dimensions[0];
+  }
+  if (c.KH * c.KW <= c.OH * c.OW || c.B < 1 || c.O < 1 || c.F < 1) return std::nullopt;
+  if (c.wh.base_dilation != 1 || c.ww.base_dilation != 1 || c.ww.window_dilation != 1 ||
+      c.ww.window_reversal || c.wh.window_reversal) {
+    return std::nullopt;
+  }
+  for (int64_t f = 0; f < c.F; ++f) {
+    for (int64_t kh = 0; kh < c.KH; ++kh) {
+      for (int64_t kw = 0; kw < c.KW; kw += mxu_rows) {
+        c.k_tiles.push_back({f, kh, kw, std::min(mxu_rows, c.KW - kw)});
+      }
+    }
+  }
+  return c;
+}
+
+ConvSummationOrder ConvolutionSummationOrder(const std::vector<int64_t>& lhs,
+                                             const std::vector<int64_t>& rhs,
+                                             const std::vector<int64_t>& out, const Window& window,
+                                             const ConvolutionDimensionNumbers& dnums,
+                                             int64_t feature_group_count, int64_t batch_group_count,
+                                             int64_t mxu_rows) {
+  ConvSummationOrder so;
+  if (const auto d = PlanDirectConvolution(lhs, rhs, out, window, dnums, feature_group_count,
+                                           batch_group_count, mxu_rows)) {
+    int64_t end = 0;
+    for (const ConvKTile& t : d->k_tiles) so.tile_ends.push_back(end += t.k());
+    return so;
+  }
+  if (const auto g = PlanFilterGradientConvolution(
+          lhs, rhs, out, window, dnums, feature_group_count, batch_group_count, mxu_rows)) {
+    // im2col index of (window position (kh, kw), feature f) = (kh * KW + kw) * F + f.
+    for (const auto& t : g->k_tiles) {
+      for (int64_t j = 0; j < t.taps; ++j) {
+        so.order.push_back((t.kh * g->KW + t.kw + j) * g->F + t.f);
+      }
+      so.tile_ends.push_back(static_cast<int64_t>(so.order.size()));
+    }
+    return so;
+  }
+  int64_t ki = 1;
+  for (int64_t d : dnums.kernel_spatial_dimensions) ki *= rhs[static_cast<size_t>(d)];
+  ki *= rhs[static_cast<size_t>(dnums.kernel_input_feature_dimension)];
+  for (int64_t t0 = 0; t0 < ki; t0 += mxu_rows) so.tile_ends.push_back(std::min(ki, t0 + mxu_rows));
+  return so;
 }
 
 }  // namespace tpusim::hlo

@@ -62,4 +62,53 @@ std::optional<DirectConvolution> PlanDirectConvolution(
     const std::vector<int64_t>& out, const Window& window, const ConvolutionDimensionNumbers& dnums,
     int64_t feature_group_count, int64_t batch_group_count, int64_t mxu_rows);
 
+/// The filter-gradient form: a convolution whose window is larger than its output (XLA's
+/// backward-filter convolution, e.g. dim_labels f01b_i01o->01bf, window = the output gradient's
+/// spatial size) contracts over the window, not over the features. On the MXU:
+///   M = the convolution's batch B (the layer's input features), one accumulator block per output
+///       position (the layer's filter taps),
+///   K = (input feature f (the layer's batch), window row, window column), cut into K tiles of at
+///       most R window columns of one window row and one f,
+///   N = output features (the layer's output features).
+/// The stationary weights are tiles of the kernel operand (the output gradient); the LHS rows are
+/// the input band transposed on the XLU ([B, positions]), read at each output position's offset.
+/// Normalized 2-D like DirectConvolution: input [F, H, W, B], kernel [F, KH, KW, O], output
+/// [OH, OW, B, O].
+struct FilterGradientConvolution {
+  int64_t F = 1, H = 1, W = 1, B = 1;
+  int64_t KH = 1, KW = 1, O = 1;
+  int64_t OH = 1, OW = 1;
+  WindowDimension wh, ww;
+  /// K tiles in summation order: f, then window row kh, then columns kw .. kw + taps - 1.
+  struct KTile {
+    int64_t f = 0, kh = 0, kw = 0, taps = 1;
+  };
+  std::vector<KTile> k_tiles;
+};
+
+/// The filter-gradient form of a convolution (see FilterGradientConvolution); nullopt unless it
+/// has no feature or batch groups, one or two spatial dimensions, non-negative padding, no base
+/// (lhs) dilation, no window dilation or reversal along its minor spatial dimension, and a window
+/// with more positions than its output.
+std::optional<FilterGradientConvolution> PlanFilterGradientConvolution(
+    const std::vector<int64_t>& lhs, const std::vector<int64_t>& rhs,
+    const std::vector<int64_t>& out, const Window& window, const ConvolutionDimensionNumbers& dnums,
+    int64_t feature_group_count, int64_t batch_group_count, int64_t mxu_rows);
+
+/// The MXU's summation order of a convolution on an R-row MXU, as indices into the evaluator's
+/// im2col contraction axis ((window position, input feature) order, window positions row-major):
+/// `order` lists the K indices in the order they are summed and `tile_ends` where each K tile ends
+/// in that list. The direct form keeps im2col order; the filter-gradient form is feature-major;
+/// any other convolution (im2col + dot) sums im2col order in R-row tiles.
+struct ConvSummationOrder {
+  std::vector<int64_t> order;  // empty = identity
+  std::vector<int64_t> tile_ends;
+};
+ConvSummationOrder ConvolutionSummationOrder(const std::vector<int64_t>& lhs,
+                                             const std::vector<int64_t>& rhs,
+                                             const std::vector<int64_t>& out, const Window& window,
+                                             const ConvolutionDimensionNumbers& dnums,
+                                             int64_t feature_group_count, int64_t batch_group_count,
+                                             int64_t mxu_rows);
+
 }  // namespace tpusim::hlo

@@ -88,8 +88,11 @@ void AddDotEpilogues(const hlo::HloModule& module, int64_t min_split_n, Elementw
     const HloInstruction* dot = list[i].get();
     // A convolution reaching the lowering is a direct one in canonical dim_labels (its result
     // [N, OH, OW, O] is an [N*OH*OW, O] matrix popped block by block, like a dot's).
-    const bool mxu_op =
-        dot->opcode() == HloOpcode::kDot || dot->opcode() == HloOpcode::kConvolution;
+    const bool direct_conv =
+        dot->opcode() == HloOpcode::kConvolution &&
+        dot->convolution_dimension_numbers().input_batch_dimension == 0 &&
+        dot->convolution_dimension_numbers().output_feature_dimension == dot->shape().rank() - 1;
+    const bool mxu_op = dot->opcode() == HloOpcode::kDot || direct_conv;
     if (!mxu_op || !dot->shape().IsArray() || groups->group_of.count(dot) > 0 ||
         dot->shape().rank() < 1 || dot->shape().dimensions().back() >= min_split_n) {
       continue;

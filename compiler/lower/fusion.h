@@ -36,13 +36,13 @@ ElementwiseGroups FormElementwiseGroups(const hlo::HloModule& module, size_t max
 
 /// Pop-time fusion (DESIGN.md §5 "elementwise fusion applied as MXU results are popped"; XLA's
 /// kOutput fusion of a dot or convolution with its consumers): a dot (or a direct convolution,
-/// whose [N, OH, OW, O] result is popped as blocks of an [N*OH*OW, O] matrix) whose next kernel in program order is an elementwise op (or a group of them) of the dot's result
-/// dimensions that reads the dot runs that op or group on each [Mc, Nc] result block in VMEM as it
-/// is popped, before storing it; the ops' other operands are scalars, per-column vectors (a bias),
-/// per-row vectors or arrays of the same dimensions, all defined before the dot, and the dot's own
-/// result is stored only if something else reads it. Dots with N >= `min_split_n` (split over a
-/// megacore's TensorCores) keep their ops separate. The HBM plan treats the ops as defined at the
-/// dot.
+/// whose [N, OH, OW, O] result is popped as blocks of an [N*OH*OW, O] matrix) whose next kernel in
+/// program order is an elementwise op (or a group of them) of the dot's result dimensions that
+/// reads the dot runs that op or group on each [Mc, Nc] result block in VMEM as it is popped,
+/// before storing it; the ops' other operands are scalars, per-column vectors (a bias), per-row
+/// vectors or arrays of the same dimensions, all defined before the dot, and the dot's own result
+/// is stored only if something else reads it. Dots with N >= `min_split_n` (split over a megacore's
+/// TensorCores) keep their ops separate. The HBM plan treats the ops as defined at the dot.
 void AddDotEpilogues(const hlo::HloModule& module, int64_t min_split_n, ElementwiseGroups* groups);
 
 }  // namespace tpusim::compiler

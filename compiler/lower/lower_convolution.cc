@@ -491,47 +491,354 @@ class DirectConvEmitter {
   int64_t out_block_ = 0;
 };
 
+// The filter-gradient form (compiler/hlo/convolution_form.h, FilterGradientConvolution): input
+// X [F, H, W, B], kernel operand G [F, KH, KW, O] (the output gradient), result [OH, OW, B, O].
+// Per pass over a chunk of Bc rows of B and Nc columns of O, the MXUs keep one [Bc, C] accumulator
+// block per output position and owned N tile, summed over every (f, window row, window column):
+// per step (one f and a block of window rows) the band of X those rows read is DMA'd into VMEM
+// and transposed on the XLU to [Bc, positions]; per K tile (up to R window columns of one window
+// row) and N tile, a G tile [taps, Nc] is the stationary weight and one matmul per output position
+// streams the Bc rows of the transposed band at that position's offset. Bands and G rows are
+// double-buffered; the accumulators are popped once per pass.
+struct FilterGradBlocks {
+  int64_t bc = 1, nc = 1, tpm = 1;  // B rows, O columns per pass, N tiles per MXU
+  int64_t rows = 1;                 // window rows per step
+  int64_t band_h = 1, band_w = 1;   // X band rows and columns (padded input positions)
+};
+
+int64_t FilterGradVmem(const FilterGradBlocks& b, const hlo::FilterGradientConvolution& p,
+                       int64_t le, int64_t re, int64_t oe) {
+  const int64_t band = b.band_h * b.band_w * b.bc * le + 64;
+  return 2 * (2 * band + b.rows * p.KW * b.nc * re + 64) + 2 * (b.bc * b.nc * oe + 64);
+}
+
+std::optional<FilterGradBlocks> ChooseFilterGradBlocks(const hlo::FilterGradientConvolution& p,
+                                                       const config::ChipConfig& config, int64_t le,
+                                                       int64_t re, int64_t oe, int64_t vmem) {
+  const auto& mxu = config.core.mxu;
+  const int64_t C = mxu.cols, nm = std::max<int64_t>(1, mxu.count);
+  const int64_t acc_rows = mxu.accumulator_rows > 0 ? mxu.accumulator_rows : (int64_t{1} << 20);
+  const int64_t positions = p.OH * p.OW;
+  for (const int64_t nc : {p.O, std::min(p.O, nm * C)}) {
+    FilterGradBlocks b;
+    b.nc = nc;
+    b.tpm = CeilDiv(CeilDiv(nc, C), nm);
+    b.bc = std::min(p.B, acc_rows / (b.tpm * positions));
+    if (b.bc > 8 && b.bc < p.B) b.bc = b.bc / 8 * 8;
+    if (b.bc < std::min<int64_t>(p.B, 64) && nc != std::min(p.O, nm * C)) continue;
+    if (b.bc < 1) return std::nullopt;
+    b.band_w = (p.OW - 1) * p.ww.stride + p.KW;
+    for (b.rows = std::min<int64_t>(p.KH, 16); b.rows >= 1; b.rows /= 2) {
+      b.band_h = (p.OH - 1) * p.wh.stride + (b.rows - 1) * p.wh.window_dilation + 1;
+      if (FilterGradVmem(b, p, le, re, oe) <= vmem) return b;
+    }
+  }
+  return std::nullopt;
+}
+
+class FilterGradEmitter {
+ public:
+  FilterGradEmitter(CoreEmitter& em, const config::ChipConfig& config, const HloInstruction& inst,
+                    const hlo::FilterGradientConvolution& p, const FilterGradBlocks& b,
+                    std::vector<PassParts> passes, const HbmBuffer& x, const HbmBuffer& g,
+                    const HbmBuffer& out, bool int_path)
+      : em_(em),
+        inst_(inst),
+        p_(p),
+        b_(b),
+        passes_(std::move(passes)),
+        X_(x),
+        G_(g),
+        O_(out),
+        int_path_(int_path),
+        R_(config.core.mxu.rows),
+        C_(config.core.mxu.cols),
+        nm_(std::max<int64_t>(1, config.core.mxu.count)) {}
+
+  Status Run() {
+    TPUSIM_RETURN_IF_ERROR(Allocate());
+    for (int64_t b0 = 0; b0 < p_.B; b0 += b_.bc) {
+      for (int64_t n0 = 0; n0 < p_.O; n0 += b_.nc) {
+        TPUSIM_RETURN_IF_ERROR(Pass(b0, n0));
+      }
+    }
+    return OkStatus();
+  }
+
+ private:
+  static constexpr uint64_t kLoadFlag2 = 2, kOutFlag0 = 4;
+  struct Step {
+    int64_t f, kh0;
+  };
+
+  StatusOr<uint64_t> Alloc(int64_t bytes, const char* what) {
+    const int64_t a = em_.AllocVmem(bytes);
+    if (a < 0) {
+      return DoesNotFit(inst_, fmt::format("VMEM: the {} need {} bytes, core.vmem.capacity_bytes "
+                                           "= {}",
+                                           what, bytes, em_.vmem_bytes()));
+    }
+    return static_cast<uint64_t>(a);
+  }
+  Status Allocate() {
+    band_bytes_ = (b_.band_h * b_.band_w * b_.bc * X_.elem_bytes() + 63) / 64 * 64;
+    g_bytes_ = (b_.rows * p_.KW * b_.nc * G_.elem_bytes() + 63) / 64 * 64;
+    out_bytes_ = (b_.bc * b_.nc * O_.elem_bytes() + 63) / 64 * 64;
+    TPUSIM_ASSIGN_OR_RETURN(raw0_, Alloc(2 * band_bytes_, "input bands"));
+    TPUSIM_ASSIGN_OR_RETURN(xt0_, Alloc(2 * band_bytes_, "transposed input bands"));
+    TPUSIM_ASSIGN_OR_RETURN(g0_, Alloc(2 * g_bytes_, "output-gradient rows"));
+    TPUSIM_ASSIGN_OR_RETURN(out0_, Alloc(2 * out_bytes_, "result blocks"));
+    return OkStatus();
+  }
+
+  StatusOr<int64_t> Load(const Step& st, int slot, int64_t b0, int64_t n0) {
+    const int64_t bc = std::min(b_.bc, p_.B - b0), nc = std::min(b_.nc, p_.O - n0);
+    const int64_t rows = std::min(b_.rows, p_.KH - st.kh0);
+    const int64_t le = X_.elem_bytes(), re = G_.elem_bytes();
+    const uint64_t raw = raw0_ + static_cast<uint64_t>(slot * band_bytes_);
+    // X rows and columns the band covers: band row 0 is input row kh0 * dh - pad_low.
+    const int64_t first_row = st.kh0 * p_.wh.window_dilation - p_.wh.padding_low;
+    const int64_t band_h = (p_.OH - 1) * p_.wh.stride + (rows - 1) * p_.wh.window_dilation + 1;
+    const int64_t r_lo = std::max<int64_t>(0, first_row);
+    const int64_t r_hi = std::min(p_.H - 1, first_row + band_h - 1);
+    const int64_t c_lo = std::max<int64_t>(0, -p_.ww.padding_low);
+    const int64_t c_hi = std::min(p_.W - 1, b_.band_w - 1 - p_.ww.padding_low);
+    const bool holes = r_lo != first_row || r_hi != first_row + band_h - 1 ||
+                       p_.ww.padding_low > 0 || c_hi != b_.band_w - 1 - p_.ww.padding_low;
+    if (holes) {
+      em_.Emit(isa::op::VpuFill{.dtype = X_.dtype,
+                                .dst = raw,
+                                .count = static_cast<uint64_t>(band_h * b_.band_w * bc),
+                                .value = 0});
+    }
+    int64_t n = 0;
+    if (r_lo <= r_hi && c_lo <= c_hi) {
+      const std::vector<int64_t> dims{r_hi - r_lo + 1, c_hi - c_lo + 1, bc};
+      const std::vector<int64_t> ss{p_.W * p_.B * le, p_.B * le, le};
+      const std::vector<int64_t> ds{b_.band_w * bc * le, bc * le, le};
+      const uint64_t src =
+          X_.address +
+          static_cast<uint64_t>((((st.f * p_.H + r_lo) * p_.W + c_lo) * p_.B + b0) * le);
+      const uint64_t dst =
+          raw + static_cast<uint64_t>(((r_lo - first_row) * b_.band_w + c_lo + p_.ww.padding_low) *
+                                      bc * le);
+      TPUSIM_ASSIGN_OR_RETURN(
+          n, em_.Dma(isa::Opcode::kDmaHbmToVmem, src, ss, dst, ds, dims, le, kLoadFlag2));
+    }
+    const std::vector<int64_t> gd{rows, p_.KW, nc}, gs{p_.KW * p_.O * re, p_.O * re, re};
+    const std::vector<int64_t> gds{p_.KW * nc * re, nc * re, re};
+    TPUSIM_ASSIGN_OR_RETURN(
+        int64_t m,
+        em_.Dma(
+            isa::Opcode::kDmaHbmToVmem,
+            G_.address + static_cast<uint64_t>(((st.f * p_.KH + st.kh0) * p_.KW * p_.O + n0) * re),
+            gs, g0_ + static_cast<uint64_t>(slot * g_bytes_), gds, gd, re, kLoadFlag2));
+    return n + m;
+  }
+
+  // One pass: every (f, window-row block) step accumulates into the pass's accumulators.
+  Status Pass(int64_t b0, int64_t n0) {
+    std::vector<Step> steps;
+    for (int64_t f = 0; f < p_.F; ++f) {
+      for (int64_t kh0 = 0; kh0 < p_.KH; kh0 += b_.rows) steps.push_back({f, kh0});
+    }
+    TPUSIM_ASSIGN_OR_RETURN(int64_t pending, Load(steps[0], 0, b0, n0));
+    for (size_t i = 0; i < steps.size(); ++i) {
+      const int slot = static_cast<int>(i % 2);
+      em_.Wait(kLoadFlag2, pending);
+      pending = 0;
+      const int64_t bc = std::min(b_.bc, p_.B - b0);
+      const int64_t rows = std::min(b_.rows, p_.KH - steps[i].kh0);
+      const int64_t band_h = (p_.OH - 1) * p_.wh.stride + (rows - 1) * p_.wh.window_dilation + 1;
+      const uint64_t xt = xt0_ + static_cast<uint64_t>(slot * band_bytes_);
+      em_.Emit(isa::op::XluTranspose{.dtype = X_.dtype,
+                                     .dst = xt,
+                                     .src = raw0_ + static_cast<uint64_t>(slot * band_bytes_),
+                                     .rows = static_cast<uint64_t>(band_h * b_.band_w),
+                                     .cols = static_cast<uint64_t>(bc)});
+      if (i + 1 < steps.size()) {
+        TPUSIM_ASSIGN_OR_RETURN(pending, Load(steps[i + 1], 1 - slot, b0, n0));
+      }
+      EmitStep(steps[i], slot, xt, band_h * b_.band_w, b0, n0);
+      TPUSIM_RETURN_IF_ERROR(em_.CheckSize());
+    }
+    return PopAndStore(b0, n0);
+  }
+
+  void EmitStep(const Step& st, int slot, uint64_t xt, int64_t xt_stride, int64_t b0, int64_t n0) {
+    const int64_t bc = std::min(b_.bc, p_.B - b0), nc = std::min(b_.nc, p_.O - n0);
+    const int64_t rows = std::min(b_.rows, p_.KH - st.kh0);
+    const int64_t le = X_.elem_bytes(), re = G_.elem_bytes();
+    const uint64_t g = g0_ + static_cast<uint64_t>(slot * g_bytes_);
+    const int64_t positions = p_.OH * p_.OW;
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t kh = st.kh0 + r;
+      for (int64_t kw0 = 0; kw0 < p_.KW; kw0 += R_) {
+        const int64_t taps = std::min(R_, p_.KW - kw0);
+        const bool first_tile = st.f == 0 && kh == 0 && kw0 == 0;
+        for (int64_t nt = 0; nt < nc; nt += C_) {
+          const int64_t j = nt / C_, nn = std::min(C_, nc - nt);
+          const uint64_t unit = static_cast<uint64_t>(j % nm_);
+          for (size_t q = 0; q < passes_.size(); ++q) {
+            em_.Emit(isa::op::MxuLoadWeights{
+                .mxu = unit,
+                .addr = g + static_cast<uint64_t>(((r * p_.KW + kw0) * nc + nt) * re),
+                .k = static_cast<uint64_t>(taps),
+                .n = static_cast<uint64_t>(nn),
+                .stride = static_cast<uint64_t>(nc),
+                .dtype = G_.dtype,
+                .transpose = false,
+                .part = passes_[q].rhs});
+            for (int64_t pos = 0; pos < positions; ++pos) {
+              const int64_t oy = pos / p_.OW, ox = pos % p_.OW;
+              const int64_t col = (oy * p_.wh.stride + r * p_.wh.window_dilation) * b_.band_w +
+                                  ox * p_.ww.stride + kw0;
+              em_.Emit(isa::op::MxuMatmul{
+                  .mxu = unit,
+                  .lhs = xt + static_cast<uint64_t>(col * le),
+                  .stride = static_cast<uint64_t>(xt_stride),
+                  .m = static_cast<uint64_t>(bc),
+                  .k = static_cast<uint64_t>(taps),
+                  .n = static_cast<uint64_t>(nn),
+                  .dtype = X_.dtype,
+                  .part = passes_[q].lhs,
+                  .acc = static_cast<uint64_t>(((j / nm_) * positions + pos) * b_.bc),
+                  .accumulate = !(first_tile && q == 0),
+                  .latch = pos == 0});
+            }
+          }
+        }
+      }
+    }
+  }
+
+  Status PopAndStore(int64_t b0, int64_t n0) {
+    const int64_t bc = std::min(b_.bc, p_.B - b0), nc = std::min(b_.nc, p_.O - n0);
+    const int64_t oe = O_.elem_bytes(), positions = p_.OH * p_.OW;
+    int64_t pending[2] = {0, 0};
+    for (int64_t pos = 0; pos < positions; ++pos) {
+      const int o = static_cast<int>(pos % 2);
+      em_.Wait(kOutFlag0 + static_cast<uint64_t>(o), pending[o]);
+      const uint64_t out = out0_ + static_cast<uint64_t>(o * out_bytes_);
+      for (int64_t nt = 0; nt < nc; nt += C_) {
+        const int64_t j = nt / C_;
+        em_.Emit(
+            isa::op::MxuPop{.mxu = static_cast<uint64_t>(j % nm_),
+                            .acc = static_cast<uint64_t>(((j / nm_) * positions + pos) * b_.bc),
+                            .m = static_cast<uint64_t>(bc),
+                            .n = static_cast<uint64_t>(std::min(C_, nc - nt)),
+                            .acc_dtype = int_path_ ? isa::DType::kS32 : isa::DType::kF32,
+                            .dst = out + static_cast<uint64_t>(nt * oe),
+                            .stride = static_cast<uint64_t>(nc),
+                            .dtype = O_.dtype,
+                            .act = isa::Activation::kNone});
+      }
+      const std::vector<int64_t> dims{bc, nc}, ss{nc * oe, oe}, ds{p_.O * oe, oe};
+      TPUSIM_ASSIGN_OR_RETURN(
+          pending[o],
+          em_.Dma(isa::Opcode::kDmaVmemToHbm, out, ss,
+                  O_.address + static_cast<uint64_t>(((pos * p_.B) + b0) * p_.O * oe + n0 * oe), ds,
+                  dims, oe, kOutFlag0 + static_cast<uint64_t>(o)));
+    }
+    em_.Wait(kOutFlag0, pending[0]);
+    em_.Wait(kOutFlag0 + 1, pending[1]);
+    return em_.CheckSize();
+  }
+
+  CoreEmitter& em_;
+  const HloInstruction& inst_;
+  const hlo::FilterGradientConvolution& p_;
+  const FilterGradBlocks b_;
+  const std::vector<PassParts> passes_;
+  const HbmBuffer& X_;
+  const HbmBuffer& G_;
+  const HbmBuffer& O_;
+  const bool int_path_;
+  const int64_t R_, C_, nm_;
+  int64_t band_bytes_ = 0, g_bytes_ = 0, out_bytes_ = 0;
+  uint64_t raw0_ = 0, xt0_ = 0, g0_ = 0, out0_ = 0;
+};
+
 }  // namespace
 
-Status Lowerer::LowerConvolution(const HloInstruction& inst) {
-  const auto plan = hlo::PlanDirectConvolution(
-      inst.operand(0)->shape().dimensions(), inst.operand(1)->shape().dimensions(),
-      inst.shape().dimensions(), inst.window(), inst.convolution_dimension_numbers(),
-      inst.feature_group_count(), inst.batch_group_count(), config_.core.mxu.rows);
-  const auto& cd = inst.convolution_dimension_numbers();
-  const int64_t rank = inst.shape().rank();
-  if (!plan || cd.input_feature_dimension != rank - 1 || cd.output_feature_dimension != rank - 1) {
-    return Unsupported(inst,
-                       "this convolution has no direct form and no im2col form (supported: "
-                       "one or two spatial dimensions without groups, or any convolution "
-                       "without window reversal and negative padding, through im2col)");
-  }
-  const hlo::DirectConvolution& p = *plan;
-  const bool oi = cd.kernel_input_feature_dimension == rank - 1;
-  const HbmBuffer& L = Buffer(inst.operand(0));
-  const HbmBuffer& Wt = Buffer(inst.operand(1));
-  const HbmBuffer& O = Buffer(&inst);
+// The element types both forms take, and the MXU passes for them.
+StatusOr<std::vector<PassParts>> ConvPasses(const HloInstruction& inst,
+                                            const config::ChipConfig& config, isa::DType l,
+                                            isa::DType r, isa::DType o, bool* int_path) {
   using isa::DType;
   const auto is_float = [](DType t) { return t == DType::kF32 || t == DType::kBF16; };
-  const bool int_path = L.dtype == DType::kS8 && Wt.dtype == DType::kS8 && O.dtype == DType::kS32;
-  if (!int_path && !(is_float(L.dtype) && is_float(Wt.dtype) && is_float(O.dtype))) {
-    return Unsupported(inst,
-                       fmt::format("convolution of {} x {} -> {} (the MXU takes f32/bf16 "
-                                   "operands with f32/bf16 results, or s8 x s8 -> s32)",
-                                   isa::Name(L.dtype), isa::Name(Wt.dtype), isa::Name(O.dtype)));
+  *int_path = l == DType::kS8 && r == DType::kS8 && o == DType::kS32;
+  if (!*int_path && !(is_float(l) && is_float(r) && is_float(o))) {
+    return Unsupported(inst, fmt::format("convolution of {} x {} -> {} (the MXU takes f32/bf16 "
+                                         "operands with f32/bf16 results, or s8 x s8 -> s32)",
+                                         isa::Name(l), isa::Name(r), isa::Name(o)));
   }
-  if (!int_path && !config_.core.mxu.bf16) {
+  if (!*int_path && !config.core.mxu.bf16) {
     return Unsupported(inst,
                        fmt::format("a {} convolution on '{}', whose MXU has no floating-point "
                                    "path (core.mxu.bf16: false): quantize it to s8 x s8 -> "
                                    "s32",
-                                   isa::Name(L.dtype), config_.name));
+                                   isa::Name(l), config.name));
   }
+  if (*int_path) return std::vector<PassParts>{{isa::PrecisionPart::kHi, isa::PrecisionPart::kHi}};
+  return PrecisionPasses(std::max(inst.operand_precision(0), inst.operand_precision(1)),
+                         l == DType::kF32, r == DType::kF32);
+}
+
+Status Lowerer::LowerConvolution(const HloInstruction& inst) {
+  const auto& cd = inst.convolution_dimension_numbers();
+  const int64_t rank = inst.shape().rank();
+  const std::vector<int64_t>&lhs = inst.operand(0)->shape().dimensions(),
+        &rhs = inst.operand(1)->shape().dimensions(), &out = inst.shape().dimensions();
+  const int64_t R = config_.core.mxu.rows;
+  if (cd.input_feature_dimension == rank - 1 && cd.output_feature_dimension == rank - 1) {
+    if (const auto plan =
+            hlo::PlanDirectConvolution(lhs, rhs, out, inst.window(), cd, inst.feature_group_count(),
+                                       inst.batch_group_count(), R)) {
+      return LowerDirectConvolution(inst, *plan);
+    }
+  }
+  if (cd.input_feature_dimension == 0 && cd.output_feature_dimension == rank - 1) {
+    if (const auto plan = hlo::PlanFilterGradientConvolution(lhs, rhs, out, inst.window(), cd,
+                                                             inst.feature_group_count(),
+                                                             inst.batch_group_count(), R)) {
+      const HbmBuffer& X = Buffer(inst.operand(0));
+      const HbmBuffer& G = Buffer(inst.operand(1));
+      const HbmBuffer& O = Buffer(&inst);
+      bool int_path = false;
+      TPUSIM_ASSIGN_OR_RETURN(std::vector<PassParts> passes,
+                              ConvPasses(inst, config_, X.dtype, G.dtype, O.dtype, &int_path));
+      if (O.elements() == 0) return OkStatus();
+      const auto blocks = ChooseFilterGradBlocks(*plan, config_, X.elem_bytes(), G.elem_bytes(),
+                                                 O.elem_bytes(), em_.vmem_free() - 8 * 64);
+      if (!blocks) {
+        return DoesNotFit(inst, fmt::format("VMEM: no band of one window row fits "
+                                            "core.vmem.capacity_bytes = {}",
+                                            em_.vmem_bytes()));
+      }
+      FilterGradEmitter kernel(em_, config_, inst, *plan, *blocks, std::move(passes), X, G, O,
+                               int_path);
+      return kernel.Run();
+    }
+  }
+  return Unsupported(inst,
+                     "this convolution has no direct, filter-gradient or im2col form (supported: "
+                     "one or two spatial dimensions without groups, or any convolution "
+                     "without window reversal and negative padding, through im2col)");
+}
+
+Status Lowerer::LowerDirectConvolution(const HloInstruction& inst,
+                                       const hlo::DirectConvolution& p) {
+  const auto& cd = inst.convolution_dimension_numbers();
+  const int64_t rank = inst.shape().rank();
+  const bool oi = cd.kernel_input_feature_dimension == rank - 1;
+  const HbmBuffer& L = Buffer(inst.operand(0));
+  const HbmBuffer& Wt = Buffer(inst.operand(1));
+  const HbmBuffer& O = Buffer(&inst);
+  bool int_path = false;
+  TPUSIM_ASSIGN_OR_RETURN(const std::vector<PassParts> passes,
+                          ConvPasses(inst, config_, L.dtype, Wt.dtype, O.dtype, &int_path));
   if (O.elements() == 0) return OkStatus();
-  const std::vector<PassParts> passes =
-      int_path ? std::vector<PassParts>{{isa::PrecisionPart::kHi, isa::PrecisionPart::kHi}}
-               : PrecisionPasses(std::max(inst.operand_precision(0), inst.operand_precision(1)),
-                                 L.dtype == DType::kF32, Wt.dtype == DType::kF32);
   const int64_t le = L.elem_bytes(), re = Wt.elem_bytes(), oe = O.elem_bytes();
   // Pop-time fusion: a third of VMEM is kept for the epilogue's blocks, as in the dot kernel.
   const std::vector<const HloInstruction*>* epilogue_ops = nullptr;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "compiler/hlo/convolution_form.h"
 #include "compiler/hlo/instruction.h"
 #include "compiler/hlo/module.h"
 #include "compiler/lower/core_emitter.h"
@@ -127,8 +128,9 @@ class Lowerer {
 
   // Kernels (lower_*.cc).
   Status LowerDot(const hlo::HloInstruction& inst);
-  /// A canonical convolution with a direct form (lower_convolution.cc).
+  /// A canonical convolution in its direct or filter-gradient form (lower_convolution.cc).
   Status LowerConvolution(const hlo::HloInstruction& inst);
+  Status LowerDirectConvolution(const hlo::HloInstruction& inst, const hlo::DirectConvolution& p);
   /// The megacore share of a dot with N output columns: this core's columns [begin, end), and how
   /// many cores split it (1 = not split: rank 0 does it all).
   struct ColumnShare {

@@ -92,6 +92,38 @@ class ConvBuilder {
     c->mutable_precision_config() = conv_->precision_config();
     return b_.Add(std::move(c));
   }
+  /// The convolution in the filter-gradient form's canonical dim_labels (f01b_i01o->01bf):
+  /// input [F, S.., B], kernel [F, S.., O], output [S.., B, O].
+  HloInstruction* CanonicalFilterGradConv(HloInstruction* lhs, HloInstruction* rhs,
+                                          const std::vector<int64_t>& out_dims) {
+    const auto k = static_cast<int64_t>(
+        conv_->convolution_dimension_numbers().input_spatial_dimensions.size());
+    auto c = std::make_unique<HloInstruction>(HloOpcode::kConvolution,
+                                              Shape(conv_->shape().element_type(), out_dims),
+                                              Name("filter_grad"));
+    c->AppendOperand(lhs);
+    c->AppendOperand(rhs);
+    hlo::ConvolutionDimensionNumbers dn;
+    dn.input_feature_dimension = 0;
+    dn.input_batch_dimension = k + 1;
+    dn.kernel_input_feature_dimension = 0;
+    dn.kernel_output_feature_dimension = k + 1;
+    dn.output_batch_dimension = k;
+    dn.output_feature_dimension = k + 1;
+    for (int64_t i = 0; i < k; ++i) {
+      dn.input_spatial_dimensions.push_back(i + 1);
+      dn.kernel_spatial_dimensions.push_back(i + 1);
+      dn.output_spatial_dimensions.push_back(i);
+    }
+    c->mutable_convolution_dimension_numbers() = dn;
+    c->set_has_convolution_dimension_numbers(true);
+    c->mutable_window() = conv_->window();
+    c->set_has_window(true);
+    c->set_feature_group_count(1);
+    c->set_batch_group_count(1);
+    c->mutable_precision_config() = conv_->precision_config();
+    return b_.Add(std::move(c));
+  }
   HloInstruction* Dot(HloInstruction* l, HloInstruction* r, bool batched,
                       const std::vector<int64_t>& out_dims) {
     auto d = std::make_unique<HloInstruction>(
@@ -188,6 +220,53 @@ bool IsCanonicalDirect(const HloInstruction& conv) {
     }
   }
   return true;
+}
+
+// A filter-gradient convolution (compiler/hlo/convolution_form.h) in the dim_labels XLA gives it,
+// f01b_i01o->01bf, runs as it is; other dim_labels are transposed to those.
+bool IsCanonicalFilterGrad(const HloInstruction& conv) {
+  const auto& cd = conv.convolution_dimension_numbers();
+  const int64_t k = static_cast<int64_t>(cd.input_spatial_dimensions.size());
+  if (cd.input_feature_dimension != 0 || cd.input_batch_dimension != k + 1 ||
+      cd.kernel_input_feature_dimension != 0 || cd.kernel_output_feature_dimension != k + 1 ||
+      cd.output_batch_dimension != k || cd.output_feature_dimension != k + 1) {
+    return false;
+  }
+  for (int64_t i = 0; i < k; ++i) {
+    if (cd.input_spatial_dimensions[static_cast<size_t>(i)] != i + 1 ||
+        cd.kernel_spatial_dimensions[static_cast<size_t>(i)] != i + 1 ||
+        cd.output_spatial_dimensions[static_cast<size_t>(i)] != i) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void CanonicalizeFilterGrad(hlo::HloComputation& comp, HloInstruction* conv) {
+  const auto& cd = conv->convolution_dimension_numbers();
+  const size_t k = cd.input_spatial_dimensions.size();
+  std::vector<int64_t> in_perm{cd.input_feature_dimension};
+  for (int64_t d : cd.input_spatial_dimensions) in_perm.push_back(d);
+  in_perm.push_back(cd.input_batch_dimension);
+  std::vector<int64_t> k_perm{cd.kernel_input_feature_dimension};
+  for (int64_t d : cd.kernel_spatial_dimensions) k_perm.push_back(d);
+  k_perm.push_back(cd.kernel_output_feature_dimension);
+  std::vector<int64_t> out_dims;
+  for (int64_t d : cd.output_spatial_dimensions) out_dims.push_back(conv->shape().dimensions(d));
+  out_dims.push_back(conv->shape().dimensions(cd.output_batch_dimension));
+  out_dims.push_back(conv->shape().dimensions(cd.output_feature_dimension));
+  std::vector<int64_t> out_perm(k + 2);
+  for (size_t i = 0; i < k; ++i) {
+    out_perm[static_cast<size_t>(cd.output_spatial_dimensions[i])] = static_cast<int64_t>(i);
+  }
+  out_perm[static_cast<size_t>(cd.output_batch_dimension)] = static_cast<int64_t>(k);
+  out_perm[static_cast<size_t>(cd.output_feature_dimension)] = static_cast<int64_t>(k) + 1;
+  ConvBuilder cb(&comp, conv);
+  HloInstruction* fg = cb.CanonicalFilterGradConv(cb.Transpose(conv->operand(0), in_perm),
+                                                  cb.Transpose(conv->operand(1), k_perm), out_dims);
+  HloInstruction* result = cb.Transpose(fg, out_perm);
+  conv->ReplaceAllUsesWith(result);
+  comp.RemoveInstruction(conv);
 }
 
 void Lower(hlo::HloComputation& comp, HloInstruction* conv) {
@@ -311,6 +390,13 @@ StatusOr<bool> ConvolutionLowering::Run(hlo::HloModule& module) {
                                      c->feature_group_count(), c->batch_group_count(), mxu_rows_)) {
         if (IsCanonicalDirect(*c)) continue;
         Canonicalize(*comp, c);
+        changed = true;
+      } else if (hlo::PlanFilterGradientConvolution(
+                     c->operand(0)->shape().dimensions(), c->operand(1)->shape().dimensions(),
+                     c->shape().dimensions(), c->window(), c->convolution_dimension_numbers(),
+                     c->feature_group_count(), c->batch_group_count(), mxu_rows_)) {
+        if (IsCanonicalFilterGrad(*c)) continue;
+        CanonicalizeFilterGrad(*comp, c);
         changed = true;
       } else if (Lowerable(*c)) {
         Lower(*comp, c);

@@ -86,22 +86,12 @@ Status RunConvolution(const Literal& lhs, const Literal& rhs, const ConvolutionP
     return RowMajorStrides(dims);
   }();
 
-  // In the MXU's order, a convolution the compiler computes directly sums K in its K tiles
-  // (compiler/hlo/convolution_form.h); one lowered as im2col + dot sums in R-row tiles of the
-  // patch.
-  std::vector<int64_t> tile_ends;
+  // In the MXU's order: the K tiles (and, for a filter gradient, the K order) of the form the
+  // compiler computes the convolution in (compiler/hlo/convolution_form.h).
+  ConvSummationOrder order;
   if (options.mxu_k_tile > 0) {
-    const auto direct =
-        PlanDirectConvolution(lhs.shape().dimensions(), rhs.shape().dimensions(), out.dimensions(),
-                              p.window, dn, G, BG, options.mxu_k_tile);
-    int64_t end = 0;
-    if (direct) {
-      for (const ConvKTile& t : direct->k_tiles) tile_ends.push_back(end += t.k());
-    } else {
-      for (int64_t t0 = 0; t0 < KI; t0 += options.mxu_k_tile) {
-        tile_ends.push_back(std::min(KI, t0 + options.mxu_k_tile));
-      }
-    }
+    order = ConvolutionSummationOrder(lhs.shape().dimensions(), rhs.shape().dimensions(),
+                                      out.dimensions(), p.window, dn, G, BG, options.mxu_k_tile);
   }
 
   std::vector<Acc> Y(static_cast<size_t>(rows * O), Acc{0});
@@ -140,7 +130,7 @@ Status RunConvolution(const Literal& lhs, const Literal& rhs, const ConvolutionP
       }
       if (options.mxu_k_tile > 0) {
         MxuOrderGemmTiles<Acc>(patch.data(), KI, W.data() + g * Og, O, Y.data() + r0 * O + g * Og,
-                               O, nrows, Og, tile_ends);
+                               O, nrows, Og, order.tile_ends, order.order);
       } else {
         GemmTile<Acc>(patch.data(), KI, W.data() + g * Og, O, Y.data() + r0 * O + g * Og, O, nrows,
                       KI, Og, 0);

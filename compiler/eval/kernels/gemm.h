@@ -15,9 +15,11 @@ namespace tpusim::hlo {
 /// consecutive tiles ending at `tile_ends` (increasing, the last = k); each tile's products are
 /// summed in f32 in k order, and each tile's sum is added to the running result in turn (the first
 /// tile's sum is the initial value). a [m, k], w [k, n], c [m, n], row strides lda/ldw/ldc.
+/// `k_order` (k entries; empty = 0, 1, ..) says which K index is summed at each position.
 template <typename T>
 void MxuOrderGemmTiles(const T* a, int64_t lda, const T* w, int64_t ldw, T* c, int64_t ldc,
-                       int64_t m, int64_t n, const std::vector<int64_t>& tile_ends) {
+                       int64_t m, int64_t n, const std::vector<int64_t>& tile_ends,
+                       const std::vector<int64_t>& k_order = {}) {
   std::vector<T> s(static_cast<size_t>(n));
   for (int64_t i = 0; i < m; ++i) {
     T* ci = c + i * ldc;
@@ -25,7 +27,8 @@ void MxuOrderGemmTiles(const T* a, int64_t lda, const T* w, int64_t ldw, T* c, i
     int64_t t0 = 0;
     for (const int64_t t1 : tile_ends) {
       std::fill(s.begin(), s.end(), T{0});
-      for (int64_t kk = t0; kk < t1; ++kk) {
+      for (int64_t q = t0; q < t1; ++q) {
+        const int64_t kk = k_order.empty() ? q : k_order[static_cast<size_t>(q)];
         const T av = a[i * lda + kk];
         const T* wk = w + kk * ldw;
         for (int64_t j = 0; j < n; ++j) {
