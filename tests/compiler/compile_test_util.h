@@ -113,9 +113,11 @@ inline config::ChipConfig Config(const std::string& name) {
 /// Compiles and runs `text` on `config_name` with random arguments and checks every output leaf
 /// against the evaluator (f32 DEFAULT-precision dots round operands to bf16 as the MXU does) within
 /// |got - want| <= atol + rtol * |want|. Returns the run for further checks.
+/// With `mxu_order`, the evaluator sums dots and convolutions in the MXU's K tiles
+/// (EvaluatorOptions::mxu_rows = the config's core.mxu.rows), as `tpusim run`'s check does.
 inline RunResult CheckAgainstEvaluator(const std::string& text, const std::string& config_name,
                                        double atol = 1e-5, double rtol = 1e-5,
-                                       CompileOptions options = {}) {
+                                       CompileOptions options = {}, bool mxu_order = false) {
   RunResult r;
   auto module = Parse(text);
   if (!module) return r;
@@ -124,6 +126,7 @@ inline RunResult CheckAgainstEvaluator(const std::string& text, const std::strin
   if (!args.ok()) return r;
   hlo::EvaluatorOptions eo;
   eo.tpu_default_precision = true;
+  if (mxu_order) eo.mxu_rows = Config(config_name).core.mxu.rows;
   hlo::Evaluator ev(eo);
   auto want = ev.Evaluate(*module, *args);
   EXPECT_TRUE(want.ok()) << want.status().message();

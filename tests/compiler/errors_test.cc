@@ -64,8 +64,9 @@ ENTRY e {
   EXPECT_NE(s.message().find("test.hlo:3:"), std::string::npos) << s.message();
 }
 
-TEST(CompileErrorsTest, ReductionRowLargerThanVmem) {
-  // One row of 400000 f32 (1.6 MB) to reduce does not fit tiny's 1 MiB of VMEM.
+TEST(CompileErrorsTest, ReductionRowLargerThanVmemCompiles) {
+  // One row of 400000 f32 (1.6 MB) does not fit tiny's 1 MiB of VMEM: it is reduced in chunks
+  // (values: ReduceChunksTest).
   Status s = CompileText(R"(HloModule m
 add {
   x = f32[] parameter(0)
@@ -78,11 +79,7 @@ ENTRY e {
   ROOT r = f32[2] reduce(a, z), dimensions={1}, to_apply=add
 })",
                          "tiny");
-  EXPECT_EQ(s.code(), StatusCode::kResourceExhausted);
-  EXPECT_NE(s.message().find("%r (reduce)"), std::string::npos) << s.message();
-  EXPECT_NE(s.message().find("1600000 bytes"), std::string::npos) << s.message();
-  EXPECT_NE(s.message().find("core.vmem.capacity_bytes = 1048576"), std::string::npos)
-      << s.message();
+  EXPECT_TRUE(s.ok()) << s.message();
 }
 
 TEST(CompileErrorsTest, BuffersLargerThanHbm) {

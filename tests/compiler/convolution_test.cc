@@ -1,0 +1,172 @@
+// Convolutions on the MXUs (compiler/hlo/convolution_form.h, compiler/lower/lower_convolution.cc):
+// the direct form (input bands streamed through VMEM, taps accumulated in the MXUs) and the
+// filter-gradient form, checked bit for bit against the evaluator summing in the same K tiles,
+// and checked to stream: no im2col array, the input read from HBM about once.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "compiler/hlo/convolution_form.h"
+#include "tests/compiler/compile_test_util.h"
+
+namespace tpusim::compiler {
+namespace {
+
+using testing::CheckAgainstEvaluator;
+
+std::string Conv(const std::string& lhs, const std::string& rhs, const std::string& out,
+                 const std::string& window, const std::string& labels,
+                 const std::string& extra = "") {
+  return "HloModule m\nENTRY e {\n  x = " + lhs + " parameter(0)\n  k = " + rhs +
+         " parameter(1)\n  ROOT y = " + out + " convolution(x, k), window={" + window +
+         "}, dim_labels=" + labels + extra + "\n}\n";
+}
+
+// Bytes core 0's dma.hbm_to_vmem instructions tagged `name` move.
+int64_t HbmBytesRead(const isa::Program& p, const std::string& name) {
+  int64_t bytes = 0;
+  const auto& core = p.cores[0];
+  for (size_t i = 0; i < core.instructions.size(); ++i) {
+    const int32_t tag = core.hlo_tags[i];
+    if (tag < 0 || p.hlo_names[static_cast<size_t>(tag)] != name ||
+        core.instructions[i].opcode != isa::Opcode::kDmaHbmToVmem) {
+      continue;
+    }
+    const auto d = core.instructions[i].As<isa::op::DmaHbmToVmem>();
+    bytes += static_cast<int64_t>(d.n0 * d.n1 * d.n2 * d.elem_bytes);
+  }
+  return bytes;
+}
+
+class ConvolutionTest : public ::testing::TestWithParam<std::string> {};
+
+// Exact: the direct kernel sums each output in the evaluator's order (same K tiles).
+constexpr double kExact = 1e-30;
+
+TEST_P(ConvolutionTest, StridedPaddedForward) {
+  CheckAgainstEvaluator(Conv("f32[2,9,11,5]", "f32[3,3,5,7]", "f32[2,5,6,7]",
+                             "size=3x3 stride=2x2 pad=1_1x1_2", "b01f_01io->b01f"),
+                        GetParam(), kExact, 0, {}, true);
+}
+
+TEST_P(ConvolutionTest, InputGradientWithLhsDilationAndOiKernel) {
+  CheckAgainstEvaluator(Conv("f32[2,9,11,20]", "f32[3,3,7,20]", "f32[2,17,21,7]",
+                             "size=3x3 pad=1_1x1_1 lhs_dilate=2x2", "b01f_01oi->b01f"),
+                        GetParam(), kExact, 0, {}, true);
+}
+
+TEST_P(ConvolutionTest, WindowDilationBf16) {
+  CheckAgainstEvaluator(Conv("bf16[3,12,14,6]", "bf16[3,2,6,9]", "bf16[3,8,12,9]",
+                             "size=3x2 rhs_dilate=2x2", "b01f_01io->b01f"),
+                        GetParam(), kExact, 0, {}, true);
+}
+
+TEST_P(ConvolutionTest, ReversedWindowOtherDimLabels) {
+  CheckAgainstEvaluator(Conv("f32[12,14,6,3]", "f32[3,3,6,9]", "f32[3,12,14,9]",
+                             "size=3x3 pad=1_1x1_1 rhs_reversal=1x1", "01fb_01io->b01f"),
+                        GetParam(), kExact, 0, {}, true);
+}
+
+TEST_P(ConvolutionTest, OneSpatialDimension) {
+  CheckAgainstEvaluator(
+      Conv("f32[4,30,16]", "f32[5,16,24]", "f32[4,13,24]", "size=5 stride=2", "b0f_0io->b0f"),
+      GetParam(), kExact, 0, {}, true);
+}
+
+TEST_P(ConvolutionTest, FirstLayerWithThreeChannels) {
+  CheckAgainstEvaluator(Conv("bf16[2,20,20,3]", "bf16[7,7,3,16]", "bf16[2,10,10,16]",
+                             "size=7x7 stride=2x2 pad=3_3x3_3", "b01f_01io->b01f"),
+                        GetParam(), kExact, 0, {}, true);
+}
+
+TEST_P(ConvolutionTest, FilterGradient) {
+  CheckAgainstEvaluator(Conv("f32[2,12,14,20]", "f32[2,12,14,24]", "f32[3,3,20,24]",
+                             "size=12x14 pad=1_1x1_1", "f01b_i01o->01bf"),
+                        GetParam(), kExact, 0, {}, true);
+}
+
+TEST_P(ConvolutionTest, FilterGradientWithRowDilationOtherLabels) {
+  CheckAgainstEvaluator(Conv("f32[6,11,8,2]", "f32[5,6,2,7]", "f32[3,3,6,7]",
+                             "size=5x6 rhs_dilate=2x1", "b01f_01io->01bf"),
+                        GetParam(), kExact, 0, {}, true);
+}
+
+TEST_P(ConvolutionTest, FilterGradientOneSpatialDimension) {
+  CheckAgainstEvaluator(
+      Conv("bf16[4,40,9]", "bf16[4,38,5]", "bf16[3,9,5]", "size=38", "f0b_i0o->0bf"), GetParam(),
+      kExact, 0, {}, true);
+}
+
+TEST_P(ConvolutionTest, BiasAndResidualFusedIntoThePops) {
+  const std::string text = R"(
+HloModule m
+ENTRY e {
+  x = bf16[2,10,12,20] parameter(0)
+  k = bf16[3,3,20,24] parameter(1)
+  b = f32[24] parameter(2)
+  r = bf16[2,10,12,24] parameter(3)
+  c = bf16[2,10,12,24] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+  bb = bf16[24] convert(b)
+  bc = bf16[2,10,12,24] broadcast(bb), dimensions={3}
+  m = bf16[2,10,12,24] multiply(c, bc)
+  ROOT a = bf16[2,10,12,24] add(m, r)
+})";
+  const testing::RunResult run = CheckAgainstEvaluator(text, GetParam(), kExact, 0, {}, true);
+  // output-fusion-scheduling moved the bias convert before the convolution, so the multiply and
+  // the add run on each popped block: the convolution's own result never reaches HBM.
+  EXPECT_EQ(testing::InstructionsTagged(run.compiled.program, "c", isa::Opcode::kDmaVmemToHbm), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Configs, ConvolutionTest, ::testing::Values("tiny", "tpu-v3", "tpu-v4"));
+
+// The direct kernel streams: no im2col concatenate, and the input is read from HBM about once
+// (its halo rows aside) with the kernel resident in VMEM.
+TEST(ConvolutionStreamingTest, InputReadAboutOnceNoIm2col) {
+  auto module = testing::Parse(Conv("bf16[4,56,56,64]", "bf16[3,3,64,64]", "bf16[4,56,56,64]",
+                                    "size=3x3 pad=1_1x1_1", "b01f_01io->b01f"));
+  ASSERT_NE(module, nullptr);
+  CompileOptions options;
+  options.dump_after = "lower-convolution";
+  options.timing_only = true;
+  auto compiled = Compile(*module, testing::Config("tpu-v3"), options);
+  ASSERT_TRUE(compiled.ok()) << compiled.status().message();
+  EXPECT_EQ(compiled->dump.find("concatenate"), std::string::npos) << compiled->dump;
+  const int64_t input = 4 * 56 * 56 * 64 * 2, kernel = 3 * 3 * 64 * 64 * 2;
+  const int64_t read = HbmBytesRead(compiled->program, "y");
+  EXPECT_GE(read, input + kernel);
+  EXPECT_LE(read, input * 13 / 10 + kernel) << "halo overhead above 30 %";
+}
+
+// Small feature counts fold consecutive taps of a window row into one K tile (XLA's TPU handling
+// of a first layer's 3 channels); larger ones take one tap per tile.
+TEST(ConvolutionFormTest, SmallFeatureCountsFoldTaps) {
+  hlo::Window w;
+  w.dimensions.resize(2);
+  for (auto& d : w.dimensions) d.size = 7;
+  hlo::ConvolutionDimensionNumbers dn;
+  dn.input_batch_dimension = 0;
+  dn.input_spatial_dimensions = {1, 2};
+  dn.input_feature_dimension = 3;
+  dn.kernel_spatial_dimensions = {0, 1};
+  dn.kernel_input_feature_dimension = 2;
+  dn.kernel_output_feature_dimension = 3;
+  dn.output_batch_dimension = 0;
+  dn.output_spatial_dimensions = {1, 2};
+  dn.output_feature_dimension = 3;
+  auto small =
+      hlo::PlanDirectConvolution({1, 20, 20, 3}, {7, 7, 3, 64}, {1, 14, 14, 64}, w, dn, 1, 1, 128);
+  ASSERT_TRUE(small.has_value());
+  EXPECT_EQ(small->k_tiles.size(), 7u);  // one tile per window row: 7 taps x 3 features
+  EXPECT_EQ(small->k_tiles[0].k(), 21);
+  auto wide = hlo::PlanDirectConvolution({1, 20, 20, 256}, {7, 7, 256, 64}, {1, 14, 14, 64}, w, dn,
+                                         1, 1, 128);
+  ASSERT_TRUE(wide.has_value());
+  EXPECT_EQ(wide->k_tiles.size(), 7u * 7u * 2u);  // per tap, two 128-feature tiles
+  // A window larger than the output is a filter gradient, not a direct convolution.
+  EXPECT_FALSE(
+      hlo::PlanDirectConvolution({1, 20, 20, 3}, {7, 7, 3, 64}, {1, 2, 2, 64}, w, dn, 1, 1, 128)
+          .has_value());
+}
+
+}  // namespace
+}  // namespace tpusim::compiler
