@@ -1,6 +1,7 @@
 #include "compiler/lower/fusion.h"
 
 #include <algorithm>
+#include <memory>
 
 #include "compiler/hlo/computation.h"
 #include "compiler/lower/lowerer.h"
@@ -82,6 +83,49 @@ ElementwiseGroups FormElementwiseGroups(const hlo::HloModule& module, size_t max
   return out;
 }
 
+namespace {
+
+// Output fusion with reductions (XLA's multi-output kOutput/kInput fusions: a convolution with the
+// batch-norm sums of its result): the reduces right after the epilogue's members (instructions
+// without code aside) that reduce the dot or a member, in f32, over every dimension but the last
+// or over the last only, with add/maximum/minimum and a one-element init defined before the dot,
+// join the epilogue (Lowerer::Epilogue::Reduction).
+void AddEpilogueReductions(const std::vector<std::unique_ptr<HloInstruction>>& list,
+                           const HloInstruction* dot, const HloInstruction* after,
+                           std::vector<const HloInstruction*>* members) {
+  size_t pos = 0;
+  while (pos < list.size() && list[pos].get() != after) ++pos;
+  std::map<const HloInstruction*, size_t> position;
+  for (size_t i = 0; i < list.size(); ++i) position[list[i].get()] = i;
+  const size_t dot_pos = position.at(dot);
+  const int64_t rank = dot->shape().rank();
+  for (size_t j = pos + 1; j < list.size(); ++j) {
+    const HloInstruction* r = list[j].get();
+    if (HasNoCode(*r)) continue;
+    if (r->opcode() != HloOpcode::kReduce || r->operand_count() != 2 || !r->shape().IsArray() ||
+        r->shape().element_type() != hlo::PrimitiveType::kF32 || !ReducerOp(*r)) {
+      break;
+    }
+    const HloInstruction* src = r->operand(0);
+    const bool on_fusion =
+        Producer(src) == dot || std::find(members->begin(), members->end(), src) != members->end();
+    const HloInstruction* init = r->operand(1);
+    const bool init_ok =
+        init->shape().ElementCount() == 1 && (HasNoCode(*init) || position.at(init) < dot_pos);
+    std::vector<int64_t> all_but_last, last{rank - 1};
+    for (int64_t d = 0; d + 1 < rank; ++d) all_but_last.push_back(d);
+    const bool shape_ok = src->shape().dimensions() == dot->shape().dimensions() &&
+                          (r->dimensions() == all_but_last || r->dimensions() == last);
+    if (!on_fusion || !init_ok || !shape_ok || rank < 1 ||
+        src->shape().element_type() != hlo::PrimitiveType::kF32) {
+      break;
+    }
+    members->push_back(r);
+  }
+}
+
+}  // namespace
+
 void AddDotEpilogues(const hlo::HloModule& module, int64_t min_split_n, ElementwiseGroups* groups) {
   const auto& list = module.entry_computation()->instructions();
   for (size_t i = 0; i < list.size(); ++i) {
@@ -102,7 +146,15 @@ void AddDotEpilogues(const hlo::HloModule& module, int64_t min_split_n, Elementw
     while (j < list.size() && HasNoCode(*list[j])) ++j;
     if (j == list.size()) continue;
     const HloInstruction* next = list[j].get();
-    if (!IsFusible(*next) || next->shape().dimensions() != dot->shape().dimensions()) continue;
+    if (!IsFusible(*next) || next->shape().dimensions() != dot->shape().dimensions()) {
+      // No elementwise consumer: the dot's own result may still be reduced as it is popped.
+      std::vector<const HloInstruction*> reductions;
+      AddEpilogueReductions(list, dot, dot, &reductions);
+      if (reductions.empty()) continue;
+      groups->epilogue_of_dot[dot] = reductions;
+      for (const HloInstruction* m : reductions) groups->dot_of_epilogue[m] = dot;
+      continue;
+    }
     std::vector<const HloInstruction*> members{next};
     if (auto g = groups->group_of.find(next); g != groups->group_of.end()) {
       members = groups->groups[g->second];
@@ -131,6 +183,7 @@ void AddDotEpilogues(const hlo::HloModule& module, int64_t min_split_n, Elementw
       }
     }
     if (!ok || !reads_dot) continue;
+    AddEpilogueReductions(list, dot, members.back(), &members);
     groups->epilogue_of_dot[dot] = members;
     for (const HloInstruction* m : members) groups->dot_of_epilogue[m] = dot;
   }

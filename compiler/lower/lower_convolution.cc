@@ -873,6 +873,7 @@ Status Lowerer::LowerDirectConvolution(const HloInstruction& inst,
                            run_epilogue);
   TPUSIM_RETURN_IF_ERROR(kernel.Run());
   if (epi) {
+    TPUSIM_RETURN_IF_ERROR(FinishEpilogue(inst, *epi));
     em_.Wait(kStoreFlag, epi->pending_stores);
     for (const HloInstruction* m : epi->ops) epilogue_done_.insert(m);
   }

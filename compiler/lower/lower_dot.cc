@@ -471,6 +471,7 @@ Status Lowerer::LowerDot(const HloInstruction& inst) {
   em_.Wait(kOutFlag0, store_count[0]);
   em_.Wait(kOutFlag0 + 1, store_count[1]);
   if (epi) {
+    TPUSIM_RETURN_IF_ERROR(FinishEpilogue(inst, *epi));
     em_.Wait(kStoreFlag, epi->pending_stores);
     for (const HloInstruction* m : epi->ops) epilogue_done_.insert(m);
   }
@@ -530,6 +531,19 @@ StatusOr<std::optional<Lowerer::Epilogue>> Lowerer::PlanEpilogue(
   }
   ep.result.resize(ops.size());
   for (size_t m = 0; m < ops.size(); ++m) {
+    if (ops[m]->opcode() == hlo::HloOpcode::kReduce) {
+      // Reductions keep a running result ([N] columns or [Mc] rows) and a block's partial.
+      Epilogue::Reduction r;
+      const auto& dims = ops[m]->dimensions();
+      r.column = std::find(dims.begin(), dims.end(), dot.shape().rank() - 1) == dims.end();
+      r.op = ReducerOp(*ops[m]).value_or(isa::ReduceOp::kSum);
+      const int64_t n = r.column ? ops[m]->shape().ElementCount() : Mc;
+      if (!alloc(n * 4, &r.running) || !alloc((r.column ? Nc : Mc) * 4, &r.partial)) {
+        return std::optional<Epilogue>();
+      }
+      ep.reductions[m] = r;
+      continue;
+    }
     if (!alloc(Mc * Nc * Buffer(ops[m]).elem_bytes(), &ep.result[m])) {
       return std::optional<Epilogue>();
     }
@@ -540,6 +554,7 @@ StatusOr<std::optional<Lowerer::Epilogue>> Lowerer::PlanEpilogue(
   const HloInstruction* root = dot.parent()->root_instruction();
   ep.stored.assign(ops.size(), false);
   for (size_t m = 0; m < ops.size(); ++m) {
+    if (ep.reductions.count(m) > 0) continue;  // stored by ReduceEpilogueBlock / FinishEpilogue
     ep.stored[m] = ops[m] == root || ops[m]->users().empty();
     for (const HloInstruction* u : ops[m]->users())
       ep.stored[m] = ep.stored[m] || member_index(u) < 0;
@@ -555,7 +570,99 @@ StatusOr<std::optional<Lowerer::Epilogue>> Lowerer::PlanEpilogue(
     ++loads;
   }
   em_.Wait(kLoadFlag, loads);
+  // Running column results start at the reducer's identity (the init value is folded in at the
+  // end, once).
+  for (auto& [m, r] : ep.reductions) {
+    const uint32_t identity = r.op == isa::ReduceOp::kSum   ? 0u
+                              : r.op == isa::ReduceOp::kMax ? 0xFF800000u   // -inf
+                                                            : 0x7F800000u;  // +inf
+    if (r.column) {
+      em_.Emit(isa::op::VpuFill{.dtype = isa::DType::kF32,
+                                .dst = r.running,
+                                .count = static_cast<uint64_t>(ops[m]->shape().ElementCount()),
+                                .value = identity});
+    }
+    const auto& src = ep.source[m];
+    r.init = ep.ext[static_cast<size_t>(-2 - src[1])].vmem;
+  }
   return std::optional<Epilogue>(std::move(ep));
+}
+
+Status Lowerer::ReduceEpilogueBlock(const HloInstruction& reduce, Epilogue::Reduction& r,
+                                    uint64_t src, int64_t b, int64_t M, int64_t m0, int64_t mc,
+                                    int64_t n0, int64_t nc, int64_t N, int64_t* stores) {
+  em_.Emit(
+      isa::op::VpuReduce{.op = r.op,
+                         .axis = r.column ? isa::ReduceAxis::kSublanes : isa::ReduceAxis::kLanes,
+                         .dtype = isa::DType::kF32,
+                         .dst = r.partial,
+                         .src = src,
+                         .rows = static_cast<uint64_t>(mc),
+                         .cols = static_cast<uint64_t>(nc)});
+  const auto combine = [&](uint64_t dst, uint64_t a, uint64_t b_addr, int64_t count,
+                           isa::Broadcast bm) {
+    em_.Emit(isa::op::VpuBinary{.op = CombineOp(r.op),
+                                .dtype = isa::DType::kF32,
+                                .dst = dst,
+                                .a = a,
+                                .b = b_addr,
+                                .rows = 1,
+                                .cols = static_cast<uint64_t>(count),
+                                .a_bcast = isa::Broadcast::kNone,
+                                .b_bcast = bm});
+  };
+  if (r.column) {
+    const uint64_t at = r.running + static_cast<uint64_t>(n0 * 4);
+    combine(at, at, r.partial, nc, isa::Broadcast::kNone);
+    return OkStatus();
+  }
+  // Row sums over the N blocks of this M block: the first starts the running result, the last
+  // folds in the init value and stores the block's rows.
+  if (n0 == 0) {
+    em_.Emit(isa::op::VpuCopy{.dtype = isa::DType::kF32,
+                              .dst = r.running,
+                              .src = r.partial,
+                              .n0 = static_cast<uint64_t>(mc),
+                              .n1 = 1,
+                              .n2 = 1,
+                              .src_s0 = 1,
+                              .src_s1 = 0,
+                              .src_s2 = 0,
+                              .dst_s0 = 1});
+  } else {
+    combine(r.running, r.running, r.partial, mc, isa::Broadcast::kNone);
+  }
+  if (n0 + nc < N) return OkStatus();
+  combine(r.running, r.running, r.init, mc, isa::Broadcast::kScalar);
+  em_.DmaContiguous(isa::Opcode::kDmaVmemToHbm, r.running,
+                    Buffer(&reduce).address + static_cast<uint64_t>((b * M + m0) * 4), mc * 4, 4,
+                    kStoreFlag);
+  ++*stores;
+  return OkStatus();
+}
+
+Status Lowerer::FinishEpilogue(const HloInstruction& dot, Epilogue& ep) {
+  (void)dot;
+  for (auto& [m, r] : ep.reductions) {
+    if (!r.column) continue;
+    const HloInstruction& reduce = *ep.ops[m];
+    em_.set_tag(TagOf(reduce));
+    const int64_t n = reduce.shape().ElementCount();
+    em_.Emit(isa::op::VpuBinary{.op = CombineOp(r.op),
+                                .dtype = isa::DType::kF32,
+                                .dst = r.running,
+                                .a = r.running,
+                                .b = r.init,
+                                .rows = 1,
+                                .cols = static_cast<uint64_t>(n),
+                                .a_bcast = isa::Broadcast::kNone,
+                                .b_bcast = isa::Broadcast::kScalar});
+    em_.DmaContiguous(isa::Opcode::kDmaVmemToHbm, r.running, Buffer(&reduce).address, n * 4, 4,
+                      kStoreFlag);
+    ++ep.pending_stores;
+  }
+  em_.set_tag(TagOf(dot));
+  return OkStatus();
 }
 
 Status Lowerer::RunEpilogue(const HloInstruction& dot, Epilogue& ep, uint64_t block,
@@ -610,6 +717,11 @@ Status Lowerer::RunEpilogue(const HloInstruction& dot, Epilogue& ep, uint64_t bl
         const Epilogue::External& x = ep.ext[static_cast<size_t>(-2 - src)];
         vops.push_back({x.vmem, x.mode, x.buf->dtype});
       }
+    }
+    if (auto red = ep.reductions.find(m); red != ep.reductions.end()) {
+      TPUSIM_RETURN_IF_ERROR(ReduceEpilogueBlock(op_inst, red->second, vops[0].vmem, b, M, m0, mc,
+                                                 n0, nc, N, &ep.pending_stores));
+      continue;
     }
     const HbmBuffer& out = Buffer(&op_inst);
     if (op_inst.opcode() == hlo::HloOpcode::kIsFinite) {

@@ -14,8 +14,6 @@ namespace tpusim::compiler {
 using hlo::HloInstruction;
 using hlo::HloOpcode;
 
-namespace {
-
 // The reducer's function when to_apply is `op(param0, param1)` with op add/maximum/minimum.
 std::optional<isa::ReduceOp> ReducerOp(const HloInstruction& reduce) {
   const hlo::HloComputation* c = reduce.to_apply();
@@ -49,8 +47,6 @@ isa::BinaryOp CombineOp(isa::ReduceOp op) {
   }
   return isa::BinaryOp::kAdd;
 }
-
-}  // namespace
 
 // Reduced rows longer than VMEM (item "reductions of any size"): each kept row is reduced in
 // chunks of whole inner reduced dimensions (the leading reduced dimension cut into blocks; when

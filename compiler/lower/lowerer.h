@@ -91,6 +91,12 @@ bool ReadOnlyByVpu(const hlo::HloInstruction& v);
 /// The virtual pad `v` is, directly or through aliases of the same dimensions; nullptr otherwise.
 const hlo::HloInstruction* VirtualPadOf(const hlo::HloInstruction* v);
 
+/// The reducer's function when a reduce's to_apply is add, maximum or minimum of its two
+/// parameters; nullopt otherwise (lower_reduce.cc).
+std::optional<isa::ReduceOp> ReducerOp(const hlo::HloInstruction& reduce);
+/// The VPU binary op that combines two partial results of `op`.
+isa::BinaryOp CombineOp(isa::ReduceOp op);
+
 /// True for the elementwise opcodes the VPU lowering implements (lower_elementwise.cc).
 bool HasVpuFunction(hlo::HloOpcode op);
 
@@ -157,6 +163,16 @@ class Lowerer {
     uint64_t tmp = 0, zero = 0;
     bool store_dot = true;
     int64_t pending_stores = 0;  // descriptors of result stores in flight (kStoreFlag)
+    /// A reduce of the result or of an op (an output fusion's reduction, fusion.h): per op index,
+    /// whether it reduces every dimension but the last ("column": a [N] result, e.g. batch-norm
+    /// sums over a convolution's [N*OH*OW, O]) or only the last ("row": one value per result
+    /// row), its running result in VMEM ([N] or [Mc]), the block's partial result, and its init.
+    struct Reduction {
+      bool column = true;
+      isa::ReduceOp op = isa::ReduceOp::kSum;
+      uint64_t running = 0, partial = 0, init = 0;
+    };
+    std::map<size_t, Reduction> reductions;
   };
   /// Allocates an epilogue's VMEM for [Mc, Nc] blocks and loads its scalars; nullopt (nothing
   /// allocated that matters: the kernel's VMEM is reset after it) when it does not fit.
@@ -165,6 +181,13 @@ class Lowerer {
                                                  int64_t Mc, int64_t Nc);
   /// Runs the epilogue on the popped [mc, nc] block at VMEM `block` (rows m0.. of batch b of an
   /// [.., M, N] result, columns n0..) and stores the results read elsewhere.
+  /// After a kernel's last block: folds the init value into the column reductions' running
+  /// results and stores them.
+  Status FinishEpilogue(const hlo::HloInstruction& dot, Epilogue& ep);
+  /// One reduction of the epilogue on the [mc, nc] block `src` (see Epilogue::Reduction).
+  Status ReduceEpilogueBlock(const hlo::HloInstruction& reduce, Epilogue::Reduction& r,
+                             uint64_t src, int64_t b, int64_t M, int64_t m0, int64_t mc, int64_t n0,
+                             int64_t nc, int64_t N, int64_t* stores);
   Status RunEpilogue(const hlo::HloInstruction& dot, Epilogue& ep, uint64_t block,
                      isa::DType block_dtype, int64_t b, int64_t M, int64_t m0, int64_t mc,
                      int64_t n0, int64_t nc, int64_t N);
