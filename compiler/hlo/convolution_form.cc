@@ -108,11 +108,14 @@ std::optional<FilterGradientConvolution> PlanFilterGradientConvolution(
       c.ww.window_reversal || c.wh.window_reversal) {
     return std::nullopt;
   }
+  const int64_t positions = c.KH * c.KW;
+  const bool cross_rows = c.wh.window_dilation == 1;
   for (int64_t f = 0; f < c.F; ++f) {
-    for (int64_t kh = 0; kh < c.KH; ++kh) {
-      for (int64_t kw = 0; kw < c.KW; kw += mxu_rows) {
-        c.k_tiles.push_back({f, kh, kw, std::min(mxu_rows, c.KW - kw)});
-      }
+    for (int64_t k0 = 0; k0 < positions;) {
+      int64_t count = std::min(mxu_rows, positions - k0);
+      if (!cross_rows) count = std::min(count, c.KW - k0 % c.KW);
+      c.k_tiles.push_back({f, k0, count});
+      k0 += count;
     }
   }
   return c;
@@ -135,9 +138,7 @@ ConvSummationOrder ConvolutionSummationOrder(const std::vector<int64_t>& lhs,
           lhs, rhs, out, window, dnums, feature_group_count, batch_group_count, mxu_rows)) {
     // im2col index of (window position (kh, kw), feature f) = (kh * KW + kw) * F + f.
     for (const auto& t : g->k_tiles) {
-      for (int64_t j = 0; j < t.taps; ++j) {
-        so.order.push_back((t.kh * g->KW + t.kw + j) * g->F + t.f);
-      }
+      for (int64_t j = 0; j < t.count; ++j) so.order.push_back((t.k0 + j) * g->F + t.f);
       so.tile_ends.push_back(static_cast<int64_t>(so.order.size()));
     }
     return so;

@@ -79,9 +79,12 @@ struct FilterGradientConvolution {
   int64_t KH = 1, KW = 1, O = 1;
   int64_t OH = 1, OW = 1;
   WindowDimension wh, ww;
-  /// K tiles in summation order: f, then window row kh, then columns kw .. kw + taps - 1.
+  /// K tiles in summation order: for each f, runs of up to R consecutive window positions in
+  /// row-major order (flat index kh * KW + kw), crossing window rows when the window is not
+  /// dilated along H (so a small window, 14 x 14, still fills the array's rows); one window row at
+  /// most otherwise.
   struct KTile {
-    int64_t f = 0, kh = 0, kw = 0, taps = 1;
+    int64_t f = 0, k0 = 0, count = 1;  // flat window positions k0 .. k0 + count - 1
   };
   std::vector<KTile> k_tiles;
 };

@@ -494,31 +494,37 @@ class DirectConvEmitter {
 // The filter-gradient form (compiler/hlo/convolution_form.h, FilterGradientConvolution): input
 // X [F, H, W, B], kernel operand G [F, KH, KW, O] (the output gradient), result [OH, OW, B, O].
 // Per pass over a chunk of Bc rows of B and Nc columns of O, the MXUs keep one [Bc, C] accumulator
-// block per output position and owned N tile, summed over every (f, window row, window column):
-// per step (one f and a block of window rows) the band of X those rows read is DMA'd into VMEM
-// and transposed on the XLU to [Bc, positions]; per K tile (up to R window columns of one window
-// row) and N tile, a G tile [taps, Nc] is the stationary weight and one matmul per output position
-// streams the Bc rows of the transposed band at that position's offset. Bands and G rows are
+// block per output position and owned N tile, summed over the form's K tiles (runs of window
+// positions of one f). Per step (consecutive K tiles of one f, covering a few window rows) the
+// band of X those rows read is DMA'd into VMEM, transposed on the XLU to [Bc, band positions] and,
+// per output column ox, packed by vpu.copy into [Bc, band rows x KW] — the window positions that
+// output column reads, so a K tile that crosses window rows is one contiguous run of each LHS row.
+// Per K tile and N tile, the G rows [count, Nc] are the stationary weights and one matmul per
+// output position streams the Bc packed rows at that position's offset. Bands and G rows are
 // double-buffered; the accumulators are popped once per pass.
 struct FilterGradBlocks {
   int64_t bc = 1, nc = 1, tpm = 1;  // B rows, O columns per pass, N tiles per MXU
-  int64_t rows = 1;                 // window rows per step
-  int64_t band_h = 1, band_w = 1;   // X band rows and columns (padded input positions)
+  int64_t rows = 1;                 // window rows a step may cover
+  int64_t band_h = 1, band_w = 1;   // X band rows (at most) and columns (padded input positions)
+  bool packed = true;               // per output column packing needed (not: OW = 1, no padding)
 };
 
 int64_t FilterGradVmem(const FilterGradBlocks& b, const hlo::FilterGradientConvolution& p,
                        int64_t le, int64_t re, int64_t oe) {
   const int64_t band = b.band_h * b.band_w * b.bc * le + 64;
-  return 2 * (2 * band + b.rows * p.KW * b.nc * re + 64) + 2 * (b.bc * b.nc * oe + 64);
+  const int64_t packed = b.packed ? p.OW * b.band_h * p.KW * b.bc * le + 64 : 0;
+  return 2 * (2 * band + packed + b.rows * p.KW * b.nc * re + 64) + 2 * (b.bc * b.nc * oe + 64);
 }
 
 std::optional<FilterGradBlocks> ChooseFilterGradBlocks(const hlo::FilterGradientConvolution& p,
                                                        const config::ChipConfig& config, int64_t le,
                                                        int64_t re, int64_t oe, int64_t vmem) {
   const auto& mxu = config.core.mxu;
-  const int64_t C = mxu.cols, nm = std::max<int64_t>(1, mxu.count);
+  const int64_t R = mxu.rows, C = mxu.cols, nm = std::max<int64_t>(1, mxu.count);
   const int64_t acc_rows = mxu.accumulator_rows > 0 ? mxu.accumulator_rows : (int64_t{1} << 20);
   const int64_t positions = p.OH * p.OW;
+  // A step covers at least the rows of one K tile (up to R positions, plus one partial row).
+  const int64_t min_rows = std::min(p.KH, CeilDiv(R, p.KW) + 1);
   for (const int64_t nc : {p.O, std::min(p.O, nm * C)}) {
     FilterGradBlocks b;
     b.nc = nc;
@@ -528,9 +534,12 @@ std::optional<FilterGradBlocks> ChooseFilterGradBlocks(const hlo::FilterGradient
     if (b.bc < std::min<int64_t>(p.B, 64) && nc != std::min(p.O, nm * C)) continue;
     if (b.bc < 1) return std::nullopt;
     b.band_w = (p.OW - 1) * p.ww.stride + p.KW;
-    for (b.rows = std::min<int64_t>(p.KH, 16); b.rows >= 1; b.rows /= 2) {
+    b.packed = !(p.OW == 1 && b.band_w == p.KW);
+    for (b.rows = std::min(p.KH, std::max<int64_t>(16, min_rows)); b.rows >= min_rows;
+         b.rows = b.rows > min_rows ? std::max(min_rows, b.rows / 2) : 0) {
       b.band_h = (p.OH - 1) * p.wh.stride + (b.rows - 1) * p.wh.window_dilation + 1;
       if (FilterGradVmem(b, p, le, re, oe) <= vmem) return b;
+      if (b.rows == min_rows) break;
     }
   }
   return std::nullopt;
@@ -551,12 +560,12 @@ class FilterGradEmitter {
         G_(g),
         O_(out),
         int_path_(int_path),
-        R_(config.core.mxu.rows),
         C_(config.core.mxu.cols),
         nm_(std::max<int64_t>(1, config.core.mxu.count)) {}
 
   Status Run() {
     TPUSIM_RETURN_IF_ERROR(Allocate());
+    BuildSteps();
     for (int64_t b0 = 0; b0 < p_.B; b0 += b_.bc) {
       for (int64_t n0 = 0; n0 < p_.O; n0 += b_.nc) {
         TPUSIM_RETURN_IF_ERROR(Pass(b0, n0));
@@ -567,8 +576,10 @@ class FilterGradEmitter {
 
  private:
   static constexpr uint64_t kLoadFlag2 = 2, kOutFlag0 = 4;
+  // Consecutive K tiles [t0, t1) of one f, covering window rows [r0, r0 + rows).
   struct Step {
-    int64_t f, kh0;
+    int64_t f, r0, rows;
+    size_t t0, t1;
   };
 
   StatusOr<uint64_t> Alloc(int64_t bytes, const char* what) {
@@ -581,24 +592,48 @@ class FilterGradEmitter {
     return static_cast<uint64_t>(a);
   }
   Status Allocate() {
-    band_bytes_ = (b_.band_h * b_.band_w * b_.bc * X_.elem_bytes() + 63) / 64 * 64;
+    const int64_t le = X_.elem_bytes();
+    band_bytes_ = (b_.band_h * b_.band_w * b_.bc * le + 63) / 64 * 64;
+    pack_ox_bytes_ = b_.band_h * p_.KW * b_.bc * le;
+    pack_bytes_ = b_.packed ? (p_.OW * pack_ox_bytes_ + 63) / 64 * 64 : 0;
     g_bytes_ = (b_.rows * p_.KW * b_.nc * G_.elem_bytes() + 63) / 64 * 64;
     out_bytes_ = (b_.bc * b_.nc * O_.elem_bytes() + 63) / 64 * 64;
     TPUSIM_ASSIGN_OR_RETURN(raw0_, Alloc(2 * band_bytes_, "input bands"));
     TPUSIM_ASSIGN_OR_RETURN(xt0_, Alloc(2 * band_bytes_, "transposed input bands"));
+    if (b_.packed) {
+      TPUSIM_ASSIGN_OR_RETURN(pack0_, Alloc(2 * pack_bytes_, "packed input windows"));
+    }
     TPUSIM_ASSIGN_OR_RETURN(g0_, Alloc(2 * g_bytes_, "output-gradient rows"));
     TPUSIM_ASSIGN_OR_RETURN(out0_, Alloc(2 * out_bytes_, "result blocks"));
     return OkStatus();
   }
 
+  void BuildSteps() {
+    const auto& tiles = p_.k_tiles;
+    for (size_t i = 0; i < tiles.size();) {
+      Step st{tiles[i].f, tiles[i].k0 / p_.KW, 1, i, i};
+      while (st.t1 < tiles.size() && tiles[st.t1].f == st.f) {
+        const int64_t last_row = (tiles[st.t1].k0 + tiles[st.t1].count - 1) / p_.KW;
+        if (last_row - st.r0 + 1 > b_.rows && st.t1 > st.t0) break;
+        st.rows = last_row - st.r0 + 1;
+        ++st.t1;
+      }
+      steps_.push_back(st);
+      i = st.t1;
+    }
+  }
+
+  int64_t BandH(const Step& st) const {
+    return (p_.OH - 1) * p_.wh.stride + (st.rows - 1) * p_.wh.window_dilation + 1;
+  }
+
   StatusOr<int64_t> Load(const Step& st, int slot, int64_t b0, int64_t n0) {
     const int64_t bc = std::min(b_.bc, p_.B - b0), nc = std::min(b_.nc, p_.O - n0);
-    const int64_t rows = std::min(b_.rows, p_.KH - st.kh0);
     const int64_t le = X_.elem_bytes(), re = G_.elem_bytes();
     const uint64_t raw = raw0_ + static_cast<uint64_t>(slot * band_bytes_);
-    // X rows and columns the band covers: band row 0 is input row kh0 * dh - pad_low.
-    const int64_t first_row = st.kh0 * p_.wh.window_dilation - p_.wh.padding_low;
-    const int64_t band_h = (p_.OH - 1) * p_.wh.stride + (rows - 1) * p_.wh.window_dilation + 1;
+    // X rows and columns the band covers: band row 0 is input row r0 * dh - pad_low.
+    const int64_t first_row = st.r0 * p_.wh.window_dilation - p_.wh.padding_low;
+    const int64_t band_h = BandH(st);
     const int64_t r_lo = std::max<int64_t>(0, first_row);
     const int64_t r_hi = std::min(p_.H - 1, first_row + band_h - 1);
     const int64_t c_lo = std::max<int64_t>(0, -p_.ww.padding_low);
@@ -625,87 +660,105 @@ class FilterGradEmitter {
       TPUSIM_ASSIGN_OR_RETURN(
           n, em_.Dma(isa::Opcode::kDmaHbmToVmem, src, ss, dst, ds, dims, le, kLoadFlag2));
     }
-    const std::vector<int64_t> gd{rows, p_.KW, nc}, gs{p_.KW * p_.O * re, p_.O * re, re};
+    const std::vector<int64_t> gd{st.rows, p_.KW, nc}, gs{p_.KW * p_.O * re, p_.O * re, re};
     const std::vector<int64_t> gds{p_.KW * nc * re, nc * re, re};
     TPUSIM_ASSIGN_OR_RETURN(
         int64_t m,
         em_.Dma(
             isa::Opcode::kDmaHbmToVmem,
-            G_.address + static_cast<uint64_t>(((st.f * p_.KH + st.kh0) * p_.KW * p_.O + n0) * re),
+            G_.address + static_cast<uint64_t>(((st.f * p_.KH + st.r0) * p_.KW * p_.O + n0) * re),
             gs, g0_ + static_cast<uint64_t>(slot * g_bytes_), gds, gd, re, kLoadFlag2));
     return n + m;
   }
 
-  // One pass: every (f, window-row block) step accumulates into the pass's accumulators.
-  Status Pass(int64_t b0, int64_t n0) {
-    std::vector<Step> steps;
-    for (int64_t f = 0; f < p_.F; ++f) {
-      for (int64_t kh0 = 0; kh0 < p_.KH; kh0 += b_.rows) steps.push_back({f, kh0});
+  // The loaded band in `slot`, transposed to [Bc, band positions] and packed per output column.
+  void Transpose(const Step& st, int slot, int64_t bc) {
+    const int64_t band_h = BandH(st), le = X_.elem_bytes();
+    const uint64_t xt = xt0_ + static_cast<uint64_t>(slot * band_bytes_);
+    em_.Emit(isa::op::XluTranspose{.dtype = X_.dtype,
+                                   .dst = xt,
+                                   .src = raw0_ + static_cast<uint64_t>(slot * band_bytes_),
+                                   .rows = static_cast<uint64_t>(band_h * b_.band_w),
+                                   .cols = static_cast<uint64_t>(bc)});
+    if (!b_.packed) return;
+    for (int64_t ox = 0; ox < p_.OW; ++ox) {
+      em_.Emit(isa::op::VpuCopy{.dtype = X_.dtype,
+                                .dst = Packed(slot, ox),
+                                .src = xt + static_cast<uint64_t>(ox * p_.ww.stride * le),
+                                .n0 = static_cast<uint64_t>(p_.KW),
+                                .n1 = static_cast<uint64_t>(band_h),
+                                .n2 = static_cast<uint64_t>(bc),
+                                .src_s0 = 1,
+                                .src_s1 = b_.band_w,
+                                .src_s2 = band_h * b_.band_w,
+                                .dst_s0 = 1,
+                                .dst_s1 = p_.KW,
+                                .dst_s2 = band_h * p_.KW});
     }
-    TPUSIM_ASSIGN_OR_RETURN(int64_t pending, Load(steps[0], 0, b0, n0));
-    for (size_t i = 0; i < steps.size(); ++i) {
+  }
+  uint64_t Packed(int slot, int64_t ox) const {
+    return pack0_ + static_cast<uint64_t>(slot * pack_bytes_ + ox * pack_ox_bytes_);
+  }
+
+  // One pass: every step accumulates into the pass's accumulators.
+  Status Pass(int64_t b0, int64_t n0) {
+    const int64_t bc = std::min(b_.bc, p_.B - b0);
+    TPUSIM_ASSIGN_OR_RETURN(int64_t pending, Load(steps_[0], 0, b0, n0));
+    for (size_t i = 0; i < steps_.size(); ++i) {
       const int slot = static_cast<int>(i % 2);
       em_.Wait(kLoadFlag2, pending);
       pending = 0;
-      const int64_t bc = std::min(b_.bc, p_.B - b0);
-      const int64_t rows = std::min(b_.rows, p_.KH - steps[i].kh0);
-      const int64_t band_h = (p_.OH - 1) * p_.wh.stride + (rows - 1) * p_.wh.window_dilation + 1;
-      const uint64_t xt = xt0_ + static_cast<uint64_t>(slot * band_bytes_);
-      em_.Emit(isa::op::XluTranspose{.dtype = X_.dtype,
-                                     .dst = xt,
-                                     .src = raw0_ + static_cast<uint64_t>(slot * band_bytes_),
-                                     .rows = static_cast<uint64_t>(band_h * b_.band_w),
-                                     .cols = static_cast<uint64_t>(bc)});
-      if (i + 1 < steps.size()) {
-        TPUSIM_ASSIGN_OR_RETURN(pending, Load(steps[i + 1], 1 - slot, b0, n0));
+      Transpose(steps_[i], slot, bc);
+      if (i + 1 < steps_.size()) {
+        TPUSIM_ASSIGN_OR_RETURN(pending, Load(steps_[i + 1], 1 - slot, b0, n0));
       }
-      EmitStep(steps[i], slot, xt, band_h * b_.band_w, b0, n0);
+      EmitStep(steps_[i], slot, b0, n0);
       TPUSIM_RETURN_IF_ERROR(em_.CheckSize());
     }
     return PopAndStore(b0, n0);
   }
 
-  void EmitStep(const Step& st, int slot, uint64_t xt, int64_t xt_stride, int64_t b0, int64_t n0) {
+  void EmitStep(const Step& st, int slot, int64_t b0, int64_t n0) {
     const int64_t bc = std::min(b_.bc, p_.B - b0), nc = std::min(b_.nc, p_.O - n0);
-    const int64_t rows = std::min(b_.rows, p_.KH - st.kh0);
-    const int64_t le = X_.elem_bytes(), re = G_.elem_bytes();
+    const int64_t le = X_.elem_bytes(), re = G_.elem_bytes(), band_h = BandH(st);
     const uint64_t g = g0_ + static_cast<uint64_t>(slot * g_bytes_);
+    const uint64_t xt = xt0_ + static_cast<uint64_t>(slot * band_bytes_);
+    // Row stride of the LHS (one row per element of B) and the packed row length.
+    const int64_t row_len = b_.packed ? p_.KW : b_.band_w;
     const int64_t positions = p_.OH * p_.OW;
-    for (int64_t r = 0; r < rows; ++r) {
-      const int64_t kh = st.kh0 + r;
-      for (int64_t kw0 = 0; kw0 < p_.KW; kw0 += R_) {
-        const int64_t taps = std::min(R_, p_.KW - kw0);
-        const bool first_tile = st.f == 0 && kh == 0 && kw0 == 0;
-        for (int64_t nt = 0; nt < nc; nt += C_) {
-          const int64_t j = nt / C_, nn = std::min(C_, nc - nt);
-          const uint64_t unit = static_cast<uint64_t>(j % nm_);
-          for (size_t q = 0; q < passes_.size(); ++q) {
-            em_.Emit(isa::op::MxuLoadWeights{
+    for (size_t ti = st.t0; ti < st.t1; ++ti) {
+      const auto& t = p_.k_tiles[ti];
+      const int64_t r = t.k0 / p_.KW, kw = t.k0 % p_.KW;
+      const bool first_tile = t.f == 0 && t.k0 == 0;
+      for (int64_t nt = 0; nt < nc; nt += C_) {
+        const int64_t j = nt / C_, nn = std::min(C_, nc - nt);
+        const uint64_t unit = static_cast<uint64_t>(j % nm_);
+        for (size_t q = 0; q < passes_.size(); ++q) {
+          em_.Emit(isa::op::MxuLoadWeights{
+              .mxu = unit,
+              .addr = g + static_cast<uint64_t>(((t.k0 - st.r0 * p_.KW) * nc + nt) * re),
+              .k = static_cast<uint64_t>(t.count),
+              .n = static_cast<uint64_t>(nn),
+              .stride = static_cast<uint64_t>(nc),
+              .dtype = G_.dtype,
+              .transpose = false,
+              .part = passes_[q].rhs});
+          for (int64_t pos = 0; pos < positions; ++pos) {
+            const int64_t oy = pos / p_.OW, ox = pos % p_.OW;
+            const uint64_t base = b_.packed ? Packed(slot, ox) : xt;
+            const int64_t band_row = oy * p_.wh.stride + (r - st.r0) * p_.wh.window_dilation;
+            em_.Emit(isa::op::MxuMatmul{
                 .mxu = unit,
-                .addr = g + static_cast<uint64_t>(((r * p_.KW + kw0) * nc + nt) * re),
-                .k = static_cast<uint64_t>(taps),
+                .lhs = base + static_cast<uint64_t>((band_row * row_len + kw) * le),
+                .stride = static_cast<uint64_t>(band_h * row_len),
+                .m = static_cast<uint64_t>(bc),
+                .k = static_cast<uint64_t>(t.count),
                 .n = static_cast<uint64_t>(nn),
-                .stride = static_cast<uint64_t>(nc),
-                .dtype = G_.dtype,
-                .transpose = false,
-                .part = passes_[q].rhs});
-            for (int64_t pos = 0; pos < positions; ++pos) {
-              const int64_t oy = pos / p_.OW, ox = pos % p_.OW;
-              const int64_t col = (oy * p_.wh.stride + r * p_.wh.window_dilation) * b_.band_w +
-                                  ox * p_.ww.stride + kw0;
-              em_.Emit(isa::op::MxuMatmul{
-                  .mxu = unit,
-                  .lhs = xt + static_cast<uint64_t>(col * le),
-                  .stride = static_cast<uint64_t>(xt_stride),
-                  .m = static_cast<uint64_t>(bc),
-                  .k = static_cast<uint64_t>(taps),
-                  .n = static_cast<uint64_t>(nn),
-                  .dtype = X_.dtype,
-                  .part = passes_[q].lhs,
-                  .acc = static_cast<uint64_t>(((j / nm_) * positions + pos) * b_.bc),
-                  .accumulate = !(first_tile && q == 0),
-                  .latch = pos == 0});
-            }
+                .dtype = X_.dtype,
+                .part = passes_[q].lhs,
+                .acc = static_cast<uint64_t>(((j / nm_) * positions + pos) * b_.bc),
+                .accumulate = !(first_tile && q == 0),
+                .latch = pos == 0});
           }
         }
       }
@@ -754,9 +807,10 @@ class FilterGradEmitter {
   const HbmBuffer& G_;
   const HbmBuffer& O_;
   const bool int_path_;
-  const int64_t R_, C_, nm_;
-  int64_t band_bytes_ = 0, g_bytes_ = 0, out_bytes_ = 0;
-  uint64_t raw0_ = 0, xt0_ = 0, g0_ = 0, out0_ = 0;
+  const int64_t C_, nm_;
+  int64_t band_bytes_ = 0, pack_ox_bytes_ = 0, pack_bytes_ = 0, g_bytes_ = 0, out_bytes_ = 0;
+  uint64_t raw0_ = 0, xt0_ = 0, pack0_ = 0, g0_ = 0, out0_ = 0;
+  std::vector<Step> steps_;
 };
 
 }  // namespace
@@ -846,7 +900,7 @@ Status Lowerer::LowerDirectConvolution(const HloInstruction& inst,
     epilogue_ops = &it->second;
   }
   const int64_t vmem = (em_.vmem_free() - 8 * 64) * (epilogue_ops != nullptr ? 2 : 3) / 3;
-  const std::optional<ConvBlocks> blocks =
+  std::optional<ConvBlocks> blocks =
       ChooseConvBlocks(p, config_, le, re, oe, oi, vmem, double_buffer_);
   if (!blocks) {
     return DoesNotFit(inst,
@@ -860,6 +914,14 @@ Status Lowerer::LowerDirectConvolution(const HloInstruction& inst,
   ConvEpilogue run_epilogue;
   if (epilogue_ops != nullptr) {
     TPUSIM_ASSIGN_OR_RETURN(epi, PlanEpilogue(inst, *epilogue_ops, blocks->mc(), blocks->nc));
+    if (!epi || ConvVmemBytes(*blocks, p, le, re, oe, oi) > em_.vmem_free() - 8 * 64) {
+      // The epilogue took more than its third: run without it (its ops get kernels of their own).
+      epi.reset();
+      em_.ResetVmem();
+      blocks =
+          ChooseConvBlocks(p, config_, le, re, oe, oi, em_.vmem_free() - 8 * 64, double_buffer_);
+      if (!blocks) return Internal("convolution %" + inst.name() + ": blocks vanished");
+    }
   }
   if (epi) {
     const int64_t M = p.N * p.OH * p.OW;
