@@ -100,15 +100,10 @@ void RegisterRunCommand(CLI::App& app) {
       r = OrFail(RunModule(*module, chip, options));
     } else {
       // One run per core count; the report and the per-run text are those of the last count.
-      for (int64_t cores : OrFail(ParseCoreCounts(args->scaling))) {
-        std::unique_ptr<hlo::HloModule> m = OrFail(hlo::ParseHloModule(text, args->model));
-        OrFail(RetargetReplicas(*m, cores, args->model, text));
-        options.replicas = cores;
-        options.megacore = false;  // the table counts cores: one per replica
-        r = OrFail(RunModule(*m, chip, options));
-        rows.push_back(ScalingRowOf(r));
-      }
-      ComputeSpeedups(rows);
+      ScalingRuns runs = OrFail(
+          RunScaling(text, args->model, chip, options, OrFail(ParseCoreCounts(args->scaling))));
+      rows = std::move(runs.rows);
+      r = std::move(runs.last);
     }
     if (!options.dump_after.empty()) std::cout << r.compiled.dump;
     Json report = RunReportJson(r, args->model);
