@@ -327,6 +327,32 @@ Status HloParserImpl::ParseInstruction(ParsedInstruction* out) {
   return OkStatus();
 }
 
+StatusOr<HloOpcode> HloParserImpl::AsyncWrappedOpcode(const Token& op_tok,
+                                                      std::optional<Shape>* shape) {
+  // XLA's async wrapping: `<op>-start`, `<op>-update`, `<op>-done` for any opcode without its own
+  // start/done pair (custom-call-start, fusion-start, reduce-scatter-start, ...). tpusim runs the
+  // op synchronously: `-start` is the op itself, its result the written ((operands), result,
+  // context...) tuple's element 1; `-update` and `-done` pass that result on (a copy).
+  const std::string_view text = op_tok.text;
+  for (std::string_view suffix : {"-start", "-update", "-done"}) {
+    if (text.size() <= suffix.size() || text.substr(text.size() - suffix.size()) != suffix) {
+      continue;
+    }
+    const std::optional<HloOpcode> wrapped =
+        ParseHloOpcode(text.substr(0, text.size() - suffix.size()));
+    if (!wrapped.has_value()) break;
+    if (suffix == "-start") {
+      if (shape->has_value() && (*shape)->IsTuple() && (*shape)->tuple_shapes_size() >= 2) {
+        *shape = (*shape)->tuple_shapes(1);
+      }
+      return *wrapped;
+    }
+    if (suffix == "-update") shape->reset();  // the start's result, inferred from the operand
+    return HloOpcode::kCopy;
+  }
+  return ErrorAt(op_tok.offset, fmt::format("unknown opcode '{}'", text));
+}
+
 bool HloParserImpl::LooksLikeShape() {
   const Token& tok = lex_.Peek();
   return tok.kind == TokKind::kLparen ||
@@ -346,7 +372,7 @@ Status HloParserImpl::ParseInstructionRhs(std::string name, size_t name_offset,
   }
   std::optional<HloOpcode> opcode = ParseHloOpcode(op_tok.text);
   if (!opcode.has_value()) {
-    return ErrorAt(op_tok.offset, fmt::format("unknown opcode '{}'", op_tok.text));
+    TPUSIM_ASSIGN_OR_RETURN(opcode, AsyncWrappedOpcode(op_tok, &shape));
   }
   lex_.Next();
   out->infer_shape = !shape.has_value();

@@ -85,6 +85,9 @@ class HloParserImpl {
   /// `opcode(operands)` after the name and optional shape; `name` is the instruction's name.
   Status ParseInstructionRhs(std::string name, size_t name_offset, std::optional<Shape> shape,
                              bool allow_attributes, ParsedInstruction* out);
+  /// `<op>-start` / `-update` / `-done` of an opcode without its own async pair: the opcode tpusim
+  /// runs in its place (see the definition); may change `shape`. Error: unknown opcode.
+  StatusOr<HloOpcode> AsyncWrappedOpcode(const Token& op_tok, std::optional<Shape>* shape);
   /// The next token starts a shape (`f32[...]`, `token[]`, `(...)` tuple), not an opcode.
   bool LooksLikeShape();
   Status ParseOperands(HloInstruction& inst, std::vector<PendingOperand>* operands);

@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <climits>
+#include <utility>
+
 #include "compiler/hlo/computation.h"
 
 namespace tpusim::hlo {
@@ -14,6 +18,88 @@ std::optional<int64_t> IntConstant(const HloInstruction* i) {
     return std::nullopt;
   }
   return i->literal().int_values[0];
+}
+
+// The value of a scalar integer expression known at compile time: a constant, an element of a
+// tuple instruction, or convert / copy / reshape / negate / add / subtract / multiply / divide /
+// remainder / maximum / minimum of such values (what XLA's constant folding would reduce to one
+// constant; while-lowering runs before constant-folding). nullopt otherwise or on overflow.
+std::optional<int64_t> ScalarIntValue(const HloInstruction* i, int depth = 0) {
+  if (depth > 64 || !i->shape().IsArray() || !i->shape().dimensions().empty() ||
+      !IsInteger(i->shape().element_type())) {
+    return std::nullopt;
+  }
+  auto operand = [&](int64_t n) { return ScalarIntValue(i->operand(n), depth + 1); };
+  switch (i->opcode()) {
+    case HloOpcode::kConstant:
+      return IntConstant(i);
+    case HloOpcode::kGetTupleElement: {
+      const HloInstruction* t = i->operand(0);
+      if (t->opcode() != HloOpcode::kTuple || i->tuple_index() >= t->operand_count()) {
+        return std::nullopt;
+      }
+      return ScalarIntValue(t->operand(i->tuple_index()), depth + 1);
+    }
+    case HloOpcode::kConvert:
+    case HloOpcode::kCopy:
+    case HloOpcode::kReshape:
+    case HloOpcode::kBitcast:
+      return operand(0);
+    case HloOpcode::kNegate: {
+      const std::optional<int64_t> a = operand(0);
+      if (!a || *a == INT64_MIN) return std::nullopt;
+      return -*a;
+    }
+    case HloOpcode::kAdd:
+    case HloOpcode::kSubtract:
+    case HloOpcode::kMultiply:
+    case HloOpcode::kDivide:
+    case HloOpcode::kRemainder:
+    case HloOpcode::kMaximum:
+    case HloOpcode::kMinimum: {
+      const std::optional<int64_t> a = operand(0), b = operand(1);
+      if (!a || !b) return std::nullopt;
+      int64_t r = 0;
+      switch (i->opcode()) {
+        case HloOpcode::kAdd:
+          if (__builtin_add_overflow(*a, *b, &r)) return std::nullopt;
+          return r;
+        case HloOpcode::kSubtract:
+          if (__builtin_sub_overflow(*a, *b, &r)) return std::nullopt;
+          return r;
+        case HloOpcode::kMultiply:
+          if (__builtin_mul_overflow(*a, *b, &r)) return std::nullopt;
+          return r;
+        case HloOpcode::kDivide:
+          if (*b == 0 || (*a == INT64_MIN && *b == -1)) return std::nullopt;
+          return *a / *b;
+        case HloOpcode::kRemainder:
+          if (*b == 0 || (*a == INT64_MIN && *b == -1)) return std::nullopt;
+          return *a % *b;
+        case HloOpcode::kMaximum:
+          return std::max(*a, *b);
+        default:
+          return std::min(*a, *b);
+      }
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
+ComparisonDirection Mirrored(ComparisonDirection d) {
+  switch (d) {
+    case ComparisonDirection::kLt:
+      return ComparisonDirection::kGt;
+    case ComparisonDirection::kLe:
+      return ComparisonDirection::kGe;
+    case ComparisonDirection::kGt:
+      return ComparisonDirection::kLt;
+    case ComparisonDirection::kGe:
+      return ComparisonDirection::kLe;
+    default:
+      return d;
+  }
 }
 
 // k if `i` is get-tuple-element(parameter 0 of its computation, k).
@@ -55,20 +141,28 @@ TripCount KnownTripCount(const HloInstruction& w) {
   if (cmp->opcode() != HloOpcode::kCompare) {
     return no("the condition's root is not a compare");
   }
-  const std::optional<int64_t> k = StateIndex(cmp->operand(0));
-  if (!k) return no("the compare's left operand is not an element of the loop state");
+  // compare(i, limit), or compare(limit, i) read with the direction mirrored.
+  const HloInstruction* lhs = cmp->operand(0);
+  const HloInstruction* rhs = cmp->operand(1);
+  ComparisonDirection direction = cmp->comparison_direction();
+  if (!StateIndex(lhs) && StateIndex(rhs)) {
+    std::swap(lhs, rhs);
+    direction = Mirrored(direction);
+  }
+  const std::optional<int64_t> k = StateIndex(lhs);
+  if (!k) return no("neither operand of the condition's compare is an element of the loop state");
   auto init_value = [&](int64_t e) -> std::optional<int64_t> {
     if (e < 0 || e >= init->operand_count()) return std::nullopt;
-    return IntConstant(init->operand(e));
+    return ScalarIntValue(init->operand(e));
   };
   const HloInstruction* root = body->root_instruction();
   if (root->opcode() != HloOpcode::kTuple || root->operand_count() != init->operand_count()) {
     return no("the body's root is not a tuple of the loop state");
   }
   // The limit: a constant, or a state element the body passes through unchanged.
-  std::optional<int64_t> limit = IntConstant(cmp->operand(1));
+  std::optional<int64_t> limit = ScalarIntValue(rhs);
   if (!limit) {
-    const std::optional<int64_t> j = StateIndex(cmp->operand(1));
+    const std::optional<int64_t> j = StateIndex(rhs);
     if (j && *j < root->operand_count()) {
       const std::optional<int64_t> same = StateIndex(root->operand(*j));
       if (same && *same == *j) limit = init_value(*j);
@@ -82,12 +176,12 @@ TripCount KnownTripCount(const HloInstruction& w) {
   if (next->opcode() == HloOpcode::kAdd) {
     for (int a = 0; a < 2 && !step; ++a) {
       const std::optional<int64_t> idx = StateIndex(next->operand(a));
-      if (idx && *idx == *k) step = IntConstant(next->operand(1 - a));
+      if (idx && *idx == *k) step = ScalarIntValue(next->operand(1 - a));
     }
   }
   if (!step) return no("the induction variable is not incremented by a constant");
   int64_t trips = 0;
-  for (int64_t i = *start; Holds(cmp->comparison_direction(), i, *limit); i += *step) {
+  for (int64_t i = *start; Holds(direction, i, *limit); i += *step) {
     if (++trips > kMaxKnownTrips) return no(fmt::format("more than {} trips", kMaxKnownTrips));
   }
   return TripCount{trips, ""};

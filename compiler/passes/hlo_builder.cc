@@ -231,7 +231,14 @@ hlo::HloComputation* GetOrAddScalarAdd(hlo::HloModule& module, hlo::PrimitiveTyp
 std::unique_ptr<HloInstruction> CloneInstruction(const HloInstruction& in,
                                                  const std::vector<HloInstruction*>& operands,
                                                  const std::string& name) {
-  auto c = std::make_unique<HloInstruction>(in.opcode(), in.shape(), name);
+  return CloneInstructionAs(in, in.opcode(), in.shape(), operands, name);
+}
+
+std::unique_ptr<HloInstruction> CloneInstructionAs(const HloInstruction& in, HloOpcode opcode,
+                                                   const Shape& shape,
+                                                   const std::vector<HloInstruction*>& operands,
+                                                   const std::string& name) {
+  auto c = std::make_unique<HloInstruction>(opcode, shape, name);
   for (HloInstruction* op : operands) c->AppendOperand(op);
   c->set_location(in.location());
   c->set_to_apply(in.to_apply());

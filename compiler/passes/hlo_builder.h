@@ -83,4 +83,10 @@ std::unique_ptr<hlo::HloInstruction> CloneInstruction(
     const hlo::HloInstruction& inst, const std::vector<hlo::HloInstruction*>& operands,
     const std::string& name);
 
+/// CloneInstruction with another opcode and shape (every attribute of `inst` kept): how an async
+/// start/done pair becomes its synchronous op.
+std::unique_ptr<hlo::HloInstruction> CloneInstructionAs(
+    const hlo::HloInstruction& inst, hlo::HloOpcode opcode, const hlo::Shape& shape,
+    const std::vector<hlo::HloInstruction*>& operands, const std::string& name);
+
 }  // namespace tpusim::compiler

@@ -291,6 +291,26 @@ ENTRY e {
   EXPECT_EQ(Find(*m, "a")->frontend_attributes().size(), 2u);
 }
 
+// opcode ::= name | name '-start' | name '-update' | name '-done' — XLA's async wrapping of an op
+// without its own start/done pair; tpusim runs the op in place of the start.
+TEST(ParserGrammarTest, AsyncWrappedOpcodes) {
+  auto m = Parse(R"(HloModule m
+ENTRY e {
+  a = f32[4] parameter(0)
+  s = ((f32[4]), f32[4], u32[]) custom-call-start(a), custom_call_target="foo"
+  u = ((f32[4]), f32[4], u32[]) custom-call-update(s)
+  ROOT d = f32[4] custom-call-done(u)
+})");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(Find(*m, "s")->opcode(), HloOpcode::kCustomCall);
+  EXPECT_EQ(Find(*m, "s")->shape().ToString(false), "f32[4]");
+  EXPECT_EQ(Find(*m, "u")->opcode(), HloOpcode::kCopy);
+  EXPECT_EQ(Find(*m, "d")->opcode(), HloOpcode::kCopy);
+  EXPECT_NE(ParseError("HloModule m\nENTRY e {\n ROOT a = f32[] frob-start()\n}\n")
+                .find("unknown opcode 'frob-start'"),
+            std::string::npos);
+}
+
 // MLIR (StableHLO) text is not HLO text: the error says how to get HLO text.
 TEST(ParserGrammarTest, MlirTextGetsAnErrorSayingHowToGetHlo) {
   const std::string err = ParseError(R"(module @jit_f attributes {mhlo.num_partitions = 1 : i32} {

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <iostream>
+#include <string_view>
 
 #include "config/config_loader.h"
 
@@ -47,25 +48,40 @@ config::ChipConfig ConfigOptions::Load() const {
   return OrFail(config::LoadChipConfig(config, overrides));
 }
 
-StatusOr<std::map<std::string, int64_t>> ParseCustomCallCosts(
-    const std::vector<std::string>& entries) {
+namespace {
+
+// Repeated NAME=COUNT entries with COUNT >= 0; InvalidArgument "FLAG: expected FORM, got ...".
+StatusOr<std::map<std::string, int64_t>> ParseNamedCounts(const std::vector<std::string>& entries,
+                                                          std::string_view flag,
+                                                          std::string_view form) {
   std::map<std::string, int64_t> out;
   for (const std::string& e : entries) {
     const size_t eq = e.rfind('=');
-    int64_t cycles = -1;
+    int64_t count = -1;
     if (eq != std::string::npos && eq > 0 && eq + 1 < e.size()) {
       const char* first = e.data() + eq + 1;
       const char* last = e.data() + e.size();
-      auto [ptr, ec] = std::from_chars(first, last, cycles);
-      if (ec != std::errc() || ptr != last) cycles = -1;
+      auto [ptr, ec] = std::from_chars(first, last, count);
+      if (ec != std::errc() || ptr != last) count = -1;
     }
-    if (cycles < 0) {
-      return InvalidArgument("--custom-call-cost: expected TARGET=CYCLES with CYCLES >= 0, got \"" +
+    if (count < 0) {
+      return InvalidArgument(std::string(flag) + ": expected " + std::string(form) + ", got \"" +
                              e + "\"");
     }
-    out[e.substr(0, eq)] = cycles;
+    out[e.substr(0, eq)] = count;
   }
   return out;
+}
+
+}  // namespace
+
+StatusOr<std::map<std::string, int64_t>> ParseCustomCallCosts(
+    const std::vector<std::string>& entries) {
+  return ParseNamedCounts(entries, "--custom-call-cost", "TARGET=CYCLES with CYCLES >= 0");
+}
+
+StatusOr<std::map<std::string, int64_t>> ParseTripCounts(const std::vector<std::string>& entries) {
+  return ParseNamedCounts(entries, "--trip-count", "NAME=N with N >= 0");
 }
 
 }  // namespace tpusim::cli

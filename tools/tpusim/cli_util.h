@@ -45,4 +45,8 @@ struct ConfigOptions {
 StatusOr<std::map<std::string, int64_t>> ParseCustomCallCosts(
     const std::vector<std::string>& entries);
 
+/// Repeated --trip-count NAME=N: trip counts of data-dependent whiles by name
+/// (compiler::CompileOptions::trip_counts). InvalidArgument naming the bad entry.
+StatusOr<std::map<std::string, int64_t>> ParseTripCounts(const std::vector<std::string>& entries);
+
 }  // namespace tpusim::cli

@@ -1,7 +1,7 @@
 // `tpusim run MODEL.hlo [--config C] [--set k=v] [--replicas N] [--partitions P] [--report R.json]
 // [--csv OPS.csv] [--trace T.json] [--check|--no-check] [--timing-only] [--max-check-bytes B]
 // [--max-check-traffic B] [--seed S] [--scaling 1,2,4,8] [--no-megacore]
-// [--custom-call-cost TARGET=CYCLES] [--unroll-budget N] [--mxu-model fast|pe] [--max-cycles N]
+// [--custom-call-cost TARGET=CYCLES] [--trip-count NAME=N] [--unroll-budget N] [--mxu-model fast|pe] [--max-cycles N]
 // [--max-seconds S] [--dump-after PASS] [--json]`: the main job. Compiles the module for the chip,
 // simulates it cycle by cycle and checks every output against the CPU evaluator
 // (tools/tpusim/run_module.h). Exit 0 ok, 1 the check failed (the report is still written), 2 bad
@@ -29,6 +29,7 @@ void RegisterRunCommand(CLI::App& app) {
     std::string report, csv, trace, mxu_model = "fast";
     bool no_check = false;
     std::vector<std::string> custom_call_costs;
+    std::vector<std::string> trip_counts;
     int64_t partitions = 0;
     bool json = false;
     std::string scaling;
@@ -73,6 +74,9 @@ void RegisterRunCommand(CLI::App& app) {
   cmd->add_option("--custom-call-cost", args->custom_call_costs,
                   "TARGET=CYCLES: time an unknown custom-call target as CYCLES cycles of its core "
                   "(repeatable; the run is then timing-only)");
+  cmd->add_option("--trip-count", args->trip_counts,
+                  "NAME=N: run the while NAME, whose trip count depends on data, for N trips "
+                  "(repeatable; the report says which counts were given)");
   cmd->add_flag("--megacore,!--no-megacore", args->run.megacore,
                 "split large dots of a single-device module over the chip's TensorCores when they "
                 "share its HBM (TPU v4/v5p; default on)");
@@ -91,6 +95,7 @@ void RegisterRunCommand(CLI::App& app) {
     config::ChipConfig chip = args->config.Load();
     RunOptions options = args->run;
     options.custom_call_cycles = OrFail(ParseCustomCallCosts(args->custom_call_costs));
+    options.trip_counts = OrFail(ParseTripCounts(args->trip_counts));
     options.sim.mxu_model = OrFail(sim::ParseMxuModelKind(args->mxu_model));
     options.sim.max_cycles = Cycles(args->max_cycles);
     options.sim.trace = !args->trace.empty();
