@@ -6,6 +6,7 @@
 
 #include "common/diagnostic.h"
 #include "compiler/hlo/shape_inference.h"
+#include "compiler/hlo/verify_devices.h"
 
 namespace tpusim::hlo {
 namespace {
@@ -43,7 +44,7 @@ class Verifier {
       for (const auto& inst : comp->instructions())
         TPUSIM_RETURN_IF_ERROR(VerifyInstruction(*inst));
     }
-    return OkStatus();
+    return VerifyDeviceIds(module_, source_);
   }
 
  private:

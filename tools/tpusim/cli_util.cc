@@ -1,5 +1,6 @@
 #include "tools/tpusim/cli_util.h"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <charconv>
@@ -7,7 +8,9 @@
 #include <iostream>
 #include <string_view>
 
+#include "compiler/hlo/sharding.h"
 #include "config/config_loader.h"
+#include "tools/tpusim/limits.h"
 
 namespace tpusim::cli {
 
@@ -33,6 +36,37 @@ CLI::Validator NonNegative() {
         return "";
       },
       "NUMBER>=0");
+}
+
+CLI::Validator DeviceCount() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        int64_t v = -1;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+        if (text.empty() || ec != std::errc() || end != text.data() + text.size() || v < 0 ||
+            v > hlo::kMaxDevices) {
+          return fmt::format("expected a device count from 0 to {}, got {}", hlo::kMaxDevices,
+                             text);
+        }
+        return "";
+      },
+      "0..1048576");
+}
+
+void AddLimitOptions(CLI::App* cmd, double* max_seconds) {
+  auto bytes = std::make_shared<int64_t>(0);
+  cmd->add_option("--max-memory", *bytes,
+                  "stop with an out-of-memory error (exit 2) past this many bytes of address "
+                  "space, in every phase (0: none)")
+      ->check(NonNegative());
+  cmd->add_option("--max-seconds", *max_seconds,
+                  "stop with an error (exit 2) after this many wall-clock seconds, in every phase: "
+                  "parse, compile, evaluate, interpret, simulate (0: none)")
+      ->check(NonNegative());
+  cmd->parse_complete_callback([bytes, max_seconds] {
+    SetMemoryLimit(*bytes);
+    StartDeadline(*max_seconds);
+  });
 }
 
 void ConfigOptions::AddTo(CLI::App* cmd) {

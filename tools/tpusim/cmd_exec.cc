@@ -9,6 +9,7 @@
 #include <iostream>
 #include <memory>
 
+#include "common/output_set.h"
 #include "config/slice.h"
 #include "isa/exec.h"
 #include "sim/report/report.h"
@@ -16,6 +17,7 @@
 #include "sim/run_and_check.h"
 #include "tools/tpusim/cli_util.h"
 #include "tools/tpusim/commands.h"
+#include "tools/tpusim/limits.h"
 
 namespace tpusim::cli {
 
@@ -50,10 +52,11 @@ void RegisterExecCommand(CLI::App& app) {
                   "interpreter: stop with an error after this many instructions (all cores)");
   cmd->add_option("--max-cycles", args->max_cycles,
                   "simulator: stop with an error past this cycle");
-  cmd->add_option("--max-seconds", args->max_seconds,
-                  "simulator: stop with an error after this many wall-clock seconds (0: none)")
-      ->check(NonNegative());
+  AddLimitOptions(cmd, &args->max_seconds);
   cmd->callback([args] {
+    OutputSet outputs;  // written together after a complete run, or not at all
+    if (!args->report.empty()) OrFail(outputs.Declare("--report", args->report));
+    if (!args->trace.empty()) OrFail(outputs.Declare("--trace", args->trace));
     std::vector<isa::DumpSpec> dumps;
     for (const std::string& d : args->dumps) dumps.push_back(OrFail(isa::ParseDumpSpec(d)));
     isa::Program program = OrFail(isa::LoadProgramFile(args->input));
@@ -64,6 +67,7 @@ void RegisterExecCommand(CLI::App& app) {
     isa::InterpreterOptions options;
     options.max_instructions = args->max_instructions;
     // The interpreter run verifies the program and produces the dumps.
+    SetPhase("interpret");
     std::string interp_text = OrFail(isa::ExecProgram(program, chip, dumps, options));
     if (args->engine == "interp") {
       std::cout << interp_text;
@@ -74,9 +78,13 @@ void RegisterExecCommand(CLI::App& app) {
     sim_options.max_cycles = Cycles(args->max_cycles);
     sim_options.max_seconds = args->max_seconds;
     sim_options.trace = !args->trace.empty();
+    SetPhase("simulate");
     sim::SimResult result = OrFail(sim::RunAndCheck(chip, program, sim_options));
-    if (!args->report.empty()) OrFail(sim::WriteReportJson(args->report, result, program));
-    if (!args->trace.empty()) OrFail(sim::WriteTrace(args->trace, result, program));
+    if (!args->report.empty()) {
+      outputs.Set("--report", sim::BuildReportJson(result, program).Dump(2));
+    }
+    if (!args->trace.empty()) outputs.Set("--trace", sim::BuildTraceJson(result, program).Dump(0));
+    OrFail(outputs.Commit());
     std::cout << sim::BuildReportTable(result, program);
     std::cout << "check: simulator final state equals the interpreter's\n";
     // The dump lines (after the interpreter's summary line) are the values both engines agree on.

@@ -5,13 +5,14 @@
 // [--max-seconds S] [--dump-after PASS] [--json]`: the main job. Compiles the module for the chip,
 // simulates it cycle by cycle and checks every output against the CPU evaluator
 // (tools/tpusim/run_module.h). Exit 0 ok, 1 the check failed (the report is still written), 2 bad
-// input, 3 internal error. Reports are written atomically and only after a complete run.
+// input, 3 internal error. The outputs are written together, and only after a complete run
+// (common/output_set.h).
 #include <iostream>
 #include <memory>
 
 #include "common/file_util.h"
+#include "compiler/hlo/load.h"
 #include "compiler/hlo/parser.h"
-#include "compiler/hlo/verifier.h"
 #include "sim/report/report.h"
 #include "sim/report/trace.h"
 #include "tools/tpusim/cli_util.h"
@@ -42,11 +43,11 @@ void RegisterRunCommand(CLI::App& app) {
   args->config.AddTo(cmd);
   cmd->add_option("--replicas", args->run.replicas,
                   "cores running the module (default: the module's replica_count, else 1)")
-      ->check(NonNegative());
+      ->check(DeviceCount());
   cmd->add_option("--partitions", args->partitions,
                   "SPMD partitions: split a module whose sharding= annotations XLA has not "
                   "partitioned yet over N devices (default: the module's num_partitions)")
-      ->check(NonNegative());
+      ->check(DeviceCount());
   cmd->add_option("--scaling", args->scaling,
                   "run at each of these core counts (e.g. 1,2,4,8) and print the scaling table");
   cmd->add_option("--report", args->report, "write the JSON report (docs/report-schema.md)");
@@ -68,9 +69,7 @@ void RegisterRunCommand(CLI::App& app) {
   cmd->add_option("--mxu-model", args->mxu_model, "fast (closed form) or pe (every PE, slow)")
       ->check(CLI::IsMember({"fast", "pe"}));
   cmd->add_option("--max-cycles", args->max_cycles, "stop with an error past this many cycles");
-  cmd->add_option("--max-seconds", args->run.sim.max_seconds,
-                  "stop the simulation with an error after this many wall-clock seconds (0: none)")
-      ->check(NonNegative());
+  AddLimitOptions(cmd, &args->run.sim.max_seconds);
   cmd->add_option("--custom-call-cost", args->custom_call_costs,
                   "TARGET=CYCLES: time an unknown custom-call target as CYCLES cycles of its core "
                   "(repeatable; the run is then timing-only)");
@@ -88,9 +87,13 @@ void RegisterRunCommand(CLI::App& app) {
   cmd->add_option("--dump-after", args->run.dump_after, "print the HLO after this compiler pass");
   cmd->add_flag("--json", args->json, "print the JSON report on stdout instead of the table");
   cmd->callback([args] {
-    const std::string text = OrFail(ReadFile(args->model));
-    std::unique_ptr<hlo::HloModule> module = OrFail(hlo::ParseHloModule(text, args->model));
-    OrFail(hlo::VerifyModule(*module, text));
+    OutputSet outputs;  // written together after a complete run, or not at all
+    if (!args->report.empty()) OrFail(outputs.Declare("--report", args->report));
+    if (!args->csv.empty()) OrFail(outputs.Declare("--csv", args->csv));
+    if (!args->trace.empty()) OrFail(outputs.Declare("--trace", args->trace));
+    hlo::LoadedHloModule loaded = OrFail(hlo::LoadHloModule(args->model));
+    const std::string& text = loaded.text;
+    std::unique_ptr<hlo::HloModule> module = std::move(loaded.module);
     if (args->partitions > 0) module->set_num_partitions(args->partitions);
     config::ChipConfig chip = args->config.Load();
     RunOptions options = args->run;
@@ -113,13 +116,16 @@ void RegisterRunCommand(CLI::App& app) {
     if (!options.dump_after.empty()) std::cout << r.compiled.dump;
     Json report = RunReportJson(r, args->model);
     if (!rows.empty()) report["scaling"] = ScalingJson(rows);
-    if (!args->report.empty()) OrFail(WriteFileAtomic(args->report, report.Dump()));
+    if (!args->report.empty()) outputs.Set("--report", report.Dump());
     if (!args->csv.empty()) {
       sim::ReportOptions ropts;
       ropts.hlo_opcodes = r.hlo_opcodes;
-      OrFail(sim::WriteOpsCsv(args->csv, r.sim, r.compiled.program, ropts));
+      outputs.Set("--csv", sim::BuildOpsCsv(r.sim, r.compiled.program, ropts));
     }
-    if (!args->trace.empty()) OrFail(sim::WriteTrace(args->trace, r.sim, r.compiled.program));
+    if (!args->trace.empty()) {
+      outputs.Set("--trace", sim::BuildTraceJson(r.sim, r.compiled.program).Dump(0));
+    }
+    OrFail(outputs.Commit());
     std::string text_out = RunReportText(r, args->model);
     if (!rows.empty()) text_out += ScalingText(rows);
     std::cout << (args->json ? report.Dump() : text_out);

@@ -10,10 +10,12 @@
 #include "compiler/device_literal.h"
 #include "compiler/eval/evaluator.h"
 #include "compiler/eval/literal.h"
+#include "compiler/hlo/verify_devices.h"
 #include "compiler/passes/spmd_check.h"
 #include "config/schema.h"
 #include "config/slice.h"
 #include "sim/report/report.h"
+#include "tools/tpusim/limits.h"
 
 namespace tpusim::cli {
 namespace {
@@ -204,7 +206,12 @@ StatusOr<RunModuleResult> RunModule(const hlo::HloModule& module, const config::
                                     const RunOptions& options) {
   RunModuleResult r;
   const int64_t cores = options.replicas > 0 ? options.replicas : hlo::InferDeviceCount(module);
-  TPUSIM_ASSIGN_OR_RETURN(r.config, config::SliceForCores(config, cores, &r.slice_note));
+  StatusOr<config::ChipConfig> slice = config::SliceForCores(config, cores, &r.slice_note);
+  if (!slice.ok()) {
+    return options.replicas > 0 ? slice.status()
+                                : hlo::LocateDeviceCountError(module, slice.status());
+  }
+  r.config = std::move(slice).value();
   compiler::CompileOptions copts;
   copts.num_replicas = options.replicas;  // 0: the compiler infers it from the module
   copts.timing_only = options.timing_only;
@@ -213,6 +220,7 @@ StatusOr<RunModuleResult> RunModule(const hlo::HloModule& module, const config::
   copts.max_unrolled_instructions = options.max_unrolled_instructions;
   copts.custom_call_cycles = options.custom_call_cycles;
   copts.trip_counts = options.trip_counts;
+  SetPhase("compile");
   TPUSIM_ASSIGN_OR_RETURN(r.compiled, compiler::Compile(module, r.config, copts));
   r.replicas = r.compiled.devices;
   // SPMD-partitioned dumps: each core is one (replica, partition) pair for the evaluator.
@@ -296,6 +304,7 @@ StatusOr<RunModuleResult> RunModule(const hlo::HloModule& module, const config::
 
   sim::SimOptions sopts = options.sim;
   sopts.compute_values = !r.timing_only;
+  SetPhase("simulate");
   TPUSIM_ASSIGN_OR_RETURN(r.sim, sim::Simulator(r.config, sopts).Run(r.compiled.program, inputs));
 
   CheckResult& c = r.check;
@@ -312,6 +321,7 @@ StatusOr<RunModuleResult> RunModule(const hlo::HloModule& module, const config::
   // Reference values: with TPU DEFAULT-precision semantics (checked) and in full f32 (reported).
   std::vector<Literal> want, want_f32;
   for (bool tpu : {true, false}) {
+    SetPhase("evaluate");
     hlo::EvaluatorOptions eo;
     eo.seed = options.seed;
     eo.max_bytes = options.max_check_bytes;

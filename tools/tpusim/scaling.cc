@@ -60,6 +60,12 @@ StatusOr<std::vector<int64_t>> ParseCoreCounts(std::string_view list) {
           "--scaling {}: expected a comma-separated list of positive core counts, got '{}'", list,
           item));
     }
+    if (v > hlo::kMaxDevices) {
+      return InvalidArgument(
+          fmt::format("--scaling {}: core count {} is more than the {} devices "
+                      "tpusim simulates",
+                      list, v, hlo::kMaxDevices));
+    }
     if (!out.empty() && v <= out.back()) {
       return InvalidArgument(fmt::format("--scaling {}: core counts must increase ({} after {})",
                                          list, v, out.back()));
