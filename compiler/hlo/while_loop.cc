@@ -180,9 +180,44 @@ TripCount KnownTripCount(const HloInstruction& w) {
     }
   }
   if (!step) return no("the induction variable is not incremented by a constant");
+  // XLA's integer semantics: the induction variable has the compare's element type; its add wraps
+  // modulo 2^bits (two's complement for signed types) and unsigned types compare as unsigned. A
+  // loop whose counter wraps while the condition still holds is not counted as if it stopped.
+  const PrimitiveType type = cmp->operand(0)->shape().element_type();
+  if (!IsInteger(type)) return no("the induction variable is not an integer");
+  const int bits = BitWidth(type);
+  const bool is_signed = IsSignedInteger(type);
+  // The value of `v`'s low `bits` bits in the type, as int64 (u64 keeps its bit pattern).
+  auto in_type = [&](uint64_t v) -> int64_t {
+    if (bits >= 64) return static_cast<int64_t>(v);
+    const uint64_t mask = (uint64_t{1} << bits) - 1;
+    v &= mask;
+    if (is_signed && (v >> (bits - 1)) != 0) v |= ~mask;
+    return static_cast<int64_t>(v);
+  };
+  auto holds = [&](int64_t a, int64_t b) {
+    if (is_signed) return Holds(direction, a, b);
+    // Unsigned: order the bit patterns as unsigned by flipping the sign bit.
+    const auto flip = [](int64_t x) {
+      return static_cast<int64_t>(static_cast<uint64_t>(x) ^ (uint64_t{1} << 63));
+    };
+    return Holds(direction, flip(a), flip(b));
+  };
+  const uint64_t step_bits = static_cast<uint64_t>(*step);
+  const int64_t lim = in_type(static_cast<uint64_t>(*limit));
   int64_t trips = 0;
-  for (int64_t i = *start; Holds(direction, i, *limit); i += *step) {
+  for (int64_t i = in_type(static_cast<uint64_t>(*start)); holds(i, lim);) {
     if (++trips > kMaxKnownTrips) return no(fmt::format("more than {} trips", kMaxKnownTrips));
+    const int64_t next_i = in_type(static_cast<uint64_t>(i) + step_bits);
+    const bool wrapped = is_signed ? (*step > 0 ? next_i < i : *step < 0 && next_i > i)
+                                   : static_cast<uint64_t>(next_i) < static_cast<uint64_t>(i);
+    if (wrapped && holds(next_i, lim)) {
+      return no(
+          fmt::format("the {} induction variable wraps from {} to {} at trip {} (integer "
+                      "add wraps in XLA) and the condition still holds",
+                      PrimitiveTypeName(type), i, next_i, trips));
+    }
+    i = next_i;
   }
   return TripCount{trips, ""};
 }
