@@ -416,6 +416,7 @@ class Assembler {
           auto v = ParseUnsigned(cur.Value());
           if (!v || *v > 65535) return Fail(err, vcol, "expected a core id 0..65535");
           ids.push_back(static_cast<int32_t>(*v));
+          core_ids_.push_back({static_cast<int32_t>(*v), line_, vcol});
         }
         if (perm && ids.size() != 2) {
           return Fail(err, cur.col() - 1, "a permutation pair is {source,target}");
@@ -614,8 +615,23 @@ class Assembler {
       if (any_tag) program_.cores[c].hlo_tags = states_[c].tags;
     }
     if (program_.cores.empty()) program_.cores.resize(1);
+    // Every core a replica group or permutation names must be a core of this program.
+    for (const CoreIdUse& use : core_ids_) {
+      if (use.id >= program_.num_cores()) {
+        return LocatedError(file_, text_, {use.line, use.col + 1},
+                            fmt::format("core {} is not a core of this program ({} core(s): "
+                                        "the highest .core is {})",
+                                        use.id, program_.num_cores(), program_.num_cores() - 1));
+      }
+    }
     return std::move(program_);
   }
+
+  struct CoreIdUse {
+    int32_t id;
+    int line, col;
+  };
+  std::vector<CoreIdUse> core_ids_;  // in .replica_groups and .permutation tables
 
   std::string_view text_;
   std::string_view file_;

@@ -3,7 +3,7 @@
 # Runs one row of the hostile-input catalogue (tests/cli/hostile_catalogue.tsv): in a fresh
 # temporary folder $T, runs the row's SETUP (shell; a failing setup — e.g. mknod when not root —
 # skips the case with exit 77), then `tpusim COMMAND` (shell words; $D is tests/data/hostile, $G a
-# small valid module, $T the folder) under a 4 GiB address-space limit and a 50 s timeout, and
+# small valid module, $W a 1024^3 GEMM, $T the folder) under a 4 GiB address-space limit and a 50 s timeout, and
 # checks the exit code, that stdout+stderr match REGEX (extended grep; "-" for none), and that
 # CHECK (shell, run in $T after the command; "-" for none) succeeds.
 set -u
@@ -20,7 +20,8 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 D=$PWD/tests/data/hostile
 G=$PWD/tests/golden/tiny_dot_bias_relu/model.hlo
-export T D G TPUSIM
+W=$PWD/benchmarks/workloads/gemm_1024x1024x1024_bf16.hlo
+export T D G W TPUSIM
 if [ "$setup" != "-" ] && ! (cd "$T" && eval "$setup") >/dev/null 2>&1; then
   echo "SKIP: setup failed: $setup"
   exit 77

@@ -6,9 +6,12 @@
 // ISA interpreter (the golden semantics), prints the cycle report and the requested memory.
 // `--engine interp` runs the interpreter alone (exact values, no timing). Exit 1 if the simulator
 // and interpreter disagree.
+#include <fmt/format.h>
+
 #include <iostream>
 #include <memory>
 
+#include "common/diagnostic.h"
 #include "common/output_set.h"
 #include "config/slice.h"
 #include "isa/exec.h"
@@ -20,6 +23,25 @@
 #include "tools/tpusim/limits.h"
 
 namespace tpusim::cli {
+
+namespace {
+
+// A core count the chip cannot hold, located at the code of the program's highest core (its first
+// instruction's line, e.g. after `.core 65535`) when the program came from assembly text.
+StatusOr<config::ChipConfig> LocateCoreCount(const isa::Program& program,
+                                             StatusOr<config::ChipConfig> slice) {
+  if (slice.ok() || program.source_file.empty()) return slice;
+  for (int c = program.num_cores() - 1; c >= 0; --c) {
+    const isa::CoreProgram& core = program.cores[static_cast<size_t>(c)];
+    if (core.instructions.empty() || core.source_line(0) <= 0) continue;
+    return LocatedError(program.source_file, "", SourceLocation{core.source_line(0), 1},
+                        fmt::format("the program has {} cores (code for core {} starts here): {}",
+                                    program.num_cores(), c, slice.status().message()));
+  }
+  return slice;
+}
+
+}  // namespace
 
 void RegisterExecCommand(CLI::App& app) {
   struct Args {
@@ -62,7 +84,8 @@ void RegisterExecCommand(CLI::App& app) {
     isa::Program program = OrFail(isa::LoadProgramFile(args->input));
     config::ChipConfig chip = args->config.Load();
     std::string note;
-    chip = OrFail(config::SliceForCores(chip, program.num_cores(), &note));
+    chip =
+        OrFail(LocateCoreCount(program, config::SliceForCores(chip, program.num_cores(), &note)));
     if (!note.empty()) std::cerr << "tpusim: note: " << note << "\n";
     isa::InterpreterOptions options;
     options.max_instructions = args->max_instructions;

@@ -99,8 +99,8 @@ int main(int argc, char** argv) {
     // A model or program too big for this machine's memory (or `ulimit -v`): a resource limit of
     // the input, not a bug. Timing-only runs allocate no tensor values (--timing-only).
     std::cerr << "tpusim: error: out of memory: the model's values or its compiled program do "
-                 "not fit this machine's memory (--timing-only allocates no values; the program "
-                 "grows with the number of MXU tiles)"
+                 "not fit this machine's memory or the --max-memory limit (--timing-only "
+                 "allocates no values; the program grows with the number of MXU tiles)"
               << std::endl;
     return 2;
   } catch (const std::exception& e) {
