@@ -1,99 +1,77 @@
 #include "common/file_util.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-#include <atomic>
+#include <algorithm>
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 
 namespace tpusim {
-
-StatusOr<std::string> ReadFile(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) return NotFound(path + ": no such file");
-  if (std::filesystem::is_directory(path, ec)) return InvalidArgument(path + ": is a directory");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return InvalidArgument(path + ": cannot open: " + std::strerror(errno));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return InvalidArgument(path + ": read error");
-  return ss.str();
-}
-
 namespace {
 
-// The temporary files of the WriteFileAtomic calls in progress, for RemovePendingTemporaryFiles.
-// This is the one piece of mutable global state in tpusim, because a signal handler can reach
-// nothing else: fixed-size storage (no allocation), each slot published by an atomic flag after its
-// path is written and withdrawn before the path changes.
-constexpr int kPendingSlots = 8;
-constexpr size_t kPendingPathBytes = 4096;
-struct PendingTemporary {
-  std::atomic<bool> claimed{false};  // owned by one WriteFileAtomic call
-  std::atomic<bool> live{false};     // `path` is complete and may exist on disk
-  char path[kPendingPathBytes];
-};
-PendingTemporary g_pending[kPendingSlots];
-static_assert(std::atomic<bool>::is_always_lock_free, "needed in a signal handler");
-
-// Registers `tmp` while it exists; more concurrent writes than slots are simply not registered.
-class PendingTemporaryGuard {
- public:
-  explicit PendingTemporaryGuard(const std::string& tmp) {
-    if (tmp.size() >= kPendingPathBytes) return;
-    for (PendingTemporary& p : g_pending) {
-      bool expected = false;
-      if (p.claimed.compare_exchange_strong(expected, true)) {
-        std::memcpy(p.path, tmp.c_str(), tmp.size() + 1);
-        p.live.store(true);
-        slot_ = &p;
-        return;
-      }
-    }
-  }
-  ~PendingTemporaryGuard() {
-    if (slot_ == nullptr) return;
-    slot_->live.store(false);
-    slot_->claimed.store(false);
-  }
-  PendingTemporaryGuard(const PendingTemporaryGuard&) = delete;
-  PendingTemporaryGuard& operator=(const PendingTemporaryGuard&) = delete;
-
- private:
-  PendingTemporary* slot_ = nullptr;
-};
+const char* FileKind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
 
 }  // namespace
 
-void RemovePendingTemporaryFiles() {
-  for (PendingTemporary& p : g_pending) {
-    if (p.live.load()) ::unlink(p.path);  // ENOENT (not created yet, or renamed) is fine
+StatusOr<std::string> ReadFile(const std::string& path, int64_t max_bytes) {
+  // O_NONBLOCK: opening a FIFO must not wait for a writer; the file kind is checked on the
+  // descriptor itself (fstat), so nothing can swap it in between.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) {
+    const int err = errno;
+    if (err == ENOENT) return NotFound(path + ": no such file");
+    return InvalidArgument(path + ": cannot open: " + std::strerror(err));
   }
-}
-
-Status WriteFileAtomic(const std::string& path, const std::string& contents) {
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  PendingTemporaryGuard pending(tmp);
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return InvalidArgument(path + ": cannot write: " + std::strerror(errno));
-    out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
-    out.flush();
-    if (!out) {
-      std::remove(tmp.c_str());
-      return InvalidArgument(path + ": write failed");
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    if (S_ISDIR(st.st_mode)) return InvalidArgument(path + ": is a directory");
+    return InvalidArgument(path + ": is " + FileKind(st.st_mode) +
+                           ", not a regular file; tpusim reads inputs only from regular files");
+  }
+  if (st.st_size > max_bytes) {
+    ::close(fd);
+    return InvalidArgument(path + ": " + std::to_string(st.st_size) + " bytes, more than the " +
+                           std::to_string(max_bytes) + " an input may have");
+  }
+  std::string out;
+  out.resize(static_cast<size_t>(st.st_size));
+  size_t done = 0;
+  // Read to end of file, but never past max_bytes (a file growing while it is read).
+  while (true) {
+    if (done == out.size()) {
+      if (static_cast<int64_t>(out.size()) >= max_bytes) {
+        char probe;
+        const ssize_t n = ::read(fd, &probe, 1);
+        if (n == 0) break;
+        ::close(fd);
+        return InvalidArgument(path + ": more than the " + std::to_string(max_bytes) +
+                               " bytes an input may have");
+      }
+      out.resize(std::min<size_t>(static_cast<size_t>(max_bytes), out.size() + 65536));
     }
+    const ssize_t n = ::read(fd, out.data() + done, out.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int err = errno;
+      ::close(fd);
+      return InvalidArgument(path + ": read error: " + std::strerror(err));
+    }
+    if (n == 0) break;
+    done += static_cast<size_t>(n);
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    std::remove(tmp.c_str());
-    return InvalidArgument(path + ": cannot write: " + std::strerror(err));
-  }
-  return OkStatus();
+  ::close(fd);
+  out.resize(done);
+  return out;
 }
 
 }  // namespace tpusim

@@ -1,25 +1,23 @@
-// Reading inputs and writing outputs. Outputs are written atomically (a temporary file in the same
-// folder, then rename), so an interrupted or failed run never leaves a half-written report or
-// trace.
+// Reading inputs. Outputs are written by OutputSet (common/output_set.h), included here for the
+// callers of WriteFileAtomic.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
+#include "common/output_set.h"
 #include "common/status.h"
 
 namespace tpusim {
 
-/// The whole file as bytes. NotFound if it does not exist, InvalidArgument if it cannot be read (a
-/// directory, no permission); the message names the path.
-StatusOr<std::string> ReadFile(const std::string& path);
+/// The largest input file tpusim reads (bytes): 4 GiB, above the largest real HLO dumps and
+/// programs by two orders of magnitude; a bigger file is refused, never read until out of memory.
+inline constexpr int64_t kMaxInputFileBytes = int64_t{4} << 30;
 
-/// Writes `contents` to `path` through `path.tmp.<pid>` + rename. InvalidArgument naming the path
-/// if the folder is missing or not writable; the temporary file is removed on failure.
-Status WriteFileAtomic(const std::string& path, const std::string& contents);
-
-/// Removes the temporary file of every WriteFileAtomic in progress. Async-signal-safe (only atomics
-/// and unlink(2)): the `tpusim` command's SIGINT/SIGTERM handler calls it so that an interrupted
-/// run leaves neither a partial output nor its temporary file.
-void RemovePendingTemporaryFiles();
+/// The whole file as bytes. Only regular files are read (also through symlinks): a device such as
+/// /dev/zero, a FIFO or a socket is refused at once, never read forever or waited on. NotFound if
+/// it does not exist; InvalidArgument naming the path if it is a directory or not a regular file,
+/// cannot be read, or is larger than `max_bytes`.
+StatusOr<std::string> ReadFile(const std::string& path, int64_t max_bytes = kMaxInputFileBytes);
 
 }  // namespace tpusim

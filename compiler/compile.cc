@@ -8,6 +8,7 @@
 
 #include "compiler/hlo/parser.h"
 #include "compiler/hlo/printer.h"
+#include "compiler/hlo/while_loop.h"
 #include "compiler/lower/fusion.h"
 #include "compiler/lower/lowerer.h"
 #include "compiler/pipeline.h"
@@ -88,9 +89,22 @@ std::vector<BufferPlacement> Placements(const hlo::HloInstruction& inst,
 
 StatusOr<CompiledModule> Compile(const hlo::HloModule& module, const config::ChipConfig& config,
                                  const CompileOptions& options) {
+  for (const auto& [name, trips] : options.trip_counts) {
+    bool found = false;
+    for (const auto& comp : module.computations()) {
+      const hlo::HloInstruction* w = comp->FindInstruction(name);
+      found = found || (w != nullptr && w->opcode() == hlo::HloOpcode::kWhile);
+    }
+    if (!found || trips < 0) {
+      return InvalidArgument(fmt::format("--trip-count {}={}: {}", name, trips,
+                                         found ? "the count must be >= 0"
+                                               : "the module has no while of that name"));
+    }
+  }
   TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<hlo::HloModule> m, CloneModule(module));
   CompiledModule result;
-  HloPassPipeline pipeline = BuildHloPipeline(config, options.max_unrolled_instructions);
+  HloPassPipeline pipeline =
+      BuildHloPipeline(config, options.max_unrolled_instructions, options.trip_counts);
   pipeline.set_dump_after(options.dump_after);
   TPUSIM_ASSIGN_OR_RETURN(bool changed, pipeline.Run(*m));
   (void)changed;
@@ -174,6 +188,11 @@ StatusOr<CompiledModule> Compile(const hlo::HloModule& module, const config::Chi
     for (const auto& inst : comp->instructions()) {
       if (inst->opcode() == hlo::HloOpcode::kConditional) {
         result.if_converted_conditionals.push_back(inst->name());
+      }
+      auto given = options.trip_counts.find(inst->name());
+      if (inst->opcode() == hlo::HloOpcode::kWhile && given != options.trip_counts.end() &&
+          !hlo::KnownTripCount(*inst).trips) {
+        result.given_trip_counts.push_back(fmt::format("{}={}", inst->name(), given->second));
       }
     }
   }

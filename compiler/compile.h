@@ -60,6 +60,10 @@ struct CompileOptions {
   /// while-lowering's budget: loops are unrolled while the copies add at most this many HLO
   /// instructions; longer loops become ISA loops (ctrl.loop). 0 = every loop an ISA loop.
   int64_t max_unrolled_instructions = 100000;
+  /// Trip counts of data-dependent whiles by name (--trip-count NAME=N): a while whose count
+  /// while-lowering's pattern cannot find runs N trips (while_lowering.h). A name that is not a
+  /// while of the module is an InvalidArgument error.
+  std::map<std::string, int64_t> trip_counts;
 };
 
 /// Where one array leaf of an entry parameter or of the entry result lives.
@@ -90,6 +94,9 @@ struct CompiledModule {
   /// Conditionals of the module (any computation): if-converted (call_inliner.h), every branch runs
   /// and its cycles count, so their cost is an upper bound on a TPU's, which runs one branch.
   std::vector<std::string> if_converted_conditionals;
+  /// Whiles whose trip count the user gave (CompileOptions::trip_counts) because it is not known
+  /// at compile time, as "name=N": their cycles are those of N trips.
+  std::vector<std::string> given_trip_counts;
   /// HLO opcode of every Program::hlo_names entry, read from the compiled (post-pass) module, so
   /// instructions the passes added (collectives, combined all-reduces) have one too.
   std::vector<std::string> hlo_opcodes;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 
 #include "compiler/pass/hlo_pass_pipeline.h"
@@ -11,7 +12,9 @@ namespace tpusim::compiler {
 
 /// The HLO-to-HLO passes that run before lowering, in order, for `config`;
 /// `max_unrolled_instructions` is while-lowering's unrolling budget (CompileOptions).
+/// `trip_counts` are the user's counts for data-dependent whiles (CompileOptions::trip_counts).
 HloPassPipeline BuildHloPipeline(const config::ChipConfig& config,
-                                 int64_t max_unrolled_instructions = 100000);
+                                 int64_t max_unrolled_instructions = 100000,
+                                 const std::map<std::string, int64_t>& trip_counts = {});
 
 }  // namespace tpusim::compiler

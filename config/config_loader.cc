@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -29,8 +30,6 @@ using FlatConfig = std::map<std::string, Leaf>;
 
 std::string Quote(const std::string& s) { return "\"" + s + "\""; }
 
-std::string fmt_double(double v) { return fmt::format("{}", v); }
-
 Status KeyError(const std::string& origin, const std::string& path, const std::string& what) {
   return InvalidArgument(origin + ": " + path + ": " + what);
 }
@@ -38,9 +37,17 @@ Status KeyError(const std::string& origin, const std::string& path, const std::s
 Status Flatten(const YAML::Node& node, const std::string& prefix, const std::string& origin,
                FlatConfig& out) {
   if (node.IsMap()) {
+    std::map<std::string, YAML::Mark> seen;  // YAML forbids a key twice in one mapping
     for (const auto& kv : node) {
       if (!kv.first.IsScalar()) return KeyError(origin, prefix, "keys must be plain names");
       std::string key = kv.first.as<std::string>();
+      const YAML::Mark mark = kv.first.Mark();
+      auto [first, inserted] = seen.try_emplace(key, mark);
+      if (!inserted) {
+        return InvalidArgument(fmt::format(
+            "{}:{}:{}: error: duplicate key '{}' (first at line {}); a key may appear once", origin,
+            mark.line + 1, mark.column + 1, key, first->second.line + 1));
+      }
       std::string path = prefix.empty() ? key : prefix + "." + key;
       TPUSIM_RETURN_IF_ERROR(Flatten(kv.second, path, origin, out));
     }
@@ -175,6 +182,8 @@ Status Assign(const FieldSpec& f, const Leaf& leaf, ChipConfig& c) {
       if (!ParseInt(leaf.scalar, v)) {
         return KeyError(origin, f.path, "expected an integer, got " + Quote(leaf.scalar));
       }
+      const std::string range = f.RangeError(static_cast<double>(v), leaf.scalar);
+      if (!range.empty()) return KeyError(origin, f.path, range);
       f.int_field(c) = v;
       return OkStatus();
     }
@@ -183,6 +192,8 @@ Status Assign(const FieldSpec& f, const Leaf& leaf, ChipConfig& c) {
       if (!ParseDouble(leaf.scalar, v)) {
         return KeyError(origin, f.path, "expected a number, got " + Quote(leaf.scalar));
       }
+      const std::string range = f.RangeError(v, leaf.scalar);
+      if (!range.empty()) return KeyError(origin, f.path, range);
       f.double_field(c) = v;
       return OkStatus();
     }
@@ -221,6 +232,8 @@ Status Assign(const FieldSpec& f, const Leaf& leaf, ChipConfig& c) {
         if (!ParseInt(item, x)) {
           return KeyError(origin, f.path, "expected a list of integers, got " + Quote(item));
         }
+        const std::string range = f.RangeError(static_cast<double>(x), item);
+        if (!range.empty()) return KeyError(origin, f.path, range);
         v.push_back(x);
       }
       f.int_list_field(c) = std::move(v);
@@ -236,6 +249,82 @@ std::string SourceDir() {
 #else
   return ".";
 #endif
+}
+
+// The checks between keys (each key's own range is in the schema and checked as it is read).
+// `origin(path)` names where a key's value came from (the YAML file or --set), for the message.
+Status ValidateConsistency(const ChipConfig& c,
+                           const std::function<std::string(const std::string&)>& origin) {
+  auto error = [&](const std::string& path, const std::string& what) {
+    return KeyError(origin(path), path, what);
+  };
+  if (!c.core.mxu.bf16 && c.core.mxu.int8_rate == 0) {
+    return error("core.mxu.int8_rate",
+                 "must be positive when core.mxu.bf16 is false (the MXU needs some input type)");
+  }
+  // Every bandwidth becomes bytes per cycle of the clock, rounded to the simulator's resolution;
+  // below kMinBytesPerCycle that rounding would change the result by more than 1 %.
+  const int64_t hbm_ways = c.hbm.shared_by_cores ? 1 : std::max<int64_t>(1, c.tensorcores);
+  std::vector<std::pair<const char*, double>> rates = {
+      {"chip.hbm.bandwidth_bytes_per_s",
+       c.hbm.bandwidth_bytes_per_s / static_cast<double>(hbm_ways)},
+      {"chip.host.bandwidth_bytes_per_s", c.host_bandwidth_bytes_per_s}};
+  if (c.system.chips > 1) {
+    rates.emplace_back("system.ici.link_bandwidth_bytes_per_s",
+                       c.system.ici_link_bandwidth_bytes_per_s);
+  }
+  for (const auto& [path, bytes_per_s] : rates) {
+    const double per_cycle = bytes_per_s / c.clock_hz;
+    if (per_cycle < kMinBytesPerCycle) {
+      return error(path,
+                   fmt::format("{:g} bytes/s{} at chip.clock_hz {:g} is {:.3g} bytes/cycle, "
+                               "below the {:.3g} bytes/cycle the simulator resolves to 1 % "
+                               "(it keeps rates in 1/65536 byte/cycle)",
+                               bytes_per_s, hbm_ways > 1 && path[5] == 'h' ? " per TensorCore" : "",
+                               c.clock_hz, per_cycle, kMinBytesPerCycle));
+    }
+  }
+  const SystemConfig& s = c.system;
+  if (s.chips == 1) {
+    if (s.topology != Topology::kSingle && s.topology != Topology::kRing) {
+      return error("system.topology", std::string("a single chip has no ") +
+                                          TopologyName(s.topology) + "; use single");
+    }
+    if (!s.shape.empty() && !(s.shape.size() == 1 && s.shape[0] == 1)) {
+      return error("system.shape",
+                   fmt::format("{} dimension(s) given but system.chips is 1", s.shape.size()));
+    }
+    return OkStatus();
+  }
+  if (s.topology == Topology::kSingle) {
+    return error("system.topology", "system.chips is " + std::to_string(s.chips) +
+                                        ", so the chips need a topology: ring, torus2d or torus3d");
+  }
+  const size_t want_dims = s.topology == Topology::kRing      ? 1
+                           : s.topology == Topology::kTorus2D ? 2
+                                                              : 3;
+  if (s.topology != Topology::kRing || !s.shape.empty()) {
+    if (s.shape.size() != want_dims) {
+      return error("system.shape", std::string("expected ") + std::to_string(want_dims) +
+                                       " dimensions for " + TopologyName(s.topology) + ", got " +
+                                       std::to_string(s.shape.size()));
+    }
+    int64_t product = 1;  // each dimension is in [1, 65536] (schema): at most 2^48, no overflow
+    for (int64_t d : s.shape) product *= d;
+    if (product != s.chips) {
+      return error("system.shape", "product of the dimensions is " + std::to_string(product) +
+                                       " but system.chips is " + std::to_string(s.chips));
+    }
+  }
+  if (s.ici_links_per_chip <= 0) {
+    return error("system.ici.links_per_chip",
+                 "expected a positive integer: system.chips is " + std::to_string(s.chips));
+  }
+  if (!(s.ici_link_bandwidth_bytes_per_s > 0)) {
+    return error("system.ici.link_bandwidth_bytes_per_s",
+                 "expected a positive number: system.chips is " + std::to_string(s.chips));
+  }
+  return OkStatus();
 }
 
 }  // namespace
@@ -285,7 +374,11 @@ StatusOr<ChipConfig> LoadChipConfigFromString(const std::string& yaml, const std
     TPUSIM_RETURN_IF_ERROR(Flatten(def, f.path, "default", d));
     TPUSIM_RETURN_IF_ERROR(Assign(f, d.at(f.path), c));
   }
-  TPUSIM_RETURN_IF_ERROR(ValidateChipConfig(c, filename));
+  auto origin = [&](const std::string& path) {
+    auto it = flat.find(path);
+    return it == flat.end() || it->second.origin == "default" ? filename : it->second.origin;
+  };
+  TPUSIM_RETURN_IF_ERROR(ValidateConsistency(c, origin));
   return c;
 }
 
@@ -297,117 +390,27 @@ StatusOr<ChipConfig> LoadChipConfig(const std::string& name_or_path,
 }
 
 Status ValidateChipConfig(const ChipConfig& c, const std::string& file) {
-  auto positive = [&](const char* path, int64_t v, int64_t max) -> Status {
-    if (v <= 0 || v > max) {
-      return KeyError(file, path,
-                      "expected a positive integer at most " + std::to_string(max) + ", got " +
-                          std::to_string(v));
+  ChipConfig copy = c;  // the schema's accessors take a mutable config
+  for (const FieldSpec& f : ConfigSchema()) {
+    std::vector<std::pair<double, std::string>> values;  // value, as printed
+    if (f.type == FieldType::kInt) {
+      values.emplace_back(static_cast<double>(f.int_field(copy)),
+                          fmt::format("{}", f.int_field(copy)));
     }
-    return OkStatus();
-  };
-  auto non_negative = [&](const char* path, int64_t v, int64_t max) -> Status {
-    if (v < 0 || v > max) {
-      return KeyError(
-          file, path,
-          "expected an integer from 0 to " + std::to_string(max) + ", got " + std::to_string(v));
+    if (f.type == FieldType::kDouble) {
+      values.emplace_back(f.double_field(copy), fmt::format("{}", f.double_field(copy)));
     }
-    return OkStatus();
-  };
-  auto positive_d = [&](const char* path, double v, double max) -> Status {
-    if (!(v > 0) || v > max) {
-      return KeyError(
-          file, path,
-          "expected a positive number at most " + fmt_double(max) + ", got " + fmt_double(v));
-    }
-    return OkStatus();
-  };
-  constexpr int64_t kTiB = int64_t{1} << 40;
-  TPUSIM_RETURN_IF_ERROR(positive("chip.tensorcores", c.tensorcores, 64));
-  TPUSIM_RETURN_IF_ERROR(positive_d("chip.clock_hz", c.clock_hz, 1e11));
-  TPUSIM_RETURN_IF_ERROR(positive("chip.hbm.capacity_bytes", c.hbm.capacity_bytes, 64 * kTiB));
-  TPUSIM_RETURN_IF_ERROR(
-      positive_d("chip.hbm.bandwidth_bytes_per_s", c.hbm.bandwidth_bytes_per_s, 1e15));
-  TPUSIM_RETURN_IF_ERROR(non_negative("chip.hbm.latency_cycles", c.hbm.latency_cycles, 1000000));
-  TPUSIM_RETURN_IF_ERROR(
-      positive_d("chip.host.bandwidth_bytes_per_s", c.host_bandwidth_bytes_per_s, 1e15));
-  TPUSIM_RETURN_IF_ERROR(positive("core.mxu.count", c.core.mxu.count, 64));
-  TPUSIM_RETURN_IF_ERROR(positive("core.mxu.rows", c.core.mxu.rows, 4096));
-  TPUSIM_RETURN_IF_ERROR(positive("core.mxu.cols", c.core.mxu.cols, 4096));
-  TPUSIM_RETURN_IF_ERROR(non_negative("core.mxu.int8_rate", c.core.mxu.int8_rate, 16));
-  if (!c.core.mxu.bf16 && c.core.mxu.int8_rate == 0) {
-    return KeyError(file, "core.mxu.int8_rate",
-                    "must be positive when core.mxu.bf16 is false (the MXU needs some input type)");
-  }
-  if (c.core.mxu.weight_buffers != 1 && c.core.mxu.weight_buffers != 2) {
-    return KeyError(file, "core.mxu.weight_buffers",
-                    "expected 1 or 2, got " + std::to_string(c.core.mxu.weight_buffers));
-  }
-  TPUSIM_RETURN_IF_ERROR(
-      positive("core.mxu.weight_load_cycles_per_row", c.core.mxu.weight_load_cycles_per_row, 1024));
-  TPUSIM_RETURN_IF_ERROR(
-      non_negative("core.mxu.pop_latency_cycles", c.core.mxu.pop_latency_cycles, 100000));
-  TPUSIM_RETURN_IF_ERROR(
-      positive("core.mxu.accumulator_rows", c.core.mxu.accumulator_rows, int64_t{1} << 24));
-  TPUSIM_RETURN_IF_ERROR(positive("core.vpu.lanes", c.core.vpu.lanes, 4096));
-  TPUSIM_RETURN_IF_ERROR(positive("core.vpu.sublanes", c.core.vpu.sublanes, 1024));
-  TPUSIM_RETURN_IF_ERROR(
-      positive("core.vpu.alu_latency_cycles", c.core.vpu.alu_latency_cycles, 10000));
-  TPUSIM_RETURN_IF_ERROR(positive("core.vpu.transcendental_latency_cycles",
-                                  c.core.vpu.transcendental_latency_cycles, 10000));
-  TPUSIM_RETURN_IF_ERROR(
-      positive("core.vpu.divide_latency_cycles", c.core.vpu.divide_latency_cycles, 10000));
-  TPUSIM_RETURN_IF_ERROR(
-      positive("core.vpu.transpose_latency_cycles", c.core.vpu.transpose_latency_cycles, 10000));
-  TPUSIM_RETURN_IF_ERROR(positive("core.vpu.ops_per_cycle", c.core.vpu.ops_per_cycle, 64));
-  TPUSIM_RETURN_IF_ERROR(positive("core.vmem.capacity_bytes", c.core.vmem_bytes, 64 * kTiB));
-  TPUSIM_RETURN_IF_ERROR(
-      positive("core.vmem.bytes_per_cycle", c.core.vmem_bytes_per_cycle, int64_t{1} << 30));
-  TPUSIM_RETURN_IF_ERROR(non_negative("core.smem.capacity_bytes", c.core.smem_bytes, kTiB));
-  TPUSIM_RETURN_IF_ERROR(positive("core.dma.engines", c.core.dma_engines, 1024));
-  TPUSIM_RETURN_IF_ERROR(positive("core.dma.issue_cycles", c.core.dma_issue_cycles, 100000));
-  TPUSIM_RETURN_IF_ERROR(positive("system.chips", c.system.chips, 65536));
-
-  const SystemConfig& s = c.system;
-  if (s.chips == 1) {
-    if (s.topology != Topology::kSingle && s.topology != Topology::kRing) {
-      return KeyError(
-          file, "system.topology",
-          std::string("a single chip has no ") + TopologyName(s.topology) + "; use single");
-    }
-  } else {
-    if (s.topology == Topology::kSingle) {
-      return KeyError(file, "system.topology",
-                      "system.chips is " + std::to_string(s.chips) +
-                          ", so the chips need a topology: ring, torus2d or torus3d");
-    }
-    size_t want_dims = s.topology == Topology::kRing ? 1 : s.topology == Topology::kTorus2D ? 2 : 3;
-    if (s.topology != Topology::kRing || !s.shape.empty()) {
-      if (s.shape.size() != want_dims) {
-        return KeyError(file, "system.shape",
-                        std::string("expected ") + std::to_string(want_dims) + " dimensions for " +
-                            TopologyName(s.topology) + ", got " + std::to_string(s.shape.size()));
-      }
-      int64_t product = 1;
-      for (int64_t d : s.shape) {
-        if (d <= 0) return KeyError(file, "system.shape", "dimensions must be positive");
-        product *= d;
-      }
-      if (product != s.chips) {
-        return KeyError(file, "system.shape",
-                        "product of the dimensions is " + std::to_string(product) +
-                            " but system.chips is " + std::to_string(s.chips));
+    if (f.type == FieldType::kIntList) {
+      for (int64_t v : f.int_list_field(copy)) {
+        values.emplace_back(static_cast<double>(v), fmt::format("{}", v));
       }
     }
-    TPUSIM_RETURN_IF_ERROR(positive("system.ici.links_per_chip", s.ici_links_per_chip, 64));
-    TPUSIM_RETURN_IF_ERROR(positive_d("system.ici.link_bandwidth_bytes_per_s",
-                                      s.ici_link_bandwidth_bytes_per_s, 1e15));
+    for (const auto& [v, shown] : values) {
+      const std::string range = f.RangeError(v, shown);
+      if (!range.empty()) return KeyError(file, f.path, range);
+    }
   }
-  TPUSIM_RETURN_IF_ERROR(
-      non_negative("system.ici.hop_latency_cycles", s.ici_hop_latency_cycles, 100000000));
-  if (s.ici_link_bandwidth_bytes_per_s < 0) {
-    return KeyError(file, "system.ici.link_bandwidth_bytes_per_s", "must not be negative");
-  }
-  return OkStatus();
+  return ValidateConsistency(c, [&](const std::string&) { return file; });
 }
 
 }  // namespace tpusim::config

@@ -5,6 +5,8 @@
 namespace tpusim::config {
 namespace {
 
+constexpr double kTiB = 1099511627776.0;  // 2^40 bytes
+
 FieldSpec Base(std::string path, FieldType type, std::string unit, std::string def,
                std::string desc) {
   FieldSpec s;
@@ -44,88 +46,117 @@ std::vector<FieldSpec> MakeSchema() {
     s.string_field = [](ChipConfig& c) -> std::string& { return c.name; };
     v.push_back(std::move(s));
   }
-  v.push_back(Int("chip.tensorcores", "count", "", "TensorCores per chip",
-                  [](ChipConfig& c) -> int64_t& { return c.tensorcores; }));
+  v.push_back(
+      Int("chip.tensorcores", "count", "", "TensorCores per chip", [](ChipConfig& c) -> int64_t& {
+        return c.tensorcores;
+      }).In(1, 64));
   v.push_back(Dbl("chip.clock_hz", "Hz", "",
                   "core clock; every cycle count in tpusim is of this clock",
-                  [](ChipConfig& c) -> double& { return c.clock_hz; }));
+                  [](ChipConfig& c) -> double& { return c.clock_hz; })
+                  .In(1e6, 1e11));
   v.push_back(Int("chip.hbm.capacity_bytes", "bytes", "",
                   "off-chip memory (HBM; DDR3 on TPU v1) per chip",
-                  [](ChipConfig& c) -> int64_t& { return c.hbm.capacity_bytes; }));
+                  [](ChipConfig& c) -> int64_t& { return c.hbm.capacity_bytes; })
+                  .In(1, 64.0 * kTiB));
   v.push_back(Dbl("chip.hbm.bandwidth_bytes_per_s", "bytes/s", "",
                   "off-chip memory bandwidth per chip, shared by all concurrent transfers",
-                  [](ChipConfig& c) -> double& { return c.hbm.bandwidth_bytes_per_s; }));
+                  [](ChipConfig& c) -> double& { return c.hbm.bandwidth_bytes_per_s; })
+                  .In(1e6, 1e15));
   v.push_back(Int("chip.hbm.latency_cycles", "cycles", "150",
                   "cycles from a transfer's issue to its first byte (unpublished: assumption)",
-                  [](ChipConfig& c) -> int64_t& { return c.hbm.latency_cycles; }));
+                  [](ChipConfig& c) -> int64_t& { return c.hbm.latency_cycles; })
+                  .In(0, 1e6));
   v.push_back(Bool("chip.hbm.shared_by_cores", "true",
                    "true: the chip's cores share one HBM (v4+ megacore); false: each core owns "
                    "capacity/n and bandwidth/n (v2, v3)",
                    [](ChipConfig& c) -> bool& { return c.hbm.shared_by_cores; }));
   v.push_back(Dbl("chip.host.bandwidth_bytes_per_s", "bytes/s", "16e9",
                   "host link (PCIe) bandwidth per chip, one direction, for infeed/outfeed",
-                  [](ChipConfig& c) -> double& { return c.host_bandwidth_bytes_per_s; }));
+                  [](ChipConfig& c) -> double& { return c.host_bandwidth_bytes_per_s; })
+                  .In(1e6, 1e15));
   v.push_back(Int("core.mxu.count", "count", "", "MXUs (systolic arrays) per TensorCore",
-                  [](ChipConfig& c) -> int64_t& { return c.core.mxu.count; }));
+                  [](ChipConfig& c) -> int64_t& { return c.core.mxu.count; })
+                  .In(1, 64));
   v.push_back(Int("core.mxu.rows", "PEs", "",
                   "R: PE rows = contracting (K) extent of a stationary weight tile",
-                  [](ChipConfig& c) -> int64_t& { return c.core.mxu.rows; }));
+                  [](ChipConfig& c) -> int64_t& { return c.core.mxu.rows; })
+                  .In(1, 4096));
   v.push_back(Int("core.mxu.cols", "PEs", "", "C: PE columns = output (N) extent of a weight tile",
-                  [](ChipConfig& c) -> int64_t& { return c.core.mxu.cols; }));
+                  [](ChipConfig& c) -> int64_t& { return c.core.mxu.cols; })
+                  .In(1, 4096));
   v.push_back(Bool("core.mxu.bf16", "true",
                    "the MXU multiplies bf16 and accumulates f32 (false: integer only, TPU v1)",
                    [](ChipConfig& c) -> bool& { return c.core.mxu.bf16; }));
   v.push_back(Int("core.mxu.int8_rate", "MAC/PE/cycle", "0",
                   "int8 multiply-accumulates per PE per cycle (0: no int8 path)",
-                  [](ChipConfig& c) -> int64_t& { return c.core.mxu.int8_rate; }));
+                  [](ChipConfig& c) -> int64_t& { return c.core.mxu.int8_rate; })
+                  .In(0, 16));
   v.push_back(Int("core.mxu.weight_buffers", "tiles", "2",
                   "weight tiles held per MXU: 2 = active + shadow (double buffered), 1 = none",
-                  [](ChipConfig& c) -> int64_t& { return c.core.mxu.weight_buffers; }));
+                  [](ChipConfig& c) -> int64_t& { return c.core.mxu.weight_buffers; })
+                  .In(1, 2));
   v.push_back(Int("core.mxu.weight_load_cycles_per_row", "cycles", "1",
                   "cycles to shift one weight row into the array (TPU v1: 256 rows in 256 cycles)",
-                  [](ChipConfig& c) -> int64_t& { return c.core.mxu.weight_load_cycles_per_row; }));
+                  [](ChipConfig& c) -> int64_t& { return c.core.mxu.weight_load_cycles_per_row; })
+                  .In(1, 1024));
   v.push_back(Int("core.mxu.pop_latency_cycles", "cycles", "8",
                   "extra cycles from accumulators through the VPU to VMEM on a pop (assumption)",
-                  [](ChipConfig& c) -> int64_t& { return c.core.mxu.pop_latency_cycles; }));
+                  [](ChipConfig& c) -> int64_t& { return c.core.mxu.pop_latency_cycles; })
+                  .In(0, 1e5));
   v.push_back(Int("core.mxu.accumulator_rows", "rows", "",
                   "accumulator memory per MXU, in rows of `cols` 32-bit accumulators",
-                  [](ChipConfig& c) -> int64_t& { return c.core.mxu.accumulator_rows; }));
-  v.push_back(Int("core.vpu.lanes", "lanes", "128", "vector lanes",
-                  [](ChipConfig& c) -> int64_t& { return c.core.vpu.lanes; }));
+                  [](ChipConfig& c) -> int64_t& { return c.core.mxu.accumulator_rows; })
+                  .In(1, 16777216));
+  v.push_back(Int("core.vpu.lanes", "lanes", "128", "vector lanes", [](ChipConfig& c) -> int64_t& {
+                return c.core.vpu.lanes;
+              }).In(1, 4096));
   v.push_back(Int("core.vpu.sublanes", "sublanes", "8", "vector sublanes (8 x 128 = one vreg tile)",
-                  [](ChipConfig& c) -> int64_t& { return c.core.vpu.sublanes; }));
+                  [](ChipConfig& c) -> int64_t& { return c.core.vpu.sublanes; })
+                  .In(1, 1024));
   v.push_back(Int("core.vpu.alu_latency_cycles", "cycles", "2",
                   "latency of a simple vector op (add, mul, max, compare, select)",
-                  [](ChipConfig& c) -> int64_t& { return c.core.vpu.alu_latency_cycles; }));
+                  [](ChipConfig& c) -> int64_t& { return c.core.vpu.alu_latency_cycles; })
+                  .In(1, 1e4));
   v.push_back(
       Int("core.vpu.transcendental_latency_cycles", "cycles", "8",
           "latency of exp, log, tanh, logistic (unpublished: assumption)",
-          [](ChipConfig& c) -> int64_t& { return c.core.vpu.transcendental_latency_cycles; }));
+          [](ChipConfig& c) -> int64_t& { return c.core.vpu.transcendental_latency_cycles; })
+          .In(1, 1e4));
   v.push_back(Int("core.vpu.divide_latency_cycles", "cycles", "8",
                   "latency of divide, sqrt, rsqrt (unpublished: assumption)",
-                  [](ChipConfig& c) -> int64_t& { return c.core.vpu.divide_latency_cycles; }));
+                  [](ChipConfig& c) -> int64_t& { return c.core.vpu.divide_latency_cycles; })
+                  .In(1, 1e4));
   v.push_back(Int("core.vpu.transpose_latency_cycles", "cycles", "8",
                   "latency of one 8x128 tile through the transpose unit (XLU) (assumption)",
-                  [](ChipConfig& c) -> int64_t& { return c.core.vpu.transpose_latency_cycles; }));
+                  [](ChipConfig& c) -> int64_t& { return c.core.vpu.transpose_latency_cycles; })
+                  .In(1, 1e4));
   v.push_back(Int("core.vpu.ops_per_cycle", "vreg ops/cycle", "1",
                   "lanes x sublanes element operations issued per cycle",
-                  [](ChipConfig& c) -> int64_t& { return c.core.vpu.ops_per_cycle; }));
+                  [](ChipConfig& c) -> int64_t& { return c.core.vpu.ops_per_cycle; })
+                  .In(1, 64));
   v.push_back(Int("core.vmem.capacity_bytes", "bytes", "",
                   "on-chip vector memory (VMEM; the Unified Buffer on TPU v1)",
-                  [](ChipConfig& c) -> int64_t& { return c.core.vmem_bytes; }));
+                  [](ChipConfig& c) -> int64_t& { return c.core.vmem_bytes; })
+                  .In(1, 64.0 * kTiB));
   v.push_back(Int("core.vmem.bytes_per_cycle", "bytes/cycle", "",
                   "VMEM port bandwidth available to the MXUs, VPU and DMA together",
-                  [](ChipConfig& c) -> int64_t& { return c.core.vmem_bytes_per_cycle; }));
+                  [](ChipConfig& c) -> int64_t& { return c.core.vmem_bytes_per_cycle; })
+                  .In(1, 1073741824));
   v.push_back(Int("core.smem.capacity_bytes", "bytes", "0", "scalar memory (SMEM)",
-                  [](ChipConfig& c) -> int64_t& { return c.core.smem_bytes; }));
+                  [](ChipConfig& c) -> int64_t& { return c.core.smem_bytes; })
+                  .In(0, kTiB));
   v.push_back(Int("core.dma.engines", "count", "4",
                   "DMA transfers a core keeps in flight at once (assumption)",
-                  [](ChipConfig& c) -> int64_t& { return c.core.dma_engines; }));
+                  [](ChipConfig& c) -> int64_t& { return c.core.dma_engines; })
+                  .In(1, 1024));
   v.push_back(Int("core.dma.issue_cycles", "cycles", "1",
                   "cycles to issue one DMA descriptor (one DMA request per cycle per core)",
-                  [](ChipConfig& c) -> int64_t& { return c.core.dma_issue_cycles; }));
-  v.push_back(Int("system.chips", "count", "1", "chips in the slice",
-                  [](ChipConfig& c) -> int64_t& { return c.system.chips; }));
+                  [](ChipConfig& c) -> int64_t& { return c.core.dma_issue_cycles; })
+                  .In(1, 1e5));
+  v.push_back(
+      Int("system.chips", "count", "1", "chips in the slice", [](ChipConfig& c) -> int64_t& {
+        return c.system.chips;
+      }).In(1, 65536));
   {
     FieldSpec s = Base("system.topology", FieldType::kTopology, "", "single",
                        "how chips are joined by ICI: single | ring | torus2d | torus3d");
@@ -136,21 +167,33 @@ std::vector<FieldSpec> MakeSchema() {
     FieldSpec s = Base("system.shape", FieldType::kIntList, "chips", "[]",
                        "chips along each torus dimension; the product equals system.chips");
     s.int_list_field = [](ChipConfig& c) -> std::vector<int64_t>& { return c.system.shape; };
-    v.push_back(std::move(s));
+    v.push_back(std::move(s).In(1, 65536));
   }
   v.push_back(Int("system.ici.links_per_chip", "count", "0", "ICI ports per chip",
-                  [](ChipConfig& c) -> int64_t& { return c.system.ici_links_per_chip; }));
+                  [](ChipConfig& c) -> int64_t& { return c.system.ici_links_per_chip; })
+                  .In(0, 64));
   v.push_back(Dbl("system.ici.link_bandwidth_bytes_per_s", "bytes/s", "0",
-                  "bandwidth of one ICI link in one direction", [](ChipConfig& c) -> double& {
-                    return c.system.ici_link_bandwidth_bytes_per_s;
-                  }));
+                  "bandwidth of one ICI link in one direction",
+                  [](ChipConfig& c) -> double& { return c.system.ici_link_bandwidth_bytes_per_s; })
+                  .In(0, 1e15));
   v.push_back(Int("system.ici.hop_latency_cycles", "cycles", "0",
                   "cycles for a transfer's first byte to cross one ICI hop",
-                  [](ChipConfig& c) -> int64_t& { return c.system.ici_hop_latency_cycles; }));
+                  [](ChipConfig& c) -> int64_t& { return c.system.ici_hop_latency_cycles; })
+                  .In(0, 1e8));
   return v;
 }
 
 }  // namespace
+
+std::string FieldSpec::RangeError(double v, const std::string& shown) const {
+  if (!has_range || (v >= min && v <= max)) return "";
+  const bool integral = type == FieldType::kInt || type == FieldType::kIntList;
+  std::string what = integral ? (min == 1 ? "a positive integer" : "an integer")
+                              : (min > 0 ? "a positive number" : "a number");
+  std::string range = min == 1 && integral ? fmt::format("at most {:.15g}", max)
+                                           : fmt::format("from {:.15g} to {:.15g}", min, max);
+  return fmt::format("expected {} {}, got {}", what, range, shown);
+}
 
 const std::vector<FieldSpec>& ConfigSchema() {
   static const std::vector<FieldSpec> kSchema = MakeSchema();
@@ -190,10 +233,13 @@ const char* TopologyName(Topology t) {
 }
 
 std::string SchemaMarkdown() {
-  std::string out = "| key | type | unit | default | description |\n|---|---|---|---|---|\n";
+  std::string out =
+      "| key | type | unit | range | default | description |\n|---|---|---|---|---|---|\n";
   for (const FieldSpec& f : ConfigSchema()) {
-    out += fmt::format("| `{}` | {} | {} | {} | {} |\n", f.path, FieldTypeName(f.type), f.unit,
-                       f.required() ? "required" : "`" + f.default_value + "`", f.description);
+    const std::string range = f.has_range ? fmt::format("[{:.15g}, {:.15g}]", f.min, f.max) : "";
+    out +=
+        fmt::format("| `{}` | {} | {} | {} | {} | {} |\n", f.path, FieldTypeName(f.type), f.unit,
+                    range, f.required() ? "required" : "`" + f.default_value + "`", f.description);
   }
   return out;
 }

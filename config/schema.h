@@ -27,8 +27,30 @@ struct FieldSpec {
   std::function<std::string&(ChipConfig&)> string_field;
   std::function<Topology&(ChipConfig&)> topology_field;
   std::function<std::vector<int64_t>&(ChipConfig&)> int_list_field;
+  // The meaningful range of a number (of each item of an integer list), inclusive, in `unit`:
+  // outside it the models compute nothing meaningful (a clock of 5e-324 Hz, 2^40 MXU rows), so the
+  // loader refuses the value naming the key. has_range false for strings, booleans, topologies.
+  bool has_range = false;
+  double min = 0, max = 0;
   bool required() const { return default_value.empty(); }
+  /// This spec with the range [lo, hi].
+  FieldSpec In(double lo, double hi) && {
+    has_range = true;
+    min = lo;
+    max = hi;
+    return std::move(*this);
+  }
+  /// "" if `v` is in range, else "expected ... from MIN to MAX (UNIT), got SHOWN" (`shown`: the
+  /// value as written, so a 64-bit integer is quoted exactly).
+  std::string RangeError(double v, const std::string& shown) const;
 };
+
+/// The finest transfer rate the simulator represents: rates are fixed point with 16 fraction bits
+/// (sim/chip/transfer_network.h, kFracBits), so a bandwidth is rounded to 1/65536 byte/cycle.
+inline constexpr double kRateResolutionBytesPerCycle = 1.0 / 65536;
+/// The smallest bandwidth (bytes/cycle of the clock) a config may give: 100 resolution steps, so
+/// the rounding changes no figure by more than 1 %.
+inline constexpr double kMinBytesPerCycle = 100 * kRateResolutionBytesPerCycle;
 
 /// Every key a config may hold, in documentation order. `base` (a parent config) is handled by the
 /// loader and is not in this table.

@@ -27,13 +27,14 @@ StatusOr<ChipConfig> SliceForCores(const ChipConfig& config, int64_t cores, std:
                                               links, config.name));
   }
   const int64_t tc = std::max<int64_t>(1, config.tensorcores);
+  // Doubling stops past the largest slice, so no count from the input can make it overflow or spin.
   int64_t chips = 1;
-  while (chips * tc < cores) chips *= 2;
+  while (chips <= kMaxSliceChips && chips * tc < cores) chips *= 2;
   if (chips > kMaxSliceChips) {
     return InvalidArgument(what +
-                           fmt::format("; that is a slice of {} chips, more than the largest "
-                                       "tpusim builds ({} chips, a TPU v4 pod)",
-                                       chips, kMaxSliceChips));
+                           fmt::format("; that needs more than the largest slice tpusim builds "
+                                       "({} chips, a TPU v4 pod)",
+                                       kMaxSliceChips));
   }
   std::vector<int64_t> shape(dims, 1);
   for (int64_t c = 1; c < chips; c *= 2) {

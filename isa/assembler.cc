@@ -146,7 +146,10 @@ std::optional<float> ParseFloat(std::string_view v) {
   errno = 0;
   float f = std::strtof(s.c_str(), &end);
   if (end != s.c_str() + s.size()) return std::nullopt;
-  return f;  // overflow gives +-inf (ERANGE), which is what an f32 literal that large means
+  // A number written out that overflows f32 (1e400) is refused, as XLA's parser refuses it; only
+  // "inf" / "-inf" spell an infinity.
+  if (std::isinf(f) && s.find_first_of("0123456789") != std::string::npos) return std::nullopt;
+  return f;
 }
 
 // The raw 32 bits of an Imm field given the instruction's dtype.
@@ -413,6 +416,7 @@ class Assembler {
           auto v = ParseUnsigned(cur.Value());
           if (!v || *v > 65535) return Fail(err, vcol, "expected a core id 0..65535");
           ids.push_back(static_cast<int32_t>(*v));
+          core_ids_.push_back({static_cast<int32_t>(*v), line_, vcol});
         }
         if (perm && ids.size() != 2) {
           return Fail(err, cur.col() - 1, "a permutation pair is {source,target}");
@@ -510,6 +514,7 @@ class Assembler {
     }
     seg.space = static_cast<MemSpace>(*space);
     bool have_core = false, have_addr = false;
+    int addr_col = 0;
     for (int i = 0; i < 2; ++i) {
       if (i > 0 && !cur.Consume(',')) return Fail(err, cur.col(), "expected ','");
       cur.SkipSpace();
@@ -526,6 +531,7 @@ class Assembler {
         have_core = true;
       } else if (key == "addr" && !have_addr) {
         seg.address = *v;
+        addr_col = vcol;
         have_addr = true;
       } else {
         return Fail(err, kcol, "expected core=N, addr=A");
@@ -545,6 +551,7 @@ class Assembler {
         if (!b) return Fail(err, hcol + static_cast<int>(i), "not a hex digit");
         seg.bytes.push_back(static_cast<char>(*b));
       }
+      if (seg.address > UINT64_MAX - seg.bytes.size()) return AddressWraps(seg, addr_col, err);
       program_.data.push_back(std::move(seg));
       return ExpectEnd(cur, err);
     }
@@ -584,8 +591,16 @@ class Assembler {
         }
       }
     }
+    if (seg.address > UINT64_MAX - seg.bytes.size()) return AddressWraps(seg, addr_col, err);
     program_.data.push_back(std::move(seg));
     return OkStatus();
+  }
+
+  Status AddressWraps(const DataSegment& seg, int addr_col, ParseError& err) {
+    return Fail(err, addr_col,
+                fmt::format("the segment's {} bytes from addr=0x{:x} wrap past the end of the "
+                            "64-bit address space",
+                            seg.bytes.size(), seg.address));
   }
 
   StatusOr<Program> Finish() {
@@ -600,8 +615,23 @@ class Assembler {
       if (any_tag) program_.cores[c].hlo_tags = states_[c].tags;
     }
     if (program_.cores.empty()) program_.cores.resize(1);
+    // Every core a replica group or permutation names must be a core of this program.
+    for (const CoreIdUse& use : core_ids_) {
+      if (use.id >= program_.num_cores()) {
+        return LocatedError(file_, text_, {use.line, use.col + 1},
+                            fmt::format("core {} is not a core of this program ({} core(s): "
+                                        "the highest .core is {})",
+                                        use.id, program_.num_cores(), program_.num_cores() - 1));
+      }
+    }
     return std::move(program_);
   }
+
+  struct CoreIdUse {
+    int32_t id;
+    int line, col;
+  };
+  std::vector<CoreIdUse> core_ids_;  // in .replica_groups and .permutation tables
 
   std::string_view text_;
   std::string_view file_;

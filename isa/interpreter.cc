@@ -338,6 +338,8 @@ StatusOr<bool> Interpreter::TryRendezvous(int c) {
     }
     std::set<int> s;
     for (auto [a, b] : program_.permutations[idx].pairs) s.insert({a, b});
+    // XLA: a device named by no pair takes part in nothing and its output is zeros.
+    if (!s.count(c)) s = {c};
     members.assign(s.begin(), s.end());
   } else {
     uint64_t g = inst.fields[FieldIndex(inst.opcode, "group")];
@@ -449,7 +451,10 @@ Status Interpreter::Collective(const std::vector<int>& members, const Instructio
           return static_cast<int>(std::find(members.begin(), members.end(), core) -
                                   members.begin());
         };
-        rank_pairs.emplace_back(rank(s), rank(t));
+        // Pairs among other cores (a lone core named by no pair) are not this rendezvous'.
+        if (rank(s) < static_cast<int>(n) && rank(t) < static_cast<int>(n)) {
+          rank_pairs.emplace_back(rank(s), rank(t));
+        }
       }
       auto r = CollectivePermute(in, args, rank_pairs);
       if (!r.ok()) return r.status();

@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
 # scripts/fuzz.sh TARGET SECONDS — builds (if needed) and runs one libFuzzer target for SECONDS.
 #   TARGET: hlo (HLO parser + verifier), asm (assembler), decode (program-file decoder + verifier),
-#           config (YAML chip-config loader), or all (each in turn, SECONDS each).
+#           config (YAML chip-config loader), pipeline (parse -> verify -> compile -> timing-only
+#           simulation of structurally mutated modules), outputs (the CLI's output-path handling on
+#           a sandbox of hostile paths), or all (each in turn, SECONDS each).
+# Without clang++-14 (FUZZ_STANDALONE=1, or the compiler missing), pipeline and outputs run through
+# the uninstrumented standalone driver in build/ (tests/fuzz/fuzz_standalone.cc): executions and
+# distinct outcomes, no coverage.
 # Build: build-fuzz/ with clang++-14 and -DTPUSIM_FUZZ=ON (libFuzzer + ASan + UBSan on every layer).
 # Seeds (rebuilt every run from the real inputs): tests/data/hlo, tests/golden/*/model.hlo (hlo);
 # examples/*.tasm, tests/golden/*/expected.tasm (asm); those assembled to .tbin (decode); configs/
@@ -20,13 +25,26 @@ fi
 target=$1
 seconds=$2
 if [ "$target" = all ]; then
-  for t in hlo asm decode config; do "$0" "$t" "$seconds"; done
+  for t in hlo asm decode config pipeline outputs; do "$0" "$t" "$seconds"; done
   exit 0
 fi
 case "$target" in
-  hlo | asm | decode | config) ;;
-  *) echo "fuzz.sh: unknown target '$target' (hlo, asm, decode, config, all)" >&2; exit 2 ;;
+  hlo | asm | decode | config | pipeline | outputs) ;;
+  *) echo "fuzz.sh: unknown target '$target' (hlo, asm, decode, config, pipeline, outputs, all)" >&2; exit 2 ;;
 esac
+
+if [ "$target" = pipeline ] || [ "$target" = outputs ]; then
+  if [ "${FUZZ_STANDALONE:-0}" = 1 ] || ! command -v "${CXX_FUZZ:-clang++-14}" >/dev/null; then
+    cmake --build build --target fuzz_standalone -j 2
+    seeds=()
+    if [ "$target" = pipeline ]; then
+      seeds=(tests/data/hlo/*.hlo tests/golden/*/model.hlo tests/data/hostile/*.hlo
+             tests/data/fuzz_regressions/pipeline/*)
+    fi
+    echo "fuzz.sh: standalone $target for ${seconds}s (no clang: no coverage)"
+    exec build/tests/fuzz/fuzz_standalone "$target" "$seconds" "${seeds[@]}"
+  fi
+fi
 
 BUILD_DIR=${FUZZ_BUILD_DIR:-build-fuzz}
 CXX_FUZZ=${CXX_FUZZ:-clang++-14}
@@ -77,6 +95,15 @@ case "$target" in
       : >"$dict"
       printf '"%s"\n' TPUS SUPT >>"$dict"
     fi
+    ;;
+  pipeline)
+    copy_seeds tests/data/hlo/*.hlo tests/golden/*/model.hlo tests/data/hostile/*.hlo
+    grep -o 'HLO_OPCODE([^,]*, *"[^"]*"' compiler/hlo/opcode.def | sed 's/.*\("[^"]*"\)$/\1/' >>"$dict"
+    printf '"%s"\n' 2147483647 4611686018427387904 9223372036854775807 1e400 "replica_groups={" \
+      "source_target_pairs={" "channel_id=" "replica_count=" "sharding={maximal device=" >>"$dict"
+    ;;
+  outputs)
+    printf '\x03\x00\x00\x01\x01\x02\x02\x20\x10' >"$seeds/two_outputs_one_link"
     ;;
   config)
     copy_seeds configs/*.yaml tests/data/configs/*.yaml

@@ -2,12 +2,17 @@
 # The README's second command: set up, build, and run the whole test suite through CTest — first
 # the Release build, then the same suite under AddressSanitizer + UndefinedBehaviorSanitizer
 # (build-asan/, issue 8). Idempotent: a second run rebuilds only what changed in both.
+# Between the two, the Python package's pytest suite (scripts/test_python.sh).
 # TPUSIM_ASAN=0 skips the sanitizer pass (e.g. for a quick local run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 BUILD_DIR=${TPUSIM_BUILD_DIR:-build}
 ctest --test-dir "$BUILD_DIR" -j "$(nproc)" --output-on-failure --timeout 600
+# The Python package and its front ends (pytest; TPUSIM_PYTHON=0 skips this part).
+if [ "${TPUSIM_PYTHON:-1}" != 0 ]; then
+  TPUSIM_BUILD_DIR="$BUILD_DIR" scripts/test_python.sh
+fi
 
 if [ "${TPUSIM_ASAN:-1}" != 0 ]; then
   ASAN_DIR=${TPUSIM_ASAN_BUILD_DIR:-build-asan}

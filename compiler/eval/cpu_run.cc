@@ -9,7 +9,9 @@
 
 #include "compiler/eval/kernels/parallel.h"
 #include "compiler/eval/npy.h"
+#include "compiler/hlo/load.h"
 #include "compiler/hlo/parser.h"
+#include "compiler/hlo/verify_devices.h"
 
 namespace tpusim::hlo {
 namespace {
@@ -56,8 +58,14 @@ StatusOr<CpuRunResult> RunModuleOnCpu(const HloModule& module, const CpuRunOptio
                         : std::max<int64_t>(1, InferDeviceCount(module) /
                                                    std::max<int64_t>(1, result.partitions));
   result.threads = o.threads > 0 ? o.threads : DefaultThreadCount();
-  const int64_t devices = result.replicas * result.partitions;
-  if (devices > 4096) return InvalidArgument(fmt::format("{} devices is too many", devices));
+  int64_t devices = 0;
+  if (__builtin_mul_overflow(result.replicas, result.partitions, &devices) || devices > 4096) {
+    Status too_many = InvalidArgument(
+        fmt::format("{} x {} devices (replicas x partitions) is more than the 4096 the CPU "
+                    "evaluator runs",
+                    result.replicas, result.partitions));
+    return o.replicas > 0 ? too_many : LocateDeviceCountError(module, too_many);
+  }
 
   std::vector<std::vector<Literal>> args;
   for (int64_t d = 0; d < devices; ++d) {
@@ -143,8 +151,8 @@ StatusOr<CpuRunResult> RunModuleOnCpu(const HloModule& module, const CpuRunOptio
 }
 
 StatusOr<CpuRunResult> RunOnCpu(const std::string& path, const CpuRunOptions& options) {
-  TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<HloModule> module, ParseHloModuleFile(path));
-  return RunModuleOnCpu(*module, options);
+  TPUSIM_ASSIGN_OR_RETURN(LoadedHloModule loaded, LoadHloModule(path));
+  return RunModuleOnCpu(*loaded.module, options);
 }
 
 Json CpuRunResult::ToJson() const {

@@ -3,7 +3,11 @@
 #include <fmt/format.h>
 
 #include <Eigen/Core>
+#include <algorithm>
 #include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
 #include <numbers>
 
 #include "compiler/eval/convert.h"
@@ -154,6 +158,50 @@ StatusOr<Literal> MakeConstant(const Shape& shape, const LiteralValues& values, 
                                std::string_view name, int64_t max_bytes) {
   return FillConstant(shape, values, seed, name, max_bytes);
 }
+
+
+namespace {
+
+// topk(x), k=K, largest=L: along the last dimension, the K largest (smallest) values, ties by
+// lower index first, and their s32 indices (XLA's TopK semantics; NaNs compare as the largest).
+StatusOr<Literal> TopK(const HloInstruction& inst, const Literal& x, const Shape& out,
+                       const KernelOptions& kopt) {
+  const std::string* k_attr = inst.FindRawAttribute("k");
+  const std::string* largest_attr = inst.FindRawAttribute("largest");
+  const bool largest = largest_attr == nullptr || *largest_attr != "false";
+  const Shape& xs = x.shape();
+  if (k_attr == nullptr || !out.IsTuple() || out.tuple_shapes_size() != 2 || xs.rank() < 1) {
+    return InvalidArgument("topk needs k= and a (values, indices) result");
+  }
+  const int64_t n = xs.dimensions(xs.rank() - 1);
+  const int64_t k = out.tuple_shapes(0).dimensions(xs.rank() - 1);
+  if (k > n) return InvalidArgument("topk: k is larger than the last dimension");
+  TPUSIM_ASSIGN_OR_RETURN(Literal values, Literal::Create(out.tuple_shapes(0), kopt.max_bytes));
+  TPUSIM_ASSIGN_OR_RETURN(Literal indices, Literal::Create(out.tuple_shapes(1), kopt.max_bytes));
+  const int64_t rows = n == 0 ? 0 : xs.ElementCount() / n;
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  auto key = [&](int64_t row, int64_t i) {
+    const double v = x.GetAsDouble(row * n + i);
+    return std::isnan(v) ? std::numeric_limits<double>::infinity() : v;
+  };
+  for (int64_t row = 0; row < rows; ++row) {
+    for (int64_t i = 0; i < n; ++i) order[static_cast<size_t>(i)] = i;
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+      return largest ? key(row, a) > key(row, b) : key(row, a) < key(row, b);
+    });
+    for (int64_t i = 0; i < k; ++i) {
+      const int64_t src = order[static_cast<size_t>(i)];
+      values.SetFromDouble(row * k + i, x.GetAsDouble(row * n + src));
+      indices.SetFromDouble(row * k + i, static_cast<double>(src));
+    }
+  }
+  std::vector<Literal> parts;
+  parts.push_back(std::move(values));
+  parts.push_back(std::move(indices));
+  return Literal::MakeTuple(std::move(parts));
+}
+
+}  // namespace
 
 StatusOr<Literal> EvaluateLocalInstruction(const HloInstruction& inst,
                                            const std::vector<const Literal*>& ops,
@@ -370,6 +418,10 @@ StatusOr<Literal> EvaluateLocalInstruction(const HloInstruction& inst,
       TPUSIM_RETURN_IF_ERROR(Arity(inst, ops, 5));
       return BatchNormGrad(*ops[0], *ops[1], *ops[2], *ops[3], *ops[4], inst.epsilon(),
                            inst.feature_index(), out, kopt);
+    case HloOpcode::kTopK: {
+      TPUSIM_RETURN_IF_ERROR(Arity(inst, ops, 1));
+      return TopK(inst, *ops[0], out, kopt);
+    }
     case HloOpcode::kGetDimensionSize: {
       TPUSIM_RETURN_IF_ERROR(Arity(inst, ops, 1));
       if (inst.dimensions().size() != 1 || inst.dimensions(0) < 0 ||

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
 #include <cstring>
 #include <optional>
 
@@ -135,6 +136,17 @@ StatusOr<Literal> DecodeNpy(const std::string& bytes, const std::string& name, i
   if (bytes.size() < data_start) return bad("truncated header");
   std::string header = bytes.substr(8 + hlen_bytes, hlen);
 
+  // numpy's header is a Python dict literal: a key given twice is malformed, not "last wins".
+  for (const char* key : {"descr", "fortran_order", "shape"}) {
+    int count = 0;
+    for (char q : {'\'', '"'}) {
+      const std::string pat = std::string(1, q) + key + std::string(1, q);
+      for (size_t at = header.find(pat); at != std::string::npos; at = header.find(pat, at + 1)) {
+        ++count;
+      }
+    }
+    if (count > 1) return bad(fmt::format("the header names '{}' {} times", key, count));
+  }
   size_t p = FindKey(header, "descr");
   if (p == std::string::npos) return bad("no 'descr'");
   size_t q1 = header.find_first_of("'\"", p);
@@ -166,10 +178,19 @@ StatusOr<Literal> DecodeNpy(const std::string& bytes, const std::string& name, i
     size_t j = i;
     while (j < inner.size() && std::isdigit(static_cast<unsigned char>(inner[j]))) ++j;
     if (j == i) return bad("bad 'shape'");
-    dims.push_back(std::stoll(inner.substr(i, j - i)));
+    int64_t d = 0;
+    const auto [end, ec] = std::from_chars(inner.data() + i, inner.data() + j, d);
+    if (ec != std::errc() || end != inner.data() + j) {
+      return bad(
+          fmt::format("dimension '{}' of 'shape' does not fit int64", inner.substr(i, j - i)));
+    }
+    if (dims.size() >= 64) return bad("'shape' has more than 64 dimensions");
+    dims.push_back(d);
     i = j;
   }
-  TPUSIM_ASSIGN_OR_RETURN(Literal lit, Literal::Create(Shape(*type, dims), max_bytes));
+  StatusOr<Literal> created = Literal::Create(Shape(*type, dims), max_bytes);
+  if (!created.ok()) return created.status().WithPrefix(name);
+  Literal lit = std::move(created).value();
   if (bytes.size() - data_start < static_cast<size_t>(lit.size_bytes())) {
     return bad(fmt::format("payload has {} bytes, {} needs {}", bytes.size() - data_start,
                            lit.shape().ToString(false), lit.size_bytes()));

@@ -39,6 +39,7 @@ InspectSummary SummarizeModule(const HloModule& module) {
   s.module_name = module.name();
   s.replica_count = module.replica_count();
   s.num_partitions = module.num_partitions();
+  s.devices = InferDeviceCount(module);
   std::map<std::string, int64_t> opcode_counts;
   std::map<std::string, int64_t> targets;
   for (const auto& comp : module.computations()) {
@@ -116,6 +117,7 @@ Json InspectToJson(const InspectSummary& s) {
   Json j = Json::MakeObject();
   j["module"] = s.module_name;
   j["replica_count"] = s.replica_count;
+  j["devices"] = s.devices;
   j["num_partitions"] = s.num_partitions;
   Json comps = Json::MakeArray();
   for (const auto& c : s.computations) {
@@ -179,8 +181,16 @@ Json InspectToJson(const InspectSummary& s) {
 }
 
 std::string InspectToText(const InspectSummary& s) {
+  // The replica count `tpusim run` uses: the header's, or what the collectives' groups need.
+  const int64_t partitions = std::max<int64_t>(1, s.num_partitions);
+  const int64_t replicas = std::max<int64_t>(s.replica_count, s.devices / partitions);
   std::string out = fmt::format("module {}  (replicas {}, partitions {})\n", s.module_name,
-                                s.replica_count, s.num_partitions);
+                                replicas, s.num_partitions);
+  if (replicas != s.replica_count) {
+    out += fmt::format("note: the header says replica_count={}, but the collectives' replica groups "
+                       "name {} devices: `tpusim run` runs {} replicas\n",
+                       s.replica_count, s.devices, replicas);
+  }
   out += fmt::format("{} instructions in {} computations\n", s.instruction_count,
                      s.computations.size());
   for (const auto& c : s.computations) {

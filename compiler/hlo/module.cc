@@ -5,6 +5,7 @@
 
 #include "common/check.h"
 #include "compiler/hlo/printer.h"
+#include "compiler/hlo/sharding.h"
 
 namespace tpusim::hlo {
 
@@ -77,19 +78,26 @@ int64_t HloModule::instruction_count() const {
 std::string HloModule::ToString() const { return PrintModule(*this); }
 
 int64_t InferDeviceCount(const HloModule& m) {
-  int64_t n = std::max<int64_t>(1, m.replica_count()) * std::max<int64_t>(1, m.num_partitions());
+  // Saturating at kMaxDevices + 1 (which every consumer refuses): ids come from the input.
+  constexpr int64_t kCap = kMaxDevices + 1;
+  auto count = [](int64_t id) { return id < 0 ? 0 : id >= kCap ? kCap : id + 1; };
+  int64_t n = std::min(kCap, std::max<int64_t>(1, m.replica_count())) *
+              std::min(kCap, std::max<int64_t>(1, m.num_partitions()));
+  n = std::min(n, kCap);
   for (const auto& comp : m.computations()) {
     for (const auto& inst : comp->instructions()) {
       const ReplicaGroups& g = inst->replica_groups();
       for (const auto& group : g.groups) {
-        for (int64_t id : group) n = std::max(n, id + 1);
+        for (int64_t id : group) n = std::max(n, count(id));
       }
       if (g.iota_form) {
         int64_t prod = 1;
-        for (int64_t d : g.iota.dims) prod *= d;
+        for (int64_t d : g.iota.dims) prod = std::min(kCap, prod * std::clamp<int64_t>(d, 0, kCap));
         n = std::max(n, prod);
       }
-      for (const auto& [s, t] : inst->source_target_pairs()) n = std::max({n, s + 1, t + 1});
+      for (const auto& [s, t] : inst->source_target_pairs()) {
+        n = std::max({n, count(s), count(t)});
+      }
     }
   }
   return n;

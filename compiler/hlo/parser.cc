@@ -9,6 +9,7 @@
 #include "common/diagnostic.h"
 #include "common/file_util.h"
 #include "compiler/hlo/parser_impl.h"
+#include "compiler/hlo/shape_inference.h"
 
 namespace tpusim::hlo {
 namespace internal {
@@ -72,11 +73,37 @@ StatusOr<std::string> HloParserImpl::ExpectName(std::string_view what) {
 // ---------------------------------------------------------------------------------------------------
 // Module
 
+namespace {
+
+constexpr std::string_view kMlirHelp =
+    "this is MLIR text (StableHLO / MHLO), not HLO text: tpusim reads the HLO text XLA prints. "
+    "From JAX: jax.jit(f).lower(*args).compiler_ir('hlo').as_hlo_text(); from PyTorch/XLA: "
+    "torch_xla._XLAC._get_xla_tensors_hlo([tensors]) or XLA_FLAGS=--xla_dump_to=DIR "
+    "--xla_dump_hlo_as_text; from TensorFlow: "
+    "tf.function(f, jit_compile=True).experimental_get_compiler_ir(*args)(stage='hlo'). "
+    "See README, 'Getting your HLO'";
+
+// MLIR module text: `module @name ... {`, `func.func`, or `stablehlo.` / `mhlo.` ops near the top.
+bool LooksLikeMlir(std::string_view text) {
+  const std::string_view head = text.substr(0, 4096);
+  size_t p = head.find_first_not_of(" \t\r\n");
+  if (p != std::string_view::npos && head.substr(p, 7) == "module ") return true;
+  if (p != std::string_view::npos && head.substr(p, 5) == "#loc") return true;
+  return head.find("func.func") != std::string_view::npos ||
+         head.find("stablehlo.") != std::string_view::npos ||
+         head.find("mhlo.") != std::string_view::npos;
+}
+
+}  // namespace
+
 StatusOr<std::unique_ptr<HloModule>> HloParserImpl::ParseModule() {
   const Token& first = lex_.Peek();
   if (first.kind != TokKind::kIdent || first.text != "HloModule") {
     if (first.kind == TokKind::kEof)
       return ErrorAt(first.offset, "empty input: expected 'HloModule'");
+    if (LooksLikeMlir(text_)) {
+      return ErrorAt(lex_.SkipTrivia(0), kMlirHelp);
+    }
     return ErrorAtToken(first, fmt::format("expected 'HloModule', got {}", Describe(first)));
   }
   lex_.Next();
@@ -92,7 +119,10 @@ StatusOr<std::unique_ptr<HloModule>> HloParserImpl::ParseModule() {
     if (tok.kind == TokKind::kEof) break;
     if (tok.kind == TokKind::kIdent && (tok.text == "FileNames" || tok.text == "FunctionNames" ||
                                         tok.text == "FileLocations" || tok.text == "StackFrames")) {
-      break;  // Trailing stack-frame tables (2024+ dumps): not needed by tpusim.
+      // Stack-frame tables: XLA prints them between the header and the computations; older
+      // tools appended them at the end. Either way they carry nothing tpusim uses.
+      TPUSIM_RETURN_IF_ERROR(ParseStackFrameIndex());
+      continue;
     }
     const size_t offset = tok.offset;
     bool is_entry = false;
@@ -114,6 +144,40 @@ StatusOr<std::unique_ptr<HloModule>> HloParserImpl::ParseModule() {
   TPUSIM_RETURN_IF_ERROR(ResolveComputationRefs(*module));
   TPUSIM_RETURN_IF_ERROR(CheckCallGraphAcyclic(*module));
   return module;
+}
+
+Status HloParserImpl::ParseStackFrameIndex() {
+  // FileNames (int "string")* FunctionNames (int "string")* FileLocations (int {attrs})*
+  // StackFrames (int {attrs})* — each section optional here, in this order.
+  static constexpr std::string_view kSections[] = {"FileNames", "FunctionNames", "FileLocations",
+                                                   "StackFrames"};
+  bool any = false;
+  for (std::string_view section : kSections) {
+    const Token head = lex_.Peek();
+    if (head.kind != TokKind::kIdent || head.text != section) continue;
+    any = true;
+    lex_.Next();
+    while (lex_.Peek().kind == TokKind::kInt) {
+      lex_.Next();
+      const Token v = lex_.Peek();
+      if (v.kind == TokKind::kString) {
+        lex_.Next();
+      } else if (v.kind == TokKind::kLbrace) {
+        TPUSIM_RETURN_IF_ERROR(ScanBalancedGroup().status());
+      } else {
+        return ErrorAtToken(v, fmt::format("expected a string or a {{...}} entry in the {} table, "
+                                           "got {}",
+                                           section, Describe(v)));
+      }
+    }
+  }
+  if (!any) {
+    return ErrorAtToken(lex_.Peek(), fmt::format("stack-frame tables out of order: expected "
+                                                 "FileNames, FunctionNames, FileLocations, "
+                                                 "StackFrames, got {}",
+                                                 Describe(lex_.Peek())));
+  }
+  return OkStatus();
 }
 
 Status HloParserImpl::ParseHeader(HloModule& module) {
@@ -189,13 +253,17 @@ Status HloParserImpl::ParseComputation(HloModule& module, bool* is_entry) {
                                "{}:{})",
                                name, loc.line, loc.column));
   }
+  // As XLA's ParseParamListToShape: the parameter list is parsed and discarded (the body's
+  // parameter(N) instructions define the parameters); the result shape must match the root.
   std::vector<Shape> signature;
   bool has_signature = false;
+  Shape result;
+  size_t result_offset = 0;
   if (lex_.Peek().kind == TokKind::kLparen) {
     has_signature = true;
     TPUSIM_RETURN_IF_ERROR(ParseParameterSignature(&signature));
     TPUSIM_RETURN_IF_ERROR(Expect(TokKind::kArrow, "'->' after the parameter list"));
-    Shape result;
+    result_offset = lex_.Peek().offset;
     TPUSIM_RETURN_IF_ERROR(ParseShape(&result));
   }
   const Token open = lex_.Peek();
@@ -215,6 +283,8 @@ Status HloParserImpl::ParseComputation(HloModule& module, bool* is_entry) {
     }
     ParsedInstruction pi;
     TPUSIM_RETURN_IF_ERROR(ParseInstruction(&pi));
+    for (ParsedInstruction& n : nested_) parsed.push_back(std::move(n));
+    nested_.clear();
     parsed.push_back(std::move(pi));
   }
   lex_.Next();  // '}'
@@ -230,7 +300,7 @@ Status HloParserImpl::ParseComputation(HloModule& module, bool* is_entry) {
   }
   HloComputation* raw = module.AddComputation(std::move(comp));
   return FinishComputation(*raw, std::move(parsed), open.offset,
-                           has_signature ? &signature : nullptr);
+                           has_signature ? &result : nullptr, result_offset);
 }
 
 Status HloParserImpl::ParseInstruction(ParsedInstruction* out) {
@@ -246,26 +316,77 @@ Status HloParserImpl::ParseInstruction(ParsedInstruction* out) {
   const Token name_tok = lex_.Peek();
   TPUSIM_ASSIGN_OR_RETURN(std::string name, ExpectName("instruction name"));
   TPUSIM_RETURN_IF_ERROR(Expect(TokKind::kEqual, "'=' after the instruction name"));
-  Shape shape;
-  TPUSIM_RETURN_IF_ERROR(ParseShape(&shape));
+  std::optional<Shape> shape;
+  if (LooksLikeShape()) {
+    shape.emplace();
+    TPUSIM_RETURN_IF_ERROR(ParseShape(&*shape));
+  }
+  TPUSIM_RETURN_IF_ERROR(ParseInstructionRhs(std::move(name), name_tok.offset, std::move(shape),
+                                             /*allow_attributes=*/true, out));
+  out->is_root = is_root;
+  return OkStatus();
+}
+
+StatusOr<HloOpcode> HloParserImpl::AsyncWrappedOpcode(const Token& op_tok,
+                                                      std::optional<Shape>* shape) {
+  // XLA's async wrapping: `<op>-start`, `<op>-update`, `<op>-done` for any opcode without its own
+  // start/done pair (custom-call-start, fusion-start, reduce-scatter-start, ...). tpusim runs the
+  // op synchronously: `-start` is the op itself, its result the written ((operands), result,
+  // context...) tuple's element 1; `-update` and `-done` pass that result on (a copy).
+  const std::string_view text = op_tok.text;
+  for (std::string_view suffix : {"-start", "-update", "-done"}) {
+    if (text.size() <= suffix.size() || text.substr(text.size() - suffix.size()) != suffix) {
+      continue;
+    }
+    const std::optional<HloOpcode> wrapped =
+        ParseHloOpcode(text.substr(0, text.size() - suffix.size()));
+    if (!wrapped.has_value()) break;
+    if (suffix == "-start") {
+      if (shape->has_value() && (*shape)->IsTuple() && (*shape)->tuple_shapes_size() >= 2) {
+        *shape = (*shape)->tuple_shapes(1);
+      }
+      return *wrapped;
+    }
+    if (suffix == "-update") shape->reset();  // the start's result, inferred from the operand
+    return HloOpcode::kCopy;
+  }
+  return ErrorAt(op_tok.offset, fmt::format("unknown opcode '{}'", text));
+}
+
+bool HloParserImpl::LooksLikeShape() {
+  const Token& tok = lex_.Peek();
+  return tok.kind == TokKind::kLparen ||
+         (tok.kind == TokKind::kIdent && lex_.PeekNext().kind == TokKind::kLsquare);
+}
+
+Status HloParserImpl::ParseInstructionRhs(std::string name, size_t name_offset,
+                                          std::optional<Shape> shape, bool allow_attributes,
+                                          ParsedInstruction* out) {
   const Token op_tok = lex_.Peek();
   if (op_tok.kind != TokKind::kIdent) {
     if (op_tok.kind == TokKind::kEof) {
-      return ErrorAt(op_tok.offset, "unexpected end of file: expected an opcode");
+      return ErrorAt(op_tok.offset, "unexpected end of file: expected a shape or an opcode");
     }
-    return ErrorAtToken(op_tok, fmt::format("expected an opcode, got {}", Describe(op_tok)));
+    return ErrorAtToken(op_tok,
+                        fmt::format("expected a shape or an opcode, got {}", Describe(op_tok)));
   }
   std::optional<HloOpcode> opcode = ParseHloOpcode(op_tok.text);
   if (!opcode.has_value()) {
-    return ErrorAt(op_tok.offset, fmt::format("unknown opcode '{}'", op_tok.text));
+    TPUSIM_ASSIGN_OR_RETURN(opcode, AsyncWrappedOpcode(op_tok, &shape));
   }
   lex_.Next();
-  auto inst = std::make_unique<HloInstruction>(*opcode, std::move(shape), name);
-  inst->set_location(lex_.LocationOf(name_tok.offset));
+  out->infer_shape = !shape.has_value();
+  auto inst =
+      std::make_unique<HloInstruction>(*opcode, shape ? std::move(*shape) : Shape(), name);
+  inst->set_location(lex_.LocationOf(name_offset));
   TPUSIM_RETURN_IF_ERROR(ParseOperands(*inst, &out->operands));
-  TPUSIM_RETURN_IF_ERROR(ParseAttributes(*inst));
+  if (allow_attributes) {
+    TPUSIM_RETURN_IF_ERROR(ParseAttributes(*inst));
+  } else {
+    // A nested instruction has no attributes (a comma after it separates operands).
+    TPUSIM_RETURN_IF_ERROR(CheckRequiredAttributes(*inst, {}));
+  }
   out->instruction = std::move(inst);
-  out->is_root = is_root;
   return OkStatus();
 }
 
@@ -297,15 +418,158 @@ Status HloParserImpl::ParseOperands(HloInstruction& inst, std::vector<PendingOpe
       op.written_shape = std::move(s);
     }
     op.offset = lex_.Peek().offset;
-    TPUSIM_ASSIGN_OR_RETURN(op.name, ExpectName("operand name"));
+    const Token& head = lex_.Peek();
+    if (head.kind == TokKind::kIdent && lex_.PeekNext().kind == TokKind::kLparen &&
+        ParseHloOpcode(head.text).has_value()) {
+      // A nested instruction, `(shape)? opcode(operands)` without attributes: XLA names it
+      // `<opcode>.anon` and adds it before its user.
+      if (nested_depth_ >= kMaxNestingDepth) {
+        return ErrorAt(op.offset, fmt::format("instructions nested deeper than {} levels",
+                                              kMaxNestingDepth));
+      }
+      op.name = fmt::format("{}.anon.{}", head.text, nested_count_++);
+      ParsedInstruction nested;
+      ++nested_depth_;
+      Status st = ParseInstructionRhs(op.name, op.offset, std::move(op.written_shape),
+                                      /*allow_attributes=*/false, &nested);
+      --nested_depth_;
+      TPUSIM_RETURN_IF_ERROR(st);
+      op.written_shape.reset();
+      nested_.push_back(std::move(nested));
+    } else {
+      TPUSIM_ASSIGN_OR_RETURN(op.name, ExpectName("operand name"));
+    }
     operands->push_back(std::move(op));
     if (ConsumeIf(TokKind::kRparen)) return OkStatus();
     TPUSIM_RETURN_IF_ERROR(Expect(TokKind::kComma, "',' or ')' in the operand list"));
   }
 }
 
+namespace {
+
+// XLA's CanInferShape: opcodes whose result shape the text must always write (element type or
+// sizes chosen by the writer, or by XLA's convention for collectives and slices).
+bool XlaInfersShapeOf(HloOpcode op) {
+  switch (op) {
+    case HloOpcode::kAsyncStart:
+    case HloOpcode::kAsyncUpdate:
+    case HloOpcode::kAsyncDone:
+    case HloOpcode::kAllGather:
+    case HloOpcode::kAllGatherStart:
+    case HloOpcode::kAllGatherDone:
+    case HloOpcode::kAllReduce:
+    case HloOpcode::kAllReduceStart:
+    case HloOpcode::kAllReduceDone:
+    case HloOpcode::kAllToAll:
+    case HloOpcode::kCollectivePermute:
+    case HloOpcode::kCollectivePermuteStart:
+    case HloOpcode::kCollectivePermuteDone:
+    case HloOpcode::kCopyDone:
+    case HloOpcode::kCopyStart:
+    case HloOpcode::kDynamicReshape:
+    case HloOpcode::kDynamicSlice:
+    case HloOpcode::kDynamicUpdateSlice:
+    case HloOpcode::kRecv:
+    case HloOpcode::kRecvDone:
+    case HloOpcode::kReduceScatter:
+    case HloOpcode::kSend:
+    case HloOpcode::kSendDone:
+    case HloOpcode::kSlice:
+    case HloOpcode::kBitcast:
+    case HloOpcode::kBitcastConvert:
+    case HloOpcode::kConstant:
+    case HloOpcode::kConvert:
+    case HloOpcode::kCustomCall:
+    case HloOpcode::kFusion:
+    case HloOpcode::kInfeed:
+    case HloOpcode::kIota:
+    case HloOpcode::kOutfeed:
+    case HloOpcode::kParameter:
+    case HloOpcode::kReducePrecision:
+    case HloOpcode::kReshape:
+    case HloOpcode::kRng:
+    case HloOpcode::kRngBitGenerator:
+    case HloOpcode::kRngGetAndUpdateState:
+    case HloOpcode::kStochasticConvert:
+      return false;
+    default:
+      return true;
+  }
+}
+
+}  // namespace
+
+Status HloParserImpl::InferMissingShapes(std::vector<ParsedInstruction>& parsed,
+                                         const std::vector<size_t>& order) {
+  for (size_t i : order) {
+    if (!parsed[i].infer_shape) continue;
+    HloInstruction& inst = *parsed[i].instruction;
+    StatusOr<std::optional<Shape>> inferred =
+        XlaInfersShapeOf(inst.opcode()) ? InferShape(inst) : std::optional<Shape>();
+    if (!inferred.ok()) {
+      return LocatedError(filename_, text_, inst.location(),
+                          fmt::format("cannot infer the shape of '%{}' ({}): {}", inst.name(),
+                                      HloOpcodeString(inst.opcode()),
+                                      inferred.status().message()));
+    }
+    if (!inferred->has_value()) {
+      return LocatedError(filename_, text_, inst.location(),
+                          fmt::format("'%{}' ({}) has no result shape and XLA cannot infer one "
+                                      "for this opcode: write it, e.g. `{} = f32[4] {}(...)`",
+                                      inst.name(), HloOpcodeString(inst.opcode()), inst.name(),
+                                      HloOpcodeString(inst.opcode())));
+    }
+    inst.mutable_shape() = std::move(**inferred);
+  }
+  return OkStatus();
+}
+
+namespace {
+
+// Def-before-use order of `deps` (deps[i] = indices i uses): text order when it already is one
+// (the normal case), else a stable topological order. Returns false and the (user, used) pair of a
+// cycle if there is one.
+bool OrderDefBeforeUse(const std::vector<std::vector<size_t>>& deps, bool in_order,
+                       std::vector<size_t>* order, std::pair<size_t, size_t>* cycle) {
+  const size_t n = deps.size();
+  order->reserve(n);
+  if (in_order) {
+    for (size_t i = 0; i < n; ++i) order->push_back(i);
+    return true;
+  }
+  // Iterative DFS post-order, visiting roots in text order: 0 = new, 1 = on stack, 2 = done.
+  std::vector<int> state(n, 0);
+  for (size_t start = 0; start < n; ++start) {
+    if (state[start] != 0) continue;
+    std::vector<std::pair<size_t, size_t>> stack = {{start, 0}};
+    state[start] = 1;
+    while (!stack.empty()) {
+      auto& [node, next] = stack.back();
+      if (next < deps[node].size()) {
+        const size_t d = deps[node][next++];
+        if (state[d] == 1) {
+          *cycle = {node, d};
+          return false;
+        }
+        if (state[d] == 0) {
+          state[d] = 1;
+          stack.emplace_back(d, 0);
+        }
+        continue;
+      }
+      state[node] = 2;
+      order->push_back(node);
+      stack.pop_back();
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 Status HloParserImpl::FinishComputation(HloComputation& comp, std::vector<ParsedInstruction> parsed,
-                                        size_t open_offset, const std::vector<Shape>* signature) {
+                                        size_t open_offset, const Shape* result_shape,
+                                        size_t result_offset) {
   if (parsed.empty()) {
     return ErrorAt(open_offset, fmt::format("computation '%{}' has no instructions", comp.name()));
   }
@@ -332,66 +596,45 @@ Status HloParserImpl::FinishComputation(HloComputation& comp, std::vector<Parsed
       root = i;
     }
   }
-  // Resolve operand names; check written operand shapes against the definitions.
+  // Resolve operand names.
   std::vector<std::vector<size_t>> deps(parsed.size());
   bool in_order = true;
   for (size_t i = 0; i < parsed.size(); ++i) {
-    for (size_t k = 0; k < parsed[i].operands.size(); ++k) {
-      const PendingOperand& op = parsed[i].operands[k];
+    for (const PendingOperand& op : parsed[i].operands) {
       auto it = index.find(op.name);
       if (it == index.end()) {
         return ErrorAt(op.offset, fmt::format("use of undefined instruction '%{}' in computation "
                                               "'%{}'",
                                               op.name, comp.name()));
       }
-      HloInstruction* def = parsed[it->second].instruction.get();
+      parsed[i].instruction->AppendOperand(parsed[it->second].instruction.get());
+      deps[i].push_back(it->second);
+      if (it->second >= i) in_order = false;
+    }
+  }
+  std::vector<size_t> order;
+  std::pair<size_t, size_t> cycle;
+  if (!OrderDefBeforeUse(deps, in_order, &order, &cycle)) {
+    const HloInstruction& b = *parsed[cycle.first].instruction;
+    const HloInstruction& a = *parsed[cycle.second].instruction;
+    return LocatedError(filename_, text_, b.location(),
+                        cycle.first == cycle.second
+                            ? fmt::format("cyclic use: '%{}' uses itself", a.name())
+                            : fmt::format("cyclic use: '%{}' uses '%{}', which depends on '%{}'",
+                                          b.name(), a.name(), b.name()));
+  }
+  TPUSIM_RETURN_IF_ERROR(InferMissingShapes(parsed, order));
+  // Written operand shapes against the definitions (as XLA's FindInstruction).
+  for (size_t i = 0; i < parsed.size(); ++i) {
+    for (size_t k = 0; k < parsed[i].operands.size(); ++k) {
+      const PendingOperand& op = parsed[i].operands[k];
+      const HloInstruction* def = parsed[i].instruction->operand(static_cast<int64_t>(k));
       if (op.written_shape.has_value() && !op.written_shape->Compatible(def->shape())) {
         return ErrorAt(
             op.offset,
             fmt::format("operand {} of '%{}' is written as {} but '%{}' is defined as {}", k,
                         parsed[i].instruction->name(), op.written_shape->ToString(), op.name,
                         def->shape().ToString()));
-      }
-      parsed[i].instruction->AppendOperand(def);
-      deps[i].push_back(it->second);
-      if (it->second >= i) in_order = false;
-    }
-  }
-  // Order: text order when it is already def-before-use (the normal case); otherwise a stable
-  // topological order, or an error naming an instruction on a cycle.
-  std::vector<size_t> order;
-  order.reserve(parsed.size());
-  if (in_order) {
-    for (size_t i = 0; i < parsed.size(); ++i) order.push_back(i);
-  } else {
-    // Iterative DFS post-order, visiting roots in text order: 0 = new, 1 = on stack, 2 = done.
-    std::vector<int> state(parsed.size(), 0);
-    for (size_t start = 0; start < parsed.size(); ++start) {
-      if (state[start] != 0) continue;
-      std::vector<std::pair<size_t, size_t>> stack = {{start, 0}};
-      state[start] = 1;
-      while (!stack.empty()) {
-        auto& [node, next] = stack.back();
-        if (next < deps[node].size()) {
-          const size_t d = deps[node][next++];
-          if (state[d] == 1) {
-            const HloInstruction& a = *parsed[d].instruction;
-            const HloInstruction& b = *parsed[node].instruction;
-            return LocatedError(filename_, text_, b.location(),
-                                d == node ? fmt::format("cyclic use: '%{}' uses itself", a.name())
-                                          : fmt::format("cyclic use: '%{}' uses '%{}', which "
-                                                        "depends on '%{}'",
-                                                        b.name(), a.name(), b.name()));
-          }
-          if (state[d] == 0) {
-            state[d] = 1;
-            stack.emplace_back(d, 0);
-          }
-          continue;
-        }
-        state[node] = 2;
-        order.push_back(node);
-        stack.pop_back();
       }
     }
   }
@@ -414,21 +657,12 @@ Status HloParserImpl::FinishComputation(HloComputation& comp, std::vector<Parsed
                                       comp.name(), comp.num_parameters() - 1, i));
     }
   }
-  if (signature != nullptr) {
-    if (static_cast<int64_t>(signature->size()) != comp.num_parameters()) {
-      return LocatedError(filename_, text_, comp.location(),
-                          fmt::format("computation '%{}' declares {} parameters but defines {}",
-                                      comp.name(), signature->size(), comp.num_parameters()));
-    }
-    for (size_t i = 0; i < signature->size(); ++i) {
-      const HloInstruction* p = comp.parameter_instruction(static_cast<int64_t>(i));
-      if (!(*signature)[i].Compatible(p->shape())) {
-        return LocatedError(
-            filename_, text_, p->location(),
-            fmt::format("parameter {} of '%{}' is {} but the signature says {}", i, comp.name(),
-                        p->shape().ToString(), (*signature)[i].ToString()));
-      }
-    }
+  if (result_shape != nullptr && !result_shape->Compatible(root_ptr->shape())) {
+    return ErrorAt(result_offset,
+                   fmt::format("computation '%{}' is declared to return {} but its root '%{}' is "
+                               "{}",
+                               comp.name(), result_shape->ToString(), root_ptr->name(),
+                               root_ptr->shape().ToString()));
   }
   comp.set_root_instruction(root_ptr);
   return OkStatus();

@@ -167,6 +167,11 @@ Status HloParserImpl::ParseSharding(HloSharding* out, int depth) {
                                    out->tile_assignment_devices.size()));
       }
     }
+  } else if (tok.text == "mesh" || tok.text == "maximal_mesh") {
+    // A named (mesh-and-axes) sharding, `{mesh[a=2,b=4], [{a},{}]}`: kept verbatim; tpusim
+    // partitions only from tile assignments, so it reads as unknown.
+    out->kind = HloSharding::Kind::kUnknown;
+    lex_.ResetTo(tok.offset);
   } else {
     return ErrorAt(tok.offset, fmt::format("unknown sharding '{}'", tok.text));
   }
@@ -224,7 +229,9 @@ Status HloParserImpl::ParseSharding(HloSharding* out, int depth) {
 
 Status HloParserImpl::ParseMetadata(OpMetadata* out) {
   TPUSIM_RETURN_IF_ERROR(Expect(TokKind::kLbrace, "'{' to open metadata"));
+  // XLA's sub-attribute list: '{' (','? key=value)* '}' — a comma before each entry is optional.
   while (!ConsumeIf(TokKind::kRbrace)) {
+    ConsumeIf(TokKind::kComma);
     const Token key = lex_.Peek();
     if (key.kind != TokKind::kIdent || lex_.PeekNext().kind != TokKind::kEqual) {
       return ErrorAtToken(key,

@@ -75,11 +75,27 @@ class HloParserImpl {
     std::unique_ptr<HloInstruction> instruction;
     std::vector<PendingOperand> operands;
     bool is_root = false;
+    /// No result shape was written (`c = add(a, b)`): XLA infers it from the operands.
+    bool infer_shape = false;
   };
+  /// `FileNames ... FunctionNames ... FileLocations ... StackFrames ...`: the stack-frame tables
+  /// XLA prints after the module header (kept by nothing in tpusim; parsed to be skipped).
+  Status ParseStackFrameIndex();
   Status ParseInstruction(ParsedInstruction* out);
+  /// `opcode(operands)` after the name and optional shape; `name` is the instruction's name.
+  Status ParseInstructionRhs(std::string name, size_t name_offset, std::optional<Shape> shape,
+                             bool allow_attributes, ParsedInstruction* out);
+  /// `<op>-start` / `-update` / `-done` of an opcode without its own async pair: the opcode tpusim
+  /// runs in its place (see the definition); may change `shape`. Error: unknown opcode.
+  StatusOr<HloOpcode> AsyncWrappedOpcode(const Token& op_tok, std::optional<Shape>* shape);
+  /// The next token starts a shape (`f32[...]`, `token[]`, `(...)` tuple), not an opcode.
+  bool LooksLikeShape();
   Status ParseOperands(HloInstruction& inst, std::vector<PendingOperand>* operands);
+  /// Shapes the instructions written without one (in def-before-use `order`).
+  Status InferMissingShapes(std::vector<ParsedInstruction>& parsed,
+                            const std::vector<size_t>& order);
   Status FinishComputation(HloComputation& comp, std::vector<ParsedInstruction> parsed,
-                           size_t open_offset, const std::vector<Shape>* signature);
+                           size_t open_offset, const Shape* result_shape, size_t result_offset);
   Status ResolveComputationRefs(HloModule& module);
   Status CheckCallGraphAcyclic(const HloModule& module);
 
@@ -121,6 +137,11 @@ class HloParserImpl {
   std::string filename_;
   Lexer lex_;
   std::vector<PendingComputationRef> pending_refs_;
+  /// Instructions written inline as operands (`add(f32[] a, multiply(b, c))`), named by the parser
+  /// and added to the computation before the instruction that uses them.
+  std::vector<ParsedInstruction> nested_;
+  int64_t nested_count_ = 0;
+  int nested_depth_ = 0;
 };
 
 }  // namespace tpusim::hlo::internal

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "compiler/hlo/parser_impl.h"
@@ -322,6 +323,20 @@ Status HloParserImpl::ParseScalarValue(PrimitiveType type, LiteralValues* out) {
     if (tok.kind != TokKind::kInt && tok.kind != TokKind::kFloat) {
       return ErrorAtToken(tok, fmt::format("bad literal: expected a number for {}, got {}",
                                            PrimitiveTypeName(type), Describe(tok)));
+    }
+    // As XLA's parser: a number written out (not inf/nan) must fit the type's finite range; it is
+    // never silently made infinite.
+    const double largest = type == PrimitiveType::kF64    ? std::numeric_limits<double>::max()
+                           : type == PrimitiveType::kF32  ? std::numeric_limits<float>::max()
+                           : type == PrimitiveType::kBF16 ? 3.3895313892515355e38
+                           : type == PrimitiveType::kF16  ? 65504.0
+                                                          : 0.0;
+    const bool written_number = tok.text.find_first_of("0123456789") != std::string_view::npos &&
+                                !std::isnan(tok.float_value);
+    if (largest > 0 && written_number && !(std::fabs(tok.float_value) <= largest)) {
+      return ErrorAtToken(tok, fmt::format("bad literal: {} is out of range for {} (largest finite "
+                                           "value {:g})",
+                                           tok.text, PrimitiveTypeName(type), largest));
     }
     out->float_values.push_back(tok.float_value);
     lex_.Next();

@@ -94,6 +94,10 @@ std::string HloSharding::ToString() const {
       s += "manual";
       break;
     case Kind::kUnknown:
+      // A named mesh sharding is kept whole in `extra`.
+      if (extra.rfind("mesh", 0) == 0 || extra.rfind("maximal_mesh", 0) == 0) {
+        return "{" + extra + "}";
+      }
       s += "unknown";
       break;
     case Kind::kTiled:

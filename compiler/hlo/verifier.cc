@@ -6,13 +6,34 @@
 
 #include "common/diagnostic.h"
 #include "compiler/hlo/shape_inference.h"
+#include "compiler/hlo/verify_devices.h"
 
 namespace tpusim::hlo {
 namespace {
 
+// Same tuple structure and dimensions; array element types equal, or both floating point
+// (XLA's ShapeUtil::CompatibleIgnoringFpPrecision).
+bool CompatibleIgnoringFpPrecision(const Shape& a, const Shape& b) {
+  if (a.IsTuple() || b.IsTuple()) {
+    if (!a.IsTuple() || !b.IsTuple() || a.tuple_shapes_size() != b.tuple_shapes_size()) {
+      return false;
+    }
+    for (int64_t i = 0; i < a.tuple_shapes_size(); ++i) {
+      if (!CompatibleIgnoringFpPrecision(a.tuple_shapes(i), b.tuple_shapes(i))) return false;
+    }
+    return true;
+  }
+  if (a.element_type() != b.element_type() &&
+      !(IsFloatingPoint(a.element_type()) && IsFloatingPoint(b.element_type()))) {
+    return false;
+  }
+  return a.dimensions() == b.dimensions();
+}
+
 class Verifier {
  public:
-  Verifier(const HloModule& module, std::string_view source) : module_(module), source_(source) {}
+  Verifier(const HloModule& module, std::string_view source)
+      : module_(module), source_(source), allow_mixed_precision_(IsOptimizedDump(module)) {}
 
   Status Run() {
     for (const auto& comp : module_.computations()) {
@@ -23,7 +44,7 @@ class Verifier {
       for (const auto& inst : comp->instructions())
         TPUSIM_RETURN_IF_ERROR(VerifyInstruction(*inst));
     }
-    return OkStatus();
+    return VerifyDeviceIds(module_, source_);
   }
 
  private:
@@ -44,7 +65,10 @@ class Verifier {
     }
     StatusOr<std::optional<Shape>> inferred = InferShape(inst);
     if (!inferred.ok()) return Error(inst, inferred.status().message());
-    if (inferred->has_value() && !(*inferred)->Compatible(inst.shape())) {
+    const bool compatible =
+        !inferred->has_value() || (*inferred)->Compatible(inst.shape()) ||
+        (allow_mixed_precision_ && CompatibleIgnoringFpPrecision(**inferred, inst.shape()));
+    if (!compatible) {
       return Error(inst, fmt::format("shape mismatch: the operands give {} but the instruction is "
                                      "written as {}",
                                      (*inferred)->ToString(false), inst.shape().ToString(false)));
@@ -143,9 +167,24 @@ class Verifier {
 
   const HloModule& module_;
   std::string_view source_;
+  // XLA runs its verifier with HloVerifierOpts::allow_mixed_precision in the pipelines that run
+  // after float normalization (the TPU and GPU backends fold converts into their users, so an
+  // optimized dump may write `bf16[..] gather(f32[..] x, ...)`). tpusim applies it to modules that
+  // are dumps after optimization (IsOptimizedDump).
+  bool allow_mixed_precision_;
 };
 
 }  // namespace
+
+bool IsOptimizedDump(const HloModule& module) {
+  if (module.is_scheduled()) return true;
+  for (const auto& comp : module.computations()) {
+    for (const auto& inst : comp->instructions()) {
+      if (inst->opcode() == HloOpcode::kFusion) return true;
+    }
+  }
+  return false;
+}
 
 Status VerifyModule(const HloModule& module, std::string_view source_text) {
   return Verifier(module, source_text).Run();

@@ -12,6 +12,12 @@
 
 namespace tpusim::hlo {
 
+/// True for a dump printed after XLA's optimization passes: `is_scheduled=true` in the header (only
+/// the scheduler sets it) or any `fusion` instruction (only the fusion passes create them). Such
+/// modules are verified with mixed floating-point precision allowed: a written element type may
+/// differ from the inferred one if both are floating point (XLA's allow_mixed_precision).
+bool IsOptimizedDump(const HloModule& module);
+
 /// Ok, or InvalidArgument `file:line:col: error: '%name' (opcode): ...` (with the source line and
 /// caret when `source_text` — the text the module was parsed from — is given) for the first problem
 /// found. Instructions whose shape cannot be inferred (see InstructionsWithoutShapeInference) are

@@ -190,6 +190,14 @@ bool IsAliasOfOperand(const hlo::HloInstruction& inst) {
       }
       return inst.shape().IsArray() && inst.operand(0)->shape().IsArray();
     }
+    case hlo::HloOpcode::kBitcastConvert: {  // same-width types: the same bits read as another type
+      const hlo::Shape& in = inst.operand(0)->shape();
+      const auto from = DeviceType(in.element_type());
+      const auto to = DeviceType(inst.shape().element_type());
+      return in.IsArray() && inst.shape().IsArray() && from && to &&
+             isa::DTypeBytes(*from) == isa::DTypeBytes(*to) &&
+             hlo::BitWidth(in.element_type()) == hlo::BitWidth(inst.shape().element_type());
+    }
     case hlo::HloOpcode::kReshape:
     case hlo::HloOpcode::kBitcast:
     case hlo::HloOpcode::kCopy:
@@ -465,6 +473,9 @@ StatusOr<HbmPlan> PlanHbm(const hlo::HloModule& module, const ElementwiseGroups&
           // A virtual broadcast keeps its 1-element source: consumers read it with bcast=scalar.
           if (inst.shape().IsArray() && leaves.size() == 1 && !IsVirtualBroadcast(inst)) {
             leaves[0].dims = inst.shape().dimensions();
+          }
+          if (inst.opcode() == hlo::HloOpcode::kBitcastConvert) {
+            leaves[0].dtype = *DeviceType(inst.shape().element_type());
           }
           break;
         }

@@ -126,8 +126,10 @@ StatusOr<DotBlocks> ChooseDotBlocks(const hlo::HloInstruction& inst,
     const int64_t k = std::min(d.K, R), n = std::min(d.N, C);
     return DoesNotFit(
         inst, fmt::format("VMEM: a [1,{}] LHS block, a [{},{}] weight block and a [1,{}] result "
-                          "block need {} bytes, core.vmem.capacity_bytes = {}",
-                          k, k, n, n, k * d.le + k * n * d.re + n * d.oe, vmem));
+                          "block need {} bytes, but only {} bytes of core.vmem.capacity_bytes = "
+                          "{} are free for the dot's blocks",
+                          k, k, n, n, k * d.le + k * n * d.re + n * d.oe,
+                          std::max<int64_t>(0, vmem), config.core.vmem_bytes));
   }
   return best;
 }

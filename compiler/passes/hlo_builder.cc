@@ -147,6 +147,68 @@ HloInstruction* HloBuilder::Slice(HloInstruction* x, const std::vector<int64_t>&
   return Add(std::move(s));
 }
 
+HloInstruction* HloBuilder::Transpose(HloInstruction* x, const std::vector<int64_t>& perm,
+                                      const std::string& suffix) {
+  std::vector<int64_t> dims;
+  for (int64_t p : perm) dims.push_back(x->shape().dimensions(p));
+  auto t = std::make_unique<HloInstruction>(HloOpcode::kTranspose,
+                                            Shape(x->shape().element_type(), dims),
+                                            UniqueName(anchor_->name() + "." + suffix));
+  t->mutable_dimensions() = perm;
+  t->set_has_dimensions(true);
+  t->AppendOperand(x);
+  return Add(std::move(t));
+}
+
+HloInstruction* HloBuilder::Reshape(HloInstruction* x, const std::vector<int64_t>& dims,
+                                    const std::string& suffix) {
+  auto r = std::make_unique<HloInstruction>(HloOpcode::kReshape,
+                                            Shape(x->shape().element_type(), dims),
+                                            UniqueName(anchor_->name() + "." + suffix));
+  r->AppendOperand(x);
+  return Add(std::move(r));
+}
+
+HloInstruction* HloBuilder::Concatenate(const std::vector<HloInstruction*>& parts, int64_t dim,
+                                        const std::string& suffix) {
+  std::vector<int64_t> dims = parts[0]->shape().dimensions();
+  dims[static_cast<size_t>(dim)] = 0;
+  for (const HloInstruction* p : parts) dims[static_cast<size_t>(dim)] += p->shape().dimensions(dim);
+  auto c = std::make_unique<HloInstruction>(HloOpcode::kConcatenate,
+                                            Shape(parts[0]->shape().element_type(), dims),
+                                            UniqueName(anchor_->name() + "." + suffix));
+  c->mutable_dimensions() = {dim};
+  c->set_has_dimensions(true);
+  for (HloInstruction* p : parts) c->AppendOperand(p);
+  return Add(std::move(c));
+}
+
+HloInstruction* HloBuilder::DynamicSlice(HloInstruction* x,
+                                         const std::vector<HloInstruction*>& starts,
+                                         const std::vector<int64_t>& sizes,
+                                         const std::string& suffix) {
+  auto d = std::make_unique<HloInstruction>(HloOpcode::kDynamicSlice,
+                                            Shape(x->shape().element_type(), sizes),
+                                            UniqueName(anchor_->name() + "." + suffix));
+  d->mutable_dynamic_slice_sizes() = sizes;
+  d->AppendOperand(x);
+  for (HloInstruction* s : starts) d->AppendOperand(s);
+  return Add(std::move(d));
+}
+
+HloInstruction* HloBuilder::DynamicUpdateSlice(HloInstruction* x, HloInstruction* update,
+                                               const std::vector<HloInstruction*>& starts,
+                                               const std::string& suffix) {
+  auto d = std::make_unique<HloInstruction>(HloOpcode::kDynamicUpdateSlice,
+                                            Shape(x->shape().element_type(),
+                                                  x->shape().dimensions()),
+                                            UniqueName(anchor_->name() + "." + suffix));
+  d->AppendOperand(x);
+  d->AppendOperand(update);
+  for (HloInstruction* s : starts) d->AppendOperand(s);
+  return Add(std::move(d));
+}
+
 hlo::HloComputation* GetOrAddScalarAdd(hlo::HloModule& module, hlo::PrimitiveType type) {
   const std::string name = "tpusim.add." + std::string(hlo::PrimitiveTypeName(type));
   if (hlo::HloComputation* c = module.FindComputation(name)) return c;
@@ -169,7 +231,14 @@ hlo::HloComputation* GetOrAddScalarAdd(hlo::HloModule& module, hlo::PrimitiveTyp
 std::unique_ptr<HloInstruction> CloneInstruction(const HloInstruction& in,
                                                  const std::vector<HloInstruction*>& operands,
                                                  const std::string& name) {
-  auto c = std::make_unique<HloInstruction>(in.opcode(), in.shape(), name);
+  return CloneInstructionAs(in, in.opcode(), in.shape(), operands, name);
+}
+
+std::unique_ptr<HloInstruction> CloneInstructionAs(const HloInstruction& in, HloOpcode opcode,
+                                                   const Shape& shape,
+                                                   const std::vector<HloInstruction*>& operands,
+                                                   const std::string& name) {
+  auto c = std::make_unique<HloInstruction>(opcode, shape, name);
   for (HloInstruction* op : operands) c->AppendOperand(op);
   c->set_location(in.location());
   c->set_to_apply(in.to_apply());

@@ -48,6 +48,24 @@ class HloBuilder {
                              const std::vector<int64_t>& limit, const std::vector<int64_t>& step,
                              const std::string& suffix);
 
+  /// transpose(x) by `perm` (result dimension i = x's dimension perm[i]).
+  hlo::HloInstruction* Transpose(hlo::HloInstruction* x, const std::vector<int64_t>& perm,
+                                 const std::string& suffix);
+  /// reshape(x) to `dims` (same element count), x's element type.
+  hlo::HloInstruction* Reshape(hlo::HloInstruction* x, const std::vector<int64_t>& dims,
+                               const std::string& suffix);
+  /// concatenate(parts) along `dim`.
+  hlo::HloInstruction* Concatenate(const std::vector<hlo::HloInstruction*>& parts, int64_t dim,
+                                   const std::string& suffix);
+  /// dynamic-slice(x, starts...) of `sizes` (starts: s32[] scalars, one per dimension).
+  hlo::HloInstruction* DynamicSlice(hlo::HloInstruction* x,
+                                    const std::vector<hlo::HloInstruction*>& starts,
+                                    const std::vector<int64_t>& sizes, const std::string& suffix);
+  /// dynamic-update-slice(x, update, starts...).
+  hlo::HloInstruction* DynamicUpdateSlice(hlo::HloInstruction* x, hlo::HloInstruction* update,
+                                          const std::vector<hlo::HloInstruction*>& starts,
+                                          const std::string& suffix);
+
   /// A name not yet used in the computation: `base`, else `base.1`, `base.2`, ...
   std::string UniqueName(const std::string& base) const;
 
@@ -64,5 +82,11 @@ hlo::HloComputation* GetOrAddScalarAdd(hlo::HloModule& module, hlo::PrimitiveTyp
 std::unique_ptr<hlo::HloInstruction> CloneInstruction(
     const hlo::HloInstruction& inst, const std::vector<hlo::HloInstruction*>& operands,
     const std::string& name);
+
+/// CloneInstruction with another opcode and shape (every attribute of `inst` kept): how an async
+/// start/done pair becomes its synchronous op.
+std::unique_ptr<hlo::HloInstruction> CloneInstructionAs(
+    const hlo::HloInstruction& inst, hlo::HloOpcode opcode, const hlo::Shape& shape,
+    const std::vector<hlo::HloInstruction*>& operands, const std::string& name);
 
 }  // namespace tpusim::compiler

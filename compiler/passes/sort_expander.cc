@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "compiler/hlo/computation.h"
+#include "compiler/passes/elementwise_computation.h"
 #include "compiler/passes/hlo_builder.h"
 
 namespace tpusim::compiler {
@@ -17,10 +18,8 @@ using hlo::Shape;
 
 constexpr int64_t kMaxSortLength = 65536;
 
-bool Expandable(const HloInstruction& sort) {
-  if (sort.opcode() != HloOpcode::kSort || sort.operand_count() < 1 || sort.to_apply() == nullptr) {
-    return false;
-  }
+// compare(p0, p1) LT or GT on f32 / bf16 / s32 keys: the network compares keys directly.
+bool SimpleComparator(const HloInstruction& sort) {
   const HloInstruction* root = sort.to_apply()->root_instruction();
   if (root->opcode() != HloOpcode::kCompare ||
       (root->comparison_direction() != hlo::ComparisonDirection::kLt &&
@@ -30,12 +29,34 @@ bool Expandable(const HloInstruction& sort) {
       root->operand(0)->parameter_number() != 0 || root->operand(1)->parameter_number() != 1) {
     return false;
   }
-  const Shape& keys = sort.operand(0)->shape();
-  const PrimitiveType t = keys.element_type();
-  if (!keys.IsArray() ||
-      (t != PrimitiveType::kF32 && t != PrimitiveType::kBF16 && t != PrimitiveType::kS32)) {
+  const PrimitiveType t = sort.operand(0)->shape().element_type();
+  return t == PrimitiveType::kF32 || t == PrimitiveType::kBF16 || t == PrimitiveType::kS32;
+}
+
+// Any other comparator made of elementwise scalar ops over (lhs_0, rhs_0, lhs_1, rhs_1, ...):
+// applied to whole arrays (elementwise_computation.h).
+bool GeneralComparator(const HloInstruction& sort) {
+  const hlo::HloComputation& c = *sort.to_apply();
+  if (c.num_parameters() != 2 * sort.operand_count() || !IsElementwiseComputation(c) ||
+      !c.root_instruction()->shape().IsArray() ||
+      c.root_instruction()->shape().element_type() != PrimitiveType::kPred) {
     return false;
   }
+  for (int64_t i = 0; i < c.num_parameters(); ++i) {
+    if (c.parameter_instruction(i)->shape().element_type() !=
+        sort.operand(i / 2)->shape().element_type()) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool Expandable(const HloInstruction& sort) {
+  if (sort.opcode() != HloOpcode::kSort || sort.operand_count() < 1 || sort.to_apply() == nullptr) {
+    return false;
+  }
+  const Shape& keys = sort.operand(0)->shape();
+  if (!keys.IsArray() || !(SimpleComparator(sort) || GeneralComparator(sort))) return false;
   for (const HloInstruction* op : sort.operands()) {
     if (!op->shape().IsArray() || op->shape().dimensions() != keys.dimensions()) return false;
   }
@@ -96,12 +117,14 @@ class Network {
   HloBuilder b_;
 };
 
-void Expand(hlo::HloComputation& comp, HloInstruction* sort) {
+Status Expand(hlo::HloComputation& comp, HloInstruction* sort) {
   Network net(comp, sort);
   HloBuilder& b = net.b();
   const Shape& keys_shape = sort->operand(0)->shape();
   const int64_t d = sort->dimensions()[0];
+  const bool simple = SimpleComparator(*sort);
   const bool descending =
+      simple &&
       sort->to_apply()->root_instruction()->comparison_direction() == hlo::ComparisonDirection::kGt;
   const hlo::ComparisonDirection before =
       descending ? hlo::ComparisonDirection::kGt : hlo::ComparisonDirection::kLt;
@@ -123,7 +146,7 @@ void Expand(hlo::HloComputation& comp, HloInstruction* sort) {
       pc.dimensions[1].edge_padding_high = big - n;
       const PrimitiveType t = op->shape().element_type();
       double fill = 0;
-      if (op == sort->operand(0)) {
+      if (simple && op == sort->operand(0)) {
         if (t == PrimitiveType::kS32) {
           fill = descending ? std::numeric_limits<int32_t>::min()
                             : std::numeric_limits<int32_t>::max();
@@ -152,20 +175,49 @@ void Expand(hlo::HloComputation& comp, HloInstruction* sort) {
             b.Slice(v, {0, 0, 1, 0, 0}, {outer, blocks, 2, j, inner}, {1, 1, 1, 1, 1}, "hi"),
             {outer, blocks, j, inner}));
       }
+      const std::vector<int64_t> half_dims = {outer, blocks, j, inner};
       // first(x, y): x sorts before y (the comparator, then the original position).
-      auto first = [&](size_t x, size_t y) {
+      auto first = [&](size_t x, size_t y) -> StatusOr<HloInstruction*> {
         std::vector<HloInstruction*>& X = x == 0 ? lo : hi;
         std::vector<HloInstruction*>& Y = y == 0 ? lo : hi;
-        HloInstruction* strictly = b.Compare(X[0], Y[0], before, "before");
-        HloInstruction* tie = b.Compare(X[0], Y[0], hlo::ComparisonDirection::kEq, "tie");
         HloInstruction* earlier =
             b.Compare(X[pos], Y[pos], hlo::ComparisonDirection::kLt, "earlier");
-        return b.Binary(HloOpcode::kOr, strictly, b.Binary(HloOpcode::kAnd, tie, earlier, "and"),
-                        "first");
+        if (simple) {
+          HloInstruction* strictly = b.Compare(X[0], Y[0], before, "before");
+          HloInstruction* tie = b.Compare(X[0], Y[0], hlo::ComparisonDirection::kEq, "tie");
+          return b.Binary(HloOpcode::kOr, strictly,
+                          b.Binary(HloOpcode::kAnd, tie, earlier, "and"), "first");
+        }
+        // General comparator: less(x, y), else a tie (neither less) broken by position; padding
+        // (position >= n) sorts after every real element.
+        std::vector<HloInstruction*> xy, yx;
+        for (size_t i = 0; i < pos; ++i) {
+          xy.insert(xy.end(), {X[i], Y[i]});
+          yx.insert(yx.end(), {Y[i], X[i]});
+        }
+        TPUSIM_ASSIGN_OR_RETURN(auto less_xy, ApplyElementwise(b, *sort->to_apply(), xy, half_dims));
+        TPUSIM_ASSIGN_OR_RETURN(auto less_yx, ApplyElementwise(b, *sort->to_apply(), yx, half_dims));
+        HloInstruction* not_after = b.Unary(HloOpcode::kNot, less_yx[0], "not_after");
+        HloInstruction* result = b.Binary(
+            HloOpcode::kOr, less_xy[0],
+            b.Binary(HloOpcode::kAnd, not_after, earlier, "tie_earlier"), "first");
+        if (big > n) {
+          HloInstruction* limit = b.Broadcast(b.ScalarConstant(PrimitiveType::kS32,
+                                                               static_cast<double>(n), "n"),
+                                              Shape(PrimitiveType::kS32, half_dims), {}, "n_b");
+          HloInstruction* x_real = b.Compare(X[pos], limit, hlo::ComparisonDirection::kLt, "real");
+          HloInstruction* y_real = b.Compare(Y[pos], limit, hlo::ComparisonDirection::kLt, "real");
+          // Both real: the comparator; else x first iff x is real (y then is padding).
+          HloInstruction* both = b.Binary(HloOpcode::kAnd, x_real, y_real, "both_real");
+          result = b.Select(both, result, x_real, "first_or_real");
+        }
+        return result;
       };
-      HloInstruction* asc = net.Ascending(blocks, j, k, {outer, blocks, j, inner});
+      HloInstruction* asc = net.Ascending(blocks, j, k, half_dims);
       // Swap when the pair is out of the block's order.
-      HloInstruction* swap = b.Select(asc, first(1, 0), first(0, 1), "swap");
+      TPUSIM_ASSIGN_OR_RETURN(HloInstruction * first_hi, first(1, 0));
+      TPUSIM_ASSIGN_OR_RETURN(HloInstruction * first_lo, first(0, 1));
+      HloInstruction* swap = b.Select(asc, first_hi, first_lo, "swap");
       for (size_t a = 0; a < arrays.size(); ++a) {
         HloInstruction* new_lo = b.Select(swap, hi[a], lo[a], "new_lo");
         HloInstruction* new_hi = b.Select(swap, lo[a], hi[a], "new_hi");
@@ -185,6 +237,7 @@ void Expand(hlo::HloComputation& comp, HloInstruction* sort) {
   HloInstruction* out = sort->shape().IsTuple() ? b.Tuple(results, "sorted") : results[0];
   sort->ReplaceAllUsesWith(out);
   comp.RemoveInstruction(sort);
+  return OkStatus();
 }
 
 }  // namespace
@@ -195,7 +248,7 @@ StatusOr<bool> SortExpander::Run(hlo::HloModule& module) {
   for (const auto& i : entry->instructions()) {
     if (Expandable(*i)) todo.push_back(i.get());
   }
-  for (HloInstruction* s : todo) Expand(*entry, s);
+  for (HloInstruction* s : todo) TPUSIM_RETURN_IF_ERROR(Expand(*entry, s));
   return !todo.empty();
 }
 

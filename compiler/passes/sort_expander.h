@@ -8,10 +8,15 @@
 // bit, whatever `is_stable` says.
 //
 // Contract: rewritten when the comparator's root is compare(parameter 0, parameter 1), direction
-// LT (ascending) or GT (descending), on operand 0's elements (the keys, f32/bf16/s32); every
-// operand has operand 0's dimensions and is permuted with it; N <= 65536. Any other sort is left
-// for the lowering to report by name. Keys that are NaN are not supported (their order is the
-// comparator's, which a network cannot reproduce).
+// LT (ascending) or GT (descending), on operand 0's elements (the keys, f32/bf16/s32) — the keys
+// are compared directly and padded with keys that sort last — or when the comparator is any
+// computation of elementwise scalar ops (elementwise_computation.h: a total order through
+// bitcast-convert, several keys, descending by one and ascending by another): it is applied to
+// whole arrays in each compare-exchange, both ways (x < y, y < x) so ties keep their positions,
+// and padding is ordered last by position. Every operand has operand 0's dimensions and is
+// permuted with it; N <= 65536. Any other sort is left for the lowering to report by name. With
+// the direct form, NaN keys are not supported (their order is the comparator's, which a network
+// cannot reproduce).
 #pragma once
 
 #include "compiler/pass/hlo_pass.h"

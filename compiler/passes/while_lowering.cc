@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,15 +24,29 @@ Status Refuse(const hlo::HloModule& m, const HloInstruction& w, const std::strin
   return Unimplemented(fmt::format(
       "{}:{}:{}: %{} (while): cannot lower: {} (tpusim lowers a while by unrolling it or as an "
       "ISA loop, both of which need a trip count known at compile time: an induction variable "
-      "in the loop state, compared with a constant, incremented by a constant)",
-      m.source_name(), w.location().line, w.location().column, w.name(), why));
+      "in the loop state, compared with a constant, incremented by a constant; to time a "
+      "data-dependent loop give its count: --trip-count {}=N)",
+      m.source_name(), w.location().line, w.location().column, w.name(), why, w.name()));
+}
+
+// The count given for `name` or for the loop it was copied from ("w.it3" -> "w").
+std::optional<int64_t> GivenTripCount(const std::map<std::string, int64_t>& given,
+                                      std::string name) {
+  while (true) {
+    if (auto it = given.find(name); it != given.end()) return it->second;
+    const size_t dot = name.rfind('.');
+    if (dot == std::string::npos || dot == 0) return std::nullopt;
+    name.resize(dot);
+  }
 }
 
 // The trip count of `w`, or the reason it is not known as a located error.
-StatusOr<int64_t> TripCount(const hlo::HloModule& m, const HloInstruction& w) {
+StatusOr<int64_t> TripCount(const hlo::HloModule& m, const HloInstruction& w,
+                            const std::map<std::string, int64_t>& given) {
   const hlo::TripCount t = hlo::KnownTripCount(w);
-  if (!t.trips) return Refuse(m, w, t.reason);
-  return *t.trips;
+  if (t.trips) return *t.trips;
+  if (std::optional<int64_t> n = GivenTripCount(given, w.name())) return *n;
+  return Refuse(m, w, t.reason);
 }
 
 // Replaces `w` in `comp` by `trips` copies of its body.
@@ -112,7 +127,7 @@ StatusOr<bool> WhileLowering::Run(hlo::HloModule& module) {
       if (!inlined) break;
       continue;
     }
-    TPUSIM_ASSIGN_OR_RETURN(int64_t trips, TripCount(module, *w));
+    TPUSIM_ASSIGN_OR_RETURN(int64_t trips, TripCount(module, *w, given_));
     const int64_t size = trips * w->while_body()->instruction_count();
     if (added + size <= max_unrolled_) {
       added += size;

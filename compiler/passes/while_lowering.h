@@ -19,12 +19,19 @@
 //    instructions keep the body's names (made unique). Whiles that a copied body contains, directly
 //    or in a computation it calls (inlined by call-inliner here), are handled in turn, until the
 //    entry computation has no while and no call. Regions nest at most kMaxLoopRegionDepth deep.
-//  * Errors (Unimplemented, naming the while and its file:line:col): a trip count the pattern
-//    cannot find (with the reason), or regions nested too deep.
+//  * A loop whose count the pattern cannot find (a data-dependent loop) takes the count the user
+//    gave for its name (CompileOptions::trip_counts, `--trip-count NAME=N`); the values computed
+//    are then those of N trips.
+//  * Errors (Unimplemented, naming the while and its file:line:col): a trip count neither the
+//    pattern finds nor the user gave (with the reason and the --trip-count remedy), or regions
+//    nested too deep.
 //  * Values are unchanged; the condition is evaluated at compile time only.
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
 
 #include "compiler/pass/hlo_pass.h"
 
@@ -36,13 +43,18 @@ inline constexpr int kMaxLoopRegionDepth = 7;
 
 class WhileLowering : public HloPass {
  public:
-  explicit WhileLowering(int64_t max_unrolled_instructions = 100000)
-      : max_unrolled_(max_unrolled_instructions) {}
+  /// `given_trip_counts`: trip counts for whiles whose count is not known at compile time, by
+  /// while name (--trip-count NAME=N); copies of a loop body keep their loop's original name as a
+  /// prefix ("w.it3", "w.1"), which is matched too.
+  explicit WhileLowering(int64_t max_unrolled_instructions = 100000,
+                         std::map<std::string, int64_t> given_trip_counts = {})
+      : max_unrolled_(max_unrolled_instructions), given_(std::move(given_trip_counts)) {}
   std::string_view name() const override { return "while-lowering"; }
   StatusOr<bool> Run(hlo::HloModule& module) override;
 
  private:
   int64_t max_unrolled_;
+  std::map<std::string, int64_t> given_;
 };
 
 }  // namespace tpusim::compiler

@@ -19,6 +19,8 @@ StatusOr<std::vector<int>> RendezvousMembers(const isa::Program& program,
     }
     std::set<int> s;
     for (auto [a, b] : program.permutations[idx].pairs) s.insert({a, b});
+    // XLA: a device named by no pair takes part in nothing and its output is zeros.
+    if (!s.count(core)) s = {core};
     members.assign(s.begin(), s.end());
   } else {
     uint64_t g = inst.fields[isa::FieldIndex(inst.opcode, "group")];

@@ -157,11 +157,11 @@ tpusim_bad_input_test(exec_endless_wait
 # Resource limits: cycles, wall clock (--max-seconds), check memory.
 tpusim_bad_input_test(run_max_cycles "cycle limit of 100 cycles"
   run tests/golden/tiny_dot_bias_relu/model.hlo --config tiny --max-cycles 100)
-tpusim_bad_input_test(run_max_seconds "wall-clock limit of 0.5 seconds"
+tpusim_bad_input_test(run_max_seconds "wall-clock limit of 0.5 seconds|--max-seconds 0.5: still running"
   run benchmarks/workloads/gemm_bf16_8192.hlo --timing-only --mxu-model pe --max-seconds 0.5)
 tpusim_bad_input_test(run_max_seconds_negative "--max-seconds: expected a number >= 0, got -1"
   run tests/golden/tiny_dot_bias_relu/model.hlo --config tiny --max-seconds -1)
-tpusim_bad_input_test(exec_max_seconds "wall-clock limit of 1e-06 seconds"
+tpusim_bad_input_test(exec_max_seconds "wall-clock limit of 1e-06 seconds|--max-seconds 1e-06: still running"
   exec ${bad}/long_loop.tasm --config tiny --max-seconds 1e-6)
 tpusim_limited_test(run_max_check_bytes_timing_only 0 "more than --max-check-bytes 1000: ran timing-only"
   run tests/golden/tiny_dot_bias_relu/model.hlo --config tiny --max-check-bytes 1000)
@@ -175,10 +175,11 @@ foreach(case unreadable_model unreadable_config unwritable_folder report_missing
   set_tests_properties(cli.file_${case} PROPERTIES LABELS cli TIMEOUT 60 SKIP_RETURN_CODE 77)
 endforeach()
 
-# Interrupted runs leave no partial report/trace/CSV and no temporary file; exit 128 + signal.
+# Interrupted runs leave no partial report/trace/CSV and no temporary file; exit 128 + signal,
+# for every termination signal tpusim handles (common/output_set.h TerminationSignals).
 find_package(Python3 COMPONENTS Interpreter)
 if(Python3_Interpreter_FOUND)
-  foreach(sig INT TERM)
+  foreach(sig INT TERM HUP QUIT USR1 USR2 ALRM)
     add_test(NAME cli.interrupt_sig${sig}
       COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/interrupt_test.py
               $<TARGET_FILE:tpusim> ${sig}
@@ -188,7 +189,7 @@ if(Python3_Interpreter_FOUND)
 endif()
 
 # Nonsense option values.
-tpusim_bad_input_test(run_negative_replicas "--replicas: expected a number >= 0, got -5"
+tpusim_bad_input_test(run_negative_replicas "--replicas: expected a device count from 0 to 1048576, got -5"
   run tests/golden/tiny_dot_bias_relu/model.hlo --config tiny --replicas -5)
 tpusim_bad_input_test(run_negative_max_check_bytes "--max-check-bytes: expected a number >= 0, got -1"
   run tests/golden/tiny_dot_bias_relu/model.hlo --config tiny --max-check-bytes -1)

@@ -51,14 +51,14 @@ case "$case_name" in
     nothing_left "$tmp/ro"
     ;;
   report_missing_folder)
-    expect "$tmp/missing/r.json: cannot write: No such file or directory" \
+    expect "$tmp/missing/r.json: cannot write: no folder $tmp/missing" \
       "$tpusim" run "$model" --config tiny --report "$tmp/missing/r.json"
     [ ! -e "$tmp/missing" ] || fail "$tmp/missing was created"
     nothing_left "$tmp"
     ;;
   report_is_a_folder)
     mkdir "$tmp/out"
-    expect "$tmp/out: cannot write" "$tpusim" run "$model" --config tiny --report "$tmp/out"
+    expect "$tmp/out: is a directory" "$tpusim" run "$model" --config tiny --report "$tmp/out"
     nothing_left "$tmp/out"
     [ "$(ls -A "$tmp")" = out ] || fail "files left in $tmp: $(ls -A "$tmp")"
     ;;

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""interrupt_test.py TPUSIM SIGNAL: an interrupted run leaves no partial output (issue 8).
+"""interrupt_test.py TPUSIM SIGNAL: an interrupted run leaves no partial output (issues 8, 21).
 
 Starts a long `tpusim run` (the 8192^3 bf16 GEMM of benchmarks/workloads, timing-only, on the PE-level
 MXU model: minutes of simulation in little memory) with --report, --trace and --csv in a fresh
-folder, sends SIGNAL (INT or TERM) after it has been running for a while, and checks that
+folder, sends SIGNAL (INT, TERM, HUP, QUIT, USR1, USR2 or ALRM: every termination signal
+tpusim handles) after it has been running for a while, and checks that
 
   - tpusim exits by itself with 128 + SIGNAL (130 for SIGINT): its handler ran, it was not killed;
   - the folder holds no report, no trace, no CSV and no temporary file (WriteFileAtomic's
@@ -22,7 +23,7 @@ import time
 
 def main() -> int:
     tpusim, signame = sys.argv[1], sys.argv[2]
-    signum = {"INT": signal.SIGINT, "TERM": signal.SIGTERM}[signame]
+    signum = getattr(signal, "SIG" + signame)
     with tempfile.TemporaryDirectory(prefix="tpusim_interrupt_") as out_dir:
         outputs = [os.path.join(out_dir, n) for n in ("report.json", "trace.json", "ops.csv")]
         cmd = [tpusim, "run", "benchmarks/workloads/gemm_bf16_8192.hlo", "--config", "tpu-v4",

@@ -8,6 +8,7 @@
 
 #include "compile_test_util.h"
 #include "compiler/hlo/computation.h"
+#include "compiler/hlo/while_loop.h"
 #include "compiler/passes/loop_region.h"
 
 namespace tpusim::compiler {
@@ -354,6 +355,61 @@ TEST(WhileLoweringTest, AllReduceInsideAnIsaLoopMatchesTheEvaluator) {
   EXPECT_EQ(LoopCounts(run->compiled.program), std::vector<uint64_t>{4});
   ASSERT_EQ(run->outputs.size(), 1u);
   EXPECT_LE(testing::WorstError(run->outputs[0], (*want)[0], 1e-6, 1e-6), 1.0);
+}
+
+}  // namespace
+}  // namespace tpusim::compiler
+
+namespace tpusim::compiler {
+namespace {
+
+// The induction variable starts from a computed value (3 * 2 - 4 = 2, through a tuple element and
+// a convert), the limit is a computed expression, and the compare is written limit-first: still a
+// known trip count (for i in [2, 10) step 2: 4 trips), checked against the evaluator.
+TEST(WhileLoweringTest, ComputedStartLimitAndMirroredCompareGiveTheTripCount) {
+  constexpr char kComputed[] = R"(
+HloModule computed
+body {
+  s = (s32[], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = f32[8] get-tuple-element(s), index=1
+  two = s32[] constant(2)
+  n = s32[] add(i, two)
+  y = f32[8] add(x, x)
+  ROOT t = (s32[], f32[8]) tuple(n, y)
+}
+cond {
+  s = (s32[], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  five = s32[] constant(5)
+  lim = s32[] multiply(five, five)
+  fifteen = s32[] constant(15)
+  limit = s32[] subtract(lim, fifteen)
+  ROOT c = pred[] compare(limit, i), direction=GT
+}
+ENTRY e {
+  x = f32[8] parameter(0)
+  three = s64[] constant(3)
+  two = s64[] constant(2)
+  four = s64[] constant(4)
+  p = s64[] multiply(three, two)
+  q = s64[] subtract(p, four)
+  pair = (s64[], f32[8]) tuple(q, x)
+  g = s64[] get-tuple-element(pair), index=0
+  start = s32[] convert(g)
+  init = (s32[], f32[8]) tuple(start, x)
+  w = (s32[], f32[8]) while(init), condition=cond, body=body
+  ROOT r = f32[8] get-tuple-element(w), index=1
+}
+)";
+  auto m = testing::Parse(kComputed);
+  ASSERT_NE(m, nullptr);
+  const hlo::HloInstruction* w = m->entry_computation()->FindInstruction("w");
+  ASSERT_NE(w, nullptr);
+  const hlo::TripCount t = hlo::KnownTripCount(*w);
+  ASSERT_TRUE(t.trips.has_value()) << t.reason;
+  EXPECT_EQ(*t.trips, 4);
+  CheckAgainstEvaluator(kComputed, "tiny", 0, 0);
 }
 
 }  // namespace

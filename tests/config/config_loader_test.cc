@@ -117,7 +117,7 @@ INSTANTIATE_TEST_SUITE_P(
                 "system.topology: system.chips is 4, so the chips need a topology"},
         BadCase{"weight buffers",
                 {"core.mxu.weight_buffers=3"},
-                "core.mxu.weight_buffers: expected 1 or 2, got 3"},
+                "core.mxu.weight_buffers: expected a positive integer at most 2, got 3"},
         BadCase{"no set syntax", {"core.mxu.rows"}, "expected key.path=value"}),
     [](const auto& info) {
       std::string n = info.param.label;

@@ -19,6 +19,7 @@
 #include "isa/encoding.h"
 #include "isa/memory_sizes.h"
 #include "isa/verifier.h"
+#include "tests/fuzz/fuzz_pipeline.h"
 
 namespace tpusim::fuzz {
 namespace {
@@ -55,6 +56,10 @@ std::string_view TargetName(Target target) {
       return "decode";
     case Target::kConfig:
       return "config";
+    case Target::kPipeline:
+      return "pipeline";
+    case Target::kOutputPaths:
+      return "outputs";
   }
   return "?";
 }
@@ -142,6 +147,10 @@ Status RunFuzzTarget(Target target, std::string_view input) {
       return FuzzDecode(input);
     case Target::kConfig:
       return FuzzConfig(input);
+    case Target::kPipeline:
+      return FuzzPipeline(input);
+    case Target::kOutputPaths:
+      return FuzzOutputPaths(input);
   }
   return Internal("unknown fuzz target");
 }

@@ -17,9 +17,9 @@
 namespace tpusim::fuzz {
 
 /// The fuzz targets, by the name used for their corpus and regression folders.
-enum class Target { kHlo, kAsm, kDecode, kConfig };
+enum class Target { kHlo, kAsm, kDecode, kConfig, kPipeline, kOutputPaths };
 
-/// "hlo", "asm", "decode", "config".
+/// "hlo", "asm", "decode", "config", "pipeline", "outputs".
 std::string_view TargetName(Target target);
 
 /// hlo: hlo::ParseHloModule, then hlo::VerifyModule, then (when both succeed) the `tpusim inspect`

@@ -48,7 +48,8 @@ TEST_P(FuzzRegressionTest, EveryKeptInputGivesOkOrACleanError) {
 
 INSTANTIATE_TEST_SUITE_P(Targets, FuzzRegressionTest,
                          ::testing::Values(Target::kHlo, Target::kAsm, Target::kDecode,
-                                           Target::kConfig),
+                                           Target::kConfig, Target::kPipeline,
+                                           Target::kOutputPaths),
                          [](const ::testing::TestParamInfo<Target>& info) {
                            return std::string(TargetName(info.param));
                          });

@@ -1,12 +1,16 @@
 #include "tools/tpusim/cli_util.h"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <charconv>
 #include <cstdlib>
 #include <iostream>
+#include <string_view>
 
+#include "compiler/hlo/sharding.h"
 #include "config/config_loader.h"
+#include "tools/tpusim/limits.h"
 
 namespace tpusim::cli {
 
@@ -34,6 +38,37 @@ CLI::Validator NonNegative() {
       "NUMBER>=0");
 }
 
+CLI::Validator DeviceCount() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        int64_t v = -1;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+        if (text.empty() || ec != std::errc() || end != text.data() + text.size() || v < 0 ||
+            v > hlo::kMaxDevices) {
+          return fmt::format("expected a device count from 0 to {}, got {}", hlo::kMaxDevices,
+                             text);
+        }
+        return "";
+      },
+      "0..1048576");
+}
+
+void AddLimitOptions(CLI::App* cmd, double* max_seconds) {
+  auto bytes = std::make_shared<int64_t>(0);
+  cmd->add_option("--max-memory", *bytes,
+                  "stop with an out-of-memory error (exit 2) past this many bytes of address "
+                  "space, in every phase (0: none)")
+      ->check(NonNegative());
+  cmd->add_option("--max-seconds", *max_seconds,
+                  "stop with an error (exit 2) after this many wall-clock seconds, in every phase: "
+                  "parse, compile, evaluate, interpret, simulate (0: none)")
+      ->check(NonNegative());
+  cmd->parse_complete_callback([bytes, max_seconds] {
+    SetMemoryLimit(*bytes);
+    StartDeadline(*max_seconds);
+  });
+}
+
 void ConfigOptions::AddTo(CLI::App* cmd) {
   config = config::kDefaultConfigName;
   cmd->add_option("-c,--config", config,
@@ -47,25 +82,40 @@ config::ChipConfig ConfigOptions::Load() const {
   return OrFail(config::LoadChipConfig(config, overrides));
 }
 
-StatusOr<std::map<std::string, int64_t>> ParseCustomCallCosts(
-    const std::vector<std::string>& entries) {
+namespace {
+
+// Repeated NAME=COUNT entries with COUNT >= 0; InvalidArgument "FLAG: expected FORM, got ...".
+StatusOr<std::map<std::string, int64_t>> ParseNamedCounts(const std::vector<std::string>& entries,
+                                                          std::string_view flag,
+                                                          std::string_view form) {
   std::map<std::string, int64_t> out;
   for (const std::string& e : entries) {
     const size_t eq = e.rfind('=');
-    int64_t cycles = -1;
+    int64_t count = -1;
     if (eq != std::string::npos && eq > 0 && eq + 1 < e.size()) {
       const char* first = e.data() + eq + 1;
       const char* last = e.data() + e.size();
-      auto [ptr, ec] = std::from_chars(first, last, cycles);
-      if (ec != std::errc() || ptr != last) cycles = -1;
+      auto [ptr, ec] = std::from_chars(first, last, count);
+      if (ec != std::errc() || ptr != last) count = -1;
     }
-    if (cycles < 0) {
-      return InvalidArgument("--custom-call-cost: expected TARGET=CYCLES with CYCLES >= 0, got \"" +
+    if (count < 0) {
+      return InvalidArgument(std::string(flag) + ": expected " + std::string(form) + ", got \"" +
                              e + "\"");
     }
-    out[e.substr(0, eq)] = cycles;
+    out[e.substr(0, eq)] = count;
   }
   return out;
+}
+
+}  // namespace
+
+StatusOr<std::map<std::string, int64_t>> ParseCustomCallCosts(
+    const std::vector<std::string>& entries) {
+  return ParseNamedCounts(entries, "--custom-call-cost", "TARGET=CYCLES with CYCLES >= 0");
+}
+
+StatusOr<std::map<std::string, int64_t>> ParseTripCounts(const std::vector<std::string>& entries) {
+  return ParseNamedCounts(entries, "--trip-count", "NAME=N with N >= 0");
 }
 
 }  // namespace tpusim::cli

@@ -31,6 +31,17 @@ inline void OrFail(const Status& s) {
 /// "--replicas: expected a number >= 0, got -5" (exit 2).
 CLI::Validator NonNegative();
 
+/// A CLI11 check for a count of devices (--replicas, --partitions): an integer from 0 to
+/// hlo::kMaxDevices, checked on the text before it is converted, so no value wraps or saturates:
+/// "--replicas: expected a device count from 0 to 1048576, got 99999999999999999999" (exit 2).
+CLI::Validator DeviceCount();
+
+/// Adds --max-memory BYTES (address-space cap, limits.h SetMemoryLimit) and --max-seconds S
+/// (whole-command watchdog, limits.h StartDeadline) to `cmd`; both apply as soon as the command
+/// line is parsed, so they cover every phase. `max_seconds` receives the value too (the simulator
+/// also checks it, to stop with its own message).
+void AddLimitOptions(CLI::App* cmd, double* max_seconds);
+
 /// --config NAME|PATH (default config::kDefaultConfigName) and repeated --set key.path=value.
 struct ConfigOptions {
   std::string config;
@@ -44,5 +55,9 @@ struct ConfigOptions {
 /// target (compiler::CompileOptions::custom_call_cycles). InvalidArgument naming the bad entry.
 StatusOr<std::map<std::string, int64_t>> ParseCustomCallCosts(
     const std::vector<std::string>& entries);
+
+/// Repeated --trip-count NAME=N: trip counts of data-dependent whiles by name
+/// (compiler::CompileOptions::trip_counts). InvalidArgument naming the bad entry.
+StatusOr<std::map<std::string, int64_t>> ParseTripCounts(const std::vector<std::string>& entries);
 
 }  // namespace tpusim::cli

@@ -11,8 +11,7 @@
 #include <memory>
 
 #include "common/file_util.h"
-#include "compiler/hlo/parser.h"
-#include "compiler/hlo/verifier.h"
+#include "compiler/hlo/load.h"
 #include "tools/tpusim/cli_util.h"
 #include "tools/tpusim/commands.h"
 #include "tools/tpusim/compare.h"
@@ -35,7 +34,8 @@ void RegisterCompareCommand(CLI::App& app) {
   cmd->add_option("model", args->model, "HLO text file (XLA dump)")->required();
   args->config.AddTo(cmd);
   cmd->add_option("--replicas", args->compare.replicas,
-                  "replicas of a data-parallel step (default: the module's replica_count, else 1)");
+                  "replicas of a data-parallel step (default: the module's replica_count, else 1)")
+      ->check(DeviceCount());
   cmd->add_option("--repeat", args->compare.repeat, "timed CPU runs after one warm-up (default 5)");
   cmd->add_option("--threads", args->compare.threads,
                   "CPU threads (default: all hardware threads)");
@@ -49,15 +49,15 @@ void RegisterCompareCommand(CLI::App& app) {
   cmd->add_option("--mxu-model", args->mxu_model, "fast (closed form) or pe (every PE, slow)")
       ->check(CLI::IsMember({"fast", "pe"}));
   cmd->add_option("--max-cycles", args->max_cycles, "stop a simulation with an error past this");
-  cmd->add_option("--max-seconds", args->compare.sim.max_seconds,
-                  "wall-clock limit of each simulation (seconds; 0 = none)");
+  AddLimitOptions(cmd, &args->compare.sim.max_seconds);
   cmd->add_flag("--json", args->json, "print the JSON instead of the tables");
   cmd->add_option("--out", args->out, "also write the JSON to this file");
   cmd->add_option("--csv", args->csv, "write the per-op table as CSV");
   cmd->callback([args] {
-    const std::string text = OrFail(ReadFile(args->model));
-    std::unique_ptr<hlo::HloModule> module = OrFail(hlo::ParseHloModule(text, args->model));
-    OrFail(hlo::VerifyModule(*module, text));
+    OutputSet outputs;  // written together after a complete run, or not at all
+    if (!args->out.empty()) OrFail(outputs.Declare("--out", args->out));
+    if (!args->csv.empty()) OrFail(outputs.Declare("--csv", args->csv));
+    std::unique_ptr<hlo::HloModule> module = OrFail(hlo::LoadHloModule(args->model)).module;
     config::ChipConfig chip = args->config.Load();
     CompareOptions options = args->compare;
     // Range errors here and in RunCompare name the flag (CLI11 2.1's range messages print DBL_MAX).
@@ -72,8 +72,9 @@ void RegisterCompareCommand(CLI::App& app) {
     options.sim.max_cycles = Cycles(args->max_cycles);
     CompareResult r = OrFail(RunCompare(*module, args->model, chip, options));
     const Json json = CompareJson(r);
-    if (!args->out.empty()) OrFail(WriteFileAtomic(args->out, json.Dump()));
-    if (!args->csv.empty()) OrFail(WriteFileAtomic(args->csv, CompareOpsCsv(r)));
+    if (!args->out.empty()) outputs.Set("--out", json.Dump());
+    if (!args->csv.empty()) outputs.Set("--csv", CompareOpsCsv(r));
+    OrFail(outputs.Commit());
     std::cout << (args->json ? json.Dump() + "\n" : CompareText(r, options.top));
     if (r.check.performed && !r.check.passed) {
       throw CLI::RuntimeError(ExitCodeFor(StatusCode::kCheckFailed));

@@ -10,11 +10,13 @@
 #include "common/file_util.h"
 #include "common/json.h"
 #include "compiler/compile.h"
-#include "compiler/hlo/parser.h"
+#include "compiler/hlo/load.h"
+#include "compiler/hlo/verify_devices.h"
 #include "config/slice.h"
 #include "isa/disassembler.h"
 #include "tools/tpusim/cli_util.h"
 #include "tools/tpusim/commands.h"
+#include "tools/tpusim/limits.h"
 
 namespace tpusim::cli {
 namespace {
@@ -39,6 +41,7 @@ Json PlacementJson(const compiler::BufferPlacement& p) {
 void RegisterCompileCommand(CLI::App& app) {
   struct Args {
     std::string input;
+    double max_seconds = 0;
     std::string output;
     ConfigOptions config;
     int64_t replicas = 0;
@@ -57,7 +60,8 @@ void RegisterCompileCommand(CLI::App& app) {
   args->config.AddTo(cmd);
   cmd->add_option("--replicas", args->replicas,
                   "replicas (cores) to compile for (default: the "
-                  "module's replica_count)");
+                  "module's replica_count)")
+      ->check(DeviceCount());
   cmd->add_option("--dump-after", args->dump_after, "print the HLO module after this pass");
   cmd->add_option("--custom-call-cost", args->custom_call_costs,
                   "TARGET=CYCLES: time an unknown custom-call target as CYCLES cycles of its core "
@@ -74,9 +78,20 @@ void RegisterCompileCommand(CLI::App& app) {
                   "write the HBM placement of every parameter and output leaf as JSON");
   cmd->add_flag("--timing-only", args->timing_only,
                 "do not materialize constant values (for modules too big to hold)");
+  AddLimitOptions(cmd, &args->max_seconds);
   cmd->callback([args] {
+    std::string out = args->output;
+    if (out.empty()) {
+      const size_t dot = args->input.rfind('.');
+      const size_t slash = args->input.rfind('/');
+      const bool has_ext = dot != std::string::npos && (slash == std::string::npos || dot > slash);
+      out = (has_ext ? args->input.substr(0, dot) : args->input) + ".tasm";
+    }
+    OutputSet outputs;  // written together after a complete compile, or not at all
+    OrFail(outputs.Declare("-o", out));
+    if (!args->placements.empty()) OrFail(outputs.Declare("--placements", args->placements));
     config::ChipConfig chip = args->config.Load();
-    std::unique_ptr<hlo::HloModule> module = OrFail(hlo::ParseHloModuleFile(args->input));
+    std::unique_ptr<hlo::HloModule> module = OrFail(hlo::LoadHloModule(args->input)).module;
     compiler::CompileOptions options;
     options.num_replicas = args->replicas;
     options.dump_after = args->dump_after;
@@ -86,18 +101,16 @@ void RegisterCompileCommand(CLI::App& app) {
     options.custom_call_cycles = OrFail(ParseCustomCallCosts(args->custom_call_costs));
     const int64_t cores = args->replicas > 0 ? args->replicas : hlo::InferDeviceCount(*module);
     std::string note;
-    chip = OrFail(config::SliceForCores(chip, cores, &note));
+    StatusOr<config::ChipConfig> slice = config::SliceForCores(chip, cores, &note);
+    if (!slice.ok() && args->replicas == 0) {
+      Fail(hlo::LocateDeviceCountError(*module, slice.status()));
+    }
+    chip = OrFail(std::move(slice));
     if (!note.empty()) std::cerr << "tpusim: note: " << note << "\n";
+    SetPhase("compile");
     compiler::CompiledModule compiled = OrFail(compiler::Compile(*module, chip, options));
     if (!args->dump_after.empty()) std::cout << compiled.dump;
-    std::string out = args->output;
-    if (out.empty()) {
-      const size_t dot = args->input.rfind('.');
-      const size_t slash = args->input.rfind('/');
-      const bool has_ext = dot != std::string::npos && (slash == std::string::npos || dot > slash);
-      out = (has_ext ? args->input.substr(0, dot) : args->input) + ".tasm";
-    }
-    OrFail(WriteFileAtomic(out, isa::Disassemble(compiled.program)));
+    outputs.Set("-o", isa::Disassemble(compiled.program));
     if (!args->placements.empty()) {
       Json j = Json::MakeObject();
       Json params = Json::MakeArray(), outs = Json::MakeArray();
@@ -107,8 +120,9 @@ void RegisterCompileCommand(CLI::App& app) {
       j["outputs"] = std::move(outs);
       j["hbm_bytes_used"] = compiled.hbm_bytes_used;
       j["peak_vmem_bytes"] = compiled.peak_vmem_bytes;
-      OrFail(WriteFileAtomic(args->placements, j.Dump()));
+      outputs.Set("--placements", j.Dump());
     }
+    OrFail(outputs.Commit());
     size_t total = 0;
     for (const auto& c : compiled.program.cores) total += c.instructions.size();
     std::cerr << "wrote " << out << ": " << compiled.program.num_cores() << " core(s), " << total

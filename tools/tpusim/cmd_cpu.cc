@@ -11,12 +11,14 @@
 #include "compiler/eval/cpu_run.h"
 #include "tools/tpusim/cli_util.h"
 #include "tools/tpusim/commands.h"
+#include "tools/tpusim/limits.h"
 
 namespace tpusim::cli {
 
 void RegisterCpuCommand(CLI::App& app) {
   struct Args {
     std::string model;
+    double max_seconds = 0;
     hlo::CpuRunOptions options;
     bool json = false;
   };
@@ -24,9 +26,11 @@ void RegisterCpuCommand(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("cpu", "evaluate an HLO module on the host CPU and time it");
   cmd->add_option("model", args->model, "HLO text file")->required();
   cmd->add_option("--replicas", args->options.replicas,
-                  "replicas to evaluate in lockstep (default: the module's replica_count)");
+                  "replicas to evaluate in lockstep (default: the module's replica_count)")
+      ->check(DeviceCount());
   cmd->add_option("--partitions", args->options.partitions,
-                  "partitions per replica (default: the module's num_partitions)");
+                  "partitions per replica (default: the module's num_partitions)")
+      ->check(DeviceCount());
   cmd->add_option(
       "--inputs", args->options.inputs_dir,
       "folder with param_<i>.npy (or replica_<d>/param_<i>.npy); default: random from --seed");
@@ -40,7 +44,9 @@ void RegisterCpuCommand(CLI::App& app) {
   cmd->add_option("--max-bytes", args->options.max_bytes,
                   "largest single value in bytes (default 4 GiB)");
   cmd->add_flag("--json", args->json, "print the result as JSON");
+  AddLimitOptions(cmd, &args->max_seconds);
   cmd->callback([args] {
+    SetPhase("evaluate");
     hlo::CpuRunResult r = OrFail(hlo::RunOnCpu(args->model, args->options));
     if (args->json) {
       std::cout << r.ToJson().Dump() << "\n";

@@ -6,9 +6,13 @@
 // ISA interpreter (the golden semantics), prints the cycle report and the requested memory.
 // `--engine interp` runs the interpreter alone (exact values, no timing). Exit 1 if the simulator
 // and interpreter disagree.
+#include <fmt/format.h>
+
 #include <iostream>
 #include <memory>
 
+#include "common/diagnostic.h"
+#include "common/output_set.h"
 #include "config/slice.h"
 #include "isa/exec.h"
 #include "sim/report/report.h"
@@ -16,8 +20,28 @@
 #include "sim/run_and_check.h"
 #include "tools/tpusim/cli_util.h"
 #include "tools/tpusim/commands.h"
+#include "tools/tpusim/limits.h"
 
 namespace tpusim::cli {
+
+namespace {
+
+// A core count the chip cannot hold, located at the code of the program's highest core (its first
+// instruction's line, e.g. after `.core 65535`) when the program came from assembly text.
+StatusOr<config::ChipConfig> LocateCoreCount(const isa::Program& program,
+                                             StatusOr<config::ChipConfig> slice) {
+  if (slice.ok() || program.source_file.empty()) return slice;
+  for (int c = program.num_cores() - 1; c >= 0; --c) {
+    const isa::CoreProgram& core = program.cores[static_cast<size_t>(c)];
+    if (core.instructions.empty() || core.source_line(0) <= 0) continue;
+    return LocatedError(program.source_file, "", SourceLocation{core.source_line(0), 1},
+                        fmt::format("the program has {} cores (code for core {} starts here): {}",
+                                    program.num_cores(), c, slice.status().message()));
+  }
+  return slice;
+}
+
+}  // namespace
 
 void RegisterExecCommand(CLI::App& app) {
   struct Args {
@@ -50,20 +74,23 @@ void RegisterExecCommand(CLI::App& app) {
                   "interpreter: stop with an error after this many instructions (all cores)");
   cmd->add_option("--max-cycles", args->max_cycles,
                   "simulator: stop with an error past this cycle");
-  cmd->add_option("--max-seconds", args->max_seconds,
-                  "simulator: stop with an error after this many wall-clock seconds (0: none)")
-      ->check(NonNegative());
+  AddLimitOptions(cmd, &args->max_seconds);
   cmd->callback([args] {
+    OutputSet outputs;  // written together after a complete run, or not at all
+    if (!args->report.empty()) OrFail(outputs.Declare("--report", args->report));
+    if (!args->trace.empty()) OrFail(outputs.Declare("--trace", args->trace));
     std::vector<isa::DumpSpec> dumps;
     for (const std::string& d : args->dumps) dumps.push_back(OrFail(isa::ParseDumpSpec(d)));
     isa::Program program = OrFail(isa::LoadProgramFile(args->input));
     config::ChipConfig chip = args->config.Load();
     std::string note;
-    chip = OrFail(config::SliceForCores(chip, program.num_cores(), &note));
+    chip =
+        OrFail(LocateCoreCount(program, config::SliceForCores(chip, program.num_cores(), &note)));
     if (!note.empty()) std::cerr << "tpusim: note: " << note << "\n";
     isa::InterpreterOptions options;
     options.max_instructions = args->max_instructions;
     // The interpreter run verifies the program and produces the dumps.
+    SetPhase("interpret");
     std::string interp_text = OrFail(isa::ExecProgram(program, chip, dumps, options));
     if (args->engine == "interp") {
       std::cout << interp_text;
@@ -74,9 +101,13 @@ void RegisterExecCommand(CLI::App& app) {
     sim_options.max_cycles = Cycles(args->max_cycles);
     sim_options.max_seconds = args->max_seconds;
     sim_options.trace = !args->trace.empty();
+    SetPhase("simulate");
     sim::SimResult result = OrFail(sim::RunAndCheck(chip, program, sim_options));
-    if (!args->report.empty()) OrFail(sim::WriteReportJson(args->report, result, program));
-    if (!args->trace.empty()) OrFail(sim::WriteTrace(args->trace, result, program));
+    if (!args->report.empty()) {
+      outputs.Set("--report", sim::BuildReportJson(result, program).Dump(2));
+    }
+    if (!args->trace.empty()) outputs.Set("--trace", sim::BuildTraceJson(result, program).Dump(0));
+    OrFail(outputs.Commit());
     std::cout << sim::BuildReportTable(result, program);
     std::cout << "check: simulator final state equals the interpreter's\n";
     // The dump lines (after the interpreter's summary line) are the values both engines agree on.

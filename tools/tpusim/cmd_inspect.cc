@@ -5,8 +5,7 @@
 
 #include "common/file_util.h"
 #include "compiler/hlo/inspect.h"
-#include "compiler/hlo/parser.h"
-#include "compiler/hlo/verifier.h"
+#include "compiler/hlo/load.h"
 #include "tools/tpusim/cli_util.h"
 #include "tools/tpusim/commands.h"
 
@@ -23,9 +22,7 @@ void RegisterInspectCommand(CLI::App& app) {
   cmd->add_option("model", args->input, "HLO text file")->required();
   cmd->add_flag("--json", args->json, "print JSON instead of text");
   cmd->callback([args] {
-    const std::string text = OrFail(ReadFile(args->input));
-    std::unique_ptr<hlo::HloModule> module = OrFail(hlo::ParseHloModule(text, args->input));
-    OrFail(hlo::VerifyModule(*module, text));
+    std::unique_ptr<hlo::HloModule> module = OrFail(hlo::LoadHloModule(args->input)).module;
     const hlo::InspectSummary summary = hlo::SummarizeModule(*module);
     if (args->json) {
       std::cout << hlo::InspectToJson(summary).Dump(2) << "\n";

@@ -1,17 +1,18 @@
 // `tpusim run MODEL.hlo [--config C] [--set k=v] [--replicas N] [--partitions P] [--report R.json]
 // [--csv OPS.csv] [--trace T.json] [--check|--no-check] [--timing-only] [--max-check-bytes B]
 // [--max-check-traffic B] [--seed S] [--scaling 1,2,4,8] [--no-megacore]
-// [--custom-call-cost TARGET=CYCLES] [--unroll-budget N] [--mxu-model fast|pe] [--max-cycles N]
+// [--custom-call-cost TARGET=CYCLES] [--trip-count NAME=N] [--unroll-budget N] [--mxu-model fast|pe] [--max-cycles N]
 // [--max-seconds S] [--dump-after PASS] [--json]`: the main job. Compiles the module for the chip,
 // simulates it cycle by cycle and checks every output against the CPU evaluator
 // (tools/tpusim/run_module.h). Exit 0 ok, 1 the check failed (the report is still written), 2 bad
-// input, 3 internal error. Reports are written atomically and only after a complete run.
+// input, 3 internal error. The outputs are written together, and only after a complete run
+// (common/output_set.h).
 #include <iostream>
 #include <memory>
 
 #include "common/file_util.h"
+#include "compiler/hlo/load.h"
 #include "compiler/hlo/parser.h"
-#include "compiler/hlo/verifier.h"
 #include "sim/report/report.h"
 #include "sim/report/trace.h"
 #include "tools/tpusim/cli_util.h"
@@ -29,6 +30,7 @@ void RegisterRunCommand(CLI::App& app) {
     std::string report, csv, trace, mxu_model = "fast";
     bool no_check = false;
     std::vector<std::string> custom_call_costs;
+    std::vector<std::string> trip_counts;
     int64_t partitions = 0;
     bool json = false;
     std::string scaling;
@@ -41,11 +43,11 @@ void RegisterRunCommand(CLI::App& app) {
   args->config.AddTo(cmd);
   cmd->add_option("--replicas", args->run.replicas,
                   "cores running the module (default: the module's replica_count, else 1)")
-      ->check(NonNegative());
+      ->check(DeviceCount());
   cmd->add_option("--partitions", args->partitions,
                   "SPMD partitions: split a module whose sharding= annotations XLA has not "
                   "partitioned yet over N devices (default: the module's num_partitions)")
-      ->check(NonNegative());
+      ->check(DeviceCount());
   cmd->add_option("--scaling", args->scaling,
                   "run at each of these core counts (e.g. 1,2,4,8) and print the scaling table");
   cmd->add_option("--report", args->report, "write the JSON report (docs/report-schema.md)");
@@ -67,12 +69,13 @@ void RegisterRunCommand(CLI::App& app) {
   cmd->add_option("--mxu-model", args->mxu_model, "fast (closed form) or pe (every PE, slow)")
       ->check(CLI::IsMember({"fast", "pe"}));
   cmd->add_option("--max-cycles", args->max_cycles, "stop with an error past this many cycles");
-  cmd->add_option("--max-seconds", args->run.sim.max_seconds,
-                  "stop the simulation with an error after this many wall-clock seconds (0: none)")
-      ->check(NonNegative());
+  AddLimitOptions(cmd, &args->run.sim.max_seconds);
   cmd->add_option("--custom-call-cost", args->custom_call_costs,
                   "TARGET=CYCLES: time an unknown custom-call target as CYCLES cycles of its core "
                   "(repeatable; the run is then timing-only)");
+  cmd->add_option("--trip-count", args->trip_counts,
+                  "NAME=N: run the while NAME, whose trip count depends on data, for N trips "
+                  "(repeatable; the report says which counts were given)");
   cmd->add_flag("--megacore,!--no-megacore", args->run.megacore,
                 "split large dots of a single-device module over the chip's TensorCores when they "
                 "share its HBM (TPU v4/v5p; default on)");
@@ -84,13 +87,18 @@ void RegisterRunCommand(CLI::App& app) {
   cmd->add_option("--dump-after", args->run.dump_after, "print the HLO after this compiler pass");
   cmd->add_flag("--json", args->json, "print the JSON report on stdout instead of the table");
   cmd->callback([args] {
-    const std::string text = OrFail(ReadFile(args->model));
-    std::unique_ptr<hlo::HloModule> module = OrFail(hlo::ParseHloModule(text, args->model));
-    OrFail(hlo::VerifyModule(*module, text));
+    OutputSet outputs;  // written together after a complete run, or not at all
+    if (!args->report.empty()) OrFail(outputs.Declare("--report", args->report));
+    if (!args->csv.empty()) OrFail(outputs.Declare("--csv", args->csv));
+    if (!args->trace.empty()) OrFail(outputs.Declare("--trace", args->trace));
+    hlo::LoadedHloModule loaded = OrFail(hlo::LoadHloModule(args->model));
+    const std::string& text = loaded.text;
+    std::unique_ptr<hlo::HloModule> module = std::move(loaded.module);
     if (args->partitions > 0) module->set_num_partitions(args->partitions);
     config::ChipConfig chip = args->config.Load();
     RunOptions options = args->run;
     options.custom_call_cycles = OrFail(ParseCustomCallCosts(args->custom_call_costs));
+    options.trip_counts = OrFail(ParseTripCounts(args->trip_counts));
     options.sim.mxu_model = OrFail(sim::ParseMxuModelKind(args->mxu_model));
     options.sim.max_cycles = Cycles(args->max_cycles);
     options.sim.trace = !args->trace.empty();
@@ -100,26 +108,24 @@ void RegisterRunCommand(CLI::App& app) {
       r = OrFail(RunModule(*module, chip, options));
     } else {
       // One run per core count; the report and the per-run text are those of the last count.
-      for (int64_t cores : OrFail(ParseCoreCounts(args->scaling))) {
-        std::unique_ptr<hlo::HloModule> m = OrFail(hlo::ParseHloModule(text, args->model));
-        OrFail(RetargetReplicas(*m, cores, args->model, text));
-        options.replicas = cores;
-        options.megacore = false;  // the table counts cores: one per replica
-        r = OrFail(RunModule(*m, chip, options));
-        rows.push_back(ScalingRowOf(r));
-      }
-      ComputeSpeedups(rows);
+      ScalingRuns runs = OrFail(
+          RunScaling(text, args->model, chip, options, OrFail(ParseCoreCounts(args->scaling))));
+      rows = std::move(runs.rows);
+      r = std::move(runs.last);
     }
     if (!options.dump_after.empty()) std::cout << r.compiled.dump;
     Json report = RunReportJson(r, args->model);
     if (!rows.empty()) report["scaling"] = ScalingJson(rows);
-    if (!args->report.empty()) OrFail(WriteFileAtomic(args->report, report.Dump()));
+    if (!args->report.empty()) outputs.Set("--report", report.Dump());
     if (!args->csv.empty()) {
       sim::ReportOptions ropts;
       ropts.hlo_opcodes = r.hlo_opcodes;
-      OrFail(sim::WriteOpsCsv(args->csv, r.sim, r.compiled.program, ropts));
+      outputs.Set("--csv", sim::BuildOpsCsv(r.sim, r.compiled.program, ropts));
     }
-    if (!args->trace.empty()) OrFail(sim::WriteTrace(args->trace, r.sim, r.compiled.program));
+    if (!args->trace.empty()) {
+      outputs.Set("--trace", sim::BuildTraceJson(r.sim, r.compiled.program).Dump(0));
+    }
+    OrFail(outputs.Commit());
     std::string text_out = RunReportText(r, args->model);
     if (!rows.empty()) text_out += ScalingText(rows);
     std::cout << (args->json ? report.Dump() : text_out);

@@ -14,9 +14,11 @@
 
 namespace {
 
-// SIGINT (Ctrl-C) / SIGTERM: remove the temporary file of an output being written, then exit
-// 128 + signal (130 for SIGINT) at once. Outputs are only ever renamed into place complete
-// (WriteFileAtomic), so an interrupted run leaves no partial report, trace or .tmp file.
+// SIGINT (Ctrl-C), SIGTERM, SIGHUP, SIGQUIT, SIGUSR1/2, SIGALRM: remove the temporary files of the
+// outputs being written, then exit 128 + signal (130 for SIGINT) at once. Outputs are committed
+// together at the end of a run with these signals held back (OutputSet::Commit), so an interrupted
+// run leaves either all its outputs or none, and no .tmp file. SIGPIPE is ignored: a closed pipe
+// on stdout or an output is a failed write, reported with exit 2.
 // Async-signal-safe: RemovePendingTemporaryFiles uses only atomics and unlink; then _exit.
 void OnTerminationSignal(int signal_number) {
   tpusim::RemovePendingTemporaryFiles();
@@ -27,12 +29,22 @@ void InstallTerminationHandlers() {
   struct sigaction action {};
   action.sa_handler = OnTerminationSignal;
   sigemptyset(&action.sa_mask);
-  for (int s : {SIGINT, SIGTERM}) {
+  for (int s : tpusim::TerminationSignals()) {
     struct sigaction previous {};
     // A shell starts background jobs with SIGINT ignored; keep that as it is.
     if (::sigaction(s, nullptr, &previous) == 0 && previous.sa_handler == SIG_IGN) continue;
     ::sigaction(s, &action, nullptr);
   }
+  ::signal(SIGPIPE, SIG_IGN);
+}
+
+// Exit code `rc` of a command, made 2 if its standard output could not be written (a full disk,
+// /dev/full, a closed pipe): the user would otherwise believe a report that never arrived.
+int WithStandardOutputChecked(int rc) {
+  const tpusim::Status s = tpusim::FlushStandardOutput();
+  if (s.ok()) return rc;
+  std::cerr << "tpusim: error: " << s.message() << std::endl;
+  return rc == 0 || rc == 1 ? 2 : rc;
 }
 
 }  // namespace
@@ -72,13 +84,14 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
+    return WithStandardOutputChecked(app.exit(e));
   } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
+    return WithStandardOutputChecked(app.exit(e));
   } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
+    return WithStandardOutputChecked(app.exit(e));
   } catch (const CLI::RuntimeError& e) {
-    return e.get_exit_code();  // the subcommand already printed its error
+    // The subcommand already printed its error.
+    return WithStandardOutputChecked(e.get_exit_code());
   } catch (const CLI::ParseError& e) {
     app.exit(e);  // prints the usage error
     return 2;
@@ -86,13 +99,13 @@ int main(int argc, char** argv) {
     // A model or program too big for this machine's memory (or `ulimit -v`): a resource limit of
     // the input, not a bug. Timing-only runs allocate no tensor values (--timing-only).
     std::cerr << "tpusim: error: out of memory: the model's values or its compiled program do "
-                 "not fit this machine's memory (--timing-only allocates no values; the program "
-                 "grows with the number of MXU tiles)"
+                 "not fit this machine's memory or the --max-memory limit (--timing-only "
+                 "allocates no values; the program grows with the number of MXU tiles)"
               << std::endl;
     return 2;
   } catch (const std::exception& e) {
     std::cerr << "tpusim: internal error: " << e.what() << std::endl;
     return 3;
   }
-  return 0;
+  return WithStandardOutputChecked(0);
 }

@@ -10,10 +10,12 @@
 #include "compiler/device_literal.h"
 #include "compiler/eval/evaluator.h"
 #include "compiler/eval/literal.h"
+#include "compiler/hlo/verify_devices.h"
 #include "compiler/passes/spmd_check.h"
 #include "config/schema.h"
 #include "config/slice.h"
 #include "sim/report/report.h"
+#include "tools/tpusim/limits.h"
 
 namespace tpusim::cli {
 namespace {
@@ -204,7 +206,12 @@ StatusOr<RunModuleResult> RunModule(const hlo::HloModule& module, const config::
                                     const RunOptions& options) {
   RunModuleResult r;
   const int64_t cores = options.replicas > 0 ? options.replicas : hlo::InferDeviceCount(module);
-  TPUSIM_ASSIGN_OR_RETURN(r.config, config::SliceForCores(config, cores, &r.slice_note));
+  StatusOr<config::ChipConfig> slice = config::SliceForCores(config, cores, &r.slice_note);
+  if (!slice.ok()) {
+    return options.replicas > 0 ? slice.status()
+                                : hlo::LocateDeviceCountError(module, slice.status());
+  }
+  r.config = std::move(slice).value();
   compiler::CompileOptions copts;
   copts.num_replicas = options.replicas;  // 0: the compiler infers it from the module
   copts.timing_only = options.timing_only;
@@ -212,10 +219,13 @@ StatusOr<RunModuleResult> RunModule(const hlo::HloModule& module, const config::
   copts.megacore = options.megacore;
   copts.max_unrolled_instructions = options.max_unrolled_instructions;
   copts.custom_call_cycles = options.custom_call_cycles;
+  copts.trip_counts = options.trip_counts;
+  SetPhase("compile");
   TPUSIM_ASSIGN_OR_RETURN(r.compiled, compiler::Compile(module, r.config, copts));
   r.replicas = r.compiled.devices;
   // SPMD-partitioned dumps: each core is one (replica, partition) pair for the evaluator.
   const int64_t partitions = std::max<int64_t>(1, module.num_partitions());
+  r.partitions = partitions;
   const int64_t eval_replicas = std::max<int64_t>(1, r.replicas / partitions);
   r.timing_only = options.timing_only;
   if (!r.timing_only && !r.compiled.estimated_custom_calls.empty()) {
@@ -224,6 +234,13 @@ StatusOr<RunModuleResult> RunModule(const hlo::HloModule& module, const config::
         "%{} is a custom-call with a user-given cost (--custom-call-cost) and no known semantics, "
         "so no values are computed: ran timing-only",
         r.compiled.estimated_custom_calls.front());
+  }
+  if (!r.timing_only && !r.compiled.given_trip_counts.empty()) {
+    r.timing_only = true;
+    r.timing_only_reason = fmt::format(
+        "while %{} trips were given by --trip-count (its count depends on data), so the values "
+        "are not those of the module: ran timing-only",
+        r.compiled.given_trip_counts.front());
   }
   const int64_t check_bytes = CheckBytes(module, r.replicas);
   if (!r.timing_only && check_bytes > options.max_check_bytes) {  // values too big to check
@@ -287,6 +304,7 @@ StatusOr<RunModuleResult> RunModule(const hlo::HloModule& module, const config::
 
   sim::SimOptions sopts = options.sim;
   sopts.compute_values = !r.timing_only;
+  SetPhase("simulate");
   TPUSIM_ASSIGN_OR_RETURN(r.sim, sim::Simulator(r.config, sopts).Run(r.compiled.program, inputs));
 
   CheckResult& c = r.check;
@@ -303,6 +321,7 @@ StatusOr<RunModuleResult> RunModule(const hlo::HloModule& module, const config::
   // Reference values: with TPU DEFAULT-precision semantics (checked) and in full f32 (reported).
   std::vector<Literal> want, want_f32;
   for (bool tpu : {true, false}) {
+    SetPhase("evaluate");
     hlo::EvaluatorOptions eo;
     eo.seed = options.seed;
     eo.max_bytes = options.max_check_bytes;
@@ -365,6 +384,7 @@ Json RunReportJson(const RunModuleResult& r, const std::string& model_path) {
   Json j = sim::BuildReportJson(r.sim, r.compiled.program, ropts);
   j["model"] = model_path;
   j["replicas"] = r.replicas;
+  j["partitions"] = r.partitions;
   j["cores_per_device"] = r.compiled.cores_per_device;
   j["slice"] = SliceJson(r.config, r.slice_note);
   j["timing_only"] = r.timing_only;
@@ -372,6 +392,11 @@ Json RunReportJson(const RunModuleResult& r, const std::string& model_path) {
     Json::Array names;
     for (const std::string& n : r.compiled.if_converted_conditionals) names.push_back(Json(n));
     j["if_converted_conditionals"] = Json(std::move(names));
+  }
+  if (!r.compiled.given_trip_counts.empty()) {
+    Json::Array given;
+    for (const std::string& n : r.compiled.given_trip_counts) given.push_back(Json(n));
+    j["trip_counts_given"] = Json(std::move(given));
   }
   j["collectives"] = CollectiveJson(r.sim);
   Json& comp = j["compile"];
@@ -402,7 +427,11 @@ Json RunReportJson(const RunModuleResult& r, const std::string& model_path) {
 std::string RunReportText(const RunModuleResult& r, const std::string& model_path) {
   sim::ReportOptions ropts;
   ropts.hlo_opcodes = r.hlo_opcodes;
-  std::string out = fmt::format("model             {} ({} replica(s){})\n", model_path, r.replicas,
+  const std::string devices =
+      r.partitions > 1 ? fmt::format("{} devices: {} replica(s) x {} partitions", r.replicas,
+                                     r.replicas / r.partitions, r.partitions)
+                       : fmt::format("{} replica(s)", r.replicas);
+  std::string out = fmt::format("model             {} ({}{})\n", model_path, devices,
                                 r.timing_only ? ", timing-only" : "");
   if (!r.slice_note.empty()) out += "note              " + r.slice_note + "\n";
   if (!r.compiled.if_converted_conditionals.empty()) {
@@ -412,6 +441,12 @@ std::string RunReportText(const RunModuleResult& r, const std::string& model_pat
         "branches), so their cycles are an upper bound on a TPU's\n",
         r.compiled.if_converted_conditionals.size(), r.compiled.if_converted_conditionals.front(),
         r.compiled.if_converted_conditionals.size() > 1 ? ", ..." : "");
+  }
+  for (const std::string& given : r.compiled.given_trip_counts) {
+    out += fmt::format(
+        "note              while %{} trips: given by --trip-count (its count depends on data; "
+        "the cycles are those of that many trips)\n",
+        given);
   }
   if (r.compiled.cores_per_device > 1) {
     out += fmt::format(

@@ -40,6 +40,7 @@ struct RunOptions {
   bool megacore = true;    // compiler::CompileOptions::megacore
   int64_t max_unrolled_instructions = 100000;         // CompileOptions::max_unrolled_instructions
   std::map<std::string, int64_t> custom_call_cycles;  // --custom-call-cost TARGET=CYCLES
+  std::map<std::string, int64_t> trip_counts;         // --trip-count NAME=N
   sim::SimOptions sim;
 };
 
@@ -62,6 +63,7 @@ struct RunModuleResult {
   sim::SimResult sim;
   CheckResult check;
   int64_t replicas = 1;
+  int64_t partitions = 1;  // the module's num_partitions (replicas counts every device)
   bool timing_only = false;
   std::string timing_only_reason;        // set when timing-only was chosen automatically
   std::vector<std::string> hlo_opcodes;  // per Program::hlo_names entry

@@ -6,6 +6,7 @@
 #include <charconv>
 
 #include "common/diagnostic.h"
+#include "compiler/hlo/parser.h"
 #include "compiler/hlo/sharding.h"
 
 namespace tpusim::cli {
@@ -59,6 +60,12 @@ StatusOr<std::vector<int64_t>> ParseCoreCounts(std::string_view list) {
           "--scaling {}: expected a comma-separated list of positive core counts, got '{}'", list,
           item));
     }
+    if (v > hlo::kMaxDevices) {
+      return InvalidArgument(
+          fmt::format("--scaling {}: core count {} is more than the {} devices "
+                      "tpusim simulates",
+                      list, v, hlo::kMaxDevices));
+    }
     if (!out.empty() && v <= out.back()) {
       return InvalidArgument(fmt::format("--scaling {}: core counts must increase ({} after {})",
                                          list, v, out.back()));
@@ -101,6 +108,22 @@ Status RetargetReplicas(hlo::HloModule& module, int64_t cores, std::string_view 
   }
   module.set_replica_count(cores);
   return OkStatus();
+}
+
+StatusOr<ScalingRuns> RunScaling(std::string_view source, const std::string& file,
+                                 const config::ChipConfig& chip, RunOptions options,
+                                 const std::vector<int64_t>& core_counts) {
+  ScalingRuns out;
+  for (int64_t cores : core_counts) {
+    TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<hlo::HloModule> m, hlo::ParseHloModule(source, file));
+    TPUSIM_RETURN_IF_ERROR(RetargetReplicas(*m, cores, file, source));
+    options.replicas = cores;
+    options.megacore = false;  // the table counts cores: one per replica
+    TPUSIM_ASSIGN_OR_RETURN(out.last, RunModule(*m, chip, options));
+    out.rows.push_back(ScalingRowOf(out.last));
+  }
+  ComputeSpeedups(out.rows);
+  return out;
 }
 
 ScalingRow ScalingRowOf(const RunModuleResult& r) {

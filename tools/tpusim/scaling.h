@@ -50,6 +50,19 @@ ScalingRow ScalingRowOf(const RunModuleResult& r);
 /// Fills speedup and efficiency of every row from cycles (the first row is the baseline).
 void ComputeSpeedups(std::vector<ScalingRow>& rows);
 
+struct ScalingRuns {
+  std::vector<ScalingRow> rows;  // one per core count, speedups filled
+  RunModuleResult last;          // the last count's run (its report is the one written)
+};
+
+/// The study: parses `source` (the HLO text of `file`) once per count of `core_counts`, retargets
+/// it to that many replicas (RetargetReplicas) and runs it with `options` (replicas = the count,
+/// megacore off: the table counts cores, one per replica). Errors: the parser's, RetargetReplicas',
+/// RunModule's. `tpusim run --scaling` and the Python package's run(scaling=...) both use it.
+StatusOr<ScalingRuns> RunScaling(std::string_view source, const std::string& file,
+                                 const config::ChipConfig& chip, RunOptions options,
+                                 const std::vector<int64_t>& core_counts);
+
 /// [{cores, cycles, seconds, speedup, efficiency, collective_cycles, check}].
 Json ScalingJson(const std::vector<ScalingRow>& rows);
 

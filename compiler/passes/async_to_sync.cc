@@ -1,0 +1,72 @@
+#include "compiler/passes/async_to_sync.h"
+
+#include <optional>
+#include <vector>
+
+#include "compiler/passes/hlo_builder.h"
+
+namespace tpusim::compiler {
+namespace {
+
+using hlo::HloInstruction;
+using hlo::HloOpcode;
+
+// The synchronous opcode of a start/done pair, keyed by the done's opcode and checked against the
+// start's.
+std::optional<HloOpcode> SyncOpcode(HloOpcode done, HloOpcode start) {
+  switch (done) {
+    case HloOpcode::kAllReduceDone:
+      if (start == HloOpcode::kAllReduceStart) return HloOpcode::kAllReduce;
+      break;
+    case HloOpcode::kAllGatherDone:
+      if (start == HloOpcode::kAllGatherStart) return HloOpcode::kAllGather;
+      break;
+    case HloOpcode::kCollectivePermuteDone:
+      if (start == HloOpcode::kCollectivePermuteStart) return HloOpcode::kCollectivePermute;
+      break;
+    case HloOpcode::kCopyDone:
+      if (start == HloOpcode::kCopyStart) return HloOpcode::kCopy;
+      break;
+    case HloOpcode::kAsyncDone:
+      if (start == HloOpcode::kAsyncStart) return HloOpcode::kCall;
+      break;
+    default:
+      break;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+StatusOr<bool> AsyncToSync::Run(hlo::HloModule& module) {
+  bool changed = false;
+  std::vector<hlo::HloComputation*> comps;
+  for (const auto& c : module.computations()) comps.push_back(c.get());
+  for (hlo::HloComputation* comp : comps) {
+    std::vector<HloInstruction*> dones;
+    for (const auto& i : comp->instructions()) {
+      if (i->operand_count() == 1 && i->operand(0)->users().size() == 1 &&
+          SyncOpcode(i->opcode(), i->operand(0)->opcode())) {
+        dones.push_back(i.get());
+      }
+    }
+    for (HloInstruction* done : dones) {
+      HloInstruction* start = done->operand(0);
+      HloBuilder b(comp, done);
+      const HloOpcode op = *SyncOpcode(done->opcode(), start->opcode());
+      // copy-start(x) holds (destination, source, context); the copy reads x. The others keep the
+      // start's operands and attributes; the result is the done's.
+      std::vector<HloInstruction*> operands(start->operands().begin(), start->operands().end());
+      HloInstruction* sync = b.Add(
+          CloneInstructionAs(*start, op, done->shape(), operands, b.UniqueName(done->name())));
+      done->ReplaceAllUsesWith(sync);
+      if (comp->root_instruction() == done) comp->set_root_instruction(sync);
+      comp->RemoveInstruction(done);
+      comp->RemoveInstruction(start);
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+}  // namespace tpusim::compiler

@@ -1,0 +1,117 @@
+#include "compiler/passes/reduce_precision_expander.h"
+
+#include <limits>
+#include <memory>
+#include <vector>
+
+#include "compiler/passes/hlo_builder.h"
+
+namespace tpusim::compiler {
+namespace {
+
+using hlo::HloInstruction;
+using hlo::HloOpcode;
+using hlo::PrimitiveType;
+using hlo::Shape;
+
+constexpr int64_t kF32MantissaBits = 23;
+constexpr int64_t kF32ExponentBits = 8;
+
+bool Expandable(const HloInstruction& r) {
+  if (r.opcode() != HloOpcode::kReducePrecision || !r.shape().IsArray()) return false;
+  const PrimitiveType t = r.shape().element_type();
+  return (t == PrimitiveType::kF32 || t == PrimitiveType::kBF16 || t == PrimitiveType::kF16) &&
+         r.exponent_bits() >= 1 && r.exponent_bits() <= kF32ExponentBits &&
+         r.mantissa_bits() >= 0 && r.mantissa_bits() <= kF32MantissaBits;
+}
+
+class BitOps {
+ public:
+  BitOps(HloBuilder& b, std::vector<int64_t> dims) : b_(b), dims_(std::move(dims)) {}
+  HloInstruction* S32(int64_t v, const char* s) {
+    return b_.Broadcast(b_.ScalarConstant(PrimitiveType::kS32, static_cast<double>(v), s),
+                        Shape(PrimitiveType::kS32, dims_), {}, s);
+  }
+  HloInstruction* Op(HloOpcode op, HloInstruction* a, HloInstruction* c, const char* s) {
+    return b_.Binary(op, a, c, s);
+  }
+  HloInstruction* As(HloInstruction* x, PrimitiveType t, HloOpcode op, const char* s) {
+    auto c = std::make_unique<HloInstruction>(op, Shape(t, dims_), b_.UniqueName(x->name() + s));
+    c->AppendOperand(x);
+    return b_.Add(std::move(c));
+  }
+  HloBuilder& b() { return b_; }
+
+ private:
+  HloBuilder& b_;
+  std::vector<int64_t> dims_;
+};
+
+void Expand(hlo::HloComputation& comp, HloInstruction* r) {
+  HloBuilder b(&comp, r);
+  BitOps o(b, r->shape().dimensions());
+  const int64_t m = r->mantissa_bits(), e = r->exponent_bits();
+  HloInstruction* x = r->operand(0);
+  const PrimitiveType type = x->shape().element_type();
+  if (type != PrimitiveType::kF32) x = o.As(x, PrimitiveType::kF32, HloOpcode::kConvert, ".f32");
+  HloInstruction* bits = o.As(x, PrimitiveType::kS32, HloOpcode::kBitcastConvert, ".bits");
+  if (m < kF32MantissaBits) {
+    const int64_t shift = kF32MantissaBits - m;
+    const int64_t last_bit = int64_t{1} << shift;
+    HloInstruction* last = o.Op(HloOpcode::kAnd,
+                                o.Op(HloOpcode::kShiftRightLogical, bits, o.S32(shift, "shift"),
+                                     "shifted"),
+                                o.S32(1, "one"), "last_bit");
+    HloInstruction* bias = o.Op(HloOpcode::kAdd, last, o.S32((last_bit >> 1) - 1, "half"), "bias");
+    const int64_t mask = static_cast<int32_t>(~static_cast<uint32_t>(last_bit - 1));
+    bits = o.Op(HloOpcode::kAnd, o.Op(HloOpcode::kAdd, bits, bias, "rounded"),
+                o.S32(mask, "truncate"), "truncated");
+  }
+  if (e < kF32ExponentBits) {
+    const int64_t exp_mask = int64_t{0xFF} << kF32MantissaBits;
+    const int64_t bias = (int64_t{1} << (kF32ExponentBits - 1)) - 1;
+    const int64_t reduced_bias = (int64_t{1} << (e - 1)) - 1;
+    HloInstruction* exponent = o.Op(HloOpcode::kAnd, bits, o.S32(exp_mask, "exp_mask"), "exp");
+    HloInstruction* overflow =
+        b.Compare(exponent, o.S32((bias + reduced_bias) << kF32MantissaBits, "max_exp"),
+                  hlo::ComparisonDirection::kGt, "overflows");
+    HloInstruction* underflow =
+        b.Compare(exponent, o.S32((bias - reduced_bias) << kF32MantissaBits, "min_exp"),
+                  hlo::ComparisonDirection::kLe, "underflows");
+    HloInstruction* sign =
+        o.Op(HloOpcode::kAnd, bits, o.S32(std::numeric_limits<int32_t>::min(), "sign_mask"),
+             "sign");
+    HloInstruction* inf = o.Op(HloOpcode::kOr, sign, o.S32(exp_mask, "inf_bits"), "signed_inf");
+    bits = b.Select(overflow, inf, b.Select(underflow, sign, bits, "flushed"), "clamped");
+  }
+  HloInstruction* y = o.As(bits, PrimitiveType::kF32, HloOpcode::kBitcastConvert, ".value");
+  HloInstruction* is_nan = b.Compare(x, x, hlo::ComparisonDirection::kNe, "is_nan");
+  HloInstruction* nan_out =
+      m > 0 ? x
+            : b.Broadcast(b.ScalarConstant(PrimitiveType::kF32,
+                                           std::numeric_limits<double>::infinity(), "inf"),
+                          Shape(PrimitiveType::kF32, r->shape().dimensions()), {}, "inf_b");
+  y = b.Select(is_nan, nan_out, y, "nan_kept");
+  if (type != PrimitiveType::kF32) y = o.As(y, type, HloOpcode::kConvert, ".back");
+  r->ReplaceAllUsesWith(y);
+  comp.RemoveInstruction(r);
+}
+
+}  // namespace
+
+StatusOr<bool> ReducePrecisionExpander::Run(hlo::HloModule& module) {
+  bool changed = false;
+  std::vector<hlo::HloComputation*> comps;
+  for (const auto& c : module.computations()) comps.push_back(c.get());
+  for (hlo::HloComputation* comp : comps) {
+    std::vector<HloInstruction*> todo;
+    for (const auto& i : comp->instructions()) {
+      if (Expandable(*i)) todo.push_back(i.get());
+    }
+    for (HloInstruction* r : todo) Expand(*comp, r);
+    changed = changed || !todo.empty();
+  }
+  return changed;
+}
+
+}  // namespace tpusim::compiler

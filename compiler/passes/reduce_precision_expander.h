@@ -1,0 +1,24 @@
+// reduce-precision-expander: rewrites `reduce-precision(x), exponent_bits=E, mantissa_bits=M` on
+// f32 (bf16 and f16 operands through f32) into integer ops on the value's bits, which the VPU runs
+// — XLA's own expansion (the elemental IR emitter's EmitReducePrecisionIR):
+//  * M < 23: round the mantissa to M bits, to nearest even: bits += ((bits >> (23 - M)) & 1) +
+//    (2^(22 - M) - 1), then clear the low 23 - M bits;
+//  * E < 8: exponents above the reduced format's maximum become infinity (sign kept), exponents at
+//    or below its minimum become zero (sign kept; XLA flushes the reduced format's denormals);
+//  * NaN inputs stay NaN (M > 0) or become infinity (M = 0), as XLA.
+// Values: bit for bit XLA's. E = 8 (bf16-style emulation) equals tpusim's evaluator; for E < 8 the
+// evaluator keeps the reduced format's denormals where XLA flushes them (the check may flag them).
+// Other element types are left for the lowering to report by name.
+#pragma once
+
+#include "compiler/pass/hlo_pass.h"
+
+namespace tpusim::compiler {
+
+class ReducePrecisionExpander : public HloPass {
+ public:
+  std::string_view name() const override { return "reduce-precision-expander"; }
+  StatusOr<bool> Run(hlo::HloModule& module) override;
+};
+
+}  // namespace tpusim::compiler

@@ -1,0 +1,195 @@
+"""JAX front end: simulate a JAX function on a modelled TPU.
+
+    import jax, tpusim.jax
+    report = tpusim.jax.simulate(train_step, params, batch, config="tpu-v2-8")
+
+The function is lowered by JAX itself — ``jax.jit(fn).lower(*example_args)`` — to HLO text before
+any XLA optimization (the form tpusim compiles for its chip the way XLA's TPU backend would), and
+run with :func:`tpusim.run`. Three forms keep their parallelism:
+
+* a plain or ``jax.jit`` function: one device (one TensorCore; on chips whose TensorCores share
+  HBM, a megacore);
+* a ``jax.pmap`` function: JAX 0.5+ lowers pmap to a fully manual ``shard_map`` whose body is the
+  per-device program (inputs ``[1, ...]``, collectives over every device). The body becomes the
+  module's entry and runs on as many replicas as the mapped axis has — what XLA's SPMD
+  partitioner does with a fully manual computation;
+* a function whose inputs or ``in_shardings`` are ``NamedSharding(mesh, PartitionSpec(...))`` on a
+  ``jax.sharding.Mesh`` (JAX's ``xs.mark_sharding``): the module keeps its ``sharding=``
+  annotations and tpusim's SPMD partitioner splits it over ``mesh.size`` partitions.
+
+The inputs tpusim simulates are its own deterministic ones (``seed``) with the example arguments'
+shapes and dtypes; the example values only fix the shapes. :func:`lower` returns the HLO without
+running it.
+
+Errors: :class:`tpusim.FrontEndError` when JAX cannot lower the function (JAX's message follows);
+:class:`tpusim.UnsupportedError` for a partially manual ``shard_map`` (only some mesh axes
+manual); the errors of :func:`tpusim.run` after that.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from .api import run
+from .errors import FrontEndError, UnsupportedError
+from .report import Report
+
+
+@dataclass(frozen=True)
+class LoweredModule:
+    """An HLO module as tpusim will run it."""
+
+    text: str  #: HLO text (pre-optimization)
+    replicas: int  #: devices running it as replicas (pmap), 1 otherwise
+    partitions: int  #: SPMD partitions (a Mesh's size), 1 otherwise
+    form: str  #: "single", "pmap" or "spmd"
+
+
+_COMPUTATION_RE = re.compile(r"^(ENTRY\s+)?(%?[\w.\-]+)\s*(\([^\n]*\))?[^\n]*\{\s*$", re.M)
+_MESH_RE = re.compile(r'xla\.sdy\.meshes=\{[^}]*?#sdy\.mesh<\[([^\]]*)\]>')
+_AXIS_RE = re.compile(r'"([^"]+)"\s*=\s*(\d+)')
+
+
+def _split_computations(text: str) -> Tuple[str, List[Tuple[str, bool, str]]]:
+    """(header line, [(name, is_entry, full text)]) of an HLO module's text."""
+    lines = text.splitlines()
+    header = next((l for l in lines if l.startswith("HloModule")), "")
+    comps: List[Tuple[str, bool, str]] = []
+    current: List[str] = []
+    name, entry = "", False
+    for line in lines:
+        if not current:
+            m = _COMPUTATION_RE.match(line)
+            if m:
+                name, entry, current = m.group(2).lstrip("%"), bool(m.group(1)), [line]
+            continue
+        current.append(line)
+        if line.startswith("}"):
+            comps.append((name, entry, "\n".join(current)))
+            current = []
+    return header, comps
+
+
+def _mesh_axes(header: str) -> Dict[str, int]:
+    m = _MESH_RE.search(header)
+    return {a: int(n) for a, n in _AXIS_RE.findall(m.group(1))} if m else {}
+
+
+def manual_body_module(text: str) -> Tuple[str, int]:
+    """The per-device program of a module whose entry is one fully manual ``shard_map`` (JAX's
+    pmap): the ``xla.sdy.manual_computation_body`` becomes the entry and the module runs on
+    ``devices`` replicas (the product of the mesh's axes). Returns ``(text, devices)``.
+
+    Raises:
+      UnsupportedError: several manual computations, or some mesh axes not manual.
+    """
+    header, comps = _split_computations(text)
+    bodies = [c for c in comps if c[0].startswith("xla.sdy.manual_computation_body")]
+    if len(bodies) != 1:
+        raise UnsupportedError(
+            f"tpusim.jax: expected one shard_map body (pmap), found {len(bodies)}; "
+            "nested or several shard_maps are not supported"
+        )
+    axes = _mesh_axes(header)
+    manual = re.findall(r"manual_axes\{([^}]*)\}", text)
+    manual_names = {a.strip().strip('\\"') for group in manual for a in group.split(",") if a}
+    if axes and manual_names != set(axes):
+        raise UnsupportedError(
+            f"tpusim.jax: shard_map is manual over {sorted(manual_names)} but the mesh has axes "
+            f"{sorted(axes)}; partially manual computations are not supported"
+        )
+    devices = 1
+    for n in axes.values():
+        devices *= n
+    name = re.match(r"HloModule\s+([\w.\-]+)", header)
+    out = [f"HloModule {name.group(1) if name else 'pmap'}, replica_count={devices}", ""]
+    for cname, is_entry, ctext in comps:
+        if is_entry:
+            continue
+        if cname == bodies[0][0]:
+            ctext = "ENTRY " + ctext
+        out += [ctext, ""]
+    return "\n".join(out), devices
+
+
+def _lowered(fn: Callable[..., Any], args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Any:
+    import jax
+
+    target = fn if hasattr(fn, "lower") else jax.jit(fn)
+    try:
+        return target.lower(*args, **kwargs)
+    except Exception as e:  # JAX raises many types; all mean "could not lower"
+        raise FrontEndError(f"tpusim.jax: JAX could not lower {_name(fn)}: {e}") from e
+
+
+def _name(fn: Any) -> str:
+    return getattr(fn, "__name__", None) or getattr(fn, "__qualname__", None) or repr(fn)
+
+
+def _hlo_text(lowered: Any) -> str:
+    try:
+        return lowered.compiler_ir("hlo").as_hlo_text()
+    except Exception:  # older or newer JAX: the text form of the same module
+        return lowered.as_text(dialect="hlo")
+
+
+def lower(fn: Callable[..., Any], *example_args: Any, **example_kwargs: Any) -> LoweredModule:
+    """Lowers ``fn(*example_args, **example_kwargs)`` with JAX and returns the module tpusim runs.
+
+    Raises:
+      FrontEndError: JAX could not trace or lower the function.
+      UnsupportedError: a partially manual shard_map.
+    """
+    lowered = _lowered(fn, example_args, example_kwargs)
+    text = _hlo_text(lowered)
+    header = text.splitlines()[0] if text else ""
+    if "xla.sdy.manual_computation_body" in text:
+        body, devices = manual_body_module(text)
+        return LoweredModule(body, replicas=devices, partitions=1, form="pmap")
+    axes = _mesh_axes(header)
+    if axes and "sharding={" in text:
+        devices = 1
+        for n in axes.values():
+            devices *= n
+        if devices > 1:
+            return LoweredModule(text, replicas=1, partitions=devices, form="spmd")
+    return LoweredModule(text, replicas=1, partitions=1, form="single")
+
+
+def simulate(
+    fn: Callable[..., Any],
+    *example_args: Any,
+    config: Any = None,
+    static_kwargs: Optional[Dict[str, Any]] = None,
+    **run_kwargs: Any,
+) -> Report:
+    """Lowers a JAX function with JAX and simulates it with tpusim.
+
+    Args:
+      fn: a function of JAX arrays (plain, ``jax.jit``-ed or ``jax.pmap``-ed; sharded inputs or
+        ``in_shardings`` on a Mesh run partitioned).
+      example_args: arguments fixing the shapes and dtypes (any pytree of arrays).
+      config: a :class:`tpusim.Config`, a config name or path (default ``tpu-v4``).
+      static_kwargs: keyword arguments passed to ``fn`` when lowering.
+      run_kwargs: passed to :func:`tpusim.run` (``timing_only``, ``check``, ``seed``, ...);
+        ``replicas`` / ``partitions`` default to what the function's form says.
+
+    Returns:
+      The :class:`tpusim.Report`; its ``model`` is ``<jax:NAME>``.
+
+    Raises:
+      FrontEndError, UnsupportedError (see :func:`lower`) and the errors of :func:`tpusim.run`.
+    """
+    module = lower(fn, *example_args, **(static_kwargs or {}))
+    run_kwargs.setdefault("name", f"<jax:{_name(fn)}>")
+    return run_lowered(module, config=config, **run_kwargs)
+
+
+def run_lowered(module: LoweredModule, config: Any = None, **run_kwargs: Any) -> Report:
+    """Runs a :class:`LoweredModule` with :func:`tpusim.run`: ``replicas`` defaults to the pmap's
+    devices, ``partitions`` to the Mesh's size."""
+    run_kwargs.setdefault("replicas", module.replicas if module.form == "pmap" else 0)
+    run_kwargs.setdefault("partitions", module.partitions if module.form == "spmd" else 0)
+    return run(module.text, config=config, **run_kwargs)

@@ -1,0 +1,68 @@
+// fuzz_standalone TARGET SECONDS SEED_FILE... — the structure-aware fuzz targets without libFuzzer
+// (issue 21; this machine has no clang). TARGET: pipeline (MutateHlo over the seeds, 1 to 4
+// mutations stacked) or outputs (random scripts for FuzzOutputPaths). Runs until SECONDS of wall
+// time have passed; prints executions, distinct outcomes (status code + the message's first 40
+// characters: a rough measure of the behaviours reached, not code coverage) and stops with exit 1
+// at the first Internal status, writing the input to fuzz-finding-<n>.
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/file_util.h"
+#include "tests/fuzz/fuzz_entry_points.h"
+#include "tests/fuzz/fuzz_pipeline.h"
+
+int main(int argc, char** argv) {
+  using namespace tpusim;
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: fuzz_standalone pipeline|outputs SECONDS [SEED_FILE...]\n");
+    return 2;
+  }
+  const std::string target = argv[1];
+  const double seconds = std::atof(argv[2]);
+  std::vector<std::string> seeds;
+  for (int i = 3; i < argc; ++i) {
+    StatusOr<std::string> text = ReadFile(argv[i]);
+    if (text.ok()) seeds.push_back(*text);
+  }
+  if (target == "pipeline" && seeds.empty()) {
+    std::fprintf(stderr, "fuzz_standalone: no seeds\n");
+    return 2;
+  }
+  std::mt19937 rng(12345);
+  const auto start = std::chrono::steady_clock::now();
+  long executions = 0;
+  std::set<std::string> outcomes;
+  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() <
+         seconds) {
+    std::string input;
+    Status status;
+    if (target == "pipeline") {
+      input = seeds[rng() % seeds.size()];
+      const int rounds = 1 + static_cast<int>(rng() % 4);
+      for (int r = 0; r < rounds; ++r) input = fuzz::MutateHlo(input, rng());
+      status = fuzz::FuzzPipeline(input);
+    } else {
+      input.resize(rng() % 32);
+      for (char& c : input) c = static_cast<char>(rng());
+      status = fuzz::FuzzOutputPaths(input);
+    }
+    ++executions;
+    outcomes.insert(std::string(StatusCodeName(status.code())) + ": " +
+                    status.message().substr(0, 40));
+    if (status.code() == StatusCode::kInternal) {
+      const std::string name = "fuzz-finding-" + std::to_string(executions);
+      std::ofstream(name, std::ios::binary) << input;
+      std::printf("finding after %ld executions (%s): %s\n", executions, name.c_str(),
+                  status.message().c_str());
+      return 1;
+    }
+  }
+  std::printf("%s: %ld executions in %.0f s, %zu distinct outcomes, no finding\n", target.c_str(),
+              executions, seconds, outcomes.size());
+  return 0;
+}
