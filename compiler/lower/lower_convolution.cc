@@ -143,8 +143,10 @@ class DirectConvEmitter {
   DirectConvEmitter(CoreEmitter& em, const config::ChipConfig& config, const HloInstruction& inst,
                     const hlo::DirectConvolution& p, const ConvBlocks& b,
                     std::vector<PassParts> passes, const HbmBuffer& lhs, const HbmBuffer& kernel,
-                    const HbmBuffer& out, bool oi, bool int_path, ConvEpilogue epilogue)
+                    const HbmBuffer& out, bool oi, bool int_path, ConvEpilogue epilogue,
+                    isa::Activation act)
       : epilogue_(std::move(epilogue)),
+        act_(act),
         em_(em),
         inst_(inst),
         p_(p),
@@ -444,7 +446,7 @@ class DirectConvEmitter {
                                .dst = out + static_cast<uint64_t>(nt * O_.elem_bytes()),
                                .stride = static_cast<uint64_t>(nc),
                                .dtype = O_.dtype,
-                               .act = isa::Activation::kNone});
+                               .act = act_});
     }
   }
 
@@ -473,6 +475,7 @@ class DirectConvEmitter {
   }
 
   const ConvEpilogue epilogue_;
+  const isa::Activation act_;  // applied by the pops (Lowerer::FoldPopActivation)
   CoreEmitter& em_;
   const HloInstruction& inst_;
   const hlo::DirectConvolution& p_;
@@ -888,17 +891,22 @@ Status Lowerer::LowerDirectConvolution(const HloInstruction& inst,
   const bool oi = cd.kernel_input_feature_dimension == rank - 1;
   const HbmBuffer& L = Buffer(inst.operand(0));
   const HbmBuffer& Wt = Buffer(inst.operand(1));
-  const HbmBuffer& O = Buffer(&inst);
+  const HbmBuffer& D = Buffer(&inst);
   bool int_path = false;
   TPUSIM_ASSIGN_OR_RETURN(const std::vector<PassParts> passes,
-                          ConvPasses(inst, config_, L.dtype, Wt.dtype, O.dtype, &int_path));
-  if (O.elements() == 0) return OkStatus();
-  const int64_t le = L.elem_bytes(), re = Wt.elem_bytes(), oe = O.elem_bytes();
-  // Pop-time fusion: a third of VMEM is kept for the epilogue's blocks, as in the dot kernel.
+                          ConvPasses(inst, config_, L.dtype, Wt.dtype, D.dtype, &int_path));
+  if (D.elements() == 0) return OkStatus();
+  // Pop-time fusion: a third of VMEM is kept for the epilogue's blocks, as in the dot kernel; an
+  // activation-only epilogue runs in the pops instead (FoldPopActivation).
   const std::vector<const HloInstruction*>* epilogue_ops = nullptr;
+  std::optional<PopActivation> pop_act;
   if (auto it = groups_.epilogue_of_dot.find(&inst); it != groups_.epilogue_of_dot.end()) {
     epilogue_ops = &it->second;
+    pop_act = FoldPopActivation(inst, *epilogue_ops);
+    if (pop_act) epilogue_ops = nullptr;
   }
+  const HbmBuffer& O = pop_act ? Buffer(pop_act->last) : D;
+  const int64_t le = L.elem_bytes(), re = Wt.elem_bytes(), oe = O.elem_bytes();
   const int64_t vmem = (em_.vmem_free() - 8 * 64) * (epilogue_ops != nullptr ? 2 : 3) / 3;
   std::optional<ConvBlocks> blocks =
       ChooseConvBlocks(p, config_, le, re, oe, oi, vmem, double_buffer_);
@@ -932,8 +940,11 @@ Status Lowerer::LowerDirectConvolution(const HloInstruction& inst,
     };
   }
   DirectConvEmitter kernel(em_, config_, inst, p, *blocks, passes, L, Wt, O, oi, int_path,
-                           run_epilogue);
+                           run_epilogue, pop_act ? pop_act->act : isa::Activation::kNone);
   TPUSIM_RETURN_IF_ERROR(kernel.Run());
+  if (pop_act) {
+    for (const HloInstruction* m : groups_.epilogue_of_dot.at(&inst)) epilogue_done_.insert(m);
+  }
   if (epi) {
     TPUSIM_RETURN_IF_ERROR(FinishEpilogue(inst, *epi));
     em_.Wait(kStoreFlag, epi->pending_stores);

@@ -136,11 +136,90 @@ StatusOr<DotBlocks> ChooseDotBlocks(const hlo::HloInstruction& inst,
 
 }  // namespace
 
+namespace {
+
+// The scalar value of a constant (or a broadcast of one); nullopt otherwise.
+std::optional<double> ScalarConstant(const HloInstruction* x) {
+  if (x->opcode() == hlo::HloOpcode::kBroadcast) x = x->operand(0);
+  if (x->opcode() != hlo::HloOpcode::kConstant || x->shape().ElementCount() != 1) {
+    return std::nullopt;
+  }
+  const hlo::LiteralValues& v = x->literal();
+  if (v.elided) return std::nullopt;
+  if (!v.float_values.empty()) return v.float_values[0];
+  if (!v.int_values.empty()) return static_cast<double>(v.int_values[0]);
+  return std::nullopt;
+}
+
+bool OnlyUser(const HloInstruction* x, const HloInstruction* user) {
+  return x->users().size() == 1 && x->users()[0] == user && x != x->parent()->root_instruction();
+}
+
+}  // namespace
+
+std::optional<Lowerer::PopActivation> Lowerer::FoldPopActivation(
+    const HloInstruction& dot, const std::vector<const HloInstruction*>& ops) const {
+  if (ops.empty() || ops.size() > 2 || !OnlyUser(&dot, ops[0])) return std::nullopt;
+  const HloInstruction* a = ops[0];
+  const isa::DType rt = Buffer(&dot).dtype;
+  const bool int_result = rt == isa::DType::kS32;
+  PopActivation pa;
+  const auto zero = [](const HloInstruction* x) {
+    const auto v = ScalarConstant(x);
+    return v && *v == 0.0;
+  };
+  switch (a->opcode()) {
+    case hlo::HloOpcode::kMaximum:
+      if (!((a->operand(0) == &dot && zero(a->operand(1))) ||
+            (a->operand(1) == &dot && zero(a->operand(0))))) {
+        return std::nullopt;
+      }
+      pa.act = isa::Activation::kRelu;
+      break;
+    case hlo::HloOpcode::kClamp: {
+      const auto hi = ScalarConstant(a->operand(2));
+      if (!int_result || a->operand(1) != &dot || !zero(a->operand(0)) || !hi || *hi != 127.0 ||
+          ops.size() != 2) {
+        return std::nullopt;
+      }
+      pa.act = isa::Activation::kRelu;
+      break;
+    }
+    case hlo::HloOpcode::kTanh:
+    case hlo::HloOpcode::kLogistic:
+      if (int_result || a->operand(0) != &dot) return std::nullopt;
+      pa.act = a->opcode() == hlo::HloOpcode::kTanh ? isa::Activation::kTanh
+                                                    : isa::Activation::kLogistic;
+      break;
+    default:
+      return std::nullopt;
+  }
+  if (Buffer(a).dtype != rt) return std::nullopt;
+  pa.dtype = rt;
+  pa.last = a;
+  if (ops.size() == 2) {
+    const HloInstruction* c = ops[1];
+    const isa::DType ct = Buffer(c).dtype;
+    const bool requant = int_result && ct == isa::DType::kS8;
+    const bool narrow = rt == isa::DType::kF32 && ct == isa::DType::kBF16;
+    if (c->opcode() != hlo::HloOpcode::kConvert || c->operand(0) != a || !OnlyUser(a, c) ||
+        !(requant || narrow)) {
+      return std::nullopt;
+    }
+    // clamp(0, x, 127) -> s8 equals relu with the pop's saturation; maximum(x, 0) -> s8 wraps
+    // above 127 in XLA's convert, which the pop's saturation does not reproduce.
+    if (requant && a->opcode() != hlo::HloOpcode::kClamp) return std::nullopt;
+    pa.dtype = ct;
+    pa.last = c;
+  }
+  return pa;
+}
+
 Status Lowerer::LowerDot(const HloInstruction& inst) {
   const auto& dn = inst.dot_dimension_numbers();
   const HbmBuffer& L = Buffer(inst.operand(0));
   const HbmBuffer& Rb = Buffer(inst.operand(1));
-  const HbmBuffer& O = Buffer(&inst);
+  const HbmBuffer& D = Buffer(&inst);
   const bool batched = !dn.lhs_batch_dimensions.empty();
   const size_t rank = batched ? 3 : 2;
   if (L.dims.size() != rank || Rb.dims.size() != rank ||
@@ -161,13 +240,13 @@ Status Lowerer::LowerDot(const HloInstruction& inst) {
   using isa::DType;
   const auto is_float = [](DType t) { return t == DType::kF32 || t == DType::kBF16; };
   bool int_path = false;
-  if (L.dtype == DType::kS8 && Rb.dtype == DType::kS8 && O.dtype == DType::kS32) {
+  if (L.dtype == DType::kS8 && Rb.dtype == DType::kS8 && D.dtype == DType::kS32) {
     int_path = true;
-  } else if (!(is_float(L.dtype) && is_float(Rb.dtype) && is_float(O.dtype))) {
+  } else if (!(is_float(L.dtype) && is_float(Rb.dtype) && is_float(D.dtype))) {
     return Unsupported(inst,
                        fmt::format("dot of {} x {} -> {} (the MXU takes f32/bf16 operands "
                                    "with f32/bf16 results, or s8 x s8 -> s32)",
-                                   isa::Name(L.dtype), isa::Name(Rb.dtype), isa::Name(O.dtype)));
+                                   isa::Name(L.dtype), isa::Name(Rb.dtype), isa::Name(D.dtype)));
   }
   if (!int_path && !config_.core.mxu.bf16) {
     return Unsupported(
@@ -192,7 +271,6 @@ Status Lowerer::LowerDot(const HloInstruction& inst) {
   const auto& mxu = config_.core.mxu;
   const int64_t R = mxu.rows, C = mxu.cols, nm = std::max<int64_t>(1, mxu.count);
   const int64_t acc_rows = mxu.accumulator_rows > 0 ? mxu.accumulator_rows : (int64_t{1} << 20);
-  const int64_t le = L.elem_bytes(), re = Rb.elem_bytes(), oe = O.elem_bytes();
   // Pop-time fusion (fusion.h, AddDotEpilogues): a third of VMEM is kept for the epilogue's
   // operand and result blocks.
   const std::vector<const HloInstruction*>* epilogue_ops = nullptr;
@@ -200,6 +278,15 @@ Status Lowerer::LowerDot(const HloInstruction& inst) {
       it != groups_.epilogue_of_dot.end() && share.parts == 1 && megacore_.rank == 0) {
     epilogue_ops = &it->second;
   }
+  // TPU v1's Activate: an activation-only epilogue runs in the pops (FoldPopActivation), which
+  // then store straight into the activation's buffer. Not with a K split, whose pops are partials.
+  std::optional<PopActivation> pop_act;
+  if (epilogue_ops != nullptr && (nm == 1 || N > C)) {
+    pop_act = FoldPopActivation(inst, *epilogue_ops);
+    if (pop_act) epilogue_ops = nullptr;
+  }
+  const HbmBuffer& O = pop_act ? Buffer(pop_act->last) : D;
+  const int64_t le = L.elem_bytes(), re = Rb.elem_bytes(), oe = O.elem_bytes();
   const int64_t V = (em_.vmem_free() - 3 * 64) * (epilogue_ops != nullptr ? 2 : 3) / 3;
 
   // K split: when the whole N fits one array's columns (N <= C) but the core has several MXUs,
@@ -358,7 +445,7 @@ Status Lowerer::LowerDot(const HloInstruction& inst) {
                                  .dst = out + static_cast<uint64_t>(nt * oe),
                                  .stride = static_cast<uint64_t>(nc),
                                  .dtype = O.dtype,
-                                 .act = isa::Activation::kNone});
+                                 .act = pop_act ? pop_act->act : isa::Activation::kNone});
       }
     }
     return OkStatus();
@@ -472,6 +559,9 @@ Status Lowerer::LowerDot(const HloInstruction& inst) {
   }
   em_.Wait(kOutFlag0, store_count[0]);
   em_.Wait(kOutFlag0 + 1, store_count[1]);
+  if (pop_act) {
+    for (const HloInstruction* m : groups_.epilogue_of_dot.at(&inst)) epilogue_done_.insert(m);
+  }
   if (epi) {
     TPUSIM_RETURN_IF_ERROR(FinishEpilogue(inst, *epi));
     em_.Wait(kStoreFlag, epi->pending_stores);

@@ -181,6 +181,18 @@ class Lowerer {
                                                  int64_t Mc, int64_t Nc);
   /// Runs the epilogue on the popped [mc, nc] block at VMEM `block` (rows m0.. of batch b of an
   /// [.., M, N] result, columns n0..) and stores the results read elsewhere.
+  /// TPU v1's Activate, which later TPUs keep on the MXU result path: an epilogue that is only an
+  /// activation of the result — maximum(D, 0), tanh(D) or logistic(D), optionally followed by a
+  /// convert of f32 to bf16; or, for an s32 result, clamp(0, D, 127) or maximum(D, 0) followed by
+  /// a convert to s8 (requantization: the pop saturates to [-128, 127]) — runs in mxu.pop itself
+  /// (`act`, `dtype`) and stores straight into `last`'s buffer. nullopt for any other epilogue.
+  struct PopActivation {
+    isa::Activation act = isa::Activation::kNone;
+    isa::DType dtype = isa::DType::kF32;
+    const hlo::HloInstruction* last = nullptr;
+  };
+  std::optional<PopActivation> FoldPopActivation(
+      const hlo::HloInstruction& dot, const std::vector<const hlo::HloInstruction*>& ops) const;
   /// After a kernel's last block: folds the init value into the column reductions' running
   /// results and stores them.
   Status FinishEpilogue(const hlo::HloInstruction& dot, Epilogue& ep);

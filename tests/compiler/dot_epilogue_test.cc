@@ -68,8 +68,49 @@ ENTRY e {
 )",
                                    "tiny", 1e-2, 1e-2);
   EXPECT_EQ(testing::InstructionsTagged(run.compiled.program, "t", isa::Opcode::kDmaHbmToVmem), 0);
-  EXPECT_EQ(testing::InstructionsTagged(run.compiled.program, "d", isa::Opcode::kDmaVmemToHbm),
-            0);  // never stored
+  // tanh and the bf16 convert run in the pops (TPU v1's Activate, FoldPopActivation): every pop
+  // applies tanh, and the stores write the bf16 result only — the f32 dot is never stored.
+  int pops = 0, tanh_pops = 0;
+  int64_t stored = 0;
+  for (const isa::Instruction& i : run.compiled.program.cores[0].instructions) {
+    if (i.opcode == isa::Opcode::kMxuPop) {
+      ++pops;
+      tanh_pops += i.As<isa::op::MxuPop>().act == isa::Activation::kTanh;
+      EXPECT_EQ(i.As<isa::op::MxuPop>().dtype, isa::DType::kBF16);
+    } else if (i.opcode == isa::Opcode::kDmaVmemToHbm) {
+      const auto d = i.As<isa::op::DmaVmemToHbm>();
+      stored += static_cast<int64_t>(d.n0 * d.n1 * d.n2 * d.elem_bytes);
+    }
+  }
+  EXPECT_GT(pops, 0);
+  EXPECT_EQ(tanh_pops, pops);
+  EXPECT_EQ(stored, 3 * 40 * 36 * 2);
+}
+
+// TPU v1's requantization: clamp(0, x, 127) then a convert to s8 is the pop's relu with s8
+// saturation, stored straight as s8.
+TEST(DotEpilogueTest, Int8RequantizationRunsInThePops) {
+  auto run = CheckAgainstEvaluator(R"(
+HloModule requant
+ENTRY e {
+  x = s8[96,40] parameter(0)
+  w = s8[40,24] parameter(1)
+  d = s32[96,24] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  lo = s32[] constant(0)
+  hi = s32[] constant(127)
+  r = s32[96,24] clamp(lo, d, hi)
+  ROOT q = s8[96,24] convert(r)
+}
+)",
+                                   "tpu-v1", 0, 0);
+  int relu_s8_pops = 0;
+  for (const isa::Instruction& i : run.compiled.program.cores[0].instructions) {
+    if (i.opcode != isa::Opcode::kMxuPop) continue;
+    const auto p = i.As<isa::op::MxuPop>();
+    relu_s8_pops += p.act == isa::Activation::kRelu && p.dtype == isa::DType::kS8;
+  }
+  EXPECT_GT(relu_s8_pops, 0);
+  EXPECT_EQ(testing::InstructionsTagged(run.compiled.program, "r"), 0);  // no kernel of its own
 }
 
 // Without fusion the same module is one kernel per op; the values are the same.
