@@ -55,7 +55,8 @@ struct ConvBlocks {
   int nband = 1;                   // band buffers (3: the next band loads while two are read)
   int nweights = 1;                // weight buffers (2 when the kernel is reloaded)
   bool double_acc = false;         // two accumulator sets
-  int64_t mc() const { return bh * bw; }
+  int64_t bn = 1;                  // whole images per M block (> 1 only when an image is one block)
+  int64_t mc() const { return bn * bh * bw; }
 };
 
 int64_t BandExtent(int64_t outputs, int64_t stride, int64_t taps, int64_t dilation) {
@@ -65,7 +66,7 @@ int64_t BandExtent(int64_t outputs, int64_t stride, int64_t taps, int64_t dilati
 // VMEM bytes of `b` for element sizes le (input), re (kernel), oe (output).
 int64_t ConvVmemBytes(const ConvBlocks& b, const hlo::DirectConvolution& p, int64_t le, int64_t re,
                       int64_t oe, bool oi) {
-  const int64_t band = b.band_h * b.band_w * b.cc * le + 64;
+  const int64_t band = b.bn * b.band_h * b.band_w * b.cc * le + 64;
   const int64_t weights = p.KH * p.KW * b.cc * b.nc * re + 64;
   return b.nband * band + b.nweights * weights * (oi ? 2 : 1) + 2 * (b.mc() * b.nc * oe + 64);
 }
@@ -75,7 +76,7 @@ int64_t ConvVmemBytes(const ConvBlocks& b, const hlo::DirectConvolution& p, int6
 ConvBlocks GrowBands(ConvBlocks b, const hlo::DirectConvolution& p, int64_t le, int64_t re,
                      int64_t oe, bool oi, int64_t vmem) {
   b.band_rows = b.bh;
-  if (b.bw < p.OW) return b;
+  if (b.bw < p.OW || b.bn > 1) return b;
   for (int64_t f = 2; f <= 16 && b.band_rows < p.OH; f *= 2) {
     ConvBlocks g = b;
     g.band_rows = std::min(p.OH, b.bh * f);
@@ -111,12 +112,17 @@ std::optional<ConvBlocks> ChooseConvBlocks(const hlo::DirectConvolution& p,
           if (rows < 1) continue;
           b.bw = std::min(p.OW, rows);
           b.bh = b.bw < p.OW ? 1 : std::min(p.OH, rows / p.OW);
+          // Small images: several whole images per block, so each weight tile is loaded once
+          // for all of them (what bounds TPU v1's CNNs, whose weights stream from DDR3).
+          b.bn = b.bh == p.OH ? std::max<int64_t>(1, std::min(p.N, rows / (p.OH * p.OW))) : 1;
           while (true) {
             b.band_h = BandExtent(b.bh, p.wh.stride, p.KH, p.wh.window_dilation);
             b.band_w = BandExtent(b.bw, p.ww.stride, p.KW, p.ww.window_dilation);
             if (ConvVmemBytes(b, p, le, re, oe, oi) <= vmem)
               return GrowBands(b, p, le, re, oe, oi, vmem);
-            if (b.bh > 1) {
+            if (b.bn > 1) {
+              b.bn = b.bn / 2;
+            } else if (b.bh > 1) {
               b.bh = b.bh / 2;
             } else if (b.bw > 8) {
               b.bw = b.bw / 2;
@@ -203,6 +209,7 @@ class DirectConvEmitter {
     int64_t n, oh0, ow0, n0, acc0, index;
   };
 
+  int64_t Bn(const Step& s) const { return std::min(b_.bn, p_.N - s.n); }
   int64_t Bh(const Step& s) const { return std::min(b_.bh, p_.OH - s.oh0); }
   int64_t Bw(const Step& s) const { return std::min(b_.bw, p_.OW - s.ow0); }
   int64_t Nc(int64_t n0) const { return std::min(b_.nc, p_.O - n0); }
@@ -231,7 +238,8 @@ class DirectConvEmitter {
   }
 
   Status Allocate() {
-    band_bytes_ = (b_.band_h * b_.band_w * b_.cc * L_.elem_bytes() + 63) / 64 * 64;
+    image_band_bytes_ = b_.band_h * b_.band_w * b_.cc * L_.elem_bytes();
+    band_bytes_ = (b_.bn * image_band_bytes_ + 63) / 64 * 64;
     w_bytes_ = (p_.KH * p_.KW * b_.cc * b_.nc * W_.elem_bytes() + 63) / 64 * 64;
     out_bytes_ = (b_.mc() * b_.nc * O_.elem_bytes() + 63) / 64 * 64;
     TPUSIM_ASSIGN_OR_RETURN(band0_, Alloc(b_.nband * band_bytes_, "input bands"));
@@ -244,7 +252,7 @@ class DirectConvEmitter {
   }
 
   void BuildSteps() {
-    for (int64_t n = 0; n < p_.N; ++n) {
+    for (int64_t n = 0; n < p_.N; n += b_.bn) {
       for (int64_t oh0 = 0; oh0 < p_.OH; oh0 += b_.bh) {
         const int64_t band_oh0 = oh0 / b_.band_rows * b_.band_rows;
         for (int64_t ow0 = 0; ow0 < p_.OW; ow0 += b_.bw) {
@@ -284,6 +292,7 @@ class DirectConvEmitter {
     return s;
   }
 
+  // The band of each image of the block (image i at band + i * image_band_bytes_).
   StatusOr<int64_t> LoadBand(const Step& st) {
     const int64_t out_rows = std::min(b_.band_rows, p_.OH - st.band_oh0);
     const int64_t rows = BandExtent(out_rows, p_.wh.stride, p_.KH, p_.wh.window_dilation);
@@ -293,10 +302,12 @@ class DirectConvEmitter {
     const int64_t cc = Cc(st.c0), le = L_.elem_bytes();
     const uint64_t band = Band(st.band_ver);
     if (hs.holes || ws.holes) {
-      em_.Emit(isa::op::VpuFill{.dtype = L_.dtype,
-                                .dst = band,
-                                .count = static_cast<uint64_t>(rows * b_.band_w * cc),
-                                .value = 0});
+      const int64_t image = image_band_bytes_ / le;
+      em_.Emit(isa::op::VpuFill{
+          .dtype = L_.dtype,
+          .dst = band,
+          .count = static_cast<uint64_t>((Bn(st) - 1) * image + rows * b_.band_w * cc),
+          .value = 0});
     }
     if (hs.hi < hs.lo || ws.hi < ws.lo) return int64_t{0};
     const int64_t r0 = hs.lo * p_.wh.base_dilation + p_.wh.padding_low - st.band_oh0 * p_.wh.stride;
@@ -305,11 +316,18 @@ class DirectConvEmitter {
     const std::vector<int64_t> ss{p_.W * p_.C * le, p_.C * le, le};
     const std::vector<int64_t> ds{p_.wh.base_dilation * b_.band_w * cc * le,
                                   p_.ww.base_dilation * cc * le, le};
-    const uint64_t src =
-        L_.address +
-        static_cast<uint64_t>((((st.n * p_.H + hs.lo) * p_.W + ws.lo) * p_.C + st.c0) * le);
-    const uint64_t dst = band + static_cast<uint64_t>((r0 * b_.band_w + q0) * cc * le);
-    return em_.Dma(isa::Opcode::kDmaHbmToVmem, src, ss, dst, ds, dims, le, kConvLoadFlag);
+    int64_t n = 0;
+    for (int64_t i = 0; i < Bn(st); ++i) {
+      const uint64_t src =
+          L_.address +
+          static_cast<uint64_t>(((((st.n + i) * p_.H + hs.lo) * p_.W + ws.lo) * p_.C + st.c0) * le);
+      const uint64_t dst =
+          band + static_cast<uint64_t>(i * image_band_bytes_ + (r0 * b_.band_w + q0) * cc * le);
+      TPUSIM_ASSIGN_OR_RETURN(int64_t d, em_.Dma(isa::Opcode::kDmaHbmToVmem, src, ss, dst, ds, dims,
+                                                 le, kConvLoadFlag));
+      n += d;
+    }
+    return n;
   }
 
   // The kernel block [KH, KW, Cc, Nc] of features c0.., outputs n0.. ("oi": into the staging
@@ -358,7 +376,7 @@ class DirectConvEmitter {
   // Per K tile of the chunk and N tile: load_weights, then one matmul per output row of the block
   // reading the band at the tap's offset; all taps accumulate into the block's accumulator rows.
   void EmitTaps(const Step& st, int64_t acc0) {
-    const int64_t cc = Cc(st.c0), nc = Nc(st.n0), bh = Bh(st), bw = Bw(st);
+    const int64_t cc = Cc(st.c0), nc = Nc(st.n0), bh = Bh(st), bw = Bw(st), bn = Bn(st);
     const int64_t le = L_.elem_bytes(), re = W_.elem_bytes();
     const uint64_t band = Band(st.band_ver), w = Weights(st.w_ver);
     for (const hlo::ConvKTile& t : p_.k_tiles) {
@@ -381,13 +399,15 @@ class DirectConvEmitter {
               .dtype = W_.dtype,
               .transpose = false,
               .part = passes_[q].rhs});
-          for (int64_t r = 0; r < bh; ++r) {
+          for (int64_t r = 0; r < bn * bh; ++r) {
+            const int64_t image = r / bh;
             const int64_t band_row =
-                (st.oh0 - st.band_oh0 + r) * p_.wh.stride + t.kh * p_.wh.window_dilation;
+                (st.oh0 - st.band_oh0 + r % bh) * p_.wh.stride + t.kh * p_.wh.window_dilation;
             const int64_t band_col = t.kw * p_.ww.window_dilation;
             em_.Emit(isa::op::MxuMatmul{
                 .mxu = unit,
                 .lhs = band + static_cast<uint64_t>(
+                                  image * image_band_bytes_ +
                                   ((band_row * b_.band_w + band_col) * cc + t.c0 - st.c0) * le),
                 .stride = static_cast<uint64_t>(p_.ww.stride * cc),
                 .m = static_cast<uint64_t>(bw),
@@ -431,7 +451,7 @@ class DirectConvEmitter {
 
   void Pop(const Block& bl) {
     const Step probe{bl.n, bl.oh0, bl.ow0, bl.n0, 0, 0, false, false, 0, 0};
-    const int64_t mc = Bh(probe) * Bw(probe), nc = Nc(bl.n0);
+    const int64_t mc = Bn(probe) * Bh(probe) * Bw(probe), nc = Nc(bl.n0);
     const int o = static_cast<int>(bl.index % 2);
     em_.Wait(kOutFlag0 + static_cast<uint64_t>(o), store_count_[o]);
     store_count_[o] = 0;
@@ -452,7 +472,8 @@ class DirectConvEmitter {
 
   Status Store(const Block& bl) {
     const Step probe{bl.n, bl.oh0, bl.ow0, bl.n0, 0, 0, false, false, 0, 0};
-    const int64_t bh = Bh(probe), bw = Bw(probe), nc = Nc(bl.n0), oe = O_.elem_bytes();
+    // Several images per block only when each is whole: their rows are contiguous in the output.
+    const int64_t bh = Bn(probe) * Bh(probe), bw = Bw(probe), nc = Nc(bl.n0), oe = O_.elem_bytes();
     const int o = static_cast<int>(bl.index % 2);
     if (epilogue_) {
       const int64_t m0 = (bl.n * p_.OH + bl.oh0) * p_.OW + bl.ow0;
@@ -486,7 +507,7 @@ class DirectConvEmitter {
   const HbmBuffer& O_;
   const bool oi_, int_path_;
   const int64_t C_, nm_;
-  int64_t band_bytes_ = 0, w_bytes_ = 0, out_bytes_ = 0;
+  int64_t image_band_bytes_ = 0, band_bytes_ = 0, w_bytes_ = 0, out_bytes_ = 0;
   uint64_t band0_ = 0, w0_ = 0, stage0_ = 0, out0_ = 0;
   std::vector<Step> steps_;
   std::optional<Block> pending_pop_, pending_store_;
