@@ -65,7 +65,8 @@ ElementwiseGroups FormElementwiseGroups(const hlo::HloModule& module, size_t max
   };
   for (const auto& up : module.entry_computation()->instructions()) {
     const HloInstruction* inst = up.get();
-    if (HasNoCode(*inst)) continue;
+    // Virtual broadcasts emit no code either: their readers load the source vector themselves.
+    if (HasNoCode(*inst) || IsVirtualBroadcast(*inst)) continue;
     if (!IsFusible(*inst)) {
       close();
       continue;

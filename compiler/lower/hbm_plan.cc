@@ -51,8 +51,9 @@ isa::Broadcast VirtualBroadcastKind(const hlo::HloInstruction& inst) {
   const hlo::Shape& in = inst.operand(0)->shape();
   const hlo::Shape& out = inst.shape();
   const int64_t rank = out.rank();
-  // Rows/columns small enough that one of them always fits VMEM next to the other operands.
-  constexpr int64_t kMaxVector = 16384;
+  // Rows/columns small enough that one of them always fits VMEM next to the other operands:
+  // 2^18 elements (1 MiB of f32 per operand row; a vocabulary-sized row of 32316 qualifies).
+  constexpr int64_t kMaxVector = int64_t{1} << 18;
   Broadcast kind = Broadcast::kNone;
   std::vector<int64_t> leading(static_cast<size_t>(std::max<int64_t>(rank - 1, 0)));
   for (size_t i = 0; i < leading.size(); ++i) leading[i] = static_cast<int64_t>(i);
