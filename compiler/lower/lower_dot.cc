@@ -44,6 +44,7 @@ int InputBuffers(int nbuf) { return nbuf > 1 ? 3 : 1; }
 // A canonical dot's sizes: batch B, [M,K] x [K,N], element bytes of LHS, RHS and result.
 struct DotShape {
   int64_t B, M, K, N, le, re, oe;
+  int64_t lhs_copies = 1;  // 2 for a KM LHS: its blocks are staged before the XLU transposes them
 };
 
 // HBM-level blocks: an LHS chunk [Mc, Kc], a weight chunk [Kc, Nc] and a result block [Mc, Nc],
@@ -88,7 +89,7 @@ StatusOr<DotBlocks> ChooseDotBlocks(const hlo::HloInstruction& inst,
         while (Mc >= 1) {
           const int64_t nin = InputBuffers(nbuf);
           const int64_t room = vmem - nbuf * Mc * Nc * d.oe - Mc * partial_bytes_per_row;
-          Kc = room > 0 ? std::min(d.K, room / (nin * (Mc * d.le + Nc * d.re))) : 0;
+          Kc = room > 0 ? std::min(d.K, room / (nin * (Mc * d.le * d.lhs_copies + Nc * d.re))) : 0;
           if (Kc < d.K) Kc = Kc / R * R;
           if (ksplit > 1 && Kc < d.K) Kc = 0;
           if (Kc >= std::min(d.K, R)) break;
@@ -223,13 +224,15 @@ Status Lowerer::LowerDot(const HloInstruction& inst) {
   const bool batched = !dn.lhs_batch_dimensions.empty();
   const size_t rank = batched ? 3 : 2;
   if (L.dims.size() != rank || Rb.dims.size() != rank ||
-      dn.rhs_contracting_dimensions.size() != 1) {
+      dn.rhs_contracting_dimensions.size() != 1 || dn.lhs_contracting_dimensions.size() != 1) {
     return Internal("dot %" + inst.name() + " is not in canonical form (run canonicalize first)");
   }
+  // KM: the LHS is [B,K,M]; its blocks are loaded as [kc, mc] and transposed on the XLU.
+  const bool km = dn.lhs_contracting_dimensions[0] == static_cast<int64_t>(rank) - 2;
   const bool nk = dn.rhs_contracting_dimensions[0] == static_cast<int64_t>(rank) - 1;
   const int64_t B = batched ? L.dims[0] : 1;
-  const int64_t M = L.dims[rank - 2];
-  const int64_t K = L.dims[rank - 1];
+  const int64_t M = km ? L.dims[rank - 1] : L.dims[rank - 2];
+  const int64_t K = km ? L.dims[rank - 2] : L.dims[rank - 1];
   // Megacore: this core computes result columns [n_lo, n_lo + N) of the N_all.
   const int64_t N_all = nk ? Rb.dims[rank - 2] : Rb.dims[rank - 1];
   const ColumnShare share = DotColumnShare(N_all);
@@ -294,13 +297,18 @@ Status Lowerer::LowerDot(const HloInstruction& inst) {
   // popped (f32/s32) and added on the VPU — otherwise all but one MXU would idle.
   const int64_t ksplit =
       (N <= C && nm > 1 && K * N * re <= V / 2) ? std::min(nm, CeilDiv(K, R)) : 1;
-  TPUSIM_ASSIGN_OR_RETURN(const DotBlocks bl,
-                          ChooseDotBlocks(inst, config_, DotShape{B, M, K, N, le, re, oe}, V,
-                                          double_buffer_ ? 2 : 1, ksplit));
+  TPUSIM_ASSIGN_OR_RETURN(
+      const DotBlocks bl,
+      ChooseDotBlocks(inst, config_, DotShape{B, M, K, N, le, re, oe, km ? 2 : 1}, V,
+                      double_buffer_ ? 2 : 1, ksplit));
   const int64_t Kc = bl.Kc, Nc = bl.Nc, Mc = bl.Mc, tpm = bl.tiles_per_mxu;
   const int nbuf = bl.nbuf;
   const int nin = InputBuffers(nbuf);
   TPUSIM_ASSIGN_OR_RETURN(uint64_t lhs_v0, Vmem(inst, nin * Mc * Kc * le, "LHS blocks"));
+  uint64_t stage_v0 = 0;  // KM: [kc, mc] blocks as loaded, before the XLU transpose
+  if (km) {
+    TPUSIM_ASSIGN_OR_RETURN(stage_v0, Vmem(inst, nin * Mc * Kc * le, "LHS staging"));
+  }
   TPUSIM_ASSIGN_OR_RETURN(uint64_t rhs_v0, Vmem(inst, nin * Kc * Nc * re, "weight blocks"));
   TPUSIM_ASSIGN_OR_RETURN(uint64_t out_v0, Vmem(inst, nbuf * Mc * Nc * oe, "result blocks"));
   uint64_t partials = 0;  // ksplit x [Mc, N] partial sums (4-byte accumulator words)
@@ -359,7 +367,16 @@ Status Lowerer::LowerDot(const HloInstruction& inst) {
     const int64_t mc = std::min(Mc, M - st.m0), kc = std::min(Kc, K - st.k0);
     const int64_t nc = std::min(Nc, N - st.n0);
     int64_t n = 0;
-    if (st.load_lhs) {
+    if (st.load_lhs && km) {
+      const std::vector<int64_t> dims{kc, mc}, ss{M * le, le}, ds{mc * le, le};
+      TPUSIM_ASSIGN_OR_RETURN(
+          int64_t d,
+          em_.Dma(isa::Opcode::kDmaHbmToVmem,
+                  L.address + static_cast<uint64_t>(((st.b * K + st.k0) * M + st.m0) * le), ss,
+                  stage_v0 + static_cast<uint64_t>((st.lhs_ver % nin) * Mc * Kc * le), ds, dims, le,
+                  kDotLoadFlag));
+      n += d;
+    } else if (st.load_lhs) {
       const std::vector<int64_t> dims{mc, kc}, ss{K * le, le}, ds{kc * le, le};
       TPUSIM_ASSIGN_OR_RETURN(
           int64_t d,
@@ -492,6 +509,14 @@ Status Lowerer::LowerDot(const HloInstruction& inst) {
     em_.Wait(kDotLoadFlag, loads_pending);
     loads_pending = 0;
     const uint64_t lhs = lhs_buf(st.lhs_ver), rhs = rhs_buf(st.rhs_ver);
+    if (km && st.load_lhs) {
+      em_.Emit(isa::op::XluTranspose{
+          .dtype = L.dtype,
+          .dst = lhs,
+          .src = stage_v0 + static_cast<uint64_t>((st.lhs_ver % nin) * Mc * Kc * le),
+          .rows = static_cast<uint64_t>(kc),
+          .cols = static_cast<uint64_t>(mc)});
+    }
     if (i + 1 < steps.size() && nin > 1) {
       TPUSIM_ASSIGN_OR_RETURN(loads_pending, issue_loads(steps[i + 1]));
     }

@@ -131,7 +131,8 @@ bool IsCanonicalDot(const HloInstruction* dot) {
     return false;
   }
   const int64_t rc = dn.rhs_contracting_dimensions[0];
-  return dn.lhs_contracting_dimensions[0] == rank - 1 && (rc == rank - 2 || rc == rank - 1) &&
+  const int64_t lc = dn.lhs_contracting_dimensions[0];
+  return (lc == rank - 1 || lc == rank - 2) && (rc == rank - 2 || rc == rank - 1) &&
          dot->shape().rank() == rank;
 }
 
@@ -153,11 +154,19 @@ void CanonicalizeDot(HloComputation& comp, HloInstruction* dot) {
   const bool batched = !dn.lhs_batch_dimensions.empty();
   const std::string base = dot->name();  // a copy: `dot` is removed below
 
-  // LHS -> [B,M,K].
+  // LHS -> [B,M,K], or [B,K,M] when it already is (contracting before free dimensions): the dot
+  // kernel transposes such LHS blocks on the XLU in VMEM, as XLA's TPU backend does, instead of a
+  // whole-array transpose through HBM.
   std::vector<int64_t> lperm =
       Concat(dn.lhs_batch_dimensions, lfree, dn.lhs_contracting_dimensions);
-  if (!IsIdentity(lperm)) lhs = MakeTranspose(comp, lhs, lperm, dot, base + ".lhs_transpose");
+  const bool lhs_km =
+      !IsIdentity(lperm) &&
+      IsIdentity(Concat(dn.lhs_batch_dimensions, dn.lhs_contracting_dimensions, lfree));
+  if (!IsIdentity(lperm) && !lhs_km) {
+    lhs = MakeTranspose(comp, lhs, lperm, dot, base + ".lhs_transpose");
+  }
   std::vector<int64_t> ldims = batched ? std::vector<int64_t>{b, m, k} : std::vector<int64_t>{m, k};
+  if (lhs_km) ldims = batched ? std::vector<int64_t>{b, k, m} : std::vector<int64_t>{k, m};
   if (lhs->shape().dimensions() != ldims) {
     lhs = MakeReshape(comp, lhs, Shape(ls.element_type(), ldims), dot, base + ".lhs_reshape");
   }
@@ -194,7 +203,7 @@ void CanonicalizeDot(HloComputation& comp, HloInstruction* dot) {
     ndn.lhs_batch_dimensions = {0};
     ndn.rhs_batch_dimensions = {0};
   }
-  ndn.lhs_contracting_dimensions = {rank - 1};
+  ndn.lhs_contracting_dimensions = {lhs_km ? rank - 2 : rank - 1};
   ndn.rhs_contracting_dimensions = {use_nk ? rank - 1 : rank - 2};
   nd->mutable_precision_config() = dot->precision_config();
   nd->mutable_frontend_attributes() = dot->frontend_attributes();

@@ -7,7 +7,9 @@
 //  * Guarantees, for every dot after the pass (every computation):
 //      lhs = [B,M,K] with lhs_batch_dims={0}, lhs_contracting_dims={2}   (or [M,K], contracting
 //      {1},
-//            when the dot has no batch dimensions),
+//            when the dot has no batch dimensions), or [B,K,M] with lhs_contracting_dims={1}
+//            ([K,M] {0}) when the operand already has its contracting dimensions before its free
+//            ones ("KM": the dot kernel transposes LHS blocks on the XLU in VMEM),
 //      rhs = [B,K,N] with rhs_contracting_dims={1}  ("KN")  or  [B,N,K] with
 //      rhs_contracting_dims={2}
 //            ("NK", the MXU loads such a weight tile with load_weights transpose=1, so no XLU

@@ -116,8 +116,9 @@ ENTRY e {
   EXPECT_EQ(Count(*m, HloOpcode::kTranspose), 0);
 }
 
-TEST(CanonicalizeTest, ContractingLhsDimZeroGetsTranspose) {
-  // x^T . g (a weight gradient): lhs contracting dim 0 -> explicit transpose to [M,K].
+TEST(CanonicalizeTest, ContractingLhsDimZeroStaysKm) {
+  // x^T . g (a weight gradient): lhs contracting dim 0 stays [K,M] (the "KM" form: the dot kernel
+  // transposes LHS blocks on the XLU in VMEM), no whole-array transpose.
   auto m = CanonicalizeAndCheck(R"(
 HloModule m
 ENTRY e {
@@ -125,12 +126,27 @@ ENTRY e {
   x = f32[8,5] parameter(1)
   ROOT d = f32[3,5] dot(g, x), lhs_contracting_dims={0}, rhs_contracting_dims={0}
 })",
+                                false);  // already canonical
+  ASSERT_NE(m, nullptr);
+  const HloInstruction* dot = FindDot(*m);
+  EXPECT_EQ(dot->operand(0)->opcode(), HloOpcode::kParameter);
+  EXPECT_EQ(dot->dot_dimension_numbers().lhs_contracting_dimensions, std::vector<int64_t>{0});
+  EXPECT_EQ(dot->name(), "d") << "the MXU dot keeps the user's name";
+}
+
+TEST(CanonicalizeTest, LhsWithFreeDimsOutOfOrderGetsTranspose) {
+  // Contracting dimension between two free ones: neither [M,K] nor [K,M] -> explicit transpose.
+  auto m = CanonicalizeAndCheck(R"(
+HloModule m
+ENTRY e {
+  g = f32[3,8,2] parameter(0)
+  x = f32[8,5] parameter(1)
+  ROOT d = f32[3,2,5] dot(g, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})",
                                 true);
   ASSERT_NE(m, nullptr);
   const HloInstruction* dot = FindDot(*m);
-  ExpectCanonical(dot, {3, 8}, {8, 5}, 0);
-  EXPECT_EQ(dot->operand(0)->opcode(), HloOpcode::kTranspose);
-  EXPECT_EQ(dot->name(), "d") << "the MXU dot keeps the user's name";
+  ExpectCanonical(dot, {6, 8}, {8, 5}, 0);
 }
 
 TEST(CanonicalizeTest, BatchDimsInTheMiddle) {

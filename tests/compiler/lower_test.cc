@@ -351,6 +351,26 @@ ENTRY e {
                         GetParam(), 1e-5, 1e-5);
 }
 
+// A dot whose LHS has its contracting dimensions first (a weight gradient x^T . g, or a batched
+// dot contracting a middle dimension) keeps that layout; the kernel transposes LHS blocks on the
+// XLU in VMEM (canonicalize's "KM" form).
+TEST_P(LowerTest, KmLhsDotsTransposeBlocksOnTheXlu) {
+  const testing::RunResult run = CheckAgainstEvaluator(R"(
+HloModule m
+ENTRY e {
+  a = bf16[300,70] parameter(0)
+  b = bf16[300,90] parameter(1)
+  c = bf16[2,3,7,5,16] parameter(2)
+  w = bf16[2,3,7,24] parameter(3)
+  d1 = f32[70,90] dot(a, b), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  d2 = bf16[2,3,5,16,24] dot(c, w), lhs_batch_dims={0,1}, rhs_batch_dims={0,1}, lhs_contracting_dims={2}, rhs_contracting_dims={2}
+  ROOT t = (f32[70,90], bf16[2,3,5,16,24]) tuple(d1, d2)
+})",
+                                                       GetParam(), 1e-5, 1e-3);
+  EXPECT_GT(testing::InstructionsTagged(run.compiled.program, "d1", isa::Opcode::kXluTranspose), 0);
+  EXPECT_GT(testing::InstructionsTagged(run.compiled.program, "d2", isa::Opcode::kXluTranspose), 0);
+}
+
 INSTANTIATE_TEST_SUITE_P(Configs, LowerTest, ::testing::Values("tiny", "tpu-v4"));
 
 TEST(LowerTest, AllReduceAcrossFourReplicas) {
