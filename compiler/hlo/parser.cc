@@ -98,7 +98,14 @@ bool LooksLikeMlir(std::string_view text) {
 
 StatusOr<std::unique_ptr<HloModule>> HloParserImpl::ParseModule() {
   const Token& first = lex_.Peek();
-  if (first.kind != TokKind::kIdent || first.text != "HloModule") {
+  // XLA's parse_module_without_header: a text that starts with a computation (`ENTRY`, or a name
+  // followed by its signature or body) is a module named after its entry computation.
+  const bool headerless =
+      (first.kind == TokKind::kIdent && first.text == "ENTRY") ||
+      ((first.kind == TokKind::kIdent || first.kind == TokKind::kName) &&
+       (lex_.PeekNext().kind == TokKind::kLbrace || lex_.PeekNext().kind == TokKind::kLparen) &&
+       first.text != "HloModule" && !LooksLikeMlir(text_));
+  if (!headerless && (first.kind != TokKind::kIdent || first.text != "HloModule")) {
     if (first.kind == TokKind::kEof)
       return ErrorAt(first.offset, "empty input: expected 'HloModule'");
     if (LooksLikeMlir(text_)) {
@@ -106,11 +113,14 @@ StatusOr<std::unique_ptr<HloModule>> HloParserImpl::ParseModule() {
     }
     return ErrorAtToken(first, fmt::format("expected 'HloModule', got {}", Describe(first)));
   }
-  lex_.Next();
-  TPUSIM_ASSIGN_OR_RETURN(std::string name, ExpectName("module name"));
-  auto module = std::make_unique<HloModule>(name);
+  auto module = std::make_unique<HloModule>("");
   module->set_source_name(filename_);
-  TPUSIM_RETURN_IF_ERROR(ParseHeader(*module));
+  if (!headerless) {
+    lex_.Next();
+    TPUSIM_ASSIGN_OR_RETURN(std::string name, ExpectName("module name"));
+    module->set_name(name);
+    TPUSIM_RETURN_IF_ERROR(ParseHeader(*module));
+  }
 
   HloComputation* entry = nullptr;
   size_t entry_offset = 0;
@@ -141,6 +151,7 @@ StatusOr<std::unique_ptr<HloModule>> HloParserImpl::ParseModule() {
     return ErrorAt(text_.size(), "module has no computations");
   }
   module->set_entry_computation(entry != nullptr ? entry : module->computations().back().get());
+  if (headerless) module->set_name("module_" + module->entry_computation()->name());
   TPUSIM_RETURN_IF_ERROR(ResolveComputationRefs(*module));
   TPUSIM_RETURN_IF_ERROR(CheckCallGraphAcyclic(*module));
   return module;
