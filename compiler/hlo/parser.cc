@@ -115,6 +115,7 @@ StatusOr<std::unique_ptr<HloModule>> HloParserImpl::ParseModule() {
   }
   auto module = std::make_unique<HloModule>("");
   module->set_source_name(filename_);
+  module_ = module.get();
   if (!headerless) {
     lex_.Next();
     TPUSIM_ASSIGN_OR_RETURN(std::string name, ExpectName("module name"));
@@ -278,27 +279,10 @@ Status HloParserImpl::ParseComputation(HloModule& module, bool* is_entry) {
     TPUSIM_RETURN_IF_ERROR(ParseShape(&result));
   }
   const Token open = lex_.Peek();
-  TPUSIM_RETURN_IF_ERROR(Expect(TokKind::kLbrace, "'{' to open the computation body"));
-
   auto comp = std::make_unique<HloComputation>(name);
   comp->set_location(lex_.LocationOf(name_tok.offset));
   std::vector<ParsedInstruction> parsed;
-  while (true) {
-    const Token& tok = lex_.Peek();
-    if (tok.kind == TokKind::kRbrace) break;
-    if (tok.kind == TokKind::kEof) {
-      const SourceLocation loc = lex_.LocationOf(open.offset);
-      return ErrorAt(tok.offset, fmt::format("unexpected end of file: computation '%{}' opened at "
-                                             "{}:{} is not closed with '}}'",
-                                             name, loc.line, loc.column));
-    }
-    ParsedInstruction pi;
-    TPUSIM_RETURN_IF_ERROR(ParseInstruction(&pi));
-    for (ParsedInstruction& n : nested_) parsed.push_back(std::move(n));
-    nested_.clear();
-    parsed.push_back(std::move(pi));
-  }
-  lex_.Next();  // '}'
+  TPUSIM_RETURN_IF_ERROR(ParseInstructionList(name, &parsed));
   if (lex_.Peek().kind == TokKind::kComma && lex_.PeekNext().kind == TokKind::kIdent &&
       lex_.PeekNext().text == "execution_thread") {
     lex_.Next();
@@ -312,6 +296,54 @@ Status HloParserImpl::ParseComputation(HloModule& module, bool* is_entry) {
   HloComputation* raw = module.AddComputation(std::move(comp));
   return FinishComputation(*raw, std::move(parsed), open.offset,
                            has_signature ? &result : nullptr, result_offset);
+}
+
+Status HloParserImpl::ParseInstructionList(const std::string& name,
+                                           std::vector<ParsedInstruction>* parsed) {
+  const Token open = lex_.Peek();
+  TPUSIM_RETURN_IF_ERROR(Expect(TokKind::kLbrace, "'{' to open the computation body"));
+  while (true) {
+    const Token& tok = lex_.Peek();
+    if (tok.kind == TokKind::kRbrace) break;
+    if (tok.kind == TokKind::kEof) {
+      const SourceLocation loc = lex_.LocationOf(open.offset);
+      return ErrorAt(tok.offset, fmt::format("unexpected end of file: computation '%{}' opened at "
+                                             "{}:{} is not closed with '}}'",
+                                             name, loc.line, loc.column));
+    }
+    ParsedInstruction pi;
+    TPUSIM_RETURN_IF_ERROR(ParseInstruction(&pi));
+    for (ParsedInstruction& n : nested_) parsed->push_back(std::move(n));
+    nested_.clear();
+    parsed->push_back(std::move(pi));
+  }
+  lex_.Next();  // '}'
+  return OkStatus();
+}
+
+StatusOr<std::string> HloParserImpl::ParseInlineComputation(const HloInstruction& inst) {
+  const Token open = lex_.Peek();
+  if (module_ == nullptr || inline_depth_ >= kMaxNestingDepth) {
+    return ErrorAt(open.offset, "computations written inline nest too deep");
+  }
+  std::string name = inst.name() + ".computation";
+  for (int i = 1; module_->FindComputation(name) != nullptr; ++i) {
+    name = fmt::format("{}.computation.{}", inst.name(), i);
+  }
+  // The enclosing instruction's nested operands wait while the inline body is parsed.
+  std::vector<ParsedInstruction> saved;
+  std::swap(saved, nested_);
+  std::vector<ParsedInstruction> parsed;
+  ++inline_depth_;
+  Status st = ParseInstructionList(name, &parsed);
+  --inline_depth_;
+  std::swap(saved, nested_);
+  TPUSIM_RETURN_IF_ERROR(st);
+  auto comp = std::make_unique<HloComputation>(name);
+  comp->set_location(lex_.LocationOf(open.offset));
+  HloComputation* raw = module_->AddComputation(std::move(comp));
+  TPUSIM_RETURN_IF_ERROR(FinishComputation(*raw, std::move(parsed), open.offset, nullptr, 0));
+  return name;
 }
 
 Status HloParserImpl::ParseInstruction(ParsedInstruction* out) {

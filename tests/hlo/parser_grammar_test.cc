@@ -330,6 +330,27 @@ fused {
   EXPECT_EQ(m->entry_computation()->name(), "fused");
 }
 
+// attribute value ::= computation name | '{' instruction_list '}' (XLA's ParseHloComputation: a
+// computation written inline, e.g. a reducer).
+TEST(ParserGrammarTest, ComputationsWrittenInline) {
+  auto m = Parse(R"(HloModule m
+ENTRY e {
+  a = f32[4] parameter(0)
+  z = f32[] constant(0)
+  ROOT r = f32[] reduce(a, z), dimensions={0}, to_apply={
+    x = f32[] parameter(0)
+    y = f32[] parameter(1)
+    ROOT s = f32[] add(x, y)
+  }
+})");
+  ASSERT_NE(m, nullptr);
+  const HloInstruction* r = Find(*m, "r");
+  ASSERT_NE(r->to_apply(), nullptr);
+  EXPECT_EQ(r->to_apply()->name(), "r.computation");
+  EXPECT_EQ(r->to_apply()->root_instruction()->opcode(), HloOpcode::kAdd);
+  EXPECT_EQ(m->entry_computation()->name(), "e");
+}
+
 // MLIR (StableHLO) text is not HLO text: the error says how to get HLO text.
 TEST(ParserGrammarTest, MlirTextGetsAnErrorSayingHowToGetHlo) {
   const std::string err = ParseError(R"(module @jit_f attributes {mhlo.num_partitions = 1 : i32} {
