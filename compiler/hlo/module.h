@@ -18,6 +18,7 @@ class HloModule {
   HloModule& operator=(const HloModule&) = delete;
 
   const std::string& name() const { return name_; }
+  void set_name(std::string name) { name_ = std::move(name); }
 
   /// Takes ownership and sets the computation's parent. Returns the raw pointer.
   HloComputation* AddComputation(std::unique_ptr<HloComputation> computation);

@@ -98,7 +98,14 @@ bool LooksLikeMlir(std::string_view text) {
 
 StatusOr<std::unique_ptr<HloModule>> HloParserImpl::ParseModule() {
   const Token& first = lex_.Peek();
-  if (first.kind != TokKind::kIdent || first.text != "HloModule") {
+  // XLA's parse_module_without_header: a text that starts with a computation (`ENTRY`, or a name
+  // followed by its signature or body) is a module named after its entry computation.
+  const bool headerless =
+      (first.kind == TokKind::kIdent && first.text == "ENTRY") ||
+      ((first.kind == TokKind::kIdent || first.kind == TokKind::kName) &&
+       (lex_.PeekNext().kind == TokKind::kLbrace || lex_.PeekNext().kind == TokKind::kLparen) &&
+       first.text != "HloModule" && !LooksLikeMlir(text_));
+  if (!headerless && (first.kind != TokKind::kIdent || first.text != "HloModule")) {
     if (first.kind == TokKind::kEof)
       return ErrorAt(first.offset, "empty input: expected 'HloModule'");
     if (LooksLikeMlir(text_)) {
@@ -106,11 +113,15 @@ StatusOr<std::unique_ptr<HloModule>> HloParserImpl::ParseModule() {
     }
     return ErrorAtToken(first, fmt::format("expected 'HloModule', got {}", Describe(first)));
   }
-  lex_.Next();
-  TPUSIM_ASSIGN_OR_RETURN(std::string name, ExpectName("module name"));
-  auto module = std::make_unique<HloModule>(name);
+  auto module = std::make_unique<HloModule>("");
   module->set_source_name(filename_);
-  TPUSIM_RETURN_IF_ERROR(ParseHeader(*module));
+  module_ = module.get();
+  if (!headerless) {
+    lex_.Next();
+    TPUSIM_ASSIGN_OR_RETURN(std::string name, ExpectName("module name"));
+    module->set_name(name);
+    TPUSIM_RETURN_IF_ERROR(ParseHeader(*module));
+  }
 
   HloComputation* entry = nullptr;
   size_t entry_offset = 0;
@@ -141,6 +152,7 @@ StatusOr<std::unique_ptr<HloModule>> HloParserImpl::ParseModule() {
     return ErrorAt(text_.size(), "module has no computations");
   }
   module->set_entry_computation(entry != nullptr ? entry : module->computations().back().get());
+  if (headerless) module->set_name("module_" + module->entry_computation()->name());
   TPUSIM_RETURN_IF_ERROR(ResolveComputationRefs(*module));
   TPUSIM_RETURN_IF_ERROR(CheckCallGraphAcyclic(*module));
   return module;
@@ -267,27 +279,10 @@ Status HloParserImpl::ParseComputation(HloModule& module, bool* is_entry) {
     TPUSIM_RETURN_IF_ERROR(ParseShape(&result));
   }
   const Token open = lex_.Peek();
-  TPUSIM_RETURN_IF_ERROR(Expect(TokKind::kLbrace, "'{' to open the computation body"));
-
   auto comp = std::make_unique<HloComputation>(name);
   comp->set_location(lex_.LocationOf(name_tok.offset));
   std::vector<ParsedInstruction> parsed;
-  while (true) {
-    const Token& tok = lex_.Peek();
-    if (tok.kind == TokKind::kRbrace) break;
-    if (tok.kind == TokKind::kEof) {
-      const SourceLocation loc = lex_.LocationOf(open.offset);
-      return ErrorAt(tok.offset, fmt::format("unexpected end of file: computation '%{}' opened at "
-                                             "{}:{} is not closed with '}}'",
-                                             name, loc.line, loc.column));
-    }
-    ParsedInstruction pi;
-    TPUSIM_RETURN_IF_ERROR(ParseInstruction(&pi));
-    for (ParsedInstruction& n : nested_) parsed.push_back(std::move(n));
-    nested_.clear();
-    parsed.push_back(std::move(pi));
-  }
-  lex_.Next();  // '}'
+  TPUSIM_RETURN_IF_ERROR(ParseInstructionList(name, &parsed));
   if (lex_.Peek().kind == TokKind::kComma && lex_.PeekNext().kind == TokKind::kIdent &&
       lex_.PeekNext().text == "execution_thread") {
     lex_.Next();
@@ -301,6 +296,54 @@ Status HloParserImpl::ParseComputation(HloModule& module, bool* is_entry) {
   HloComputation* raw = module.AddComputation(std::move(comp));
   return FinishComputation(*raw, std::move(parsed), open.offset,
                            has_signature ? &result : nullptr, result_offset);
+}
+
+Status HloParserImpl::ParseInstructionList(const std::string& name,
+                                           std::vector<ParsedInstruction>* parsed) {
+  const Token open = lex_.Peek();
+  TPUSIM_RETURN_IF_ERROR(Expect(TokKind::kLbrace, "'{' to open the computation body"));
+  while (true) {
+    const Token& tok = lex_.Peek();
+    if (tok.kind == TokKind::kRbrace) break;
+    if (tok.kind == TokKind::kEof) {
+      const SourceLocation loc = lex_.LocationOf(open.offset);
+      return ErrorAt(tok.offset, fmt::format("unexpected end of file: computation '%{}' opened at "
+                                             "{}:{} is not closed with '}}'",
+                                             name, loc.line, loc.column));
+    }
+    ParsedInstruction pi;
+    TPUSIM_RETURN_IF_ERROR(ParseInstruction(&pi));
+    for (ParsedInstruction& n : nested_) parsed->push_back(std::move(n));
+    nested_.clear();
+    parsed->push_back(std::move(pi));
+  }
+  lex_.Next();  // '}'
+  return OkStatus();
+}
+
+StatusOr<std::string> HloParserImpl::ParseInlineComputation(const HloInstruction& inst) {
+  const Token open = lex_.Peek();
+  if (module_ == nullptr || inline_depth_ >= kMaxNestingDepth) {
+    return ErrorAt(open.offset, "computations written inline nest too deep");
+  }
+  std::string name = inst.name() + ".computation";
+  for (int i = 1; module_->FindComputation(name) != nullptr; ++i) {
+    name = fmt::format("{}.computation.{}", inst.name(), i);
+  }
+  // The enclosing instruction's nested operands wait while the inline body is parsed.
+  std::vector<ParsedInstruction> saved;
+  std::swap(saved, nested_);
+  std::vector<ParsedInstruction> parsed;
+  ++inline_depth_;
+  Status st = ParseInstructionList(name, &parsed);
+  --inline_depth_;
+  std::swap(saved, nested_);
+  TPUSIM_RETURN_IF_ERROR(st);
+  auto comp = std::make_unique<HloComputation>(name);
+  comp->set_location(lex_.LocationOf(open.offset));
+  HloComputation* raw = module_->AddComputation(std::move(comp));
+  TPUSIM_RETURN_IF_ERROR(FinishComputation(*raw, std::move(parsed), open.offset, nullptr, 0));
+  return name;
 }
 
 Status HloParserImpl::ParseInstruction(ParsedInstruction* out) {

@@ -484,6 +484,11 @@ Status HloParserImpl::ParseAttribute(HloInstruction& inst, const Token& name_tok
 
 Status HloParserImpl::ParseComputationRef(HloInstruction& inst, PendingComputationRef::Role role) {
   const size_t offset = lex_.Peek().offset;
+  if (lex_.Peek().kind == TokKind::kLbrace) {
+    TPUSIM_ASSIGN_OR_RETURN(std::string inline_name, ParseInlineComputation(inst));
+    pending_refs_.push_back({&inst, role, std::move(inline_name), offset});
+    return OkStatus();
+  }
   TPUSIM_ASSIGN_OR_RETURN(std::string name, ExpectName("computation name"));
   pending_refs_.push_back({&inst, role, std::move(name), offset});
   return OkStatus();

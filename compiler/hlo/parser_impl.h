@@ -81,6 +81,11 @@ class HloParserImpl {
   /// `FileNames ... FunctionNames ... FileLocations ... StackFrames ...`: the stack-frame tables
   /// XLA prints after the module header (kept by nothing in tpusim; parsed to be skipped).
   Status ParseStackFrameIndex();
+  /// '{' instruction* '}' of the computation `name` (for error messages).
+  Status ParseInstructionList(const std::string& name, std::vector<ParsedInstruction>* parsed);
+  /// A computation written inline as an attribute value (`to_apply={ ... }`, XLA's
+  /// ParseHloComputation): added to the module as "<instruction>.computation"; returns its name.
+  StatusOr<std::string> ParseInlineComputation(const HloInstruction& inst);
   Status ParseInstruction(ParsedInstruction* out);
   /// `opcode(operands)` after the name and optional shape; `name` is the instruction's name.
   Status ParseInstructionRhs(std::string name, size_t name_offset, std::optional<Shape> shape,
@@ -142,6 +147,8 @@ class HloParserImpl {
   std::vector<ParsedInstruction> nested_;
   int64_t nested_count_ = 0;
   int nested_depth_ = 0;
+  HloModule* module_ = nullptr;  // the module being parsed (for inline computations)
+  int inline_depth_ = 0;
 };
 
 }  // namespace tpusim::hlo::internal

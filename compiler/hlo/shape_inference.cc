@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <numeric>
 
 #include "compiler/hlo/computation.h"
@@ -391,6 +392,9 @@ bool HasShapeInference(HloOpcode op) {
     case HloOpcode::kAllReduceStart:
     case HloOpcode::kAllReduceDone:
     case HloOpcode::kAllToAll:
+    case HloOpcode::kCopyDone:
+    case HloOpcode::kCollectivePermuteDone:
+    case HloOpcode::kTopK:
     case HloOpcode::kBatchNormGrad:
     case HloOpcode::kBatchNormInference:
     case HloOpcode::kBatchNormTraining:
@@ -495,14 +499,80 @@ StatusOr<std::optional<Shape>> InferShape(const HloInstruction& inst, int64_t nu
     case HloOpcode::kAllReduceDone:
       TPUSIM_RETURN_IF_ERROR(ExpectOperands(inst, 1));
       return std::optional<Shape>(operand(0));
+    case HloOpcode::kCopyDone:
+    case HloOpcode::kCollectivePermuteDone: {
+      // The -done of an asynchronous pair returns the start's result element: copy-start gives
+      // (operand, result, context), collective-permute-start (operand, result, contexts...).
+      TPUSIM_RETURN_IF_ERROR(ExpectOperands(inst, 1));
+      const Shape& start = operand(0);
+      const int64_t element = op == HloOpcode::kCopyDone ? 0 : 1;
+      if (!start.IsTuple() || start.tuple_shapes_size() <= element) {
+        return Err(fmt::format("the operand must be the tuple of its -start, got {}",
+                               start.ToString(false)));
+      }
+      return std::optional<Shape>(start.tuple_shapes(element));
+    }
+    case HloOpcode::kTopK: {
+      // XLA: topk(x), k=K over the last dimension gives (x's type [..., K], s32[..., K]).
+      TPUSIM_RETURN_IF_ERROR(ExpectOperands(inst, 1));
+      const Shape& x = operand(0);
+      const std::string* k_text = inst.FindRawAttribute("k");
+      int64_t k = -1;
+      if (k_text != nullptr) {
+        const auto [end, ec] = std::from_chars(k_text->data(), k_text->data() + k_text->size(), k);
+        if (ec != std::errc() || end != k_text->data() + k_text->size()) k = -1;
+      }
+      if (!x.IsArray() || x.rank() < 1) return Err("topk needs an array of rank >= 1");
+      const int64_t last = x.dimensions(x.rank() - 1);
+      if (k < 1 || k > last) {
+        return Err(fmt::format("k={} must be in [1, {}] (the last dimension of {})",
+                               k_text ? *k_text : std::string("?"), last, x.ToString(false)));
+      }
+      Dims dims = x.dimensions();
+      dims.back() = k;
+      return std::optional<Shape>(
+          Shape::Tuple({ArrayLike(x.element_type(), dims), ArrayLike(PrimitiveType::kS32, dims)}));
+    }
     case HloOpcode::kAllReduce:
     case HloOpcode::kAllReduceStart:
     case HloOpcode::kAllToAll:
     case HloOpcode::kAllGather:
     case HloOpcode::kReduceScatter: {
-      if ((op == HloOpcode::kAllGather || op == HloOpcode::kReduceScatter) &&
-          GroupSize(inst, num_devices) <= 0) {
-        return std::optional<Shape>();  // group size unknown: cannot infer
+      if (op == HloOpcode::kAllGather || op == HloOpcode::kReduceScatter) {
+        // The dimension is checked even when the group size (and so the shape) is unknown: the
+        // lowering and the evaluator index the operand with it.
+        for (const HloInstruction* o : inst.operands()) {
+          const Shape& s = o->shape();
+          if (s.IsArray() && s.rank() > 0 &&
+              (inst.dimensions().size() != 1 || !ValidDim(inst.dimensions(0), s.rank()))) {
+            return Err(fmt::format("needs dimensions={{d}} with d < rank {}", s.rank()));
+          }
+        }
+        if (GroupSize(inst, num_devices) <= 0) {
+          // Group size unknown: the written shape must still be one some group size gives — the
+          // operand's, but for dimension d, which is a positive multiple (all-gather) or a
+          // positive divisor (reduce-scatter) of the operand's.
+          const Shape& o = operand(0);
+          if (inst.operand_count() == 1 && o.IsArray() && o.rank() > 0 && declared.IsArray()) {
+            const int64_t d = inst.dimensions(0);
+            bool ok = declared.rank() == o.rank();
+            for (int64_t i = 0; ok && i < o.rank(); ++i) {
+              const int64_t w = declared.dimensions(i), x = o.dimensions(i);
+              if (i != d) {
+                ok = w == x;
+              } else if (op == HloOpcode::kAllGather) {
+                ok = w > 0 && x > 0 && w % x == 0;
+              } else {
+                ok = w > 0 && x % w == 0;
+              }
+            }
+            if (!ok) {
+              return Err(fmt::format("{} is not {} along dimension {} by any group size",
+                                     declared.ToString(false), o.ToString(false), d));
+            }
+          }
+          return std::optional<Shape>();  // cannot infer the group size: accepted as written
+        }
       }
       TPUSIM_ASSIGN_OR_RETURN(Shape s, InferCollective(inst, num_devices));
       return std::optional<Shape>(std::move(s));
@@ -720,9 +790,36 @@ StatusOr<std::optional<Shape>> InferShape(const HloInstruction& inst, int64_t nu
     case HloOpcode::kBatchNormTraining:
     case HloOpcode::kBatchNormGrad:
     case HloOpcode::kBatchNormInference: {
+      // As XLA's InferBatchNorm*Shape: training takes (operand, scale, offset); inference
+      // (operand, scale, offset, mean, variance); grad (operand, scale, mean, variance,
+      // grad_output). Every per-feature operand is rank 1 with the feature dimension's size and a
+      // floating-point type (XLA: same element type ignoring FP precision); grad_output has the
+      // operand's dimensions.
       const Shape& o = operand(0);
-      if (inst.operand_count() < 3) return Err("batch-norm expects operand, scale, offset/mean...");
+      const int64_t want = op == HloOpcode::kBatchNormTraining ? 3 : 5;
+      if (inst.operand_count() != want) {
+        return Err(fmt::format("{} takes {} operands, got {}", HloOpcodeString(op), want,
+                               inst.operand_count()));
+      }
+      if (!o.IsArray()) return Err("batch-norm operand must be an array");
       if (!ValidDim(inst.feature_index(), o.rank())) return Err("feature_index out of range");
+      const int64_t features = o.dimensions(inst.feature_index());
+      const int64_t per_feature = op == HloOpcode::kBatchNormGrad ? 4 : want;
+      for (int64_t k = 1; k < per_feature; ++k) {
+        const Shape& f = operand(k);
+        if (!f.IsArray() || f.rank() != 1 || f.dimensions(0) != features ||
+            IsFloatingPoint(f.element_type()) != IsFloatingPoint(o.element_type())) {
+          return Err(
+              fmt::format("operand {} is {} but the operand's feature dimension {} needs "
+                          "a floating-point [{}]",
+                          k, f.ToString(false), inst.feature_index(), features));
+        }
+      }
+      if (op == HloOpcode::kBatchNormGrad &&
+          !(operand(4).IsArray() && operand(4).dimensions() == o.dimensions())) {
+        return Err(fmt::format("grad_output is {} but the operand is {}",
+                               operand(4).ToString(false), o.ToString(false)));
+      }
       if (op == HloOpcode::kBatchNormInference) return std::optional<Shape>(o);
       const Shape f = ArrayLike(o.element_type(), {o.dimensions(inst.feature_index())});
       return std::optional<Shape>(Shape::Tuple({o, f, f}));

@@ -140,6 +140,7 @@ class Verifier {
       case HloOpcode::kReduce:
       case HloOpcode::kReduceWindow:
       case HloOpcode::kAllReduce:
+      case HloOpcode::kAllReduceStart:
       case HloOpcode::kReduceScatter:
       case HloOpcode::kScatter: {
         // A reducer of N values takes 2N scalars.
@@ -151,7 +152,8 @@ class Verifier {
         } else if (inst.opcode() == HloOpcode::kScatter) {
           n = (inst.operand_count() - 1) / 2;
         }
-        if (inst.opcode() == HloOpcode::kAllReduce || inst.opcode() == HloOpcode::kReduceScatter) {
+        if (inst.opcode() == HloOpcode::kAllReduce || inst.opcode() == HloOpcode::kAllReduceStart ||
+            inst.opcode() == HloOpcode::kReduceScatter) {
           n = 1;  // the reducer is applied per element of each operand
         }
         if (c->num_parameters() != 2 * n) {

@@ -68,6 +68,9 @@ Status Lowerer::LowerCollective(const HloInstruction& inst) {
     auto it = std::find(all.begin(), all.end(), perm);
     const uint64_t index = it != all.end() ? static_cast<uint64_t>(it - all.begin()) : all.size();
     if (it == all.end()) all.push_back(perm);
+    if (inst.operand_count() != 1 || Buffers(inst.operand(0)).size() != 1 || outs.size() != 1) {
+      return Unsupported(inst, "collective-permute of a tuple (or of several operands)");
+    }
     const HbmBuffer& in = Buffer(inst.operand(0));
     em_.Emit(isa::op::IciCollectivePermute{.dtype = in.dtype,
                                            .space = isa::MemSpace::kHbm,

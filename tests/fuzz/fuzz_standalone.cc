@@ -2,8 +2,9 @@
 // (issue 21; this machine has no clang). TARGET: pipeline (MutateHlo over the seeds, 1 to 4
 // mutations stacked) or outputs (random scripts for FuzzOutputPaths). Runs until SECONDS of wall
 // time have passed; prints executions, distinct outcomes (status code + the message's first 40
-// characters: a rough measure of the behaviours reached, not code coverage) and stops with exit 1
-// at the first Internal status, writing the input to fuzz-finding-<n>.
+// characters: a rough measure of the behaviours reached, not code coverage); each Internal status
+// with a new message is a finding, its input written to fuzz-finding-<n>; exit 1 if any. The input
+// being run is kept in fuzz-current, so a crash leaves its input behind.
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -37,6 +38,7 @@ int main(int argc, char** argv) {
   const auto start = std::chrono::steady_clock::now();
   long executions = 0;
   std::set<std::string> outcomes;
+  std::set<std::string> findings;  // by the first 60 characters of the message
   while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() <
          seconds) {
     std::string input;
@@ -45,6 +47,8 @@ int main(int argc, char** argv) {
       input = seeds[rng() % seeds.size()];
       const int rounds = 1 + static_cast<int>(rng() % 4);
       for (int r = 0; r < rounds; ++r) input = fuzz::MutateHlo(input, rng());
+      // The input being run, kept on disk: after a crash (a signal) it is the finding.
+      std::ofstream("fuzz-current", std::ios::binary | std::ios::trunc) << input;
       status = fuzz::FuzzPipeline(input);
     } else {
       input.resize(rng() % 32);
@@ -54,15 +58,16 @@ int main(int argc, char** argv) {
     ++executions;
     outcomes.insert(std::string(StatusCodeName(status.code())) + ": " +
                     status.message().substr(0, 40));
-    if (status.code() == StatusCode::kInternal) {
+    if (status.code() == StatusCode::kInternal &&
+        findings.insert(status.message().substr(0, 60)).second) {
       const std::string name = "fuzz-finding-" + std::to_string(executions);
       std::ofstream(name, std::ios::binary) << input;
       std::printf("finding after %ld executions (%s): %s\n", executions, name.c_str(),
                   status.message().c_str());
-      return 1;
+      std::fflush(stdout);
     }
   }
-  std::printf("%s: %ld executions in %.0f s, %zu distinct outcomes, no finding\n", target.c_str(),
-              executions, seconds, outcomes.size());
-  return 0;
+  std::printf("%s: %ld executions in %.0f s, %zu distinct outcomes, %zu distinct finding(s)\n",
+              target.c_str(), executions, seconds, outcomes.size(), findings.size());
+  return findings.empty() ? 0 : 1;
 }

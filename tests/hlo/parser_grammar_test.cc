@@ -311,6 +311,46 @@ ENTRY e {
             std::string::npos);
 }
 
+// A module without the `HloModule` header (XLA's parse_module_without_header, used by XLA's own
+// test files): named after its entry computation.
+TEST(ParserGrammarTest, ModuleWithoutHeader) {
+  auto m = Parse(R"(add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+
+fused {
+  p = f32[2, 3, 8] parameter(0)
+  c = f32[] constant(0)
+  ROOT r = f32[2,3] reduce(p, c), dimensions={2}, to_apply=add
+})");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->name(), "module_fused");
+  EXPECT_EQ(m->entry_computation()->name(), "fused");
+}
+
+// attribute value ::= computation name | '{' instruction_list '}' (XLA's ParseHloComputation: a
+// computation written inline, e.g. a reducer).
+TEST(ParserGrammarTest, ComputationsWrittenInline) {
+  auto m = Parse(R"(HloModule m
+ENTRY e {
+  a = f32[4] parameter(0)
+  z = f32[] constant(0)
+  ROOT r = f32[] reduce(a, z), dimensions={0}, to_apply={
+    x = f32[] parameter(0)
+    y = f32[] parameter(1)
+    ROOT s = f32[] add(x, y)
+  }
+})");
+  ASSERT_NE(m, nullptr);
+  const HloInstruction* r = Find(*m, "r");
+  ASSERT_NE(r->to_apply(), nullptr);
+  EXPECT_EQ(r->to_apply()->name(), "r.computation");
+  EXPECT_EQ(r->to_apply()->root_instruction()->opcode(), HloOpcode::kAdd);
+  EXPECT_EQ(m->entry_computation()->name(), "e");
+}
+
 // MLIR (StableHLO) text is not HLO text: the error says how to get HLO text.
 TEST(ParserGrammarTest, MlirTextGetsAnErrorSayingHowToGetHlo) {
   const std::string err = ParseError(R"(module @jit_f attributes {mhlo.num_partitions = 1 : i32} {
