@@ -328,7 +328,13 @@ StatusOr<EvaluatorImpl::DeviceValues> EvaluatorImpl::EvalWhile(const HloInstruct
       }
       trues += v.data<bool>()[0] ? 1 : 0;
     }
-    if (trues == 0) return state;
+    if (trues == 0) {
+      if (options_.while_trips != nullptr) {
+        auto [it, inserted] = options_.while_trips->emplace(inst.name(), iter);
+        if (!inserted && it->second != iter) it->second = -1;
+      }
+      return state;
+    }
     if (trues != static_cast<int>(c.size())) {
       return Unimplemented(
           fmt::format("while loop: devices disagree on the condition in iteration {} "

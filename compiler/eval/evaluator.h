@@ -26,6 +26,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -47,6 +48,10 @@ struct EvaluatorOptions {
   int64_t max_bytes = Literal::kDefaultMaxBytes;
   /// A while loop that runs more iterations than this is an error (ResourceExhausted).
   int64_t max_while_iterations = 10'000'000;
+  /// When set, the trips each `while` ran are recorded by instruction name; a while that ran
+  /// several times with different counts records -1. How a data-dependent loop's count is found
+  /// for a run on these inputs (tools/tpusim/run_module.cc).
+  std::map<std::string, int64_t>* while_trips = nullptr;
   /// Round f32 dot/convolution operands to bf16 when operand_precision is DEFAULT (TPU's one-pass
   /// MXU, DESIGN.md Numerics). Off: exact f32 products as XLA's CPU backend computes them.
   /// On, the composite ops the compiler expands before lowering — f32 batch-norm-training and

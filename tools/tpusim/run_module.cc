@@ -6,11 +6,14 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "compiler/device_literal.h"
 #include "compiler/eval/evaluator.h"
 #include "compiler/eval/literal.h"
 #include "compiler/hlo/verify_devices.h"
+#include "compiler/hlo/while_loop.h"
 #include "compiler/passes/spmd_check.h"
 #include "config/schema.h"
 #include "config/slice.h"
@@ -202,6 +205,56 @@ Json SliceJson(const config::ChipConfig& c, const std::string& note) {
 
 }  // namespace
 
+namespace {
+
+// Whiles whose trip count is neither found at compile time nor given with --trip-count.
+std::vector<std::string> DataDependentWhiles(const hlo::HloModule& module,
+                                             const std::map<std::string, int64_t>& given) {
+  std::vector<std::string> out;
+  for (const auto& comp : module.computations()) {
+    for (const auto& inst : comp->instructions()) {
+      if (inst->opcode() == hlo::HloOpcode::kWhile && given.count(inst->name()) == 0 &&
+          !hlo::KnownTripCount(*inst).trips) {
+        out.push_back(inst->name());
+      }
+    }
+  }
+  return out;
+}
+
+// The trips each data-dependent while runs on this run's inputs (the evaluator's), for a module
+// whose values are small enough to check and that tpusim does not partition: name -> count.
+// Whiles whose count varies between executions are left out (their error stays).
+StatusOr<std::map<std::string, int64_t>> CountTripsOnTheEvaluator(
+    const hlo::HloModule& module, int64_t cores, const std::vector<std::string>& whiles,
+    const RunOptions& options) {
+  std::map<std::string, int64_t> counted;
+  if (whiles.empty() || options.timing_only || module.num_partitions() > 1 ||
+      CheckBytes(module, cores) > options.max_check_bytes) {
+    return counted;
+  }
+  std::vector<std::vector<Literal>> args;
+  for (int64_t d = 0; d < cores; ++d) {
+    TPUSIM_ASSIGN_OR_RETURN(auto a, hlo::Evaluator::MakeRandomArguments(module, options.seed, d,
+                                                                        options.max_check_bytes));
+    args.push_back(std::move(a));
+  }
+  std::map<std::string, int64_t> trips;
+  hlo::EvaluatorOptions eo;
+  eo.seed = options.seed;
+  eo.max_bytes = options.max_check_bytes;
+  eo.while_trips = &trips;
+  hlo::Evaluator ev(eo);
+  TPUSIM_RETURN_IF_ERROR(ev.EvaluateReplicated(module, cores, 1, args).status());
+  for (const std::string& w : whiles) {
+    auto it = trips.find(w);
+    if (it != trips.end() && it->second >= 0) counted[w] = it->second;
+  }
+  return counted;
+}
+
+}  // namespace
+
 StatusOr<RunModuleResult> RunModule(const hlo::HloModule& module, const config::ChipConfig& config,
                                     const RunOptions& options) {
   RunModuleResult r;
@@ -220,6 +273,12 @@ StatusOr<RunModuleResult> RunModule(const hlo::HloModule& module, const config::
   copts.max_unrolled_instructions = options.max_unrolled_instructions;
   copts.custom_call_cycles = options.custom_call_cycles;
   copts.trip_counts = options.trip_counts;
+  SetPhase("evaluate");
+  TPUSIM_ASSIGN_OR_RETURN(
+      r.counted_trip_counts,
+      CountTripsOnTheEvaluator(module, cores, DataDependentWhiles(module, options.trip_counts),
+                               options));
+  for (const auto& [name, trips] : r.counted_trip_counts) copts.trip_counts[name] = trips;
   SetPhase("compile");
   TPUSIM_ASSIGN_OR_RETURN(r.compiled, compiler::Compile(module, r.config, copts));
   r.replicas = r.compiled.devices;
@@ -235,12 +294,16 @@ StatusOr<RunModuleResult> RunModule(const hlo::HloModule& module, const config::
         "so no values are computed: ran timing-only",
         r.compiled.estimated_custom_calls.front());
   }
-  if (!r.timing_only && !r.compiled.given_trip_counts.empty()) {
-    r.timing_only = true;
-    r.timing_only_reason = fmt::format(
-        "while %{} trips were given by --trip-count (its count depends on data), so the values "
-        "are not those of the module: ran timing-only",
-        r.compiled.given_trip_counts.front());
+  if (!r.timing_only && !options.trip_counts.empty() && !r.compiled.given_trip_counts.empty()) {
+    for (const std::string& given : r.compiled.given_trip_counts) {
+      if (options.trip_counts.count(given.substr(0, given.rfind('='))) == 0) continue;
+      r.timing_only = true;
+      r.timing_only_reason = fmt::format(
+          "while %{} trips were given by --trip-count (its count depends on data), so the values "
+          "are not those of the module: ran timing-only",
+          given);
+      break;
+    }
   }
   const int64_t check_bytes = CheckBytes(module, r.replicas);
   if (!r.timing_only && check_bytes > options.max_check_bytes) {  // values too big to check
@@ -394,9 +457,13 @@ Json RunReportJson(const RunModuleResult& r, const std::string& model_path) {
     j["if_converted_conditionals"] = Json(std::move(names));
   }
   if (!r.compiled.given_trip_counts.empty()) {
-    Json::Array given;
-    for (const std::string& n : r.compiled.given_trip_counts) given.push_back(Json(n));
-    j["trip_counts_given"] = Json(std::move(given));
+    Json::Array given, counted;
+    for (const std::string& n : r.compiled.given_trip_counts) {
+      const bool by_evaluator = r.counted_trip_counts.count(n.substr(0, n.rfind('='))) > 0;
+      (by_evaluator ? counted : given).push_back(Json(n));
+    }
+    if (!given.empty()) j["trip_counts_given"] = Json(std::move(given));
+    if (!counted.empty()) j["trip_counts_counted"] = Json(std::move(counted));
   }
   j["collectives"] = CollectiveJson(r.sim);
   Json& comp = j["compile"];
@@ -443,10 +510,18 @@ std::string RunReportText(const RunModuleResult& r, const std::string& model_pat
         r.compiled.if_converted_conditionals.size() > 1 ? ", ..." : "");
   }
   for (const std::string& given : r.compiled.given_trip_counts) {
-    out += fmt::format(
-        "note              while %{} trips: given by --trip-count (its count depends on data; "
-        "the cycles are those of that many trips)\n",
-        given);
+    const std::string name = given.substr(0, given.rfind('='));
+    if (r.counted_trip_counts.count(name) > 0) {
+      out += fmt::format(
+          "note              while %{} trips: counted by the CPU evaluator on this run's inputs "
+          "(its count depends on data)\n",
+          given);
+    } else {
+      out += fmt::format(
+          "note              while %{} trips: given by --trip-count (its count depends on data; "
+          "the cycles are those of that many trips)\n",
+          given);
+    }
   }
   if (r.compiled.cores_per_device > 1) {
     out += fmt::format(

@@ -63,6 +63,9 @@ struct RunModuleResult {
   sim::SimResult sim;
   CheckResult check;
   int64_t replicas = 1;
+  /// Data-dependent whiles whose trip count the CPU evaluator counted on this run's inputs (the
+  /// run stays checked): name -> trips.
+  std::map<std::string, int64_t> counted_trip_counts;
   int64_t partitions = 1;  // the module's num_partitions (replicas counts every device)
   bool timing_only = false;
   std::string timing_only_reason;        // set when timing-only was chosen automatically
