@@ -104,8 +104,8 @@ std::optional<FilterGradientConvolution> PlanFilterGradientConvolution(
     c.wh = window.dimensions[0];
   }
   if (c.KH * c.KW <= c.OH * c.OW || c.B < 1 || c.O < 1 || c.F < 1) return std::nullopt;
-  if (c.wh.base_dilation != 1 || c.ww.base_dilation != 1 || c.ww.window_dilation != 1 ||
-      c.ww.window_reversal || c.wh.window_reversal) {
+  if (c.wh.base_dilation != 1 || c.ww.base_dilation != 1 || c.ww.window_reversal ||
+      c.wh.window_reversal) {
     return std::nullopt;
   }
   const int64_t positions = c.KH * c.KW;

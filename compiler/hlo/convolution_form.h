@@ -91,8 +91,8 @@ struct FilterGradientConvolution {
 
 /// The filter-gradient form of a convolution (see FilterGradientConvolution); nullopt unless it
 /// has no feature or batch groups, one or two spatial dimensions, non-negative padding, no base
-/// (lhs) dilation, no window dilation or reversal along its minor spatial dimension, and a window
-/// with more positions than its output.
+/// (lhs) dilation or window reversal, and a window with more positions than its output. (A window
+/// dilation — the filter gradient of a strided convolution — is allowed.)
 std::optional<FilterGradientConvolution> PlanFilterGradientConvolution(
     const std::vector<int64_t>& lhs, const std::vector<int64_t>& rhs,
     const std::vector<int64_t>& out, const Window& window, const ConvolutionDimensionNumbers& dnums,

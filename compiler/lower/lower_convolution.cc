@@ -557,7 +557,7 @@ std::optional<FilterGradBlocks> ChooseFilterGradBlocks(const hlo::FilterGradient
     if (b.bc > 8 && b.bc < p.B) b.bc = b.bc / 8 * 8;
     if (b.bc < std::min<int64_t>(p.B, 64) && nc != std::min(p.O, nm * C)) continue;
     if (b.bc < 1) return std::nullopt;
-    b.band_w = (p.OW - 1) * p.ww.stride + p.KW;
+    b.band_w = (p.OW - 1) * p.ww.stride + (p.KW - 1) * p.ww.window_dilation + 1;
     b.packed = !(p.OW == 1 && b.band_w == p.KW);
     for (b.rows = std::min(p.KH, std::max<int64_t>(16, min_rows)); b.rows >= min_rows;
          b.rows = b.rows > min_rows ? std::max(min_rows, b.rows / 2) : 0) {
@@ -712,7 +712,7 @@ class FilterGradEmitter {
                                 .n0 = static_cast<uint64_t>(p_.KW),
                                 .n1 = static_cast<uint64_t>(band_h),
                                 .n2 = static_cast<uint64_t>(bc),
-                                .src_s0 = 1,
+                                .src_s0 = p_.ww.window_dilation,
                                 .src_s1 = b_.band_w,
                                 .src_s2 = band_h * b_.band_w,
                                 .dst_s0 = 1,

@@ -97,6 +97,17 @@ TEST_P(ConvolutionTest, FilterGradientOneSpatialDimension) {
       kExact, 0, {}, true);
 }
 
+// The filter gradient of a strided convolution has a dilated window (rhs_dilate): the packing
+// copies gather every second column.
+TEST_P(ConvolutionTest, FilterGradientOfAStridedConvolution) {
+  CheckAgainstEvaluator(Conv("f32[2,20,20,3]", "f32[2,10,10,6]", "f32[7,7,3,6]",
+                             "size=10x10 pad=2_3x2_3 rhs_dilate=2x2", "f01b_i01o->01bf"),
+                        GetParam(), kExact, 0, {}, true);
+  CheckAgainstEvaluator(Conv("bf16[30,30,3,4]", "bf16[4,15,15,8]", "bf16[7,7,3,8]",
+                             "size=15x15 pad=2_3x2_3 rhs_dilate=2x2", "01bf_i01o->01bf"),
+                        GetParam(), kExact, 0, {}, true);
+}
+
 TEST_P(ConvolutionTest, BiasAndResidualFusedIntoThePops) {
   const std::string text = R"(
 HloModule m
