@@ -6,47 +6,39 @@ namespace tpusim::hlo {
 
 namespace {
 
-// What both MXU forms need: no groups, one or two spatial dimensions, ranks that agree, and a
-// window without negative padding.
-bool BasicChecks(const std::vector<int64_t>& lhs, const std::vector<int64_t>& rhs,
-                 const std::vector<int64_t>& out, const Window& window,
-                 const ConvolutionDimensionNumbers& dnums, int64_t feature_group_count,
-                 int64_t batch_group_count, int64_t mxu_rows) {
+// A convolution's sizes in normalized 2-D terms (a 1-D one has H = KH = OH = 1); nullopt unless it
+// has no feature or batch groups, one or two spatial dimensions, ranks that agree, a window without
+// negative padding, and kernel input features equal to the input's. What both MXU forms need.
+struct ConvSizes : ConvGeometry {
+  int64_t batch = 1, feature = 1, out_feature = 1;
+};
+
+std::optional<ConvSizes> Normalize(const std::vector<int64_t>& lhs, const std::vector<int64_t>& rhs,
+                                   const std::vector<int64_t>& out, const Window& window,
+                                   const ConvolutionDimensionNumbers& dnums,
+                                   int64_t feature_group_count, int64_t batch_group_count,
+                                   int64_t mxu_rows) {
   const size_t s = dnums.input_spatial_dimensions.size();
   if (feature_group_count != 1 || batch_group_count != 1 || s < 1 || s > 2 || mxu_rows < 1 ||
       window.dimensions.size() != s || dnums.kernel_spatial_dimensions.size() != s ||
       dnums.output_spatial_dimensions.size() != s || lhs.size() != s + 2 || rhs.size() != s + 2 ||
       out.size() != s + 2) {
-    return false;
+    return std::nullopt;
   }
   for (const WindowDimension& w : window.dimensions) {
     if (w.padding_low < 0 || w.padding_high < 0 || w.stride < 1 || w.base_dilation < 1 ||
         w.window_dilation < 1 || w.size < 1) {
-      return false;
+      return std::nullopt;
     }
   }
-  return true;
-}
-
-}  // namespace
-
-std::optional<DirectConvolution> PlanDirectConvolution(
-    const std::vector<int64_t>& lhs, const std::vector<int64_t>& rhs,
-    const std::vector<int64_t>& out, const Window& window, const ConvolutionDimensionNumbers& dnums,
-    int64_t feature_group_count, int64_t batch_group_count, int64_t mxu_rows) {
-  if (!BasicChecks(lhs, rhs, out, window, dnums, feature_group_count, batch_group_count,
-                   mxu_rows)) {
-    return std::nullopt;
-  }
-  const size_t s = dnums.input_spatial_dimensions.size();
   const auto at = [](const std::vector<int64_t>& v, int64_t d) {
     return v[static_cast<size_t>(d)];
   };
-  DirectConvolution c;
-  c.N = at(lhs, dnums.input_batch_dimension);
-  c.C = at(lhs, dnums.input_feature_dimension);
-  c.O = at(rhs, dnums.kernel_output_feature_dimension);
-  if (at(rhs, dnums.kernel_input_feature_dimension) != c.C) return std::nullopt;
+  ConvSizes c;
+  c.batch = at(lhs, dnums.input_batch_dimension);
+  c.feature = at(lhs, dnums.input_feature_dimension);
+  c.out_feature = at(rhs, dnums.kernel_output_feature_dimension);
+  if (at(rhs, dnums.kernel_input_feature_dimension) != c.feature) return std::nullopt;
   // Spatial dimension 0 of a 1-D convolution is W (H = 1).
   const size_t wd = s - 1;
   c.W = at(lhs, dnums.input_spatial_dimensions[wd]);
@@ -59,7 +51,25 @@ std::optional<DirectConvolution> PlanDirectConvolution(
     c.OH = at(out, dnums.output_spatial_dimensions[0]);
     c.wh = window.dimensions[0];
   }
-  if (c.KH * c.KW > c.OH * c.OW || c.C < 1 || c.O < 1) return std::nullopt;
+  if (c.batch < 1 || c.feature < 1 || c.out_feature < 1) return std::nullopt;
+  return c;
+}
+
+}  // namespace
+
+std::optional<DirectConvolution> PlanDirectConvolution(
+    const std::vector<int64_t>& lhs, const std::vector<int64_t>& rhs,
+    const std::vector<int64_t>& out, const Window& window, const ConvolutionDimensionNumbers& dnums,
+    int64_t feature_group_count, int64_t batch_group_count, int64_t mxu_rows) {
+  const auto n =
+      Normalize(lhs, rhs, out, window, dnums, feature_group_count, batch_group_count, mxu_rows);
+  if (!n) return std::nullopt;
+  DirectConvolution c;
+  static_cast<ConvGeometry&>(c) = *n;
+  c.N = n->batch;
+  c.C = n->feature;
+  c.O = n->out_feature;
+  if (c.KH * c.KW > c.OH * c.OW) return std::nullopt;
   // K tiles: fold consecutive taps of a window row when a tap's features fill at most half the
   // array's rows and the taps are adjacent in the input (no dilation or reversal along W).
   const bool fold = c.C * 2 <= mxu_rows && c.ww.window_dilation == 1 && !c.ww.window_reversal;
@@ -79,31 +89,15 @@ std::optional<FilterGradientConvolution> PlanFilterGradientConvolution(
     const std::vector<int64_t>& lhs, const std::vector<int64_t>& rhs,
     const std::vector<int64_t>& out, const Window& window, const ConvolutionDimensionNumbers& dnums,
     int64_t feature_group_count, int64_t batch_group_count, int64_t mxu_rows) {
-  if (!BasicChecks(lhs, rhs, out, window, dnums, feature_group_count, batch_group_count,
-                   mxu_rows)) {
-    return std::nullopt;
-  }
-  const auto at = [](const std::vector<int64_t>& v, int64_t d) {
-    return v[static_cast<size_t>(d)];
-  };
-  const size_t s = dnums.input_spatial_dimensions.size();
+  const auto n =
+      Normalize(lhs, rhs, out, window, dnums, feature_group_count, batch_group_count, mxu_rows);
+  if (!n) return std::nullopt;
   FilterGradientConvolution c;
-  c.B = at(lhs, dnums.input_batch_dimension);
-  c.F = at(lhs, dnums.input_feature_dimension);
-  c.O = at(rhs, dnums.kernel_output_feature_dimension);
-  if (at(rhs, dnums.kernel_input_feature_dimension) != c.F) return std::nullopt;
-  const size_t wd = s - 1;
-  c.W = at(lhs, dnums.input_spatial_dimensions[wd]);
-  c.KW = at(rhs, dnums.kernel_spatial_dimensions[wd]);
-  c.OW = at(out, dnums.output_spatial_dimensions[wd]);
-  c.ww = window.dimensions[wd];
-  if (s == 2) {
-    c.H = at(lhs, dnums.input_spatial_dimensions[0]);
-    c.KH = at(rhs, dnums.kernel_spatial_dimensions[0]);
-    c.OH = at(out, dnums.output_spatial_dimensions[0]);
-    c.wh = window.dimensions[0];
-  }
-  if (c.KH * c.KW <= c.OH * c.OW || c.B < 1 || c.O < 1 || c.F < 1) return std::nullopt;
+  static_cast<ConvGeometry&>(c) = *n;
+  c.B = n->batch;
+  c.F = n->feature;
+  c.O = n->out_feature;
+  if (c.KH * c.KW <= c.OH * c.OW) return std::nullopt;
   if (c.wh.base_dilation != 1 || c.ww.base_dilation != 1 || c.ww.window_reversal ||
       c.wh.window_reversal) {
     return std::nullopt;

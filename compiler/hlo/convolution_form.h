@@ -44,12 +44,16 @@ struct ConvKTile {
 /// padding, in normalized 2-D terms (a 1-D convolution has H = KH = OH = 1). Sizes are elements;
 /// the window fields are XLA's (Window): stride, padding, base (lhs) dilation, window (rhs)
 /// dilation, reversal.
-struct DirectConvolution {
-  int64_t N = 1, H = 1, W = 1, C = 1;  // input [N, H, W, C]
-  int64_t KH = 1, KW = 1, O = 1;       // kernel [KH, KW, C, O]
-  int64_t OH = 1, OW = 1;              // output [N, OH, OW, O]
-  WindowDimension wh, ww;              // window along H and W
-  std::vector<ConvKTile> k_tiles;      // in summation order
+/// The spatial part both MXU forms share: input H x W, window KH x KW, output OH x OW, and XLA's
+/// window attributes along H and W.
+struct ConvGeometry {
+  int64_t H = 1, W = 1, KH = 1, KW = 1, OH = 1, OW = 1;
+  WindowDimension wh, ww;
+};
+
+struct DirectConvolution : ConvGeometry {
+  int64_t N = 1, C = 1, O = 1;     // input [N, H, W, C], kernel [KH, KW, C, O], out [N, OH, OW, O]
+  std::vector<ConvKTile> k_tiles;  // in summation order
 };
 
 /// The direct form of a convolution with input dims `lhs`, kernel dims `rhs` and output dims
@@ -74,11 +78,8 @@ std::optional<DirectConvolution> PlanDirectConvolution(
 /// the input band transposed on the XLU ([B, positions]), read at each output position's offset.
 /// Normalized 2-D like DirectConvolution: input [F, H, W, B], kernel [F, KH, KW, O], output
 /// [OH, OW, B, O].
-struct FilterGradientConvolution {
-  int64_t F = 1, H = 1, W = 1, B = 1;
-  int64_t KH = 1, KW = 1, O = 1;
-  int64_t OH = 1, OW = 1;
-  WindowDimension wh, ww;
+struct FilterGradientConvolution : ConvGeometry {
+  int64_t F = 1, B = 1, O = 1;
   /// K tiles in summation order: for each f, runs of up to R consecutive window positions in
   /// row-major order (flat index kh * KW + kw), crossing window rows when the window is not
   /// dilated along H (so a small window, 14 x 14, still fills the array's rows); one window row at

@@ -45,6 +45,17 @@ namespace {
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// `bytes` of VMEM for a convolution kernel's buffers `what`; DoesNotFit naming `inst` otherwise.
+StatusOr<uint64_t> AllocKernelVmem(CoreEmitter& em, const HloInstruction& inst, int64_t bytes,
+                                   const char* what) {
+  const int64_t a = em.AllocVmem(bytes);
+  if (a < 0) {
+    return DoesNotFit(inst, fmt::format("VMEM: the {} need {} bytes, core.vmem.capacity_bytes = {}",
+                                        what, bytes, em.vmem_bytes()));
+  }
+  return static_cast<uint64_t>(a);
+}
+
 // Block sizes of the kernel and the VMEM they take.
 struct ConvBlocks {
   int64_t bh = 1, bw = 1;  // output rows / columns of an M block
@@ -228,13 +239,7 @@ class DirectConvEmitter {
   }
 
   StatusOr<uint64_t> Alloc(int64_t bytes, const char* what) {
-    const int64_t a = em_.AllocVmem(bytes);
-    if (a < 0) {
-      return DoesNotFit(inst_, fmt::format("VMEM: the {} need {} bytes, core.vmem.capacity_bytes "
-                                           "= {}",
-                                           what, bytes, em_.vmem_bytes()));
-    }
-    return static_cast<uint64_t>(a);
+    return AllocKernelVmem(em_, inst_, bytes, what);
   }
 
   Status Allocate() {
@@ -607,13 +612,7 @@ class FilterGradEmitter {
   };
 
   StatusOr<uint64_t> Alloc(int64_t bytes, const char* what) {
-    const int64_t a = em_.AllocVmem(bytes);
-    if (a < 0) {
-      return DoesNotFit(inst_, fmt::format("VMEM: the {} need {} bytes, core.vmem.capacity_bytes "
-                                           "= {}",
-                                           what, bytes, em_.vmem_bytes()));
-    }
-    return static_cast<uint64_t>(a);
+    return AllocKernelVmem(em_, inst_, bytes, what);
   }
   Status Allocate() {
     const int64_t le = X_.elem_bytes();
@@ -963,15 +962,7 @@ Status Lowerer::LowerDirectConvolution(const HloInstruction& inst,
   DirectConvEmitter kernel(em_, config_, inst, p, *blocks, passes, L, Wt, O, oi, int_path,
                            run_epilogue, pop_act ? pop_act->act : isa::Activation::kNone);
   TPUSIM_RETURN_IF_ERROR(kernel.Run());
-  if (pop_act) {
-    for (const HloInstruction* m : groups_.epilogue_of_dot.at(&inst)) epilogue_done_.insert(m);
-  }
-  if (epi) {
-    TPUSIM_RETURN_IF_ERROR(FinishEpilogue(inst, *epi));
-    em_.Wait(kStoreFlag, epi->pending_stores);
-    for (const HloInstruction* m : epi->ops) epilogue_done_.insert(m);
-  }
-  return OkStatus();
+  return CloseEpilogue(inst, pop_act.has_value(), epi ? &*epi : nullptr);
 }
 
 }  // namespace tpusim::compiler

@@ -584,14 +584,7 @@ Status Lowerer::LowerDot(const HloInstruction& inst) {
   }
   em_.Wait(kOutFlag0, store_count[0]);
   em_.Wait(kOutFlag0 + 1, store_count[1]);
-  if (pop_act) {
-    for (const HloInstruction* m : groups_.epilogue_of_dot.at(&inst)) epilogue_done_.insert(m);
-  }
-  if (epi) {
-    TPUSIM_RETURN_IF_ERROR(FinishEpilogue(inst, *epi));
-    em_.Wait(kStoreFlag, epi->pending_stores);
-    for (const HloInstruction* m : epi->ops) epilogue_done_.insert(m);
-  }
+  TPUSIM_RETURN_IF_ERROR(CloseEpilogue(inst, pop_act.has_value(), epi ? &*epi : nullptr));
   if (share.parts > 1) MegacoreBarrier();  // every share of the result is in HBM
   return OkStatus();
 }
@@ -755,6 +748,17 @@ Status Lowerer::ReduceEpilogueBlock(const HloInstruction& reduce, Epilogue::Redu
                     Buffer(&reduce).address + static_cast<uint64_t>((b * M + m0) * 4), mc * 4, 4,
                     kStoreFlag);
   ++*stores;
+  return OkStatus();
+}
+
+Status Lowerer::CloseEpilogue(const HloInstruction& dot, bool folded_into_pops, Epilogue* ep) {
+  if (folded_into_pops) {
+    for (const HloInstruction* m : groups_.epilogue_of_dot.at(&dot)) epilogue_done_.insert(m);
+  }
+  if (ep == nullptr) return OkStatus();
+  TPUSIM_RETURN_IF_ERROR(FinishEpilogue(dot, *ep));
+  em_.Wait(kStoreFlag, ep->pending_stores);
+  for (const HloInstruction* m : ep->ops) epilogue_done_.insert(m);
   return OkStatus();
 }
 

@@ -193,6 +193,9 @@ class Lowerer {
   };
   std::optional<PopActivation> FoldPopActivation(
       const hlo::HloInstruction& dot, const std::vector<const hlo::HloInstruction*>& ops) const;
+  /// After a dot's or convolution's kernel: marks its epilogue ops done (their own kernels are
+  /// skipped) — all of them when they were folded into the pops — and finishes `ep` (may be null).
+  Status CloseEpilogue(const hlo::HloInstruction& dot, bool folded_into_pops, Epilogue* ep);
   /// After a kernel's last block: folds the init value into the column reductions' running
   /// results and stores them.
   Status FinishEpilogue(const hlo::HloInstruction& dot, Epilogue& ep);

@@ -60,6 +60,18 @@ class ConvBuilder {
     for (HloInstruction* x : xs) c->AppendOperand(x);
     return b_.Add(std::move(c));
   }
+  /// `c` (operands appended) with `dn`, this convolution's window and precision, no groups.
+  HloInstruction* NewConv(std::unique_ptr<HloInstruction> c,
+                          const hlo::ConvolutionDimensionNumbers& dn) {
+    c->mutable_convolution_dimension_numbers() = dn;
+    c->set_has_convolution_dimension_numbers(true);
+    c->mutable_window() = conv_->window();
+    c->set_has_window(true);
+    c->set_feature_group_count(1);
+    c->set_batch_group_count(1);
+    c->mutable_precision_config() = conv_->precision_config();
+    return b_.Add(std::move(c));
+  }
   /// The convolution in canonical dim_labels (b01f_01io->b01f, or 01oi when the kernel's input
   /// feature is its minor dimension): operands transposed to [N, S.., C] and [S.., C, O] /
   /// [S.., O, C], result [N, O.., F].
@@ -83,14 +95,7 @@ class ConvBuilder {
       dn.kernel_spatial_dimensions.push_back(i);
       dn.output_spatial_dimensions.push_back(i + 1);
     }
-    c->mutable_convolution_dimension_numbers() = dn;
-    c->set_has_convolution_dimension_numbers(true);
-    c->mutable_window() = conv_->window();
-    c->set_has_window(true);
-    c->set_feature_group_count(1);
-    c->set_batch_group_count(1);
-    c->mutable_precision_config() = conv_->precision_config();
-    return b_.Add(std::move(c));
+    return NewConv(std::move(c), dn);
   }
   /// The convolution in the filter-gradient form's canonical dim_labels (f01b_i01o->01bf):
   /// input [F, S.., B], kernel [F, S.., O], output [S.., B, O].
@@ -115,14 +120,7 @@ class ConvBuilder {
       dn.kernel_spatial_dimensions.push_back(i + 1);
       dn.output_spatial_dimensions.push_back(i);
     }
-    c->mutable_convolution_dimension_numbers() = dn;
-    c->set_has_convolution_dimension_numbers(true);
-    c->mutable_window() = conv_->window();
-    c->set_has_window(true);
-    c->set_feature_group_count(1);
-    c->set_batch_group_count(1);
-    c->mutable_precision_config() = conv_->precision_config();
-    return b_.Add(std::move(c));
+    return NewConv(std::move(c), dn);
   }
   HloInstruction* Dot(HloInstruction* l, HloInstruction* r, bool batched,
                       const std::vector<int64_t>& out_dims) {
