@@ -92,12 +92,10 @@ namespace {
 // or over the last only, with add/maximum/minimum and a one-element init defined before the dot,
 // join the epilogue (Lowerer::Epilogue::Reduction).
 void AddEpilogueReductions(const std::vector<std::unique_ptr<HloInstruction>>& list,
+                           const std::map<const HloInstruction*, size_t>& position,
                            const HloInstruction* dot, const HloInstruction* after,
                            std::vector<const HloInstruction*>* members) {
-  size_t pos = 0;
-  while (pos < list.size() && list[pos].get() != after) ++pos;
-  std::map<const HloInstruction*, size_t> position;
-  for (size_t i = 0; i < list.size(); ++i) position[list[i].get()] = i;
+  const size_t pos = position.at(after);
   const size_t dot_pos = position.at(dot);
   const int64_t rank = dot->shape().rank();
   for (size_t j = pos + 1; j < list.size(); ++j) {
@@ -129,6 +127,8 @@ void AddEpilogueReductions(const std::vector<std::unique_ptr<HloInstruction>>& l
 
 void AddDotEpilogues(const hlo::HloModule& module, int64_t min_split_n, ElementwiseGroups* groups) {
   const auto& list = module.entry_computation()->instructions();
+  std::map<const HloInstruction*, size_t> position;
+  for (size_t i = 0; i < list.size(); ++i) position[list[i].get()] = i;
   for (size_t i = 0; i < list.size(); ++i) {
     const HloInstruction* dot = list[i].get();
     // A convolution reaching the lowering is a direct one in canonical dim_labels (its result
@@ -150,7 +150,7 @@ void AddDotEpilogues(const hlo::HloModule& module, int64_t min_split_n, Elementw
     if (!IsFusible(*next) || next->shape().dimensions() != dot->shape().dimensions()) {
       // No elementwise consumer: the dot's own result may still be reduced as it is popped.
       std::vector<const HloInstruction*> reductions;
-      AddEpilogueReductions(list, dot, dot, &reductions);
+      AddEpilogueReductions(list, position, dot, dot, &reductions);
       if (reductions.empty()) continue;
       groups->epilogue_of_dot[dot] = reductions;
       for (const HloInstruction* m : reductions) groups->dot_of_epilogue[m] = dot;
@@ -184,7 +184,7 @@ void AddDotEpilogues(const hlo::HloModule& module, int64_t min_split_n, Elementw
       }
     }
     if (!ok || !reads_dot) continue;
-    AddEpilogueReductions(list, dot, members.back(), &members);
+    AddEpilogueReductions(list, position, dot, members.back(), &members);
     groups->epilogue_of_dot[dot] = members;
     for (const HloInstruction* m : members) groups->dot_of_epilogue[m] = dot;
   }

@@ -16,17 +16,22 @@ using hlo::HloOpcode;
 // How far past a dot or convolution the walk looks (instructions).
 constexpr size_t kWindow = 64;
 
-// The new order of `list` with D = list[d]'s independent followers moved before it and the
-// dependent instructions its fusible consumers do not need moved after them; empty when nothing
-// moves.
-std::vector<const HloInstruction*> Hoist(const std::vector<std::unique_ptr<HloInstruction>>& list,
-                                         size_t d) {
+// The instructions of D = list[d]'s window (see the header): those not yet placed among the next
+// kWindow after D, sorted into independent ones, fusible consumers and the rest.
+struct Window {
+  std::vector<const HloInstruction*> independent, followers, deferred;
+};
+
+Window WalkWindow(const std::vector<std::unique_ptr<HloInstruction>>& list, size_t d,
+                  const std::set<const HloInstruction*>& placed) {
   const HloInstruction* mxu = list[d].get();
   std::set<const HloInstruction*> fused{mxu}, deferred_set;
-  std::vector<const HloInstruction*> independent, followers, deferred;
-  size_t end = d + 1;
-  for (; end < list.size() && end <= d + kWindow; ++end) {
-    const HloInstruction* x = list[end].get();
+  Window w;
+  size_t seen = 0;
+  for (size_t j = d + 1; j < list.size() && seen < kWindow; ++j) {
+    const HloInstruction* x = list[j].get();
+    if (placed.count(x) > 0) continue;
+    ++seen;
     if (IsLoopBegin(*x) || IsLoopEnd(*x) || hlo::IsCollective(x->opcode())) break;
     bool on_fused = false, on_deferred = false;
     for (const HloInstruction* op : x->operands()) {
@@ -36,28 +41,16 @@ std::vector<const HloInstruction*> Hoist(const std::vector<std::unique_ptr<HloIn
     const bool fusible = hlo::IsElementwise(x->opcode()) && x->shape().IsArray() &&
                          x->shape().dimensions() == mxu->shape().dimensions();
     if (!on_fused && !on_deferred) {
-      independent.push_back(x);
+      w.independent.push_back(x);
     } else if (on_fused && !on_deferred && fusible) {
       fused.insert(x);
-      followers.push_back(x);
+      w.followers.push_back(x);
     } else {
       deferred_set.insert(x);
-      deferred.push_back(x);
+      w.deferred.push_back(x);
     }
   }
-  // Nothing to gain unless an independent or deferred instruction sat among the followers.
-  if (followers.empty() || (independent.empty() && deferred.empty())) return {};
-  std::vector<const HloInstruction*> order;
-  order.reserve(list.size());
-  for (size_t i = 0; i < d; ++i) order.push_back(list[i].get());
-  order.insert(order.end(), independent.begin(), independent.end());
-  order.push_back(mxu);
-  order.insert(order.end(), followers.begin(), followers.end());
-  order.insert(order.end(), deferred.begin(), deferred.end());
-  for (size_t i = end; i < list.size(); ++i) order.push_back(list[i].get());
-  bool same = true;
-  for (size_t i = 0; i < list.size(); ++i) same = same && order[i] == list[i].get();
-  return same ? std::vector<const HloInstruction*>{} : order;
+  return w;
 }
 
 }  // namespace
@@ -65,20 +58,39 @@ std::vector<const HloInstruction*> Hoist(const std::vector<std::unique_ptr<HloIn
 StatusOr<bool> OutputFusionScheduling::Run(hlo::HloModule& module) {
   hlo::HloComputation* entry = module.entry_computation();
   if (entry == nullptr) return false;
-  bool changed = false;
-  for (size_t d = 0; d < entry->instructions().size(); ++d) {
-    const HloOpcode op = entry->instructions()[d]->opcode();
-    if (op != HloOpcode::kDot && op != HloOpcode::kConvolution) continue;
-    std::vector<const HloInstruction*> order = Hoist(entry->instructions(), d);
-    if (order.empty()) continue;
-    const HloInstruction* mxu = entry->instructions()[d].get();
-    entry->ReorderInstructions(order);
-    changed = true;
-    // Continue after the moved dot.
-    for (size_t i = 0; i < entry->instructions().size(); ++i) {
-      if (entry->instructions()[i].get() == mxu) d = i;
+  // One sweep: each dot or convolution not already placed by an earlier one's window places its
+  // window's independent instructions, itself, its fusible consumers and the rest; every other
+  // instruction keeps its place. O(instructions x kWindow).
+  const auto& list = entry->instructions();
+  std::vector<const HloInstruction*> order;
+  order.reserve(list.size());
+  std::set<const HloInstruction*> placed;
+  auto place = [&](const HloInstruction* x) {
+    order.push_back(x);
+    placed.insert(x);
+  };
+  for (size_t i = 0; i < list.size(); ++i) {
+    const HloInstruction* x = list[i].get();
+    if (placed.count(x) > 0) continue;
+    const HloOpcode op = x->opcode();
+    if (op != HloOpcode::kDot && op != HloOpcode::kConvolution) {
+      place(x);
+      continue;
     }
+    const Window w = WalkWindow(list, i, placed);
+    // Only a window with a fusible consumer is reordered.
+    if (w.followers.empty()) {
+      place(x);
+      continue;
+    }
+    for (const HloInstruction* y : w.independent) place(y);
+    place(x);
+    for (const HloInstruction* y : w.followers) place(y);
+    for (const HloInstruction* y : w.deferred) place(y);
   }
+  bool changed = false;
+  for (size_t i = 0; i < list.size(); ++i) changed = changed || order[i] != list[i].get();
+  if (changed) entry->ReorderInstructions(order);
   return changed;
 }
 

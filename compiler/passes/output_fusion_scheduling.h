@@ -13,6 +13,9 @@
 // fusible consumers, the rest — each list in its original order. The walk stops at a
 // loop-region marker (passes/loop_region.h) and at collectives, which are never moved.
 //
+// One sweep over the entry computation, O(instructions x 64): a dot or convolution that an earlier
+// one's window already placed (a deferred instruction) keeps that place.
+//
 // Contract: values are unchanged (only the order of independent instructions changes, and it
 // stays a topological order). Requires canonical dots and lowered convolutions (it runs last).
 #pragma once
