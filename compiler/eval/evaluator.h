@@ -33,6 +33,7 @@
 #include "common/status.h"
 #include "compiler/eval/literal.h"
 #include "compiler/hlo/module.h"
+#include "compiler/hlo/while_loop.h"
 
 namespace tpusim::hlo {
 
@@ -46,8 +47,10 @@ struct EvaluatorOptions {
   int threads = 1;
   /// Largest single value (bytes) any instruction may produce.
   int64_t max_bytes = Literal::kDefaultMaxBytes;
-  /// A while loop that runs more iterations than this is an error (ResourceExhausted).
-  int64_t max_while_iterations = 10'000'000;
+  /// A while loop that runs more iterations than this is an error (ResourceExhausted). The
+  /// default is the compiler's bound on a counted loop (hlo::kMaxKnownTrips), so every loop the
+  /// compiler accepts the evaluator can check.
+  int64_t max_while_iterations = kMaxKnownTrips;
   /// When set, the trips each `while` ran are recorded by instruction name; a while that ran
   /// several times with different counts records -1. How a data-dependent loop's count is found
   /// for a run on these inputs (tools/tpusim/run_module.cc).

@@ -105,7 +105,8 @@ Status FuzzOutputPaths(std::string_view script) {
     fs::create_directories(p.parent_path(), ec);
     switch (kind) {
       case 0: {
-        const int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        // O_NONBLOCK: the path may already be a FIFO (an earlier step), whose open would wait.
+        const int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK, 0644);
         if (fd >= 0) {
           (void)::write(fd, "old", 3);
           ::close(fd);

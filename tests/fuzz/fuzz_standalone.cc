@@ -5,17 +5,51 @@
 // characters: a rough measure of the behaviours reached, not code coverage); each Internal status
 // with a new message is a finding, its input written to fuzz-finding-<n>; exit 1 if any. The input
 // being run is kept in fuzz-current, so a crash leaves its input behind.
+#include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <random>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/file_util.h"
 #include "tests/fuzz/fuzz_entry_points.h"
 #include "tests/fuzz/fuzz_pipeline.h"
+
+namespace {
+
+// Executions finished so far; a watchdog thread ends the run when it stops moving for
+// kHangSeconds (libFuzzer's -timeout): the input in fuzz-current is then a hang.
+std::atomic<long> g_done{0};
+constexpr int kHangSeconds = 10;
+
+// The input about to run, kept on disk: after a crash (a signal) or a hang it is the finding.
+void Keep(const std::string& input) {
+  std::ofstream("fuzz-current", std::ios::binary | std::ios::trunc) << input;
+}
+
+void StartHangWatchdog() {
+  std::thread([] {
+    long last = -1;
+    while (true) {
+      std::this_thread::sleep_for(std::chrono::seconds(kHangSeconds));
+      const long now = g_done.load();
+      if (now == last) {
+        std::printf("hang: one execution ran more than %d s (input in fuzz-current)\n",
+                    kHangSeconds);
+        std::fflush(stdout);
+        std::_Exit(1);
+      }
+      last = now;
+    }
+  }).detach();
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace tpusim;
@@ -35,6 +69,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::mt19937 rng(12345);
+  StartHangWatchdog();
   const auto start = std::chrono::steady_clock::now();
   long executions = 0;
   std::set<std::string> outcomes;
@@ -47,15 +82,16 @@ int main(int argc, char** argv) {
       input = seeds[rng() % seeds.size()];
       const int rounds = 1 + static_cast<int>(rng() % 4);
       for (int r = 0; r < rounds; ++r) input = fuzz::MutateHlo(input, rng());
-      // The input being run, kept on disk: after a crash (a signal) it is the finding.
-      std::ofstream("fuzz-current", std::ios::binary | std::ios::trunc) << input;
+      Keep(input);
       status = fuzz::FuzzPipeline(input);
     } else {
       input.resize(rng() % 32);
       for (char& c : input) c = static_cast<char>(rng());
+      Keep(input);
       status = fuzz::FuzzOutputPaths(input);
     }
     ++executions;
+    g_done.store(executions);
     outcomes.insert(std::string(StatusCodeName(status.code())) + ": " +
                     status.message().substr(0, 40));
     if (status.code() == StatusCode::kInternal &&
