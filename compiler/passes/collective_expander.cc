@@ -112,22 +112,21 @@ class AllToAll {
   // s32[] global device id: replica-id * num_partitions + partition-id.
   HloInstruction* DeviceId() {
     if (device_id_ != nullptr) return device_id_;
-    auto rid = std::make_unique<HloInstruction>(HloOpcode::kReplicaId,
-                                                Shape::Scalar(PrimitiveType::kU32),
-                                                b_.UniqueName(a2a_->name() + ".replica"));
+    auto rid =
+        std::make_unique<HloInstruction>(HloOpcode::kReplicaId, Shape::Scalar(PrimitiveType::kU32),
+                                         b_.UniqueName(a2a_->name() + ".replica"));
     auto pid = std::make_unique<HloInstruction>(HloOpcode::kPartitionId,
                                                 Shape::Scalar(PrimitiveType::kU32),
                                                 b_.UniqueName(a2a_->name() + ".partition"));
     HloInstruction* r = b_.Add(std::move(rid));
     HloInstruction* p = b_.Add(std::move(pid));
-    HloInstruction* parts = b_.ScalarConstant(PrimitiveType::kU32,
-                                              static_cast<double>(module_.num_partitions()),
-                                              "partitions");
+    HloInstruction* parts = b_.ScalarConstant(
+        PrimitiveType::kU32, static_cast<double>(module_.num_partitions()), "partitions");
     HloInstruction* g =
         b_.Binary(HloOpcode::kAdd, b_.Binary(HloOpcode::kMultiply, r, parts, "rp"), p, "gid");
-    auto cv = std::make_unique<HloInstruction>(HloOpcode::kConvert,
-                                               Shape::Scalar(PrimitiveType::kS32),
-                                               b_.UniqueName(a2a_->name() + ".device"));
+    auto cv =
+        std::make_unique<HloInstruction>(HloOpcode::kConvert, Shape::Scalar(PrimitiveType::kS32),
+                                         b_.UniqueName(a2a_->name() + ".device"));
     cv->AppendOperand(g);
     device_id_ = b_.Add(std::move(cv));
     return device_id_;
@@ -169,6 +168,11 @@ bool ExpandAllToAll(hlo::HloModule& module, hlo::HloComputation& comp, HloInstru
     const int64_t d = a2a->dimensions()[0];
     const Shape& s = a2a->operand(0)->shape();
     if (d < 0 || d >= s.rank() || s.dimensions(d) % n != 0) return false;
+    if (s.ElementCount() == 0) {  // nothing to exchange: the result is the (empty) operand
+      a2a->ReplaceAllUsesWith(a2a->operand(0));
+      comp.RemoveInstruction(a2a);
+      return true;
+    }
     a2a->ReplaceAllUsesWith(x.Exchange(a2a->operand(0), d, groups));
     comp.RemoveInstruction(a2a);
     return true;
