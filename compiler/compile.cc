@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <limits>
 #include <map>
 
@@ -110,6 +111,8 @@ StatusOr<CompiledModule> Compile(const hlo::HloModule& module, const config::Chi
   (void)changed;
   if (NeedsSpmdPartitioning(module)) result.spmd = SpmdSignature::Of(*m);
   result.dump = pipeline.dump();
+  result.pass_timings = pipeline.timings();
+  const auto lowering_started = std::chrono::steady_clock::now();
   for (const std::string& n : pipeline.PassNames()) {
     if (!result.pass_names.empty()) result.pass_names += ',';
     result.pass_names += n;
@@ -218,6 +221,8 @@ StatusOr<CompiledModule> Compile(const hlo::HloModule& module, const config::Chi
     result.cores_per_device = 1;
   }
   program.source_file = module.source_name();
+  result.lowering_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - lowering_started).count();
   return result;
 }
 

@@ -28,6 +28,7 @@
 #include "common/status.h"
 #include "compiler/hlo/module.h"
 #include "compiler/hlo/shape.h"
+#include "compiler/pass/hlo_pass_pipeline.h"
 #include "compiler/passes/spmd_partitioner.h"
 #include "config/chip_config.h"
 #include "isa/program.h"
@@ -87,6 +88,8 @@ struct CompiledModule {
   int64_t peak_vmem_bytes = 0;              // largest VMEM working set of any kernel
   std::string dump;                         // HLO text after CompileOptions::dump_after
   std::string pass_names;                   // the pipeline's passes, comma separated
+  std::vector<PassTiming> pass_timings;     // per pass: wall-clock seconds (logs only), changed
+  double lowering_seconds = 0;              // wall clock of lowering to the ISA (logs only)
   int64_t devices = 1;                      // replicas x partitions
   int64_t cores_per_device = 1;  // > 1 with megacore: device d runs on cores d*n .. d*n+n-1
   /// Custom-calls lowered from CompileOptions::custom_call_cycles (their values are not computed).

@@ -74,6 +74,7 @@ struct SystemConfig {
 struct ChipConfig {
   std::string name;                      // name
   std::string source_path;               // file it was read from (not a key)
+  std::vector<std::string> overrides;    // the --set KEY=VALUE applied on top, in order (not a key)
   int64_t tensorcores = 1;               // chip.tensorcores: TensorCores per chip
   double clock_hz = 0;                   // chip.clock_hz
   double host_bandwidth_bytes_per_s = 0; // chip.host.bandwidth_bytes_per_s: PCIe, one direction

@@ -130,11 +130,14 @@ Status ApplyOverride(const std::string& spec, FlatConfig& flat) {
   try {
     node = YAML::Load(value);
   } catch (const YAML::Exception& e) {
-    return KeyError("--set", path, "cannot parse value " + Quote(value) + ": " + e.msg);
+    return KeyError("--set " + spec, path, "cannot parse value " + Quote(value) + ": " + e.msg);
   }
-  if (node.IsMap()) return KeyError("--set", path, "expected a scalar or a list, got a mapping");
+  if (node.IsMap()) {
+    return KeyError("--set " + spec, path, "expected a scalar or a list, got a mapping");
+  }
   FlatConfig one;
-  TPUSIM_RETURN_IF_ERROR(Flatten(node, path, "--set", one));
+  // Errors about this key, from here to validation, name the flag as the user typed it.
+  TPUSIM_RETURN_IF_ERROR(Flatten(node, path, "--set " + spec, one));
   for (auto& [k, v] : one) flat[k] = std::move(v);
   return OkStatus();
 }
@@ -374,6 +377,7 @@ StatusOr<ChipConfig> LoadChipConfigFromString(const std::string& yaml, const std
     TPUSIM_RETURN_IF_ERROR(Flatten(def, f.path, "default", d));
     TPUSIM_RETURN_IF_ERROR(Assign(f, d.at(f.path), c));
   }
+  c.overrides = overrides;
   auto origin = [&](const std::string& path) {
     auto it = flat.find(path);
     return it == flat.end() || it->second.origin == "default" ? filename : it->second.origin;

@@ -232,6 +232,44 @@ const char* TopologyName(Topology t) {
   return "?";
 }
 
+Json EffectiveConfigJson(const ChipConfig& config) {
+  ChipConfig c = config;  // the field accessors take a mutable config
+  Json out = Json::MakeObject();
+  for (const FieldSpec& f : ConfigSchema()) {
+    Json* node = &out;
+    std::string_view path = f.path;
+    for (size_t dot = path.find('.'); dot != std::string_view::npos; dot = path.find('.')) {
+      node = &(*node)[path.substr(0, dot)];
+      path.remove_prefix(dot + 1);
+    }
+    Json& leaf = (*node)[path];
+    switch (f.type) {
+      case FieldType::kInt:
+        leaf = f.int_field(c);
+        break;
+      case FieldType::kDouble:
+        leaf = f.double_field(c);
+        break;
+      case FieldType::kBool:
+        leaf = f.bool_field(c);
+        break;
+      case FieldType::kString:
+        leaf = f.string_field(c);
+        break;
+      case FieldType::kTopology:
+        leaf = TopologyName(f.topology_field(c));
+        break;
+      case FieldType::kIntList: {
+        Json::Array items;
+        for (int64_t v : f.int_list_field(c)) items.push_back(Json(v));
+        leaf = Json(std::move(items));
+        break;
+      }
+    }
+  }
+  return out;
+}
+
 std::string SchemaMarkdown() {
   std::string out =
       "| key | type | unit | range | default | description |\n|---|---|---|---|---|---|\n";

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "common/json.h"
 #include "config/chip_config.h"
 
 namespace tpusim::config {
@@ -58,6 +59,12 @@ const std::vector<FieldSpec>& ConfigSchema();
 
 const char* FieldTypeName(FieldType t);
 const char* TopologyName(Topology t);
+
+/// Every key of the schema with its value in `config` (defaults included), nested like the YAML
+/// ({"chip": {"hbm": {"bandwidth_bytes_per_s": 1.2e12, ...}}, ...}), in schema order: the
+/// effective config of a run, after `base:` and --set, as the report's provenance records it.
+/// Loading it back as YAML gives the same ChipConfig.
+Json EffectiveConfigJson(const ChipConfig& config);
 
 /// Markdown table of the schema (docs/config.md).
 std::string SchemaMarkdown();

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 
@@ -17,6 +18,104 @@ StatusOr<MxuModelKind> ParseMxuModelKind(std::string_view name) {
   if (name == "fast") return MxuModelKind::kFast;
   if (name == "pe") return MxuModelKind::kPe;
   return InvalidArgument(fmt::format("--mxu-model: expected 'fast' or 'pe', got '{}'", name));
+}
+
+namespace {
+
+// {instructions, trips} of instructions [begin, end) run once; `halted` is set at a ctrl.halt.
+std::pair<uint64_t, uint64_t> CountRange(const std::vector<isa::Instruction>& insts,
+                                         const std::vector<size_t>& match, size_t begin,
+                                         size_t end, bool& halted) {
+  uint64_t n = 0, trips = 0;
+  for (size_t i = begin; i < end && !halted; ++i) {
+    const isa::Opcode op = insts[i].opcode;
+    ++n;
+    if (op == isa::Opcode::kCtrlHalt) {
+      halted = true;
+    } else if (op == isa::Opcode::kCtrlLoop) {
+      const uint64_t count = insts[i].As<isa::op::CtrlLoop>().count;
+      const size_t close = match[i];
+      if (count > 0) {
+        auto [body, body_trips] = CountRange(insts, match, i + 1, close, halted);
+        n += count * (body + 1);  // the body and its ctrl.endloop, every trip
+        trips += count * (body_trips + 1);
+      }
+      i = close;
+    }
+  }
+  return {n, trips};
+}
+
+// Feeds SimOptions::progress: the sequencers' retired instructions and loop trips, at most every
+// progress_interval_seconds of wall clock, then once at the end.
+class ProgressProbe {
+ public:
+  ProgressProbe(const SimOptions& options, const isa::Program& program, System& system)
+      : options_(options), system_(system), started_(std::chrono::steady_clock::now()) {
+    if (!options_.progress) return;
+    for (const isa::CoreProgram& core : program.cores) {
+      auto [instructions, trips] = DynamicCounts(core);
+      progress_.instructions_total += instructions;
+      progress_.loop_trips_total += trips;
+    }
+    next_ = started_ + Interval();
+  }
+
+  void Attach(Engine& engine) {
+    if (!options_.progress) return;
+    engine.set_observer([this](Cycles now) {
+      const auto t = std::chrono::steady_clock::now();
+      if (t < next_) return;
+      next_ = t + Interval();
+      Report(now);
+    });
+  }
+
+  void Done(Cycles end) {
+    if (!options_.progress) return;
+    progress_.done = true;
+    Report(end);
+  }
+
+ private:
+  std::chrono::steady_clock::duration Interval() const {
+    return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+        std::chrono::duration<double>(std::max(0.0, options_.progress_interval_seconds)));
+  }
+
+  void Report(Cycles now) {
+    progress_.cycle = now;
+    progress_.instructions_retired = progress_.loop_trips = 0;
+    for (auto& core : system_.cores()) {
+      progress_.instructions_retired += core->sequencer().retired();
+      progress_.loop_trips += core->sequencer().loop_trips();
+    }
+    progress_.elapsed_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+    options_.progress(progress_);
+  }
+
+  const SimOptions& options_;
+  System& system_;
+  std::chrono::steady_clock::time_point started_, next_;
+  SimProgress progress_;
+};
+
+}  // namespace
+
+std::pair<uint64_t, uint64_t> DynamicCounts(const isa::CoreProgram& core) {
+  const auto& insts = core.instructions;
+  std::vector<size_t> match(insts.size(), insts.size());
+  std::vector<size_t> open;
+  for (size_t i = 0; i < insts.size(); ++i) {
+    if (insts[i].opcode == isa::Opcode::kCtrlLoop) open.push_back(i);
+    if (insts[i].opcode == isa::Opcode::kCtrlEndLoop && !open.empty()) {
+      match[open.back()] = i;
+      open.pop_back();
+    }
+  }
+  bool halted = false;
+  return CountRange(insts, match, 0, insts.size(), halted);
 }
 
 StatusOr<SimResult> Simulator::Run(const isa::Program& program,
@@ -76,6 +175,8 @@ StatusOr<SimResult> Simulator::Run(const isa::Program& program,
     }
   }
   system->AddTo(engine);
+  ProgressProbe probe(options_, program, *system);
+  probe.Attach(engine);
   TPUSIM_ASSIGN_OR_RETURN(Cycles end, engine.Run(options_.max_cycles));
 
   std::string stuck;
@@ -108,6 +209,7 @@ StatusOr<SimResult> Simulator::Run(const isa::Program& program,
   // The run's length: the last instruction completion of any core (the engine may have stepped a
   // final bookkeeping cycle after it).
   r.cycles = last;
+  probe.Done(last);
   // Accumulators (from the MXU models) and flags (from the sequencers) into the final state.
   const size_t acc_words =
       static_cast<size_t>(std::max<int64_t>(sizes.accumulator_rows, 0) * sizes.mxu_cols);

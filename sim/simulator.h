@@ -11,7 +11,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
@@ -24,6 +26,18 @@
 
 namespace tpusim::sim {
 
+/// A running simulation's position, for progress reports (SimOptions::progress).
+struct SimProgress {
+  Cycles cycle;                       // the simulated cycle reached
+  uint64_t instructions_retired = 0;  // all cores
+  uint64_t instructions_total = 0;    // the program's dynamic instruction count, all cores
+                                      // (ctrl.loop counts are static: known before the run)
+  uint64_t loop_trips = 0;            // loop iterations completed, all cores
+  uint64_t loop_trips_total = 0;
+  double elapsed_seconds = 0;  // wall clock since the simulation started
+  bool done = false;           // the last call, after the run
+};
+
 struct SimOptions {
   MxuModelKind mxu_model = MxuModelKind::kFast;  // --mxu-model fast|pe
   Cycles max_cycles{uint64_t{1} << 50};          // --max-cycles: ResourceExhausted past it
@@ -33,9 +47,17 @@ struct SimOptions {
                                // addresses are then not checked at run time (run the verifier)
   bool trace = false;          // record the Perfetto trace events
   uint64_t trace_max_events = 4'000'000;       // further events are dropped (trace_truncated)
+  /// Called about every `progress_interval_seconds` of wall clock while the run lasts, and once
+  /// with `done` at its end. Reads only: results do not depend on it.
+  std::function<void(const SimProgress&)> progress;
+  double progress_interval_seconds = 0.25;
   StepOrder step_order = StepOrder::kForward;  // tests: prove the result does not depend on it
   uint64_t step_seed = 1;
 };
+
+/// The dynamic instruction count and loop trips of `core` run to its ctrl.halt, from its static
+/// ctrl.loop counts (the ISA's loops have no data-dependent trip counts). {instructions, trips}.
+std::pair<uint64_t, uint64_t> DynamicCounts(const isa::CoreProgram& core);
 
 /// "fast" or "pe" (the --mxu-model values); InvalidArgument naming the accepted values otherwise.
 StatusOr<MxuModelKind> ParseMxuModelKind(std::string_view name);

@@ -1,5 +1,7 @@
 #include "compiler/pass/hlo_pass_pipeline.h"
 
+#include <chrono>
+
 #include "compiler/hlo/printer.h"
 
 namespace tpusim::compiler {
@@ -25,9 +27,14 @@ StatusOr<bool> HloPassPipeline::Run(hlo::HloModule& module) {
     }
   }
   bool changed = false;
+  timings_.clear();
   for (const auto& pass : passes_) {
+    const auto started = std::chrono::steady_clock::now();
     StatusOr<bool> r = pass->Run(module);
     if (!r.ok()) return r.status().WithPrefix(std::string(pass->name()));
+    timings_.push_back(
+        {std::string(pass->name()),
+         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), *r});
     changed = changed || *r;
     if (*r && verifier_) {
       Status v = verifier_(module);

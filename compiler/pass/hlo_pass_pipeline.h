@@ -12,6 +12,14 @@
 
 namespace tpusim::compiler {
 
+/// One pass of a pipeline run: its name, wall-clock time (seconds; logged by `tpusim -v`, never
+/// used in a result) and whether it changed the module.
+struct PassTiming {
+  std::string name;
+  double seconds = 0;
+  bool changed = false;
+};
+
 class HloPassPipeline {
  public:
   /// Checks a module's invariants; returns a non-ok Status naming the broken invariant.
@@ -35,6 +43,8 @@ class HloPassPipeline {
   const std::string& dump() const { return dump_; }
   /// Names of the passes in order.
   std::vector<std::string> PassNames() const;
+  /// The passes of the last Run(), in order (those that ran before an error, if any).
+  const std::vector<PassTiming>& timings() const { return timings_; }
 
   /// Runs every pass; returns true if any changed the module. A pass error is returned with the
   /// pass name as prefix ("canonicalize: ..."); a verifier failure says which pass broke it.
@@ -46,6 +56,7 @@ class HloPassPipeline {
   Verifier verifier_;
   std::string dump_after_;
   std::string dump_;
+  std::vector<PassTiming> timings_;
 };
 
 }  // namespace tpusim::compiler

@@ -297,6 +297,7 @@ void Sequencer::Step(Cycles now) {
         Fail(now, "ctrl.endloop without a matching ctrl.loop");
         return;
       }
+      ++loop_trips_;
       if (--loops_.back().remaining > 0) {
         pc_ = loops_.back().start;
       } else {

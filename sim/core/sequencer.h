@@ -74,6 +74,10 @@ class Sequencer : public Unit {
   const std::vector<RetireSegment>& segments() const { return segments_; }
   const std::vector<uint32_t>& flags() const { return flags_; }
   uint64_t executed() const { return executed_; }
+  /// Instructions issued and retired in order so far (executed() minus those in flight).
+  uint64_t retired() const { return executed_ - inflight_.size(); }
+  /// ctrl.endloop executions so far: loop trips completed, all loops of the core.
+  uint64_t loop_trips() const { return loop_trips_; }
   /// Adds the stall/active interval up to `end` to the stats; call once after the run.
   void Finish(Cycles end);
 
@@ -129,6 +133,7 @@ class Sequencer : public Unit {
   std::map<uint64_t, InFlight> inflight_;
   uint64_t frontier_ = 0;
   uint64_t executed_ = 0;
+  uint64_t loop_trips_ = 0;
   std::vector<InstructionProfile> profile_;
   std::vector<RetireSegment> segments_;
 

@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -47,6 +48,10 @@ class Engine {
     deadline_seconds_ = limit_seconds;
   }
   static constexpr uint64_t kDeadlineCheckInterval = 16;
+  /// Calls `observer(now)` every kObserverInterval event cycles (progress reports). The observer
+  /// only reads; it cannot change the run.
+  void set_observer(std::function<void(Cycles)> observer) { observer_ = std::move(observer); }
+  static constexpr uint64_t kObserverInterval = 64;
 
   /// Runs from cycle 0 until no unit has work. Returns the cycle of the last event (the run's
   /// length in cycles). ResourceExhausted naming `max_cycles` if some unit still has work past it,
@@ -64,6 +69,7 @@ class Engine {
   std::vector<Unit*> units_;
   const ErrorSink* errors_ = nullptr;
   std::optional<std::chrono::steady_clock::time_point> deadline_;
+  std::function<void(Cycles)> observer_;
   double deadline_seconds_ = 0;
   std::vector<size_t> perm_;
   uint64_t events_ = 0;

@@ -114,7 +114,7 @@ Json BuildReportJson(const SimResult& r, const isa::Program& program,
                      const ReportOptions& options) {
   const StatRegistry& stats = *r.stats;
   Json j;
-  j["schema_version"] = 1;
+  j["schema_version"] = kReportSchemaVersion;
   j["config"] = r.config_name;
   j["cycles"] = r.cycles.value();
   j["seconds"] = r.seconds();

@@ -12,6 +12,9 @@
 
 namespace tpusim::sim {
 
+/// The report's `schema_version` (docs/report-schema.md). 2: `provenance` added.
+inline constexpr int kReportSchemaVersion = 2;
+
 struct ReportOptions {
   /// Optional HLO opcode per HLO tag (same indexing as Program::hlo_names), e.g. from the HLO
   /// module. When absent, an op's opcode is its name without XLA's ".N" suffix ("dot.3" -> "dot").

@@ -115,9 +115,9 @@ tpusim_bad_input_test(config_nan
   config show ${badcfg}/bad-nan.yaml)
 tpusim_bad_input_test(run_config_negative "bad-negative.yaml: core.mxu.rows: expected a positive"
   run tests/golden/tiny_dot_bias_relu/model.hlo --config ${badcfg}/bad-negative.yaml)
-tpusim_bad_input_test(run_set_absurd_vmem "--set: core.vmem.capacity_bytes: expected an integer"
+tpusim_bad_input_test(run_set_absurd_vmem "--set core.vmem.capacity_bytes=1e30: core.vmem.capacity_bytes: expected an integer"
   run tests/golden/tiny_dot_bias_relu/model.hlo --config tiny --set core.vmem.capacity_bytes=1e30)
-tpusim_bad_input_test(run_set_negative_chips "system.chips: expected a positive integer"
+tpusim_bad_input_test(run_set_negative_chips "--set system.chips=-1: system.chips: expected a positive integer"
   run tests/golden/tiny_dot_bias_relu/model.hlo --config tiny --set system.chips=-1)
 tpusim_bad_input_test(run_config_missing "configs/nope.yaml: no such file"
   run tests/golden/tiny_dot_bias_relu/model.hlo --config configs/nope.yaml)

@@ -92,10 +92,11 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         BadCase{"wrong type",
                 {"core.mxu.rows=abc"},
-                "--set: core.mxu.rows: expected an integer, got \"abc\""},
+                "--set core.mxu.rows=abc: core.mxu.rows: expected an integer, got \"abc\""},
         BadCase{"negative",
                 {"core.mxu.rows=-4"},
-                "core.mxu.rows: expected a positive integer at most 4096, got -4"},
+                "--set core.mxu.rows=-4: core.mxu.rows: expected a positive integer at most 4096, "
+                "got -4"},
         BadCase{"absurd", {"core.mxu.count=100000"}, "core.mxu.count: expected a positive integer"},
         BadCase{"zero clock", {"chip.clock_hz=0"}, "chip.clock_hz: expected a positive number"},
         BadCase{"bad bool",
@@ -104,14 +105,15 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"bad enum",
                 {"system.topology=mesh"},
                 "system.topology: expected one of single, ring, torus2d, torus3d"},
-        BadCase{"unknown key", {"core.mxu.rowz=4"}, "--set: core.mxu.rowz: unknown key"},
+        BadCase{"unknown key", {"core.mxu.rowz=4"}, "--set core.mxu.rowz=4: core.mxu.rowz: unknown key"},
         BadCase{"list for scalar",
                 {"core.mxu.rows=[1,2]"},
                 "core.mxu.rows: expected a single value, got a list"},
         BadCase{"inconsistent shape",
                 {"system.chips=4", "system.topology=torus2d", "system.shape=[2,3]",
                  "system.ici.links_per_chip=4"},
-                "system.shape: product of the dimensions is 6 but system.chips is 4"},
+                "--set system.shape=[2,3]: system.shape: product of the dimensions is 6 but "
+                "system.chips is 4"},
         BadCase{"chips without topology",
                 {"system.chips=4"},
                 "system.topology: system.chips is 4, so the chips need a topology"},
@@ -191,6 +193,55 @@ TEST(ConfigSchema, DocsConfigMdMatchesTheSchemaTable) {
   // The file ends with the generated table; regenerate with `tpusim config schema --markdown`.
   EXPECT_NE(ss.str().find(SchemaMarkdown()), std::string::npos)
       << "docs/config.md is stale: regenerate its table with `tpusim config schema --markdown`";
+}
+
+}  // namespace
+}  // namespace tpusim::config
+
+namespace tpusim::config {
+namespace {
+
+// A key validated after conversion (range, consistency) is blamed on the --set that gave its value,
+// and on the file when the file gave it, whatever else was overridden.
+TEST(ConfigLoader, ValidationErrorNamesTheSetThatGaveTheValue) {
+  auto from_set = LoadChipConfig("configs/tpu-v4.yaml", {"core.mxu.rows=0"});
+  ASSERT_FALSE(from_set.ok());
+  EXPECT_THAT(from_set.status().message(),
+              ::testing::StartsWith("--set core.mxu.rows=0: core.mxu.rows: expected a positive"));
+  auto from_file = LoadChipConfig("tests/data/configs/bad-negative.yaml", {"core.mxu.cols=128"});
+  ASSERT_FALSE(from_file.ok());
+  EXPECT_THAT(from_file.status().message(), HasSubstr("bad-negative.yaml: core.mxu.rows:"));
+  EXPECT_THAT(from_file.status().message(), ::testing::Not(HasSubstr("--set")));
+}
+
+TEST(ConfigLoader, RecordsOverridesInOrder) {
+  auto c = LoadChipConfig("configs/tpu-v4.yaml", {"core.mxu.rows=256", "chip.clock_hz=1e9"});
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->overrides, (std::vector<std::string>{"core.mxu.rows=256", "chip.clock_hz=1e9"}));
+}
+
+// The effective config holds every schema key, and read back as YAML (JSON is YAML) it is the same
+// chip: what a report's provenance records reproduces the run's config.
+TEST(EffectiveConfig, HasEveryKeyAndRoundTrips) {
+  for (const char* name : {"configs/tpu-v4.yaml", "configs/tpu-v2-8.yaml", "configs/tiny.yaml"}) {
+    auto c = LoadChipConfig(name, {"core.mxu.rows=64", "chip.hbm.bandwidth_bytes_per_s=8e11"});
+    ASSERT_TRUE(c.ok()) << name << ": " << c.status().message();
+    const Json j = EffectiveConfigJson(*c);
+    for (const FieldSpec& f : ConfigSchema()) {
+      const Json* node = &j;
+      std::string_view path = f.path;
+      for (size_t dot = path.find('.'); node && dot != std::string_view::npos;
+           dot = path.find('.')) {
+        node = node->Find(path.substr(0, dot));
+        path.remove_prefix(dot + 1);
+      }
+      EXPECT_TRUE(node && node->Find(path)) << name << ": " << f.path;
+    }
+    auto back = LoadChipConfigFromString(j.Dump(), "effective.yaml");
+    ASSERT_TRUE(back.ok()) << name << ": " << back.status().message();
+    EXPECT_EQ(EffectiveConfigJson(*back).Dump(), j.Dump()) << name;
+    EXPECT_EQ(back->core.mxu.rows, 64);
+  }
 }
 
 }  // namespace

@@ -14,6 +14,8 @@
 #include "compiler/hlo/load.h"
 #include "tools/tpusim/cli_util.h"
 #include "tools/tpusim/commands.h"
+#include "tools/tpusim/logging.h"
+#include "tools/tpusim/provenance.h"
 #include "tools/tpusim/compare.h"
 
 namespace tpusim::cli {
@@ -70,12 +72,17 @@ void RegisterCompareCommand(CLI::App& app) {
     options.anchor = !args->no_anchor;
     options.sim.mxu_model = OrFail(sim::ParseMxuModelKind(args->mxu_model));
     options.sim.max_cycles = Cycles(args->max_cycles);
+    options.sim.progress = SimProgressPrinter("simulating " + args->model);
     CompareResult r = OrFail(RunCompare(*module, args->model, chip, options));
-    const Json json = CompareJson(r);
+    const Json json = WithProvenance(CompareJson(r), chip);
     if (!args->out.empty()) outputs.Set("--out", json.Dump());
     if (!args->csv.empty()) outputs.Set("--csv", CompareOpsCsv(r));
     OrFail(outputs.Commit());
-    std::cout << (args->json ? json.Dump() + "\n" : CompareText(r, options.top));
+    if (args->json) {
+      std::cout << json.Dump() << "\n";
+    } else if (ChattyOutput()) {
+      std::cout << CompareText(r, options.top);
+    }
     if (r.check.performed && !r.check.passed) {
       throw CLI::RuntimeError(ExitCodeFor(StatusCode::kCheckFailed));
     }

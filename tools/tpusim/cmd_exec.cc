@@ -13,6 +13,7 @@
 
 #include "common/diagnostic.h"
 #include "common/output_set.h"
+#include "common/file_util.h"
 #include "config/slice.h"
 #include "isa/exec.h"
 #include "sim/report/report.h"
@@ -21,6 +22,8 @@
 #include "tools/tpusim/cli_util.h"
 #include "tools/tpusim/commands.h"
 #include "tools/tpusim/limits.h"
+#include "tools/tpusim/logging.h"
+#include "tools/tpusim/provenance.h"
 
 namespace tpusim::cli {
 
@@ -82,10 +85,10 @@ void RegisterExecCommand(CLI::App& app) {
     std::vector<isa::DumpSpec> dumps;
     for (const std::string& d : args->dumps) dumps.push_back(OrFail(isa::ParseDumpSpec(d)));
     isa::Program program = OrFail(isa::LoadProgramFile(args->input));
-    config::ChipConfig chip = args->config.Load();
+    const config::ChipConfig loaded = args->config.Load();
     std::string note;
-    chip =
-        OrFail(LocateCoreCount(program, config::SliceForCores(chip, program.num_cores(), &note)));
+    const config::ChipConfig chip = OrFail(
+        LocateCoreCount(program, config::SliceForCores(loaded, program.num_cores(), &note)));
     if (!note.empty()) std::cerr << "tpusim: note: " << note << "\n";
     isa::InterpreterOptions options;
     options.max_instructions = args->max_instructions;
@@ -102,14 +105,18 @@ void RegisterExecCommand(CLI::App& app) {
     sim_options.max_seconds = args->max_seconds;
     sim_options.trace = !args->trace.empty();
     SetPhase("simulate");
+    sim_options.progress = SimProgressPrinter("simulating " + args->input);
     sim::SimResult result = OrFail(sim::RunAndCheck(chip, program, sim_options));
     if (!args->report.empty()) {
-      outputs.Set("--report", sim::BuildReportJson(result, program).Dump(2));
+      const Json report = WithProvenance(sim::BuildReportJson(result, program), loaded);
+      outputs.Set("--report", report.Dump(2));
     }
     if (!args->trace.empty()) outputs.Set("--trace", sim::BuildTraceJson(result, program).Dump(0));
     OrFail(outputs.Commit());
-    std::cout << sim::BuildReportTable(result, program);
-    std::cout << "check: simulator final state equals the interpreter's\n";
+    if (ChattyOutput()) {
+      std::cout << sim::BuildReportTable(result, program);
+      std::cout << "check: simulator final state equals the interpreter's\n";
+    }
     // The dump lines (after the interpreter's summary line) are the values both engines agree on.
     std::cout << interp_text.substr(interp_text.find('\n') + 1);
   });

@@ -17,6 +17,8 @@
 #include "sim/report/trace.h"
 #include "tools/tpusim/cli_util.h"
 #include "tools/tpusim/commands.h"
+#include "tools/tpusim/logging.h"
+#include "tools/tpusim/provenance.h"
 #include "tools/tpusim/run_module.h"
 #include "tools/tpusim/scaling.h"
 
@@ -102,6 +104,7 @@ void RegisterRunCommand(CLI::App& app) {
     options.sim.mxu_model = OrFail(sim::ParseMxuModelKind(args->mxu_model));
     options.sim.max_cycles = Cycles(args->max_cycles);
     options.sim.trace = !args->trace.empty();
+    options.sim.progress = SimProgressPrinter("simulating " + args->model);
     std::vector<ScalingRow> rows;
     RunModuleResult r;
     if (args->scaling.empty()) {
@@ -114,7 +117,7 @@ void RegisterRunCommand(CLI::App& app) {
       r = std::move(runs.last);
     }
     if (!options.dump_after.empty()) std::cout << r.compiled.dump;
-    Json report = RunReportJson(r, args->model);
+    Json report = WithProvenance(RunReportJson(r, args->model), chip);
     if (!rows.empty()) report["scaling"] = ScalingJson(rows);
     if (!args->report.empty()) outputs.Set("--report", report.Dump());
     if (!args->csv.empty()) {
@@ -128,7 +131,11 @@ void RegisterRunCommand(CLI::App& app) {
     OrFail(outputs.Commit());
     std::string text_out = RunReportText(r, args->model);
     if (!rows.empty()) text_out += ScalingText(rows);
-    std::cout << (args->json ? report.Dump() : text_out);
+    if (args->json) {
+      std::cout << report.Dump();
+    } else if (ChattyOutput()) {
+      std::cout << text_out;
+    }
     bool failed = r.check.performed && !r.check.passed;
     for (const ScalingRow& row : rows) failed |= row.check_performed && !row.check_passed;
     if (failed) {

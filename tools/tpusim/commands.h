@@ -14,5 +14,6 @@ void RegisterCompileCommand(CLI::App& app);  // cmd_compile.cc (HLO -> ISA)
 void RegisterRunCommand(CLI::App& app);      // cmd_run.cc (the main job)
 void RegisterCpuCommand(CLI::App& app);      // cmd_cpu.cc (CPU evaluator; links tpusim_eval)
 void RegisterCompareCommand(CLI::App& app);  // cmd_compare.cc (TPU vs CPU time, per op)
+void RegisterReportSchemaCommand(CLI::App& app);  // cmd_report_schema.cc (docs/report-schema.md)
 
 }  // namespace tpusim::cli

@@ -9,8 +9,11 @@
 #include <iostream>
 #include <new>
 
+#include "common/build_info.h"
 #include "common/file_util.h"
 #include "tools/tpusim/commands.h"
+#include "tools/tpusim/logging.h"
+#include "tools/tpusim/provenance.h"
 
 namespace {
 
@@ -51,24 +54,26 @@ int WithStandardOutputChecked(int rc) {
 
 int main(int argc, char** argv) {
   InstallTerminationHandlers();
+  tpusim::cli::SetCommandLine(argc, argv);
   CLI::App app{"tpusim: simulate XLA HLO on TPU-style chips, cycle by cycle"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "tpusim 0.1.0");
-  int verbosity = 0;
-  bool quiet = false;
-  app.add_flag("-v,--verbose", verbosity, "more log output (-vv for debug)");
-  app.add_flag("-q,--quiet", quiet, "errors only");
+  app.set_version_flag("--version", std::string("tpusim ") + tpusim::TpusimVersion() + " (commit " +
+                                        tpusim::TpusimGitCommit() + ")");
+  // Global flags: accepted before or after the subcommand (fallthrough).
+  app.fallthrough();
+  tpusim::cli::LogOptions log;
+  std::string progress = "auto";
+  app.add_flag("-v,--verbose", log.verbosity,
+               "more log output on stderr: -v per-pass timings and kernel counts, -vv per kernel");
+  app.add_flag("-q,--quiet", log.quiet, "errors only: no progress, no summary table");
+  app.add_option("--progress", progress,
+                 "progress of long simulations on stderr: auto (runs past 2 s), always, never")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
   app.parse_complete_callback([&] {
-    spdlog::set_pattern("tpusim: %l: %v");
-    if (quiet) {
-      spdlog::set_level(spdlog::level::err);
-    } else if (verbosity >= 2) {
-      spdlog::set_level(spdlog::level::debug);
-    } else if (verbosity == 1) {
-      spdlog::set_level(spdlog::level::info);
-    } else {
-      spdlog::set_level(spdlog::level::warn);
-    }
+    log.progress = progress == "always"  ? tpusim::cli::ProgressMode::kAlways
+                   : progress == "never" ? tpusim::cli::ProgressMode::kNever
+                                         : tpusim::cli::ProgressMode::kAuto;
+    tpusim::cli::SetUpLogging(log);
   });
 
   tpusim::cli::RegisterRunCommand(app);
@@ -80,6 +85,7 @@ int main(int argc, char** argv) {
   tpusim::cli::RegisterCpuCommand(app);
   tpusim::cli::RegisterCompileCommand(app);
   tpusim::cli::RegisterCompareCommand(app);
+  tpusim::cli::RegisterReportSchemaCommand(app);
 
   try {
     app.parse(argc, argv);

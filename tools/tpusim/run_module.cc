@@ -1,6 +1,7 @@
 #include "tools/tpusim/run_module.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <cmath>
 #include <cstring>
@@ -19,6 +20,7 @@
 #include "config/slice.h"
 #include "sim/report/report.h"
 #include "tools/tpusim/limits.h"
+#include "tools/tpusim/logging.h"
 
 namespace tpusim::cli {
 namespace {
@@ -281,6 +283,7 @@ StatusOr<RunModuleResult> RunModule(const hlo::HloModule& module, const config::
   for (const auto& [name, trips] : r.counted_trip_counts) copts.trip_counts[name] = trips;
   SetPhase("compile");
   TPUSIM_ASSIGN_OR_RETURN(r.compiled, compiler::Compile(module, r.config, copts));
+  LogCompiled(r.compiled);
   r.replicas = r.compiled.devices;
   // SPMD-partitioned dumps: each core is one (replica, partition) pair for the evaluator.
   const int64_t partitions = std::max<int64_t>(1, module.num_partitions());
@@ -368,7 +371,11 @@ StatusOr<RunModuleResult> RunModule(const hlo::HloModule& module, const config::
   sim::SimOptions sopts = options.sim;
   sopts.compute_values = !r.timing_only;
   SetPhase("simulate");
+  spdlog::info("simulating {} core(s) of '{}'{}", r.compiled.program.cores.size(), r.config.name,
+               r.timing_only ? " (timing only)" : "");
   TPUSIM_ASSIGN_OR_RETURN(r.sim, sim::Simulator(r.config, sopts).Run(r.compiled.program, inputs));
+  spdlog::info("simulated {} cycles, {} instructions", r.sim.cycles.value(),
+               r.sim.instructions_executed);
 
   CheckResult& c = r.check;
   c.atol = options.atol;
@@ -381,6 +388,7 @@ StatusOr<RunModuleResult> RunModule(const hlo::HloModule& module, const config::
     c.reason = "--no-check";
     return r;
   }
+  spdlog::info("checking every output against the CPU evaluator (TPU DEFAULT precision, then f32)");
   // Reference values: with TPU DEFAULT-precision semantics (checked) and in full f32 (reported).
   std::vector<Literal> want, want_f32;
   for (bool tpu : {true, false}) {
