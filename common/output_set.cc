@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <mutex>
 
@@ -126,6 +127,7 @@ struct OutputSet::Output {
   bool exists = false;
   struct stat st {};  // of the existing file
   std::string contents;
+  std::unique_ptr<std::fstream> spool;  // Stream(): the contents, in an unlinked file
   std::string tmp;  // kFile: the temporary while it exists
   PendingTemporaryGuard guard;
 
@@ -207,7 +209,44 @@ void OutputSet::Set(const std::string& option, std::string contents) {
   if (o != nullptr) o->contents = std::move(contents);
 }
 
+StatusOr<std::ostream*> OutputSet::Stream(const std::string& option) {
+  Output* o = Find(option);
+  if (o == nullptr) return Internal(option + ": Stream() of an output never declared");
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path dir = o->kind == Output::Kind::kFile ? fs::path(o->target).parent_path()
+                                                      : fs::temp_directory_path(ec);
+  std::string name = (dir / ("." + fs::path(o->path).filename().string() + ".spool.XXXXXX")).string();
+  const int fd = ::mkstemp(name.data());
+  if (fd < 0) return InvalidArgument(o->Where() + ": cannot write: " + ErrnoText(errno));
+  o->spool = std::make_unique<std::fstream>(
+      name, std::ios::in | std::ios::out | std::ios::binary | std::ios::trunc);
+  ::close(fd);
+  ::unlink(name.c_str());  // the open stream keeps the file; nothing is left behind
+  if (!*o->spool) return InvalidArgument(o->Where() + ": cannot write: spool file");
+  return static_cast<std::ostream*>(o->spool.get());
+}
+
 namespace {
+
+// Writes an output's contents to `fd`: its Set() string, or its Stream() spool in chunks.
+template <typename OutputT>
+int WriteContents(int fd, OutputT& o) {
+  if (!o.spool) return WriteAll(fd, o.contents);
+  std::fstream& spool = *o.spool;
+  spool.flush();
+  if (!spool) return EIO;
+  spool.seekg(0);
+  std::string chunk(1 << 20, '\0');
+  while (spool) {
+    spool.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    const std::streamsize n = spool.gcount();
+    if (n <= 0) break;
+    const int err = WriteAll(fd, chunk.substr(0, static_cast<size_t>(n)));
+    if (err != 0) return err;
+  }
+  return spool.bad() ? EIO : 0;
+}
 
 // Writes `o.contents` to the temporary beside its target, keeping an existing file's mode.
 template <typename OutputT>
@@ -224,7 +263,7 @@ Status StageTemporary(OutputT& o) {
     return InvalidArgument(o.Where() + ": cannot write: " + ErrnoText(err));
   }
   o.tmp = tmp;
-  int err = WriteAll(fd, o.contents);
+  int err = WriteContents(fd, o);
   if (::close(fd) != 0 && err == 0) err = errno;
   if (err != 0) return InvalidArgument(o.Where() + ": write failed: " + ErrnoText(err));
   return OkStatus();
@@ -246,7 +285,7 @@ Status WriteThrough(OutputT& o, bool descriptor) {
   } else if (fd == 1) {
     TPUSIM_RETURN_IF_ERROR(FlushStandardOutput());
   }
-  int err = WriteAll(fd, o.contents);
+  int err = WriteContents(fd, o);
   if (!descriptor && ::close(fd) != 0 && err == 0) err = errno;
   if (err != 0) return InvalidArgument(o.Where() + ": write failed: " + ErrnoText(err));
   return OkStatus();

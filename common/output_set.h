@@ -16,6 +16,7 @@
 #pragma once
 
 #include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,14 @@ class OutputSet {
 
   /// Sets the whole contents of the declared output `option` (replacing earlier contents).
   void Set(const std::string& option, std::string contents);
+
+  /// For an output too large to hold in memory (a trace): a stream whose bytes become the declared
+  /// output `option` at Commit(), as Set() contents would. They go at once to an unnamed spool
+  /// file (created beside the target, or in the temporary folder for a write-through output, and
+  /// unlinked at once, so an interrupted run leaves nothing), which Commit() copies to the
+  /// output's temporary or descriptor in chunks: memory stays flat. InvalidArgument "OPTION PATH:
+  /// ..." if the spool cannot be created; the stream's errors are reported by Commit().
+  StatusOr<std::ostream*> Stream(const std::string& option);
 
   /// Writes every declared output: first each file to its temporary, then (termination signals
   /// held back) the write-through outputs, then the renames. On any failure nothing is renamed,

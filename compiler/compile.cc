@@ -6,6 +6,7 @@
 #include <chrono>
 #include <limits>
 #include <map>
+#include <set>
 
 #include "compiler/hlo/parser.h"
 #include "compiler/hlo/printer.h"
@@ -208,6 +209,13 @@ StatusOr<CompiledModule> Compile(const hlo::HloModule& module, const config::Chi
   for (const std::string& name : program.hlo_names) {
     auto it = opcode_of.find(name);
     result.hlo_opcodes.push_back(it == opcode_of.end() ? "" : it->second);
+  }
+  std::set<std::string> input_names;
+  for (const auto& comp : module.computations()) {
+    for (const auto& inst : comp->instructions()) input_names.insert(inst->name());
+  }
+  for (const std::string& name : program.hlo_names) {
+    result.hlo_compiler_inserted.push_back(input_names.count(name) == 0);
   }
   // Megacore with no dot large enough to split: the other cores only open and close loops and halt,
   // so the device is one core after all.

@@ -103,6 +103,10 @@ struct CompiledModule {
   /// HLO opcode of every Program::hlo_names entry, read from the compiled (post-pass) module, so
   /// instructions the passes added (collectives, combined all-reduces) have one too.
   std::vector<std::string> hlo_opcodes;
+  /// Per Program::hlo_names entry: true for an op the compiler's passes added (a transpose, copy,
+  /// pad, collective or combined op with no instruction of that name in the input module), which
+  /// the reports mark as such.
+  std::vector<bool> hlo_compiler_inserted;
   /// Set when the pipeline's SpmdPartitioner split a module XLA had not partitioned: how its
   /// parameters and result are cut per partition (the driver feeds and checks shards,
   /// spmd_check.h).

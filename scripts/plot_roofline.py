@@ -21,7 +21,11 @@ import json
 import os
 import sys
 
-import matplotlib
+try:
+    import matplotlib
+except ImportError:
+    sys.exit(f"plot_roofline.py: error: matplotlib is not installed for {sys.executable} "
+             "(run scripts/setup.sh, or: apt-get install python3-matplotlib)")
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402

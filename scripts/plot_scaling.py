@@ -4,7 +4,8 @@
 usage: /usr/bin/python3 scripts/plot_scaling.py INPUT.json [INPUT.json ...] -o scaling.png
 
 Each INPUT is one of:
-  * a `tpusim run --report` JSON (one point: cores = its `replicas`),
+  * a `tpusim run --scaling 1,2,4,8 --report` JSON (its `scaling` array: one point per core count),
+  * a `tpusim run --report` JSON without `scaling` (one point: cores = its `replicas`),
   * a JSON array of such reports (e.g. a --replicas 1,2,4,8 sweep gathered with jq -s),
   * a `tpusim compare --out` JSON (points: its 1-core and all-cores rows, plus the CPU line).
 
@@ -20,7 +21,11 @@ import json
 import os
 import sys
 
-import matplotlib
+try:
+    import matplotlib
+except ImportError:
+    sys.exit(f"plot_scaling.py: error: matplotlib is not installed for {sys.executable} "
+             "(run scripts/setup.sh, or: apt-get install python3-matplotlib)")
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -68,8 +73,16 @@ def main():
 
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 5.4), dpi=110)
     if reports:
-        pts = sorted(((r.get("replicas", len(r.get("cores", [])) or 1), r["cycles"] / r["clock_hz"], r)
-                      for r in reports), key=lambda p: p[0])
+        pts = []
+        for r in reports:
+            if isinstance(r.get("scaling"), list) and r["scaling"]:
+                # One point per core count of a --scaling report (docs/report-schema.md).
+                pts += [(row["cores"], row["seconds"], r) for row in r["scaling"]]
+            else:
+                pts.append((r.get("replicas", len(r.get("cores", [])) or 1), r["cycles"] / r["clock_hz"], r))
+        pts.sort(key=lambda p: p[0])
+        if len({p[0] for p in pts}) != len(pts):
+            sys.exit("plot_scaling.py: error: two points have the same core count")
         cores = [p[0] for p in pts]
         secs = [p[1] for p in pts]
         n0, s0 = cores[0], secs[0]
@@ -122,7 +135,7 @@ def main():
     fig.suptitle(title, fontsize=12)
     fig.tight_layout(rect=(0, 0, 1, 0.95))
     fig.savefig(args.output)
-    print(f"wrote {args.output}")
+    print(f"wrote {args.output} ({len(cores)} points: cores {', '.join(str(n) for n in cores)})")
 
 
 if __name__ == "__main__":

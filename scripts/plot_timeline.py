@@ -3,9 +3,11 @@
 
 usage: /usr/bin/python3 scripts/plot_timeline.py TRACE.json -o timeline.png [--bins N] [--max-cores K]
 
-TRACE.json is `tpusim run --trace` (Chrome/Perfetto JSON, sim/report/trace.h): one process per core,
-one thread per unit (mxu0.., vpu, xlu, dma0.., ici, sequencer), one "X" event per instruction from
+TRACE.json is `tpusim run --trace` (Chrome/Perfetto JSON, sim/trace/trace_writer.h): one process per
+core, threads per unit (mxu0 weight loads / matmuls / pops, vpu, xlu, dma0.., ici, sequencer; an
+overflow thread "dma0 (2)" when a unit's instructions overlap), one "X" event per instruction from
 the cycle its unit took it to its completion, with exact cycles in args.start_cycle / end_cycle.
+The threads of one unit (the text before the first space of a thread's name) count as one unit.
 The run is cut into N equal bins; a unit class's utilization in a bin is the fraction of
 (its tracks x bin length) covered by its events (each track's events merged first, since a
 unit can hold two instructions at once) — e.g. 50% MXU = on average half of the core's MXUs
@@ -18,7 +20,11 @@ import json
 import os
 import sys
 
-import matplotlib
+try:
+    import matplotlib
+except ImportError:
+    sys.exit(f"plot_timeline.py: error: matplotlib is not installed for {sys.executable} "
+             "(run scripts/setup.sh, or: apt-get install python3-matplotlib)")
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -52,7 +58,7 @@ def main():
         sys.exit(f"plot_timeline.py: error: {args.trace} is not a trace (no 'traceEvents')")
     clock = float(t.get("metadata", {}).get("clock_hz", 0)) or None
 
-    cores, tracks = {}, {}  # pid -> name; (pid, tid) -> class
+    cores, tracks, units = {}, {}, {}  # pid -> name; (pid, tid) -> class; (pid, tid) -> unit
     for e in t["traceEvents"]:
         if e.get("ph") != "M":
             continue
@@ -60,6 +66,7 @@ def main():
             cores[e["pid"]] = e["args"]["name"]
         elif e.get("name") == "thread_name":
             tracks[(e["pid"], e["tid"])] = class_of(e["args"]["name"])
+            units[(e["pid"], e["tid"])] = e["args"]["name"].split(" ")[0]
     events = [e for e in t["traceEvents"] if e.get("ph") == "X"]
     if not events:
         sys.exit("plot_timeline.py: error: the trace has no events (was the run traced?)")
@@ -79,17 +86,16 @@ def main():
 
     busy = {(p, c): [0.0] * nb for p in shown for c, _, _ in CLASSES}
     ntracks = {(p, c): 0 for p in shown for c, _, _ in CLASSES}
-    for (p, tid), c in tracks.items():
-        if c and p in shown:
-            ntracks[(p, c)] += 1
+    for p, u in sorted({(p, units[(p, tid)]) for (p, tid), c in tracks.items() if c and p in shown}):
+        ntracks[(p, class_of(u))] += 1
     # A unit can hold two instructions at once (an MXU shifts the next weight tile in while it
     # streams): each track counts as busy over the union of its events, so 100% is the ceiling.
     spans = {}
     for e in events:
         if e["pid"] in shown and tracks.get((e["pid"], e["tid"])):
-            spans.setdefault((e["pid"], e["tid"]), []).append(span(e))
-    for (p, tid), ivs in spans.items():
-        c = tracks[(p, tid)]
+            spans.setdefault((e["pid"], units[(e["pid"], e["tid"])]), []).append(span(e))
+    for (p, unit), ivs in spans.items():
+        c = class_of(unit)
         ivs.sort()
         merged = [list(ivs[0])]
         for s, f in ivs[1:]:

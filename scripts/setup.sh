@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PACKAGES=(g++ cmake ninja-build ccache pkg-config
-          libeigen3-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev
+          libeigen3-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
           libgtest-dev libgmock-dev libbenchmark-dev
           python3 python3-matplotlib python3-numpy)
 

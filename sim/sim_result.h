@@ -12,6 +12,7 @@
 #include "common/units.h"
 #include "sim/core/machine_state.h"
 #include "sim/engine/stats.h"
+#include "sim/trace/trace_sink.h"
 
 namespace tpusim::sim {
 
@@ -64,22 +65,6 @@ struct CoreResult {
   uint64_t useful_macs = 0;  // sum over the core's MXUs of M*K*N
 };
 
-/// One Perfetto / Chrome trace track (a unit of a core) and one "X" event on it.
-struct TraceTrack {
-  int pid = 0;  // global core id (chip * tensorcores + core); system-level units use pid = cores
-  int tid = 0;
-  std::string process;  // "chip0.core1"
-  std::string name;     // "mxu0", "vpu", "dma1", ...
-};
-struct TraceEvent {
-  int track = 0;  // index into SimResult::trace_tracks
-  uint64_t start = 0;
-  uint64_t end = 0;  // > start
-  int32_t pc = 0;
-  int32_t hlo_tag = -1;
-  std::string_view name;  // the mnemonic (static storage)
-};
-
 struct SimResult {
   Cycles cycles;  // the run's length: the last event on the timeline
   double clock_hz = 0;
@@ -98,6 +83,8 @@ struct SimResult {
   std::vector<std::string> host_paths;  // stat paths of the host links
   std::vector<std::string> hlo_names;   // the program's HLO tags
 
+  // With SimOptions::trace and no SimOptions::trace_sink: the instruction events, in memory
+  // (TraceCollector), up to SimOptions::trace_max_events.
   std::vector<TraceTrack> trace_tracks;
   std::vector<TraceEvent> trace_events;
   bool trace_truncated = false;

@@ -154,8 +154,13 @@ StatusOr<SimResult> Simulator::Run(const isa::Program& program,
   DataPath data(state, program, options_.compute_values);
   System::Options sys_options;
   sys_options.mxu_model = options_.mxu_model;
-  sys_options.trace = options_.trace;
-  sys_options.trace_limit = options_.trace_max_events;
+  std::unique_ptr<TraceCollector> collector;
+  TraceSink* trace = options_.trace_sink;
+  if (trace == nullptr && options_.trace) {
+    collector = std::make_unique<TraceCollector>(options_.trace_max_events);
+    trace = collector.get();
+  }
+  sys_options.trace = trace;
   TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<System> system,
                           System::Create(config_, program, &data, sys_options));
   Engine engine(options_.step_order, options_.step_seed);
@@ -175,6 +180,13 @@ StatusOr<SimResult> Simulator::Run(const isa::Program& program,
     }
   }
   system->AddTo(engine);
+  if (trace != nullptr) {
+    std::vector<std::string> resources;
+    for (int i = 0; i < system->network().resource_count(); ++i) {
+      resources.push_back(system->network().resource_path(i));
+    }
+    trace->Begin(system->trace_tracks(), program, config_.clock_hz, resources);
+  }
   ProgressProbe probe(options_, program, *system);
   probe.Attach(engine);
   TPUSIM_ASSIGN_OR_RETURN(Cycles end, engine.Run(options_.max_cycles));
@@ -210,6 +222,7 @@ StatusOr<SimResult> Simulator::Run(const isa::Program& program,
   // final bookkeeping cycle after it).
   r.cycles = last;
   probe.Done(last);
+  if (trace != nullptr) trace->End(last.value());
   // Accumulators (from the MXU models) and flags (from the sequencers) into the final state.
   const size_t acc_words =
       static_cast<size_t>(std::max<int64_t>(sizes.accumulator_rows, 0) * sizes.mxu_cols);
@@ -246,8 +259,10 @@ StatusOr<SimResult> Simulator::Run(const isa::Program& program,
   r.hlo_names = program.hlo_names;
   r.stats = system->stats();
   r.trace_tracks = std::move(system->trace_tracks());
-  r.trace_events = std::move(system->trace_events());
-  r.trace_truncated = system->trace_truncated();
+  if (collector) {
+    r.trace_events = std::move(collector->events());
+    r.trace_truncated = collector->truncated();
+  }
   r.final_state = std::move(state);
   return r;
 }

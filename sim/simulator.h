@@ -45,8 +45,11 @@ struct SimOptions {
                                // ResourceExhausted past it
   bool compute_values = true;  // false (--timing-only): no data effects, no MXU values; memory
                                // addresses are then not checked at run time (run the verifier)
-  bool trace = false;          // record the Perfetto trace events
-  uint64_t trace_max_events = 4'000'000;       // further events are dropped (trace_truncated)
+  bool trace = false;  // keep the instruction events in SimResult::trace_events (TraceCollector)
+  uint64_t trace_max_events = 4'000'000;  // ... at most this many (then trace_truncated)
+  /// Where the timeline goes while the run lasts (sim/trace/trace_writer.h streams it to a file);
+  /// not owned. When set, `trace` and `trace_max_events` are unused.
+  TraceSink* trace_sink = nullptr;
   /// Called about every `progress_interval_seconds` of wall clock while the run lasts, and once
   /// with `done` at its end. Reads only: results do not depend on it.
   std::function<void(const SimProgress&)> progress;

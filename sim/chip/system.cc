@@ -27,10 +27,8 @@ StatusOr<std::unique_ptr<System>> System::Create(const config::ChipConfig& confi
   ctx.interconnect = s->interconnect_.get();
   ctx.stats = s->stats_.get();
   ctx.trace = options.trace;
-  ctx.trace_limit = options.trace_limit;
   ctx.trace_tracks = &s->trace_tracks_;
-  ctx.trace_events = &s->trace_events_;
-  ctx.trace_truncated = &s->trace_truncated_;
+  s->network_->set_trace(options.trace);
   const double vmem_bpc = config.core.vmem_bytes_per_cycle > 0
                               ? static_cast<double>(config.core.vmem_bytes_per_cycle)
                               : config.HbmBytesPerCycle();

@@ -23,8 +23,7 @@ class System {
  public:
   struct Options {
     MxuModelKind mxu_model = MxuModelKind::kFast;
-    bool trace = false;
-    uint64_t trace_limit = 0;
+    TraceSink* trace = nullptr;  // null: no trace
   };
   /// Builds the units for `program` (its cores 0..n-1 on chips 0..). InvalidArgument on a config
   /// the units cannot be built from (topology, bandwidths, MXU shape).
@@ -40,8 +39,6 @@ class System {
   const Interconnect& interconnect() const { return *interconnect_; }
   const TransferNetwork& network() const { return *network_; }
   std::vector<TraceTrack>& trace_tracks() { return trace_tracks_; }
-  std::vector<TraceEvent>& trace_events() { return trace_events_; }
-  bool trace_truncated() const { return trace_truncated_; }
 
  private:
   System() = default;
@@ -52,8 +49,6 @@ class System {
   std::unique_ptr<SyncHub> hub_;
   std::vector<std::unique_ptr<TensorCore>> cores_;
   std::vector<TraceTrack> trace_tracks_;
-  std::vector<TraceEvent> trace_events_;
-  bool trace_truncated_ = false;
 };
 
 }  // namespace tpusim::sim

@@ -125,7 +125,26 @@ void TransferNetwork::Step(Cycles now) {
       changed = true;
     }
   }
-  if (changed) Recompute();
+  if (changed) {
+    Recompute();
+    if (trace_ != nullptr) TraceRates(now);
+  }
+}
+
+void TransferNetwork::TraceRates(Cycles now) {
+  std::vector<double> rate(resources_.size(), 0.0);
+  for (const Active& a : active_) {
+    if (a.remaining_fp == 0) continue;
+    const double bytes_per_cycle =
+        std::ldexp(static_cast<double>(a.num) / static_cast<double>(a.den), -kFracBits);
+    for (const ResourceUse& u : a.uses) rate[static_cast<size_t>(u.resource)] += bytes_per_cycle;
+  }
+  traced_rate_.resize(resources_.size(), 0.0);
+  for (size_t r = 0; r < rate.size(); ++r) {
+    if (rate[r] == traced_rate_[r]) continue;
+    traced_rate_[r] = rate[r];
+    trace_->Bandwidth(static_cast<int>(r), now.value(), rate[r]);
+  }
 }
 
 Cycles TransferNetwork::NextWork(Cycles now) const {

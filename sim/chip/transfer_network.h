@@ -34,6 +34,7 @@
 #include "sim/engine/port.h"
 #include "sim/engine/stats.h"
 #include "sim/engine/unit.h"
+#include "sim/trace/trace_sink.h"
 
 namespace tpusim::sim {
 
@@ -84,6 +85,10 @@ class TransferNetwork : public Unit {
   int resource_count() const { return static_cast<int>(resources_.size()); }
   const std::string& resource_path(int resource) const { return resources_[resource].path; }
 
+  /// Reports every change of a resource's total rate (bytes/cycle over its active transfers) to
+  /// `trace` (TraceSink::Bandwidth; resource ids as AddResource returned them). Null: none.
+  void set_trace(TraceSink* trace) { trace_ = trace; }
+
   const std::string& path() const override { return path_; }
   void Step(Cycles now) override;
   Cycles NextWork(Cycles now) const override;
@@ -113,6 +118,7 @@ class TransferNetwork : public Unit {
   };
   void Advance(Cycles now);
   void Recompute();
+  void TraceRates(Cycles now);
 
   std::string path_;
   StatRegistry& stats_;
@@ -121,6 +127,8 @@ class TransferNetwork : public Unit {
   std::deque<Port<TransferDone>> dones_;
   std::vector<Active> active_;  // in arrival order (deterministic)
   Cycles last_{0};
+  TraceSink* trace_ = nullptr;
+  std::vector<double> traced_rate_;  // per resource: the last rate reported to trace_
 };
 
 }  // namespace tpusim::sim

@@ -46,9 +46,8 @@ StallCategory CategoryOf(isa::Opcode op) {
 
 Sequencer::Sequencer(std::string path, int core, const isa::Program& program,
                      const UnitTargets& targets, TransferNetwork::Connection arrivals,
-                     ErrorSink* errors, int unit_id, StatRegistry& stats, bool trace,
-                     std::vector<int> trace_tracks, std::vector<TraceEvent>* trace_events,
-                     uint64_t trace_limit, bool* trace_truncated)
+                     ErrorSink* errors, int unit_id, StatRegistry& stats, TraceSink* trace,
+                     std::vector<int> trace_tracks)
     : path_(std::move(path)),
       core_(core),
       program_(program),
@@ -59,10 +58,7 @@ Sequencer::Sequencer(std::string path, int core, const isa::Program& program,
       unit_id_(unit_id),
       flags_(isa::kNumSyncFlags, 0),
       trace_(trace),
-      trace_tracks_(std::move(trace_tracks)),
-      trace_events_(trace_events),
-      trace_limit_(trace_limit),
-      trace_truncated_(trace_truncated) {
+      trace_tracks_(std::move(trace_tracks)) {
   for (Port<Command>* p : targets.mxu) targets_.push_back(p);
   vpu_ = static_cast<int>(targets_.size());
   targets_.push_back(targets.vpu);
@@ -186,21 +182,19 @@ void Sequencer::Retire() {
         segments_.push_back(RetireSegment{frontier_, end, f.category});
       }
     }
-    frontier_ = end;
-    if (trace_) {
-      if (trace_events_->size() < trace_limit_) {
-        TraceEvent e;
-        e.track = trace_tracks_[f.target >= 0 ? f.target : trace_tracks_.size() - 1];
-        e.start = f.target >= 0 ? f.start : f.issue;
-        e.end = std::max(f.done_cycle, e.start + 1);
-        e.pc = f.pc;
-        e.hlo_tag = code_.hlo_tag(static_cast<size_t>(f.pc));
-        e.name = isa::Mnemonic(code_.instructions[f.pc].opcode);
-        trace_events_->push_back(e);
-      } else {
-        *trace_truncated_ = true;
-      }
+    if (trace_ != nullptr) {
+      const int32_t tag = code_.hlo_tag(static_cast<size_t>(f.pc));
+      trace_->Retired(core_, frontier_, end, f.pc, tag);
+      TraceEvent e;
+      e.track = trace_tracks_[f.target >= 0 ? f.target : trace_tracks_.size() - 1];
+      e.start = f.target >= 0 ? f.start : f.issue;
+      e.end = std::max(f.done_cycle, e.start + 1);
+      e.pc = f.pc;
+      e.hlo_tag = tag;
+      e.name = isa::Mnemonic(code_.instructions[f.pc].opcode);
+      trace_->Instruction(e);
     }
+    frontier_ = end;
     inflight_.erase(inflight_.begin());
   }
 }

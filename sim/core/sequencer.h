@@ -53,8 +53,7 @@ class Sequencer : public Unit {
  public:
   Sequencer(std::string path, int core, const isa::Program& program, const UnitTargets& targets,
             TransferNetwork::Connection arrivals, ErrorSink* errors, int unit_id,
-            StatRegistry& stats, bool trace, std::vector<int> trace_tracks,
-            std::vector<TraceEvent>* trace_events, uint64_t trace_limit, bool* trace_truncated);
+            StatRegistry& stats, TraceSink* trace, std::vector<int> trace_tracks);
 
   /// The report port of target `i` (the order of UnitTargets) — the unit sends to it.
   Port<Report>& reports(int i) { return reports_[i]; }
@@ -140,11 +139,8 @@ class Sequencer : public Unit {
   State state_ = State::kIssuing;
   Cycles last_account_{0};
 
-  bool trace_;
+  TraceSink* trace_;               // null: no trace
   std::vector<int> trace_tracks_;  // per target, then the sequencer's own track last
-  std::vector<TraceEvent>* trace_events_;
-  uint64_t trace_limit_;
-  bool* trace_truncated_;
 
   Counter* issued_;
   Counter* active_cycles_;

@@ -126,7 +126,7 @@ StatusOr<std::unique_ptr<TensorCore>> TensorCore::Create(int core, const CoreCon
 
   // Trace tracks: one per target in the sequencer's order, then the sequencer itself.
   std::vector<int> tracks;
-  if (ctx.trace) {
+  if (ctx.trace != nullptr) {
     std::vector<std::string> names;
     for (int m = 0; m < config.core.mxu.count; ++m) names.push_back("mxu" + std::to_string(m));
     names.push_back("vpu");
@@ -143,8 +143,7 @@ StatusOr<std::unique_ptr<TensorCore>> TensorCore::Create(int core, const CoreCon
   }
   tc->sequencer_ = std::make_unique<Sequencer>(
       tc->path_ + ".sequencer", core, *ctx.program, targets, ctx.arrivals[core], ctx.errors,
-      (*next_unit_id)++, stats, ctx.trace, tracks, ctx.trace_events, ctx.trace_limit,
-      ctx.trace_truncated);
+      (*next_unit_id)++, stats, ctx.trace, tracks);
   Sequencer& seq = *tc->sequencer_;
   int i = 0;
   for (auto& m : tc->mxus_) m->set_reports(&seq.reports(i++));

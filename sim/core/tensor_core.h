@@ -36,11 +36,8 @@ struct CoreContext {
   std::vector<int> arrival_conns;  // per global core: its sequencer's network connection id
   std::vector<TransferNetwork::Connection> arrivals;  // per global core
   std::vector<int> local_copy;  // per global core: the VMEM-to-VMEM copy resource
-  bool trace = false;
-  uint64_t trace_limit = 0;
+  TraceSink* trace = nullptr;  // null: no trace
   std::vector<TraceTrack>* trace_tracks = nullptr;
-  std::vector<TraceEvent>* trace_events = nullptr;
-  bool* trace_truncated = nullptr;
 };
 
 class TensorCore {

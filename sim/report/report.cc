@@ -85,6 +85,7 @@ std::vector<OpSummary> SummarizeOps(const SimResult& result, const isa::Program&
     ops[t].opcode = t < options.hlo_opcodes.size() && !options.hlo_opcodes[t].empty()
                         ? options.hlo_opcodes[t]
                         : OpcodeFromName(program.hlo_names[t]);
+    ops[t].compiler_inserted = t < options.compiler_inserted.size() && options.compiler_inserted[t];
   }
   ops[n].name = "(untagged)";
   ops[n].opcode = "";
@@ -184,6 +185,7 @@ Json BuildReportJson(const SimResult& r, const isa::Program& program,
     oj["bytes"] = o.bytes;
     oj["hbm_bytes"] = o.hbm_bytes;
     oj["instructions"] = o.instructions;
+    oj["compiler_inserted"] = o.compiler_inserted;
     ops.push_back(std::move(oj));
   }
   j["ops"] = std::move(ops);
@@ -212,7 +214,7 @@ Json BuildReportJson(const SimResult& r, const isa::Program& program,
 
 std::string BuildOpsCsv(const SimResult& r, const isa::Program& program,
                         const ReportOptions& options) {
-  std::string out = "name,opcode,cycles,flops,bytes,instructions\n";
+  std::string out = "name,opcode,cycles,flops,bytes,instructions,compiler_inserted\n";
   auto quote = [](const std::string& s) {
     if (s.find_first_of(",\"\n") == std::string::npos) return s;
     std::string q = "\"";
@@ -220,8 +222,8 @@ std::string BuildOpsCsv(const SimResult& r, const isa::Program& program,
     return q + "\"";
   };
   for (const OpSummary& o : SummarizeOps(r, program, options)) {
-    out += fmt::format("{},{},{},{},{},{}\n", quote(o.name), quote(o.opcode), o.cycles, o.flops,
-                       o.bytes, o.instructions);
+    out += fmt::format("{},{},{},{},{},{},{}\n", quote(o.name), quote(o.opcode), o.cycles, o.flops,
+                       o.bytes, o.instructions, o.compiler_inserted ? "true" : "false");
   }
   return out;
 }
@@ -292,9 +294,16 @@ std::string BuildReportTable(const SimResult& r, const isa::Program& program,
   out += "\nops by cycles (summed over cores)\n";
   out += fmt::format("  {:<32} {:<18} {:>14} {:>16} {:>14}\n", "name", "opcode", "cycles", "FLOP",
                      "bytes");
+  bool any_inserted = false;
   for (size_t i = 0; i < ops.size() && i < 20; ++i) {
-    out += fmt::format("  {:<32} {:<18} {:>14} {:>16} {:>14}\n", ops[i].name, ops[i].opcode,
+    any_inserted |= ops[i].compiler_inserted;
+    out += fmt::format("  {:<32} {:<18} {:>14} {:>16} {:>14}\n",
+                       ops[i].compiler_inserted ? ops[i].name + " *" : ops[i].name, ops[i].opcode,
                        ops[i].cycles, ops[i].flops, ops[i].bytes);
+  }
+  if (any_inserted) {
+    out += "  * inserted by the compiler (not in the input module: a layout transpose, copy, pad, "
+           "collective or combined op)\n";
   }
   if (!r.ici_links.empty()) {
     out += "\nICI links\n";

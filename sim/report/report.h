@@ -19,6 +19,8 @@ struct ReportOptions {
   /// Optional HLO opcode per HLO tag (same indexing as Program::hlo_names), e.g. from the HLO
   /// module. When absent, an op's opcode is its name without XLA's ".N" suffix ("dot.3" -> "dot").
   std::vector<std::string> hlo_opcodes;
+  /// Optional, same indexing: true for an op the compiler inserted (not in the input module).
+  std::vector<bool> compiler_inserted;
 };
 
 /// One row per HLO tag (and one "(untagged)" row for instructions without a tag), in tag order.
@@ -30,6 +32,7 @@ struct OpSummary {
   uint64_t bytes = 0;         // bytes moved by the op's instructions (DMA, ICI, VMEM traffic)
   uint64_t hbm_bytes = 0;     // of which HBM <-> VMEM DMA bytes (a roofline's memory traffic)
   uint64_t instructions = 0;  // instructions executed
+  bool compiler_inserted = false;  // added by the compiler's passes (ReportOptions)
 };
 std::vector<OpSummary> SummarizeOps(const SimResult& result, const isa::Program& program,
                                     const ReportOptions& options = {});
@@ -37,7 +40,7 @@ std::vector<OpSummary> SummarizeOps(const SimResult& result, const isa::Program&
 /// The report as a JSON value (docs/report-schema.md).
 Json BuildReportJson(const SimResult& result, const isa::Program& program,
                      const ReportOptions& options = {});
-/// "name,opcode,cycles,flops,bytes,instructions" + one line per op.
+/// "name,opcode,cycles,flops,bytes,instructions,compiler_inserted" + one line per op.
 std::string BuildOpsCsv(const SimResult& result, const isa::Program& program,
                         const ReportOptions& options = {});
 /// "core,pc,mnemonic,hlo,executions,cycles,unit_cycles,flops,bytes" + one line per executed

@@ -16,6 +16,7 @@ rm -f "$out"/*.png
 model=tests/data/hlo/pt_mlp_train_dp8_sep.hlo
 dp=tests/data/hlo/pt_mini_mlp_train_dp.hlo
 "$tpusim" run "$model" --config tpu-v4 --report "$out/report.json" --trace "$out/trace.json" >/dev/null
+"$tpusim" trace-check "$out/trace.json"
 "$tpusim" compare "$model" --config tpu-v4 --repeat 2 --threads 1 --no-anchor \
   --out "$out/compare.json" >/dev/null
 for n in 1 2; do
@@ -27,9 +28,16 @@ done
 "$py" scripts/plot_compare.py "$out/compare.json" -o "$out/compare.png"
 "$py" scripts/plot_scaling.py "$out/dp1.json" "$out/dp2.json" -o "$out/scaling.png"
 "$py" scripts/plot_scaling.py "$out/compare.json" -o "$out/scaling_compare.png"
+# A --scaling report: one point per core count of its `scaling` array.
+"$tpusim" run "$dp" --config tpu-v4 --scaling 1,2,4 --no-check --report "$out/scaling_report.json" >/dev/null
+"$py" scripts/plot_scaling.py "$out/scaling_report.json" -o "$out/scaling_array.png" | tee "$out/scaling_array.txt"
 
 status=0
-for png in roofline timeline compare scaling scaling_compare; do
+if ! grep -q "(3 points: cores 1, 2, 4)" "$out/scaling_array.txt"; then
+  echo "FAIL: plot_scaling.py did not plot the 3 core counts of the --scaling report"
+  status=1
+fi
+for png in roofline timeline compare scaling scaling_compare scaling_array; do
   f="$out/$png.png"
   if [[ ! -s "$f" ]]; then
     echo "FAIL: $f is missing or empty"
@@ -49,4 +57,14 @@ elif ! grep -q "is not a tpusim report" "$out/bad.txt"; then
   echo "FAIL: unexpected error text: $(cat "$out/bad.txt")"
   status=1
 fi
+# Without matplotlib (python3 -S: no site packages) each script says so in one line, no traceback.
+for script in plot_roofline plot_timeline plot_compare plot_scaling plot_sweep; do
+  if "$py" -S scripts/$script.py "$out/report.json" -o "$out/none.png" 2>"$out/nompl.txt"; then
+    echo "FAIL: $script.py ran without matplotlib"
+    status=1
+  elif [[ $(wc -l <"$out/nompl.txt") != 1 ]] || ! grep -q "^$script.py: error: matplotlib is not installed" "$out/nompl.txt"; then
+    echo "FAIL: $script.py without matplotlib: $(cat "$out/nompl.txt")"
+    status=1
+  fi
+done
 exit $status

@@ -84,3 +84,41 @@ TEST(Provenance, ShellQuoteReadsBackInAShell) {
 
 }  // namespace
 }  // namespace tpusim::cli
+
+namespace tpusim::cli {
+namespace {
+
+// An op is marked compiler-inserted exactly when the input module has no instruction of its name:
+// SPMD partitioning of an unpartitioned module adds collectives; the module's own ops stay
+// unmarked.
+TEST(ReportOps, CompilerInsertedOpsAreTheOnesNotInTheInput) {
+  const std::string path = "tests/data/hlo/spmd/megatron_mlp.hlo";
+  auto text = ReadFile(path);
+  ASSERT_TRUE(text.ok()) << text.status().message();
+  auto module = hlo::ParseHloModule(*text, path);
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  std::set<std::string> input;
+  for (const auto& comp : (*module)->computations()) {
+    for (const auto& inst : comp->instructions()) input.insert(inst->name());
+  }
+  auto chip = config::LoadChipConfig("tpu-v4-8");
+  ASSERT_TRUE(chip.ok());
+  RunOptions o;
+  o.check = false;
+  auto r = RunModule(**module, *chip, o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const Json report = RunReportJson(*r, path);
+  int inserted = 0;
+  for (const Json& op : report.Find("ops")->array()) {
+    const std::string name = op.Find("name")->Dump(0);
+    const std::string bare = name.substr(1, name.size() - 2);
+    const bool marked = op.Find("compiler_inserted")->Dump(0) == "true";
+    if (bare == "(untagged)") continue;
+    EXPECT_EQ(marked, input.count(bare) == 0) << bare;
+    inserted += marked ? 1 : 0;
+  }
+  EXPECT_GT(inserted, 0);
+}
+
+}  // namespace
+}  // namespace tpusim::cli

@@ -7,12 +7,14 @@
 #include <cstdio>
 #include <filesystem>
 #include <random>
+#include <sstream>
 #include <string>
 
 #include "common/file_util.h"
 #include "compiler/hlo/parser.h"
 #include "config/config_loader.h"
-#include "sim/report/trace.h"
+#include "sim/trace/trace_check.h"
+#include "sim/trace/trace_writer.h"
 #include "sim/run_and_check.h"
 #include "tests/sim/sim_test_util.h"
 #include "tools/tpusim/run_module.h"
@@ -146,12 +148,16 @@ TEST(ScalingTest, MnistStepOnOneAndEightCoresShowsTheAllReduceInTheTrace) {
     ASSERT_TRUE(RetargetReplicas(*m, cores, kMnist, *text).ok());
     RunOptions o;
     o.replicas = cores;
-    o.sim.trace = true;
+    std::ostringstream trace_out;
+    sim::TraceWriter writer(trace_out, {});
+    o.sim.trace_sink = &writer;
     auto r = RunModule(*m, chip, o);
     ASSERT_TRUE(r.ok()) << r.status().message();
     EXPECT_TRUE(r->check.performed && r->check.passed) << r->check.reason;
     cycles[i] = r->sim.cycles.value();
-    const std::string trace = sim::BuildTraceJson(r->sim, r->compiled.program).Dump();
+    const std::string trace = trace_out.str();
+    auto valid = sim::CheckChromeTrace(trace);
+    EXPECT_TRUE(valid.ok()) << valid.status().message();
     for (size_t p = trace.find("ici.all_reduce"); p != std::string::npos;
          p = trace.find("ici.all_reduce", p + 1)) {
       ++ici_events[i];

@@ -17,13 +17,13 @@
 #include "config/slice.h"
 #include "isa/exec.h"
 #include "sim/report/report.h"
-#include "sim/report/trace.h"
 #include "sim/run_and_check.h"
 #include "tools/tpusim/cli_util.h"
 #include "tools/tpusim/commands.h"
 #include "tools/tpusim/limits.h"
 #include "tools/tpusim/logging.h"
 #include "tools/tpusim/provenance.h"
+#include "tools/tpusim/trace_output.h"
 
 namespace tpusim::cli {
 
@@ -54,7 +54,7 @@ void RegisterExecCommand(CLI::App& app) {
     std::string engine = "sim";
     std::string mxu_model = "fast";
     std::string report;
-    std::string trace;
+    TraceArgs trace;
     uint64_t max_instructions = isa::InterpreterOptions{}.max_instructions;
     uint64_t max_cycles = uint64_t{1} << 40;
     double max_seconds = 0;
@@ -72,7 +72,7 @@ void RegisterExecCommand(CLI::App& app) {
   cmd->add_option("--mxu-model", args->mxu_model, "MXU model: fast (closed form) or pe (per PE)")
       ->check(CLI::IsMember({"fast", "pe"}));
   cmd->add_option("--report", args->report, "write the JSON report here");
-  cmd->add_option("--trace", args->trace, "write a Chrome/Perfetto trace here");
+  args->trace.AddTo(cmd);
   cmd->add_option("--max-instructions", args->max_instructions,
                   "interpreter: stop with an error after this many instructions (all cores)");
   cmd->add_option("--max-cycles", args->max_cycles,
@@ -81,7 +81,7 @@ void RegisterExecCommand(CLI::App& app) {
   cmd->callback([args] {
     OutputSet outputs;  // written together after a complete run, or not at all
     if (!args->report.empty()) OrFail(outputs.Declare("--report", args->report));
-    if (!args->trace.empty()) OrFail(outputs.Declare("--trace", args->trace));
+    std::unique_ptr<TraceOutput> trace = OrFail(TraceOutput::Open(args->trace, outputs));
     std::vector<isa::DumpSpec> dumps;
     for (const std::string& d : args->dumps) dumps.push_back(OrFail(isa::ParseDumpSpec(d)));
     isa::Program program = OrFail(isa::LoadProgramFile(args->input));
@@ -103,15 +103,20 @@ void RegisterExecCommand(CLI::App& app) {
     sim_options.mxu_model = OrFail(sim::ParseMxuModelKind(args->mxu_model));
     sim_options.max_cycles = Cycles(args->max_cycles);
     sim_options.max_seconds = args->max_seconds;
-    sim_options.trace = !args->trace.empty();
+    sim_options.trace_sink = trace ? trace->sink() : nullptr;
     SetPhase("simulate");
     sim_options.progress = SimProgressPrinter("simulating " + args->input);
     sim::SimResult result = OrFail(sim::RunAndCheck(chip, program, sim_options));
+    Json trace_json;
+    if (trace) {
+      trace->Finish();
+      trace_json = trace->ReportJson();
+    }
     if (!args->report.empty()) {
-      const Json report = WithProvenance(sim::BuildReportJson(result, program), loaded);
+      Json report = WithProvenance(sim::BuildReportJson(result, program), loaded);
+      if (trace) report["trace"] = trace_json;
       outputs.Set("--report", report.Dump(2));
     }
-    if (!args->trace.empty()) outputs.Set("--trace", sim::BuildTraceJson(result, program).Dump(0));
     OrFail(outputs.Commit());
     if (ChattyOutput()) {
       std::cout << sim::BuildReportTable(result, program);

@@ -1,5 +1,5 @@
 // `tpusim run MODEL.hlo [--config C] [--set k=v] [--replicas N] [--partitions P] [--report R.json]
-// [--csv OPS.csv] [--trace T.json] [--check|--no-check] [--timing-only] [--max-check-bytes B]
+// [--csv OPS.csv] [--trace T.json [--trace-max-events N] [--trace-window START:END]] [--check|--no-check] [--timing-only] [--max-check-bytes B]
 // [--max-check-traffic B] [--seed S] [--scaling 1,2,4,8] [--no-megacore]
 // [--custom-call-cost TARGET=CYCLES] [--trip-count NAME=N] [--unroll-budget N] [--mxu-model fast|pe] [--max-cycles N]
 // [--max-seconds S] [--dump-after PASS] [--json]`: the main job. Compiles the module for the chip,
@@ -14,13 +14,13 @@
 #include "compiler/hlo/load.h"
 #include "compiler/hlo/parser.h"
 #include "sim/report/report.h"
-#include "sim/report/trace.h"
 #include "tools/tpusim/cli_util.h"
 #include "tools/tpusim/commands.h"
 #include "tools/tpusim/logging.h"
 #include "tools/tpusim/provenance.h"
 #include "tools/tpusim/run_module.h"
 #include "tools/tpusim/scaling.h"
+#include "tools/tpusim/trace_output.h"
 
 namespace tpusim::cli {
 
@@ -29,7 +29,8 @@ void RegisterRunCommand(CLI::App& app) {
     std::string model;
     ConfigOptions config;
     RunOptions run;
-    std::string report, csv, trace, mxu_model = "fast";
+    std::string report, csv, mxu_model = "fast";
+    TraceArgs trace;
     bool no_check = false;
     std::vector<std::string> custom_call_costs;
     std::vector<std::string> trip_counts;
@@ -54,7 +55,7 @@ void RegisterRunCommand(CLI::App& app) {
                   "run at each of these core counts (e.g. 1,2,4,8) and print the scaling table");
   cmd->add_option("--report", args->report, "write the JSON report (docs/report-schema.md)");
   cmd->add_option("--csv", args->csv, "write the per-HLO-op table as CSV");
-  cmd->add_option("--trace", args->trace, "write a Chrome/Perfetto trace (ui.perfetto.dev)");
+  args->trace.AddTo(cmd);
   cmd->add_flag("--check,!--no-check", args->run.check,
                 "compare every output with the CPU evaluator (default: on when the values fit)");
   cmd->add_flag("--timing-only", args->run.timing_only,
@@ -92,7 +93,8 @@ void RegisterRunCommand(CLI::App& app) {
     OutputSet outputs;  // written together after a complete run, or not at all
     if (!args->report.empty()) OrFail(outputs.Declare("--report", args->report));
     if (!args->csv.empty()) OrFail(outputs.Declare("--csv", args->csv));
-    if (!args->trace.empty()) OrFail(outputs.Declare("--trace", args->trace));
+    // --trace streams into `outputs` while the simulation runs (memory stays flat).
+    std::unique_ptr<TraceOutput> trace = OrFail(TraceOutput::Open(args->trace, outputs));
     hlo::LoadedHloModule loaded = OrFail(hlo::LoadHloModule(args->model));
     const std::string& text = loaded.text;
     std::unique_ptr<hlo::HloModule> module = std::move(loaded.module);
@@ -103,7 +105,7 @@ void RegisterRunCommand(CLI::App& app) {
     options.trip_counts = OrFail(ParseTripCounts(args->trip_counts));
     options.sim.mxu_model = OrFail(sim::ParseMxuModelKind(args->mxu_model));
     options.sim.max_cycles = Cycles(args->max_cycles);
-    options.sim.trace = !args->trace.empty();
+    options.sim.trace_sink = trace ? trace->sink() : nullptr;  // --scaling: the last count's run
     options.sim.progress = SimProgressPrinter("simulating " + args->model);
     std::vector<ScalingRow> rows;
     RunModuleResult r;
@@ -119,14 +121,16 @@ void RegisterRunCommand(CLI::App& app) {
     if (!options.dump_after.empty()) std::cout << r.compiled.dump;
     Json report = WithProvenance(RunReportJson(r, args->model), chip);
     if (!rows.empty()) report["scaling"] = ScalingJson(rows);
+    if (trace) {
+      trace->Finish();
+      report["trace"] = trace->ReportJson();
+    }
     if (!args->report.empty()) outputs.Set("--report", report.Dump());
     if (!args->csv.empty()) {
       sim::ReportOptions ropts;
       ropts.hlo_opcodes = r.hlo_opcodes;
+      ropts.compiler_inserted = r.hlo_compiler_inserted;
       outputs.Set("--csv", sim::BuildOpsCsv(r.sim, r.compiled.program, ropts));
-    }
-    if (!args->trace.empty()) {
-      outputs.Set("--trace", sim::BuildTraceJson(r.sim, r.compiled.program).Dump(0));
     }
     OrFail(outputs.Commit());
     std::string text_out = RunReportText(r, args->model);

@@ -15,5 +15,7 @@ void RegisterRunCommand(CLI::App& app);      // cmd_run.cc (the main job)
 void RegisterCpuCommand(CLI::App& app);      // cmd_cpu.cc (CPU evaluator; links tpusim_eval)
 void RegisterCompareCommand(CLI::App& app);  // cmd_compare.cc (TPU vs CPU time, per op)
 void RegisterReportSchemaCommand(CLI::App& app);  // cmd_report_schema.cc (docs/report-schema.md)
+void RegisterTraceCheckCommand(CLI::App& app);    // cmd_trace_check.cc (--trace validation)
+void RegisterSweepCommand(CLI::App& app);         // cmd_sweep.cc (design-space sweeps)
 
 }  // namespace tpusim::cli

@@ -294,6 +294,7 @@ StatusOr<CompareResult> RunCompare(const hlo::HloModule& module, const std::stri
   // Per op: TPU tags of the all-cores run, then CPU entry instructions the TPU has no tag for.
   sim::ReportOptions ropts;
   ropts.hlo_opcodes = run_all.hlo_opcodes;
+  ropts.compiler_inserted = run_all.hlo_compiler_inserted;
   const std::vector<sim::OpSummary> tpu_ops =
       sim::SummarizeOps(run_all.sim, run_all.compiled.program, ropts);
   const auto by_class = CyclesByClass(run_all.sim, run_all.compiled.program);

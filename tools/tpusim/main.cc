@@ -86,6 +86,8 @@ int main(int argc, char** argv) {
   tpusim::cli::RegisterCompileCommand(app);
   tpusim::cli::RegisterCompareCommand(app);
   tpusim::cli::RegisterReportSchemaCommand(app);
+  tpusim::cli::RegisterTraceCheckCommand(app);
+  tpusim::cli::RegisterSweepCommand(app);
 
   try {
     app.parse(argc, argv);

@@ -41,17 +41,40 @@ op's `cycles`.
 
 constexpr const char* kCsvAndTrace = R"(## CSV (`tpusim run --csv OPS.csv`)
 
-`name,opcode,cycles,flops,bytes,instructions`, one line per entry of `ops`, same values.
+`name,opcode,cycles,flops,bytes,instructions,compiler_inserted`, one line per entry of `ops`, same
+values. In the table printed by `tpusim run`, a compiler-inserted op's name ends with ` *`.
 
 ## Trace (`--trace`)
 
-Chrome / Perfetto JSON (`traceEvents`). One process per core (`pid` = global core id, named
-`chip<c>.core<k>`), one thread per unit (`tid`, named `mxu0`…, `vpu`, `xlu`, `dma0`…, `ici`,
-`sequencer`). One complete event (`"ph": "X"`) per executed instruction, from the cycle its unit took it
-(scalar instructions: their issue) to its completion. **`ts` and `dur` are microseconds of simulated
-time** (cycles / `clock_hz` · 10<sup>6</sup>); `args` carry the exact `start_cycle`, `end_cycle`, the
-instruction index `pc` and the HLO tag name `hlo`. `metadata.truncated` is true when the event cap
-(`SimOptions::trace_max_events`) was reached.
+Chrome / Perfetto JSON (`traceEvents`, open it in ui.perfetto.dev), streamed to the file while the run
+lasts (sim/trace/trace_writer.h): memory does not grow with the trace. **`ts` and `dur` are
+microseconds of simulated time** (cycles / `clock_hz` · 10<sup>6</sup>); every slice's `args` carry
+the exact `start_cycle` and `end_cycle`.
+
+- One process per core (`pid` = global core id, named `chip<c>.core<k>`) with the threads
+  - `HLO ops`: one slice per stretch of cycles in-order retirement charged to one HLO op or fusion
+    (the cycles of `ops`); they never overlap;
+  - one per unit (`vpu`, `xlu`, `dma0`…, `ici`, `sequencer`) and, per MXU, one each for its weight
+    loads, matmuls and pops (`mxu0 weight loads`, `mxu0 matmuls`, `mxu0 pops`), which overlap in a
+    pipelined MXU. One slice per executed instruction, from the cycle its unit took it (scalar
+    instructions: their issue) to its completion; `args` add the instruction index `pc` and the HLO
+    op `hlo`. An instruction that would overlap a slice of its thread without nesting in it goes to
+    an overflow thread (`dma0 (2)`), so slices nest on every thread;
+  - a counter `VMEM in use` (bytes): the highest VMEM byte the running HLO op's instructions
+    address (its kernel's allocation, which starts at address 0).
+- One process per chip (`chip<c> memory and ICI`) with a bandwidth counter (GB/s) per HBM, host link
+  and ICI link direction: the transfer network's total rate on it, written at every change.
+- `--trace-max-events N` (default 4000000; 0: no limit) caps the slices and counter values written;
+  past it the run goes on, a warning on stderr says how much of the run the file holds, and the
+  report's `trace` object and the file's `metadata` say `truncated: true`.
+  `--trace-window START:END` writes only what overlaps cycles [START, END).
+- `metadata` (after `traceEvents`): `clock_hz`, `cycles`, `events_written`, `truncated`,
+  `events_dropped`, `first_dropped_cycle` (when truncated), `max_events`, `window_start_cycle`,
+  `window_end_cycle` (with a window).
+
+`tpusim trace-check TRACE.json` checks a trace against the trace-event rules Perfetto relies on
+(nesting per thread, timestamps that do not decrease per thread and per counter, named pids and
+tids, numeric counters); the test suite runs the same check on every trace it writes.
 )";
 
 }  // namespace
@@ -96,7 +119,9 @@ const std::vector<ReportKey>& SimReportKeys() {
        "XLA's `.N` suffix), `cycles` (attributed core cycles, summed over cores), `flops`, `bytes` "
        "(DMA/ICI bytes and VMEM bytes of the op's instructions), `hbm_bytes` (the part moved by "
        "HBM ↔ VMEM DMAs: the op's HBM traffic, the x-axis of a roofline), `instructions` "
-       "(executed)"},
+       "(executed), `compiler_inserted` (true for an op the compiler's passes added: no "
+       "instruction of that name in the input module — a layout transpose, copy, pad, SPMD "
+       "collective or combined op)"},
       {"ici", "array",
        "per ICI link direction: `link` (`chip0.ici.x+` = the link leaving chip 0 towards +x), "
        "`bytes`, `busy_cycles` (cycles with a transfer on it), `bandwidth_bytes_per_s` (bytes / "
@@ -144,14 +169,22 @@ const std::vector<ReportKey>& RunReportKeys() {
        "`performed`, `passed`, `max_abs_error`, `max_rel_error` (vs the CPU evaluator with TPU "
        "DEFAULT-precision dots), `tolerance` {`atol`, `rtol`}, `reference`, "
        "`max_abs_error_vs_f32`, `max_rel_error_vs_f32` (vs a full-f32 evaluation: the price of "
-       "bf16 MXU passes, not checked), `elements_compared`, `reason` (why it was skipped, or the "
-       "first mismatch)"},
+       "bf16 MXU passes, not checked), `largest_abs_value_f32`, "
+       "`elements_outside_tolerance_vs_f32` (same tolerance), `dot_layers` (dot and convolution "
+       "instructions of the module), `vs_f32_note` (when some element is beyond the tolerance "
+       "vs f32: where the difference comes from, in words), `elements_compared`, `reason` (why it "
+       "was skipped, or the first mismatch)"},
       {"scaling", "array",
        "with `--scaling 1,2,4,8`: per core count `cores`, `cycles`, `seconds`, `speedup`, "
        "`efficiency`, `collective_cycles` (largest over cores), `check`. Weak scaling (each "
        "replica runs the module's per-replica batch): `speedup = (cores / first cores) · first "
        "cycles / cycles` (throughput), `efficiency = speedup / (cores / first cores)`. The rest of "
        "the report is the last count's run",
+       true},
+      {"trace", "object",
+       "with `--trace`: `file`, `events_written`, `truncated` (the `--trace-max-events` cap was "
+       "reached: the file holds only the start of the run), `events_dropped`, "
+       "`first_dropped_cycle`, `max_events`, `window_start_cycle`, `window_end_cycle` (below)",
        true},
   };
   return kKeys;

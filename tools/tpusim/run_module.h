@@ -52,6 +52,9 @@ struct CheckResult {
   double max_rel_error = 0;         // |sim - ref| / |ref| over elements with ref != 0
   double max_abs_error_vs_f32 = 0;  // vs the evaluator in full f32 (XLA CPU semantics)
   double max_rel_error_vs_f32 = 0;
+  double largest_abs_value_f32 = 0;          // largest finite |value| of the f32 reference
+  int64_t elements_outside_tolerance_vs_f32 = 0;  // by the same atol + rtol * |ref| rule
+  int64_t dot_layers = 0;  // dot and convolution instructions of the module (MXU passes)
   int64_t elements_compared = 0;
   double atol = 0, rtol = 0;
 };
@@ -70,6 +73,7 @@ struct RunModuleResult {
   bool timing_only = false;
   std::string timing_only_reason;        // set when timing-only was chosen automatically
   std::vector<std::string> hlo_opcodes;  // per Program::hlo_names entry
+  std::vector<bool> hlo_compiler_inserted;  // per Program::hlo_names entry
 };
 
 /// Compiles, simulates and checks. A single-chip `config` grows into the smallest slice of its
@@ -84,6 +88,11 @@ StatusOr<RunModuleResult> RunModule(const hlo::HloModule& module, const config::
 /// `timing_only`, `compile` {hbm_bytes_used, peak_vmem_bytes, passes} and `check` {performed,
 /// passed, max_abs_error, max_rel_error, tolerance, ...}.
 Json RunReportJson(const RunModuleResult& r, const std::string& model_path);
+
+/// Empty when the run matches full f32 within the tolerance; else the words that say where the
+/// difference comes from (bf16 MXU passes, amplified through the module's dot layers; relative
+/// errors at near-zero values), printed beside the figures and in the report's `check`.
+std::string F32Note(const CheckResult& c);
 
 /// The readable summary printed on stdout.
 std::string RunReportText(const RunModuleResult& r, const std::string& model_path);

@@ -114,7 +114,11 @@ StatusOr<ScalingRuns> RunScaling(std::string_view source, const std::string& fil
                                  const config::ChipConfig& chip, RunOptions options,
                                  const std::vector<int64_t>& core_counts) {
   ScalingRuns out;
-  for (int64_t cores : core_counts) {
+  sim::TraceSink* trace = options.sim.trace_sink;
+  for (size_t i = 0; i < core_counts.size(); ++i) {
+    const int64_t cores = core_counts[i];
+    // A trace is of the last count's run, like the rest of the report.
+    options.sim.trace_sink = i + 1 == core_counts.size() ? trace : nullptr;
     TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<hlo::HloModule> m, hlo::ParseHloModule(source, file));
     TPUSIM_RETURN_IF_ERROR(RetargetReplicas(*m, cores, file, source));
     options.replicas = cores;

@@ -57,8 +57,8 @@ struct ScalingRuns {
 
 /// The study: parses `source` (the HLO text of `file`) once per count of `core_counts`, retargets
 /// it to that many replicas (RetargetReplicas) and runs it with `options` (replicas = the count,
-/// megacore off: the table counts cores, one per replica). Errors: the parser's, RetargetReplicas',
-/// RunModule's. `tpusim run --scaling` and the Python package's run(scaling=...) both use it.
+/// megacore off: the table counts cores, one per replica); `options.sim.trace_sink` gets the last
+/// count's run only. Errors: the parser's, RetargetReplicas', RunModule's. `tpusim run --scaling` and the Python package's run(scaling=...) both use it.
 StatusOr<ScalingRuns> RunScaling(std::string_view source, const std::string& file,
                                  const config::ChipConfig& chip, RunOptions options,
                                  const std::vector<int64_t>& core_counts);
