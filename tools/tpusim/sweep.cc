@@ -101,21 +101,34 @@ const std::vector<std::string>& SweepResultColumns() {
 
 std::string SweepCsvHeader(const std::vector<GridAxis>& axes) {
   std::string out = "point";
-  for (const GridAxis& a : axes) out += "," + CsvField(a.key);
+  for (const GridAxis& a : axes) {
+    out += ',';
+    out += CsvField(a.key);
+  }
   out += ",exit_code";
-  for (const std::string& c : SweepResultColumns()) out += "," + c;
-  return out + ",report\n";
+  for (const std::string& c : SweepResultColumns()) {
+    out += ',';
+    out += c;
+  }
+  out += ",report\n";
+  return out;
 }
 
 StatusOr<std::string> SweepCsvRow(int point, const std::vector<std::string>& overrides,
                                   const std::string& exit_code, const std::string& report_path) {
   std::string row = std::to_string(point);
-  for (const std::string& o : overrides) row += "," + CsvField(o.substr(o.find('=') + 1));
-  row += "," + exit_code;
+  auto cell = [&row](const std::string& text) {
+    row += ',';
+    row += text;
+  };
+  for (const std::string& o : overrides) cell(CsvField(o.substr(o.find('=') + 1)));
+  cell(exit_code);
   std::error_code ec;
   if (!std::filesystem::exists(report_path, ec)) {
-    for (size_t i = 0; i < Columns().size(); ++i) row += ",";
-    return row + "," + CsvField(report_path) + "\n";
+    for (size_t i = 0; i < Columns().size(); ++i) cell("");
+    cell(CsvField(report_path));
+    row += '\n';
+    return row;
   }
   TPUSIM_ASSIGN_OR_RETURN(std::string text, ReadFile(report_path));
   const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
@@ -125,13 +138,14 @@ StatusOr<std::string> SweepCsvRow(int point, const std::vector<std::string>& ove
   for (const Column& c : Columns()) {
     if (std::string(c.name) == "hbm_bytes") {
       const std::string r = Field(j, "/hbm/bytes_read"), w = Field(j, "/hbm/bytes_written");
-      row += "," + (r.empty() || w.empty() ? std::string()
-                                           : std::to_string(std::stoull(r) + std::stoull(w)));
+      cell(r.empty() || w.empty() ? std::string() : std::to_string(std::stoull(r) + std::stoull(w)));
       continue;
     }
-    row += "," + CsvField(Field(j, c.pointer));
+    cell(CsvField(Field(j, c.pointer)));
   }
-  return row + "," + CsvField(report_path) + "\n";
+  cell(CsvField(report_path));
+  row += '\n';
+  return row;
 }
 
 }  // namespace tpusim::cli
