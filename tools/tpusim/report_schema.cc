@@ -142,6 +142,7 @@ const std::vector<ReportKey>& RunReportKeys() {
   static const std::vector<ReportKey> kKeys = {
       {"model", "string", "the HLO file as given on the command line"},
       {"replicas", "int", "devices of the module (replicas × partitions)"},
+      {"partitions", "int", "the module's num_partitions (1 unless SPMD-partitioned)"},
       {"cores_per_device", "int",
        "1, or the chip's TensorCores when megacore split the device's dots over them "
        "(compiler/compile.h)"},
@@ -154,6 +155,15 @@ const std::vector<ReportKey>& RunReportKeys() {
       {"if_converted_conditionals", "array",
        "when the module has conditionals: their names. Each ran every branch (if-conversion, "
        "compiler/passes/call_inliner.h), so their cycles are an upper bound on a TPU's",
+       true},
+      {"trip_counts_given", "array",
+       "when `--trip-count` gave the count of a data-dependent while: \"name=N\" for each; the "
+       "run is timing-only and its cycles are those of N trips",
+       true},
+      {"trip_counts_counted", "array",
+       "when a data-dependent while's count was counted by the CPU evaluator on the run's own "
+       "inputs (values small enough to check, no `--timing-only`): \"name=N\" for each; the run "
+       "stays checked",
        true},
       {"collectives", "object",
        "`per_core`: per core `core`, `path`, `cycles`, `collective_cycles` (its `ici_bound` stall "
