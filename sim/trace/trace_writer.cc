@@ -165,14 +165,21 @@ struct TraceWriter::State {
     if (at >= options.window_end) return;
     FlushPending(summary, c);
     if (value == c.last) return;
-    if (!Count(summary, at)) return;
+    if (!Count(summary, at)) {
+      c.last = value;  // dropped, but later values compare with it as in an uncapped trace
+      return;
+    }
     WriteCounter(c, at, value);
   }
 
   void FlushPending(TraceSummary& summary, Counter& c) {
     if (!c.has_pending) return;
     c.has_pending = false;
-    if (c.pending == c.last || !Count(summary, options.window_start)) return;
+    if (c.pending == c.last) return;
+    if (!Count(summary, options.window_start)) {
+      c.last = c.pending;
+      return;
+    }
     WriteCounter(c, options.window_start, c.pending);
   }
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <spdlog/pattern_formatter.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
@@ -54,7 +55,15 @@ std::string Seconds(double s) {
 
 void SetUpLogging(const LogOptions& options) {
   Options() = options;
-  spdlog::set_pattern("tpusim: %l: %v");
+  // spdlog's default logger writes to stdout; tpusim's logs go to stderr, beside its errors, so
+  // that stdout carries only the table or the JSON asked for.
+  static const bool replaced = [] {
+    spdlog::set_default_logger(std::make_shared<spdlog::logger>(
+        "tpusim", std::make_shared<spdlog::sinks::stderr_color_sink_mt>()));
+    return true;
+  }();
+  (void)replaced;
+  spdlog::set_pattern("tpusim: %^%l%$: %v");
   if (options.quiet) {
     spdlog::set_level(spdlog::level::err);
   } else if (options.verbosity >= 2) {
