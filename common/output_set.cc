@@ -216,7 +216,10 @@ StatusOr<std::ostream*> OutputSet::Stream(const std::string& option) {
   std::error_code ec;
   const fs::path dir = o->kind == Output::Kind::kFile ? fs::path(o->target).parent_path()
                                                       : fs::temp_directory_path(ec);
-  std::string name = (dir / ("." + fs::path(o->path).filename().string() + ".spool.XXXXXX")).string();
+  std::string leaf = ".";
+  leaf += fs::path(o->path).filename().string();
+  leaf += ".spool.XXXXXX";
+  std::string name = (dir / leaf).string();
   const int fd = ::mkstemp(name.data());
   if (fd < 0) return InvalidArgument(o->Where() + ": cannot write: " + ErrnoText(errno));
   o->spool = std::make_unique<std::fstream>(
