@@ -340,6 +340,9 @@ std::string ResolveConfigPath(const std::string& name_or_path) {
   std::vector<std::string> dirs;
   if (const char* env = std::getenv("TPUSIM_CONFIG_DIR")) dirs.push_back(env);
   dirs.push_back("configs");
+  // An installed binary (`cmake --install`): PREFIX/bin/tpusim finds PREFIX/share/tpusim/configs.
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) dirs.push_back((exe.parent_path().parent_path() / "share/tpusim/configs").string());
   dirs.push_back(SourceDir() + "/configs");
   for (const std::string& d : dirs) {
     fs::path p = fs::path(d) / file;

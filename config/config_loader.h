@@ -19,7 +19,9 @@ namespace tpusim::config {
 inline constexpr const char* kDefaultConfigName = "tpu-v4";
 
 /// Resolves a --config argument: an existing path as is; otherwise a bare name ("tpu-v4" or
-/// "tpu-v4.yaml") looked up in $TPUSIM_CONFIG_DIR, then in the source tree's configs/ folder.
+/// "tpu-v4.yaml") looked up in $TPUSIM_CONFIG_DIR, ./configs, the installed configs beside the
+/// running binary (PREFIX/bin/.. /share/tpusim/configs, cmake/TpusimInstall.cmake), then the source
+/// tree's configs/ folder.
 std::string ResolveConfigPath(const std::string& name_or_path);
 
 /// Loads, merges `base:` parents (paths relative to the including file; at most 8 levels, no

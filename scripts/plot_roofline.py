@@ -12,7 +12,9 @@ op's wall time is the mean core's share). These are the cycles in-order retireme
 charged less than its own duration and can sit above the roof; the footnote counts such ops. The roof is min(peak_flops_per_s, HBM bandwidth x
 intensity) with the report's `peak_flops_per_s` and `hbm.peak_bandwidth_bytes_per_s` (the cores and
 chips the program uses). Marker area is proportional to the op's share of the run's cycles; the
-top N ops by cycles are labelled; the whole program is a star. Ops with no FLOP (data movement) or
+top N ops by cycles are labelled; the whole program is a star; ops the compiler inserted (a layout
+transpose, copy, pad or collective not in the input module: the report's `compiler_inserted`) have a
+red edge and "[compiler-inserted]" in their label. Ops with no FLOP (data movement) or
 no HBM traffic cannot sit on a log-log roofline: their count is given in the footnote.
 Needs Debian's python3-matplotlib (Agg backend, no display).
 """
@@ -53,7 +55,8 @@ def label_points(ax, pts):
                   for lx, ly in placed):
             dy -= 10
         placed.append((x, y + dy * px_per_pt))
-        ax.annotate(f"{p['name']} ({100 * p['share']:.0f}%)", (p["ai"], p["perf"]),
+        mark = " [compiler-inserted]" if p.get("inserted") else ""
+        ax.annotate(f"{p['name']}{mark} ({100 * p['share']:.0f}%)", (p["ai"], p["perf"]),
                     textcoords="offset points", xytext=(7, dy), fontsize=8,
                     arrowprops=dict(arrowstyle="-", lw=0.4, color="grey") if dy < 0 else None)
 
@@ -90,7 +93,8 @@ def main():
             continue
         seconds = o["cycles"] / cores / clock
         pts.append(dict(name=o["name"], opcode=o["opcode"] or "?", ai=o["flops"] / o[bytes_key],
-                        perf=o["flops"] / seconds, share=o["cycles"] / total_cycles))
+                        perf=o["flops"] / seconds, share=o["cycles"] / total_cycles,
+                        inserted=bool(o.get("compiler_inserted"))))
     if not pts:
         sys.exit("plot_roofline.py: error: no op has both FLOP and HBM bytes: nothing to plot")
 
@@ -118,7 +122,11 @@ def main():
         label = opc if i < 9 else ("other" if i == 9 else None)
         ax.scatter([p["ai"] for p in sel], [p["perf"] for p in sel],
                    s=[20 + 900 * p["share"] for p in sel], color=color, alpha=0.75,
-                   edgecolors="black", linewidths=0.5, label=label, zorder=3)
+                   edgecolors=["red" if p["inserted"] else "black" for p in sel],
+                   linewidths=[1.5 if p["inserted"] else 0.5 for p in sel], label=label, zorder=3)
+    if any(p["inserted"] for p in pts):
+        ax.scatter([], [], s=60, facecolors="none", edgecolors="red", linewidths=1.5,
+                   label="inserted by the compiler (red edge)")
 
     # The whole program.
     flops = float(r.get("flops", 0))

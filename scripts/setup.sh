@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 PACKAGES=(g++ cmake ninja-build ccache pkg-config
           libeigen3-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
           libgtest-dev libgmock-dev libbenchmark-dev
-          python3 python3-matplotlib python3-numpy)
+          python3 python3-matplotlib python3-numpy python3-pandas parallel help2man)
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -20,6 +20,13 @@ if [ ${#missing[@]} -gt 0 ]; then
   [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# The plot scripts (scripts/plot_*.py) run with the `python3` first on PATH: when that is not
+# Debian's (which has matplotlib and pandas from apt above), give it them with pip.
+if ! python3 -c "import matplotlib, pandas" 2>/dev/null; then
+  echo "setup: installing matplotlib and pandas for $(command -v python3)"
+  python3 -m pip install --quiet matplotlib pandas
 fi
 
 BUILD_DIR=${TPUSIM_BUILD_DIR:-build}

@@ -33,5 +33,9 @@ rc=$?
 [[ $rc == 2 ]] || fail "-q with a bad --set exited $rc, expected 2"
 grep -q "^tpusim: error: --set core.mxu.rows=0: core.mxu.rows: expected a positive integer" <<<"$out" \
   || fail "-q hid the error or it does not name the --set: $out"
+# --help shows --check and --no-check each with its own text, no misleading "{false}" default.
+help=$("$tpusim" run --help)
+grep -q -- "--no-check" <<<"$help" || fail "run --help has no --no-check"
+grep -q "{false}" <<<"$help" && fail "run --help shows {false}: $(grep "{false}" <<<"$help")"
 [[ $status == 0 ]] && echo "ok"
 exit $status

@@ -69,6 +69,12 @@ void AddLimitOptions(CLI::App* cmd, double* max_seconds) {
   });
 }
 
+void AddOnOffFlags(CLI::App* cmd, const std::string& name, bool* value, const std::string& on_help,
+                   const std::string& off_help) {
+  cmd->add_flag_callback(fmt::format("--{}", name), [value] { *value = true; }, on_help);
+  cmd->add_flag_callback(fmt::format("--no-{}", name), [value] { *value = false; }, off_help);
+}
+
 void ConfigOptions::AddTo(CLI::App* cmd) {
   config = config::kDefaultConfigName;
   cmd->add_option("-c,--config", config,

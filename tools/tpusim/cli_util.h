@@ -42,6 +42,11 @@ CLI::Validator DeviceCount();
 /// also checks it, to stop with its own message).
 void AddLimitOptions(CLI::App* cmd, double* max_seconds);
 
+/// `--NAME` (sets *value true) and `--no-NAME` (false) as two flags, so that --help shows each with
+/// its own text and no misleading "{false}" default; the last one given wins.
+void AddOnOffFlags(CLI::App* cmd, const std::string& name, bool* value, const std::string& on_help,
+                   const std::string& off_help);
+
 /// --config NAME|PATH (default config::kDefaultConfigName) and repeated --set key.path=value.
 struct ConfigOptions {
   std::string config;

@@ -44,8 +44,9 @@ void RegisterCompareCommand(CLI::App& app) {
   cmd->add_option("--seed", args->compare.seed, "seed of the deterministic inputs");
   cmd->add_option("--top", args->compare.top, "rows of each top-ops table (default 8)");
   cmd->add_flag("--no-anchor", args->no_anchor, "skip the CPU GEMM / memory-bandwidth anchor");
-  cmd->add_flag("--check,!--no-check", args->compare.check,
-                "check the all-cores run's values against the CPU evaluator (default on)");
+  AddOnOffFlags(cmd, "check", &args->compare.check,
+                "check the all-cores run's values against the CPU evaluator (the default)",
+                "do not check the values");
   cmd->add_flag("--timing-only", args->compare.timing_only,
                 "simulate cycles only (the CPU still computes values: it is being timed)");
   cmd->add_option("--mxu-model", args->mxu_model, "fast (closed form) or pe (every PE, slow)")

@@ -66,9 +66,10 @@ void RegisterCompileCommand(CLI::App& app) {
   cmd->add_option("--custom-call-cost", args->custom_call_costs,
                   "TARGET=CYCLES: time an unknown custom-call target as CYCLES cycles of its core "
                   "(repeatable)");
-  cmd->add_flag("--megacore,!--no-megacore", args->megacore,
+  AddOnOffFlags(cmd, "megacore", &args->megacore,
                 "split large dots of a single-device module over the chip's TensorCores when they "
-                "share its HBM (TPU v4/v5p; default on)");
+                "share its HBM (TPU v4/v5p; the default)",
+                "one TensorCore per device");
   cmd->add_option(
          "--unroll-budget", args->max_unrolled_instructions,
          "while loops are unrolled while the copies add at most N HLO instructions; longer "

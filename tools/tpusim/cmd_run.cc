@@ -56,8 +56,10 @@ void RegisterRunCommand(CLI::App& app) {
   cmd->add_option("--report", args->report, "write the JSON report (docs/report-schema.md)");
   cmd->add_option("--csv", args->csv, "write the per-HLO-op table as CSV");
   args->trace.AddTo(cmd);
-  cmd->add_flag("--check,!--no-check", args->run.check,
-                "compare every output with the CPU evaluator (default: on when the values fit)");
+  AddOnOffFlags(cmd, "check", &args->run.check,
+                "compare every output with the CPU evaluator (the default, when the values fit: "
+                "--max-check-bytes, --max-check-traffic)",
+                "do not compute the check's reference values");
   cmd->add_flag("--timing-only", args->run.timing_only,
                 "cycles only: no values are allocated or computed");
   cmd->add_option("--max-check-bytes", args->run.max_check_bytes,
@@ -79,9 +81,10 @@ void RegisterRunCommand(CLI::App& app) {
   cmd->add_option("--trip-count", args->trip_counts,
                   "NAME=N: run the while NAME, whose trip count depends on data, for N trips "
                   "(repeatable; the report says which counts were given)");
-  cmd->add_flag("--megacore,!--no-megacore", args->run.megacore,
+  AddOnOffFlags(cmd, "megacore", &args->run.megacore,
                 "split large dots of a single-device module over the chip's TensorCores when they "
-                "share its HBM (TPU v4/v5p; default on)");
+                "share its HBM (TPU v4/v5p; the default)",
+                "one TensorCore per device");
   cmd->add_option(
          "--unroll-budget", args->run.max_unrolled_instructions,
          "while loops are unrolled while the copies add at most N HLO instructions; longer "
