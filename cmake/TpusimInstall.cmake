@@ -11,7 +11,9 @@ set(TPUSIM_LIBRARIES tpusim_common tpusim_config tpusim_isa tpusim_hlo tpusim_ev
     tpusim_device_literal tpusim_spmd_check tpusim_mxu tpusim_sim tpusim_driver)
 
 install(TARGETS tpusim RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(TARGETS ${TPUSIM_LIBRARIES} EXPORT tpusimTargets
+# tpusim_warnings (cmake/TpusimWarnings.cmake) is a private, link-only dependency of each library:
+# exported with them so the package is complete (a consumer gets none of its compile options).
+install(TARGETS ${TPUSIM_LIBRARIES} tpusim_warnings EXPORT tpusimTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 foreach(layer common config isa compiler sim tools)
