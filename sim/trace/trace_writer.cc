@@ -86,8 +86,9 @@ struct TraceWriter::State {
   // A counted record ("X" or "C"): false when the event cap dropped it.
   bool Count(TraceSummary& summary, uint64_t start_cycle) {
     if (options.max_events > 0 && summary.events_written >= options.max_events) {
+      // The record that met the cap: records come in about simulated-time order, so this is
+      // about where the written trace ends (a minimum over later records would not be).
       if (!summary.truncated) summary.first_dropped_cycle = start_cycle;
-      summary.first_dropped_cycle = std::min(summary.first_dropped_cycle, start_cycle);
       summary.truncated = true;
       ++summary.events_dropped;
       return false;

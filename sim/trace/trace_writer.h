@@ -47,7 +47,8 @@ struct TraceSummary {
   uint64_t events_written = 0;  // slices and counter values ("X" and "C")
   uint64_t events_dropped = 0;  // past max_events
   bool truncated = false;
-  uint64_t first_dropped_cycle = 0;  // start of the first record not written
+  uint64_t first_dropped_cycle = 0;  // start of the record that met the cap (records arrive in
+                                     // about simulated-time order)
   uint64_t cycles = 0;               // the run's length
 };
 
