@@ -70,6 +70,16 @@ struct SystemConfig {
   int64_t ici_hop_latency_cycles = 0;    // system.ici.hop_latency_cycles
 };
 
+/// The host machine driving the chips: the host side of a training loop (tools/tpusim/host_loop.h).
+/// `host.*`.
+struct HostConfig {
+  int64_t chips_per_host = 4;            // host.chips_per_host: chips one host drives
+  int64_t cpu_cores = 96;                // host.cpu_cores: CPU cores per host
+  double step_overhead_seconds = 0;      // host.step_overhead_seconds: per step, per replica
+  double input_seconds_per_example = 0;  // host.input_seconds_per_example: input pipeline
+  double transfer_latency_seconds = 0;   // host.transfer_latency_seconds: per PCIe transfer
+};
+
 /// A chip (and the slice it sits in). Top level of a config file.
 struct ChipConfig {
   std::string name;                      // name
@@ -81,6 +91,7 @@ struct ChipConfig {
   HbmConfig hbm;
   CoreConfig core;
   SystemConfig system;
+  HostConfig host;
 
   // Derived figures (config/derived.cc); all are pure functions of the fields above.
   int64_t total_cores() const { return system.chips * tensorcores; }

@@ -74,6 +74,30 @@ std::vector<FieldSpec> MakeSchema() {
                   "host link (PCIe) bandwidth per chip, one direction, for infeed/outfeed",
                   [](ChipConfig& c) -> double& { return c.host_bandwidth_bytes_per_s; })
                   .In(1e6, 1e15));
+  v.push_back(Int("host.chips_per_host", "count", "4",
+                  "chips one host machine drives over PCIe (TPU v2-8, v3-8 and v4 hosts: 4)",
+                  [](ChipConfig& c) -> int64_t& { return c.host.chips_per_host; })
+                  .In(1, 1 << 20));
+  v.push_back(Int("host.cpu_cores", "count", "96",
+                  "host CPU cores running the training loop's replica processes (assumption: a "
+                  "Cloud TPU VM host of 96 vCPUs)",
+                  [](ChipConfig& c) -> int64_t& { return c.host.cpu_cores; })
+                  .In(1, 1 << 20));
+  v.push_back(Dbl("host.step_overhead_seconds", "s", "1e-3",
+                  "host CPU time per training step per replica process: the Python step, graph "
+                  "trace and launch, mark_step (assumption, not measured: sweep it)",
+                  [](ChipConfig& c) -> double& { return c.host.step_overhead_seconds; })
+                  .In(0, 3600));
+  v.push_back(Dbl("host.input_seconds_per_example", "s", "1e-5",
+                  "host CPU time of the input pipeline per example (collate, convert; "
+                  "assumption, not measured: sweep it)",
+                  [](ChipConfig& c) -> double& { return c.host.input_seconds_per_example; })
+                  .In(0, 3600));
+  v.push_back(Dbl("host.transfer_latency_seconds", "s", "1e-5",
+                  "fixed cost of one host<->HBM transfer: DMA set-up, doorbell, completion "
+                  "(assumption: PCIe round trips are ~1 us, driver work ~10 us)",
+                  [](ChipConfig& c) -> double& { return c.host.transfer_latency_seconds; })
+                  .In(0, 3600));
   v.push_back(Int("core.mxu.count", "count", "", "MXUs (systolic arrays) per TensorCore",
                   [](ChipConfig& c) -> int64_t& { return c.core.mxu.count; })
                   .In(1, 64));

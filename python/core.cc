@@ -12,6 +12,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -25,6 +26,7 @@
 #include "config/config_loader.h"
 #include "config/derived.h"
 #include "tools/tpusim/compare.h"
+#include "tools/tpusim/host_loop.h"
 #include "tools/tpusim/run_module.h"
 #include "tools/tpusim/scaling.h"
 
@@ -85,12 +87,13 @@ std::string Run(const std::string& text, const std::string& filename,
                 bool timing_only, bool check, uint64_t seed, bool megacore, int64_t unroll_budget,
                 uint64_t max_cycles, double max_seconds, int64_t max_check_bytes,
                 int64_t max_check_traffic, const std::map<std::string, int64_t>& custom_call_costs,
-                const std::vector<int64_t>& scaling) {
+                const std::vector<int64_t>& scaling, int64_t steps, bool host_input,
+                const std::vector<int64_t>& host_input_params) {
   if (replicas < 0 || partitions < 0 || unroll_budget < 0 || max_seconds < 0 ||
-      max_check_bytes < 0 || max_check_traffic < 0) {
+      max_check_bytes < 0 || max_check_traffic < 0 || steps < 0) {
     Raise(InvalidArgument(
-        "replicas, partitions, unroll_budget, max_seconds, max_check_bytes and max_check_traffic "
-        "must be >= 0"));
+        "replicas, partitions, unroll_budget, max_seconds, max_check_bytes, max_check_traffic and "
+        "steps must be >= 0"));
   }
   std::unique_ptr<hlo::HloModule> module = ParseVerified(text, filename, partitions);
   cli::RunOptions options;
@@ -105,6 +108,8 @@ std::string Run(const std::string& text, const std::string& filename,
   options.custom_call_cycles = custom_call_costs;
   options.sim.max_cycles = Cycles(max_cycles);
   options.sim.max_seconds = max_seconds;
+  const bool host_loop = steps > 0 || host_input;
+  const cli::HostLoopOptions host{std::max<int64_t>(1, steps), host_input, host_input_params};
   StatusOr<cli::RunModuleResult> result = Status();
   StatusOr<cli::ScalingRuns> runs = Status();
   {
@@ -112,13 +117,24 @@ std::string Run(const std::string& text, const std::string& filename,
     if (scaling.empty()) {
       result = cli::RunModule(*module, chip, options);
     } else {
-      runs = cli::RunScaling(text, filename, chip, options, scaling);
+      runs = cli::RunScaling(text, filename, chip, options, scaling, host_loop ? &host : nullptr);
     }
   }
-  if (scaling.empty()) return cli::RunReportJson(ValueOrRaise(std::move(result)), filename).Dump();
-  cli::ScalingRuns r = ValueOrRaise(std::move(runs));
-  Json report = cli::RunReportJson(r.last, filename);
-  report["scaling"] = cli::ScalingJson(r.rows);
+  Json report;
+  const cli::RunModuleResult* last = nullptr;
+  cli::ScalingRuns r;
+  if (scaling.empty()) {
+    r.last = ValueOrRaise(std::move(result));
+  } else {
+    r = ValueOrRaise(std::move(runs));
+  }
+  last = &r.last;
+  report = cli::RunReportJson(*last, filename);
+  if (!scaling.empty()) report["scaling"] = cli::ScalingJson(r.rows);
+  if (host_loop) {
+    report["host_loop"] =
+        cli::HostLoopJson(ValueOrRaise(cli::ComputeHostLoop(*last, host)), last->config);
+  }
   return report.Dump();
 }
 
@@ -205,7 +221,8 @@ PYBIND11_MODULE(_core, m) {
         py::arg("replicas"), py::arg("partitions"), py::arg("timing_only"), py::arg("check"),
         py::arg("seed"), py::arg("megacore"), py::arg("unroll_budget"), py::arg("max_cycles"),
         py::arg("max_seconds"), py::arg("max_check_bytes"), py::arg("max_check_traffic"),
-        py::arg("custom_call_costs"), py::arg("scaling"),
+        py::arg("custom_call_costs"), py::arg("scaling"), py::arg("steps"), py::arg("host_input"),
+        py::arg("host_input_params"),
         "Compiles, simulates and checks an HLO module; returns the report JSON.");
   m.def("compare", &Compare, py::arg("text"), py::arg("filename"), py::arg("config"), py::kw_only(),
         py::arg("replicas"), py::arg("repeat"), py::arg("threads"), py::arg("seed"),

@@ -125,3 +125,20 @@ def test_compare(small_hlo: str) -> None:
     assert [t.label for t in c.tpu][0] == "1 core"
     assert all(t.seconds_per_step > 0 for t in c.tpu)
     assert json.loads(c.to_json())["config"] == "tpu-v2"
+
+
+def test_host_loop(repo: Path) -> None:
+    path = repo / "tests" / "data" / "hlo" / "pt_mlp_train_dp8_sep.hlo"
+    cfg = tpusim.load_config("tpu-v2-8", overrides={"host.step_overhead_seconds": 0.002})
+    r = tpusim.run(path, config=cfg, timing_only=True, steps=20, host_input=True)
+    h = r.host_loop
+    assert h is not None and h.steps == 20
+    assert h.device_seconds == pytest.approx(r.seconds)
+    assert h.host_cpu_seconds >= 0.002
+    assert h.wall_seconds == pytest.approx(max(h.host_cpu_seconds, h.pcie_seconds, h.device_seconds))
+    assert h.overlap_seconds == pytest.approx(h.device_seconds + h.host_seconds - h.wall_seconds)
+    assert h.infeed_bytes_per_replica > 0 and h.input_parameters
+    assert h.model["host.step_overhead_seconds"] == pytest.approx(0.002)
+    assert r.raw["host_loop"]["bound"] == h.bound
+    no_loop = tpusim.run(path, config=cfg, timing_only=True)
+    assert no_loop.host_loop is None

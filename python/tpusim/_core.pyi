@@ -47,6 +47,9 @@ def run(
     max_check_traffic: int,
     custom_call_costs: Dict[str, int],
     scaling: List[int],
+    steps: int,
+    host_input: bool,
+    host_input_params: List[int],
 ) -> str:
     """The report JSON of `tpusim run --report` (docs/report-schema.md)."""
 

@@ -151,6 +151,9 @@ def run(
     max_check_traffic: int = 64 << 30,
     custom_call_costs: Optional[Mapping[str, int]] = None,
     scaling: Optional[Sequence[int]] = None,
+    steps: int = 0,
+    host_input: bool = False,
+    host_input_params: Optional[Sequence[int]] = None,
     raise_on_check_failure: bool = True,
     name: Optional[str] = None,
 ) -> Report:
@@ -175,6 +178,12 @@ def run(
       custom_call_costs: ``{target: cycles}`` for unknown custom-call targets (then timing-only).
       scaling: core counts ``[1, 2, 4, 8]``: run once per count (weak scaling), fill
         ``Report.scaling``; the rest of the report is the last count's.
+      steps: model a training loop of this many steps with its host side (``Report.host_loop``:
+        host CPU, PCIe infeed/outfeed and device time per step, pipelined; config keys
+        ``host.*``) — ``--steps``.
+      host_input: the input batch crosses PCIe into HBM every step (``--host-input``).
+      host_input_params: parameter numbers of the batch (default: parameters whose shape matches
+        no output).
       raise_on_check_failure: raise CheckFailedError (with ``.report``) when values disagree;
         False returns the report with ``check.passed == False``.
       name: the name error messages and ``Report.model`` give HLO passed as text.
@@ -207,6 +216,9 @@ def run(
         max_check_traffic=max_check_traffic,
         custom_call_costs=dict(custom_call_costs or {}),
         scaling=list(scaling or []),
+        steps=steps,
+        host_input=host_input,
+        host_input_params=list(host_input_params or []),
     )
     report = Report.from_json(report_json)
     failed = report.check.performed and not report.check.passed

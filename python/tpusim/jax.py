@@ -48,7 +48,7 @@ class LoweredModule:
 
 
 _COMPUTATION_RE = re.compile(r"^(ENTRY\s+)?(%?[\w.\-]+)\s*(\([^\n]*\))?[^\n]*\{\s*$", re.M)
-_MESH_RE = re.compile(r'xla\.sdy\.meshes=\{[^}]*?#sdy\.mesh<\[([^\]]*)\]>')
+_MESH_RE = re.compile(r"#sdy\.mesh<\[([^\]]*)\]>")
 _AXIS_RE = re.compile(r'"([^"]+)"\s*=\s*(\d+)')
 
 
@@ -73,8 +73,20 @@ def _split_computations(text: str) -> Tuple[str, List[Tuple[str, bool, str]]]:
 
 
 def _mesh_axes(header: str) -> Dict[str, int]:
-    m = _MESH_RE.search(header)
-    return {a: int(n) for a, n in _AXIS_RE.findall(m.group(1))} if m else {}
+    """The axes of the module's largest Shardy mesh (JAX also declares an ``empty_mesh``)."""
+    best: Dict[str, int] = {}
+    for mesh in _MESH_RE.findall(header):
+        axes = {a: int(n) for a, n in _AXIS_RE.findall(mesh)}
+        if _devices(axes) > _devices(best):
+            best = axes
+    return best
+
+
+def _devices(axes: Dict[str, int]) -> int:
+    n = 1
+    for size in axes.values():
+        n *= size
+    return n
 
 
 def manual_body_module(text: str) -> Tuple[str, int]:
@@ -100,9 +112,7 @@ def manual_body_module(text: str) -> Tuple[str, int]:
             f"tpusim.jax: shard_map is manual over {sorted(manual_names)} but the mesh has axes "
             f"{sorted(axes)}; partially manual computations are not supported"
         )
-    devices = 1
-    for n in axes.values():
-        devices *= n
+    devices = _devices(axes)
     name = re.match(r"HloModule\s+([\w.\-]+)", header)
     out = [f"HloModule {name.group(1) if name else 'pmap'}, replica_count={devices}", ""]
     for cname, is_entry, ctext in comps:
@@ -150,10 +160,12 @@ def lower(fn: Callable[..., Any], *example_args: Any, **example_kwargs: Any) -> 
         return LoweredModule(body, replicas=devices, partitions=1, form="pmap")
     axes = _mesh_axes(header)
     if axes and "sharding={" in text:
-        devices = 1
-        for n in axes.values():
-            devices *= n
+        devices = _devices(axes)
         if devices > 1:
+            # Record the partition count in the header (XLA's `num_partitions=`), so that the
+            # text alone says how it runs (`tpusim run` reads it).
+            text = re.sub(r"^(HloModule\s+[\w.\-]+)", rf"\1, num_partitions={devices}", text,
+                          count=1)
             return LoweredModule(text, replicas=1, partitions=devices, form="spmd")
     return LoweredModule(text, replicas=1, partitions=1, form="single")
 

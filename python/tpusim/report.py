@@ -102,6 +102,10 @@ class ScalingRow:
     speedup: float  #: throughput vs the first row: (cores / first cores) * first cycles / cycles
     efficiency: float  #: speedup / (cores / first cores)
     collective_cycles: int  #: largest ici_bound time of any core (cycles)
+    step_seconds: Optional[float] = None  #: with the host loop: pipelined s/step
+    examples_per_second: Optional[float] = None  #: with the host loop
+    step_speedup: Optional[float] = None  #: examples/s vs the first row
+    bound: Optional[str] = None  #: "host CPU", "PCIe" or "device"
 
 
 def _scaling_row(j: Dict[str, Any]) -> ScalingRow:
@@ -112,6 +116,62 @@ def _scaling_row(j: Dict[str, Any]) -> ScalingRow:
         speedup=j["speedup"],
         efficiency=j["efficiency"],
         collective_cycles=j["collective_cycles"],
+        step_seconds=j.get("step_seconds"),
+        examples_per_second=j.get("examples_per_second"),
+        step_speedup=j.get("step_speedup"),
+        bound=j.get("bound"),
+    )
+
+
+@dataclass(frozen=True)
+class HostLoop:
+    """A training loop's host side (tools/tpusim/host_loop.h): per step, in seconds.
+
+    The host CPU stage (host.step_overhead_seconds + examples x host.input_seconds_per_example per
+    replica process, shared over host.cpu_cores), the PCIe stage (infeed of the batch and outfeed
+    of the results over chip.host.bandwidth_bytes_per_s, plus host.transfer_latency_seconds per
+    transfer) and the simulated device step run as a pipeline: wall = max of the three.
+    """
+
+    steps: int
+    replicas: int
+    hosts: int
+    examples_per_replica: int
+    infeed_bytes_per_replica: int  #: bytes
+    outfeed_bytes_per_replica: int  #: bytes
+    input_parameters: List[int]  #: parameter numbers fed from the host
+    device_seconds: float  #: the simulated step
+    host_cpu_seconds: float
+    pcie_seconds: float
+    host_seconds: float  #: host CPU + PCIe
+    wall_seconds: float  #: steady state, pipelined
+    overlap_seconds: float  #: device + host - wall
+    total_seconds: float  #: the N steps
+    examples_per_second: float
+    bound: str  #: "host CPU", "PCIe" or "device"
+    model: Dict[str, float]  #: the config keys used
+
+
+def _host_loop(j: Dict[str, Any]) -> HostLoop:
+    p = j["per_step"]
+    return HostLoop(
+        steps=j["steps"],
+        replicas=j["replicas"],
+        hosts=j["hosts"],
+        examples_per_replica=j["examples_per_replica"],
+        infeed_bytes_per_replica=j["infeed_bytes_per_replica"],
+        outfeed_bytes_per_replica=j["outfeed_bytes_per_replica"],
+        input_parameters=list(j["input_parameters"]),
+        device_seconds=p["device_seconds"],
+        host_cpu_seconds=p["host_cpu_seconds"],
+        pcie_seconds=p["pcie_seconds"],
+        host_seconds=p["host_seconds"],
+        wall_seconds=p["wall_seconds"],
+        overlap_seconds=p["overlap_seconds"],
+        total_seconds=j["total_seconds"],
+        examples_per_second=j["examples_per_second"],
+        bound=j["bound"],
+        model=dict(j["model"]),
     )
 
 
@@ -144,6 +204,7 @@ class Report:
     timing_only: bool  #: no values were computed
     slice: Dict[str, Any]  #: the chips simulated: chips, tensorcores_per_chip, topology, shape
     scaling: Optional[List[ScalingRow]] = None  #: only with ``scaling=[...]``
+    host_loop: Optional[HostLoop] = None  #: only with ``steps=`` or ``host_input=True``
     raw: Dict[str, Any] = field(default_factory=dict, repr=False)
     _json: str = field(default="", repr=False)
 
@@ -218,6 +279,7 @@ class Report:
             timing_only=j.get("timing_only", False),
             slice=dict(j.get("slice", {})),
             scaling=[_scaling_row(r) for r in j["scaling"]] if "scaling" in j else None,
+            host_loop=_host_loop(j["host_loop"]) if "host_loop" in j else None,
             raw=j,
             _json=text,
         )

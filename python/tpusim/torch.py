@@ -15,7 +15,8 @@ torchax runs PyTorch operators as JAX functions, so the step — forward, loss, 
 
 What works: modules whose operators torchax implements (convolutions, pooling, linear layers,
 activations, dropout, batch norm, the usual losses); ``torch.optim.SGD`` (lr, momentum, dampening
-0, nesterov, weight_decay), ``Adam`` and ``AdamW`` (lr, betas, eps, weight_decay); data
+0, nesterov, weight_decay), ``Adam`` and ``AdamW`` (lr, betas, eps, weight_decay), ``Adadelta``
+(lr, rho, eps, weight_decay); data
 parallelism with ``replicas=N`` (the step is mapped over N replicas with ``jax.pmap`` and the
 gradients are averaged with ``pmean`` — what ``xm.optimizer_step`` does with ``all_reduce``).
 What does not: other optimizers and options (``UnsupportedError`` names them), learning-rate
@@ -102,7 +103,15 @@ def optax_from_torch(optimizer: Any) -> Any:
             return optax.adamw(g["lr"], b1=b1, b2=b2, eps=g["eps"], weight_decay=wd)
         tx = optax.adam(g["lr"], b1=b1, b2=b2, eps=g["eps"])
         return optax.chain(optax.add_decayed_weights(wd), tx) if wd else tx
-    raise UnsupportedError(f"tpusim.torch: optimizer {name} (supported: SGD, Adam, AdamW)")
+    if name == "Adadelta":
+        if g.get("maximize", False):
+            raise UnsupportedError("tpusim.torch: Adadelta with maximize")
+        return optax.adadelta(
+            g["lr"], rho=g["rho"], eps=g["eps"], weight_decay=g.get("weight_decay", 0.0)
+        )
+    raise UnsupportedError(
+        f"tpusim.torch: optimizer {name} (supported: SGD, Adam, AdamW, Adadelta)"
+    )
 
 
 def train_step(

@@ -2,11 +2,11 @@
 // [--csv OPS.csv] [--trace T.json [--trace-max-events N] [--trace-window START:END]] [--check|--no-check] [--timing-only] [--max-check-bytes B]
 // [--max-check-traffic B] [--seed S] [--scaling 1,2,4,8] [--no-megacore]
 // [--custom-call-cost TARGET=CYCLES] [--trip-count NAME=N] [--unroll-budget N] [--mxu-model fast|pe] [--max-cycles N]
-// [--max-seconds S] [--dump-after PASS] [--json]`: the main job. Compiles the module for the chip,
-// simulates it cycle by cycle and checks every output against the CPU evaluator
-// (tools/tpusim/run_module.h). Exit 0 ok, 1 the check failed (the report is still written), 2 bad
-// input, 3 internal error. The outputs are written together, and only after a complete run
-// (common/output_set.h).
+// [--max-seconds S] [--dump-after PASS] [--steps N] [--host-input] [--host-input-params LIST]
+// [--json]`: the main job. Compiles the module for the chip, simulates it cycle by cycle and checks
+// every output against the CPU evaluator (tools/tpusim/run_module.h). Exit 0 ok, 1 the check failed
+// (the report is still written), 2 bad input, 3 internal error. The outputs are written together,
+// and only after a complete run (common/output_set.h).
 #include <iostream>
 #include <memory>
 
@@ -18,6 +18,7 @@
 #include "tools/tpusim/commands.h"
 #include "tools/tpusim/logging.h"
 #include "tools/tpusim/provenance.h"
+#include "tools/tpusim/host_loop.h"
 #include "tools/tpusim/run_module.h"
 #include "tools/tpusim/scaling.h"
 #include "tools/tpusim/trace_output.h"
@@ -38,6 +39,9 @@ void RegisterRunCommand(CLI::App& app) {
     bool json = false;
     std::string scaling;
     uint64_t max_cycles = uint64_t{1} << 50;
+    int64_t steps = 0;
+    bool host_input = false;
+    std::vector<int64_t> host_input_params;
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand(
@@ -53,6 +57,17 @@ void RegisterRunCommand(CLI::App& app) {
       ->check(DeviceCount());
   cmd->add_option("--scaling", args->scaling,
                   "run at each of these core counts (e.g. 1,2,4,8) and print the scaling table");
+  cmd->add_option("--steps", args->steps,
+                  "model a training loop of N steps with its host side: host CPU, PCIe infeed / "
+                  "outfeed and device, pipelined (tools/tpusim/host_loop.h; config keys host.*)")
+      ->check(NonNegative());
+  cmd->add_flag("--host-input", args->host_input,
+                "the step's input batch crosses PCIe into HBM every step (infeed, as "
+                "ParallelLoader feeds it); implies --steps 1 when --steps is not given");
+  cmd->add_option("--host-input-params", args->host_input_params,
+                  "parameter numbers of the batch (default: parameters whose shape matches no "
+                  "output, i.e. not weights or optimizer state)")
+      ->delimiter(',');
   cmd->add_option("--report", args->report, "write the JSON report (docs/report-schema.md)");
   cmd->add_option("--csv", args->csv, "write the per-HLO-op table as CSV");
   args->trace.AddTo(cmd);
@@ -112,12 +127,16 @@ void RegisterRunCommand(CLI::App& app) {
     options.sim.progress = SimProgressPrinter("simulating " + args->model);
     std::vector<ScalingRow> rows;
     RunModuleResult r;
+    const bool host_loop = args->steps > 0 || args->host_input;
+    HostLoopOptions host{std::max<int64_t>(1, args->steps), args->host_input,
+                         args->host_input_params};
     if (args->scaling.empty()) {
       r = OrFail(RunModule(*module, chip, options));
     } else {
       // One run per core count; the report and the per-run text are those of the last count.
-      ScalingRuns runs = OrFail(
-          RunScaling(text, args->model, chip, options, OrFail(ParseCoreCounts(args->scaling))));
+      ScalingRuns runs =
+          OrFail(RunScaling(text, args->model, chip, options,
+                            OrFail(ParseCoreCounts(args->scaling)), host_loop ? &host : nullptr));
       rows = std::move(runs.rows);
       r = std::move(runs.last);
     }
@@ -128,6 +147,12 @@ void RegisterRunCommand(CLI::App& app) {
       trace->Finish();
       report["trace"] = trace->ReportJson();
     }
+    std::string host_text;
+    if (host_loop) {
+      HostLoop h = OrFail(ComputeHostLoop(r, host));
+      report["host_loop"] = HostLoopJson(h, r.config);
+      host_text = HostLoopText(h);
+    }
     if (!args->report.empty()) outputs.Set("--report", report.Dump());
     if (!args->csv.empty()) {
       sim::ReportOptions ropts;
@@ -137,6 +162,7 @@ void RegisterRunCommand(CLI::App& app) {
     }
     OrFail(outputs.Commit());
     std::string text_out = RunReportText(r, args->model);
+    text_out += host_text;
     if (!rows.empty()) text_out += ScalingText(rows);
     if (args->json) {
       std::cout << report.Dump();

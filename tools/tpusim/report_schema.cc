@@ -189,7 +189,18 @@ const std::vector<ReportKey>& RunReportKeys() {
        "`efficiency`, `collective_cycles` (largest over cores), `check`. Weak scaling (each "
        "replica runs the module's per-replica batch): `speedup = (cores / first cores) · first "
        "cycles / cycles` (throughput), `efficiency = speedup / (cores / first cores)`. The rest of "
-       "the report is the last count's run",
+       "the report is the last count's run. With `--steps` / `--host-input` each row adds "
+       "`step_seconds` (the pipelined step with the host), `examples_per_second`, `step_speedup` "
+       "(examples/s vs the first row) and `bound`",
+       true},
+      {"host_loop", "object",
+       "with `--steps N` / `--host-input` (tools/tpusim/host_loop.h): `steps`, `replicas`, "
+       "`hosts`, `examples_per_replica`, `infeed_bytes_per_replica`, `outfeed_bytes_per_replica`, "
+       "`input_parameters` (parameter numbers fed over PCIe), `per_step` {`device_seconds`, "
+       "`host_cpu_seconds`, `pcie_seconds`, `host_seconds` (CPU + PCIe), `wall_seconds` (max of "
+       "the three stages: pipelined), `overlap_seconds` (device + host - wall)}, "
+       "`total_seconds` (N steps), `examples_per_second`, `bound` (`host CPU`, `PCIe` or "
+       "`device`), `model` (the `host.*` config keys used)",
        true},
       {"trace", "object",
        "with `--trace`: `file`, `events_written`, `truncated` (the `--trace-max-events` cap was "

@@ -112,7 +112,8 @@ Status RetargetReplicas(hlo::HloModule& module, int64_t cores, std::string_view 
 
 StatusOr<ScalingRuns> RunScaling(std::string_view source, const std::string& file,
                                  const config::ChipConfig& chip, RunOptions options,
-                                 const std::vector<int64_t>& core_counts) {
+                                 const std::vector<int64_t>& core_counts,
+                                 const HostLoopOptions* host) {
   ScalingRuns out;
   sim::TraceSink* trace = options.sim.trace_sink;
   for (size_t i = 0; i < core_counts.size(); ++i) {
@@ -125,6 +126,14 @@ StatusOr<ScalingRuns> RunScaling(std::string_view source, const std::string& fil
     options.megacore = false;  // the table counts cores: one per replica
     TPUSIM_ASSIGN_OR_RETURN(out.last, RunModule(*m, chip, options));
     out.rows.push_back(ScalingRowOf(out.last));
+    if (host != nullptr) {
+      TPUSIM_ASSIGN_OR_RETURN(HostLoop h, ComputeHostLoop(out.last, *host));
+      ScalingRow& row = out.rows.back();
+      row.host_loop = true;
+      row.step_seconds = h.wall_seconds;
+      row.examples_per_second = h.examples_per_second;
+      row.bound = h.bound;
+    }
   }
   ComputeSpeedups(out.rows);
   return out;
@@ -152,6 +161,9 @@ void ComputeSpeedups(std::vector<ScalingRow>& rows) {
     r.efficiency =
         r.cycles == 0 ? 0 : static_cast<double>(first.cycles) / static_cast<double>(r.cycles);
     r.speedup = ratio * r.efficiency;
+    if (r.host_loop && first.examples_per_second > 0) {
+      r.step_speedup = r.examples_per_second / first.examples_per_second;
+    }
   }
 }
 
@@ -166,6 +178,12 @@ Json ScalingJson(const std::vector<ScalingRow>& rows) {
     j["efficiency"] = r.efficiency;
     j["collective_cycles"] = r.collective_cycles;
     j["check"] = !r.check_performed ? "not performed" : r.check_passed ? "passed" : "FAILED";
+    if (r.host_loop) {
+      j["step_seconds"] = r.step_seconds;
+      j["examples_per_second"] = r.examples_per_second;
+      j["step_speedup"] = r.step_speedup;
+      j["bound"] = r.bound;
+    }
     a.push_back(std::move(j));
   }
   return a;
@@ -183,6 +201,16 @@ std::string ScalingText(const std::vector<ScalingRow>& rows) {
                        !r.check_performed ? "not performed"
                        : r.check_passed   ? "passed"
                                           : "FAILED");
+  }
+  if (rows.empty() || !rows.front().host_loop) return out;
+  out +=
+      "\nscaling with the host loop (a step = max(host CPU, PCIe, device), pipelined; speedup = "
+      "examples/s vs the first row)\n";
+  out += fmt::format("  {:>6} {:>14} {:>14} {:>9} {:>10}\n", "cores", "s/step", "examples/s",
+                     "speedup", "bound");
+  for (const ScalingRow& r : rows) {
+    out += fmt::format("  {:>6} {:>14.4g} {:>14.4g} {:>9.3f} {:>10}\n", r.cores, r.step_seconds,
+                       r.examples_per_second, r.step_speedup, r.bound);
   }
   return out;
 }

@@ -17,6 +17,7 @@
 #include "common/json.h"
 #include "common/status.h"
 #include "compiler/hlo/module.h"
+#include "tools/tpusim/host_loop.h"
 #include "tools/tpusim/run_module.h"
 
 namespace tpusim::cli {
@@ -30,6 +31,12 @@ struct ScalingRow {
   uint64_t collective_cycles = 0;  // largest ici_bound stall time of any core (cycles)
   bool check_performed = false;
   bool check_passed = false;
+  // With the host loop (--steps / --host-input): the pipelined step with the host's share.
+  bool host_loop = false;
+  double step_seconds = 0;         // HostLoop::wall_seconds
+  double examples_per_second = 0;  // HostLoop::examples_per_second
+  double step_speedup = 0;         // examples_per_second / the first row's
+  std::string bound;               // HostLoop::bound
 };
 
 /// Parses "1,2,4,8": positive, strictly increasing core counts. InvalidArgument otherwise.
@@ -58,10 +65,13 @@ struct ScalingRuns {
 /// The study: parses `source` (the HLO text of `file`) once per count of `core_counts`, retargets
 /// it to that many replicas (RetargetReplicas) and runs it with `options` (replicas = the count,
 /// megacore off: the table counts cores, one per replica); `options.sim.trace_sink` gets the last
-/// count's run only. Errors: the parser's, RetargetReplicas', RunModule's. `tpusim run --scaling` and the Python package's run(scaling=...) both use it.
+/// count's run only. With `host` (not null) each row also gets its host loop (host_loop.h).
+/// Errors: the parser's, RetargetReplicas', RunModule's, ComputeHostLoop's. `tpusim run --scaling`
+/// and the Python package's run(scaling=...) use it.
 StatusOr<ScalingRuns> RunScaling(std::string_view source, const std::string& file,
                                  const config::ChipConfig& chip, RunOptions options,
-                                 const std::vector<int64_t>& core_counts);
+                                 const std::vector<int64_t>& core_counts,
+                                 const HostLoopOptions* host = nullptr);
 
 /// [{cores, cycles, seconds, speedup, efficiency, collective_cycles, check}].
 Json ScalingJson(const std::vector<ScalingRow>& rows);
