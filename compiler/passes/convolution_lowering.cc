@@ -372,11 +372,40 @@ void Lower(hlo::HloComputation& comp, HloInstruction* conv) {
   comp.RemoveInstruction(conv);
 }
 
+// A `reverse` of the kernel's spatial dimensions (how JAX and PyTorch write an input-gradient
+// convolution) becomes the convolution's window reversal, as XLA folds it: no reversed copy of the
+// kernel is made. The reverse is removed when nothing else reads it.
+bool FoldKernelReverse(hlo::HloComputation& comp, HloInstruction* conv) {
+  HloInstruction* rev = conv->operand(1);
+  if (rev->opcode() != HloOpcode::kReverse) return false;
+  const auto& cd = conv->convolution_dimension_numbers();
+  std::vector<size_t> window_dims;
+  for (int64_t d : rev->dimensions()) {
+    const auto it =
+        std::find(cd.kernel_spatial_dimensions.begin(), cd.kernel_spatial_dimensions.end(), d);
+    if (it == cd.kernel_spatial_dimensions.end()) return false;
+    window_dims.push_back(static_cast<size_t>(it - cd.kernel_spatial_dimensions.begin()));
+  }
+  if (conv->window().dimensions.size() != cd.kernel_spatial_dimensions.size()) return false;
+  for (size_t w : window_dims) {
+    auto& wd = conv->mutable_window().dimensions[w];
+    wd.window_reversal = !wd.window_reversal;
+  }
+  conv->ReplaceOperandWith(1, rev->operand(0));
+  if (rev->users().empty() && rev != comp.root_instruction()) comp.RemoveInstruction(rev);
+  return true;
+}
+
 }  // namespace
 
 StatusOr<bool> ConvolutionLowering::Run(hlo::HloModule& module) {
   bool changed = false;
   for (const auto& comp : module.computations()) {
+    std::vector<HloInstruction*> all_convs;
+    for (const auto& i : comp->instructions()) {
+      if (i->opcode() == HloOpcode::kConvolution) all_convs.push_back(i.get());
+    }
+    for (HloInstruction* c : all_convs) changed = FoldKernelReverse(*comp, c) || changed;
     std::vector<HloInstruction*> convs;
     for (const auto& i : comp->instructions()) {
       if (i->opcode() == HloOpcode::kConvolution) convs.push_back(i.get());

@@ -34,4 +34,9 @@ def test_module_runs_and_checks(name: str) -> None:
         return
     report = tpusim.run(path, config="tpu-v2-8")
     assert report.replicas == info["replicas"] * info["partitions"]
-    assert report.check.performed and report.check.passed
+    if not report.check.performed:
+        # Values over the default --max-check-bytes (1 GiB) run timing-only and say so.
+        assert "max-check-bytes" in report.check.reason, report.check.reason
+        assert report.cycles > 0
+        return
+    assert report.check.passed

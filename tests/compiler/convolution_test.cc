@@ -108,6 +108,21 @@ TEST_P(ConvolutionTest, FilterGradientOfAStridedConvolution) {
                         GetParam(), kExact, 0, {}, true);
 }
 
+// JAX and PyTorch write an input-gradient convolution with a `reverse` of the kernel's spatial
+// dimensions; lower-convolution folds it into the window reversal (no reversed kernel copy).
+TEST_P(ConvolutionTest, KernelReverseFoldsIntoWindowReversal) {
+  const std::string text = R"(
+HloModule m
+ENTRY e {
+  x = f32[2,9,9,5] parameter(0)
+  k = f32[3,3,7,5] parameter(1)
+  r = f32[3,3,7,5] reverse(k), dimensions={0,1}
+  ROOT y = f32[2,11,11,7] convolution(x, r), window={size=3x3 pad=2_2x2_2}, dim_labels=b01f_01oi->b01f
+})";
+  const testing::RunResult run = CheckAgainstEvaluator(text, GetParam(), 1e-5, 1e-5);
+  EXPECT_EQ(testing::InstructionsTagged(run.compiled.program, "r"), 0);  // no kernel of its own
+}
+
 TEST_P(ConvolutionTest, BiasAndResidualFusedIntoThePops) {
   const std::string text = R"(
 HloModule m
