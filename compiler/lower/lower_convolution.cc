@@ -6,19 +6,23 @@
 // [KH, KW, C, O] ("io") or [KH, KW, O, C] ("oi"), output [N, OH, OW, O], all row-major in HBM.
 //
 // Blocks. An M block is `bh` whole output rows of one image (or, when one output row is too long
-// for the accumulators, `bw` columns of one row): Mc = bh * bw LHS rows. For it, the kernel DMAs
-// one *band* of the input into VMEM — the input rows and columns the block's windows cover, with
-// their halo, at their padded and base-dilated positions (zero-filled by vpu.fill where the band
-// holds padding or dilation holes) — once. The weights [KH, KW, Cc, Nc] stay in VMEM ("io"; an
-// "oi" kernel is transposed per tap on the XLU once per load). Then, per K tile of the direct form
-// (one tap's run of up to R input features, or several taps folded for small C) and per N tile
-// (round-robin over the MXUs): load_weights, and one matmul per output row of the block whose LHS
-// rows are the band's pixels at the tap's offset — stride `stride_w * Cc` elements apart, so the
-// shifted windows feed the array straight from the band. Every tap accumulates into the same
-// accumulator rows; after the last K tile the block is popped and stored once.
+// for the accumulators, `bw` columns of one row; or, when whole images are small, `bn` images):
+// Mc = bn * bh * bw LHS rows. The kernel DMAs one *band* of the input into VMEM per band — the
+// input rows and columns the windows cover, with their halo, at their padded and base-dilated
+// positions (zero-filled by vpu.fill where the band holds padding or dilation holes); a band may
+// serve up to 16 consecutive blocks of output rows, so halo rows are read once per band. The
+// weights [KH, KW, Cc, Nc] stay in VMEM ("io"; an "oi" kernel is transposed per tap on the XLU once
+// per load). Then, per K tile of the direct form (one tap's run of up to R input features, or
+// several taps folded for small C) and per N tile (round-robin over the MXUs): load_weights, and
+// one matmul per output row of the block whose LHS rows are the band's pixels at the tap's offset —
+// stride `stride_w * Cc` elements apart, so the shifted windows feed the array straight from the
+// band. Every tap accumulates into the same accumulator rows; after the last K tile the block is
+// popped and stored once.
 //
 // HBM traffic: the input once per output-feature block (plus the halo rows of neighbouring bands),
-// the kernel once per block of Cc x Nc (once when it fits VMEM), the output once. Loop order:
+// the kernel once per block of Cc x Nc (once when it fits VMEM), the output once; the
+// filter-gradient form (below) has its own layout. An activation-only epilogue runs in the pops;
+// other epilogues (fusion.h) on each popped block. Loop order:
 // image -> M block -> N block -> Cc chunk, software-pipelined like the dot kernel (the next step's
 // band is loaded while this step's matmuls run; two accumulator sets let a block's pops overlap the
 // next block's matmuls).
