@@ -195,17 +195,14 @@ std::string CollectiveText(const sim::SimResult& s) {
   return out;
 }
 
-// Built key by key: GCC 12 at -O2 with the sanitizers reports a false -Wmaybe-uninitialized on
-// an initializer list holding a moved Json array once this is inlined into RunReportJson.
 Json SliceJson(const config::ChipConfig& c, const std::string& note) {
   Json::Array shape;
   for (int64_t d : c.system.shape) shape.push_back(Json(d));
-  Json j = Json::Object{};
-  j["chips"] = c.system.chips;
-  j["tensorcores_per_chip"] = c.tensorcores;
-  j["topology"] = config::TopologyName(c.system.topology);
-  j["shape"] = Json(std::move(shape));
-  j["derived"] = !note.empty();
+  Json j = Json::Object{{"chips", c.system.chips},
+                        {"tensorcores_per_chip", c.tensorcores},
+                        {"topology", config::TopologyName(c.system.topology)},
+                        {"shape", Json(std::move(shape))},
+                        {"derived", !note.empty()}};
   if (!note.empty()) j["note"] = note;
   return j;
 }
