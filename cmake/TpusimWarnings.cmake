@@ -8,12 +8,6 @@ if(TPUSIM_SANITIZE)
   target_compile_options(tpusim_warnings INTERFACE -fsanitize=address,undefined -fno-omit-frame-pointer
                                                    -fno-sanitize-recover=undefined)
   target_link_options(tpusim_warnings INTERFACE -fsanitize=address,undefined)
-  # GCC 12 reports false -Wmaybe-uninitialized in std::variant moves (tpusim::Json holding a
-  # vector) once the sanitizers' instrumentation and -O2 inlining meet; the Release build keeps the
-  # warning, and the sanitizers themselves check uninitialized use at run time.
-  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
-    target_compile_options(tpusim_warnings INTERFACE -Wno-maybe-uninitialized)
-  endif()
 endif()
 # Fuzzing (tests/fuzz, scripts/fuzz.sh): coverage instrumentation for libFuzzer plus ASan + UBSan on
 # every target, so a fuzz target's findings can be in any layer it calls.
