@@ -128,7 +128,7 @@ struct OutputSet::Output {
   struct stat st {};  // of the existing file
   std::string contents;
   std::unique_ptr<std::fstream> spool;  // Stream(): the contents, in an unlinked file
-  std::string tmp;  // kFile: the temporary while it exists
+  std::string tmp;                      // kFile: the temporary while it exists
   PendingTemporaryGuard guard;
 
   std::string Where() const { return option + " " + path; }

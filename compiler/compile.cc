@@ -98,9 +98,9 @@ StatusOr<CompiledModule> Compile(const hlo::HloModule& module, const config::Chi
       found = found || (w != nullptr && w->opcode() == hlo::HloOpcode::kWhile);
     }
     if (!found || trips < 0) {
-      return InvalidArgument(fmt::format("--trip-count {}={}: {}", name, trips,
-                                         found ? "the count must be >= 0"
-                                               : "the module has no while of that name"));
+      return InvalidArgument(
+          fmt::format("--trip-count {}={}: {}", name, trips,
+                      found ? "the count must be >= 0" : "the module has no while of that name"));
     }
   }
   TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<hlo::HloModule> m, CloneModule(module));

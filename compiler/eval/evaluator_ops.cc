@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numbers>
 #include <string>
 #include <vector>
-#include <numbers>
 
 #include "compiler/eval/convert.h"
 #include "compiler/eval/custom_call_table.h"
@@ -158,7 +158,6 @@ StatusOr<Literal> MakeConstant(const Shape& shape, const LiteralValues& values, 
                                std::string_view name, int64_t max_bytes) {
   return FillConstant(shape, values, seed, name, max_bytes);
 }
-
 
 namespace {
 

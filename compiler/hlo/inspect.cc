@@ -187,9 +187,10 @@ std::string InspectToText(const InspectSummary& s) {
   std::string out = fmt::format("module {}  (replicas {}, partitions {})\n", s.module_name,
                                 replicas, s.num_partitions);
   if (replicas != s.replica_count) {
-    out += fmt::format("note: the header says replica_count={}, but the collectives' replica groups "
-                       "name {} devices: `tpusim run` runs {} replicas\n",
-                       s.replica_count, s.devices, replicas);
+    out += fmt::format(
+        "note: the header says replica_count={}, but the collectives' replica groups "
+        "name {} devices: `tpusim run` runs {} replicas\n",
+        s.replica_count, s.devices, replicas);
   }
   out += fmt::format("{} instructions in {} computations\n", s.instruction_count,
                      s.computations.size());

@@ -42,8 +42,8 @@ struct InspectSummary {
   std::string module_name;
   int64_t replica_count = 1;  // the header's replica_count
   int64_t num_partitions = 1;
-  /// Devices `tpusim run` uses by default (InferDeviceCount: replica_count x num_partitions, or more
-  /// when the collectives' replica groups or source-target pairs name more devices).
+  /// Devices `tpusim run` uses by default (InferDeviceCount: replica_count x num_partitions, or
+  /// more when the collectives' replica groups or source-target pairs name more devices).
   int64_t devices = 1;
   std::vector<ComputationInfo> computations;  // module order
   int64_t instruction_count = 0;
@@ -60,9 +60,9 @@ struct InspectSummary {
 
 InspectSummary SummarizeModule(const HloModule& module);
 
-/// Keys: module, replica_count, num_partitions, devices, computations, instructions, opcodes (opcode ->
-/// count), parameters, outputs, flops, transcendentals, bytes_accessed, cost_notes, collectives,
-/// shardings, custom_call_targets, uninferred_shapes.
+/// Keys: module, replica_count, num_partitions, devices, computations, instructions, opcodes
+/// (opcode -> count), parameters, outputs, flops, transcendentals, bytes_accessed, cost_notes,
+/// collectives, shardings, custom_call_targets, uninferred_shapes.
 Json InspectToJson(const InspectSummary& summary);
 /// A human-readable report of the same content.
 std::string InspectToText(const InspectSummary& summary);

@@ -294,8 +294,8 @@ Status HloParserImpl::ParseComputation(HloModule& module, bool* is_entry) {
     comp->set_execution_thread(lex_.Next().string_value);
   }
   HloComputation* raw = module.AddComputation(std::move(comp));
-  return FinishComputation(*raw, std::move(parsed), open.offset,
-                           has_signature ? &result : nullptr, result_offset);
+  return FinishComputation(*raw, std::move(parsed), open.offset, has_signature ? &result : nullptr,
+                           result_offset);
 }
 
 Status HloParserImpl::ParseInstructionList(const std::string& name,
@@ -419,8 +419,7 @@ Status HloParserImpl::ParseInstructionRhs(std::string name, size_t name_offset,
   }
   lex_.Next();
   out->infer_shape = !shape.has_value();
-  auto inst =
-      std::make_unique<HloInstruction>(*opcode, shape ? std::move(*shape) : Shape(), name);
+  auto inst = std::make_unique<HloInstruction>(*opcode, shape ? std::move(*shape) : Shape(), name);
   inst->set_location(lex_.LocationOf(name_offset));
   TPUSIM_RETURN_IF_ERROR(ParseOperands(*inst, &out->operands));
   if (allow_attributes) {
@@ -467,8 +466,8 @@ Status HloParserImpl::ParseOperands(HloInstruction& inst, std::vector<PendingOpe
       // A nested instruction, `(shape)? opcode(operands)` without attributes: XLA names it
       // `<opcode>.anon` and adds it before its user.
       if (nested_depth_ >= kMaxNestingDepth) {
-        return ErrorAt(op.offset, fmt::format("instructions nested deeper than {} levels",
-                                              kMaxNestingDepth));
+        return ErrorAt(op.offset,
+                       fmt::format("instructions nested deeper than {} levels", kMaxNestingDepth));
       }
       op.name = fmt::format("{}.anon.{}", head.text, nested_count_++);
       ParsedInstruction nested;
@@ -552,8 +551,7 @@ Status HloParserImpl::InferMissingShapes(std::vector<ParsedInstruction>& parsed,
     if (!inferred.ok()) {
       return LocatedError(filename_, text_, inst.location(),
                           fmt::format("cannot infer the shape of '%{}' ({}): {}", inst.name(),
-                                      HloOpcodeString(inst.opcode()),
-                                      inferred.status().message()));
+                                      HloOpcodeString(inst.opcode()), inferred.status().message()));
     }
     if (!inferred->has_value()) {
       return LocatedError(filename_, text_, inst.location(),

@@ -6,9 +6,9 @@
 // (either operand order); the while's operand is a tuple whose elements k (and j) are known. A
 // value is known when it is a scalar integer expression of constants — convert, negate, add,
 // subtract, multiply, divide, remainder, maximum, minimum, tuple elements — as XLA's constant
-// folding would leave it (while-lowering runs before tpusim's constant-folding). The count is found by stepping
-// i from its initial value until the condition fails, at most kMaxKnownTrips times. Used by
-// while-lowering (compiler/passes/while_lowering.h) and the cost analysis.
+// folding would leave it (while-lowering runs before tpusim's constant-folding). The count is found
+// by stepping i from its initial value until the condition fails, at most kMaxKnownTrips times.
+// Used by while-lowering (compiler/passes/while_lowering.h) and the cost analysis.
 #pragma once
 
 #include <cstdint>

@@ -42,7 +42,10 @@ class BatchNormMath {
  public:
   BatchNormMath(hlo::HloModule& module, HloBuilder& b, const HloInstruction& bn,
                 const hlo::Shape& xs)
-      : module_(module), b_(b), xs_(xs), f_(bn.feature_index()),
+      : module_(module),
+        b_(b),
+        xs_(xs),
+        f_(bn.feature_index()),
         fshape_(PrimitiveType::kF32, {xs.dimensions(bn.feature_index())}) {
     const int64_t features = xs.dimensions(f_);
     n_ = features == 0 ? 0 : xs.ElementCount() / features;
@@ -121,9 +124,9 @@ void Expand(hlo::HloModule& module, hlo::HloComputation& comp, HloInstruction* b
     results = {dx, grad_scale, grad_offset};
   } else {
     HloInstruction* factor = m.Bin(HloOpcode::kMultiply, ops[1], rs, "factor");
-    HloInstruction* y = m.Bin(
-        HloOpcode::kAdd, m.Bin(HloOpcode::kMultiply, xc, m.ToX(factor, "factor_b"), "scaled"),
-        m.ToX(ops[2], "offset_b"), "y");
+    HloInstruction* y =
+        m.Bin(HloOpcode::kAdd, m.Bin(HloOpcode::kMultiply, xc, m.ToX(factor, "factor_b"), "scaled"),
+              m.ToX(ops[2], "offset_b"), "y");
     results = {y};
     if (bn->opcode() == HloOpcode::kBatchNormTraining) results = {y, mean, var};
   }

@@ -7,8 +7,9 @@
 // kernel (compiler/lower/lower_convolution.cc), which streams input bands through VMEM and
 // accumulates the taps in the MXUs: no im2col array anywhere.
 //
-// Every other convolution is rewritten into im2col + dot (below). For input dims (any dim_labels) [N, S1..Sk, C] (after a transpose to that order), window W1..Wk
-// with stride, padding, lhs (base) dilation and rhs (window) dilation, and kernel [W1..Wk, C/G, O]:
+// Every other convolution is rewritten into im2col + dot (below). For input dims (any dim_labels)
+// [N, S1..Sk, C] (after a transpose to that order), window W1..Wk with stride, padding, lhs (base)
+// dilation and rhs (window) dilation, and kernel [W1..Wk, C/G, O]:
 //   1. pad (edge padding lo/hi, interior padding = lhs_dilation - 1) when needed;
 //   2. one strided `slice` per window position (start = w * rhs_dilation, step = stride) giving
 //      [N, O1..Ok, C] each; `concatenate` them along C -> [N, O1..Ok, Wn*C] (the im2col matrix);

@@ -47,8 +47,8 @@ StatusOr<std::vector<HloInstruction*>> ApplyElementwise(HloBuilder& b,
                                                         const std::vector<HloInstruction*>& args,
                                                         const std::vector<int64_t>& dims) {
   if (!IsElementwiseComputation(scalar)) {
-    return InvalidArgument(fmt::format("computation '%{}' is not made of elementwise scalar ops",
-                                       scalar.name()));
+    return InvalidArgument(
+        fmt::format("computation '%{}' is not made of elementwise scalar ops", scalar.name()));
   }
   if (static_cast<int64_t>(args.size()) != scalar.num_parameters()) {
     return InvalidArgument(fmt::format("computation '%{}' takes {} parameters, {} given",
