@@ -22,6 +22,9 @@ StatusOr<MxuModelKind> ParseMxuModelKind(std::string_view name) {
 
 namespace {
 
+// Event cycles between two flushes of the cores' stall attribution (memory vs. flush cost).
+constexpr uint64_t kAttributionFlushInterval = 1024;
+
 // {instructions, trips} of instructions [begin, end) run once; `halted` is set at a ctrl.halt.
 std::pair<uint64_t, uint64_t> CountRange(const std::vector<isa::Instruction>& insts,
                                          const std::vector<size_t>& match, size_t begin,
@@ -189,6 +192,15 @@ StatusOr<SimResult> Simulator::Run(const isa::Program& program,
   }
   ProgressProbe probe(options_, program, *system);
   probe.Attach(engine);
+  // The stall attribution is computed while the run lasts, so its memory is bounded by what a
+  // flush interval retires, not by the instructions executed.
+  uint64_t steps = 0;
+  engine.set_after_step([&](Cycles) -> uint64_t {
+    if (++steps % kAttributionFlushInterval == 0) {
+      for (auto& core : system->cores()) core->FlushAttribution();
+    }
+    return 0;
+  });
   TPUSIM_ASSIGN_OR_RETURN(Cycles end, engine.Run(options_.max_cycles));
 
   std::string stuck;

@@ -113,16 +113,16 @@ void MxuUnit::Step(Cycles now) {
       auto o = inst.As<isa::op::MxuLoadWeights>();
       weight_loads_->Add(1);
       vmem_read_->Add(o.k * o.n * static_cast<uint64_t>(isa::DTypeBytes(o.dtype)));
-      activity_.shifting.emplace_back(start, t->unit_free.value());
+      attribution_->AddActivity(MxuActivityKind::kShifting, start, t->unit_free.value());
     } else {
       auto o = inst.As<isa::op::MxuMatmul>();
       matmuls_->Add(1);
       vmem_read_->Add(o.m * o.k * static_cast<uint64_t>(isa::DTypeBytes(o.dtype)));
       flop_->Add(2 * o.m * o.k * o.n);
-      activity_.streaming.emplace_back(start, start + o.m);
+      attribution_->AddActivity(MxuActivityKind::kStreaming, start, start + o.m);
       uint64_t ready = std::max(now.value(), matmul_free_.value());
       if (o.latch && start > ready) {
-        activity_.waiting.emplace_back(ready, start);
+        attribution_->AddActivity(MxuActivityKind::kWaiting, ready, start);
         weight_stall_cycles_->Add(start - ready);
       }
       matmul_free_ = t->unit_free;

@@ -28,19 +28,13 @@
 #include "sim/core/data_path.h"
 #include "sim/core/messages.h"
 #include "sim/core/mxu_model.h"
+#include "sim/core/stall_attribution.h"
 #include "sim/engine/error_sink.h"
 #include "sim/engine/port.h"
 #include "sim/engine/stats.h"
 #include "sim/engine/unit.h"
 
 namespace tpusim::sim {
-
-/// Intervals [start, end) of an MXU's activity, for the core's stall attribution.
-struct MxuActivity {
-  std::vector<std::pair<uint64_t, uint64_t>> streaming;  // LHS rows entering the array
-  std::vector<std::pair<uint64_t, uint64_t>> shifting;   // weight rows shifting in
-  std::vector<std::pair<uint64_t, uint64_t>> waiting;    // a latch matmul waiting for its weights
-};
 
 class MxuUnit : public Unit {
  public:
@@ -60,7 +54,8 @@ class MxuUnit : public Unit {
 
   /// Copies the model's counters into the stats; call once after the run.
   void Finish();
-  const MxuActivity& activity() const { return activity_; }
+  /// Where the MXU's activity intervals go (the core's stall attribution; not owned, must be set).
+  void set_attribution(StallAttribution* a) { attribution_ = a; }
   uint64_t useful_macs() { return model_->counters().useful_macs; }
   const MxuAccumulators& accumulators() { return model_->accumulators(); }
 
@@ -91,7 +86,7 @@ class MxuUnit : public Unit {
   bool single_buffer_ = false;                  // core.mxu.weight_buffers == 1
   std::pair<int64_t, int64_t> shadow_{-1, -1};  // (K, N) of the shadow / active tiles
   std::pair<int64_t, int64_t> active_{-1, -1};
-  MxuActivity activity_;
+  StallAttribution* attribution_ = nullptr;
 
   Counter* matmuls_;
   Counter* weight_loads_;

@@ -174,14 +174,7 @@ void Sequencer::Retire() {
     InstructionProfile& p = profile_[f.pc];
     p.cycles += end - frontier_;
     p.unit_cycles += f.done_cycle - f.issue;
-    if (end > frontier_) {
-      if (!segments_.empty() && segments_.back().category == f.category &&
-          segments_.back().end == frontier_) {
-        segments_.back().end = end;
-      } else {
-        segments_.push_back(RetireSegment{frontier_, end, f.category});
-      }
-    }
+    if (end > frontier_) attribution_->AddSegment(frontier_, end, f.category);
     if (trace_ != nullptr) {
       const int32_t tag = code_.hlo_tag(static_cast<size_t>(f.pc));
       trace_->Retired(core_, frontier_, end, f.pc, tag);

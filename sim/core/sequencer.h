@@ -25,6 +25,7 @@
 #include "sim/chip/transfer_network.h"
 #include "sim/core/messages.h"
 #include "sim/core/scoreboard.h"
+#include "sim/core/stall_attribution.h"
 #include "sim/engine/error_sink.h"
 #include "sim/engine/port.h"
 #include "sim/engine/stats.h"
@@ -40,13 +41,6 @@ struct UnitTargets {
   Port<Command>* xlu = nullptr;
   std::vector<Port<Command>*> dma;
   Port<Command>* ici = nullptr;
-};
-
-/// A retired instance's attribution segment [start, end) and its category (before the MXU overlay).
-struct RetireSegment {
-  uint64_t start;
-  uint64_t end;
-  StallCategory category;
 };
 
 class Sequencer : public Unit {
@@ -70,7 +64,8 @@ class Sequencer : public Unit {
   std::string BlockedReason() const;
   Cycles end() const { return Cycles(frontier_); }
   const std::vector<InstructionProfile>& profile() const { return profile_; }
-  const std::vector<RetireSegment>& segments() const { return segments_; }
+  /// Where retired segments go (the core's stall attribution; not owned, must be set).
+  void set_attribution(StallAttribution* a) { attribution_ = a; }
   const std::vector<uint32_t>& flags() const { return flags_; }
   uint64_t executed() const { return executed_; }
   /// Instructions issued and retired in order so far (executed() minus those in flight).
@@ -134,7 +129,7 @@ class Sequencer : public Unit {
   uint64_t executed_ = 0;
   uint64_t loop_trips_ = 0;
   std::vector<InstructionProfile> profile_;
-  std::vector<RetireSegment> segments_;
+  StallAttribution* attribution_ = nullptr;
 
   State state_ = State::kIssuing;
   Cycles last_account_{0};

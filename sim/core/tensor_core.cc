@@ -9,43 +9,6 @@
 namespace tpusim::sim {
 namespace {
 
-using Intervals = std::vector<std::pair<uint64_t, uint64_t>>;
-
-// Sorted, disjoint union of intervals, with prefix lengths for overlap queries.
-struct Union {
-  Intervals iv;
-  std::vector<uint64_t> prefix;  // prefix[i] = total length of iv[0..i)
-  explicit Union(Intervals in) {
-    std::sort(in.begin(), in.end());
-    for (auto [s, e] : in) {
-      if (e <= s) continue;
-      if (!iv.empty() && s <= iv.back().second) {
-        iv.back().second = std::max(iv.back().second, e);
-      } else {
-        iv.emplace_back(s, e);
-      }
-    }
-    prefix.assign(iv.size() + 1, 0);
-    for (size_t i = 0; i < iv.size(); ++i) prefix[i + 1] = prefix[i] + iv[i].second - iv[i].first;
-  }
-  // Length of [0, t) covered.
-  uint64_t Covered(uint64_t t) const {
-    auto it = std::upper_bound(iv.begin(), iv.end(), std::make_pair(t, UINT64_MAX));
-    size_t i = static_cast<size_t>(it - iv.begin());
-    if (i == 0) return 0;
-    uint64_t c = prefix[i - 1];
-    const auto& last = iv[i - 1];
-    return c + (std::min(t, last.second) - last.first);
-  }
-  uint64_t Overlap(uint64_t s, uint64_t e) const { return Covered(e) - Covered(s); }
-};
-
-Intervals Concat(const Intervals& a, const Intervals& b) {
-  Intervals r = a;
-  r.insert(r.end(), b.begin(), b.end());
-  return r;
-}
-
 // FLOP and bytes one execution of `inst` accounts for (report per instruction / per HLO op).
 std::pair<uint64_t, uint64_t> Work(const isa::Instruction& inst, const config::ChipConfig& config,
                                    int core, const isa::Program& program) {
@@ -146,7 +109,11 @@ StatusOr<std::unique_ptr<TensorCore>> TensorCore::Create(int core, const CoreCon
       (*next_unit_id)++, stats, ctx.trace, tracks);
   Sequencer& seq = *tc->sequencer_;
   int i = 0;
-  for (auto& m : tc->mxus_) m->set_reports(&seq.reports(i++));
+  seq.set_attribution(&tc->attribution_);
+  for (auto& m : tc->mxus_) {
+    m->set_attribution(&tc->attribution_);
+    m->set_reports(&seq.reports(i++));
+  }
   tc->vpu_->set_reports(&seq.reports(i++));
   tc->xlu_->set_reports(&seq.reports(i++));
   for (auto& d : tc->dmas_) d->set_reports(&seq.reports(i++));
@@ -184,25 +151,12 @@ CoreResult TensorCore::Finish(Cycles end, const isa::Program& program) {
       r.vpu_flop += p.flop;
     }
   }
-  Intervals stream, shift, wait;
   for (auto& m : mxus_) {
     m->Finish();
     r.useful_macs += m->useful_macs();
-    const MxuActivity& a = m->activity();
-    stream.insert(stream.end(), a.streaming.begin(), a.streaming.end());
-    shift.insert(shift.end(), a.shifting.begin(), a.shifting.end());
-    wait.insert(wait.end(), a.waiting.begin(), a.waiting.end());
   }
-  Union u1(stream), u2(Concat(stream, shift)), u3(Concat(Concat(stream, shift), wait));
-  for (const RetireSegment& s : sequencer_->segments()) {
-    uint64_t a = u1.Overlap(s.start, s.end);
-    uint64_t b = u2.Overlap(s.start, s.end) - a;
-    uint64_t c = u3.Overlap(s.start, s.end) - a - b;
-    r.stalls[static_cast<int>(StallCategory::kArrayActive)] += a;
-    r.stalls[static_cast<int>(StallCategory::kWeightShift)] += b;
-    r.stalls[static_cast<int>(StallCategory::kWeightStall)] += c;
-    r.stalls[static_cast<int>(s.category)] += (s.end - s.start) - a - b - c;
-  }
+  attribution_.Flush();
+  r.stalls = attribution_.totals();
   return r;
 }
 

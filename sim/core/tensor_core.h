@@ -16,6 +16,7 @@
 #include "sim/core/dma_engine.h"
 #include "sim/core/mxu_unit.h"
 #include "sim/core/sequencer.h"
+#include "sim/core/stall_attribution.h"
 #include "sim/core/vector_unit.h"
 #include "sim/engine/error_sink.h"
 #include "sim/engine/stats.h"
@@ -53,6 +54,11 @@ class TensorCore {
   std::vector<std::unique_ptr<MxuUnit>>& mxus() { return mxus_; }
   const std::string& path() const { return path_; }
 
+  /// Attributes the retired cycles so far (StallAttribution::Flush): call between engine cycles,
+  /// often enough to bound the buffered segments and MXU intervals.
+  void FlushAttribution() { attribution_.Flush(); }
+  StallAttribution& attribution() { return attribution_; }
+
   /// After the run: finishes the units' stats and returns the core's attribution.
   CoreResult Finish(Cycles end, const isa::Program& program);
 
@@ -66,6 +72,7 @@ class TensorCore {
   std::unique_ptr<VectorUnit> vpu_, xlu_;
   std::vector<std::unique_ptr<DmaEngine>> dmas_;
   std::unique_ptr<CollectiveUnit> ici_;
+  StallAttribution attribution_;
 };
 
 }  // namespace tpusim::sim

@@ -43,6 +43,7 @@ StatusOr<Cycles> Engine::Run(Cycles max_cycles) {
     StepAll(now);
     ++events_;
     if (errors_ != nullptr && errors_->has_error()) return errors_->status();
+    if (after_step_) now = now + Cycles(after_step_(now));
     if (observer_ && events_ % kObserverInterval == 0) observer_(now);
     if (deadline_ && events_ % kDeadlineCheckInterval == 0 &&
         std::chrono::steady_clock::now() > *deadline_) {

@@ -53,6 +53,12 @@ class Engine {
   void set_observer(std::function<void(Cycles)> observer) { observer_ = std::move(observer); }
   static constexpr uint64_t kObserverInterval = 64;
 
+  /// Calls `hook(now)` after every unit has been stepped at event cycle `now` (and no error was
+  /// reported). The hook may change no result except through an exact time shift: it returns the
+  /// number of cycles every unit's state was advanced by (fast_forward.h), 0 normally, and the
+  /// engine's clock advances by as much.
+  void set_after_step(std::function<uint64_t(Cycles)> hook) { after_step_ = std::move(hook); }
+
   /// Runs from cycle 0 until no unit has work. Returns the cycle of the last event (the run's
   /// length in cycles). ResourceExhausted naming `max_cycles` if some unit still has work past it,
   /// or naming the wall-clock limit if the deadline (set_deadline) passed first.
@@ -70,6 +76,7 @@ class Engine {
   const ErrorSink* errors_ = nullptr;
   std::optional<std::chrono::steady_clock::time_point> deadline_;
   std::function<void(Cycles)> observer_;
+  std::function<uint64_t(Cycles)> after_step_;
   double deadline_seconds_ = 0;
   std::vector<size_t> perm_;
   uint64_t events_ = 0;
