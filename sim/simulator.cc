@@ -27,8 +27,8 @@ constexpr uint64_t kAttributionFlushInterval = 1024;
 
 // {instructions, trips} of instructions [begin, end) run once; `halted` is set at a ctrl.halt.
 std::pair<uint64_t, uint64_t> CountRange(const std::vector<isa::Instruction>& insts,
-                                         const std::vector<size_t>& match, size_t begin,
-                                         size_t end, bool& halted) {
+                                         const std::vector<size_t>& match, size_t begin, size_t end,
+                                         bool& halted) {
   uint64_t n = 0, trips = 0;
   for (size_t i = begin; i < end && !halted; ++i) {
     const isa::Opcode op = insts[i].opcode;

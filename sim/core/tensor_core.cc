@@ -104,9 +104,9 @@ StatusOr<std::unique_ptr<TensorCore>> TensorCore::Create(int core, const CoreCon
   } else {
     tracks.assign(targets.mxu.size() + targets.dma.size() + 4, 0);
   }
-  tc->sequencer_ = std::make_unique<Sequencer>(
-      tc->path_ + ".sequencer", core, *ctx.program, targets, ctx.arrivals[core], ctx.errors,
-      (*next_unit_id)++, stats, ctx.trace, tracks);
+  tc->sequencer_ = std::make_unique<Sequencer>(tc->path_ + ".sequencer", core, *ctx.program,
+                                               targets, ctx.arrivals[core], ctx.errors,
+                                               (*next_unit_id)++, stats, ctx.trace, tracks);
   Sequencer& seq = *tc->sequencer_;
   int i = 0;
   seq.set_attribution(&tc->attribution_);

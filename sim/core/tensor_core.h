@@ -37,7 +37,7 @@ struct CoreContext {
   std::vector<int> arrival_conns;  // per global core: its sequencer's network connection id
   std::vector<TransferNetwork::Connection> arrivals;  // per global core
   std::vector<int> local_copy;  // per global core: the VMEM-to-VMEM copy resource
-  TraceSink* trace = nullptr;  // null: no trace
+  TraceSink* trace = nullptr;   // null: no trace
   std::vector<TraceTrack>* trace_tracks = nullptr;
 };
 
