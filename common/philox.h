@@ -1,7 +1,7 @@
 // Philox-4x32-10, the counter-based random bit generator of Salmon, Moraes, Dror and Shaw,
 // "Parallel Random Numbers: As Easy as 1, 2, 3", SC'11 (round constants and Weyl key increments
 // from §4 of the paper). One implementation for the CPU evaluator's rng-bit-generator
-// (compiler/eval/kernels/rng.cc) and the ISA's vpu.rng_bits (isa/opcodes.def), so the simulated
+// (hlo/eval/kernels/rng.cc) and the ISA's vpu.rng_bits (isa/opcodes.def), so the simulated
 // random bits are the reference's bit for bit.
 #pragma once
 

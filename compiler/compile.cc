@@ -8,12 +8,12 @@
 #include <map>
 #include <set>
 
-#include "compiler/hlo/parser.h"
-#include "compiler/hlo/printer.h"
-#include "compiler/hlo/while_loop.h"
 #include "compiler/lower/fusion.h"
 #include "compiler/lower/lowerer.h"
 #include "compiler/pipeline.h"
+#include "hlo/parser.h"
+#include "hlo/printer.h"
+#include "hlo/while_loop.h"
 
 namespace tpusim::compiler {
 namespace {

@@ -26,11 +26,11 @@
 #include <vector>
 
 #include "common/status.h"
-#include "compiler/hlo/module.h"
-#include "compiler/hlo/shape.h"
 #include "compiler/pass/hlo_pass_pipeline.h"
 #include "compiler/passes/spmd_partitioner.h"
 #include "config/chip_config.h"
+#include "hlo/module.h"
+#include "hlo/shape.h"
 #include "isa/program.h"
 
 namespace tpusim::compiler {

@@ -7,8 +7,8 @@
 #include <string>
 
 #include "common/status.h"
-#include "compiler/eval/literal.h"
-#include "compiler/hlo/shape.h"
+#include "hlo/eval/literal.h"
+#include "hlo/shape.h"
 
 namespace tpusim::compiler {
 

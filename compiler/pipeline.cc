@@ -1,6 +1,5 @@
 #include "compiler/pipeline.h"
 
-#include "compiler/hlo/verifier.h"
 #include "compiler/passes/all_reduce_combiner.h"
 #include "compiler/passes/async_to_sync.h"
 #include "compiler/passes/batch_norm_expander.h"
@@ -11,8 +10,8 @@
 #include "compiler/passes/convolution_lowering.h"
 #include "compiler/passes/custom_call_expander.h"
 #include "compiler/passes/map_expander.h"
-#include "compiler/passes/reduce_precision_expander.h"
 #include "compiler/passes/output_fusion_scheduling.h"
+#include "compiler/passes/reduce_precision_expander.h"
 #include "compiler/passes/reduce_window_lowering.h"
 #include "compiler/passes/select_and_scatter_expander.h"
 #include "compiler/passes/sort_expander.h"
@@ -20,19 +19,22 @@
 #include "compiler/passes/topk_expander.h"
 #include "compiler/passes/variadic_reduce_expander.h"
 #include "compiler/passes/while_lowering.h"
+#include "hlo/verifier.h"
 
 namespace tpusim::compiler {
 
-// Order (DESIGN.md §1): async-to-sync -> call-inliner -> while-lowering -> constant-folding -> batch-norm-expander
+// Order (DESIGN.md §1): async-to-sync -> call-inliner -> while-lowering -> constant-folding ->
+// batch-norm-expander
 // -> custom-call-expander -> spmd-partitioner -> collective-expander -> lower-convolution ->
 // lower-reduce-window -> select-and-scatter-expander -> map-expander ->
 // reduce-precision-expander -> topk-expander ->
 // variadic-reduce-expander -> sort-expander -> canonicalize -> all-reduce-combiner ->
-// output-fusion-scheduling -> [fuse-elementwise -> tile-for-mxu] -> plan-memory -> schedule. The bracketed passes do not exist
-// yet; tiling, memory planning and emission happen in compiler/lower/ (lower_module.cc), which runs
-// after this pipeline. spmd-partitioner runs before canonicalize (as XLA partitions before its
-// simplifications): the `sharding=` annotations describe the user's shapes, and canonicalize
-// changes the rank of batched dots (which would leave a rank-4 sharding on a rank-3 dot).
+// output-fusion-scheduling -> [fuse-elementwise -> tile-for-mxu] -> plan-memory -> schedule. The
+// bracketed passes do not exist yet; tiling, memory planning and emission happen in compiler/lower/
+// (lower_module.cc), which runs after this pipeline. spmd-partitioner runs before canonicalize (as
+// XLA partitions before its simplifications): the `sharding=` annotations describe the user's
+// shapes, and canonicalize changes the rank of batched dots (which would leave a rank-4 sharding on
+// a rank-3 dot).
 HloPassPipeline BuildHloPipeline(const config::ChipConfig& config,
                                  int64_t max_unrolled_instructions,
                                  const std::map<std::string, int64_t>& trip_counts) {
@@ -44,7 +46,7 @@ HloPassPipeline BuildHloPipeline(const config::ChipConfig& config,
   pipeline.AddPass<ConstantFolding>();  // after unrolling: copies' induction variables fold too
   pipeline.AddPass<BatchNormExpander>();
   pipeline.AddPass<CustomCallExpander>();
-  pipeline.AddPass<SpmdPartitioner>();  // a no-op unless num_partitions > 1
+  pipeline.AddPass<SpmdPartitioner>();     // a no-op unless num_partitions > 1
   pipeline.AddPass<CollectiveExpander>();  // after the partitioner, which inserts collectives
   pipeline.AddPass<ConvolutionLowering>(config.core.mxu.rows);
   pipeline.AddPass<ReduceWindowLowering>();

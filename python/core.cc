@@ -20,11 +20,11 @@
 #include <vector>
 
 #include "common/status.h"
-#include "compiler/eval/cpu_run.h"
-#include "compiler/hlo/parser.h"
-#include "compiler/hlo/verifier.h"
 #include "config/config_loader.h"
 #include "config/derived.h"
+#include "hlo/eval/cpu_run.h"
+#include "hlo/parser.h"
+#include "hlo/verifier.h"
 #include "tools/tpusim/compare.h"
 #include "tools/tpusim/host_loop.h"
 #include "tools/tpusim/run_module.h"

@@ -68,7 +68,7 @@ case "$target" in
   hlo)
     copy_seeds tests/data/hlo/*.hlo tests/golden/*/model.hlo tests/data/bad/*.hlo
     # Opcode spellings and the text format's keywords (libFuzzer dictionary syntax: "token").
-    grep -o 'HLO_OPCODE([^,]*, *"[^"]*"' compiler/hlo/opcode.def | sed 's/.*\("[^"]*"\)$/\1/' >>"$dict"
+    grep -o 'HLO_OPCODE([^,]*, *"[^"]*"' hlo/opcode.def | sed 's/.*\("[^"]*"\)$/\1/' >>"$dict"
     printf '"%s"\n' HloModule ENTRY ROOT parameter constant f32 bf16 s32 pred "{...}" \
       "metadata={" "sharding={" "replica_groups={" "dimensions={" "to_apply=" "calls=" \
       "lhs_contracting_dims={" "rhs_contracting_dims={" "window={size=" "dim_labels=" \
@@ -98,7 +98,7 @@ case "$target" in
     ;;
   pipeline)
     copy_seeds tests/data/hlo/*.hlo tests/golden/*/model.hlo tests/data/hostile/*.hlo
-    grep -o 'HLO_OPCODE([^,]*, *"[^"]*"' compiler/hlo/opcode.def | sed 's/.*\("[^"]*"\)$/\1/' >>"$dict"
+    grep -o 'HLO_OPCODE([^,]*, *"[^"]*"' hlo/opcode.def | sed 's/.*\("[^"]*"\)$/\1/' >>"$dict"
     printf '"%s"\n' 2147483647 4611686018427387904 9223372036854775807 1e400 "replica_groups={" \
       "source_target_pairs={" "channel_id=" "replica_count=" "sharding={maximal device=" >>"$dict"
     ;;

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "compiler/compile.h"
-#include "compiler/hlo/parser.h"
 #include "config/config_loader.h"
+#include "hlo/parser.h"
 
 namespace {
 

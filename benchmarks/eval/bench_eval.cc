@@ -2,8 +2,8 @@
 // multiply-add), for a few sizes and thread counts. `bench_eval --benchmark_counters_tabular=true`.
 #include <benchmark/benchmark.h>
 
-#include "compiler/eval/kernels/convolution.h"
-#include "compiler/eval/kernels/dot.h"
+#include "hlo/eval/kernels/convolution.h"
+#include "hlo/eval/kernels/dot.h"
 
 namespace tpusim::hlo {
 namespace {

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "common/file_util.h"
-#include "compiler/hlo/cost_analysis.h"
-#include "compiler/hlo/parser.h"
-#include "compiler/hlo/verifier.h"
+#include "hlo/cost_analysis.h"
+#include "hlo/parser.h"
+#include "hlo/verifier.h"
 
 namespace {
 

@@ -1,6 +1,6 @@
 // The bytes of a `constant` as stored in HBM (row-major, device element type). Elided constants
 // (`{...}` in the dump) get deterministic pseudo-random values from the same generator and seed the
-// CPU evaluator uses (compiler/eval/literal.h FillRandom: SplitMix64 seeded with
+// CPU evaluator uses (hlo/eval/literal.h FillRandom: SplitMix64 seeded with
 // kElidedConstantSeed ^ FNV-1a(instruction name); floats uniform in [-1, 1), signed ints in [-8,
 // 8), pred with probability 1/2), so simulated and reference values agree.
 #pragma once
@@ -9,7 +9,7 @@
 #include <string>
 
 #include "common/status.h"
-#include "compiler/hlo/instruction.h"
+#include "hlo/instruction.h"
 #include "isa/types.h"
 
 namespace tpusim::compiler {

@@ -4,7 +4,7 @@
 
 #include <optional>
 
-#include "compiler/hlo/shape.h"
+#include "hlo/shape.h"
 #include "isa/types.h"
 
 namespace tpusim::compiler {

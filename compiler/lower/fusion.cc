@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <memory>
 
-#include "compiler/hlo/computation.h"
 #include "compiler/lower/lowerer.h"
+#include "hlo/computation.h"
 
 namespace tpusim::compiler {
 namespace {

@@ -10,8 +10,8 @@
 #include <map>
 #include <vector>
 
-#include "compiler/hlo/instruction.h"
-#include "compiler/hlo/module.h"
+#include "hlo/instruction.h"
+#include "hlo/module.h"
 
 namespace tpusim::compiler {
 

@@ -7,11 +7,11 @@
 #include <vector>
 
 #include "common/diagnostic.h"
-#include "compiler/hlo/computation.h"
 #include "compiler/lower/constant_data.h"
 #include "compiler/lower/device_types.h"
 #include "compiler/lower/lowerer.h"
 #include "compiler/passes/loop_region.h"
+#include "hlo/computation.h"
 
 namespace tpusim::compiler {
 namespace {

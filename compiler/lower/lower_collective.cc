@@ -5,9 +5,9 @@
 
 #include <algorithm>
 
-#include "compiler/hlo/computation.h"
-#include "compiler/hlo/sharding.h"
 #include "compiler/lower/lowerer.h"
+#include "hlo/computation.h"
+#include "hlo/sharding.h"
 
 namespace tpusim::compiler {
 

@@ -1,4 +1,4 @@
-// convolution on the MXUs in its direct form (compiler/hlo/convolution_form.h): an implicit GEMM
+// convolution on the MXUs in its direct form (hlo/convolution_form.h): an implicit GEMM
 // with weight-stationary kernel taps, the way XLA's TPU backend computes convolutions. No im2col
 // array exists anywhere, in HBM or in VMEM.
 //
@@ -37,9 +37,9 @@
 #include <optional>
 #include <vector>
 
-#include "compiler/hlo/convolution_form.h"
 #include "compiler/lower/lowerer.h"
 #include "compiler/lower/mxu_passes.h"
+#include "hlo/convolution_form.h"
 
 namespace tpusim::compiler {
 
@@ -524,7 +524,7 @@ class DirectConvEmitter {
   int64_t out_block_ = 0;
 };
 
-// The filter-gradient form (compiler/hlo/convolution_form.h, FilterGradientConvolution): input
+// The filter-gradient form (hlo/convolution_form.h, FilterGradientConvolution): input
 // X [F, H, W, B], kernel operand G [F, KH, KW, O] (the output gradient), result [OH, OW, B, O].
 // Per pass over a chunk of Bc rows of B and Nc columns of O, the MXUs keep one [Bc, C] accumulator
 // block per output position and owned N tile, summed over the form's K tiles (runs of window

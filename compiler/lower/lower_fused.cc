@@ -9,8 +9,8 @@
 #include <map>
 #include <utility>
 
-#include "compiler/hlo/computation.h"
 #include "compiler/lower/lowerer.h"
+#include "hlo/computation.h"
 
 namespace tpusim::compiler {
 

@@ -25,9 +25,9 @@
 #include <span>
 #include <vector>
 
-#include "compiler/hlo/computation.h"
 #include "compiler/lower/blocking.h"
 #include "compiler/lower/lowerer.h"
+#include "hlo/computation.h"
 
 namespace tpusim::compiler {
 

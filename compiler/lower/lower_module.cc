@@ -4,10 +4,10 @@
 #include <algorithm>
 #include <functional>
 
-#include "compiler/hlo/computation.h"
 #include "compiler/lower/blocking.h"
 #include "compiler/lower/lowerer.h"
 #include "compiler/passes/loop_region.h"
+#include "hlo/computation.h"
 
 namespace tpusim::compiler {
 

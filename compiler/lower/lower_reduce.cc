@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <functional>
 
-#include "compiler/hlo/computation.h"
 #include "compiler/lower/blocking.h"
 #include "compiler/lower/lowerer.h"
+#include "hlo/computation.h"
 
 namespace tpusim::compiler {
 

@@ -2,7 +2,7 @@
 // state is staged in VMEM, the bits are generated in VMEM blocks of whole Philox blocks (four
 // words, so the stream is the same as one call over all of them) and stored, and the advanced
 // state is stored last. The evaluator's rng-bit-generator uses the same Philox stream
-// (compiler/eval/kernels/rng.h), so the check compares bits.
+// (hlo/eval/kernels/rng.h), so the check compares bits.
 #include <fmt/format.h>
 
 #include <algorithm>

@@ -16,12 +16,12 @@
 #include <vector>
 
 #include "common/status.h"
-#include "compiler/hlo/convolution_form.h"
-#include "compiler/hlo/instruction.h"
-#include "compiler/hlo/module.h"
 #include "compiler/lower/core_emitter.h"
 #include "compiler/lower/fusion.h"
 #include "config/chip_config.h"
+#include "hlo/convolution_form.h"
+#include "hlo/instruction.h"
+#include "hlo/module.h"
 #include "isa/program.h"
 
 namespace tpusim::compiler {

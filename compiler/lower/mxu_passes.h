@@ -8,7 +8,7 @@
 
 #include <vector>
 
-#include "compiler/hlo/attributes.h"
+#include "hlo/attributes.h"
 #include "isa/types.h"
 
 namespace tpusim::compiler {

@@ -6,7 +6,7 @@
 #include <string_view>
 
 #include "common/status.h"
-#include "compiler/hlo/module.h"
+#include "hlo/module.h"
 
 namespace tpusim::compiler {
 

@@ -2,7 +2,7 @@
 
 #include <chrono>
 
-#include "compiler/hlo/printer.h"
+#include "hlo/printer.h"
 
 namespace tpusim::compiler {
 

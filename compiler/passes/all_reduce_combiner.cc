@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "compiler/hlo/computation.h"
 #include "compiler/passes/hlo_builder.h"
 #include "compiler/passes/loop_region.h"
+#include "hlo/computation.h"
 
 namespace tpusim::compiler {
 namespace {

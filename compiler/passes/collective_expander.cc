@@ -3,8 +3,8 @@
 #include <memory>
 #include <vector>
 
-#include "compiler/hlo/sharding.h"
 #include "compiler/passes/hlo_builder.h"
+#include "hlo/sharding.h"
 
 namespace tpusim::compiler {
 namespace {

@@ -6,10 +6,10 @@
 #include <set>
 #include <vector>
 
-#include "compiler/eval/evaluator.h"
-#include "compiler/hlo/computation.h"
 #include "compiler/lower/lowerer.h"
 #include "compiler/passes/hlo_builder.h"
+#include "hlo/computation.h"
+#include "hlo/eval/evaluator.h"
 
 namespace tpusim::compiler {
 namespace {

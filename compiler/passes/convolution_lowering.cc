@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <vector>
 
-#include "compiler/hlo/convolution_form.h"
 #include "compiler/passes/hlo_builder.h"
+#include "hlo/convolution_form.h"
 
 namespace tpusim::compiler {
 namespace {
@@ -167,7 +167,7 @@ bool Lowerable(const HloInstruction& conv) {
   return true;
 }
 
-// A convolution with a direct form (compiler/hlo/convolution_form.h) stays a convolution, in
+// A convolution with a direct form (hlo/convolution_form.h) stays a convolution, in
 // canonical dim_labels, for the direct kernel (compiler/lower/lower_convolution.cc). Operands and
 // result in other dim_labels are transposed (a documented departure from XLA, whose layout
 // assignment picks the layouts instead).
@@ -220,7 +220,7 @@ bool IsCanonicalDirect(const HloInstruction& conv) {
   return true;
 }
 
-// A filter-gradient convolution (compiler/hlo/convolution_form.h) in the dim_labels XLA gives it,
+// A filter-gradient convolution (hlo/convolution_form.h) in the dim_labels XLA gives it,
 // f01b_i01o->01bf, runs as it is; other dim_labels are transposed to those.
 bool IsCanonicalFilterGrad(const HloInstruction& conv) {
   const auto& cd = conv.convolution_dimension_numbers();

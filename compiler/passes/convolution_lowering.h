@@ -1,6 +1,6 @@
 // lower-convolution: prepares every `convolution` for the MXUs.
 //
-// A convolution with a direct form (compiler/hlo/convolution_form.h: no groups, one or two spatial
+// A convolution with a direct form (hlo/convolution_form.h: no groups, one or two spatial
 // dimensions, non-negative padding, not a filter-gradient shape) is kept and only brought into
 // canonical dim_labels — input [N, S.., C], kernel [S.., C, O] or [S.., O, C], output
 // [N, S.., O], transposing operands and result where their dim_labels differ — for the direct

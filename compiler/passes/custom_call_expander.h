@@ -1,5 +1,5 @@
 // custom-call-expander: the compiler's table of known custom-call targets, each rewritten into HLO
-// ops the lowering handles, with the semantics of the CPU evaluator's table (compiler/eval/
+// ops the lowering handles, with the semantics of the CPU evaluator's table (hlo/eval/
 // custom_call_table.h, which cites the sources):
 //
 //   AwsNeuronGelu           y = 0.5 x (1 + erf(x / sqrt 2))

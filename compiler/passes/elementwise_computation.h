@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "common/status.h"
-#include "compiler/hlo/computation.h"
 #include "compiler/passes/hlo_builder.h"
+#include "hlo/computation.h"
 
 namespace tpusim::compiler {
 

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "compiler/hlo/computation.h"
-#include "compiler/hlo/instruction.h"
-#include "compiler/hlo/module.h"
+#include "hlo/computation.h"
+#include "hlo/instruction.h"
+#include "hlo/module.h"
 
 namespace tpusim::compiler {
 

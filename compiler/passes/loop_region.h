@@ -23,8 +23,8 @@
 #include <vector>
 
 #include "common/status.h"
-#include "compiler/hlo/computation.h"
-#include "compiler/hlo/instruction.h"
+#include "hlo/computation.h"
+#include "hlo/instruction.h"
 
 namespace tpusim::compiler {
 

@@ -4,8 +4,8 @@
 #include <set>
 #include <vector>
 
-#include "compiler/hlo/computation.h"
 #include "compiler/passes/loop_region.h"
+#include "hlo/computation.h"
 
 namespace tpusim::compiler {
 namespace {

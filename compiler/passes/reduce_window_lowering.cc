@@ -3,8 +3,8 @@
 #include <optional>
 #include <vector>
 
-#include "compiler/hlo/computation.h"
 #include "compiler/passes/hlo_builder.h"
+#include "hlo/computation.h"
 
 namespace tpusim::compiler {
 namespace {

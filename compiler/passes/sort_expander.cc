@@ -4,9 +4,9 @@
 #include <memory>
 #include <vector>
 
-#include "compiler/hlo/computation.h"
 #include "compiler/passes/elementwise_computation.h"
 #include "compiler/passes/hlo_builder.h"
+#include "hlo/computation.h"
 
 namespace tpusim::compiler {
 namespace {
@@ -123,9 +123,8 @@ Status Expand(hlo::HloComputation& comp, HloInstruction* sort) {
   const Shape& keys_shape = sort->operand(0)->shape();
   const int64_t d = sort->dimensions()[0];
   const bool simple = SimpleComparator(*sort);
-  const bool descending =
-      simple &&
-      sort->to_apply()->root_instruction()->comparison_direction() == hlo::ComparisonDirection::kGt;
+  const bool descending = simple && sort->to_apply()->root_instruction()->comparison_direction() ==
+                                        hlo::ComparisonDirection::kGt;
   const hlo::ComparisonDirection before =
       descending ? hlo::ComparisonDirection::kGt : hlo::ComparisonDirection::kLt;
   int64_t outer = 1, inner = 1;
@@ -185,8 +184,8 @@ Status Expand(hlo::HloComputation& comp, HloInstruction* sort) {
         if (simple) {
           HloInstruction* strictly = b.Compare(X[0], Y[0], before, "before");
           HloInstruction* tie = b.Compare(X[0], Y[0], hlo::ComparisonDirection::kEq, "tie");
-          return b.Binary(HloOpcode::kOr, strictly,
-                          b.Binary(HloOpcode::kAnd, tie, earlier, "and"), "first");
+          return b.Binary(HloOpcode::kOr, strictly, b.Binary(HloOpcode::kAnd, tie, earlier, "and"),
+                          "first");
         }
         // General comparator: less(x, y), else a tie (neither less) broken by position; padding
         // (position >= n) sorts after every real element.
@@ -195,16 +194,18 @@ Status Expand(hlo::HloComputation& comp, HloInstruction* sort) {
           xy.insert(xy.end(), {X[i], Y[i]});
           yx.insert(yx.end(), {Y[i], X[i]});
         }
-        TPUSIM_ASSIGN_OR_RETURN(auto less_xy, ApplyElementwise(b, *sort->to_apply(), xy, half_dims));
-        TPUSIM_ASSIGN_OR_RETURN(auto less_yx, ApplyElementwise(b, *sort->to_apply(), yx, half_dims));
+        TPUSIM_ASSIGN_OR_RETURN(auto less_xy,
+                                ApplyElementwise(b, *sort->to_apply(), xy, half_dims));
+        TPUSIM_ASSIGN_OR_RETURN(auto less_yx,
+                                ApplyElementwise(b, *sort->to_apply(), yx, half_dims));
         HloInstruction* not_after = b.Unary(HloOpcode::kNot, less_yx[0], "not_after");
-        HloInstruction* result = b.Binary(
-            HloOpcode::kOr, less_xy[0],
-            b.Binary(HloOpcode::kAnd, not_after, earlier, "tie_earlier"), "first");
+        HloInstruction* result =
+            b.Binary(HloOpcode::kOr, less_xy[0],
+                     b.Binary(HloOpcode::kAnd, not_after, earlier, "tie_earlier"), "first");
         if (big > n) {
-          HloInstruction* limit = b.Broadcast(b.ScalarConstant(PrimitiveType::kS32,
-                                                               static_cast<double>(n), "n"),
-                                              Shape(PrimitiveType::kS32, half_dims), {}, "n_b");
+          HloInstruction* limit =
+              b.Broadcast(b.ScalarConstant(PrimitiveType::kS32, static_cast<double>(n), "n"),
+                          Shape(PrimitiveType::kS32, half_dims), {}, "n_b");
           HloInstruction* x_real = b.Compare(X[pos], limit, hlo::ComparisonDirection::kLt, "real");
           HloInstruction* y_real = b.Compare(Y[pos], limit, hlo::ComparisonDirection::kLt, "real");
           // Both real: the comparator; else x first iff x is real (y then is padding).

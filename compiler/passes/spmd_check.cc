@@ -5,8 +5,8 @@
 #include <cmath>
 #include <cstring>
 
-#include "compiler/eval/evaluator.h"
 #include "compiler/passes/spmd_tiling.h"
+#include "hlo/eval/evaluator.h"
 
 namespace tpusim::compiler {
 namespace {

@@ -19,10 +19,10 @@
 #include <vector>
 
 #include "common/status.h"
-#include "compiler/eval/literal.h"
-#include "compiler/hlo/module.h"
-#include "compiler/hlo/sharding.h"
 #include "compiler/passes/spmd_partitioner.h"
+#include "hlo/eval/literal.h"
+#include "hlo/module.h"
+#include "hlo/sharding.h"
 
 namespace tpusim::compiler {
 

@@ -12,10 +12,10 @@
 
 #include "common/check.h"
 #include "common/diagnostic.h"
-#include "compiler/hlo/sharding.h"
 #include "compiler/passes/hlo_builder.h"
 #include "compiler/passes/spmd_propagation.h"
 #include "compiler/passes/spmd_tiling.h"
+#include "hlo/sharding.h"
 
 namespace tpusim::compiler {
 namespace {

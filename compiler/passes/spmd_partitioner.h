@@ -35,9 +35,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "compiler/hlo/module.h"
-#include "compiler/hlo/sharding.h"
 #include "compiler/pass/hlo_pass.h"
+#include "hlo/module.h"
+#include "hlo/sharding.h"
 
 namespace tpusim::compiler {
 

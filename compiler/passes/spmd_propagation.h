@@ -25,9 +25,9 @@
 #include <vector>
 
 #include "common/status.h"
-#include "compiler/hlo/computation.h"
-#include "compiler/hlo/module.h"
 #include "compiler/passes/spmd_tiling.h"
+#include "hlo/computation.h"
+#include "hlo/module.h"
 
 namespace tpusim::compiler::spmd {
 

@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "common/status.h"
-#include "compiler/hlo/shape.h"
-#include "compiler/hlo/sharding.h"
+#include "hlo/shape.h"
+#include "hlo/sharding.h"
 
 namespace tpusim::compiler::spmd {
 

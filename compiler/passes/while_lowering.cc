@@ -7,12 +7,12 @@
 #include <string>
 #include <vector>
 
-#include "compiler/hlo/computation.h"
-#include "compiler/hlo/module.h"
-#include "compiler/hlo/while_loop.h"
 #include "compiler/passes/call_inliner.h"
 #include "compiler/passes/hlo_builder.h"
 #include "compiler/passes/loop_region.h"
+#include "hlo/computation.h"
+#include "hlo/module.h"
+#include "hlo/while_loop.h"
 
 namespace tpusim::compiler {
 namespace {

@@ -5,10 +5,10 @@
 #include <gtest/gtest.h>
 
 #include "compile_test_util.h"
-#include "compiler/eval/evaluator.h"
-#include "compiler/hlo/computation.h"
-#include "compiler/hlo/printer.h"
-#include "compiler/hlo/verifier.h"
+#include "hlo/computation.h"
+#include "hlo/eval/evaluator.h"
+#include "hlo/printer.h"
+#include "hlo/verifier.h"
 
 namespace tpusim::compiler {
 namespace {

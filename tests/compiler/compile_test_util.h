@@ -15,9 +15,9 @@
 
 #include "compiler/compile.h"
 #include "compiler/device_literal.h"
-#include "compiler/eval/evaluator.h"
-#include "compiler/hlo/parser.h"
 #include "config/config_loader.h"
+#include "hlo/eval/evaluator.h"
+#include "hlo/parser.h"
 #include "isa/interpreter.h"
 #include "isa/verifier.h"
 

@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "compile_test_util.h"
-#include "compiler/hlo/computation.h"
 #include "compiler/passes/call_inliner.h"
+#include "hlo/computation.h"
 
 namespace tpusim::compiler {
 namespace {

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "compile_test_util.h"
-#include "compiler/hlo/computation.h"
+#include "hlo/computation.h"
 
 namespace tpusim::compiler {
 namespace {

@@ -1,4 +1,4 @@
-// Convolutions on the MXUs (compiler/hlo/convolution_form.h, compiler/lower/lower_convolution.cc):
+// Convolutions on the MXUs (hlo/convolution_form.h, compiler/lower/lower_convolution.cc):
 // the direct form (input bands streamed through VMEM, taps accumulated in the MXUs) and the
 // filter-gradient form, checked bit for bit against the evaluator summing in the same K tiles,
 // and checked to stream: no im2col array, the input read from HBM about once.
@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "compiler/hlo/convolution_form.h"
+#include "hlo/convolution_form.h"
 #include "tests/compiler/compile_test_util.h"
 
 namespace tpusim::compiler {

@@ -11,19 +11,19 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <map>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "common/file_util.h"
 #include "compiler/compile.h"
-#include "compiler/hlo/computation.h"
-#include "compiler/hlo/parser.h"
-#include "compiler/hlo/printer.h"
-#include "compiler/hlo/structural_equal.h"
-#include "compiler/hlo/verifier.h"
 #include "config/config_loader.h"
+#include "hlo/computation.h"
+#include "hlo/parser.h"
+#include "hlo/printer.h"
+#include "hlo/structural_equal.h"
+#include "hlo/verifier.h"
 
 namespace tpusim::compiler {
 namespace {
@@ -204,7 +204,8 @@ std::string NoLastRoot(const std::string& text) {
 // `%c (p: f32[]) -> f32[] {` -> `%c {` (or `%c () -> f32[] {` when `empty_params`).
 std::string Signatures(const std::string& text, bool empty_params) {
   return EachLine(text, [&](const std::string& line) {
-    if (line.empty() || line[0] == ' ' || line.back() != '{' || line.find(" = ") != std::string::npos) {
+    if (line.empty() || line[0] == ' ' || line.back() != '{' ||
+        line.find(" = ") != std::string::npos) {
       return line;
     }
     const size_t open = line.find(" (");
@@ -326,8 +327,8 @@ void CheckVariants(const std::string& path) {
       {"elided constants", ElidedConstants(printed), false},
       {"other replica-group syntax", hlo::PrintModule(**swapped), true},
       {"all at once",
-       NoLastRoot(Signatures(ReversedAttributes(MetadataCommas(NoOperandShapes(NoPercent(printed)))),
-                             false)),
+       NoLastRoot(Signatures(
+           ReversedAttributes(MetadataCommas(NoOperandShapes(NoPercent(printed)))), false)),
        true},
   };
   for (const Variant& v : variants) {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/hlo/computation.h"
+#include "hlo/computation.h"
 #include "tests/compiler/compile_test_util.h"
 
 namespace tpusim::compiler {

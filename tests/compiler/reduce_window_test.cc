@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "compile_test_util.h"
-#include "compiler/hlo/computation.h"
 #include "compiler/passes/reduce_window_lowering.h"
+#include "hlo/computation.h"
 
 namespace tpusim::compiler {
 namespace {

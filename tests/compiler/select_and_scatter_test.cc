@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "compile_test_util.h"
-#include "compiler/hlo/computation.h"
 #include "compiler/passes/select_and_scatter_expander.h"
+#include "hlo/computation.h"
 
 namespace tpusim::compiler {
 namespace {

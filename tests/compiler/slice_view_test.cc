@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "compile_test_util.h"
-#include "compiler/hlo/computation.h"
 #include "compiler/passes/canonicalize.h"
+#include "hlo/computation.h"
 
 namespace tpusim::compiler {
 namespace {

@@ -10,9 +10,9 @@
 #include <string>
 
 #include "common/file_util.h"
-#include "compiler/hlo/parser.h"
-#include "compiler/hlo/verifier.h"
 #include "compiler/passes/spmd_check.h"
+#include "hlo/parser.h"
+#include "hlo/verifier.h"
 
 namespace tpusim::compiler {
 namespace {

@@ -7,9 +7,9 @@
 #include <map>
 #include <string>
 
-#include "compiler/hlo/parser.h"
 #include "compiler/passes/spmd_check.h"
 #include "compiler/passes/spmd_propagation.h"
+#include "hlo/parser.h"
 
 namespace tpusim::compiler::spmd {
 namespace {

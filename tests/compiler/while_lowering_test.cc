@@ -7,9 +7,9 @@
 #include <gtest/gtest.h>
 
 #include "compile_test_util.h"
-#include "compiler/hlo/computation.h"
-#include "compiler/hlo/while_loop.h"
 #include "compiler/passes/loop_region.h"
+#include "hlo/computation.h"
+#include "hlo/while_loop.h"
 
 namespace tpusim::compiler {
 namespace {

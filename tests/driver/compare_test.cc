@@ -9,8 +9,8 @@
 #include <memory>
 #include <string>
 
-#include "compiler/hlo/parser.h"
 #include "config/config_loader.h"
+#include "hlo/parser.h"
 #include "sim/report/report.h"
 
 namespace tpusim::cli {

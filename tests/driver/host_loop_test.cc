@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <string>
 
-#include "compiler/hlo/parser.h"
 #include "config/config_loader.h"
+#include "hlo/parser.h"
 #include "tools/tpusim/run_module.h"
 #include "tools/tpusim/scaling.h"
 

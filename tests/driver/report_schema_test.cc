@@ -10,8 +10,8 @@
 #include <string>
 
 #include "common/file_util.h"
-#include "compiler/hlo/parser.h"
 #include "config/config_loader.h"
+#include "hlo/parser.h"
 #include "sim/report/report.h"
 #include "tools/tpusim/provenance.h"
 #include "tools/tpusim/run_module.h"
@@ -58,7 +58,8 @@ TEST(ReportSchema, RunReportHasExactlyTheDocumentedKeys) {
       if (!k.optional) required.insert(k.key);
     }
   }
-  for (const std::string& k : Keys(report)) EXPECT_TRUE(documented.count(k)) << "undocumented: " << k;
+  for (const std::string& k : Keys(report))
+    EXPECT_TRUE(documented.count(k)) << "undocumented: " << k;
   for (const std::string& k : required) EXPECT_TRUE(report.Find(k)) << "missing: " << k;
   EXPECT_EQ(report.object().front().first, "schema_version");
   EXPECT_EQ(report.object()[1].first, "provenance");
@@ -68,8 +69,9 @@ TEST(ReportSchema, RunReportHasExactlyTheDocumentedKeys) {
   for (const ReportKey& k : ProvenanceKeys()) prov_documented.insert(k.key);
   EXPECT_EQ(Keys(prov), prov_documented);
   const std::string dump = prov.Dump(0);
-  EXPECT_NE(dump.find(R"("command_line":"tpusim run 'model with space.hlo' --set core.mxu.rows=16")"),
-            std::string::npos)
+  EXPECT_NE(
+      dump.find(R"("command_line":"tpusim run 'model with space.hlo' --set core.mxu.rows=16")"),
+      std::string::npos)
       << dump.substr(0, 400);
   EXPECT_NE(dump.find(R"("overrides":[{"key":"core.mxu.rows","value":"16"}])"), std::string::npos);
   EXPECT_NE(dump.find(R"("rows":16)"), std::string::npos);

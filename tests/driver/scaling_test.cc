@@ -11,11 +11,11 @@
 #include <string>
 
 #include "common/file_util.h"
-#include "compiler/hlo/parser.h"
 #include "config/config_loader.h"
+#include "hlo/parser.h"
+#include "sim/run_and_check.h"
 #include "sim/trace/trace_check.h"
 #include "sim/trace/trace_writer.h"
-#include "sim/run_and_check.h"
 #include "tests/sim/sim_test_util.h"
 #include "tools/tpusim/run_module.h"
 

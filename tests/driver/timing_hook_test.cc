@@ -1,4 +1,4 @@
-// EvaluatorOptions::on_instruction (compiler/eval/evaluator.h) and
+// EvaluatorOptions::on_instruction (hlo/eval/evaluator.h) and
 // CpuRunOptions::time_instructions: which instructions are reported, how often, and that values do
 // not change.
 #include <gtest/gtest.h>
@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "compiler/eval/cpu_run.h"
-#include "compiler/eval/evaluator.h"
-#include "compiler/hlo/parser.h"
+#include "hlo/eval/cpu_run.h"
+#include "hlo/eval/evaluator.h"
+#include "hlo/parser.h"
 
 namespace tpusim::hlo {
 namespace {

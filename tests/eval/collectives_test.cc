@@ -1,10 +1,10 @@
 // Collectives on 4 replicas in lockstep, with replica groups; each device's input is its replica
 // id.
-#include "compiler/eval/collectives.h"
+#include "hlo/eval/collectives.h"
 
 #include <gtest/gtest.h>
 
-#include "compiler/eval/evaluator.h"
+#include "hlo/eval/evaluator.h"
 #include "tests/eval/test_util.h"
 
 namespace tpusim::hlo {

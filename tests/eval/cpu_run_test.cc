@@ -1,11 +1,11 @@
-#include "compiler/eval/cpu_run.h"
+#include "hlo/eval/cpu_run.h"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 
-#include "compiler/eval/npy.h"
-#include "compiler/hlo/parser.h"
+#include "hlo/eval/npy.h"
+#include "hlo/parser.h"
 
 namespace tpusim::hlo {
 namespace {

@@ -1,5 +1,5 @@
 // Module-level known-answer tests: each expected value is derived by hand beside its assertion.
-#include "compiler/eval/evaluator.h"
+#include "hlo/eval/evaluator.h"
 
 #include <gtest/gtest.h>
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "compiler/eval/kernels/elementwise_ops.h"
+#include "hlo/eval/kernels/elementwise_ops.h"
 #include "tests/eval/test_util.h"
 
 namespace tpusim::hlo {

@@ -1,4 +1,4 @@
-#include "compiler/eval/literal.h"
+#include "hlo/eval/literal.h"
 
 #include <gtest/gtest.h>
 
@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <limits>
 
-#include "compiler/eval/convert.h"
-#include "compiler/eval/npy.h"
+#include "hlo/eval/convert.h"
+#include "hlo/eval/npy.h"
 
 namespace tpusim::hlo {
 namespace {

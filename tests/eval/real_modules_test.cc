@@ -9,8 +9,8 @@
 #include <filesystem>
 #include <set>
 
-#include "compiler/eval/evaluator.h"
-#include "compiler/hlo/parser.h"
+#include "hlo/eval/evaluator.h"
+#include "hlo/parser.h"
 
 namespace tpusim::hlo {
 namespace {

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "compiler/eval/evaluator.h"
-#include "compiler/hlo/parser.h"
+#include "hlo/eval/evaluator.h"
+#include "hlo/parser.h"
 
 namespace tpusim::hlo::testing {
 

@@ -7,13 +7,13 @@
 #include <vector>
 
 #include "common/check.h"
-#include "compiler/hlo/inspect.h"
-#include "compiler/hlo/parser.h"
-#include "compiler/hlo/printer.h"
-#include "compiler/hlo/structural_equal.h"
-#include "compiler/hlo/verifier.h"
 #include "config/config_loader.h"
 #include "config/derived.h"
+#include "hlo/inspect.h"
+#include "hlo/parser.h"
+#include "hlo/printer.h"
+#include "hlo/structural_equal.h"
+#include "hlo/verifier.h"
 #include "isa/assembler.h"
 #include "isa/disassembler.h"
 #include "isa/encoding.h"

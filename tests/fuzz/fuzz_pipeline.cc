@@ -13,10 +13,10 @@
 
 #include "common/file_util.h"
 #include "common/output_set.h"
-#include "compiler/hlo/module.h"
-#include "compiler/hlo/parser.h"
-#include "compiler/hlo/verifier.h"
 #include "config/config_loader.h"
+#include "hlo/module.h"
+#include "hlo/parser.h"
+#include "hlo/verifier.h"
 #include "tools/tpusim/run_module.h"
 
 namespace tpusim::fuzz {

@@ -12,8 +12,8 @@
 
 #include "common/file_util.h"
 #include "compiler/compile.h"
-#include "compiler/hlo/parser.h"
 #include "config/config_loader.h"
+#include "hlo/parser.h"
 #include "isa/disassembler.h"
 #include "isa/opcode.h"
 

@@ -1,9 +1,9 @@
 // Cost analysis numbers on small modules, computed by hand in the comments.
-#include "compiler/hlo/cost_analysis.h"
+#include "hlo/cost_analysis.h"
 
 #include <gtest/gtest.h>
 
-#include "compiler/hlo/parser.h"
+#include "hlo/parser.h"
 
 namespace tpusim::hlo {
 namespace {

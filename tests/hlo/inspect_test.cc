@@ -1,9 +1,9 @@
 // `tpusim inspect` logic: summary content and JSON keys.
-#include "compiler/hlo/inspect.h"
+#include "hlo/inspect.h"
 
 #include <gtest/gtest.h>
 
-#include "compiler/hlo/parser.h"
+#include "hlo/parser.h"
 
 namespace tpusim::hlo {
 namespace {

@@ -1,5 +1,5 @@
 // The opcode table round-trips every opcode; spellings are XLA's.
-#include "compiler/hlo/opcode.h"
+#include "hlo/opcode.h"
 
 #include <gtest/gtest.h>
 

@@ -3,9 +3,9 @@
 
 #include <cmath>
 
-#include "compiler/hlo/parser.h"
-#include "compiler/hlo/printer.h"
-#include "compiler/hlo/structural_equal.h"
+#include "hlo/parser.h"
+#include "hlo/printer.h"
+#include "hlo/structural_equal.h"
 
 namespace tpusim::hlo {
 namespace {

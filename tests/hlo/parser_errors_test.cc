@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "compiler/hlo/parser.h"
+#include "hlo/parser.h"
 
 namespace tpusim::hlo {
 namespace {

@@ -1,12 +1,12 @@
 // One test per production of XLA's HLO text grammar (xla/hlo/parser/hlo_parser.cc), each checking
-// that tpusim accepts what XLA's parser accepts and reads the same meaning from it. Each module also
-// goes through print -> parse and must come back structurally equal.
+// that tpusim accepts what XLA's parser accepts and reads the same meaning from it. Each module
+// also goes through print -> parse and must come back structurally equal.
 #include <gtest/gtest.h>
 
-#include "compiler/hlo/parser.h"
-#include "compiler/hlo/printer.h"
-#include "compiler/hlo/structural_equal.h"
-#include "compiler/hlo/verifier.h"
+#include "hlo/parser.h"
+#include "hlo/printer.h"
+#include "hlo/structural_equal.h"
+#include "hlo/verifier.h"
 
 namespace tpusim::hlo {
 namespace {
@@ -214,7 +214,8 @@ ENTRY e {
   EXPECT_EQ(r->window().dimensions[1].stride, 2);
 }
 
-// layout ::= '{' minor_to_major (':' D(...) T(...)* L(...) #(..) *(..) E(..) S(..) SC(..) M(..))? '}'
+// layout ::= '{' minor_to_major (':' D(...) T(...)* L(...) #(..) *(..) E(..) S(..) SC(..) M(..))?
+// '}'
 TEST(ParserGrammarTest, LayoutsWithTilesMemorySpaceAndElementSize) {
   auto m = Parse(R"(HloModule m
 ENTRY e {

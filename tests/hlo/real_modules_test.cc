@@ -4,10 +4,10 @@
 #include <gtest/gtest.h>
 
 #include "common/file_util.h"
-#include "compiler/hlo/parser.h"
-#include "compiler/hlo/printer.h"
-#include "compiler/hlo/structural_equal.h"
-#include "compiler/hlo/verifier.h"
+#include "hlo/parser.h"
+#include "hlo/printer.h"
+#include "hlo/structural_equal.h"
+#include "hlo/verifier.h"
 #include "tests/hlo/hlo_test_util.h"
 
 namespace tpusim::hlo {

@@ -1,10 +1,10 @@
 // Verifier known answers (shapes derived by hand in the comments) and located mismatches.
-#include "compiler/hlo/verifier.h"
+#include "hlo/verifier.h"
 
 #include <gtest/gtest.h>
 
-#include "compiler/hlo/parser.h"
-#include "compiler/hlo/shape_inference.h"
+#include "hlo/parser.h"
+#include "hlo/shape_inference.h"
 
 namespace tpusim::hlo {
 namespace {

@@ -8,8 +8,8 @@
 #include <iostream>
 #include <string_view>
 
-#include "compiler/hlo/sharding.h"
 #include "config/config_loader.h"
+#include "hlo/sharding.h"
 #include "tools/tpusim/limits.h"
 
 namespace tpusim::cli {
@@ -71,8 +71,10 @@ void AddLimitOptions(CLI::App* cmd, double* max_seconds) {
 
 void AddOnOffFlags(CLI::App* cmd, const std::string& name, bool* value, const std::string& on_help,
                    const std::string& off_help) {
-  cmd->add_flag_callback(fmt::format("--{}", name), [value] { *value = true; }, on_help);
-  cmd->add_flag_callback(fmt::format("--no-{}", name), [value] { *value = false; }, off_help);
+  cmd->add_flag_callback(
+      fmt::format("--{}", name), [value] { *value = true; }, on_help);
+  cmd->add_flag_callback(
+      fmt::format("--no-{}", name), [value] { *value = false; }, off_help);
 }
 
 void ConfigOptions::AddTo(CLI::App* cmd) {

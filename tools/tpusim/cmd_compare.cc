@@ -11,12 +11,12 @@
 #include <memory>
 
 #include "common/file_util.h"
-#include "compiler/hlo/load.h"
+#include "hlo/load.h"
 #include "tools/tpusim/cli_util.h"
 #include "tools/tpusim/commands.h"
+#include "tools/tpusim/compare.h"
 #include "tools/tpusim/logging.h"
 #include "tools/tpusim/provenance.h"
-#include "tools/tpusim/compare.h"
 
 namespace tpusim::cli {
 

@@ -1,14 +1,14 @@
 // `tpusim cpu MODEL.hlo [--replicas N] [--partitions P] [--inputs DIR] [--outputs DIR] [--repeat R]
 //  [--seed S] [--threads T] [--max-bytes B] [--json]`: evaluates the module on the host CPU with
 //  the
-// reference evaluator (compiler/eval), reports wall seconds per run (median of R timed runs after
+// reference evaluator (hlo/eval), reports wall seconds per run (median of R timed runs after
 // one warm-up, with min/max), the thread count, and each output's shape, dtype and checksum;
-// optionally reads inputs from / writes outputs to .npy files (compiler/eval/cpu_run.h describes
+// optionally reads inputs from / writes outputs to .npy files (hlo/eval/cpu_run.h describes
 // the layout).
 #include <iostream>
 #include <memory>
 
-#include "compiler/eval/cpu_run.h"
+#include "hlo/eval/cpu_run.h"
 #include "tools/tpusim/cli_util.h"
 #include "tools/tpusim/commands.h"
 #include "tools/tpusim/limits.h"

@@ -1,11 +1,11 @@
 // `tpusim inspect MODEL.hlo [--json]`: parses and verifies an HLO module and prints what it
-// contains (compiler/hlo/inspect.h). Exit 2 with a located message on bad HLO.
+// contains (hlo/inspect.h). Exit 2 with a located message on bad HLO.
 #include <iostream>
 #include <memory>
 
 #include "common/file_util.h"
-#include "compiler/hlo/inspect.h"
-#include "compiler/hlo/load.h"
+#include "hlo/inspect.h"
+#include "hlo/load.h"
 #include "tools/tpusim/cli_util.h"
 #include "tools/tpusim/commands.h"
 

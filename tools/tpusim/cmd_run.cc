@@ -1,7 +1,9 @@
 // `tpusim run MODEL.hlo [--config C] [--set k=v] [--replicas N] [--partitions P] [--report R.json]
-// [--csv OPS.csv] [--trace T.json [--trace-max-events N] [--trace-window START:END]] [--check|--no-check] [--timing-only] [--max-check-bytes B]
+// [--csv OPS.csv] [--trace T.json [--trace-max-events N] [--trace-window START:END]]
+// [--check|--no-check] [--timing-only] [--max-check-bytes B]
 // [--max-check-traffic B] [--seed S] [--scaling 1,2,4,8] [--no-megacore]
-// [--custom-call-cost TARGET=CYCLES] [--trip-count NAME=N] [--unroll-budget N] [--mxu-model fast|pe] [--max-cycles N]
+// [--custom-call-cost TARGET=CYCLES] [--trip-count NAME=N] [--unroll-budget N] [--mxu-model
+// fast|pe] [--max-cycles N]
 // [--max-seconds S] [--dump-after PASS] [--steps N] [--host-input] [--host-input-params LIST]
 // [--json]`: the main job. Compiles the module for the chip, simulates it cycle by cycle and checks
 // every output against the CPU evaluator (tools/tpusim/run_module.h). Exit 0 ok, 1 the check failed
@@ -11,14 +13,14 @@
 #include <memory>
 
 #include "common/file_util.h"
-#include "compiler/hlo/load.h"
-#include "compiler/hlo/parser.h"
+#include "hlo/load.h"
+#include "hlo/parser.h"
 #include "sim/report/report.h"
 #include "tools/tpusim/cli_util.h"
 #include "tools/tpusim/commands.h"
+#include "tools/tpusim/host_loop.h"
 #include "tools/tpusim/logging.h"
 #include "tools/tpusim/provenance.h"
-#include "tools/tpusim/host_loop.h"
 #include "tools/tpusim/run_module.h"
 #include "tools/tpusim/scaling.h"
 #include "tools/tpusim/trace_output.h"

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <map>
 
-#include "compiler/hlo/cost_analysis.h"
+#include "hlo/cost_analysis.h"
 #include "isa/opcode.h"
 #include "sim/report/report.h"
 

@@ -5,7 +5,7 @@
 // What is compared (the same work on every row):
 //  * N = --replicas, else the module's replica_count (1 if absent). A step is one execution of the
 //    module by all N replicas.
-//  * CPU: the evaluator (compiler/eval) runs all N replicas in lockstep on `threads` host threads;
+//  * CPU: the evaluator (hlo/eval) runs all N replicas in lockstep on `threads` host threads;
 //    one warm-up run, then `repeat` timed runs; seconds_per_step is their median (min and max are
 //    reported as the spread). Per-op CPU time comes from the same runs through
 //    EvaluatorOptions::on_instruction (median over the runs of each entry instruction's time).
@@ -41,9 +41,9 @@
 
 #include "common/json.h"
 #include "common/status.h"
-#include "compiler/eval/cpu_run.h"
-#include "compiler/hlo/module.h"
 #include "config/chip_config.h"
+#include "hlo/eval/cpu_run.h"
+#include "hlo/module.h"
 #include "tools/tpusim/cpu_anchor.h"
 #include "tools/tpusim/run_module.h"
 

@@ -4,8 +4,8 @@
 #include <chrono>
 #include <vector>
 
-#include "compiler/eval/kernels/dot.h"
-#include "compiler/eval/kernels/parallel.h"
+#include "hlo/eval/kernels/dot.h"
+#include "hlo/eval/kernels/parallel.h"
 
 namespace tpusim::cli {
 namespace {

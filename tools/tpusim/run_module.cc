@@ -11,13 +11,13 @@
 #include <vector>
 
 #include "compiler/device_literal.h"
-#include "compiler/eval/evaluator.h"
-#include "compiler/eval/literal.h"
-#include "compiler/hlo/verify_devices.h"
-#include "compiler/hlo/while_loop.h"
 #include "compiler/passes/spmd_check.h"
 #include "config/schema.h"
 #include "config/slice.h"
+#include "hlo/eval/evaluator.h"
+#include "hlo/eval/literal.h"
+#include "hlo/verify_devices.h"
+#include "hlo/while_loop.h"
 #include "sim/report/report.h"
 #include "tools/tpusim/limits.h"
 #include "tools/tpusim/logging.h"
@@ -449,7 +449,8 @@ StatusOr<RunModuleResult> RunModule(const hlo::HloModule& module, const config::
   c.elements_outside_tolerance_vs_f32 = vs_f32.mismatches;
   for (const auto& comp : module.computations()) {
     for (const auto& inst : comp->instructions()) {
-      if (inst->opcode() == hlo::HloOpcode::kDot || inst->opcode() == hlo::HloOpcode::kConvolution) {
+      if (inst->opcode() == hlo::HloOpcode::kDot ||
+          inst->opcode() == hlo::HloOpcode::kConvolution) {
         ++c.dot_layers;
       }
     }
@@ -538,10 +539,10 @@ std::string RunReportText(const RunModuleResult& r, const std::string& model_pat
   sim::ReportOptions ropts;
   ropts.hlo_opcodes = r.hlo_opcodes;
   ropts.compiler_inserted = r.hlo_compiler_inserted;
-  const std::string devices =
-      r.partitions > 1 ? fmt::format("{} devices: {} replica(s) x {} partitions", r.replicas,
-                                     r.replicas / r.partitions, r.partitions)
-                       : fmt::format("{} replica(s)", r.replicas);
+  const std::string devices = r.partitions > 1
+                                  ? fmt::format("{} devices: {} replica(s) x {} partitions",
+                                                r.replicas, r.replicas / r.partitions, r.partitions)
+                                  : fmt::format("{} replica(s)", r.replicas);
   std::string out = fmt::format("model             {} ({}{})\n", model_path, devices,
                                 r.timing_only ? ", timing-only" : "");
   if (!r.slice_note.empty()) out += "note              " + r.slice_note + "\n";
@@ -585,7 +586,8 @@ std::string RunReportText(const RunModuleResult& r, const std::string& model_pat
         c.passed ? "PASSED" : "FAILED", c.elements_compared, c.max_abs_error, c.max_rel_error,
         c.atol, c.rtol);
     out += fmt::format(
-        "                  vs full f32 (XLA's CPU numerics; not checked): max abs {:.3g} = {:.3g}% of "
+        "                  vs full f32 (XLA's CPU numerics; not checked): max abs {:.3g} = {:.3g}% "
+        "of "
         "the largest |value| {:.3g}; {} of {} elements beyond the tolerance\n",
         c.max_abs_error_vs_f32,
         c.largest_abs_value_f32 > 0 ? 100 * c.max_abs_error_vs_f32 / c.largest_abs_value_f32 : 0.0,

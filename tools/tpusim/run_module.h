@@ -18,8 +18,8 @@
 #include "common/json.h"
 #include "common/status.h"
 #include "compiler/compile.h"
-#include "compiler/hlo/module.h"
 #include "config/chip_config.h"
+#include "hlo/module.h"
 #include "sim/simulator.h"
 
 namespace tpusim::cli {
@@ -52,7 +52,7 @@ struct CheckResult {
   double max_rel_error = 0;         // |sim - ref| / |ref| over elements with ref != 0
   double max_abs_error_vs_f32 = 0;  // vs the evaluator in full f32 (XLA CPU semantics)
   double max_rel_error_vs_f32 = 0;
-  double largest_abs_value_f32 = 0;          // largest finite |value| of the f32 reference
+  double largest_abs_value_f32 = 0;               // largest finite |value| of the f32 reference
   int64_t elements_outside_tolerance_vs_f32 = 0;  // by the same atol + rtol * |ref| rule
   int64_t dot_layers = 0;  // dot and convolution instructions of the module (MXU passes)
   int64_t elements_compared = 0;
@@ -71,8 +71,8 @@ struct RunModuleResult {
   std::map<std::string, int64_t> counted_trip_counts;
   int64_t partitions = 1;  // the module's num_partitions (replicas counts every device)
   bool timing_only = false;
-  std::string timing_only_reason;        // set when timing-only was chosen automatically
-  std::vector<std::string> hlo_opcodes;  // per Program::hlo_names entry
+  std::string timing_only_reason;           // set when timing-only was chosen automatically
+  std::vector<std::string> hlo_opcodes;     // per Program::hlo_names entry
   std::vector<bool> hlo_compiler_inserted;  // per Program::hlo_names entry
 };
 

@@ -6,8 +6,8 @@
 #include <charconv>
 
 #include "common/diagnostic.h"
-#include "compiler/hlo/parser.h"
-#include "compiler/hlo/sharding.h"
+#include "hlo/parser.h"
+#include "hlo/sharding.h"
 
 namespace tpusim::cli {
 namespace {

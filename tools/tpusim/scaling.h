@@ -16,7 +16,7 @@
 
 #include "common/json.h"
 #include "common/status.h"
-#include "compiler/hlo/module.h"
+#include "hlo/module.h"
 #include "tools/tpusim/host_loop.h"
 #include "tools/tpusim/run_module.h"
 

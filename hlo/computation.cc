@@ -1,0 +1,84 @@
+#include "hlo/computation.h"
+
+#include <algorithm>
+#include <map>
+
+#include "common/check.h"
+#include "hlo/module.h"
+#include "hlo/printer.h"
+
+namespace tpusim::hlo {
+
+bool HloComputation::IsEntry() const {
+  return parent_ != nullptr && parent_->entry_computation() == this;
+}
+
+HloInstruction* HloComputation::AddInstruction(std::unique_ptr<HloInstruction> instruction) {
+  TPUSIM_CHECK(instruction != nullptr);
+  HloInstruction* raw = instruction.get();
+  raw->set_parent(this);
+  if (raw->opcode() == HloOpcode::kParameter) {
+    const int64_t n = raw->parameter_number();
+    TPUSIM_CHECK(n >= 0) << "negative parameter number";
+    if (static_cast<size_t>(n) >= parameters_.size()) {
+      parameters_.resize(static_cast<size_t>(n) + 1, nullptr);
+    }
+    parameters_[static_cast<size_t>(n)] = raw;
+  }
+  instructions_.push_back(std::move(instruction));
+  return raw;
+}
+
+HloInstruction* HloComputation::AddInstructionBefore(std::unique_ptr<HloInstruction> instruction,
+                                                     const HloInstruction* before) {
+  auto it = std::find_if(instructions_.begin(), instructions_.end(),
+                         [&](const auto& p) { return p.get() == before; });
+  TPUSIM_CHECK(it != instructions_.end()) << "AddInstructionBefore: anchor not in " << name_;
+  const auto pos = it - instructions_.begin();
+  HloInstruction* raw = AddInstruction(std::move(instruction));
+  std::rotate(instructions_.begin() + pos, instructions_.end() - 1, instructions_.end());
+  return raw;
+}
+
+void HloComputation::ReorderInstructions(const std::vector<const HloInstruction*>& order) {
+  TPUSIM_CHECK(order.size() == instructions_.size()) << "ReorderInstructions: not a permutation";
+  std::map<const HloInstruction*, size_t> pos;
+  for (const HloInstruction* inst : order) pos.emplace(inst, pos.size());
+  TPUSIM_CHECK(pos.size() == order.size()) << "ReorderInstructions: duplicates";
+  std::vector<std::unique_ptr<HloInstruction>> sorted(instructions_.size());
+  for (auto& up : instructions_) {
+    auto it = pos.find(up.get());
+    TPUSIM_CHECK(it != pos.end()) << "ReorderInstructions: " << up->name() << " missing";
+    for (const HloInstruction* op : up->operands()) {
+      TPUSIM_CHECK(pos.at(op) < it->second)
+          << "ReorderInstructions: " << up->name() << " before its operand " << op->name();
+    }
+    sorted[it->second] = std::move(up);
+  }
+  instructions_ = std::move(sorted);
+}
+
+void HloComputation::RemoveInstruction(HloInstruction* instruction) {
+  TPUSIM_CHECK(instruction->users().empty())
+      << "RemoveInstruction: " << instruction->name() << " still has users";
+  TPUSIM_CHECK(instruction != root_)
+      << "RemoveInstruction: " << instruction->name() << " is the root";
+  TPUSIM_CHECK(instruction->opcode() != HloOpcode::kParameter)
+      << "RemoveInstruction: " << instruction->name() << " is a parameter";
+  instruction->DetachOperands();
+  auto it = std::find_if(instructions_.begin(), instructions_.end(),
+                         [&](const auto& p) { return p.get() == instruction; });
+  TPUSIM_CHECK(it != instructions_.end()) << "RemoveInstruction: not in " << name_;
+  instructions_.erase(it);
+}
+
+HloInstruction* HloComputation::FindInstruction(std::string_view name) const {
+  for (const auto& i : instructions_) {
+    if (i->name() == name) return i.get();
+  }
+  return nullptr;
+}
+
+std::string HloComputation::ToString() const { return PrintComputation(*this); }
+
+}  // namespace tpusim::hlo

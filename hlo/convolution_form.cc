@@ -1,0 +1,147 @@
+#include "hlo/convolution_form.h"
+
+#include <algorithm>
+
+namespace tpusim::hlo {
+
+namespace {
+
+// A convolution's sizes in normalized 2-D terms (a 1-D one has H = KH = OH = 1); nullopt unless it
+// has no feature or batch groups, one or two spatial dimensions, ranks that agree, a window without
+// negative padding, and kernel input features equal to the input's. What both MXU forms need.
+struct ConvSizes : ConvGeometry {
+  int64_t batch = 1, feature = 1, out_feature = 1;
+};
+
+std::optional<ConvSizes> Normalize(const std::vector<int64_t>& lhs, const std::vector<int64_t>& rhs,
+                                   const std::vector<int64_t>& out, const Window& window,
+                                   const ConvolutionDimensionNumbers& dnums,
+                                   int64_t feature_group_count, int64_t batch_group_count,
+                                   int64_t mxu_rows) {
+  const size_t s = dnums.input_spatial_dimensions.size();
+  if (feature_group_count != 1 || batch_group_count != 1 || s < 1 || s > 2 || mxu_rows < 1 ||
+      window.dimensions.size() != s || dnums.kernel_spatial_dimensions.size() != s ||
+      dnums.output_spatial_dimensions.size() != s || lhs.size() != s + 2 || rhs.size() != s + 2 ||
+      out.size() != s + 2) {
+    return std::nullopt;
+  }
+  for (const WindowDimension& w : window.dimensions) {
+    if (w.padding_low < 0 || w.padding_high < 0 || w.stride < 1 || w.base_dilation < 1 ||
+        w.window_dilation < 1 || w.size < 1) {
+      return std::nullopt;
+    }
+  }
+  const auto at = [](const std::vector<int64_t>& v, int64_t d) {
+    return v[static_cast<size_t>(d)];
+  };
+  ConvSizes c;
+  c.batch = at(lhs, dnums.input_batch_dimension);
+  c.feature = at(lhs, dnums.input_feature_dimension);
+  c.out_feature = at(rhs, dnums.kernel_output_feature_dimension);
+  if (at(rhs, dnums.kernel_input_feature_dimension) != c.feature) return std::nullopt;
+  // Spatial dimension 0 of a 1-D convolution is W (H = 1).
+  const size_t wd = s - 1;
+  c.W = at(lhs, dnums.input_spatial_dimensions[wd]);
+  c.KW = at(rhs, dnums.kernel_spatial_dimensions[wd]);
+  c.OW = at(out, dnums.output_spatial_dimensions[wd]);
+  c.ww = window.dimensions[wd];
+  if (s == 2) {
+    c.H = at(lhs, dnums.input_spatial_dimensions[0]);
+    c.KH = at(rhs, dnums.kernel_spatial_dimensions[0]);
+    c.OH = at(out, dnums.output_spatial_dimensions[0]);
+    c.wh = window.dimensions[0];
+  }
+  if (c.batch < 1 || c.feature < 1 || c.out_feature < 1) return std::nullopt;
+  return c;
+}
+
+}  // namespace
+
+std::optional<DirectConvolution> PlanDirectConvolution(
+    const std::vector<int64_t>& lhs, const std::vector<int64_t>& rhs,
+    const std::vector<int64_t>& out, const Window& window, const ConvolutionDimensionNumbers& dnums,
+    int64_t feature_group_count, int64_t batch_group_count, int64_t mxu_rows) {
+  const auto n =
+      Normalize(lhs, rhs, out, window, dnums, feature_group_count, batch_group_count, mxu_rows);
+  if (!n) return std::nullopt;
+  DirectConvolution c;
+  static_cast<ConvGeometry&>(c) = *n;
+  c.N = n->batch;
+  c.C = n->feature;
+  c.O = n->out_feature;
+  if (c.KH * c.KW > c.OH * c.OW) return std::nullopt;
+  // K tiles: fold consecutive taps of a window row when a tap's features fill at most half the
+  // array's rows and the taps are adjacent in the input (no dilation or reversal along W).
+  const bool fold = c.C * 2 <= mxu_rows && c.ww.window_dilation == 1 && !c.ww.window_reversal;
+  const int64_t fold_taps = fold ? std::max<int64_t>(1, mxu_rows / c.C) : 1;
+  for (int64_t kh = 0; kh < c.KH; ++kh) {
+    for (int64_t kw = 0; kw < c.KW; kw += fold_taps) {
+      const int64_t taps = std::min(fold_taps, c.KW - kw);
+      for (int64_t c0 = 0; c0 < c.C; c0 += mxu_rows) {
+        c.k_tiles.push_back(ConvKTile{kh, kw, taps, c0, std::min(mxu_rows, c.C - c0)});
+      }
+    }
+  }
+  return c;
+}
+
+std::optional<FilterGradientConvolution> PlanFilterGradientConvolution(
+    const std::vector<int64_t>& lhs, const std::vector<int64_t>& rhs,
+    const std::vector<int64_t>& out, const Window& window, const ConvolutionDimensionNumbers& dnums,
+    int64_t feature_group_count, int64_t batch_group_count, int64_t mxu_rows) {
+  const auto n =
+      Normalize(lhs, rhs, out, window, dnums, feature_group_count, batch_group_count, mxu_rows);
+  if (!n) return std::nullopt;
+  FilterGradientConvolution c;
+  static_cast<ConvGeometry&>(c) = *n;
+  c.B = n->batch;
+  c.F = n->feature;
+  c.O = n->out_feature;
+  if (c.KH * c.KW <= c.OH * c.OW) return std::nullopt;
+  if (c.wh.base_dilation != 1 || c.ww.base_dilation != 1 || c.ww.window_reversal ||
+      c.wh.window_reversal) {
+    return std::nullopt;
+  }
+  const int64_t positions = c.KH * c.KW;
+  const bool cross_rows = c.wh.window_dilation == 1;
+  for (int64_t f = 0; f < c.F; ++f) {
+    for (int64_t k0 = 0; k0 < positions;) {
+      int64_t count = std::min(mxu_rows, positions - k0);
+      if (!cross_rows) count = std::min(count, c.KW - k0 % c.KW);
+      c.k_tiles.push_back({f, k0, count});
+      k0 += count;
+    }
+  }
+  return c;
+}
+
+ConvSummationOrder ConvolutionSummationOrder(const std::vector<int64_t>& lhs,
+                                             const std::vector<int64_t>& rhs,
+                                             const std::vector<int64_t>& out, const Window& window,
+                                             const ConvolutionDimensionNumbers& dnums,
+                                             int64_t feature_group_count, int64_t batch_group_count,
+                                             int64_t mxu_rows) {
+  ConvSummationOrder so;
+  if (const auto d = PlanDirectConvolution(lhs, rhs, out, window, dnums, feature_group_count,
+                                           batch_group_count, mxu_rows)) {
+    int64_t end = 0;
+    for (const ConvKTile& t : d->k_tiles) so.tile_ends.push_back(end += t.k());
+    return so;
+  }
+  if (const auto g = PlanFilterGradientConvolution(
+          lhs, rhs, out, window, dnums, feature_group_count, batch_group_count, mxu_rows)) {
+    // im2col index of (window position (kh, kw), feature f) = (kh * KW + kw) * F + f.
+    for (const auto& t : g->k_tiles) {
+      for (int64_t j = 0; j < t.count; ++j) so.order.push_back((t.k0 + j) * g->F + t.f);
+      so.tile_ends.push_back(static_cast<int64_t>(so.order.size()));
+    }
+    return so;
+  }
+  int64_t ki = 1;
+  for (int64_t d : dnums.kernel_spatial_dimensions) ki *= rhs[static_cast<size_t>(d)];
+  ki *= rhs[static_cast<size_t>(dnums.kernel_input_feature_dimension)];
+  for (int64_t t0 = 0; t0 < ki; t0 += mxu_rows) so.tile_ends.push_back(std::min(ki, t0 + mxu_rows));
+  return so;
+}
+
+}  // namespace tpusim::hlo

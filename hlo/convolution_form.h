@@ -1,0 +1,118 @@
+// The direct (implicit-GEMM) form of a convolution on a weight-stationary MXU, shared by the
+// compiler, which emits it (compiler/lower/lower_convolution.cc), and the reference evaluator,
+// which sums in its order (EvaluatorOptions::mxu_rows), so the two agree bit for bit.
+//
+// XLA's TPU backend never materializes an im2col matrix: a convolution is a loop over the
+// kernel's window positions ("taps"), each a GEMM of the shifted input window [M, C] with the
+// tap's weights [C, O], accumulated in the MXU's accumulators. The direct form here is that loop:
+//   M = batch x output spatial positions (LHS rows, read from a VMEM band of the input),
+//   K = (tap, input feature), cut into K tiles of at most R (core.mxu.rows) rows,
+//   N = output features.
+// A K tile is one tap's run of up to R input features, or — when the input has at most R/2
+// features (a first layer's 3 RGB channels) and the window is not dilated or reversed along its
+// minor spatial dimension — several consecutive taps of one window row with all their features,
+// which lie next to each other in a row-major [.., W, C] input ("taps folded into the
+// contraction dimension", as XLA's TPU backend does for small feature counts), so the array is
+// not left C/R full.
+//
+// Summation order (what the evaluator reproduces): tiles in (window row, window column, feature)
+// order; within a tile, products are summed in f32 in the tile's (tap, feature) order; tile sums
+// are added to the accumulator one tile after another.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "hlo/attributes.h"
+
+namespace tpusim::hlo {
+
+/// One K tile: taps (kh, kw .. kw + taps - 1) of the window (input-offset order: tap kw reads
+/// input column ow * stride + kw * window_dilation; with window reversal its weights are the
+/// kernel's column KW - 1 - kw), features c0 .. c0 + c - 1 of each. K = taps * c <= R.
+struct ConvKTile {
+  int64_t kh = 0;
+  int64_t kw = 0;
+  int64_t taps = 1;
+  int64_t c0 = 0;
+  int64_t c = 0;
+  int64_t k() const { return taps * c; }
+};
+
+/// A convolution with one or two spatial dimensions, no feature or batch groups and non-negative
+/// padding, in normalized 2-D terms (a 1-D convolution has H = KH = OH = 1). Sizes are elements;
+/// the window fields are XLA's (Window): stride, padding, base (lhs) dilation, window (rhs)
+/// dilation, reversal.
+/// The spatial part both MXU forms share: input H x W, window KH x KW, output OH x OW, and XLA's
+/// window attributes along H and W.
+struct ConvGeometry {
+  int64_t H = 1, W = 1, KH = 1, KW = 1, OH = 1, OW = 1;
+  WindowDimension wh, ww;
+};
+
+struct DirectConvolution : ConvGeometry {
+  int64_t N = 1, C = 1, O = 1;     // input [N, H, W, C], kernel [KH, KW, C, O], out [N, OH, OW, O]
+  std::vector<ConvKTile> k_tiles;  // in summation order
+};
+
+/// The direct form of a convolution with input dims `lhs`, kernel dims `rhs` and output dims
+/// `out` (logical, in the order `dnums` names them) on an MXU of `mxu_rows` rows; nullopt when it
+/// is computed as im2col + dot instead: feature_group_count or batch_group_count > 1, more than two
+/// spatial dimensions, negative padding, or a filter-gradient shape (a window with more positions
+/// than the output has per image, where the contraction runs over the window).
+std::optional<DirectConvolution> PlanDirectConvolution(
+    const std::vector<int64_t>& lhs, const std::vector<int64_t>& rhs,
+    const std::vector<int64_t>& out, const Window& window, const ConvolutionDimensionNumbers& dnums,
+    int64_t feature_group_count, int64_t batch_group_count, int64_t mxu_rows);
+
+/// The filter-gradient form: a convolution whose window is larger than its output (XLA's
+/// backward-filter convolution, e.g. dim_labels f01b_i01o->01bf, window = the output gradient's
+/// spatial size) contracts over the window, not over the features. On the MXU:
+///   M = the convolution's batch B (the layer's input features), one accumulator block per output
+///       position (the layer's filter taps),
+///   K = (input feature f (the layer's batch), window row, window column), cut into K tiles of at
+///       most R window columns of one window row and one f,
+///   N = output features (the layer's output features).
+/// The stationary weights are tiles of the kernel operand (the output gradient); the LHS rows are
+/// the input band transposed on the XLU ([B, positions]), read at each output position's offset.
+/// Normalized 2-D like DirectConvolution: input [F, H, W, B], kernel [F, KH, KW, O], output
+/// [OH, OW, B, O].
+struct FilterGradientConvolution : ConvGeometry {
+  int64_t F = 1, B = 1, O = 1;
+  /// K tiles in summation order: for each f, runs of up to R consecutive window positions in
+  /// row-major order (flat index kh * KW + kw), crossing window rows when the window is not
+  /// dilated along H (so a small window, 14 x 14, still fills the array's rows); one window row at
+  /// most otherwise.
+  struct KTile {
+    int64_t f = 0, k0 = 0, count = 1;  // flat window positions k0 .. k0 + count - 1
+  };
+  std::vector<KTile> k_tiles;
+};
+
+/// The filter-gradient form of a convolution (see FilterGradientConvolution); nullopt unless it
+/// has no feature or batch groups, one or two spatial dimensions, non-negative padding, no base
+/// (lhs) dilation or window reversal, and a window with more positions than its output. (A window
+/// dilation — the filter gradient of a strided convolution — is allowed.)
+std::optional<FilterGradientConvolution> PlanFilterGradientConvolution(
+    const std::vector<int64_t>& lhs, const std::vector<int64_t>& rhs,
+    const std::vector<int64_t>& out, const Window& window, const ConvolutionDimensionNumbers& dnums,
+    int64_t feature_group_count, int64_t batch_group_count, int64_t mxu_rows);
+
+/// The MXU's summation order of a convolution on an R-row MXU, as indices into the evaluator's
+/// im2col contraction axis ((window position, input feature) order, window positions row-major):
+/// `order` lists the K indices in the order they are summed and `tile_ends` where each K tile ends
+/// in that list. The direct form keeps im2col order; the filter-gradient form is feature-major;
+/// any other convolution (im2col + dot) sums im2col order in R-row tiles.
+struct ConvSummationOrder {
+  std::vector<int64_t> order;  // empty = identity
+  std::vector<int64_t> tile_ends;
+};
+ConvSummationOrder ConvolutionSummationOrder(const std::vector<int64_t>& lhs,
+                                             const std::vector<int64_t>& rhs,
+                                             const std::vector<int64_t>& out, const Window& window,
+                                             const ConvolutionDimensionNumbers& dnums,
+                                             int64_t feature_group_count, int64_t batch_group_count,
+                                             int64_t mxu_rows);
+
+}  // namespace tpusim::hlo

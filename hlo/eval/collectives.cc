@@ -1,0 +1,255 @@
+#include "hlo/eval/collectives.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "hlo/eval/kernels/data_movement.h"
+#include "hlo/eval/kernels/reduce.h"
+#include "hlo/sharding.h"
+
+namespace tpusim::hlo {
+namespace {
+
+bool IsPermute(HloOpcode op) {
+  return op == HloOpcode::kCollectivePermute || op == HloOpcode::kCollectivePermuteStart;
+}
+
+// Splits `x` into `n` equal chunks along `dim`.
+StatusOr<std::vector<Literal>> SplitAlong(const Literal& x, int64_t dim, int64_t n,
+                                          const KernelOptions& options, const char* op) {
+  if (dim < 0 || dim >= x.shape().rank() || n <= 0 || x.shape().dimensions(dim) % n != 0) {
+    return InvalidArgument(fmt::format("{}: {} cannot be split into {} chunks along dimension {}",
+                                       op, x.shape().ToString(false), n, dim));
+  }
+  const int64_t chunk = x.shape().dimensions(dim) / n;
+  std::vector<int64_t> starts(static_cast<size_t>(x.shape().rank()), 0);
+  std::vector<int64_t> limits = x.shape().dimensions();
+  std::vector<int64_t> strides(static_cast<size_t>(x.shape().rank()), 1);
+  std::vector<Literal> out;
+  for (int64_t i = 0; i < n; ++i) {
+    starts[static_cast<size_t>(dim)] = i * chunk;
+    limits[static_cast<size_t>(dim)] = (i + 1) * chunk;
+    std::vector<int64_t> dims = x.shape().dimensions();
+    dims[static_cast<size_t>(dim)] = chunk;
+    TPUSIM_ASSIGN_OR_RETURN(
+        Literal s, Slice(x, starts, limits, strides, Shape(x.element_type(), dims), options));
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace
+
+StatusOr<std::vector<std::vector<int64_t>>> CollectiveGroups(const HloInstruction& inst,
+                                                             const DeviceGrid& grid) {
+  const int64_t R = grid.replicas, P = grid.partitions;
+  std::vector<std::vector<int64_t>> groups;
+  const bool channel = inst.channel_id().has_value();
+  if (inst.use_global_device_ids()) {
+    TPUSIM_ASSIGN_OR_RETURN(groups, ExpandReplicaGroups(inst.replica_groups(), grid.size()));
+  } else {
+    TPUSIM_ASSIGN_OR_RETURN(auto replica_groups, ExpandReplicaGroups(inst.replica_groups(), R));
+    if (!channel) {
+      for (int64_t p = 0; p < P; ++p) {
+        for (const auto& g : replica_groups) {
+          std::vector<int64_t> devs;
+          for (int64_t r : g) devs.push_back(r * P + p);
+          groups.push_back(std::move(devs));
+        }
+      }
+    } else {
+      for (const auto& g : replica_groups) {
+        std::vector<int64_t> devs;
+        for (int64_t p = 0; p < P; ++p) {
+          for (int64_t r : g) devs.push_back(r * P + p);
+        }
+        groups.push_back(std::move(devs));
+      }
+    }
+  }
+  std::vector<int> seen(static_cast<size_t>(grid.size()), 0);
+  for (const auto& g : groups) {
+    for (int64_t d : g) {
+      if (d < 0 || d >= grid.size()) {
+        return InvalidArgument(
+            fmt::format("device {} in replica_groups is out of range for {} "
+                        "replica(s) x {} partition(s)",
+                        d, R, P));
+      }
+      if (seen[static_cast<size_t>(d)]++) {
+        return InvalidArgument(fmt::format("device {} appears in two replica groups", d));
+      }
+    }
+  }
+  return groups;
+}
+
+StatusOr<std::vector<Literal>> EvaluateCollective(
+    const HloInstruction& inst, const DeviceGrid& grid, const std::vector<int64_t>& devices,
+    const std::vector<std::vector<const Literal*>>& operands, const CalledComputation* reducer,
+    const Shape& out, const KernelOptions& options) {
+  const HloOpcode op = inst.opcode();
+  // Position of each global device in `devices` (-1: not being evaluated).
+  std::vector<int64_t> slot(static_cast<size_t>(grid.size()), -1);
+  for (size_t i = 0; i < devices.size(); ++i)
+    slot[static_cast<size_t>(devices[i])] = static_cast<int64_t>(i);
+  std::vector<Literal> results(devices.size());
+  std::vector<bool> done(devices.size(), false);
+
+  if (IsPermute(op)) {
+    const bool cross_partition = inst.channel_id().has_value();
+    for (size_t i = 0; i < devices.size(); ++i) {
+      // Devices that receive nothing get zeros (XLA operation semantics, CollectivePermute).
+      const Literal& x = *operands[i][0];
+      TPUSIM_ASSIGN_OR_RETURN(Literal zero, Literal::Create(x.shape(), options.max_bytes));
+      results[i] = std::move(zero);
+    }
+    const int64_t P = grid.partitions;
+    for (const auto& [src, dst] : inst.source_target_pairs()) {
+      for (size_t i = 0; i < devices.size(); ++i) {
+        const int64_t d = devices[i];
+        const int64_t r = d / P, p = d % P;
+        const int64_t my_id = cross_partition ? p : r;
+        if (my_id != dst) continue;
+        const int64_t limit = cross_partition ? P : grid.replicas;
+        if (src < 0 || src >= limit) {
+          return InvalidArgument(fmt::format("collective-permute: source {} out of range", src));
+        }
+        const int64_t src_dev = cross_partition ? r * P + src : src * P + p;
+        const int64_t s = slot[static_cast<size_t>(src_dev)];
+        if (s < 0)
+          return InvalidArgument("collective-permute: source device is not being evaluated");
+        results[i] = *operands[static_cast<size_t>(s)][0];
+      }
+    }
+    return results;
+  }
+
+  TPUSIM_ASSIGN_OR_RETURN(auto groups, CollectiveGroups(inst, grid));
+  for (const auto& group : groups) {
+    bool any = false, all = true;
+    for (int64_t d : group) {
+      if (slot[static_cast<size_t>(d)] >= 0) {
+        any = true;
+      } else {
+        all = false;
+      }
+    }
+    if (!any) continue;
+    if (!all) {
+      return InvalidArgument(
+          fmt::format("{}: a replica group spans devices that are not all executing "
+                      "this instruction (diverged control flow)",
+                      HloOpcodeString(op)));
+    }
+    const size_t n = group.size();
+    const size_t num_ops =
+        operands[static_cast<size_t>(slot[static_cast<size_t>(group[0])])].size();
+    auto member_op = [&](size_t member, size_t k) -> const Literal& {
+      return *operands[static_cast<size_t>(slot[static_cast<size_t>(group[member])])][k];
+    };
+    // Per operand k: the per-member result values.
+    std::vector<std::vector<Literal>> per_member(n);
+    for (size_t k = 0; k < num_ops; ++k) {
+      switch (op) {
+        case HloOpcode::kAllReduce:
+        case HloOpcode::kAllReduceStart:
+        case HloOpcode::kReduceScatter: {
+          if (reducer == nullptr) return InvalidArgument("all-reduce needs to_apply");
+          // (A scalar operand of a multi-operand reduce-scatter is all-reduced: PyTorch/XLA dumps
+          // carry a bf16[] beside the scattered arrays, with a bf16[] result.)
+          std::vector<const Literal*> members;
+          for (size_t m = 0; m < n; ++m) members.push_back(&member_op(m, k));
+          TPUSIM_ASSIGN_OR_RETURN(Literal acc, FoldArrays(*reducer, members, options));
+          if (op == HloOpcode::kReduceScatter && acc.shape().rank() > 0) {
+            if (inst.dimensions().size() != 1)
+              return InvalidArgument("reduce-scatter needs one dimension");
+            TPUSIM_ASSIGN_OR_RETURN(
+                auto chunks, SplitAlong(acc, inst.dimensions(0), static_cast<int64_t>(n), options,
+                                        "reduce-scatter"));
+            for (size_t m = 0; m < n; ++m) per_member[m].push_back(std::move(chunks[m]));
+          } else {
+            for (size_t m = 0; m < n; ++m) per_member[m].push_back(acc);
+          }
+          break;
+        }
+        case HloOpcode::kAllGather:
+        case HloOpcode::kAllGatherStart: {
+          if (inst.dimensions().size() != 1)
+            return InvalidArgument("all-gather needs one dimension");
+          if (member_op(0, k).shape().rank() == 0) {
+            // A scalar operand of a multi-operand all-gather (PyTorch/XLA dumps carry an f32[]
+            // beside the gathered arrays, with an f32[] result): nothing to gather, each device
+            // keeps its own.
+            for (size_t m = 0; m < n; ++m) per_member[m].push_back(member_op(m, k));
+            break;
+          }
+          std::vector<const Literal*> parts;
+          for (size_t m = 0; m < n; ++m) parts.push_back(&member_op(m, k));
+          const Literal& x = member_op(0, k);
+          const int64_t dim = inst.dimensions(0);
+          if (dim < 0 || dim >= x.shape().rank())
+            return InvalidArgument("all-gather: bad dimension");
+          std::vector<int64_t> dims = x.shape().dimensions();
+          dims[static_cast<size_t>(dim)] *= static_cast<int64_t>(n);
+          TPUSIM_ASSIGN_OR_RETURN(Literal g,
+                                  Concatenate(parts, dim, Shape(x.element_type(), dims), options));
+          for (size_t m = 0; m < n; ++m) per_member[m].push_back(g);
+          break;
+        }
+        case HloOpcode::kAllToAll: {
+          if (inst.dimensions().size() == 1) {
+            // Array form: member j's chunk i goes to member i, placed at position j.
+            std::vector<std::vector<Literal>> chunks(n);
+            for (size_t m = 0; m < n; ++m) {
+              TPUSIM_ASSIGN_OR_RETURN(chunks[m],
+                                      SplitAlong(member_op(m, k), inst.dimensions(0),
+                                                 static_cast<int64_t>(n), options, "all-to-all"));
+            }
+            for (size_t i = 0; i < n; ++i) {
+              std::vector<const Literal*> parts;
+              for (size_t j = 0; j < n; ++j) parts.push_back(&chunks[j][i]);
+              TPUSIM_ASSIGN_OR_RETURN(Literal r, Concatenate(parts, inst.dimensions(0),
+                                                             member_op(i, k).shape(), options));
+              per_member[i].push_back(std::move(r));
+            }
+          } else {
+            // Tuple form: result element k of member i = operand i of member k.
+            if (num_ops != n)
+              return InvalidArgument("all-to-all (tuple form) needs one operand per member");
+            for (size_t i = 0; i < n; ++i) per_member[i].push_back(member_op(k, i));
+          }
+          break;
+        }
+        case HloOpcode::kCollectiveBroadcast: {
+          for (size_t m = 0; m < n; ++m) per_member[m].push_back(member_op(0, k));
+          break;
+        }
+        default:
+          return Unimplemented(fmt::format("collective '{}' is not supported by the CPU evaluator",
+                                           HloOpcodeString(op)));
+      }
+    }
+    for (size_t m = 0; m < n; ++m) {
+      const size_t i = static_cast<size_t>(slot[static_cast<size_t>(group[m])]);
+      if (per_member[m].size() == 1 && !out.IsTuple()) {
+        results[i] = std::move(per_member[m][0]);
+        results[i].ReshapeInPlace(out);
+      } else {
+        results[i] = Literal::MakeTuple(std::move(per_member[m]));
+      }
+      done[i] = true;
+    }
+  }
+  for (size_t i = 0; i < devices.size(); ++i) {
+    if (!done[i]) {
+      return InvalidArgument(
+          fmt::format("{}: device {} is in no replica group", HloOpcodeString(op), devices[i]));
+    }
+  }
+  return results;
+}
+
+}  // namespace tpusim::hlo

@@ -1,0 +1,424 @@
+#include "hlo/eval/kernels/elementwise.h"
+
+#include <fmt/format.h>
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+
+#include "hlo/eval/convert.h"
+#include "hlo/eval/kernels/elementwise_ops.h"
+#include "hlo/eval/kernels/parallel.h"
+
+namespace tpusim::hlo {
+namespace {
+
+constexpr int64_t kBlock = int64_t{1} << 16;
+
+Status TypeError(HloOpcode op, PrimitiveType t) {
+  return Unimplemented(fmt::format("'{}' is not defined for element type {}", HloOpcodeString(op),
+                                   PrimitiveTypeName(t)));
+}
+
+// out[i] = fn(in[i]) over fixed blocks.
+template <typename In, typename Out, typename F>
+void MapUnary(const Literal& x, Literal& out, const KernelOptions& opt, F fn) {
+  const In* src = x.data<In>();
+  Out* dst = out.mutable_data<Out>();
+  ParallelForBlocks(x.element_count(), kBlock, opt.threads, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) dst[i] = fn(src[i]);
+  });
+}
+
+template <typename T, typename Out, typename F>
+void MapBinary(const Literal& a, const Literal& b, Literal& out, const KernelOptions& opt, F fn) {
+  const T* pa = a.data<T>();
+  const T* pb = b.data<T>();
+  Out* dst = out.mutable_data<Out>();
+  ParallelForBlocks(out.element_count(), kBlock, opt.threads, [&](int64_t s, int64_t e) {
+    for (int64_t i = s; i < e; ++i) dst[i] = fn(pa[i], pb[i]);
+  });
+}
+
+// Applies a float function in the compute type (f32 for f16/bf16) and rounds once.
+template <typename T, typename F>
+T FloatFn(T x, F f) {
+  return static_cast<T>(f(static_cast<ComputeType<T>>(x)));
+}
+
+template <typename T>
+StatusOr<bool> UnaryTyped(HloOpcode op, const Literal& x, Literal& out, const KernelOptions& opt) {
+  using C = ComputeType<T>;
+  constexpr bool kFloat = kIsFloat<T>;
+  constexpr bool kInt = kIsInt<T>;
+  constexpr bool kPred = std::is_same_v<T, bool>;
+  auto float_op = [&](auto f) -> StatusOr<bool> {
+    if constexpr (kFloat) {
+      MapUnary<T, T>(x, out, opt, [&](T v) { return FloatFn(v, f); });
+      return true;
+    }
+    return TypeError(op, x.element_type());
+  };
+  switch (op) {
+    case HloOpcode::kCopy:
+      out = x;
+      return true;
+    case HloOpcode::kAbs:
+      if constexpr (kFloat) return float_op([](C v) { return std::fabs(v); });
+      if constexpr (kInt) {
+        MapUnary<T, T>(x, out, opt, [](T v) {
+          if constexpr (std::is_signed_v<T>) return v < 0 ? ew::Sub(T(0), v) : v;
+          return v;
+        });
+        return true;
+      }
+      break;
+    case HloOpcode::kNegate:
+      if constexpr (kFloat) return float_op([](C v) { return -v; });
+      if constexpr (kInt) {
+        MapUnary<T, T>(x, out, opt, [](T v) { return ew::Sub(T(0), v); });
+        return true;
+      }
+      break;
+    case HloOpcode::kSign:
+      if constexpr (kFloat) {
+        return float_op([](C v) -> C {
+          if (std::isnan(v) || v == C(0)) return v;  // NaN -> NaN, +-0 -> +-0
+          return v > C(0) ? C(1) : C(-1);
+        });
+      }
+      if constexpr (kInt) {
+        MapUnary<T, T>(x, out, opt, [](T v) {
+          if constexpr (std::is_signed_v<T>) return static_cast<T>(v > 0 ? 1 : (v < 0 ? -1 : 0));
+          return static_cast<T>(v > 0 ? 1 : 0);
+        });
+        return true;
+      }
+      break;
+    case HloOpcode::kNot:
+      if constexpr (kPred) {
+        MapUnary<T, T>(x, out, opt, [](T v) { return !v; });
+        return true;
+      }
+      if constexpr (kInt) {
+        MapUnary<T, T>(x, out, opt, [](T v) { return static_cast<T>(~v); });
+        return true;
+      }
+      break;
+    case HloOpcode::kFloor:
+      return float_op([](C v) { return std::floor(v); });
+    case HloOpcode::kCeil:
+      return float_op([](C v) { return std::ceil(v); });
+    case HloOpcode::kRoundNearestAfz:
+      return float_op([](C v) { return std::round(v); });
+    case HloOpcode::kRoundNearestEven:
+      return float_op([](C v) { return std::nearbyint(v); });
+    case HloOpcode::kExp:
+      return float_op([](C v) { return std::exp(v); });
+    case HloOpcode::kExpm1:
+      return float_op([](C v) { return std::expm1(v); });
+    case HloOpcode::kLog:
+      return float_op([](C v) { return std::log(v); });
+    case HloOpcode::kLog1p:
+      return float_op([](C v) { return std::log1p(v); });
+    case HloOpcode::kLogistic:
+      return float_op([](C v) { return C(1) / (C(1) + std::exp(-v)); });
+    case HloOpcode::kSqrt:
+      return float_op([](C v) { return std::sqrt(v); });
+    case HloOpcode::kRsqrt:
+      return float_op([](C v) { return C(1) / std::sqrt(v); });
+    case HloOpcode::kCbrt:
+      return float_op([](C v) { return std::cbrt(v); });
+    case HloOpcode::kSin:
+      return float_op([](C v) { return std::sin(v); });
+    case HloOpcode::kCos:
+      return float_op([](C v) { return std::cos(v); });
+    case HloOpcode::kTan:
+      return float_op([](C v) { return std::tan(v); });
+    case HloOpcode::kTanh:
+      return float_op([](C v) { return std::tanh(v); });
+    case HloOpcode::kErf:
+      return float_op([](C v) { return std::erf(v); });
+    case HloOpcode::kIsFinite:
+      if constexpr (kFloat) {
+        MapUnary<T, bool>(x, out, opt, [](T v) { return std::isfinite(static_cast<C>(v)); });
+        return true;
+      }
+      break;
+    case HloOpcode::kPopulationCount:
+      if constexpr (kInt) {
+        MapUnary<T, T>(x, out, opt, [](T v) {
+          return static_cast<T>(std::popcount(static_cast<std::make_unsigned_t<T>>(v)));
+        });
+        return true;
+      }
+      break;
+    case HloOpcode::kClz:
+      if constexpr (kInt) {
+        MapUnary<T, T>(x, out, opt, [](T v) {
+          return static_cast<T>(std::countl_zero(static_cast<std::make_unsigned_t<T>>(v)));
+        });
+        return true;
+      }
+      break;
+    default:
+      return Unimplemented(
+          fmt::format("'{}' is not an elementwise unary operation", HloOpcodeString(op)));
+  }
+  return TypeError(op, x.element_type());
+}
+
+template <typename T>
+StatusOr<bool> BinaryTyped(HloOpcode op, const Literal& a, const Literal& b, Literal& out,
+                           const KernelOptions& opt) {
+  constexpr bool kFloat = kIsFloat<T>;
+  auto run = [&](auto fn) -> StatusOr<bool> {
+    MapBinary<T, T>(a, b, out, opt, fn);
+    return true;
+  };
+  switch (op) {
+    case HloOpcode::kAdd:
+      return run(ew::Add<T>);
+    case HloOpcode::kSubtract:
+      return run(ew::Sub<T>);
+    case HloOpcode::kMultiply:
+      return run(ew::Mul<T>);
+    case HloOpcode::kDivide:
+      return run(ew::Div<T>);
+    case HloOpcode::kRemainder:
+      return run(ew::Rem<T>);
+    case HloOpcode::kMaximum:
+      return run(ew::Max<T>);
+    case HloOpcode::kMinimum:
+      return run(ew::Min<T>);
+    case HloOpcode::kPower:
+      return run(ew::Pow<T>);
+    case HloOpcode::kAtan2:
+      if constexpr (kFloat) return run(ew::Atan2<T>);
+      break;
+    case HloOpcode::kAnd:
+      if constexpr (!kFloat) return run(ew::And<T>);
+      break;
+    case HloOpcode::kOr:
+      if constexpr (!kFloat) return run(ew::Or<T>);
+      break;
+    case HloOpcode::kXor:
+      if constexpr (!kFloat) return run(ew::Xor<T>);
+      break;
+    case HloOpcode::kShiftLeft:
+      if constexpr (kIsInt<T>) return run(ew::ShiftLeft<T>);
+      break;
+    case HloOpcode::kShiftRightLogical:
+      if constexpr (kIsInt<T>) return run(ew::ShiftRightLogical<T>);
+      break;
+    case HloOpcode::kShiftRightArithmetic:
+      if constexpr (kIsInt<T>) return run(ew::ShiftRightArithmetic<T>);
+      break;
+    default:
+      return Unimplemented(
+          fmt::format("'{}' is not an elementwise binary operation", HloOpcodeString(op)));
+  }
+  return TypeError(op, a.element_type());
+}
+
+Status CheckSameDims(const char* what, const Literal& x, const Shape& out) {
+  if (!x.IsArray() || x.shape().dimensions() != out.dimensions()) {
+    return InvalidArgument(fmt::format("{}: operand {} does not match result {}", what,
+                                       x.shape().ToString(false), out.ToString(false)));
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+StatusOr<Literal> EvaluateUnary(HloOpcode opcode, const Literal& x, const Shape& out,
+                                const KernelOptions& options) {
+  TPUSIM_RETURN_IF_ERROR(CheckSameDims(HloOpcodeString(opcode).data(), x, out));
+  TPUSIM_ASSIGN_OR_RETURN(Literal result, Literal::Create(out, options.max_bytes));
+  StatusOr<bool> st = PrimitiveTypeSwitch(x.element_type(), [&](auto tag) {
+    return UnaryTyped<typename decltype(tag)::type>(opcode, x, result, options);
+  });
+  if (!st.ok()) return st.status();
+  if (result.shape().dimensions() != out.dimensions() ||
+      result.element_type() != out.element_type()) {
+    return InvalidArgument(fmt::format("'{}' of {} cannot produce {}", HloOpcodeString(opcode),
+                                       x.shape().ToString(false), out.ToString(false)));
+  }
+  if (opcode == HloOpcode::kCopy) result.ReshapeInPlace(out);
+  return result;
+}
+
+StatusOr<Literal> EvaluateBinary(HloOpcode opcode, const Literal& a, const Literal& b,
+                                 const Shape& out, const KernelOptions& options) {
+  TPUSIM_RETURN_IF_ERROR(CheckSameDims(HloOpcodeString(opcode).data(), a, out));
+  TPUSIM_RETURN_IF_ERROR(CheckSameDims(HloOpcodeString(opcode).data(), b, out));
+  if (a.element_type() != b.element_type() || a.element_type() != out.element_type()) {
+    return InvalidArgument(fmt::format("'{}' mixes element types {}, {} -> {}",
+                                       HloOpcodeString(opcode), PrimitiveTypeName(a.element_type()),
+                                       PrimitiveTypeName(b.element_type()),
+                                       PrimitiveTypeName(out.element_type())));
+  }
+  TPUSIM_ASSIGN_OR_RETURN(Literal result, Literal::Create(out, options.max_bytes));
+  StatusOr<bool> st = PrimitiveTypeSwitch(a.element_type(), [&](auto tag) {
+    return BinaryTyped<typename decltype(tag)::type>(opcode, a, b, result, options);
+  });
+  if (!st.ok()) return st.status();
+  return result;
+}
+
+StatusOr<Literal> EvaluateCompare(ComparisonDirection direction, ComparisonType type,
+                                  const Literal& a, const Literal& b, const Shape& out,
+                                  const KernelOptions& options) {
+  TPUSIM_RETURN_IF_ERROR(CheckSameDims("compare", a, out));
+  TPUSIM_RETURN_IF_ERROR(CheckSameDims("compare", b, out));
+  if (a.element_type() != b.element_type() || out.element_type() != PrimitiveType::kPred) {
+    return InvalidArgument(
+        "compare: operands must share an element type and the result must be pred");
+  }
+  TPUSIM_ASSIGN_OR_RETURN(Literal result, Literal::Create(out, options.max_bytes));
+  auto cmp = [direction](auto x, auto y) -> bool {
+    switch (direction) {
+      case ComparisonDirection::kEq:
+        return x == y;
+      case ComparisonDirection::kNe:
+        return x != y;
+      case ComparisonDirection::kGe:
+        return x >= y;
+      case ComparisonDirection::kGt:
+        return x > y;
+      case ComparisonDirection::kLe:
+        return x <= y;
+      case ComparisonDirection::kLt:
+        return x < y;
+    }
+    return false;
+  };
+  PrimitiveTypeSwitch(a.element_type(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (kIsFloat<T>) {
+      if (type == ComparisonType::kTotalOrder) {
+        MapBinary<T, bool>(a, b, result, options, [&](T x, T y) {
+          return cmp(ew::TotalOrderKey(x), ew::TotalOrderKey(y));
+        });
+        return;
+      }
+      MapBinary<T, bool>(a, b, result, options, [&](T x, T y) {
+        return cmp(static_cast<ComputeType<T>>(x), static_cast<ComputeType<T>>(y));
+      });
+    } else if constexpr (kIsInt<T>) {
+      // An explicit SIGNED/UNSIGNED type reinterprets the bits (XLA allows type=UNSIGNED on s32).
+      if (type == ComparisonType::kUnsigned) {
+        using UT = std::make_unsigned_t<T>;
+        MapBinary<T, bool>(a, b, result, options,
+                           [&](T x, T y) { return cmp(static_cast<UT>(x), static_cast<UT>(y)); });
+      } else if (type == ComparisonType::kSigned) {
+        using ST = std::make_signed_t<T>;
+        MapBinary<T, bool>(a, b, result, options,
+                           [&](T x, T y) { return cmp(static_cast<ST>(x), static_cast<ST>(y)); });
+      } else {
+        MapBinary<T, bool>(a, b, result, options, [&](T x, T y) { return cmp(x, y); });
+      }
+    } else {
+      MapBinary<T, bool>(a, b, result, options, [&](T x, T y) { return cmp(x, y); });
+    }
+  });
+  return result;
+}
+
+StatusOr<Literal> EvaluateSelect(const Literal& pred, const Literal& on_true,
+                                 const Literal& on_false, const Shape& out,
+                                 const KernelOptions& options) {
+  TPUSIM_RETURN_IF_ERROR(CheckSameDims("select", on_true, out));
+  TPUSIM_RETURN_IF_ERROR(CheckSameDims("select", on_false, out));
+  if (pred.element_type() != PrimitiveType::kPred ||
+      (pred.shape().rank() != 0 && pred.shape().dimensions() != out.dimensions())) {
+    return InvalidArgument(fmt::format("select: predicate {} does not fit result {}",
+                                       pred.shape().ToString(false), out.ToString(false)));
+  }
+  if (pred.shape().rank() == 0 && out.rank() != 0) {
+    Literal result = pred.data<bool>()[0] ? on_true : on_false;
+    result.ReshapeInPlace(out);
+    return result;
+  }
+  TPUSIM_ASSIGN_OR_RETURN(Literal result, Literal::Create(out, options.max_bytes));
+  PrimitiveTypeSwitch(out.element_type(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const bool* p = pred.data<bool>();
+    const T* t = on_true.data<T>();
+    const T* f = on_false.data<T>();
+    T* d = result.mutable_data<T>();
+    ParallelForBlocks(result.element_count(), kBlock, options.threads, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) d[i] = p[i] ? t[i] : f[i];
+    });
+  });
+  return result;
+}
+
+StatusOr<Literal> EvaluateClamp(const Literal& lo, const Literal& x, const Literal& hi,
+                                const Shape& out, const KernelOptions& options) {
+  TPUSIM_RETURN_IF_ERROR(CheckSameDims("clamp", x, out));
+  for (const Literal* bound : {&lo, &hi}) {
+    if (bound->shape().rank() != 0 && bound->shape().dimensions() != out.dimensions()) {
+      return InvalidArgument(fmt::format("clamp: bound {} does not fit operand {}",
+                                         bound->shape().ToString(false), out.ToString(false)));
+    }
+  }
+  TPUSIM_ASSIGN_OR_RETURN(Literal result, Literal::Create(out, options.max_bytes));
+  PrimitiveTypeSwitch(out.element_type(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* pl = lo.data<T>();
+    const T* px = x.data<T>();
+    const T* ph = hi.data<T>();
+    const int64_t sl = lo.shape().rank() == 0 ? 0 : 1, sh = hi.shape().rank() == 0 ? 0 : 1;
+    T* d = result.mutable_data<T>();
+    ParallelForBlocks(result.element_count(), kBlock, options.threads, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) d[i] = ew::Min(ew::Max(px[i], pl[i * sl]), ph[i * sh]);
+    });
+  });
+  return result;
+}
+
+StatusOr<Literal> EvaluateConvert(const Literal& x, const Shape& out,
+                                  const KernelOptions& options) {
+  TPUSIM_RETURN_IF_ERROR(CheckSameDims("convert", x, out));
+  TPUSIM_ASSIGN_OR_RETURN(Literal result, ConvertLiteral(x, out.element_type(), options.max_bytes));
+  result.ReshapeInPlace(out);
+  return result;
+}
+
+StatusOr<Literal> EvaluateBitcastConvert(const Literal& x, const Shape& out,
+                                         const KernelOptions& options) {
+  TPUSIM_ASSIGN_OR_RETURN(Literal result, Literal::Create(out, options.max_bytes));
+  if (result.size_bytes() != x.size_bytes()) {
+    return InvalidArgument(fmt::format("bitcast-convert: {} and {} differ in byte size",
+                                       x.shape().ToString(false), out.ToString(false)));
+  }
+  if (result.size_bytes() > 0) {
+    std::memcpy(result.mutable_raw(), x.raw(), static_cast<size_t>(x.size_bytes()));
+  }
+  if (out.element_type() == PrimitiveType::kPred) {  // keep bools canonical (0/1)
+    uint8_t* d = result.mutable_raw();
+    for (int64_t i = 0; i < result.size_bytes(); ++i) d[i] = d[i] != 0;
+  }
+  return result;
+}
+
+StatusOr<Literal> EvaluateReducePrecision(const Literal& x, int64_t exponent_bits,
+                                          int64_t mantissa_bits, const KernelOptions& options) {
+  if (!IsFloatingPoint(x.element_type()) || exponent_bits < 1 || exponent_bits > 11 ||
+      mantissa_bits < 0 || mantissa_bits > 52) {
+    return InvalidArgument(
+        fmt::format("reduce-precision: bad exponent_bits={} mantissa_bits={} for {}", exponent_bits,
+                    mantissa_bits, x.shape().ToString(false)));
+  }
+  const int max_exp = (1 << (exponent_bits - 1)) - 1;  // IEEE bias
+  const int min_exp = 1 - max_exp;
+  TPUSIM_ASSIGN_OR_RETURN(Literal result, Literal::Create(x.shape(), options.max_bytes));
+  for (int64_t i = 0; i < x.element_count(); ++i) {
+    result.SetFromDouble(
+        i, RoundToFloatFormat(x.GetAsDouble(i), static_cast<int>(mantissa_bits), min_exp, max_exp));
+  }
+  return result;
+}
+
+}  // namespace tpusim::hlo

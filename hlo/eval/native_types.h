@@ -1,0 +1,118 @@
+// The C++ type that holds one element of each HLO element type the CPU evaluator supports, and a
+// switch that calls a generic lambda with that type. One place maps PrimitiveType <-> C++ type;
+// every kernel dispatches through PrimitiveTypeSwitch.
+//
+// Supported: pred (stored as bool, one byte as XLA stores it), s8 s16 s32 s64, u8 u16 u32 u64,
+// f16 (Eigen::half), bf16 (Eigen::bfloat16), f32, f64. Not supported (Unimplemented where they
+// appear): s4/u4, complex, f8 types.
+#pragma once
+
+#include <Eigen/Core>
+#include <cstdint>
+#include <type_traits>
+
+#include "common/check.h"
+#include "hlo/shape.h"
+
+namespace tpusim::hlo {
+
+/// A value-less tag carrying a type, so a generic lambda can receive "the type" as an argument.
+template <typename T>
+struct TypeTag {
+  using type = T;
+};
+
+/// True for the element types Literal can store.
+inline bool IsEvaluatorType(PrimitiveType t) {
+  switch (t) {
+    case PrimitiveType::kPred:
+    case PrimitiveType::kS8:
+    case PrimitiveType::kS16:
+    case PrimitiveType::kS32:
+    case PrimitiveType::kS64:
+    case PrimitiveType::kU8:
+    case PrimitiveType::kU16:
+    case PrimitiveType::kU32:
+    case PrimitiveType::kU64:
+    case PrimitiveType::kF16:
+    case PrimitiveType::kBF16:
+    case PrimitiveType::kF32:
+    case PrimitiveType::kF64:
+      return true;
+    default:
+      return false;
+  }
+}
+
+/// Calls f(TypeTag<T>{}) with T the native type of `t`. `t` must satisfy IsEvaluatorType (checked).
+template <typename F>
+decltype(auto) PrimitiveTypeSwitch(PrimitiveType t, F&& f) {
+  switch (t) {
+    case PrimitiveType::kPred:
+      return f(TypeTag<bool>{});
+    case PrimitiveType::kS8:
+      return f(TypeTag<int8_t>{});
+    case PrimitiveType::kS16:
+      return f(TypeTag<int16_t>{});
+    case PrimitiveType::kS32:
+      return f(TypeTag<int32_t>{});
+    case PrimitiveType::kS64:
+      return f(TypeTag<int64_t>{});
+    case PrimitiveType::kU8:
+      return f(TypeTag<uint8_t>{});
+    case PrimitiveType::kU16:
+      return f(TypeTag<uint16_t>{});
+    case PrimitiveType::kU32:
+      return f(TypeTag<uint32_t>{});
+    case PrimitiveType::kU64:
+      return f(TypeTag<uint64_t>{});
+    case PrimitiveType::kF16:
+      return f(TypeTag<Eigen::half>{});
+    case PrimitiveType::kBF16:
+      return f(TypeTag<Eigen::bfloat16>{});
+    case PrimitiveType::kF32:
+      return f(TypeTag<float>{});
+    case PrimitiveType::kF64:
+      return f(TypeTag<double>{});
+    default:
+      break;
+  }
+  TPUSIM_CHECK(false) << "PrimitiveTypeSwitch on unsupported type " << PrimitiveTypeName(t);
+  return f(TypeTag<float>{});  // unreachable
+}
+
+/// The PrimitiveType of a native type.
+template <typename T>
+constexpr PrimitiveType PrimitiveTypeOf() {
+  if constexpr (std::is_same_v<T, bool>) return PrimitiveType::kPred;
+  if constexpr (std::is_same_v<T, int8_t>) return PrimitiveType::kS8;
+  if constexpr (std::is_same_v<T, int16_t>) return PrimitiveType::kS16;
+  if constexpr (std::is_same_v<T, int32_t>) return PrimitiveType::kS32;
+  if constexpr (std::is_same_v<T, int64_t>) return PrimitiveType::kS64;
+  if constexpr (std::is_same_v<T, uint8_t>) return PrimitiveType::kU8;
+  if constexpr (std::is_same_v<T, uint16_t>) return PrimitiveType::kU16;
+  if constexpr (std::is_same_v<T, uint32_t>) return PrimitiveType::kU32;
+  if constexpr (std::is_same_v<T, uint64_t>) return PrimitiveType::kU64;
+  if constexpr (std::is_same_v<T, Eigen::half>) return PrimitiveType::kF16;
+  if constexpr (std::is_same_v<T, Eigen::bfloat16>) return PrimitiveType::kBF16;
+  if constexpr (std::is_same_v<T, float>) return PrimitiveType::kF32;
+  if constexpr (std::is_same_v<T, double>) return PrimitiveType::kF64;
+  return PrimitiveType::kInvalid;
+}
+
+/// f16, bf16, f32, f64.
+template <typename T>
+constexpr bool kIsFloat = std::is_same_v<T, Eigen::half> || std::is_same_v<T, Eigen::bfloat16> ||
+                          std::is_same_v<T, float> || std::is_same_v<T, double>;
+/// f16 and bf16: computed in f32 and rounded back once per HLO op.
+template <typename T>
+constexpr bool kIsHalfFloat = std::is_same_v<T, Eigen::half> || std::is_same_v<T, Eigen::bfloat16>;
+/// Integers other than pred.
+template <typename T>
+constexpr bool kIsInt = std::is_integral_v<T> && !std::is_same_v<T, bool>;
+
+/// The type arithmetic on T is carried out in: float for f16/bf16, T otherwise.
+template <typename T>
+using ComputeType = std::conditional_t<kIsHalfFloat<T>, float, T>;
+
+}  // namespace tpusim::hlo

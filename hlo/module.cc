@@ -1,0 +1,106 @@
+#include "hlo/module.h"
+
+#include <algorithm>
+#include <set>
+
+#include "common/check.h"
+#include "hlo/printer.h"
+#include "hlo/sharding.h"
+
+namespace tpusim::hlo {
+
+HloComputation* HloModule::AddComputation(std::unique_ptr<HloComputation> computation) {
+  TPUSIM_CHECK(computation != nullptr);
+  HloComputation* raw = computation.get();
+  raw->set_parent(this);
+  computations_.push_back(std::move(computation));
+  return raw;
+}
+
+HloComputation* HloModule::FindComputation(std::string_view name) const {
+  for (const auto& c : computations_) {
+    if (c->name() == name) return c.get();
+  }
+  return nullptr;
+}
+
+std::vector<HloComputation*> HloModule::MakeComputationPostOrder() const {
+  // Iterative DFS (no recursion: call depth is bounded only by the input). The parser rejects
+  // cyclic calls, so a computation is never re-entered while on the stack.
+  std::vector<HloComputation*> order;
+  std::set<const HloComputation*> done;
+  struct Frame {
+    HloComputation* comp;
+    std::vector<HloComputation*> callees;
+    size_t next;
+  };
+  auto callees_of = [](HloComputation* c) {
+    std::vector<HloComputation*> out;
+    for (const auto& inst : c->instructions()) {
+      for (HloComputation* callee : inst->called_computations()) out.push_back(callee);
+    }
+    return out;
+  };
+  auto visit = [&](HloComputation* root) {
+    if (done.count(root)) return;
+    std::vector<Frame> stack;
+    std::set<const HloComputation*> on_stack;
+    stack.push_back({root, callees_of(root), 0});
+    on_stack.insert(root);
+    while (!stack.empty()) {
+      Frame& f = stack.back();
+      if (f.next < f.callees.size()) {
+        HloComputation* c = f.callees[f.next++];
+        if (done.count(c) || on_stack.count(c)) continue;
+        stack.push_back({c, callees_of(c), 0});
+        on_stack.insert(c);
+        continue;
+      }
+      done.insert(f.comp);
+      on_stack.erase(f.comp);
+      order.push_back(f.comp);
+      stack.pop_back();
+    }
+  };
+  for (const auto& c : computations_) {
+    if (c.get() != entry_) visit(c.get());
+  }
+  if (entry_ != nullptr) visit(entry_);
+  return order;
+}
+
+int64_t HloModule::instruction_count() const {
+  int64_t n = 0;
+  for (const auto& c : computations_) n += c->instruction_count();
+  return n;
+}
+
+std::string HloModule::ToString() const { return PrintModule(*this); }
+
+int64_t InferDeviceCount(const HloModule& m) {
+  // Saturating at kMaxDevices + 1 (which every consumer refuses): ids come from the input.
+  constexpr int64_t kCap = kMaxDevices + 1;
+  auto count = [](int64_t id) { return id < 0 ? 0 : id >= kCap ? kCap : id + 1; };
+  int64_t n = std::min(kCap, std::max<int64_t>(1, m.replica_count())) *
+              std::min(kCap, std::max<int64_t>(1, m.num_partitions()));
+  n = std::min(n, kCap);
+  for (const auto& comp : m.computations()) {
+    for (const auto& inst : comp->instructions()) {
+      const ReplicaGroups& g = inst->replica_groups();
+      for (const auto& group : g.groups) {
+        for (int64_t id : group) n = std::max(n, count(id));
+      }
+      if (g.iota_form) {
+        int64_t prod = 1;
+        for (int64_t d : g.iota.dims) prod = std::min(kCap, prod * std::clamp<int64_t>(d, 0, kCap));
+        n = std::max(n, prod);
+      }
+      for (const auto& [s, t] : inst->source_target_pairs()) {
+        n = std::max({n, count(s), count(t)});
+      }
+    }
+  }
+  return n;
+}
+
+}  // namespace tpusim::hlo
