@@ -144,6 +144,7 @@ StatusOr<CompiledModule> Compile(const hlo::HloModule& module, const config::Chi
         megacore ? tc * std::max<int64_t>(1, config.core.mxu.count) * config.core.mxu.cols
                  : std::numeric_limits<int64_t>::max();
     AddDotEpilogues(*m, split_n, &groups);
+    AddDotPrologues(*m, split_n, &groups);
   }
   auto plan_for = [&](int32_t core) {
     const uint64_t base = config.hbm.shared_by_cores && !megacore

@@ -66,6 +66,7 @@ class CoreEmitter {
 
   /// Tag for the instructions emitted from now on (index into Program::hlo_names).
   void set_tag(int32_t tag) { tag_ = tag; }
+  int32_t tag() const { return tag_; }
   void Emit(const isa::Instruction& inst);
   template <typename Op>
   void Emit(const Op& op) {

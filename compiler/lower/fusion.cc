@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <set>
 
 #include "compiler/lower/lowerer.h"
 #include "hlo/computation.h"
@@ -187,6 +188,92 @@ void AddDotEpilogues(const hlo::HloModule& module, int64_t min_split_n, Elementw
     AddEpilogueReductions(list, position, dot, members.back(), &members);
     groups->epilogue_of_dot[dot] = members;
     for (const HloInstruction* m : members) groups->dot_of_epilogue[m] = dot;
+  }
+}
+
+namespace {
+
+// The members of the prologue computing `dot`'s operand `index`, in program order (empty when
+// there is none), decided in reverse program order so that every user of a candidate is decided
+// before it.
+std::vector<const HloInstruction*> PrologueMembers(
+    const std::vector<std::unique_ptr<HloInstruction>>& list, size_t dot_pos, int index,
+    const ElementwiseGroups& groups) {
+  const HloInstruction* dot = list[dot_pos].get();
+  const HloInstruction* w = dot->operand(index);
+  std::set<const HloInstruction*> members;
+  auto candidate = [&](const HloInstruction* x) {
+    if (!IsFusible(*x) || IsVirtualBroadcast(*x) || HasNoCode(*x) ||
+        x->shape().dimensions() != w->shape().dimensions() || groups.dot_of_epilogue.count(x) > 0 ||
+        groups.dot_of_prologue.count(x) > 0 || x->parent()->root_instruction() == x ||
+        x->users().empty()) {
+      return false;
+    }
+    for (const HloInstruction* u : x->users()) {
+      if (x == w ? u != dot : members.count(u) == 0) return false;
+    }
+    return true;
+  };
+  if (!candidate(w)) return {};
+  members.insert(w);
+  std::vector<const HloInstruction*> ordered;
+  for (size_t j = dot_pos; j-- > 0;) {
+    const HloInstruction* x = list[j].get();
+    if (x != w && (members.count(x) > 0 || !candidate(x))) continue;
+    bool read_by_member = x == w;
+    for (const HloInstruction* u : x->users()) read_by_member = read_by_member || members.count(u);
+    if (!read_by_member) continue;
+    members.insert(x);
+    ordered.push_back(x);
+  }
+  std::reverse(ordered.begin(), ordered.end());
+  // Whole groups only; external operands the prologue can load block by block.
+  for (const HloInstruction* m : ordered) {
+    if (auto g = groups.group_of.find(m); g != groups.group_of.end()) {
+      for (const HloInstruction* other : groups.groups[g->second]) {
+        if (members.count(other) == 0) return {};
+      }
+    }
+    for (const HloInstruction* op : m->operands()) {
+      if (members.count(op) > 0) continue;
+      if (Producer(op) == dot) return {};
+      const bool same_dims = op->shape().dimensions() == w->shape().dimensions();
+      const bool small = IsVirtualBroadcast(*op) || op->shape().ElementCount() == 1;
+      if ((!same_dims && !small) || VirtualPadOf(op) != nullptr) return {};
+      if (small && m->opcode() == HloOpcode::kSelect) return {};
+    }
+  }
+  return ordered;
+}
+
+}  // namespace
+
+void AddDotPrologues(const hlo::HloModule& module, int64_t min_split_n, ElementwiseGroups* groups) {
+  const auto& list = module.entry_computation()->instructions();
+  for (size_t i = 0; i < list.size(); ++i) {
+    const HloInstruction* dot = list[i].get();
+    if (dot->opcode() != HloOpcode::kDot || !dot->shape().IsArray() || dot->shape().rank() < 1 ||
+        dot->shape().dimensions().back() >= min_split_n) {
+      continue;
+    }
+    const auto& dn = dot->dot_dimension_numbers();
+    const int64_t rank = dot->operand(0)->shape().rank();
+    if ((rank != 2 && rank != 3) || dot->operand(1)->shape().rank() != rank ||
+        static_cast<int64_t>(dn.lhs_batch_dimensions.size()) != rank - 2 ||
+        dn.lhs_contracting_dimensions.size() != 1 || dn.rhs_contracting_dimensions.size() != 1) {
+      continue;
+    }
+    // MK LHS and KN weights: the forms loaded without a transpose.
+    const bool canonical[2] = {dn.lhs_contracting_dimensions[0] == rank - 1,
+                               dn.rhs_contracting_dimensions[0] == rank - 2};
+    for (int index = 0; index < 2; ++index) {
+      if (!canonical[index]) continue;
+      if (index == 1 && dot->operand(1) == dot->operand(0)) continue;
+      std::vector<const HloInstruction*> members = PrologueMembers(list, i, index, *groups);
+      if (members.empty()) continue;
+      for (const HloInstruction* m : members) groups->dot_of_prologue[m] = dot;
+      groups->prologue_of_dot[{dot, index}] = std::move(members);
+    }
   }
 }
 

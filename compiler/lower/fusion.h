@@ -24,6 +24,11 @@ struct ElementwiseGroups {
   /// popped, in program order, and the dot of each such op.
   std::map<const hlo::HloInstruction*, std::vector<const hlo::HloInstruction*>> epilogue_of_dot;
   std::map<const hlo::HloInstruction*, const hlo::HloInstruction*> dot_of_epilogue;
+  /// Dot prologues (AddDotPrologues): per dot and operand (0: the LHS, 1: the weights), the
+  /// elementwise ops that compute the operand, in program order, and the dot of each such op.
+  std::map<std::pair<const hlo::HloInstruction*, int>, std::vector<const hlo::HloInstruction*>>
+      prologue_of_dot;
+  std::map<const hlo::HloInstruction*, const hlo::HloInstruction*> dot_of_prologue;
 };
 
 /// Forms the groups of the entry computation. A group is a maximal run of elementwise ops with a
@@ -44,5 +49,16 @@ ElementwiseGroups FormElementwiseGroups(const hlo::HloModule& module, size_t max
 /// is stored only if something else reads it. Dots with N >= `min_split_n` (split over a megacore's
 /// TensorCores) keep their ops separate. The HBM plan treats the ops as defined at the dot.
 void AddDotEpilogues(const hlo::HloModule& module, int64_t min_split_n, ElementwiseGroups* groups);
+
+/// Operand fusion (XLA's kOutput fusion of a dot with the producers of its operands: "scale and
+/// bias applied as the operand tile is loaded"): the elementwise ops that compute a canonical dot's
+/// LHS ([B,M,K]) or weights ([B,K,N]) and are read by nothing else run on each operand block as
+/// it is loaded into VMEM (lower/dot_prologue.cc), so the operand itself never goes through HBM.
+/// A member has the operand's dimensions and all its users inside the prologue (the dot for the
+/// last); its other operands are scalars, virtual broadcasts along the rows or the columns, or
+/// arrays of the operand's dimensions (loaded block by block). Elementwise groups must lie wholly
+/// inside a prologue or outside it. Dots with N >= `min_split_n` (split over a megacore) and
+/// operands in the KM / NK forms (transposed as they are loaded) keep their producers' kernels.
+void AddDotPrologues(const hlo::HloModule& module, int64_t min_split_n, ElementwiseGroups* groups);
 
 }  // namespace tpusim::compiler

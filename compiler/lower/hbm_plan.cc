@@ -411,8 +411,12 @@ StatusOr<HbmPlan> PlanHbm(const hlo::HloModule& module, const ElementwiseGroups&
     position[up.get()] = static_cast<int64_t>(position.size());
   }
   auto def_at = [&](const hlo::HloInstruction* i) {
-    // A dot's epilogue ops write their results while the dot runs (fusion.h, AddDotEpilogues).
+    // A dot's epilogue ops write their results while the dot runs (fusion.h, AddDotEpilogues);
+    // its prologue ops read their operands and compute while it runs (AddDotPrologues).
     if (auto d = groups.dot_of_epilogue.find(i); d != groups.dot_of_epilogue.end()) {
+      return position.at(d->second);
+    }
+    if (auto d = groups.dot_of_prologue.find(i); d != groups.dot_of_prologue.end()) {
       return position.at(d->second);
     }
     auto g = groups.group_of.find(i);
@@ -420,6 +424,9 @@ StatusOr<HbmPlan> PlanHbm(const hlo::HloModule& module, const ElementwiseGroups&
                                       : position.at(groups.groups[g->second].front());
   };
   auto use_at = [&](const hlo::HloInstruction* i) {
+    if (auto d = groups.dot_of_prologue.find(i); d != groups.dot_of_prologue.end()) {
+      return position.at(d->second);
+    }
     auto g = groups.group_of.find(i);
     return g == groups.group_of.end() ? position.at(i)
                                       : position.at(groups.groups[g->second].back());

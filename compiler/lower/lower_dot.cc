@@ -45,6 +45,9 @@ int InputBuffers(int nbuf) { return nbuf > 1 ? 3 : 1; }
 struct DotShape {
   int64_t B, M, K, N, le, re, oe;
   int64_t lhs_copies = 1;  // 2 for a KM LHS: its blocks are staged before the XLU transposes them
+  // VMEM bytes per element of an LHS / weight block that the operand's prologue adds (its inputs
+  // and intermediates; lower/dot_prologue.cc), held like the block in every buffer version.
+  int64_t lhs_extra = 0, rhs_extra = 0;
 };
 
 // HBM-level blocks: an LHS chunk [Mc, Kc], a weight chunk [Kc, Nc] and a result block [Mc, Nc],
@@ -89,7 +92,9 @@ StatusOr<DotBlocks> ChooseDotBlocks(const hlo::HloInstruction& inst,
         while (Mc >= 1) {
           const int64_t nin = InputBuffers(nbuf);
           const int64_t room = vmem - nbuf * Mc * Nc * d.oe - Mc * partial_bytes_per_row;
-          Kc = room > 0 ? std::min(d.K, room / (nin * (Mc * d.le * d.lhs_copies + Nc * d.re))) : 0;
+          const int64_t per_k =
+              nin * (Mc * (d.le * d.lhs_copies + d.lhs_extra) + Nc * (d.re + d.rhs_extra));
+          Kc = room > 0 ? std::min(d.K, room / per_k) : 0;
           if (Kc < d.K) Kc = Kc / R * R;
           if (ksplit > 1 && Kc < d.K) Kc = 0;
           if (Kc >= std::min(d.K, R)) break;
@@ -290,17 +295,45 @@ Status Lowerer::LowerDot(const HloInstruction& inst) {
   }
   const HbmBuffer& O = pop_act ? Buffer(pop_act->last) : D;
   const int64_t le = L.elem_bytes(), re = Rb.elem_bytes(), oe = O.elem_bytes();
-  const int64_t V = (em_.vmem_free() - 3 * 64) * (epilogue_ops != nullptr ? 2 : 3) / 3;
+  int64_t V = (em_.vmem_free() - 3 * 64) * (epilogue_ops != nullptr ? 2 : 3) / 3;
+
+  // Operand fusion (fusion.h, AddDotPrologues): the producers of the LHS [M,K] (index 0) and of
+  // the weights [K,N] (index 1) run on each block as it is loaded. Their blocks count in the block
+  // choice; their row/column vectors are reserved at full length. When they do not fit, the ops
+  // get kernels of their own (LowerPrologueKernels) and the dot is lowered again without them.
+  const std::vector<const HloInstruction*>* pro_ops[2] = {nullptr, nullptr};
+  int64_t pro_extra[2] = {0, 0};
+  if (prologue_disabled_.count(&inst) == 0 && share.parts == 1) {
+    for (int idx = 0; idx < 2; ++idx) {
+      auto it = groups_.prologue_of_dot.find({&inst, idx});
+      if (it == groups_.prologue_of_dot.end()) continue;
+      pro_ops[idx] = &it->second;
+      const PrologueFootprint f = MeasurePrologue(it->second);
+      const int64_t longest = idx == 1 ? std::max(K, N_all) : std::max(M, K);
+      V -=
+          InputBuffers(2) * (f.vectors * longest * f.vector_bytes_per_element + f.allocations * 64);
+      pro_extra[idx] = f.per_element;
+    }
+  }
+  const bool fused_operands = pro_ops[0] != nullptr || pro_ops[1] != nullptr;
+  if (fused_operands && V <= 0) {
+    TPUSIM_RETURN_IF_ERROR(LowerPrologueKernels(inst));
+    return LowerDot(inst);
+  }
 
   // K split: when the whole N fits one array's columns (N <= C) but the core has several MXUs,
   // K tile t goes to MXU t % ksplit, each MXU accumulates its own partial sum, and the partials are
   // popped (f32/s32) and added on the VPU — otherwise all but one MXU would idle.
   const int64_t ksplit =
       (N <= C && nm > 1 && K * N * re <= V / 2) ? std::min(nm, CeilDiv(K, R)) : 1;
-  TPUSIM_ASSIGN_OR_RETURN(
-      const DotBlocks bl,
-      ChooseDotBlocks(inst, config_, DotShape{B, M, K, N, le, re, oe, km ? 2 : 1}, V,
-                      double_buffer_ ? 2 : 1, ksplit));
+  StatusOr<DotBlocks> chosen = ChooseDotBlocks(
+      inst, config_, DotShape{B, M, K, N, le, re, oe, km ? 2 : 1, pro_extra[0], pro_extra[1]}, V,
+      double_buffer_ ? 2 : 1, ksplit);
+  if (!chosen.ok() && fused_operands) {
+    TPUSIM_RETURN_IF_ERROR(LowerPrologueKernels(inst));
+    return LowerDot(inst);
+  }
+  TPUSIM_ASSIGN_OR_RETURN(const DotBlocks bl, std::move(chosen));
   const int64_t Kc = bl.Kc, Nc = bl.Nc, Mc = bl.Mc, tpm = bl.tiles_per_mxu;
   const int nbuf = bl.nbuf;
   const int nin = InputBuffers(nbuf);
@@ -314,6 +347,16 @@ Status Lowerer::LowerDot(const HloInstruction& inst) {
   uint64_t partials = 0;  // ksplit x [Mc, N] partial sums (4-byte accumulator words)
   if (ksplit > 1) {
     TPUSIM_ASSIGN_OR_RETURN(partials, Vmem(inst, ksplit * Mc * N * 4, "K-split partial sums"));
+  }
+  std::optional<Prologue> pro[2];
+  for (int idx = 0; idx < 2; ++idx) {
+    if (pro_ops[idx] == nullptr) continue;
+    pro[idx] = idx == 1 ? PlanPrologue(*pro_ops[idx], Kc, Nc, nin)
+                        : PlanPrologue(*pro_ops[idx], Mc, Kc, nin);
+    if (!pro[idx]) {
+      TPUSIM_RETURN_IF_ERROR(LowerPrologueKernels(inst));
+      return LowerDot(inst);
+    }
   }
   TPUSIM_ASSIGN_OR_RETURN(std::optional<Epilogue> epi,
                           epilogue_ops != nullptr
@@ -376,6 +419,12 @@ Status Lowerer::LowerDot(const HloInstruction& inst) {
                   stage_v0 + static_cast<uint64_t>((st.lhs_ver % nin) * Mc * Kc * le), ds, dims, le,
                   kDotLoadFlag));
       n += d;
+    } else if (st.load_lhs && pro[0]) {
+      TPUSIM_ASSIGN_OR_RETURN(
+          int64_t d,
+          LoadPrologueBlock(*pro[0], st.lhs_ver % nin,
+                            OperandBlock{st.b, M, K, st.m0, mc, st.k0, kc}, kDotLoadFlag));
+      n += d;
     } else if (st.load_lhs) {
       const std::vector<int64_t> dims{mc, kc}, ss{K * le, le}, ds{kc * le, le};
       TPUSIM_ASSIGN_OR_RETURN(
@@ -385,7 +434,13 @@ Status Lowerer::LowerDot(const HloInstruction& inst) {
                   lhs_buf(st.lhs_ver), ds, dims, le, kDotLoadFlag));
       n += d;
     }
-    if (st.load_rhs) {
+    if (st.load_rhs && pro[1]) {
+      TPUSIM_ASSIGN_OR_RETURN(
+          int64_t d, LoadPrologueBlock(*pro[1], st.rhs_ver % nin,
+                                       OperandBlock{st.b, K, N_all, st.k0, kc, n_lo + st.n0, nc},
+                                       kDotLoadFlag));
+      n += d;
+    } else if (st.load_rhs) {
       const uint64_t src =
           Rb.address + static_cast<uint64_t>((nk ? (st.b * N_all + n_lo + st.n0) * K + st.k0
                                                  : (st.b * K + st.k0) * N_all + n_lo + st.n0) *
@@ -517,6 +572,8 @@ Status Lowerer::LowerDot(const HloInstruction& inst) {
           .rows = static_cast<uint64_t>(kc),
           .cols = static_cast<uint64_t>(mc)});
     }
+    if (st.load_lhs && pro[0]) RunPrologueBlock(*pro[0], st.lhs_ver % nin, mc, kc, lhs);
+    if (st.load_rhs && pro[1]) RunPrologueBlock(*pro[1], st.rhs_ver % nin, kc, nc, rhs);
     if (i + 1 < steps.size() && nin > 1) {
       TPUSIM_ASSIGN_OR_RETURN(loads_pending, issue_loads(steps[i + 1]));
     }

@@ -75,6 +75,8 @@ Status Lowerer::Run() {
 
 Status Lowerer::LowerInstruction(const HloInstruction& inst) {
   if (IsAliasOfOperand(inst) || epilogue_done_.count(&inst) > 0) return OkStatus();
+  // A dot's prologue ops run inside the dot's kernel (or, when they do not fit, just before it).
+  if (groups_.dot_of_prologue.count(&inst) > 0) return OkStatus();
   if (IsLoopBegin(inst)) return LowerLoopBegin(inst);
   if (IsLoopEnd(inst)) return LowerLoopEnd(inst);
   // The other cores of a megacore device run only their shares of split dots.

@@ -206,6 +206,45 @@ class Lowerer {
   Status RunEpilogue(const hlo::HloInstruction& dot, Epilogue& ep, uint64_t block,
                      isa::DType block_dtype, int64_t b, int64_t M, int64_t m0, int64_t mc,
                      int64_t n0, int64_t nc, int64_t N);
+  /// A dot operand's prologue (fusion.h, AddDotPrologues; lower/dot_prologue.cc) in VMEM: per op,
+  /// where each operand comes from (>= 0: an earlier op's block; -2 - k: external k), each
+  /// external's VMEM (a scalar, loaded once; else `nin` versions, ext_stride bytes apart, of an
+  /// [Rc] column, a [Cc] row or an [Rc, Cc] block) and each op's block but the last's, which is
+  /// written into the dot's operand buffer.
+  struct Prologue {
+    std::vector<const hlo::HloInstruction*> ops;
+    std::vector<Epilogue::External> ext;
+    std::vector<int64_t> ext_stride;
+    std::vector<std::vector<int64_t>> source;
+    std::vector<uint64_t> result;
+    uint64_t tmp = 0, zero = 0;
+  };
+  /// What a prologue takes in VMEM, for the dot's block choice: bytes per operand element of its
+  /// blocks (external arrays, intermediates, scratch), its row/column vectors (count and the
+  /// widest element), and how many allocations it makes (each rounded up to 64 bytes).
+  struct PrologueFootprint {
+    int64_t per_element = 0, vectors = 0, vector_bytes_per_element = 0, allocations = 0;
+    bool needs_tmp = false;
+  };
+  PrologueFootprint MeasurePrologue(const std::vector<const hlo::HloInstruction*>& ops) const;
+  /// Allocates a prologue for [Rc, Cc] operand blocks held in `nin` versions and loads its
+  /// scalars; nullopt when it does not fit.
+  std::optional<Prologue> PlanPrologue(const std::vector<const hlo::HloInstruction*>& ops,
+                                       int64_t Rc, int64_t Cc, int nin);
+  /// An operand block: rows r0 .. r0 + rc and columns c0 .. c0 + cc of batch b of a [B, R, C]
+  /// operand (elements).
+  struct OperandBlock {
+    int64_t b = 0, R = 0, C = 0, r0 = 0, rc = 0, c0 = 0, cc = 0;
+  };
+  /// Loads the inputs of one operand block into version `version` (signalling `flag` once per
+  /// descriptor); returns the number of descriptors.
+  StatusOr<int64_t> LoadPrologueBlock(const Prologue& pro, int64_t version, const OperandBlock& blk,
+                                      uint64_t flag);
+  /// Computes the [rc, cc] operand block from the inputs of version `version` into VMEM `dst`.
+  void RunPrologueBlock(const Prologue& pro, int64_t version, int64_t rc, int64_t cc, uint64_t dst);
+  /// The fallback when a dot's prologues do not fit VMEM: their ops run as kernels of their own,
+  /// now (before the dot), and the dot is lowered without them.
+  Status LowerPrologueKernels(const hlo::HloInstruction& dot);
   /// sync.barrier over the cores of this megacore device.
   void MegacoreBarrier();
   Status LowerElementwise(const hlo::HloInstruction& inst);
@@ -359,6 +398,8 @@ class Lowerer {
   int loop_depth_ = 0;  // open loop regions
   /// Elementwise ops already run as a dot's epilogue (their own kernels are skipped).
   std::set<const hlo::HloInstruction*> epilogue_done_;
+  /// Dots lowered without their prologues (their ops got kernels of their own).
+  std::set<const hlo::HloInstruction*> prologue_disabled_;
   /// Index of `inst` in Program::hlo_names (added on first use).
   int32_t TagOf(const hlo::HloInstruction& inst);
 };
