@@ -229,6 +229,20 @@ class DirectConvEmitter {
   int64_t Bw(const Step& s) const { return std::min(b_.bw, p_.OW - s.ow0); }
   int64_t Nc(int64_t n0) const { return std::min(b_.nc, p_.O - n0); }
   int64_t Cc(int64_t c0) const { return std::min(b_.cc, p_.C - c0); }
+  // Row split: when a block has fewer N tiles than the core has MXUs, each N tile's weights are
+  // loaded into RowGroups MXUs and the block's output rows are cut into as many contiguous groups,
+  // one per MXU — the same weights, different LHS rows — so no MXU idles (a 64-feature layer on a
+  // core of two 128-wide MXUs). Group g of `rows` output rows is [RowGroupBegin(g), ..(g + 1)).
+  int64_t RowGroups(int64_t nc, int64_t rows) const {
+    const int64_t tiles = CeilDiv(nc, C_);
+    return tiles >= nm_ ? 1 : std::max<int64_t>(1, std::min(rows, nm_ / tiles));
+  }
+  static int64_t RowGroupBegin(int64_t g, int64_t groups, int64_t rows) {
+    return g * rows / groups;
+  }
+  uint64_t Unit(int64_t j, int64_t g, int64_t groups) const {
+    return static_cast<uint64_t>(groups > 1 ? j * groups + g : j % nm_);
+  }
   uint64_t Band(int64_t ver) const {
     return band0_ + static_cast<uint64_t>((ver % b_.nband) * band_bytes_);
   }
@@ -393,40 +407,44 @@ class DirectConvEmitter {
       const bool first_tile = &t == &p_.k_tiles.front();
       const int64_t wkh = p_.wh.window_reversal ? p_.KH - 1 - t.kh : t.kh;
       const int64_t wkw = p_.ww.window_reversal ? p_.KW - 1 - t.kw : t.kw;
+      const int64_t rows = bn * bh, groups = RowGroups(nc, rows);
       for (int64_t nt = 0; nt < nc; nt += C_) {
         const int64_t j = nt / C_, nn = std::min(C_, nc - nt);
-        const uint64_t unit = static_cast<uint64_t>(j % nm_);
-        const int64_t acc = acc0 + (j / nm_) * b_.mc();
+        const int64_t acc = acc0 + (groups > 1 ? 0 : (j / nm_) * b_.mc());
         for (size_t q = 0; q < passes_.size(); ++q) {
-          em_.Emit(isa::op::MxuLoadWeights{
-              .mxu = unit,
-              .addr = w + static_cast<uint64_t>(
-                              (((wkh * p_.KW + wkw) * cc + t.c0 - st.c0) * nc + nt) * re),
-              .k = static_cast<uint64_t>(t.k()),
-              .n = static_cast<uint64_t>(nn),
-              .stride = static_cast<uint64_t>(nc),
-              .dtype = W_.dtype,
-              .transpose = false,
-              .part = passes_[q].rhs});
-          for (int64_t r = 0; r < bn * bh; ++r) {
-            const int64_t image = r / bh;
-            const int64_t band_row =
-                (st.oh0 - st.band_oh0 + r % bh) * p_.wh.stride + t.kh * p_.wh.window_dilation;
-            const int64_t band_col = t.kw * p_.ww.window_dilation;
-            em_.Emit(isa::op::MxuMatmul{
+          for (int64_t g = 0; g < groups; ++g) {
+            const uint64_t unit = Unit(j, g, groups);
+            em_.Emit(isa::op::MxuLoadWeights{
                 .mxu = unit,
-                .lhs = band + static_cast<uint64_t>(
-                                  image * image_band_bytes_ +
-                                  ((band_row * b_.band_w + band_col) * cc + t.c0 - st.c0) * le),
-                .stride = static_cast<uint64_t>(p_.ww.stride * cc),
-                .m = static_cast<uint64_t>(bw),
+                .addr = w + static_cast<uint64_t>(
+                                (((wkh * p_.KW + wkw) * cc + t.c0 - st.c0) * nc + nt) * re),
                 .k = static_cast<uint64_t>(t.k()),
                 .n = static_cast<uint64_t>(nn),
-                .dtype = L_.dtype,
-                .part = passes_[q].lhs,
-                .acc = static_cast<uint64_t>(acc + r * bw),
-                .accumulate = !(first_tile && q == 0),
-                .latch = r == 0});
+                .stride = static_cast<uint64_t>(nc),
+                .dtype = W_.dtype,
+                .transpose = false,
+                .part = passes_[q].rhs});
+            const int64_t r_begin = RowGroupBegin(g, groups, rows);
+            for (int64_t r = r_begin; r < RowGroupBegin(g + 1, groups, rows); ++r) {
+              const int64_t image = r / bh;
+              const int64_t band_row =
+                  (st.oh0 - st.band_oh0 + r % bh) * p_.wh.stride + t.kh * p_.wh.window_dilation;
+              const int64_t band_col = t.kw * p_.ww.window_dilation;
+              em_.Emit(isa::op::MxuMatmul{
+                  .mxu = unit,
+                  .lhs = band + static_cast<uint64_t>(
+                                    image * image_band_bytes_ +
+                                    ((band_row * b_.band_w + band_col) * cc + t.c0 - st.c0) * le),
+                  .stride = static_cast<uint64_t>(p_.ww.stride * cc),
+                  .m = static_cast<uint64_t>(bw),
+                  .k = static_cast<uint64_t>(t.k()),
+                  .n = static_cast<uint64_t>(nn),
+                  .dtype = L_.dtype,
+                  .part = passes_[q].lhs,
+                  .acc = static_cast<uint64_t>(acc + r * bw),
+                  .accumulate = !(first_tile && q == 0),
+                  .latch = r == r_begin});
+            }
           }
         }
       }
@@ -465,17 +483,23 @@ class DirectConvEmitter {
     em_.Wait(kOutFlag0 + static_cast<uint64_t>(o), store_count_[o]);
     store_count_[o] = 0;
     const uint64_t out = OutBuf(bl.index);
+    const int64_t rows = Bn(probe) * Bh(probe), bw = Bw(probe), groups = RowGroups(nc, rows);
     for (int64_t nt = 0; nt < nc; nt += C_) {
       const int64_t j = nt / C_;
-      em_.Emit(isa::op::MxuPop{.mxu = static_cast<uint64_t>(j % nm_),
-                               .acc = static_cast<uint64_t>(bl.acc0 + (j / nm_) * b_.mc()),
-                               .m = static_cast<uint64_t>(mc),
-                               .n = static_cast<uint64_t>(std::min(C_, nc - nt)),
-                               .acc_dtype = int_path_ ? isa::DType::kS32 : isa::DType::kF32,
-                               .dst = out + static_cast<uint64_t>(nt * O_.elem_bytes()),
-                               .stride = static_cast<uint64_t>(nc),
-                               .dtype = O_.dtype,
-                               .act = act_});
+      for (int64_t g = 0; g < groups; ++g) {
+        const int64_t r0 = RowGroupBegin(g, groups, rows), r1 = RowGroupBegin(g + 1, groups, rows);
+        const int64_t acc = bl.acc0 + (groups > 1 ? r0 * bw : (j / nm_) * b_.mc());
+        em_.Emit(isa::op::MxuPop{
+            .mxu = Unit(j, g, groups),
+            .acc = static_cast<uint64_t>(acc),
+            .m = static_cast<uint64_t>(groups > 1 ? (r1 - r0) * bw : mc),
+            .n = static_cast<uint64_t>(std::min(C_, nc - nt)),
+            .acc_dtype = int_path_ ? isa::DType::kS32 : isa::DType::kF32,
+            .dst = out + static_cast<uint64_t>((r0 * bw * nc + nt) * O_.elem_bytes()),
+            .stride = static_cast<uint64_t>(nc),
+            .dtype = O_.dtype,
+            .act = act_});
+      }
     }
   }
 

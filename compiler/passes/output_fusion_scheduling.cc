@@ -1,5 +1,6 @@
 #include "compiler/passes/output_fusion_scheduling.h"
 
+#include <map>
 #include <memory>
 #include <set>
 #include <vector>
@@ -24,7 +25,7 @@ struct Window {
 
 Window WalkWindow(const std::vector<std::unique_ptr<HloInstruction>>& list, size_t d,
                   const std::set<const HloInstruction*>& placed) {
-  const HloInstruction* mxu = list[d].get();
+  const HloInstruction* mxu = list[d].get();  // the dot, convolution or first elementwise op
   std::set<const HloInstruction*> fused{mxu}, deferred_set;
   Window w;
   size_t seen = 0;
@@ -53,6 +54,23 @@ Window WalkWindow(const std::vector<std::unique_ptr<HloInstruction>>& list, size
   return w;
 }
 
+// Whether the lowering gives `x` code of its own (parameters, constants, tuples, views and
+// broadcasts, which their readers load themselves, do not end an elementwise run).
+bool EmitsKernel(const HloInstruction& x) {
+  switch (x.opcode()) {
+    case HloOpcode::kParameter:
+    case HloOpcode::kConstant:
+    case HloOpcode::kTuple:
+    case HloOpcode::kGetTupleElement:
+    case HloOpcode::kBitcast:
+    case HloOpcode::kReshape:
+    case HloOpcode::kBroadcast:
+      return false;
+    default:
+      return true;
+  }
+}
+
 }  // namespace
 
 StatusOr<bool> OutputFusionScheduling::Run(hlo::HloModule& module) {
@@ -65,6 +83,14 @@ StatusOr<bool> OutputFusionScheduling::Run(hlo::HloModule& module) {
   std::vector<const HloInstruction*> order;
   order.reserve(list.size());
   std::set<const HloInstruction*> placed;
+  // Loop-region depth before each instruction (markers never move): inside a region, loop
+  // fusions are not reordered, since the lowering updates the loop state in place.
+  std::vector<int> depth(list.size() + 1, 0);
+  for (size_t i = 0; i < list.size(); ++i) {
+    depth[i + 1] = depth[i] + (IsLoopBegin(*list[i]) ? 1 : 0) - (IsLoopEnd(*list[i]) ? 1 : 0);
+  }
+  std::map<const HloInstruction*, size_t> position;
+  for (size_t i = 0; i < list.size(); ++i) position[list[i].get()] = i;
   auto place = [&](const HloInstruction* x) {
     order.push_back(x);
     placed.insert(x);
@@ -73,13 +99,35 @@ StatusOr<bool> OutputFusionScheduling::Run(hlo::HloModule& module) {
     const HloInstruction* x = list[i].get();
     if (placed.count(x) > 0) continue;
     const HloOpcode op = x->opcode();
-    if (op != HloOpcode::kDot && op != HloOpcode::kConvolution) {
+    const bool mxu = op == HloOpcode::kDot || op == HloOpcode::kConvolution;
+    const bool loop =
+        hlo::IsElementwise(op) && x->shape().IsArray() && x->shape().rank() > 0 && depth[i] == 0;
+    if (!mxu && !loop) {
       place(x);
       continue;
     }
     const Window w = WalkWindow(list, i, placed);
-    // Only a window with a fusible consumer is reordered.
-    if (w.followers.empty()) {
+    // Only a window with a fusible consumer is reordered; for a loop fusion, only when an
+    // instruction of other dimensions (which would end the run) is moved out of its way.
+    bool splits_run = mxu;
+    for (const HloInstruction* y : w.independent) {
+      splits_run = splits_run ||
+                   (EmitsKernel(*y) &&
+                    (!y->shape().IsArray() || y->shape().dimensions() != x->shape().dimensions()));
+      // An instruction that shares an operand with one it would move above might be planned to
+      // update that operand in place (lower/hbm_plan.cc): such a window keeps its order.
+      for (const HloInstruction* op : y->operands()) {
+        for (const HloInstruction* u : op->users()) {
+          auto at = position.find(u);
+          if (!mxu && u != y && at != position.end() && at->second >= i &&
+              at->second < position.at(y)) {
+            splits_run = false;
+          }
+        }
+      }
+      if (!mxu && !splits_run) break;
+    }
+    if (w.followers.empty() || !splits_run) {
       place(x);
       continue;
     }

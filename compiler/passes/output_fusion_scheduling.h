@@ -13,6 +13,12 @@
 // fusible consumers, the rest — each list in its original order. The walk stops at a
 // loop-region marker (passes/loop_region.h) and at collectives, which are never moved.
 //
+// Loop fusions (XLA's kLoop: a chain of elementwise ops of one shape with the small ops feeding its
+// broadcasts) are scheduled the same way: for an elementwise op E whose window holds elementwise
+// consumers of E's dimensions and, between them, independent instructions of other dimensions (a
+// convert of a [C] scale feeding a broadcast), those independent instructions move before E, so
+// the chain is one run of the lowering's elementwise fusion (lower/fusion.h) instead of several.
+//
 // One sweep over the entry computation, O(instructions x 64): a dot or convolution that an earlier
 // one's window already placed (a deferred instruction) keeps that place.
 //
