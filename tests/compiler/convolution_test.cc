@@ -163,6 +163,27 @@ TEST(ConvolutionStreamingTest, InputReadAboutOnceNoIm2col) {
   EXPECT_LE(read, input * 13 / 10 + kernel) << "halo overhead above 30 %";
 }
 
+// A 64-feature output is one N tile: on a core of two MXUs (tpu-v3) both load the kernel's tiles
+// and each takes a contiguous half of a block's output rows (row split), so neither idles; the
+// values are checked exactly against the evaluator by the parameterized cases above.
+TEST(ConvolutionStreamingTest, OneNTileUsesEveryMxu) {
+  auto module = testing::Parse(Conv("bf16[2,16,16,64]", "bf16[3,3,64,64]", "bf16[2,16,16,64]",
+                                    "size=3x3 pad=1_1x1_1", "b01f_01io->b01f"));
+  ASSERT_NE(module, nullptr);
+  CompileOptions options;
+  options.timing_only = true;
+  auto compiled = Compile(*module, testing::Config("tpu-v3"), options);
+  ASSERT_TRUE(compiled.ok()) << compiled.status().message();
+  int64_t matmuls[2] = {0, 0}, loads[2] = {0, 0};
+  for (const isa::Instruction& i : compiled->program.cores[0].instructions) {
+    if (i.opcode == isa::Opcode::kMxuMatmul) ++matmuls[i.As<isa::op::MxuMatmul>().mxu];
+    if (i.opcode == isa::Opcode::kMxuLoadWeights) ++loads[i.As<isa::op::MxuLoadWeights>().mxu];
+  }
+  EXPECT_GT(matmuls[0], 0);
+  EXPECT_EQ(matmuls[0], matmuls[1]);
+  EXPECT_EQ(loads[0], loads[1]);
+}
+
 // Small feature counts fold consecutive taps of a window row into one K tile (XLA's TPU handling
 // of a first layer's 3 channels); larger ones take one tap per tile.
 TEST(ConvolutionFormTest, SmallFeatureCountsFoldTaps) {

@@ -61,6 +61,41 @@ TEST(OutputFusionSchedulingTest, ValuesUnchangedThroughTheWholeCompiler) {
   }
 }
 
+// A loop fusion: the converts of per-feature scales (other dimensions) sit between the ops of an
+// elementwise chain, as in a batch-norm backward; they move before the chain, which becomes one
+// run (the window's other independent instructions, the constant and its broadcast, move with
+// them).
+TEST(OutputFusionSchedulingTest, ScaleConvertsMoveOutOfAnElementwiseChain) {
+  const char* text = R"(
+HloModule m
+ENTRY e {
+  x = bf16[4,6,8] parameter(0)
+  s0 = f32[8] parameter(1)
+  s1 = f32[8] parameter(2)
+  c0 = bf16[8] convert(s0)
+  b0 = bf16[4,6,8] broadcast(c0), dimensions={2}
+  y0 = bf16[4,6,8] multiply(x, b0)
+  c1 = bf16[8] convert(s1)
+  b1 = bf16[4,6,8] broadcast(c1), dimensions={2}
+  y1 = bf16[4,6,8] add(y0, b1)
+  one = bf16[] constant(1)
+  ob = bf16[4,6,8] broadcast(one), dimensions={}
+  ROOT y2 = bf16[4,6,8] add(y1, ob)
+})";
+  auto module = testing::Parse(text);
+  ASSERT_NE(module, nullptr);
+  OutputFusionScheduling pass;
+  auto changed = pass.Run(*module);
+  ASSERT_TRUE(changed.ok()) << changed.status().message();
+  EXPECT_TRUE(*changed);
+  const std::vector<std::string> want{"x",  "s0",  "s1", "c0", "b0", "c1",
+                                      "b1", "one", "ob", "y0", "y1", "y2"};
+  EXPECT_EQ(Order(*module), want);
+  for (const char* config : {"tiny", "tpu-v4"}) {
+    testing::CheckAgainstEvaluator(text, config, 1e-2, 1e-2);
+  }
+}
+
 // A reduced row longer than VMEM (tiny: 1 MiB) is reduced in chunks.
 TEST(ReduceChunksTest, ReducedRowLongerThanVmem) {
   testing::CheckAgainstEvaluator(R"(
