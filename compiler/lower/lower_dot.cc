@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <map>
+#include <numeric>
 #include <optional>
 
 #include "compiler/lower/lowerer.h"
@@ -456,6 +457,35 @@ Status Lowerer::LowerDot(const HloInstruction& inst) {
     return n;
   };
 
+  // Row split (as in the convolution kernel): when a block's N tiles do not divide evenly over the
+  // MXUs (3 tiles on 2 MXUs), each tile's rows are cut into G contiguous groups and the (tile,
+  // group) units go round-robin over the MXUs, so each streams about the same number of rows —
+  // at the price of G times the weight loads. G is chosen when it lowers the estimated time of the
+  // busiest MXU, units x max(rows per unit, R x weight-load cycles per row), and the units fit the
+  // accumulator rows the block was given.
+  const int64_t wl = std::max<int64_t>(1, mxu.weight_load_cycles_per_row);
+  const auto row_groups = [&](int64_t mc, int64_t nc) -> int64_t {
+    const int64_t tiles = CeilDiv(nc, C);
+    if (ksplit > 1 || tiles % nm == 0) return 1;
+    const int64_t G = nm / std::gcd(tiles, nm);
+    const auto busiest = [&](int64_t g) {
+      return CeilDiv(tiles * g, nm) * std::max(CeilDiv(mc, g), R * wl);
+    };
+    if (busiest(G) >= busiest(1) || CeilDiv(tiles * G, nm) * CeilDiv(Mc, G) > tpm * Mc) return 1;
+    return G;
+  };
+  // Unit (tile j, group g of G) of an [mc, ..] block: its MXU, accumulator offset and rows.
+  struct RowUnit {
+    uint64_t mxu;
+    int64_t acc, r0, r1;
+  };
+  const auto row_unit = [&](int64_t j, int64_t g, int64_t G, int64_t mc) {
+    if (G == 1) return RowUnit{static_cast<uint64_t>(j % nm), (j / nm) * Mc, 0, mc};
+    const int64_t q = j * G + g;
+    return RowUnit{static_cast<uint64_t>(q % nm), (q / nm) * CeilDiv(Mc, G), g * mc / G,
+                   (g + 1) * mc / G};
+  };
+
   // Accumulators: with room for two [Mc, tiles_per_mxu * C] sets per MXU, consecutive output
   // blocks alternate between them, so the next block's matmuls run while the previous block is
   // popped.
@@ -507,17 +537,20 @@ Status Lowerer::LowerDot(const HloInstruction& inst) {
                                      .count = static_cast<uint64_t>(words)});
       }
     } else {
+      const int64_t G = row_groups(mc, nc);
       for (int64_t nt = 0; nt < nc; nt += C) {
-        const int64_t j = nt / C;
-        em_.Emit(isa::op::MxuPop{.mxu = static_cast<uint64_t>(j % nm),
-                                 .acc = static_cast<uint64_t>(pp.acc0 + (j / nm) * Mc),
-                                 .m = static_cast<uint64_t>(mc),
-                                 .n = static_cast<uint64_t>(std::min(C, nc - nt)),
-                                 .acc_dtype = acc_dtype,
-                                 .dst = out + static_cast<uint64_t>(nt * oe),
-                                 .stride = static_cast<uint64_t>(nc),
-                                 .dtype = O.dtype,
-                                 .act = pop_act ? pop_act->act : isa::Activation::kNone});
+        for (int64_t g = 0; g < G; ++g) {
+          const RowUnit u = row_unit(nt / C, g, G, mc);
+          em_.Emit(isa::op::MxuPop{.mxu = u.mxu,
+                                   .acc = static_cast<uint64_t>(pp.acc0 + u.acc),
+                                   .m = static_cast<uint64_t>(u.r1 - u.r0),
+                                   .n = static_cast<uint64_t>(std::min(C, nc - nt)),
+                                   .acc_dtype = acc_dtype,
+                                   .dst = out + static_cast<uint64_t>((u.r0 * nc + nt) * oe),
+                                   .stride = static_cast<uint64_t>(nc),
+                                   .dtype = O.dtype,
+                                   .act = pop_act ? pop_act->act : isa::Activation::kNone});
+        }
       }
     }
     return OkStatus();
@@ -578,36 +611,40 @@ Status Lowerer::LowerDot(const HloInstruction& inst) {
       TPUSIM_ASSIGN_OR_RETURN(loads_pending, issue_loads(steps[i + 1]));
     }
     const int64_t acc0 = double_acc ? (out_block % 2) * Mc * tpm : 0;
+    const int64_t G = row_groups(mc, nc);
     for (int64_t kt = 0; kt < kc; kt += R) {
       const int64_t kk = std::min(R, kc - kt);
       for (int64_t nt = 0; nt < nc; nt += C) {
         const int64_t nn = std::min(C, nc - nt);
         const int64_t j = nt / C;
         const int64_t t = kt / R;  // K tile index within the block
-        const uint64_t unit = static_cast<uint64_t>(ksplit > 1 ? t % ksplit : j % nm);
-        const uint64_t acc = static_cast<uint64_t>(ksplit > 1 ? 0 : acc0 + (j / nm) * Mc);
         const bool first = ksplit > 1 ? t < ksplit : (st.k0 == 0 && kt == 0);
-        for (size_t p = 0; p < passes.size(); ++p) {
-          em_.Emit(isa::op::MxuLoadWeights{
-              .mxu = unit,
-              .addr = rhs + static_cast<uint64_t>((nk ? nt * kc + kt : kt * nc + nt) * re),
-              .k = static_cast<uint64_t>(kk),
-              .n = static_cast<uint64_t>(nn),
-              .stride = static_cast<uint64_t>(nk ? kc : nc),
-              .dtype = Rb.dtype,
-              .transpose = nk,
-              .part = passes[p].rhs});
-          em_.Emit(isa::op::MxuMatmul{.mxu = unit,
-                                      .lhs = lhs + static_cast<uint64_t>(kt * le),
-                                      .stride = static_cast<uint64_t>(kc),
-                                      .m = static_cast<uint64_t>(mc),
-                                      .k = static_cast<uint64_t>(kk),
-                                      .n = static_cast<uint64_t>(nn),
-                                      .dtype = L.dtype,
-                                      .part = passes[p].lhs,
-                                      .acc = acc,
-                                      .accumulate = !(first && p == 0),
-                                      .latch = true});
+        for (int64_t g = 0; g < G; ++g) {
+          const RowUnit u = row_unit(j, g, G, mc);
+          const uint64_t unit = ksplit > 1 ? static_cast<uint64_t>(t % ksplit) : u.mxu;
+          const uint64_t acc = static_cast<uint64_t>(ksplit > 1 ? 0 : acc0 + u.acc);
+          for (size_t p = 0; p < passes.size(); ++p) {
+            em_.Emit(isa::op::MxuLoadWeights{
+                .mxu = unit,
+                .addr = rhs + static_cast<uint64_t>((nk ? nt * kc + kt : kt * nc + nt) * re),
+                .k = static_cast<uint64_t>(kk),
+                .n = static_cast<uint64_t>(nn),
+                .stride = static_cast<uint64_t>(nk ? kc : nc),
+                .dtype = Rb.dtype,
+                .transpose = nk,
+                .part = passes[p].rhs});
+            em_.Emit(isa::op::MxuMatmul{.mxu = unit,
+                                        .lhs = lhs + static_cast<uint64_t>((u.r0 * kc + kt) * le),
+                                        .stride = static_cast<uint64_t>(kc),
+                                        .m = static_cast<uint64_t>(u.r1 - u.r0),
+                                        .k = static_cast<uint64_t>(kk),
+                                        .n = static_cast<uint64_t>(nn),
+                                        .dtype = L.dtype,
+                                        .part = passes[p].lhs,
+                                        .acc = acc,
+                                        .accumulate = !(first && p == 0),
+                                        .latch = true});
+          }
         }
       }
     }

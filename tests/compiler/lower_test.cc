@@ -373,6 +373,27 @@ ENTRY e {
 
 INSTANTIATE_TEST_SUITE_P(Configs, LowerTest, ::testing::Values("tiny", "tpu-v4"));
 
+// Three N tiles on tpu-v4's four MXUs: each tile's rows are cut into groups so every MXU streams
+// the same number of rows (row split, lower_dot.cc); values checked exactly against the evaluator.
+TEST(LowerTest, UnevenNTilesSplitRowsOverTheMxus) {
+  const testing::RunResult run = CheckAgainstEvaluator(R"(
+HloModule m
+ENTRY e {
+  a = bf16[1024,64] parameter(0)
+  b = bf16[64,384] parameter(1)
+  ROOT d = f32[1024,384] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})",
+                                                       "tpu-v4", 1e-5, 1e-3);
+  int64_t rows[4] = {0, 0, 0, 0};
+  for (const isa::Instruction& i : run.compiled.program.cores[0].instructions) {
+    if (i.opcode == isa::Opcode::kMxuMatmul) {
+      rows[i.As<isa::op::MxuMatmul>().mxu] += static_cast<int64_t>(i.As<isa::op::MxuMatmul>().m);
+    }
+  }
+  EXPECT_EQ(rows[0] + rows[1] + rows[2] + rows[3], 3 * 1024);
+  for (int64_t r : rows) EXPECT_EQ(r, 3 * 1024 / 4);
+}
+
 TEST(LowerTest, AllReduceAcrossFourReplicas) {
   const std::string text = R"(
 HloModule m, replica_count=4
