@@ -181,7 +181,6 @@ void AddDotEpilogues(const hlo::HloModule& module, int64_t min_split_n, Elementw
         const bool small = IsVirtualBroadcast(*op) || op->shape().ElementCount() == 1;
         if (!same_dims && !small) ok = false;
         if (VirtualPadOf(op) != nullptr) ok = false;  // the epilogue loads whole arrays only
-        if (small && m->opcode() == HloOpcode::kSelect) ok = false;
       }
     }
     if (!ok || !reads_dot) continue;
@@ -240,7 +239,6 @@ std::vector<const HloInstruction*> PrologueMembers(
       const bool same_dims = op->shape().dimensions() == w->shape().dimensions();
       const bool small = IsVirtualBroadcast(*op) || op->shape().ElementCount() == 1;
       if ((!same_dims && !small) || VirtualPadOf(op) != nullptr) return {};
-      if (small && m->opcode() == HloOpcode::kSelect) return {};
     }
   }
   return ordered;

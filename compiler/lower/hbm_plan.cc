@@ -81,6 +81,7 @@ isa::Broadcast VirtualBroadcastKind(const hlo::HloInstruction& inst) {
       case hlo::HloOpcode::kXor:
       case hlo::HloOpcode::kAtan2:
       case hlo::HloOpcode::kCompare:
+      case hlo::HloOpcode::kSelect:  // expanded on the VPU (Lowerer::EmitVpuOp)
         break;
       case hlo::HloOpcode::kClamp:
         if (kind != Broadcast::kScalar) return Broadcast::kNone;

@@ -693,7 +693,7 @@ StatusOr<std::optional<Lowerer::Epilogue>> Lowerer::PlanEpilogue(
     return it == ops.end() ? -1 : static_cast<int64_t>(it - ops.begin());
   };
   std::map<std::pair<uint64_t, isa::Broadcast>, size_t> ext_index;
-  bool needs_tmp = false, needs_zero = false;
+  bool needs_tmp = false, needs_zero = false, select_scratch = false;
   ep.source.resize(ops.size());
   for (size_t m = 0; m < ops.size(); ++m) {
     const HloInstruction& op_inst = *ops[m];
@@ -713,6 +713,8 @@ StatusOr<std::optional<Lowerer::Epilogue>> Lowerer::PlanEpilogue(
       const HbmBuffer& b = Buffer(op);
       isa::Broadcast mode = VirtualBroadcastKind(*op);
       if (mode == isa::Broadcast::kNone && b.elements() == 1) mode = isa::Broadcast::kScalar;
+      select_scratch = select_scratch || (mode != isa::Broadcast::kNone &&
+                                          op_inst.opcode() == hlo::HloOpcode::kSelect);
       auto [it, inserted] = ext_index.try_emplace({b.address, mode}, ep.ext.size());
       if (inserted) ep.ext.push_back({&b, mode, 0});
       ep.source[m].push_back(-2 - static_cast<int64_t>(it->second));
@@ -752,7 +754,8 @@ StatusOr<std::optional<Lowerer::Epilogue>> Lowerer::PlanEpilogue(
       return std::optional<Epilogue>();
     }
   }
-  if (needs_tmp && !alloc(Mc * Nc * 4, &ep.tmp)) return std::optional<Epilogue>();
+  const int64_t tmp_bytes = select_scratch ? kSelectScratchBytes : needs_tmp ? 4 : 0;
+  if (tmp_bytes > 0 && !alloc(Mc * Nc * tmp_bytes, &ep.tmp)) return std::optional<Epilogue>();
   if (needs_zero && !alloc(64, &ep.zero)) return std::optional<Epilogue>();
   // Results read outside the epilogue are stored; so is the dot's when anything else reads it.
   const HloInstruction* root = dot.parent()->root_instruction();

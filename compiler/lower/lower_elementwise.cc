@@ -155,12 +155,22 @@ void Lowerer::EmitVpuOp(const HloInstruction& inst, isa::DType out_dtype,
                                  .a_bcast = ops[0].mode,
                                  .b_bcast = ops[1].mode});
   } else if (is_select) {
-    em_.Emit(isa::op::VpuSelect{.dtype = out_dtype,
-                                .dst = dst,
-                                .pred = ops[0].vmem,
-                                .a = ops[1].vmem,
-                                .b = ops[2].vmem,
-                                .count = cu});
+    // vpu.select reads whole regions: a broadcast operand (a scalar, a row or a column) is first
+    // expanded on the VPU into its third of `tmp` (SelectScratchBytes per element).
+    uint64_t addr[3];
+    for (size_t k = 0; k < 3; ++k) {
+      addr[k] = ops[k].vmem;
+      if (ops[k].mode == isa::Broadcast::kNone) continue;
+      addr[k] = tmp + k * cu * 4;
+      em_.Emit(isa::op::VpuBroadcast{.mode = ops[k].mode,
+                                     .dtype = ops[k].dtype,
+                                     .dst = addr[k],
+                                     .src = ops[k].vmem,
+                                     .rows = region_rows,
+                                     .cols = region_cols});
+    }
+    em_.Emit(isa::op::VpuSelect{
+        .dtype = out_dtype, .dst = dst, .pred = addr[0], .a = addr[1], .b = addr[2], .count = cu});
   } else if (is_finite) {
     // x - x is 0 for finite x and NaN for +-inf and NaN; NaN == 0 is false.
     em_.Emit(isa::op::VpuBinary{.op = isa::BinaryOp::kSub,
@@ -246,9 +256,6 @@ Status Lowerer::LowerElementwise(const HloInstruction& inst) {
     const HbmBuffer& b = Buffer(o);
     isa::Broadcast mode = VirtualBroadcastKind(*o);
     if (mode == isa::Broadcast::kNone && b.elements() == 1 && n > 1) mode = isa::Broadcast::kScalar;
-    if (mode == isa::Broadcast::kScalar && !(binary || is_compare || is_clamp)) {
-      return Unsupported(inst, "a scalar operand of select (broadcast it first)");
-    }
     const HloInstruction* pad = mode == isa::Broadcast::kNone ? VirtualPadOf(o) : nullptr;
     by_rows =
         by_rows || pad != nullptr || mode == isa::Broadcast::kRow || mode == isa::Broadcast::kCol;
@@ -258,7 +265,11 @@ Status Lowerer::LowerElementwise(const HloInstruction& inst) {
   // With a row/col operand the region is [rows, cols] with cols = the last dimension, processed in
   // whole rows; otherwise a flat [1, count] run.
   const int64_t cols = by_rows ? out.dims.back() : 1;
-  if (is_clamp || is_finite) bytes_per_elem += 4;  // the max(x, lo) / x - x temporary
+  const bool select_bcast =
+      is_select && SelectNeedsScratch(ops.size(), [&](size_t k) { return ops[k].mode; });
+  // The max(x, lo) / x - x temporary, or select's expanded broadcast operands.
+  const int64_t tmp_bytes = select_bcast ? kSelectScratchBytes : (is_clamp || is_finite) ? 4 : 0;
+  bytes_per_elem += tmp_bytes;
   uint64_t zero = 0;
   if (is_finite) {
     TPUSIM_ASSIGN_OR_RETURN(zero, Vmem(inst, 64, "zero"));
@@ -281,7 +292,6 @@ Status Lowerer::LowerElementwise(const HloInstruction& inst) {
   // Chunks stream through VMEM; with double buffering chunk i+1 loads and chunk i-1 stores while
   // chunk i computes (two sets of operand and result buffers).
   const int64_t budget = em_.vmem_free() - 64 * 12;
-  const int64_t tmp_bytes = (is_clamp || is_finite) ? 4 : 0;
   bool db = double_buffer_ && n > 1 &&
             (budget / (2 * bytes_per_elem - tmp_bytes)) >= std::min<int64_t>(n, 1024);
   int64_t chunk =
@@ -306,8 +316,9 @@ Status Lowerer::LowerElementwise(const HloInstruction& inst) {
                             Vmem(inst, chunk * out.elem_bytes(), "result"));
   }
   uint64_t tmp = 0;
-  if (is_clamp || is_finite) {
-    TPUSIM_ASSIGN_OR_RETURN(tmp, Vmem(inst, chunk * out.elem_bytes(), "temporary"));
+  if (tmp_bytes > 0) {
+    TPUSIM_ASSIGN_OR_RETURN(tmp,
+                            Vmem(inst, chunk * std::max(tmp_bytes, out.elem_bytes()), "temporary"));
   }
   // Flags: set s loads on kLoadFlag (no double buffering) or 2 + s, stores on 4 + s.
   constexpr uint64_t kSetLoadFlag0 = 2, kSetStoreFlag0 = 4;

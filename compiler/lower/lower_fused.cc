@@ -43,7 +43,7 @@ Status Lowerer::LowerFusedElementwise(const std::vector<const HloInstruction*>& 
   std::map<const HloInstruction*, size_t> pad_index;
   // For each member and operand: a member index (>= 0) or -1 - external index.
   std::vector<std::vector<int64_t>> source(group.size());
-  bool by_rows = false, needs_tmp = false, needs_zero = false;
+  bool by_rows = false, needs_tmp = false, needs_zero = false, select_scratch = false;
   for (size_t m = 0; m < group.size(); ++m) {
     const HloInstruction& inst = *group[m];
     needs_tmp =
@@ -60,8 +60,8 @@ Status Lowerer::LowerFusedElementwise(const std::vector<const HloInstruction*>& 
       if (mode == isa::Broadcast::kNone && b.elements() == 1 && n > 1) {
         mode = isa::Broadcast::kScalar;
       }
-      if (mode == isa::Broadcast::kScalar && inst.opcode() == HloOpcode::kSelect) {
-        return Unsupported(inst, "a scalar operand of select (broadcast it first)");
+      if (mode != isa::Broadcast::kNone && inst.opcode() == HloOpcode::kSelect) {
+        select_scratch = true;
       }
       if (const HloInstruction* pad = mode == isa::Broadcast::kNone ? VirtualPadOf(op) : nullptr) {
         by_rows = true;
@@ -79,7 +79,8 @@ Status Lowerer::LowerFusedElementwise(const std::vector<const HloInstruction*>& 
   // Members read by someone outside the group (or the result) are stored.
   std::vector<bool> stored(group.size(), false);
   const HloInstruction* root = first.parent()->root_instruction();
-  int64_t bytes_per_elem = needs_tmp ? 4 : 0;
+  const int64_t tmp_bytes = select_scratch ? kSelectScratchBytes : needs_tmp ? 4 : 0;
+  int64_t bytes_per_elem = tmp_bytes;
   for (size_t m = 0; m < group.size(); ++m) {
     stored[m] = group[m] == root || group[m]->users().empty();
     for (const HloInstruction* u : group[m]->users()) stored[m] = stored[m] || member_index(u) < 0;
@@ -127,8 +128,8 @@ Status Lowerer::LowerFusedElementwise(const std::vector<const HloInstruction*>& 
                             Vmem(*group[m], chunk * Buffer(group[m]).elem_bytes(), "result"));
   }
   uint64_t tmp = 0;
-  if (needs_tmp) {
-    TPUSIM_ASSIGN_OR_RETURN(tmp, Vmem(first, chunk * 4, "temporary"));
+  if (tmp_bytes > 0) {
+    TPUSIM_ASSIGN_OR_RETURN(tmp, Vmem(first, chunk * tmp_bytes, "temporary"));
   }
   em_.Wait(kLoadFlag, once_loads);
 

@@ -79,6 +79,19 @@ int64_t ContiguousSliceOffset(const hlo::HloInstruction& inst);
 isa::Broadcast VirtualBroadcastKind(const hlo::HloInstruction& inst);
 bool IsVirtualBroadcast(const hlo::HloInstruction& inst);
 
+/// Scratch a select needs per element when an operand is a broadcast: vpu.select reads whole
+/// regions, so Lowerer::EmitVpuOp expands each broadcast operand (at most 4 bytes per element)
+/// into its third of the scratch first.
+inline constexpr int64_t kSelectScratchBytes = 12;
+/// Whether a select whose operand k is read as mode_of(k) (k < n) needs that scratch.
+template <typename ModeOf>
+bool SelectNeedsScratch(size_t n, ModeOf mode_of) {
+  for (size_t k = 0; k < n; ++k) {
+    if (mode_of(k) != isa::Broadcast::kNone) return true;
+  }
+  return false;
+}
+
 /// A pad that is never materialized: rank 2, edge padding only, read only by elementwise VPU ops of
 /// its shape (ReadOnlyByVpu). Its readers load the operand's rows into the padded positions of a
 /// block filled with the padding value (Lowerer::LoadPaddedRows); the pad keeps its operand's
@@ -224,7 +237,7 @@ class Lowerer {
   /// widest element), and how many allocations it makes (each rounded up to 64 bytes).
   struct PrologueFootprint {
     int64_t per_element = 0, vectors = 0, vector_bytes_per_element = 0, allocations = 0;
-    bool needs_tmp = false;
+    bool needs_tmp = false, select_scratch = false;
   };
   PrologueFootprint MeasurePrologue(const std::vector<const hlo::HloInstruction*>& ops) const;
   /// Allocates a prologue for [Rc, Cc] operand blocks held in `nin` versions and loads its

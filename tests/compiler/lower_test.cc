@@ -373,6 +373,45 @@ ENTRY e {
 
 INSTANTIATE_TEST_SUITE_P(Configs, LowerTest, ::testing::Values("tiny", "tpu-v4"));
 
+// select with broadcast operands (a scalar fill, a per-row mask, a per-column mask): the broadcasts
+// are never materialized in HBM (virtual, expanded on the VPU in each path: a lone select, a fused
+// chain, a dot's epilogue and a dot's operand prologue); values checked against the evaluator.
+TEST(LowerTest, SelectReadsBroadcastOperandsWithoutMaterializingThem) {
+  for (const char* config : {"tiny", "tpu-v4"}) {
+    const testing::RunResult run = CheckAgainstEvaluator(R"(
+HloModule m
+ENTRY e {
+  x = f32[48,40] parameter(0)
+  rowmask = pred[48] parameter(1)
+  colmask = pred[40] parameter(2)
+  w = f32[40,24] parameter(3)
+  zero = f32[] constant(0)
+  zb = f32[48,40] broadcast(zero), dimensions={}
+  rm = pred[48,40] broadcast(rowmask), dimensions={0}
+  lone = f32[48,40] select(rm, x, zb)
+  cm = pred[48,40] broadcast(colmask), dimensions={1}
+  two = f32[] constant(2)
+  tb = f32[48,40] broadcast(two), dimensions={}
+  x2 = f32[48,40] multiply(x, tb)
+  fused = f32[48,40] select(cm, x2, zb)
+  wz = f32[40,24] broadcast(zero), dimensions={}
+  wm = pred[40,24] broadcast(colmask), dimensions={0}
+  wsel = f32[40,24] select(wm, w, wz)
+  d = f32[48,24] dot(x, wsel), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  dz = f32[48,24] broadcast(zero), dimensions={}
+  dm = pred[48,24] broadcast(rowmask), dimensions={0}
+  out = f32[48,24] select(dm, d, dz)
+  ROOT t = (f32[48,40], f32[48,40], f32[48,24]) tuple(lone, fused, out)
+})",
+                                                         config, 1e-5, 1e-4);
+    for (const char* bcast : {"zb", "rm", "cm", "wz", "wm", "dz", "dm"}) {
+      EXPECT_EQ(
+          testing::InstructionsTagged(run.compiled.program, bcast, isa::Opcode::kDmaVmemToHbm), 0)
+          << bcast << " was materialized on " << config;
+    }
+  }
+}
+
 // Three N tiles on tpu-v4's four MXUs: each tile's rows are cut into groups so every MXU streams
 // the same number of rows (row split, lower_dot.cc); values checked exactly against the evaluator.
 TEST(LowerTest, UnevenNTilesSplitRowsOverTheMxus) {
