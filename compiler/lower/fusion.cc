@@ -49,6 +49,27 @@ const HloInstruction* Producer(const HloInstruction* inst) {
   }
 }
 
+// Input fusion (XLA's kInput: a reduce with its elementwise producers): a reduce of the last
+// member of a run over its last dimension only (a softmax's row sum, a cross-entropy's row
+// reduction of a one-hot select), in f32 with add/maximum/minimum and a one-element init defined
+// before the run, joins the run as its last member and reduces each chunk of whole rows in VMEM
+// (Lowerer::LowerFusedElementwise), so the reduced operand is never stored unless something
+// else reads it.
+bool IsRowReductionOf(const HloInstruction& r, const HloInstruction& last,
+                      const std::map<const HloInstruction*, size_t>& position,
+                      const HloInstruction* front) {
+  if (r.opcode() != HloOpcode::kReduce || r.operand_count() != 2 || r.operand(0) != &last ||
+      !r.shape().IsArray() || r.shape().element_type() != hlo::PrimitiveType::kF32 ||
+      last.shape().element_type() != hlo::PrimitiveType::kF32 || !ReducerOp(r)) {
+    return false;
+  }
+  const int64_t rank = last.shape().rank();
+  if (rank < 2 || r.dimensions() != std::vector<int64_t>{rank - 1}) return false;
+  const HloInstruction* init = r.operand(1);
+  return init->shape().ElementCount() == 1 &&
+         (HasNoCode(*init) || position.at(init) < position.at(front));
+}
+
 }  // namespace
 
 ElementwiseGroups FormElementwiseGroups(const hlo::HloModule& module, size_t max_members) {
@@ -64,10 +85,18 @@ ElementwiseGroups FormElementwiseGroups(const hlo::HloModule& module, size_t max
   auto member = [&](const HloInstruction* i) {
     return std::find(current.begin(), current.end(), i) != current.end();
   };
-  for (const auto& up : module.entry_computation()->instructions()) {
+  const auto& list = module.entry_computation()->instructions();
+  std::map<const HloInstruction*, size_t> position;
+  for (size_t i = 0; i < list.size(); ++i) position[list[i].get()] = i;
+  for (const auto& up : list) {
     const HloInstruction* inst = up.get();
     // Virtual broadcasts emit no code either: their readers load the source vector themselves.
     if (HasNoCode(*inst) || IsVirtualBroadcast(*inst)) continue;
+    if (!current.empty() && IsRowReductionOf(*inst, *current.back(), position, current.front())) {
+      current.push_back(inst);  // an input fusion ends the run
+      close();
+      continue;
+    }
     if (!IsFusible(*inst)) {
       close();
       continue;

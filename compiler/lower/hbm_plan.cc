@@ -41,31 +41,26 @@ Status DoesNotFit(const hlo::HloInstruction& inst, const std::string& what) {
   return ResourceExhausted(Where(inst) + ": does not fit: " + what);
 }
 
-isa::Broadcast VirtualBroadcastKind(const hlo::HloInstruction& inst) {
-  using isa::Broadcast;
-  if (inst.opcode() != hlo::HloOpcode::kBroadcast || !inst.shape().IsArray() ||
-      inst.shape().ElementCount() <= 1 || inst.users().empty() || inst.parent() == nullptr ||
+// Whether every user of a virtual broadcast or iota `inst` reads it as an elementwise VPU operand
+// of its own dimensions (clamp only a scalar one), so no reader needs it in HBM.
+// Whether `inst` is a member of an elementwise group whose value only members of that group read.
+static bool FusionInternal(const hlo::HloInstruction& inst, const ElementwiseGroups& groups) {
+  auto g = groups.group_of.find(&inst);
+  if (g == groups.group_of.end() || inst.users().empty() || inst.parent() == nullptr ||
       inst.parent()->root_instruction() == &inst) {
-    return Broadcast::kNone;
+    return false;
   }
-  const hlo::Shape& in = inst.operand(0)->shape();
+  for (const hlo::HloInstruction* u : inst.users()) {
+    auto ug = groups.group_of.find(u);
+    if (ug == groups.group_of.end() || ug->second != g->second) return false;
+  }
+  return true;
+}
+
+static bool VirtualUsers(const hlo::HloInstruction& inst,
+                         isa::Broadcast kind = isa::Broadcast::kRow) {
+  using isa::Broadcast;
   const hlo::Shape& out = inst.shape();
-  const int64_t rank = out.rank();
-  // Rows/columns small enough that one of them always fits VMEM next to the other operands:
-  // 2^18 elements (1 MiB of f32 per operand row; a vocabulary-sized row of 32316 qualifies).
-  constexpr int64_t kMaxVector = int64_t{1} << 18;
-  Broadcast kind = Broadcast::kNone;
-  std::vector<int64_t> leading(static_cast<size_t>(std::max<int64_t>(rank - 1, 0)));
-  for (size_t i = 0; i < leading.size(); ++i) leading[i] = static_cast<int64_t>(i);
-  if (in.ElementCount() == 1) {
-    kind = Broadcast::kScalar;
-  } else if (rank >= 2 && in.rank() == 1 && inst.dimensions() == std::vector<int64_t>{rank - 1} &&
-             in.dimensions(0) <= kMaxVector) {
-    kind = Broadcast::kRow;  // [cols] repeated for every row (a bias)
-  } else if (rank >= 2 && inst.dimensions() == leading && out.dimensions(rank - 1) <= kMaxVector) {
-    kind = Broadcast::kCol;  // one value per row (a per-row max or sum)
-  }
-  if (kind == Broadcast::kNone) return kind;
   for (const hlo::HloInstruction* user : inst.users()) {
     switch (user->opcode()) {
       case hlo::HloOpcode::kAdd:
@@ -84,13 +79,50 @@ isa::Broadcast VirtualBroadcastKind(const hlo::HloInstruction& inst) {
       case hlo::HloOpcode::kSelect:  // expanded on the VPU (Lowerer::EmitVpuOp)
         break;
       case hlo::HloOpcode::kClamp:
-        if (kind != Broadcast::kScalar) return Broadcast::kNone;
+        if (kind != Broadcast::kScalar) return false;
         break;
       default:
-        return Broadcast::kNone;
+        return false;
     }
-    if (user->shape().dimensions() != out.dimensions()) return Broadcast::kNone;
+    if (user->shape().dimensions() != out.dimensions()) return false;
   }
+  return true;
+}
+
+isa::Broadcast VirtualBroadcastKind(const hlo::HloInstruction& inst) {
+  using isa::Broadcast;
+  const bool iota = inst.opcode() == hlo::HloOpcode::kIota;
+  if ((inst.opcode() != hlo::HloOpcode::kBroadcast && !iota) || !inst.shape().IsArray() ||
+      inst.shape().ElementCount() <= 1 || inst.users().empty() || inst.parent() == nullptr ||
+      inst.parent()->root_instruction() == &inst) {
+    return Broadcast::kNone;
+  }
+  const hlo::Shape& out = inst.shape();
+  const int64_t rank = out.rank();
+  // Rows/columns small enough that one of them always fits VMEM next to the other operands:
+  // 2^18 elements (1 MiB of f32 per operand row; a vocabulary-sized row of 32316 qualifies).
+  constexpr int64_t kMaxVector = int64_t{1} << 18;
+  Broadcast kind = Broadcast::kNone;
+  // An iota along the last dimension is the row [0, 1, .., cols - 1] repeated for every row: its
+  // buffer holds that one row (Lowerer::LowerIota), which its readers load like a bias.
+  if (iota) {
+    return rank >= 2 && inst.iota_dimension() == rank - 1 &&
+                   out.dimensions(rank - 1) <= kMaxVector && VirtualUsers(inst)
+               ? Broadcast::kRow
+               : Broadcast::kNone;
+  }
+  const hlo::Shape& in = inst.operand(0)->shape();
+  std::vector<int64_t> leading(static_cast<size_t>(std::max<int64_t>(rank - 1, 0)));
+  for (size_t i = 0; i < leading.size(); ++i) leading[i] = static_cast<int64_t>(i);
+  if (in.ElementCount() == 1) {
+    kind = Broadcast::kScalar;
+  } else if (rank >= 2 && in.rank() == 1 && inst.dimensions() == std::vector<int64_t>{rank - 1} &&
+             in.dimensions(0) <= kMaxVector) {
+    kind = Broadcast::kRow;  // [cols] repeated for every row (a bias)
+  } else if (rank >= 2 && inst.dimensions() == leading && out.dimensions(rank - 1) <= kMaxVector) {
+    kind = Broadcast::kCol;  // one value per row (a per-row max or sum)
+  }
+  if (kind == Broadcast::kNone || !VirtualUsers(inst, kind)) return Broadcast::kNone;
   return kind;
 }
 
@@ -169,6 +201,7 @@ int64_t ContiguousSliceOffset(const hlo::HloInstruction& inst) {
 }
 
 bool IsAliasOfOperand(const hlo::HloInstruction& inst) {
+  if (inst.opcode() == hlo::HloOpcode::kIota) return false;  // a virtual one owns its row
   if (IsVirtualBroadcast(inst) || IsVirtualPad(inst)) return true;
   if (ContiguousSliceOffset(inst) >= 0) return true;
   switch (inst.opcode()) {
@@ -504,6 +537,18 @@ StatusOr<HbmPlan> PlanHbm(const hlo::HloModule& module, const ElementwiseGroups&
           HbmBuffer b;
           b.dtype = *dt;
           b.dims = leaf->dimensions();
+          if (inst.opcode() == hlo::HloOpcode::kIota && IsVirtualBroadcast(inst)) {
+            b.dims = {b.dims.back()};  // its one row (VirtualBroadcastKind)
+          }
+          // A value that lives only inside its fusion (read by members of its elementwise group
+          // alone) never reaches HBM and takes no HBM capacity, at any logical size.
+          if (FusionInternal(inst, groups)) {
+            b.address = owned.size();
+            owned.push_back(
+                Owned{64, def_at(&inst), def_at(&inst), false, &inst, leaf->ToString(false)});
+            leaves.push_back(std::move(b));
+            continue;
+          }
           b.address = owned.size();
           // One buffer larger than HBM can never fit; rejecting it here also keeps the 64-byte
           // rounding and the heap's running total far from int64 overflow (issue 8).

@@ -185,6 +185,20 @@ StatusOr<int64_t> Lowerer::LoadPaddedRows(const HloInstruction& pad, int64_t row
 Status Lowerer::LowerIota(const HloInstruction& inst) {
   const HbmBuffer& out = Buffer(&inst);
   const int64_t e = out.elem_bytes();
+  if (IsVirtualBroadcast(inst)) {
+    // Along the last dimension: only its row [0, .., cols - 1] is stored (VirtualBroadcastKind);
+    // the readers repeat it.
+    const int64_t cols = out.dims.back();
+    TPUSIM_ASSIGN_OR_RETURN(uint64_t buf, Vmem(inst, cols * e, "iota row"));
+    em_.Emit(isa::op::VpuIota{.dtype = out.dtype,
+                              .dst = buf,
+                              .rows = 1,
+                              .cols = static_cast<uint64_t>(cols),
+                              .axis = isa::ReduceAxis::kLanes});
+    em_.DmaContiguous(isa::Opcode::kDmaVmemToHbm, buf, out.address, cols * e, e, kStoreFlag);
+    em_.Wait(kStoreFlag, 1);
+    return OkStatus();
+  }
   const size_t d = static_cast<size_t>(inst.iota_dimension());
   int64_t outer = 1, inner = 1;
   for (size_t i = 0; i < d; ++i) outer *= out.dims[i];

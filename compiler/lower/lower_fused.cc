@@ -1,4 +1,5 @@
-// A fused chain of elementwise ops (lower/fusion.h) as one VPU kernel. Per chunk of the common
+// A fused chain of elementwise ops (lower/fusion.h) as one VPU kernel, optionally ending in a
+// reduce of its last member over whole rows (an input fusion). Per chunk of the common
 // shape: load each external operand once (scalars and [cols] rows once per kernel, per-row columns
 // per chunk), run every member on the VPU out of VMEM in program order, store the members whose
 // values are used outside the group. Versus one kernel per op, the intermediates never go to HBM
@@ -46,6 +47,8 @@ Status Lowerer::LowerFusedElementwise(const std::vector<const HloInstruction*>& 
   bool by_rows = false, needs_tmp = false, needs_zero = false, select_scratch = false;
   for (size_t m = 0; m < group.size(); ++m) {
     const HloInstruction& inst = *group[m];
+    // An input fusion's reduce (fusion.h) reduces whole rows of each chunk.
+    by_rows = by_rows || inst.opcode() == HloOpcode::kReduce;
     needs_tmp =
         needs_tmp || inst.opcode() == HloOpcode::kClamp || inst.opcode() == HloOpcode::kIsFinite;
     needs_zero = needs_zero || inst.opcode() == HloOpcode::kIsFinite;
@@ -124,8 +127,10 @@ Status Lowerer::LowerFusedElementwise(const std::vector<const HloInstruction*>& 
   }
   std::vector<uint64_t> result(group.size());
   for (size_t m = 0; m < group.size(); ++m) {
-    TPUSIM_ASSIGN_OR_RETURN(result[m],
-                            Vmem(*group[m], chunk * Buffer(group[m]).elem_bytes(), "result"));
+    const bool reduce = group[m]->opcode() == HloOpcode::kReduce;  // one value per row
+    TPUSIM_ASSIGN_OR_RETURN(
+        result[m],
+        Vmem(*group[m], (reduce ? chunk / cols : chunk) * Buffer(group[m]).elem_bytes(), "result"));
   }
   uint64_t tmp = 0;
   if (tmp_bytes > 0) {
@@ -172,6 +177,33 @@ Status Lowerer::LowerFusedElementwise(const std::vector<const HloInstruction*>& 
         }
       }
       const HbmBuffer& out = Buffer(&inst);
+      if (inst.opcode() == HloOpcode::kReduce) {
+        // The chunk's rows reduced along the lanes, then the init value folded in.
+        const isa::ReduceOp op = *ReducerOp(inst);
+        em_.Emit(isa::op::VpuReduce{.op = op,
+                                    .axis = isa::ReduceAxis::kLanes,
+                                    .dtype = isa::DType::kF32,
+                                    .dst = result[m],
+                                    .src = vops[0].vmem,
+                                    .rows = rows,
+                                    .cols = rcols});
+        em_.Emit(isa::op::VpuBinary{.op = CombineOp(op),
+                                    .dtype = isa::DType::kF32,
+                                    .dst = result[m],
+                                    .a = result[m],
+                                    .b = vops[1].vmem,
+                                    .rows = 1,
+                                    .cols = rows,
+                                    .a_bcast = isa::Broadcast::kNone,
+                                    .b_bcast = isa::Broadcast::kScalar});
+        if (stored[m]) {
+          em_.DmaContiguous(isa::Opcode::kDmaVmemToHbm, result[m],
+                            out.address + static_cast<uint64_t>(off / cols * 4),
+                            static_cast<int64_t>(rows) * 4, 4, kStoreFlag);
+          ++stores;
+        }
+        continue;
+      }
       if (inst.opcode() == HloOpcode::kIsFinite) {  // the 0 it compares with, in its type
         em_.Emit(isa::op::VpuFill{.dtype = vops[0].dtype, .dst = zero, .count = 1, .value = 0});
       }
