@@ -134,6 +134,9 @@ StatusOr<bool> OutputFusionScheduling::Run(hlo::HloModule& module) {
     for (const HloInstruction* y : w.independent) place(y);
     place(x);
     for (const HloInstruction* y : w.followers) place(y);
+    // A loop fusion leaves the rest where it was, so a dot or convolution among it still places its
+    // own window (its output fusion).
+    if (!mxu) continue;
     for (const HloInstruction* y : w.deferred) place(y);
   }
   bool changed = false;
