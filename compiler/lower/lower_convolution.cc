@@ -34,6 +34,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <optional>
 #include <vector>
 
@@ -179,7 +180,8 @@ class DirectConvEmitter {
         oi_(oi),
         int_path_(int_path),
         C_(config.core.mxu.cols),
-        nm_(std::max<int64_t>(1, config.core.mxu.count)) {}
+        nm_(std::max<int64_t>(1, config.core.mxu.count)),
+        double_weights_(config.core.mxu.weight_buffers >= 2) {}
 
   Status Run() {
     TPUSIM_RETURN_IF_ERROR(Allocate());
@@ -402,6 +404,7 @@ class DirectConvEmitter {
     const int64_t cc = Cc(st.c0), nc = Nc(st.n0), bh = Bh(st), bw = Bw(st), bn = Bn(st);
     const int64_t le = L_.elem_bytes(), re = W_.elem_bytes();
     const uint64_t band = Band(st.band_ver), w = Weights(st.w_ver);
+    std::vector<TileRun> runs;
     for (const hlo::ConvKTile& t : p_.k_tiles) {
       if (t.c0 < st.c0 || t.c0 >= st.c0 + cc) continue;
       const bool first_tile = &t == &p_.k_tiles.front();
@@ -414,7 +417,8 @@ class DirectConvEmitter {
         for (size_t q = 0; q < passes_.size(); ++q) {
           for (int64_t g = 0; g < groups; ++g) {
             const uint64_t unit = Unit(j, g, groups);
-            em_.Emit(isa::op::MxuLoadWeights{
+            TileRun& run = runs.emplace_back();
+            run.lw = isa::op::MxuLoadWeights{
                 .mxu = unit,
                 .addr = w + static_cast<uint64_t>(
                                 (((wkh * p_.KW + wkw) * cc + t.c0 - st.c0) * nc + nt) * re),
@@ -423,14 +427,14 @@ class DirectConvEmitter {
                 .stride = static_cast<uint64_t>(nc),
                 .dtype = W_.dtype,
                 .transpose = false,
-                .part = passes_[q].rhs});
+                .part = passes_[q].rhs};
             const int64_t r_begin = RowGroupBegin(g, groups, rows);
             for (int64_t r = r_begin; r < RowGroupBegin(g + 1, groups, rows); ++r) {
               const int64_t image = r / bh;
               const int64_t band_row =
                   (st.oh0 - st.band_oh0 + r % bh) * p_.wh.stride + t.kh * p_.wh.window_dilation;
               const int64_t band_col = t.kw * p_.ww.window_dilation;
-              em_.Emit(isa::op::MxuMatmul{
+              run.mms.push_back(isa::op::MxuMatmul{
                   .mxu = unit,
                   .lhs = band + static_cast<uint64_t>(
                                     image * image_band_bytes_ +
@@ -446,6 +450,39 @@ class DirectConvEmitter {
                   .latch = r == r_begin});
             }
           }
+        }
+      }
+    }
+    EmitRuns(runs);
+  }
+
+  // One weight tile on one MXU: its load and the matmuls that stream through it.
+  struct TileRun {
+    isa::op::MxuLoadWeights lw;
+    std::vector<isa::op::MxuMatmul> mms;
+  };
+  // Emits the runs in order. With double-buffered weights (core.mxu.weight_buffers >= 2) the next
+  // run's load on the same MXU goes right after this run's first, latching matmul, so the next
+  // tile shifts in while this one's other matmuls stream: a tile streamed as one short matmul per
+  // output row would otherwise expose most of every load. Same instructions, same values.
+  void EmitRuns(const std::vector<TileRun>& runs) {
+    std::vector<size_t> next(runs.size(), runs.size());  // the next run on the same MXU
+    std::map<uint64_t, size_t> later;
+    for (size_t i = runs.size(); i-- > 0;) {
+      auto it = later.find(runs[i].lw.mxu);
+      if (it != later.end()) next[i] = it->second;
+      later[runs[i].lw.mxu] = i;
+    }
+    std::vector<bool> loaded(runs.size(), false);
+    for (size_t i = 0; i < runs.size(); ++i) {
+      if (runs[i].mms.empty()) continue;
+      if (!loaded[i]) em_.Emit(runs[i].lw);
+      for (size_t k = 0; k < runs[i].mms.size(); ++k) {
+        em_.Emit(runs[i].mms[k]);
+        const size_t j = next[i];
+        if (k == 0 && double_weights_ && j < runs.size() && !runs[j].mms.empty()) {
+          em_.Emit(runs[j].lw);
+          loaded[j] = true;
         }
       }
     }
@@ -540,6 +577,7 @@ class DirectConvEmitter {
   const HbmBuffer& O_;
   const bool oi_, int_path_;
   const int64_t C_, nm_;
+  const bool double_weights_;
   int64_t image_band_bytes_ = 0, band_bytes_ = 0, w_bytes_ = 0, out_bytes_ = 0;
   uint64_t band0_ = 0, w0_ = 0, stage0_ = 0, out0_ = 0;
   std::vector<Step> steps_;
