@@ -184,6 +184,35 @@ TEST(ConvolutionStreamingTest, OneNTileUsesEveryMxu) {
   EXPECT_EQ(loads[0], loads[1]);
 }
 
+// With double-buffered weights the next tile's load on an MXU follows the current tile's first
+// (latching) matmul, so it shifts in while the other per-row matmuls stream: some load is followed
+// by non-latching matmuls of the previous tile on the same MXU.
+TEST(ConvolutionStreamingTest, NextWeightTileLoadsWhileTheCurrentStreams) {
+  auto module = testing::Parse(Conv("bf16[2,16,16,128]", "bf16[3,3,128,128]", "bf16[2,16,16,128]",
+                                    "size=3x3 pad=1_1x1_1", "b01f_01io->b01f"));
+  ASSERT_NE(module, nullptr);
+  CompileOptions options;
+  options.timing_only = true;
+  auto compiled = Compile(*module, testing::Config("tpu-v3"), options);
+  ASSERT_TRUE(compiled.ok()) << compiled.status().message();
+  int64_t hoisted = 0;
+  bool loaded_ahead[2] = {false, false};
+  for (const isa::Instruction& i : compiled->program.cores[0].instructions) {
+    if (i.opcode == isa::Opcode::kMxuLoadWeights) {
+      loaded_ahead[i.As<isa::op::MxuLoadWeights>().mxu] = true;
+    } else if (i.opcode == isa::Opcode::kMxuMatmul) {
+      const auto mm = i.As<isa::op::MxuMatmul>();
+      if (mm.latch) {
+        loaded_ahead[mm.mxu] = false;
+      } else if (loaded_ahead[mm.mxu]) {
+        ++hoisted;  // streams the current tile after the next one's load was issued
+        loaded_ahead[mm.mxu] = false;
+      }
+    }
+  }
+  EXPECT_GT(hoisted, 0);
+}
+
 // Small feature counts fold consecutive taps of a window row into one K tile (XLA's TPU handling
 // of a first layer's 3 channels); larger ones take one tap per tile.
 TEST(ConvolutionFormTest, SmallFeatureCountsFoldTaps) {
