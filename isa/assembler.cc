@@ -556,7 +556,10 @@ class Assembler {
       return ExpectEnd(cur, err);
     }
     auto dt = ParseEnumValue(FieldKind::kDType, type);
-    if (!dt) return Fail(err, tcol, "expected hex or an element type (bf16, f32, s8, s32, pred)");
+    if (!dt) {
+      return Fail(err, tcol,
+                  "expected hex or an element type (bf16, f32, s8, s32, pred, u8, s16, u16, f16)");
+    }
     DType dtype = static_cast<DType>(*dt);
     bool first = true;
     while (!cur.AtEnd()) {
@@ -580,13 +583,25 @@ class Assembler {
           std::memcpy(buf, &b, 4);
           seg.bytes.append(buf, 4);
           break;
+        case DType::kF16: {
+          uint16_t h = F32ToF16Bits(std::bit_cast<float>(b));
+          seg.bytes.append(reinterpret_cast<const char*>(&h), 2);
+          break;
+        }
         case DType::kS8:
+        case DType::kU8:
+        case DType::kS16:
+        case DType::kU16:
         case DType::kPred: {
-          int32_t s = static_cast<int32_t>(b);
-          if (dtype == DType::kS8 ? (s < -128 || s > 127) : (s < 0 || s > 1)) {
+          const int32_t s = static_cast<int32_t>(b);
+          const bool in_range = dtype == DType::kPred ? (s == 0 || s == 1)
+                                                      : SaturateToInt(s, dtype) == s;
+          if (!in_range) {
             return Fail(err, vcol, fmt::format("{} out of range for {}", s, Name(dtype)));
           }
-          seg.bytes.push_back(static_cast<char>(s));
+          char e[2];
+          StoreInt(e, dtype, s);
+          seg.bytes.append(e, static_cast<size_t>(DTypeBytes(dtype)));
           break;
         }
       }

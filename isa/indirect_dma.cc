@@ -69,7 +69,7 @@ void CombineRun(const IndirectDma& d, uint8_t* dst, const uint8_t* upd, uint64_t
   for (uint64_t k = 0; k < n; ++k) {
     uint8_t* x = dst + k * eb;
     const uint8_t* y = upd + k * eb;
-    if (d.dtype == DType::kS32) {
+    if (!IsFloat(d.dtype)) {
       const int32_t a = LoadInt(x, d.dtype), b = LoadInt(y, d.dtype);
       const int32_t r = d.op == ReduceOp::kSum   ? WrapAdd(a, b)
                         : d.op == ReduceOp::kMax ? std::max(a, b)
@@ -97,9 +97,8 @@ Status ExecuteIndirectDma(const Instruction& inst, SparseMemory& hbm, SparseMemo
   if (d.n0 == 0 || d.n1 == 0 || d.n2 == 0) return InvalidArgument("n0, n1 and n2 must be >= 1");
   if (d.count == 0) return InvalidArgument("count must be >= 1");
   if (d.combine) {
-    if (d.dtype != DType::kBF16 && d.dtype != DType::kF32 && d.dtype != DType::kS32) {
-      return InvalidArgument(
-          fmt::format("dtype={} (a scatter combiner computes in bf16, f32 or s32)", Name(d.dtype)));
+    if (d.dtype == DType::kPred) {
+      return InvalidArgument("dtype=pred (a scatter combiner computes on numbers, not pred)");
     }
     if (static_cast<uint64_t>(DTypeBytes(d.dtype)) != eb) {
       return InvalidArgument(fmt::format("dtype={} but elem_bytes={}", Name(d.dtype), eb));

@@ -302,7 +302,7 @@ Status Interpreter::Vpu(int c, const Instruction& inst) {
             if (cmp) {
               StoreInt(po, out_t, CompareI(cop, x, y));
             } else {
-              StoreInt(po, out_t, ApplyBinaryI(bop, x, y));
+              StoreInt(po, out_t, ApplyBinaryI(bop, ShiftOperand(bop, x, dt), y));
             }
           }
         }
@@ -358,15 +358,14 @@ Status Interpreter::Vpu(int c, const Instruction& inst) {
           } else if (v.dtype == DType::kPred) {
             StoreInt(q, v.dtype, x != 0.0f || std::isnan(x));
           } else {
-            int32_t s = F32ToS32Saturating(x);
-            StoreInt(q, v.dtype, v.dtype == DType::kS8 ? SaturateToS8(s) : s);
+            StoreInt(q, v.dtype, SaturateToInt(F32ToS32Saturating(x), v.dtype));
           }
         } else {
           int32_t x = LoadInt(p, v.src_dtype);
           if (IsFloat(v.dtype)) {
             StoreFloat(q, v.dtype, static_cast<float>(x));
           } else {
-            StoreInt(q, v.dtype, x);  // s8 wraps, pred is x != 0
+            StoreInt(q, v.dtype, x);  // s8/u8/s16/u16 wrap, pred is x != 0
           }
         }
       }

@@ -30,7 +30,10 @@ DMA's flag (dma.done.wait). Every instruction is declared once, in `isa/opcodes.
   `host` (the host's DRAM, one per system), and `acc`: each MXU's accumulator memory of
   `core.mxu.accumulator_rows` rows of `core.mxu.cols` 32-bit words, addressed by row.
 * **Element types:** bf16 (2 bytes), f32 (4), s8 (1), s32 (4), pred (1 byte, 0 or 1; any non-zero byte
-  reads as 1).
+  reads as 1), u8 (1), s16 (2), u16 (2), f16 (2, IEEE binary16). The narrow types are stored packed
+  at their own width and widened when the VPU reads them (u8/s16/u16 exactly to s32, f16 exactly to
+  f32); results are wrapped (integers) or rounded to nearest even (f16) back to the width on store, so
+  integer arithmetic, compares and shifts give the type's own results. The MXU takes bf16, f32, s8.
 * **MXU** (weight-stationary R x C systolic array, R = `core.mxu.rows`, C = `core.mxu.cols`): a shadow
   weight buffer (written by `mxu.load_weights`), an active weight buffer (copied from the shadow by a
   `mxu.matmul` with `latch=1`), and the accumulators.
@@ -82,8 +85,8 @@ that implement them (`isa/numerics.h`, `isa/collectives.h`). All arithmetic roun
 * **Reductions** (`vpu.reduce`, collectives): sequential in index / rank order, starting from the first
   element: `r = x0; r = fl(r op x1); ...`, in f32 for bf16/f32 (rounded once at the end) and in s32 for
   integers; for pred, sum and max are logical or, min is logical and.
-* **vpu.convert:** float -> float rounds to nearest even; float -> s32/s8 rounds toward zero, saturates to
-  the type's range, NaN -> 0; s32/s8 -> float rounds to nearest even (s32 -> bf16 goes through f32: two
+* **vpu.convert:** float -> float rounds to nearest even; float -> integer rounds toward zero, saturates
+  to the type's range, NaN -> 0; integer -> float rounds to nearest even (s32 -> bf16 goes through f32: two
   roundings); int -> int wraps; x -> pred is `x != 0` (NaN -> 1); pred -> x is 0 or 1.
 * **mxu.pop:** the activation is applied to the f32 (or s32) accumulator value, then the result is
   converted: f32 as is, bf16 round to nearest even, s32 as is, s8 **saturating** to [-128, 127] (a

@@ -21,6 +21,33 @@ float Bf16BitsToF32(uint16_t b) { return std::bit_cast<float>(static_cast<uint32
 
 float RoundToBf16(float x) { return Bf16BitsToF32(F32ToBf16Bits(x)); }
 
+uint16_t F32ToF16Bits(float x) {
+  const uint32_t u = std::bit_cast<uint32_t>(x);
+  const auto sign = static_cast<uint16_t>((u >> 16) & 0x8000u);
+  const uint32_t a = u & 0x7FFFFFFFu;
+  if (std::isnan(x)) return static_cast<uint16_t>(sign | 0x7E00u | ((a >> 13) & 0x1FFu));
+  if (a >= 0x477FF000u) return static_cast<uint16_t>(sign | 0x7C00u);  // >= 65520: inf (RNE)
+  if (a < 0x38800000u) {  // below 2^-14: a subnormal half, quantum 2^-24 (a carry gives 2^-14)
+    const float q = std::nearbyint(std::ldexp(std::fabs(x), 24));  // exact scaling, RNE
+    return static_cast<uint16_t>(sign | static_cast<uint16_t>(q));
+  }
+  uint32_t h = ((((a >> 23) - 127 + 15) << 10) | ((a >> 13) & 0x3FFu));
+  const uint32_t rest = a & 0x1FFFu;  // the 13 dropped mantissa bits
+  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u) != 0)) ++h;  // a carry reaches the exponent
+  return static_cast<uint16_t>(sign | h);
+}
+
+float F16BitsToF32(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t e = (h >> 10) & 0x1Fu, m = h & 0x3FFu;
+  if (e == 0) {
+    const float v = std::ldexp(static_cast<float>(m), -24);
+    return (sign != 0) ? -v : v;
+  }
+  if (e == 31) return std::bit_cast<float>(sign | 0x7F800000u | (m << 13));
+  return std::bit_cast<float>(sign | ((e - 15 + 127) << 23) | (m << 13));
+}
+
 float Bf16Part(float x, PrecisionPart part) {
   float hi = RoundToBf16(x);
   if (part == PrecisionPart::kHi) return hi;
@@ -80,7 +107,9 @@ bool BinarySupports(BinaryOp op, DType t) {
     case BinaryOp::kShl:
     case BinaryOp::kShrl:
     case BinaryOp::kShra:
-      return t == DType::kS32;  // on the 32-bit pattern (HLO u32 is stored as s32)
+      // s32 on the 32-bit pattern (HLO u32 is stored as s32); s8/u8/s16/u16 on their own width
+      // (ShiftOperand).
+      return IsInteger(t);
     default:
       return t != DType::kPred;
   }
@@ -304,15 +333,44 @@ int32_t WrapToS8(int32_t x) { return static_cast<int8_t>(static_cast<uint8_t>(x 
 
 int32_t SaturateToS8(int32_t x) { return x > 127 ? 127 : (x < -128 ? -128 : x); }
 
+int32_t SaturateToInt(int32_t x, DType t) {
+  auto clamp = [x](int32_t lo, int32_t hi) { return x > hi ? hi : (x < lo ? lo : x); };
+  switch (t) {
+    case DType::kS8:
+      return clamp(-128, 127);
+    case DType::kU8:
+      return clamp(0, 255);
+    case DType::kS16:
+      return clamp(-32768, 32767);
+    case DType::kU16:
+      return clamp(0, 65535);
+    default:
+      return x;
+  }
+}
+
+int32_t ShiftOperand(BinaryOp op, int32_t x, DType t) {
+  const int bits = DTypeBytes(t) * 8;
+  if (bits >= 32 || t == DType::kPred || !IsInteger(t)) return x;
+  const uint32_t mask = (1u << bits) - 1;
+  const uint32_t low = static_cast<uint32_t>(x) & mask;
+  if (op == BinaryOp::kShrl) return static_cast<int32_t>(low);
+  if (op == BinaryOp::kShra) {
+    const uint32_t sign = 1u << (bits - 1);
+    return static_cast<int32_t>((low ^ sign)) - static_cast<int32_t>(sign);
+  }
+  return x;
+}
+
 }  // namespace tpusim::isa
 
 namespace tpusim::isa {
 
 float LoadFloat(const void* p, DType t) {
-  if (t == DType::kBF16) {
+  if (t == DType::kBF16 || t == DType::kF16) {
     uint16_t b;
     std::memcpy(&b, p, 2);
-    return Bf16BitsToF32(b);
+    return t == DType::kBF16 ? Bf16BitsToF32(b) : F16BitsToF32(b);
   }
   float f;
   std::memcpy(&f, p, 4);
@@ -323,6 +381,14 @@ int32_t LoadInt(const void* p, DType t) {
   switch (t) {
     case DType::kS8:
       return static_cast<int8_t>(*static_cast<const uint8_t*>(p));
+    case DType::kU8:
+      return *static_cast<const uint8_t*>(p);
+    case DType::kS16:
+    case DType::kU16: {
+      uint16_t h;
+      std::memcpy(&h, p, 2);
+      return t == DType::kS16 ? static_cast<int16_t>(h) : static_cast<int32_t>(h);
+    }
     case DType::kPred:
       return *static_cast<const uint8_t*>(p) != 0 ? 1 : 0;
     default: {
@@ -334,8 +400,8 @@ int32_t LoadInt(const void* p, DType t) {
 }
 
 void StoreFloat(void* p, DType t, float v) {
-  if (t == DType::kBF16) {
-    uint16_t b = F32ToBf16Bits(v);
+  if (t == DType::kBF16 || t == DType::kF16) {
+    uint16_t b = t == DType::kBF16 ? F32ToBf16Bits(v) : F32ToF16Bits(v);
     std::memcpy(p, &b, 2);
   } else {
     std::memcpy(p, &v, 4);
@@ -345,8 +411,15 @@ void StoreFloat(void* p, DType t, float v) {
 void StoreInt(void* p, DType t, int32_t v) {
   switch (t) {
     case DType::kS8:
+    case DType::kU8:
       *static_cast<uint8_t*>(p) = static_cast<uint8_t>(v & 0xFF);
       break;
+    case DType::kS16:
+    case DType::kU16: {
+      const auto h = static_cast<uint16_t>(v & 0xFFFF);
+      std::memcpy(p, &h, 2);
+      break;
+    }
     case DType::kPred:
       *static_cast<uint8_t*>(p) = v != 0 ? 1 : 0;
       break;

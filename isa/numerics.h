@@ -7,9 +7,10 @@
 //  * f32 is IEEE binary32 with round-to-nearest-even, subnormals kept (no flush to zero).
 //  * bf16 -> f32 is exact; f32 -> bf16 rounds to nearest even, NaN stays NaN (quiet), inf stays
 //  inf.
-//  * The VPU computes bf16/f32 in f32 and rounds the result once to the destination type;
-//  s8/s32/pred
-//    compute in s32 with two's complement wrap-around.
+//  * The VPU computes bf16/f16/f32 in f32 and rounds the result once to the destination type;
+//    s8/u8/s16/u16/s32/pred compute in s32 with two's complement wrap-around (a narrow integer is
+//    widened exactly on load and wrapped to its width on store, so add/sub/mul/div/rem/compare/
+//    max/min give the type's own results).
 //  * Transcendentals are glibc's single-precision functions (expf, logf, tanhf, ...); logistic(x) =
 //    1 / (1 + expf(-x)); rsqrt(x) = 1 / sqrtf(x) (two roundings).
 #pragma once
@@ -25,6 +26,11 @@ uint16_t F32ToBf16Bits(float x);
 float Bf16BitsToF32(uint16_t b);
 /// bf16(x) as an f32 value.
 float RoundToBf16(float x);
+
+/// f32 -> IEEE binary16 bits, round to nearest even, subnormals kept; |x| >= 65520 becomes inf; a
+/// NaN becomes a quiet NaN with the same sign. f16 -> f32 is exact.
+uint16_t F32ToF16Bits(float x);
+float F16BitsToF32(uint16_t h);
 
 /// The bf16 part of an f32 that one MXU precision pass uses (XLA's Split3xToBF16: high, mid, low):
 ///   hi = bf16(x), lo = bf16(x - hi), lolo = bf16(x - hi - lo), each subtraction exact in f32.
@@ -71,6 +77,14 @@ int32_t F32ToS32Saturating(float x);
 /// Narrowing used by vpu.convert (wrap) and by mxu.pop (saturate).
 int32_t WrapToS8(int32_t x);
 int32_t SaturateToS8(int32_t x);
+/// x clamped to the range of integer type t (s8 [-128, 127], u8 [0, 255], s16, u16; s32 and pred
+/// unchanged): how a float -> narrow-integer conversion saturates (XLA's convert semantics).
+int32_t SaturateToInt(int32_t x, DType t);
+/// The 32-bit shift operand of a narrow integer of type t for shift op `op`: for shrl its bits
+/// zero-extended from t's width, for shra sign-extended (so a u16 0x8000 shra 1 is 0xC000 and an
+/// s16 -1 shrl 1 is 0x7FFF once stored back, as XLA defines shifts on the type's own width);
+/// anything else unchanged.
+int32_t ShiftOperand(BinaryOp op, int32_t x, DType t);
 
 }  // namespace tpusim::isa
 

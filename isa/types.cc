@@ -7,11 +7,15 @@ namespace tpusim::isa {
 int DTypeBytes(DType t) {
   switch (t) {
     case DType::kBF16:
+    case DType::kS16:
+    case DType::kU16:
+    case DType::kF16:
       return 2;
     case DType::kF32:
     case DType::kS32:
       return 4;
     case DType::kS8:
+    case DType::kU8:
     case DType::kPred:
       return 1;
   }
@@ -19,8 +23,11 @@ int DTypeBytes(DType t) {
   return 0;
 }
 
-bool IsFloat(DType t) { return t == DType::kBF16 || t == DType::kF32; }
-bool IsInteger(DType t) { return t == DType::kS8 || t == DType::kS32; }
+bool IsFloat(DType t) { return t == DType::kBF16 || t == DType::kF32 || t == DType::kF16; }
+bool IsInteger(DType t) {
+  return t == DType::kS8 || t == DType::kS32 || t == DType::kU8 || t == DType::kS16 ||
+         t == DType::kU16;
+}
 
 #define TPUSIM_ISA_CASE_(e, s) \
   case T::e:                   \

@@ -17,7 +17,11 @@ namespace tpusim::isa {
   X(kF32, "f32")                 \
   X(kS8, "s8")                   \
   X(kS32, "s32")                 \
-  X(kPred, "pred")
+  X(kPred, "pred")               \
+  X(kU8, "u8")                   \
+  X(kS16, "s16")                 \
+  X(kU16, "u16")                 \
+  X(kF16, "f16")
 
 // Memory spaces. kHost is the host's DRAM (reached over PCIe); kAcc is an MXU's accumulator memory,
 // addressed in rows of `core.mxu.cols` 32-bit words.
@@ -119,10 +123,13 @@ enum class Activation : uint8_t { TPUSIM_ISA_ACTIVATION_LIST(TPUSIM_ISA_ENUMERAT
 enum class PrecisionPart : uint8_t { TPUSIM_ISA_PART_LIST(TPUSIM_ISA_ENUMERATOR_) };
 #undef TPUSIM_ISA_ENUMERATOR_
 
-/// Bytes one element occupies in memory: bf16 2, f32 4, s8 1, s32 4, pred 1 (0 or 1).
+/// Bytes one element occupies in memory: bf16 2, f32 4, s8 1, s32 4, pred 1 (0 or 1), u8 1,
+/// s16 2, u16 2, f16 2. The narrow types (u8, s16, u16, f16) are stored packed at their own width
+/// and widened to the VPU's 32-bit compute types when read (numerics.h LoadInt / LoadFloat), as
+/// XLA's TPU backend stores and computes them.
 int DTypeBytes(DType t);
-bool IsFloat(DType t);    // bf16, f32
-bool IsInteger(DType t);  // s8, s32
+bool IsFloat(DType t);    // bf16, f32, f16
+bool IsInteger(DType t);  // s8, s32, u8, s16, u16
 
 /// Assembly names ("bf16", "vmem", "add", ...) and their inverses (nullopt for an unknown name).
 std::string_view Name(DType v);

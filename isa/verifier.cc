@@ -281,9 +281,8 @@ class Verifier {
     Range(d.scatter ? "dst" : "src", MemSpace::kHbm, d.hbm_base(), d.hbm_extent(), d.elem_bytes);
     Range(d.scatter ? "src" : "dst", MemSpace::kVmem, d.vmem_base(), d.vmem_extent(), d.elem_bytes);
     if (d.combine) {
-      if (d.dtype != DType::kBF16 && d.dtype != DType::kF32 && d.dtype != DType::kS32) {
-        Err("dtype",
-            fmt::format("{} (a scatter combiner computes in bf16, f32 or s32)", Name(d.dtype)));
+      if (d.dtype == DType::kPred) {
+        Err("dtype", "pred (a scatter combiner computes on numbers, not pred)");
       } else if (static_cast<uint64_t>(DTypeBytes(d.dtype)) != d.elem_bytes) {
         Err("dtype", fmt::format("{} but elem_bytes={}", Name(d.dtype), d.elem_bytes));
       }

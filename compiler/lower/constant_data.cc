@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "hlo/eval/convert.h"
 #include "isa/numerics.h"
 
 namespace tpusim::compiler {
@@ -51,6 +52,12 @@ void StoreFloat(std::string& out, int64_t i, isa::DType t, double v, bool bf16_d
       Put(out, i, &b, 2);
       break;
     }
+    case isa::DType::kF16: {  // one rounding from the double, as the evaluator's DoubleToF16
+      const auto f = static_cast<float>(hlo::RoundToFloatFormat(v, 10, -14, 15));
+      uint16_t h = isa::F32ToF16Bits(f);  // exact: f is an f16 value (or inf / NaN)
+      Put(out, i, &h, 2);
+      break;
+    }
     default:
       break;
   }
@@ -71,6 +78,17 @@ void StoreInt(std::string& out, int64_t i, isa::DType t, int64_t v) {
     case isa::DType::kPred: {
       uint8_t x = v != 0 ? 1 : 0;
       Put(out, i, &x, 1);
+      break;
+    }
+    case isa::DType::kU8: {
+      uint8_t x = static_cast<uint8_t>(v);
+      Put(out, i, &x, 1);
+      break;
+    }
+    case isa::DType::kS16:
+    case isa::DType::kU16: {
+      uint16_t x = static_cast<uint16_t>(v);  // two's-complement wrap, as the evaluator's convert
+      Put(out, i, &x, 2);
       break;
     }
     default:

@@ -1,5 +1,7 @@
 #include "compiler/lower/device_types.h"
 
+#include <fmt/format.h>
+
 namespace tpusim::compiler {
 
 std::optional<isa::DType> DeviceType(hlo::PrimitiveType t) {
@@ -17,9 +19,47 @@ std::optional<isa::DType> DeviceType(hlo::PrimitiveType t) {
       return isa::DType::kS32;
     case hlo::PrimitiveType::kPred:
       return isa::DType::kPred;
+    case hlo::PrimitiveType::kU8:
+      return isa::DType::kU8;
+    case hlo::PrimitiveType::kS16:
+      return isa::DType::kS16;
+    case hlo::PrimitiveType::kU16:
+      return isa::DType::kU16;
+    case hlo::PrimitiveType::kF16:
+      return isa::DType::kF16;
     default:
       return std::nullopt;
   }
+}
+
+std::string NoDeviceTypeReason(hlo::PrimitiveType t) {
+  const std::string name(hlo::PrimitiveTypeName(t));
+  std::string why;
+  switch (t) {
+    case hlo::PrimitiveType::kF64:
+      why = "a TPU has no 64-bit floating point in its VPU or MXU, and XLA's TPU backend does not "
+            "accept f64; convert to f32 before the op";
+      break;
+    case hlo::PrimitiveType::kC64:
+    case hlo::PrimitiveType::kC128:
+      why = "complex numbers have no TPU device type in tpusim; split them into real and imaginary "
+            "f32 arrays";
+      break;
+    case hlo::PrimitiveType::kF8E5M2:
+    case hlo::PrimitiveType::kF8E4M3FN:
+      why = "8-bit floating point is not modelled by tpusim's VPU or MXU; convert to bf16";
+      break;
+    case hlo::PrimitiveType::kS4:
+    case hlo::PrimitiveType::kU4:
+      why = "4-bit integers are not modelled by tpusim; convert to s8";
+      break;
+    default:
+      why = "it has no device type";
+      break;
+  }
+  return fmt::format("element type {}: {} (device types: f32, bf16, f16, s8, u8, s16, u16, s32, "
+                     "pred, and s64/u32/u64 narrowed to s32)",
+                     name, why);
 }
 
 }  // namespace tpusim::compiler

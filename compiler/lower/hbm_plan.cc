@@ -524,10 +524,7 @@ StatusOr<HbmPlan> PlanHbm(const hlo::HloModule& module, const ElementwiseGroups&
         for (const hlo::Shape* leaf : inst.shape().Leaves()) {
           auto dt = DeviceType(leaf->element_type());
           if (!dt) {
-            return Unsupported(inst, fmt::format("element type {} has no device type (supported: "
-                                                 "f32, bf16, s8, s32, pred, and s64/u32/u64 "
-                                                 "narrowed to s32)",
-                                                 hlo::PrimitiveTypeName(leaf->element_type())));
+            return Unsupported(inst, NoDeviceTypeReason(leaf->element_type()));
           }
           for (int64_t i = 0; i < leaf->rank(); ++i) {
             if (leaf->is_dynamic_dimension(i)) {

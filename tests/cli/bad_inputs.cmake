@@ -207,3 +207,7 @@ tpusim_bad_input_test(exec_collective_mismatch
 tpusim_bad_input_test(run_float_dot_on_tpu_v1
   "model.hlo:7:3: error: %d \\(dot\\): cannot lower: a f32 x f32 dot on 'tpu-v1', whose MXU has no floating-point path"
   run tests/golden/tiny_dot_bias_relu/model.hlo --config tpu-v1)
+# Element types a TPU cannot hold (issue 16): the op and the type, with the reason and the remedy.
+tpusim_bad_input_test(bad_f64_on_tpu
+  "f64_on_tpu.hlo:4:3: error: %x \\(parameter\\): cannot lower: element type f64: a TPU has no 64-bit floating point"
+  run ${bad}/f64_on_tpu.hlo)

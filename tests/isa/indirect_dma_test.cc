@@ -136,10 +136,10 @@ sync.wait flag=1, value=2
 TEST(IndirectDmaInterpreter, RuntimeAndVerifierErrors) {
   {
     Interpreter in(SmallChip());
-    // combine=1 in s8 is not a combiner type: the verifier rejects it.
+    // combine=1 in pred is not a combiner type: the verifier rejects it.
     auto p = Assemble(
         "dma.scatter flag=1, src=0x0, dst=0x0, elem_bytes=1, n0=1, idx=0x0, count=1, "
-        "idx_scale=1, bound=0, slice_stride=1, combine=1, dtype=s8\n",
+        "idx_scale=1, bound=0, slice_stride=1, combine=1, dtype=pred\n",
         "bad.tasm");
     ASSERT_TRUE(p.ok());
     Status v = Verify(*p, SmallChip());

@@ -2,9 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <Eigen/Core>
+
 #include <bit>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
+#include <random>
 
 namespace tpusim::isa {
 namespace {
@@ -88,6 +93,62 @@ TEST(Numerics, MaxMinPropagateNaNAndOrderZeros) {
   EXPECT_TRUE(std::signbit(MinF(0.0f, -0.0f)));
   EXPECT_FALSE(CompareF(CompareOp::kEq, nan, nan));
   EXPECT_TRUE(CompareF(CompareOp::kNe, nan, nan));
+}
+
+// f16 storage (issue 16): every f16 value converts to f32 and back to itself; f32 -> f16 rounds to
+// nearest even like Eigen::half (an independent implementation), subnormals and overflow included.
+TEST(Numerics, F16ConversionsMatchIeeeBinary16) {
+  for (uint32_t h = 0; h <= 0xFFFF; ++h) {
+    const auto b = static_cast<uint16_t>(h);
+    const float f = F16BitsToF32(b);
+    if (std::isnan(f)) {
+      EXPECT_TRUE(std::isnan(F16BitsToF32(F32ToF16Bits(f))));
+    } else {
+      ASSERT_EQ(F32ToF16Bits(f), b) << h;
+      EXPECT_EQ(static_cast<float>(Eigen::numext::bit_cast<Eigen::half>(b)), f) << h;
+    }
+  }
+  std::mt19937 rng(7);
+  for (int i = 0; i < 200000; ++i) {
+    const float f = std::bit_cast<float>(static_cast<uint32_t>(rng()));
+    if (std::isnan(f)) continue;
+    ASSERT_EQ(F32ToF16Bits(f), Eigen::numext::bit_cast<uint16_t>(Eigen::half(f))) << f;
+  }
+  EXPECT_EQ(F32ToF16Bits(65504.0f), 0x7BFF);
+  EXPECT_EQ(F32ToF16Bits(65519.99f), 0x7BFF);
+  EXPECT_EQ(F32ToF16Bits(65520.0f), 0x7C00);  // the tie rounds to even: inf
+  EXPECT_EQ(F32ToF16Bits(-std::ldexp(1.0f, -25)), 0x8000);  // half the smallest subnormal: -0
+  EXPECT_EQ(F32ToF16Bits(std::ldexp(1.5f, -25)), 0x0001);
+}
+
+// u8/s16/u16: loads widen exactly (zero- or sign-extended), stores wrap to the width; float ->
+// narrow int saturates; shifts act on the type's own width.
+TEST(Numerics, NarrowIntegersWidenWrapAndSaturate) {
+  char b[2];
+  StoreInt(b, DType::kU16, 70000);  // 70000 mod 65536
+  EXPECT_EQ(LoadInt(b, DType::kU16), 4464);
+  StoreInt(b, DType::kS16, 40000);
+  EXPECT_EQ(LoadInt(b, DType::kS16), 40000 - 65536);
+  StoreInt(b, DType::kU8, -1);
+  EXPECT_EQ(LoadInt(b, DType::kU8), 255);
+  EXPECT_EQ(DTypeBytes(DType::kU8), 1);
+  EXPECT_EQ(DTypeBytes(DType::kS16), 2);
+  EXPECT_EQ(DTypeBytes(DType::kF16), 2);
+  EXPECT_TRUE(IsFloat(DType::kF16));
+  EXPECT_TRUE(IsInteger(DType::kU16));
+  EXPECT_EQ(SaturateToInt(-5, DType::kU8), 0);
+  EXPECT_EQ(SaturateToInt(300, DType::kU8), 255);
+  EXPECT_EQ(SaturateToInt(-40000, DType::kS16), -32768);
+  EXPECT_EQ(SaturateToInt(70000, DType::kU16), 65535);
+  EXPECT_EQ(SaturateToInt(70000, DType::kS32), 70000);
+  // s16 -1 shrl 1 = 0x7FFF; u16 0x8000 shra 1 = 0xC000 (XLA shifts on the type's width).
+  EXPECT_EQ(ApplyBinaryI(BinaryOp::kShrl, ShiftOperand(BinaryOp::kShrl, -1, DType::kS16), 1),
+            0x7FFF);
+  StoreInt(b, DType::kU16,
+           ApplyBinaryI(BinaryOp::kShra, ShiftOperand(BinaryOp::kShra, 0x8000, DType::kU16), 1));
+  EXPECT_EQ(LoadInt(b, DType::kU16), 0xC000);
+  EXPECT_EQ(ShiftOperand(BinaryOp::kShl, -1, DType::kS16), -1);
+  EXPECT_EQ(ShiftOperand(BinaryOp::kShrl, -1, DType::kS32), -1);
 }
 
 }  // namespace

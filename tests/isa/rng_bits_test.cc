@@ -81,7 +81,8 @@ TEST(VpuShifts, XlaSemanticsOnThe32BitPattern) {
   EXPECT_EQ(ApplyBinaryI(BinaryOp::kShra, -16, 40), -1);
   EXPECT_EQ(ApplyBinaryI(BinaryOp::kShra, 16, 40), 0);
   EXPECT_TRUE(BinarySupports(BinaryOp::kShrl, DType::kS32));
-  EXPECT_FALSE(BinarySupports(BinaryOp::kShrl, DType::kS8));
+  EXPECT_TRUE(BinarySupports(BinaryOp::kShrl, DType::kS8));  // on 8 bits (ShiftOperand)
+  EXPECT_FALSE(BinarySupports(BinaryOp::kShrl, DType::kPred));
   EXPECT_FALSE(BinarySupports(BinaryOp::kShl, DType::kF32));
 }
 
