@@ -106,7 +106,8 @@ StatusOr<CompiledModule> Compile(const hlo::HloModule& module, const config::Chi
   TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<hlo::HloModule> m, CloneModule(module));
   CompiledModule result;
   HloPassPipeline pipeline =
-      BuildHloPipeline(config, options.max_unrolled_instructions, options.trip_counts);
+      BuildHloPipeline(config, options.max_unrolled_instructions, options.trip_counts,
+                       options.branch_trip_counts);
   pipeline.set_dump_after(options.dump_after);
   TPUSIM_ASSIGN_OR_RETURN(bool changed, pipeline.Run(*m));
   (void)changed;
@@ -198,6 +199,10 @@ StatusOr<CompiledModule> Compile(const hlo::HloModule& module, const config::Chi
       if (inst->opcode() == hlo::HloOpcode::kWhile && given != options.trip_counts.end() &&
           !hlo::KnownTripCount(*inst).trips) {
         result.given_trip_counts.push_back(fmt::format("{}={}", inst->name(), given->second));
+      } else if (auto b = options.branch_trip_counts.find(inst->name());
+                 inst->opcode() == hlo::HloOpcode::kWhile &&
+                 b != options.branch_trip_counts.end() && !hlo::KnownTripCount(*inst).trips) {
+        result.branch_loops.push_back(fmt::format("{}={}", inst->name(), b->second));
       }
     }
   }
@@ -228,6 +233,19 @@ StatusOr<CompiledModule> Compile(const hlo::HloModule& module, const config::Chi
   if (idle) {
     program.cores.resize(1);
     result.cores_per_device = 1;
+    // The barriers a branch loop's break put before the other cores read the pred (lower_loop.cc)
+    // have nobody to meet now: each becomes a nop (same issue slot, no operands).
+    for (isa::Instruction& inst : program.cores[0].instructions) {
+      if (inst.opcode != isa::Opcode::kSyncBarrier) continue;
+      const uint64_t g = inst.As<isa::op::SyncBarrier>().group;
+      const auto& groups = program.replica_groups;
+      const bool others = g < groups.size() && std::any_of(groups[g].groups.begin(),
+                                                           groups[g].groups.end(),
+                                                           [](const std::vector<int32_t>& ids) {
+                                                             return ids.size() > 1;
+                                                           });
+      if (others) inst = isa::op::Nop{}.ToInstruction();
+    }
   }
   program.source_file = module.source_name();
   result.lowering_seconds =

@@ -65,6 +65,11 @@ struct CompileOptions {
   /// while-lowering's pattern cannot find runs N trips (while_lowering.h). A name that is not a
   /// while of the module is an InvalidArgument error.
   std::map<std::string, int64_t> trip_counts;
+  /// Data-dependent whiles (no count found, none given) to run as real control flow, by name: an
+  /// ISA loop that computes the condition each trip and leaves on a false one (ctrl.break_unless;
+  /// while_lowering.h), with the trips a timing-only simulation assumes (the evaluator's count on
+  /// the run's inputs). A data-dependent while in neither map is an Unimplemented error.
+  std::map<std::string, int64_t> branch_trip_counts;
 };
 
 /// Where one array leaf of an entry parameter or of the entry result lives.
@@ -100,6 +105,9 @@ struct CompiledModule {
   /// Whiles whose trip count the user gave (CompileOptions::trip_counts) because it is not known
   /// at compile time, as "name=N": their cycles are those of N trips.
   std::vector<std::string> given_trip_counts;
+  /// Whiles run as branch loops (CompileOptions::branch_trip_counts), as "name=N" with N the trips
+  /// a timing-only simulation assumes.
+  std::vector<std::string> branch_loops;
   /// HLO opcode of every Program::hlo_names entry, read from the compiled (post-pass) module, so
   /// instructions the passes added (collectives, combined all-reduces) have one too.
   std::vector<std::string> hlo_opcodes;

@@ -37,12 +37,13 @@ namespace tpusim::compiler {
 // a rank-3 dot).
 HloPassPipeline BuildHloPipeline(const config::ChipConfig& config,
                                  int64_t max_unrolled_instructions,
-                                 const std::map<std::string, int64_t>& trip_counts) {
+                                 const std::map<std::string, int64_t>& trip_counts,
+                                 const std::map<std::string, int64_t>& branch_trip_counts) {
   HloPassPipeline pipeline("hlo");
   pipeline.set_verifier([](const hlo::HloModule& m) { return hlo::VerifyModule(m); });
   pipeline.AddPass<AsyncToSync>();  // before call-inliner: async-start/done become calls
   pipeline.AddPass<CallInliner>();
-  pipeline.AddPass<WhileLowering>(max_unrolled_instructions, trip_counts);
+  pipeline.AddPass<WhileLowering>(max_unrolled_instructions, trip_counts, branch_trip_counts);
   pipeline.AddPass<ConstantFolding>();  // after unrolling: copies' induction variables fold too
   pipeline.AddPass<BatchNormExpander>();
   pipeline.AddPass<CustomCallExpander>();

@@ -185,6 +185,22 @@ StatusOr<Interpreter::StepResult> Interpreter::Step(int c) {
       }
       break;
     }
+    case Opcode::kCtrlBreakUnless: {
+      auto b = inst.As<op::CtrlBreakUnless>();
+      if (cs.loops.empty()) return Error(c, cs.pc, "ctrl.break_unless outside a loop");
+      if (b.space != MemSpace::kHbm && b.space != MemSpace::kVmem && b.space != MemSpace::kSmem) {
+        return Error(c, cs.pc, fmt::format("space={} (hbm, vmem or smem)", Name(b.space)));
+      }
+      uint8_t pred = 0;
+      if (Status st = memory(b.space, c).Read(b.addr, &pred, 1); !st.ok()) {
+        return Error(c, cs.pc, "addr " + st.message());
+      }
+      if (pred == 0) {  // leave the loop: continue after its ctrl.endloop
+        cs.pc = cs.loop_match[cs.loops.back().start - 1];
+        cs.loops.pop_back();
+      }
+      break;
+    }
     case Opcode::kCtrlEndLoop: {
       TPUSIM_CHECK(!cs.loops.empty()) << "loop matching was checked at Load";
       LoopFrame& f = cs.loops.back();

@@ -185,6 +185,17 @@ class Verifier {
             loop_counts.pop_back();
           }
           break;
+        case Opcode::kCtrlBreakUnless: {
+          auto b = inst.As<op::CtrlBreakUnless>();
+          if (depth == 0) Err("addr", "ctrl.break_unless outside a loop");
+          if (b.space != MemSpace::kHbm && b.space != MemSpace::kVmem &&
+              b.space != MemSpace::kSmem) {
+            Err("space", fmt::format("{} (the pred is read from hbm, vmem or smem)", Name(b.space)));
+          } else {
+            Range("addr", b.space, b.addr, 1, 1);
+          }
+          break;
+        }
         case Opcode::kSyncWait:
           waits_.push_back({c, i_, inst.As<op::SyncWait>().flag});
           break;

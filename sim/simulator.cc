@@ -36,8 +36,19 @@ std::pair<uint64_t, uint64_t> CountRange(const std::vector<isa::Instruction>& in
     if (op == isa::Opcode::kCtrlHalt) {
       halted = true;
     } else if (op == isa::Opcode::kCtrlLoop) {
-      const uint64_t count = insts[i].As<isa::op::CtrlLoop>().count;
+      uint64_t count = insts[i].As<isa::op::CtrlLoop>().count;
       const size_t close = match[i];
+      // A loop left by ctrl.break_unless: its trips as a timing-only run assumes them (the
+      // body's instructions counted whole on the last trip, too).
+      for (size_t j = i + 1, depth = 0; j < close; ++j) {
+        const isa::Opcode o = insts[j].opcode;
+        depth += o == isa::Opcode::kCtrlLoop ? 1 : 0;
+        depth -= o == isa::Opcode::kCtrlEndLoop ? 1 : 0;
+        if (depth == 0 && o == isa::Opcode::kCtrlBreakUnless) {
+          count = std::min<uint64_t>(count, insts[j].As<isa::op::CtrlBreakUnless>().trips + 1);
+          break;
+        }
+      }
       if (count > 0) {
         auto [body, body_trips] = CountRange(insts, match, i + 1, close, halted);
         n += count * (body + 1);  // the body and its ctrl.endloop, every trip

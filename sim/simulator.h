@@ -59,7 +59,9 @@ struct SimOptions {
 };
 
 /// The dynamic instruction count and loop trips of `core` run to its ctrl.halt, from its static
-/// ctrl.loop counts (the ISA's loops have no data-dependent trip counts). {instructions, trips}.
+/// ctrl.loop counts; a loop left by a ctrl.break_unless counts the trips its `trips` field assumes
+/// (+1, the trip that takes the branch), which is what a timing-only run does. {instructions,
+/// trips}.
 std::pair<uint64_t, uint64_t> DynamicCounts(const isa::CoreProgram& core);
 
 /// "fast" or "pe" (the --mxu-model values); InvalidArgument naming the accepted values otherwise.

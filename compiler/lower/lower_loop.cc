@@ -1,8 +1,10 @@
 // Loop regions (compiler/passes/loop_region.h): loop_begin copies the initial state into the state
-// buffers and opens ctrl.loop; loop_end copies the body's results into them and closes it.
+// buffers and opens ctrl.loop; a branch loop's loop_break leaves it on a false condition
+// (ctrl.break_unless); loop_end copies the body's results into them and closes it.
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 
 #include "compiler/lower/lowerer.h"
 #include "compiler/passes/loop_region.h"
@@ -42,6 +44,26 @@ Status Lowerer::LowerLoopBegin(const HloInstruction& inst) {
   }
   em_.Emit(isa::op::CtrlLoop{.count = static_cast<uint64_t>(trips)});
   ++loop_depth_;
+  return OkStatus();
+}
+
+Status Lowerer::LowerLoopBreak(const HloInstruction& inst) {
+  const std::vector<HbmBuffer>& pred = Buffers(inst.operand(0));
+  if (pred.size() != 1 || pred[0].dtype != isa::DType::kPred || loop_depth_ == 0) {
+    return Unsupported(inst, "a loop break needs one pred inside a loop region");
+  }
+  int64_t trips = -1;
+  const std::string& hint = inst.backend_config();
+  auto [end, ec] = std::from_chars(hint.data(), hint.data() + hint.size(), trips);
+  if (ec != std::errc() || end != hint.data() + hint.size() || trips < 0 ||
+      trips > int64_t{0xFFFFFFFF}) {
+    return Unsupported(inst, fmt::format("the trip count \"{}\" is not in [0, 2^32)", hint));
+  }
+  // Every core of a megacore device leaves together: the first core computed the pred.
+  if (megacore_.size > 1) MegacoreBarrier();
+  em_.Emit(isa::op::CtrlBreakUnless{.space = isa::MemSpace::kHbm,
+                                    .addr = pred[0].address,
+                                    .trips = static_cast<uint64_t>(trips)});
   return OkStatus();
 }
 

@@ -79,6 +79,7 @@ Status Lowerer::LowerInstruction(const HloInstruction& inst) {
   if (groups_.dot_of_prologue.count(&inst) > 0) return OkStatus();
   if (IsLoopBegin(inst)) return LowerLoopBegin(inst);
   if (IsLoopEnd(inst)) return LowerLoopEnd(inst);
+  if (IsLoopBreak(inst)) return LowerLoopBreak(inst);
   // The other cores of a megacore device run only their shares of split dots.
   if (megacore_.rank > 0) {
     return inst.opcode() == HloOpcode::kDot && !groups_.group_of.count(&inst) ? LowerDot(inst)

@@ -311,6 +311,10 @@ class Lowerer {
   /// cores only open and close the loop.
   Status LowerLoopBegin(const hlo::HloInstruction& inst);
   Status LowerLoopEnd(const hlo::HloInstruction& inst);
+  /// A branch loop's loop_break: ctrl.break_unless on the condition's pred in HBM (the trips its
+  /// backend_config carries are what a timing-only simulation assumes); with megacore, a barrier
+  /// first, so the other cores read the pred the first core computed.
+  Status LowerLoopBreak(const hlo::HloInstruction& inst);
 
   /// out[i...] = src[base + sum_d i_d * src_strides[d]] for the row-major `out` buffer, in blocks
   /// that fit VMEM (leading-dimension split), double-buffered (PipelineBlocks). Minor dimensions

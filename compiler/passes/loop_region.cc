@@ -17,6 +17,14 @@ bool IsLoopEnd(const HloInstruction& inst) {
   return inst.opcode() == HloOpcode::kCustomCall && inst.custom_call_target() == kLoopEndTarget;
 }
 
+bool IsLoopBreak(const HloInstruction& inst) {
+  return inst.opcode() == HloOpcode::kCustomCall && inst.custom_call_target() == kLoopBreakTarget;
+}
+
+bool IsLoopMarker(const HloInstruction& inst) {
+  return IsLoopBegin(inst) || IsLoopEnd(inst) || IsLoopBreak(inst);
+}
+
 int64_t LoopTrips(const HloInstruction& begin) {
   if (!IsLoopBegin(begin)) return -1;
   const std::string& s = begin.backend_config();

@@ -16,6 +16,18 @@
 // A region is executed TRIPS times, so a value defined before it and read inside it stays live
 // until its loop_end (hbm_plan.cc). Regions nest; loop_begin belongs to the enclosing region,
 // loop_end to its own.
+//
+// A data-dependent while (no trip count known at compile time) becomes a region whose TRIPS is
+// kBranchLoopTrips (the ISA's largest count, an upper bound) and whose condition is inlined at its
+// top, followed by a break marker:
+//
+//   %w.loop_break = () custom-call(pred[] %cond_root), custom_call_target="tpusim$loop_break",
+//                   backend_config="HINT"
+//
+// which the lowering emits as `ctrl.break_unless` on the pred's HBM buffer: the loop ends on the
+// trip whose condition is false, as XLA's while does. HINT is the trip count a timing-only
+// simulation assumes (the evaluator's count or --trip-count). Nothing of the body is placed
+// before the marker (no pass moves instructions across a region marker).
 #pragma once
 
 #include <cstdint>
@@ -30,9 +42,15 @@ namespace tpusim::compiler {
 
 inline constexpr char kLoopBeginTarget[] = "tpusim$loop_begin";
 inline constexpr char kLoopEndTarget[] = "tpusim$loop_end";
+inline constexpr char kLoopBreakTarget[] = "tpusim$loop_break";
+/// The count of a branch loop's ctrl.loop: 2^32 - 1, the largest the ISA's count field holds.
+inline constexpr int64_t kBranchLoopTrips = 0xFFFFFFFF;
 
 bool IsLoopBegin(const hlo::HloInstruction& inst);
 bool IsLoopEnd(const hlo::HloInstruction& inst);
+bool IsLoopBreak(const hlo::HloInstruction& inst);
+/// loop_begin, loop_end or loop_break: instructions no pass may move others across.
+bool IsLoopMarker(const hlo::HloInstruction& inst);
 /// The trip count a loop_begin carries in its backend_config; -1 when it is not a loop_begin or the
 /// count does not parse.
 int64_t LoopTrips(const hlo::HloInstruction& begin);

@@ -33,7 +33,7 @@ Window WalkWindow(const std::vector<std::unique_ptr<HloInstruction>>& list, size
     const HloInstruction* x = list[j].get();
     if (placed.count(x) > 0) continue;
     ++seen;
-    if (IsLoopBegin(*x) || IsLoopEnd(*x) || hlo::IsCollective(x->opcode())) break;
+    if (IsLoopMarker(*x) || hlo::IsCollective(x->opcode())) break;
     bool on_fused = false, on_deferred = false;
     for (const HloInstruction* op : x->operands()) {
       on_fused = on_fused || fused.count(op) > 0;

@@ -22,10 +22,11 @@ using hlo::HloOpcode;
 
 Status Refuse(const hlo::HloModule& m, const HloInstruction& w, const std::string& why) {
   return Unimplemented(fmt::format(
-      "{}:{}:{}: %{} (while): cannot lower: {} (tpusim lowers a while by unrolling it or as an "
-      "ISA loop, both of which need a trip count known at compile time: an induction variable "
-      "in the loop state, compared with a constant, incremented by a constant; to time a "
-      "data-dependent loop give its count: --trip-count {}=N)",
+      "{}:{}:{}: %{} (while): cannot lower: {} (tpusim unrolls a while or makes it an ISA loop "
+      "when its trip count is known at compile time: an induction variable in the loop state, "
+      "compared with a constant, incremented by a constant; a data-dependent loop runs as an ISA "
+      "loop branching on its condition when `tpusim run` can count it on the evaluator (values "
+      "small enough to evaluate); otherwise give its count: --trip-count {}=N)",
       m.source_name(), w.location().line, w.location().column, w.name(), why, w.name()));
 }
 
@@ -40,13 +41,41 @@ std::optional<int64_t> GivenTripCount(const std::map<std::string, int64_t>& give
   }
 }
 
-// The trip count of `w`, or the reason it is not known as a located error.
-StatusOr<int64_t> TripCount(const hlo::HloModule& m, const HloInstruction& w,
-                            const std::map<std::string, int64_t>& given) {
+// How `w` is lowered: `trips` copies or a region of that many trips (branch = false), or a branch
+// loop (branch = true) whose `trips` only a timing-only simulation uses.
+struct LoopPlan {
+  int64_t trips = 0;
+  bool branch = false;
+};
+
+// The plan for `w`, or the reason its trip count is not known as a located error.
+StatusOr<LoopPlan> PlanLoop(const hlo::HloModule& m, const HloInstruction& w,
+                            const std::map<std::string, int64_t>& given,
+                            const std::map<std::string, int64_t>& branch) {
   const hlo::TripCount t = hlo::KnownTripCount(w);
-  if (t.trips) return *t.trips;
-  if (std::optional<int64_t> n = GivenTripCount(given, w.name())) return *n;
+  if (t.trips) return LoopPlan{*t.trips, false};
+  if (std::optional<int64_t> n = GivenTripCount(given, w.name())) return LoopPlan{*n, false};
+  if (std::optional<int64_t> n = GivenTripCount(branch, w.name())) return LoopPlan{*n, true};
   return Refuse(m, w, t.reason);
+}
+
+// Clones the instructions of `comp` before `w` in `into`, its parameter replaced by `param`; the
+// clone of comp's root.
+HloInstruction* Inline(hlo::HloComputation& into, HloInstruction* w,
+                       const hlo::HloComputation& comp, HloInstruction* param, HloBuilder& b) {
+  std::map<const HloInstruction*, HloInstruction*> map;
+  for (const auto& up : comp.instructions()) {
+    const HloInstruction& inst = *up;
+    if (inst.opcode() == HloOpcode::kParameter) {
+      map[&inst] = param;
+      continue;
+    }
+    std::vector<HloInstruction*> operands;
+    for (const HloInstruction* op : inst.operands()) operands.push_back(map.at(op));
+    map[&inst] =
+        into.AddInstructionBefore(CloneInstruction(inst, operands, b.UniqueName(inst.name())), w);
+  }
+  return map.at(comp.root_instruction());
 }
 
 // Replaces `w` in `comp` by `trips` copies of its body.
@@ -75,32 +104,30 @@ void Unroll(hlo::HloComputation& comp, HloInstruction* w, int64_t trips) {
 }
 
 // Replaces `w` in `comp` by a loop region: its body once, between loop_begin and loop_end markers
-// (loop_region.h).
-void MakeRegion(hlo::HloComputation& comp, HloInstruction* w, int64_t trips) {
-  const hlo::HloComputation& body = *w->while_body();
+// (loop_region.h). A branch loop (`branch`) runs up to kBranchLoopTrips trips, its condition
+// inlined first and followed by a break marker that carries `trips` (the timing-only count).
+void MakeRegion(hlo::HloComputation& comp, HloInstruction* w, int64_t trips, bool branch) {
   HloBuilder b(&comp, w);
   auto begin = std::make_unique<HloInstruction>(HloOpcode::kCustomCall, w->shape(),
                                                 b.UniqueName(w->name() + ".loop_begin"));
   begin->AppendOperand(w->operand(0));
   begin->set_custom_call_target(kLoopBeginTarget);
-  begin->set_backend_config(std::to_string(trips), /*braced=*/false);
+  begin->set_backend_config(std::to_string(branch ? kBranchLoopTrips : trips), /*braced=*/false);
   HloInstruction* state = b.Add(std::move(begin));
-  std::map<const HloInstruction*, HloInstruction*> map;
-  for (const auto& up : body.instructions()) {
-    const HloInstruction& inst = *up;
-    if (inst.opcode() == HloOpcode::kParameter) {
-      map[&inst] = state;
-      continue;
-    }
-    std::vector<HloInstruction*> operands;
-    for (const HloInstruction* op : inst.operands()) operands.push_back(map.at(op));
-    map[&inst] =
-        comp.AddInstructionBefore(CloneInstruction(inst, operands, b.UniqueName(inst.name())), w);
+  if (branch) {
+    HloInstruction* pred = Inline(comp, w, *w->while_condition(), state, b);
+    auto brk = std::make_unique<HloInstruction>(HloOpcode::kCustomCall, hlo::Shape::Tuple({}),
+                                                b.UniqueName(w->name() + ".loop_break"));
+    brk->AppendOperand(pred);
+    brk->set_custom_call_target(kLoopBreakTarget);
+    brk->set_backend_config(std::to_string(trips), /*braced=*/false);
+    b.Add(std::move(brk));
   }
+  HloInstruction* result = Inline(comp, w, *w->while_body(), state, b);
   auto end = std::make_unique<HloInstruction>(HloOpcode::kCustomCall, w->shape(),
                                               b.UniqueName(w->name() + ".loop_end"));
   end->AppendOperand(state);
-  end->AppendOperand(map.at(body.root_instruction()));
+  end->AppendOperand(result);
   end->set_custom_call_target(kLoopEndTarget);
   HloInstruction* e = b.Add(std::move(end));
   w->ReplaceAllUsesWith(e);
@@ -127,21 +154,26 @@ StatusOr<bool> WhileLowering::Run(hlo::HloModule& module) {
       if (!inlined) break;
       continue;
     }
-    TPUSIM_ASSIGN_OR_RETURN(int64_t trips, TripCount(module, *w, given_));
+    TPUSIM_ASSIGN_OR_RETURN(LoopPlan plan, PlanLoop(module, *w, given_, branch_));
+    const int64_t trips = plan.trips;
     const int64_t size = trips * w->while_body()->instruction_count();
-    if (added + size <= max_unrolled_) {
+    if (!plan.branch && added + size <= max_unrolled_) {
       added += size;
       Unroll(*entry, w, trips);
     } else {
       TPUSIM_ASSIGN_OR_RETURN(LoopRegions regions, FindLoopRegions(*entry));
       if (static_cast<int>(regions.Enclosing(w).size()) >= kMaxLoopRegionDepth) {
         return Refuse(module, *w,
-                      fmt::format("{} trips of a {}-instruction body are over the unrolling budget "
-                                  "of {}, and an ISA loop would nest deeper than {} loops",
-                                  trips, w->while_body()->instruction_count(), max_unrolled_,
-                                  kMaxLoopRegionDepth));
+                      plan.branch ? fmt::format("its trip count depends on data, and an ISA loop "
+                                                "would nest deeper than {} loops",
+                                                kMaxLoopRegionDepth)
+                                  : fmt::format("{} trips of a {}-instruction body are over the "
+                                                "unrolling budget of {}, and an ISA loop would "
+                                                "nest deeper than {} loops",
+                                                trips, w->while_body()->instruction_count(),
+                                                max_unrolled_, kMaxLoopRegionDepth));
       }
-      MakeRegion(*entry, w, trips);
+      MakeRegion(*entry, w, trips, plan.branch);
     }
     changed = true;
   }

@@ -21,7 +21,12 @@
 //    entry computation has no while and no call. Regions nest at most kMaxLoopRegionDepth deep.
 //  * A loop whose count the pattern cannot find (a data-dependent loop) takes the count the user
 //    gave for its name (CompileOptions::trip_counts, `--trip-count NAME=N`); the values computed
-//    are then those of N trips.
+//    are then those of N trips. Otherwise, if it has a branch count (CompileOptions::
+//    branch_trip_counts: the evaluator's count on the run's inputs), it runs as real control flow:
+//    a region with its condition inlined at the top of every trip and a break marker on the
+//    condition's pred (loop_region.h), lowered to `ctrl.break_unless`; the values are then the
+//    module's whatever the count, which only tells a timing-only simulation how many trips to
+//    assume. Such a loop is never unrolled.
 //  * Errors (Unimplemented, naming the while and its file:line:col): a trip count neither the
 //    pattern finds nor the user gave (with the reason and the --trip-count remedy), or regions
 //    nested too deep.
@@ -46,15 +51,21 @@ class WhileLowering : public HloPass {
   /// `given_trip_counts`: trip counts for whiles whose count is not known at compile time, by
   /// while name (--trip-count NAME=N); copies of a loop body keep their loop's original name as a
   /// prefix ("w.it3", "w.1"), which is matched too.
+  /// `branch_trip_counts`: data-dependent whiles (by name, matched like the given counts) to run
+  /// as branch loops, with the trips a timing-only simulation assumes.
   explicit WhileLowering(int64_t max_unrolled_instructions = 100000,
-                         std::map<std::string, int64_t> given_trip_counts = {})
-      : max_unrolled_(max_unrolled_instructions), given_(std::move(given_trip_counts)) {}
+                         std::map<std::string, int64_t> given_trip_counts = {},
+                         std::map<std::string, int64_t> branch_trip_counts = {})
+      : max_unrolled_(max_unrolled_instructions),
+        given_(std::move(given_trip_counts)),
+        branch_(std::move(branch_trip_counts)) {}
   std::string_view name() const override { return "while-lowering"; }
   StatusOr<bool> Run(hlo::HloModule& module) override;
 
  private:
   int64_t max_unrolled_;
   std::map<std::string, int64_t> given_;
+  std::map<std::string, int64_t> branch_;
 };
 
 }  // namespace tpusim::compiler

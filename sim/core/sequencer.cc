@@ -286,6 +286,7 @@ void Sequencer::Step(Cycles now) {
       }
       ++loop_trips_;
       if (--loops_.back().remaining > 0) {
+        ++loops_.back().trips_done;
         pc_ = loops_.back().start;
       } else {
         loops_.pop_back();
@@ -293,6 +294,9 @@ void Sequencer::Step(Cycles now) {
       }
       break;
     }
+    case isa::Opcode::kCtrlBreakUnless:
+      if (!BreakUnless(now, inst)) return;
+      break;
     case isa::Opcode::kSyncSignal: {
       auto s = inst.As<isa::op::SyncSignal>();
       uint64_t v = uint64_t{flags_[s.flag]} + s.value;
@@ -376,6 +380,49 @@ void Sequencer::Step(Cycles now) {
     }
   }
   Retire();
+}
+
+bool Sequencer::BreakUnless(Cycles now, const isa::Instruction& inst) {
+  auto b = inst.As<isa::op::CtrlBreakUnless>();
+  const uint64_t t = now.value();
+  if (loops_.empty()) {
+    Fail(now, "ctrl.break_unless outside a loop");
+    return false;
+  }
+  if (!inflight_.empty()) {  // the pred is read once everything before it has completed
+    if (!waiting_) {
+      waiting_ = true;
+      wait_since_ = t;
+    }
+    state_ = State::kScoreboard;
+    return false;
+  }
+  bool leave = false;
+  if (values_ != nullptr) {
+    if (b.space != isa::MemSpace::kHbm && b.space != isa::MemSpace::kVmem &&
+        b.space != isa::MemSpace::kSmem) {
+      Fail(now, fmt::format("space={} (hbm, vmem or smem)", isa::Name(b.space)));
+      return false;
+    }
+    uint8_t pred = 0;
+    if (Status st = values_->memory(b.space, core_).Read(b.addr, &pred, 1); !st.ok()) {
+      Fail(now, "addr " + st.message());
+      return false;
+    }
+    leave = pred == 0;
+  } else {
+    leave = loops_.back().trips_done >= b.trips;
+  }
+  AddScalar(static_cast<int32_t>(pc_), waiting_ ? wait_since_ : t, t + 1,
+            StallCategory::kRawSyncStall);
+  waiting_ = false;
+  if (leave) {
+    pc_ = loop_match_[loops_.back().start - 1] + 1;
+    loops_.pop_back();
+  } else {
+    ++pc_;
+  }
+  return true;
 }
 
 Cycles Sequencer::NextWork(Cycles now) const {

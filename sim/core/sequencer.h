@@ -23,6 +23,7 @@
 
 #include "isa/program.h"
 #include "sim/chip/transfer_network.h"
+#include "sim/core/machine_state.h"
 #include "sim/core/messages.h"
 #include "sim/core/scoreboard.h"
 #include "sim/core/stall_attribution.h"
@@ -53,6 +54,9 @@ class Sequencer : public Unit {
   Port<Report>& reports(int i) { return reports_[i]; }
   Port<SyncMessage>& barrier_release() { return release_; }
   void set_hub(Port<SyncMessage>* hub) { hub_ = hub; }
+  /// The machine state a run with values computes (null: timing-only). ctrl.break_unless reads its
+  /// pred there; without values it takes the branch on trip `trips` + 1 (isa/opcodes.def).
+  void set_values(MachineState* state) { values_ = state; }
 
   const std::string& path() const override { return path_; }
   void Step(Cycles now) override;
@@ -90,6 +94,8 @@ class Sequencer : public Unit {
 
   void Retire();
   void Account(Cycles now);
+  /// ctrl.break_unless at pc_: false while it waits for earlier instructions (or on an error).
+  bool BreakUnless(Cycles now, const isa::Instruction& inst);
   int TargetFor(const isa::Instruction& inst) const;
   void AddScalar(int32_t pc, uint64_t issue, uint64_t done, StallCategory cat);
   void Fail(Cycles now, const std::string& message);
@@ -106,6 +112,7 @@ class Sequencer : public Unit {
   TransferNetwork::Connection arrivals_;
   Port<SyncMessage> release_;
   Port<SyncMessage>* hub_ = nullptr;
+  MachineState* values_ = nullptr;
   ErrorSink* errors_;
   int unit_id_;
 
@@ -113,6 +120,7 @@ class Sequencer : public Unit {
   struct Loop {
     size_t start;
     uint64_t remaining;
+    uint64_t trips_done = 0;  // ctrl.endloop jumps back so far
   };
   std::vector<Loop> loops_;
   std::vector<size_t> loop_match_;

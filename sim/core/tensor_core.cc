@@ -108,6 +108,7 @@ StatusOr<std::unique_ptr<TensorCore>> TensorCore::Create(int core, const CoreCon
                                                targets, ctx.arrivals[core], ctx.errors,
                                                (*next_unit_id)++, stats, ctx.trace, tracks);
   Sequencer& seq = *tc->sequencer_;
+  if (ctx.data != nullptr && ctx.data->values()) seq.set_values(&ctx.data->state());
   int i = 0;
   seq.set_attribution(&tc->attribution_);
   for (auto& m : tc->mxus_) {

@@ -78,6 +78,47 @@ sync.signal flag=3
   EXPECT_EQ(in.flag(0, 3), 1u);   // nothing runs after ctrl.halt
 }
 
+// ctrl.break_unless (issue 16: a while whose trip count depends on data): the loop runs until the
+// pred the program computed is false, whatever its count; then execution continues after the
+// ctrl.endloop. Here i = 0; while (i < 5) i += 1 — 5 body trips, the compare 6 times.
+constexpr char kCountToFive[] = R"(
+.data vmem core=0, addr=0x0, s32 0
+.data vmem core=0, addr=0x10, s32 1
+.data vmem core=0, addr=0x20, s32 5
+ctrl.loop count=1000
+  vpu.compare op=lt, dtype=s32, dst=0x40, a=0x0, b=0x20, cols=1
+  ctrl.break_unless space=vmem, addr=0x40, trips=5
+  vpu.binary op=add, dtype=s32, dst=0x0, a=0x0, b=0x10, cols=1
+  sync.signal flag=1
+ctrl.endloop
+sync.signal flag=2
+)";
+
+TEST(InterpreterControl, BreakUnlessLeavesTheLoopOnAComputedPred) {
+  Interpreter in(SmallChip());
+  RunAsm(in, kCountToFive);
+  EXPECT_EQ(in.flag(0, 1), 5u);  // body trips
+  EXPECT_EQ(in.flag(0, 2), 1u);  // continued after the ctrl.endloop
+  int32_t i = 0;
+  ASSERT_TRUE(in.vmem(0).Read(0x0, &i, 4).ok());
+  EXPECT_EQ(i, 5);
+}
+
+TEST(InterpreterControl, BreakUnlessOutsideALoopIsRefused) {
+  auto p = Assemble("ctrl.break_unless space=vmem, addr=0x0\n", "bad.tasm");
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  Status v = Verify(*p, SmallChip());
+  ASSERT_FALSE(v.ok());
+  EXPECT_NE(v.message().find("outside a loop"), std::string::npos) << v.message();
+  Interpreter in(SmallChip());
+  ASSERT_TRUE(in.Load(*p).ok());
+  Status st = in.Run();
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("ctrl.break_unless: ctrl.break_unless outside a loop"),
+            std::string::npos)
+      << st.message();
+}
+
 TEST(InterpreterControl, InstructionBudget) {
   Interpreter in(SmallChip(), {.max_instructions = 1000});
   Status st = RunAsmStatus(in, "ctrl.loop count=4000000000\nnop\nctrl.endloop\n");

@@ -162,8 +162,10 @@ const std::vector<ReportKey>& RunReportKeys() {
        true},
       {"trip_counts_counted", "array",
        "when a data-dependent while's count was counted by the CPU evaluator on the run's own "
-       "inputs (values small enough to check, no `--timing-only`): \"name=N\" for each; the run "
-       "stays checked",
+       "inputs (values small enough to evaluate): \"name=N\" for each. Such a while runs as an "
+       "ISA loop that computes its condition every trip and leaves on a false one "
+       "(`ctrl.break_unless`): with values the condition decides the trips and the run stays "
+       "checked; a timing-only run assumes N",
        true},
       {"collectives", "object",
        "`per_core`: per core `core`, `path`, `cycles`, `collective_cycles` (its `ici_bound` stall "

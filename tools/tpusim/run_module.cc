@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -85,15 +86,33 @@ double ProgramDmaBytes(const isa::Program& program) {
   double total = 0;
   for (const isa::CoreProgram& core : program.cores) {
     std::vector<double> trips{1};
-    for (const isa::Instruction& inst : core.instructions) {
+    // A loop left by ctrl.break_unless runs the trips its `trips` field assumes (+1, the one that
+    // leaves), as a timing-only run does; the count of such a loop is only an upper bound.
+    std::vector<size_t> open;
+    std::map<size_t, uint64_t> break_trips;  // ctrl.loop index -> trips of a branch loop
+    for (size_t i = 0; i < core.instructions.size(); ++i) {
+      const isa::Opcode op = core.instructions[i].opcode;
+      if (op == isa::Opcode::kCtrlLoop) open.push_back(i);
+      if (op == isa::Opcode::kCtrlEndLoop && !open.empty()) open.pop_back();
+      if (op == isa::Opcode::kCtrlBreakUnless && !open.empty()) {
+        break_trips[open.back()] = core.instructions[i].As<isa::op::CtrlBreakUnless>().trips + 1;
+      }
+    }
+    for (size_t i = 0; i < core.instructions.size(); ++i) {
+      const isa::Instruction& inst = core.instructions[i];
       auto box = [&](const auto& d) {
         return static_cast<double>(d.elem_bytes) * static_cast<double>(d.n0) *
                static_cast<double>(d.n1) * static_cast<double>(d.n2);
       };
       switch (inst.opcode) {
-        case isa::Opcode::kCtrlLoop:
-          trips.push_back(trips.back() * static_cast<double>(inst.As<isa::op::CtrlLoop>().count));
+        case isa::Opcode::kCtrlLoop: {
+          uint64_t count = inst.As<isa::op::CtrlLoop>().count;
+          if (auto b = break_trips.find(i); b != break_trips.end()) {
+            count = std::min(count, b->second);
+          }
+          trips.push_back(trips.back() * static_cast<double>(count));
           break;
+        }
         case isa::Opcode::kCtrlEndLoop:
           if (trips.size() > 1) trips.pop_back();
           break;
@@ -226,6 +245,11 @@ std::vector<std::string> DataDependentWhiles(const hlo::HloModule& module,
   return out;
 }
 
+// The most trips of one while a timing-only run counts on the evaluator: 2^20, an assumption that
+// bounds the host time counting may take (a 2-op body: about 6 s wall on the loaded 2-core
+// development machine, measured with tests/data/hostile/while_s32_wraps.hlo).
+constexpr int64_t kTimingOnlyCountedTrips = int64_t{1} << 20;
+
 // The trips each data-dependent while runs on this run's inputs (the evaluator's), for a module
 // whose values are small enough to check and that tpusim does not partition: name -> count.
 // Whiles whose count varies between executions are left out (their error stays).
@@ -233,23 +257,30 @@ StatusOr<std::map<std::string, int64_t>> CountTripsOnTheEvaluator(
     const hlo::HloModule& module, int64_t cores, const std::vector<std::string>& whiles,
     const RunOptions& options) {
   std::map<std::string, int64_t> counted;
-  if (whiles.empty() || options.timing_only || module.num_partitions() > 1 ||
+  if (whiles.empty() || module.num_partitions() > 1 ||
       CheckBytes(module, cores) > options.max_check_bytes) {
     return counted;
   }
   std::vector<std::vector<Literal>> args;
   for (int64_t d = 0; d < cores; ++d) {
-    TPUSIM_ASSIGN_OR_RETURN(auto a, hlo::Evaluator::MakeRandomArguments(module, options.seed, d,
-                                                                        options.max_check_bytes));
-    args.push_back(std::move(a));
+    StatusOr<std::vector<Literal>> a = hlo::Evaluator::MakeRandomArguments(
+        module, options.seed, d, options.max_check_bytes);
+    if (!a.ok() && options.timing_only) return counted;
+    TPUSIM_RETURN_IF_ERROR(a.status());
+    args.push_back(std::move(a).value());
   }
   std::map<std::string, int64_t> trips;
   hlo::EvaluatorOptions eo;
   eo.seed = options.seed;
   eo.max_bytes = options.max_check_bytes;
   eo.while_trips = &trips;
+  // A timing-only run only counts: at most kTimingOnlyCountedTrips trips of any while, and a
+  // module the evaluator cannot finish is left to --trip-count (the compiler's refusal says why).
+  if (options.timing_only) eo.max_while_iterations = kTimingOnlyCountedTrips;
   hlo::Evaluator ev(eo);
-  TPUSIM_RETURN_IF_ERROR(ev.EvaluateReplicated(module, cores, 1, args).status());
+  Status st = ev.EvaluateReplicated(module, cores, 1, args).status();
+  if (!st.ok() && options.timing_only) return counted;
+  TPUSIM_RETURN_IF_ERROR(st);
   for (const std::string& w : whiles) {
     auto it = trips.find(w);
     if (it != trips.end() && it->second >= 0) counted[w] = it->second;
@@ -282,7 +313,9 @@ StatusOr<RunModuleResult> RunModule(const hlo::HloModule& module, const config::
       r.counted_trip_counts,
       CountTripsOnTheEvaluator(module, cores, DataDependentWhiles(module, options.trip_counts),
                                options));
-  for (const auto& [name, trips] : r.counted_trip_counts) copts.trip_counts[name] = trips;
+  // Counted loops run as real control flow (a branch on their condition every trip); the count
+  // is what a timing-only simulation assumes.
+  copts.branch_trip_counts = r.counted_trip_counts;
   SetPhase("compile");
   TPUSIM_ASSIGN_OR_RETURN(r.compiled, compiler::Compile(module, r.config, copts));
   LogCompiled(r.compiled);
@@ -495,12 +528,10 @@ Json RunReportJson(const RunModuleResult& r, const std::string& model_path) {
     for (const std::string& n : r.compiled.if_converted_conditionals) names.push_back(Json(n));
     j["if_converted_conditionals"] = Json(std::move(names));
   }
-  if (!r.compiled.given_trip_counts.empty()) {
+  if (!r.compiled.given_trip_counts.empty() || !r.compiled.branch_loops.empty()) {
     Json::Array given, counted;
-    for (const std::string& n : r.compiled.given_trip_counts) {
-      const bool by_evaluator = r.counted_trip_counts.count(n.substr(0, n.rfind('='))) > 0;
-      (by_evaluator ? counted : given).push_back(Json(n));
-    }
+    for (const std::string& n : r.compiled.given_trip_counts) given.push_back(Json(n));
+    for (const std::string& n : r.compiled.branch_loops) counted.push_back(Json(n));
     if (!given.empty()) j["trip_counts_given"] = Json(std::move(given));
     if (!counted.empty()) j["trip_counts_counted"] = Json(std::move(counted));
   }
@@ -548,25 +579,24 @@ std::string RunReportText(const RunModuleResult& r, const std::string& model_pat
   if (!r.slice_note.empty()) out += "note              " + r.slice_note + "\n";
   if (!r.compiled.if_converted_conditionals.empty()) {
     out += fmt::format(
-        "note              {} conditional(s) (%{}{}) run every branch (if-conversion: the ISA has "
-        "no "
-        "branches), so their cycles are an upper bound on a TPU's\n",
+        "note              {} conditional(s) (%{}{}) run every branch (if-conversion), so their "
+        "cycles are an upper bound on a TPU's\n",
         r.compiled.if_converted_conditionals.size(), r.compiled.if_converted_conditionals.front(),
         r.compiled.if_converted_conditionals.size() > 1 ? ", ..." : "");
   }
+  for (const std::string& counted : r.compiled.branch_loops) {
+    out += fmt::format(
+        "note              while %{} trips: counted by the CPU evaluator on this run's inputs (its "
+        "count depends on data); it runs as an ISA loop that computes its condition every trip "
+        "and leaves on a false one (ctrl.break_unless){}\n",
+        counted,
+        r.timing_only ? "; this timing-only run assumes that count" : ", which decided the trips");
+  }
   for (const std::string& given : r.compiled.given_trip_counts) {
-    const std::string name = given.substr(0, given.rfind('='));
-    if (r.counted_trip_counts.count(name) > 0) {
-      out += fmt::format(
-          "note              while %{} trips: counted by the CPU evaluator on this run's inputs "
-          "(its count depends on data)\n",
-          given);
-    } else {
-      out += fmt::format(
-          "note              while %{} trips: given by --trip-count (its count depends on data; "
-          "the cycles are those of that many trips)\n",
-          given);
-    }
+    out += fmt::format(
+        "note              while %{} trips: given by --trip-count (its count depends on data; "
+        "the cycles are those of that many trips)\n",
+        given);
   }
   if (r.compiled.cores_per_device > 1) {
     out += fmt::format(
