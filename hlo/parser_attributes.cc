@@ -146,6 +146,41 @@ Status HloParserImpl::ParseIntList(std::vector<int64_t>* out) {
   }
 }
 
+namespace {
+
+// Every instruction attribute XLA's HLO parser defines (xla/hlo/parser/hlo_parser.cc: the common
+// attributes of ParseInstruction and the per-opcode ones of ParseInstructionRhs), including those
+// tpusim keeps verbatim without modelling them.
+bool IsXlaAttributeName(std::string_view name) {
+  static constexpr std::string_view kNames[] = {
+      // common to every instruction
+      "sharding", "frontend_attributes", "statistics_viz", "parameter_replication",
+      "control-predecessors", "metadata", "backend_config", "result_accuracy", "original_value",
+      // per opcode
+      "algorithm", "api_version", "async_execution_thread", "batch_group_count", "body", "branch_computations",
+      "called_computations", "calls", "channel_id", "collapsed_slice_dims", "composite.attributes",
+      "composite.name", "composite.version", "condition", "constrain_layout",
+      "cross_program_prefetch_index", "custom_call_has_side_effect", "custom_call_schedule",
+      "custom_call_target", "delta", "dim_labels", "dimensions", "direction", "distribution",
+      "domain", "dynamic_slice_sizes", "epsilon", "exponent_bits", "feature_group_count",
+      "feature_index", "fft_length", "fft_type", "false_computation", "index", "index_vector_dim",
+      "indices_are_sorted", "inferred_dimension", "infeed_config", "input_batching_dims",
+      "inserted_window_dims", "iota_dimension", "is_composite", "is_cross_program_prefetch",
+      "is_host_transfer", "is_stable", "k", "kind", "largest", "left_side", "lhs_batch_dims",
+      "lhs_contracting_dims", "lhs_ragged_dims", "literal", "lower", "mantissa_bits",
+      "offset_dims", "operand_batching_dims", "operand_layout_constraints", "operand_precision",
+      "outfeed_config", "outfeed_shape", "output_to_operand_aliasing", "padding",
+      "replica_groups", "rhs_batch_dims", "rhs_contracting_dims", "rhs_group_dims", "schedule",
+      "scatter", "scatter_dims_to_operand_dims", "scatter_indices_batching_dims", "select",
+      "slice", "slice_sizes", "source_target_pairs", "sparsity", "split_dimension",
+      "start_index_map", "start_indices_batching_dims", "to_apply", "transpose_a",
+      "true_computation", "type", "unique_indices", "unit_diagonal", "update_window_dims",
+      "use_global_device_ids", "window"};
+  return std::find(std::begin(kNames), std::end(kNames), name) != std::end(kNames);
+}
+
+}  // namespace
+
 Status HloParserImpl::ParseAttributes(HloInstruction& inst) {
   std::vector<std::string> seen;
   while (lex_.Peek().kind == TokKind::kComma) {
@@ -476,7 +511,13 @@ Status HloParserImpl::ParseAttribute(HloInstruction& inst, const Token& name_tok
   if (name == "frontend_attributes") {
     return ParseFrontendAttributes(&inst.mutable_frontend_attributes());
   }
-  // Anything else: kept verbatim.
+  // Another attribute XLA's parser knows: kept verbatim (printed back as it was). A name XLA's
+  // parser does not know is an error there ("unexpected attribute"), and so here.
+  if (!IsXlaAttributeName(name)) {
+    return ErrorAtToken(name_tok, fmt::format("unknown attribute '{}' for {} (XLA's HLO parser "
+                                              "refuses attributes it does not define)",
+                                              name, HloOpcodeString(op)));
+  }
   TPUSIM_ASSIGN_OR_RETURN(std::string raw, ScanRawValue());
   inst.mutable_raw_attributes().emplace_back(std::string(name), std::move(raw));
   return OkStatus();
