@@ -105,9 +105,8 @@ StatusOr<CompiledModule> Compile(const hlo::HloModule& module, const config::Chi
   }
   TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<hlo::HloModule> m, CloneModule(module));
   CompiledModule result;
-  HloPassPipeline pipeline =
-      BuildHloPipeline(config, options.max_unrolled_instructions, options.trip_counts,
-                       options.branch_trip_counts);
+  HloPassPipeline pipeline = BuildHloPipeline(config, options.max_unrolled_instructions,
+                                              options.trip_counts, options.branch_trip_counts);
   pipeline.set_dump_after(options.dump_after);
   TPUSIM_ASSIGN_OR_RETURN(bool changed, pipeline.Run(*m));
   (void)changed;
@@ -239,11 +238,10 @@ StatusOr<CompiledModule> Compile(const hlo::HloModule& module, const config::Chi
       if (inst.opcode != isa::Opcode::kSyncBarrier) continue;
       const uint64_t g = inst.As<isa::op::SyncBarrier>().group;
       const auto& groups = program.replica_groups;
-      const bool others = g < groups.size() && std::any_of(groups[g].groups.begin(),
-                                                           groups[g].groups.end(),
-                                                           [](const std::vector<int32_t>& ids) {
-                                                             return ids.size() > 1;
-                                                           });
+      const bool others =
+          g < groups.size() &&
+          std::any_of(groups[g].groups.begin(), groups[g].groups.end(),
+                      [](const std::vector<int32_t>& ids) { return ids.size() > 1; });
       if (others) inst = isa::op::Nop{}.ToInstruction();
     }
   }

@@ -594,8 +594,8 @@ class Assembler {
         case DType::kU16:
         case DType::kPred: {
           const int32_t s = static_cast<int32_t>(b);
-          const bool in_range = dtype == DType::kPred ? (s == 0 || s == 1)
-                                                      : SaturateToInt(s, dtype) == s;
+          const bool in_range =
+              dtype == DType::kPred ? (s == 0 || s == 1) : SaturateToInt(s, dtype) == s;
           if (!in_range) {
             return Fail(err, vcol, fmt::format("{} out of range for {}", s, Name(dtype)));
           }

@@ -32,7 +32,7 @@ uint16_t F32ToF16Bits(float x) {
     return static_cast<uint16_t>(sign | static_cast<uint16_t>(q));
   }
   uint32_t h = ((((a >> 23) - 127 + 15) << 10) | ((a >> 13) & 0x3FFu));
-  const uint32_t rest = a & 0x1FFFu;  // the 13 dropped mantissa bits
+  const uint32_t rest = a & 0x1FFFu;                              // the 13 dropped mantissa bits
   if (rest > 0x1000u || (rest == 0x1000u && (h & 1u) != 0)) ++h;  // a carry reaches the exponent
   return static_cast<uint16_t>(sign | h);
 }

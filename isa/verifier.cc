@@ -190,7 +190,8 @@ class Verifier {
           if (depth == 0) Err("addr", "ctrl.break_unless outside a loop");
           if (b.space != MemSpace::kHbm && b.space != MemSpace::kVmem &&
               b.space != MemSpace::kSmem) {
-            Err("space", fmt::format("{} (the pred is read from hbm, vmem or smem)", Name(b.space)));
+            Err("space",
+                fmt::format("{} (the pred is read from hbm, vmem or smem)", Name(b.space)));
           } else {
             Range("addr", b.space, b.addr, 1, 1);
           }

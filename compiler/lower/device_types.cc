@@ -37,13 +37,15 @@ std::string NoDeviceTypeReason(hlo::PrimitiveType t) {
   std::string why;
   switch (t) {
     case hlo::PrimitiveType::kF64:
-      why = "a TPU has no 64-bit floating point in its VPU or MXU, and XLA's TPU backend does not "
-            "accept f64; convert to f32 before the op";
+      why =
+          "a TPU has no 64-bit floating point in its VPU or MXU, and XLA's TPU backend does not "
+          "accept f64; convert to f32 before the op";
       break;
     case hlo::PrimitiveType::kC64:
     case hlo::PrimitiveType::kC128:
-      why = "complex numbers have no TPU device type in tpusim; split them into real and imaginary "
-            "f32 arrays";
+      why =
+          "complex numbers have no TPU device type in tpusim; split them into real and imaginary "
+          "f32 arrays";
       break;
     case hlo::PrimitiveType::kF8E5M2:
     case hlo::PrimitiveType::kF8E4M3FN:
@@ -57,9 +59,10 @@ std::string NoDeviceTypeReason(hlo::PrimitiveType t) {
       why = "it has no device type";
       break;
   }
-  return fmt::format("element type {}: {} (device types: f32, bf16, f16, s8, u8, s16, u16, s32, "
-                     "pred, and s64/u32/u64 narrowed to s32)",
-                     name, why);
+  return fmt::format(
+      "element type {}: {} (device types: f32, bf16, f16, s8, u8, s16, u16, s32, "
+      "pred, and s64/u32/u64 narrowed to s32)",
+      name, why);
 }
 
 }  // namespace tpusim::compiler

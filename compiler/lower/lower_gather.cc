@@ -438,8 +438,9 @@ Status Lowerer::LowerScatter(const HloInstruction& inst) {
   const HbmBuffer& updates = Buffer(inst.operand(2));
   const HbmBuffer& out = Buffer(&inst);
   if (combiner.combine && operand.dtype == isa::DType::kPred) {
-    return Unsupported(inst, "a combining scatter on pred (the DMA combines numbers: bf16, f16, "
-                             "f32 and the integers)");
+    return Unsupported(inst,
+                       "a combining scatter on pred (the DMA combines numbers: bf16, f16, "
+                       "f32 and the integers)");
   }
   if (indices.dtype != isa::DType::kS32) {
     return Unsupported(inst, "scatter indices must be an integer type (s32/s64/u32 on device)");

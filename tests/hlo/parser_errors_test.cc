@@ -43,11 +43,12 @@ TEST(ParserErrorsTest, TruncatedFile) {
 TEST(ParserErrorsTest, UnbalancedBraces) {
   EXPECT_EQ(FirstLine(ParseError("HloModule m\nENTRY e {\n  a = f32[] parameter(0)\n}\n}\n")),
             "bad.hlo:5:1: error: expected computation name, got '}'");
-  EXPECT_EQ(FirstLine(ParseError("HloModule m\nENTRY e {\n  a = f32[] parameter(0), statistics_viz={x\n")),
+  EXPECT_EQ(FirstLine(ParseError(
+                "HloModule m\nENTRY e {\n  a = f32[] parameter(0), statistics_viz={x\n")),
             "bad.hlo:3:42: error: unbalanced '{': end of file before its '}'");
-  EXPECT_EQ(
-      FirstLine(ParseError("HloModule m\nENTRY e {\n  a = f32[] parameter(0), statistics_viz={(]}\n}\n")),
-      "bad.hlo:3:44: error: mismatched ']' (opened by '(' at 3:43)");
+  EXPECT_EQ(FirstLine(ParseError(
+                "HloModule m\nENTRY e {\n  a = f32[] parameter(0), statistics_viz={(]}\n}\n")),
+            "bad.hlo:3:44: error: mismatched ']' (opened by '(' at 3:43)");
 }
 
 TEST(ParserErrorsTest, UndefinedOperandAndComputation) {

@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <Eigen/Core>
-
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -116,7 +115,7 @@ TEST(Numerics, F16ConversionsMatchIeeeBinary16) {
   }
   EXPECT_EQ(F32ToF16Bits(65504.0f), 0x7BFF);
   EXPECT_EQ(F32ToF16Bits(65519.99f), 0x7BFF);
-  EXPECT_EQ(F32ToF16Bits(65520.0f), 0x7C00);  // the tie rounds to even: inf
+  EXPECT_EQ(F32ToF16Bits(65520.0f), 0x7C00);                // the tie rounds to even: inf
   EXPECT_EQ(F32ToF16Bits(-std::ldexp(1.0f, -25)), 0x8000);  // half the smallest subnormal: -0
   EXPECT_EQ(F32ToF16Bits(std::ldexp(1.5f, -25)), 0x0001);
 }

@@ -37,15 +37,17 @@ sync.signal flag=2
 )";
 }
 
-uint64_t Executions(const SimResult& r, size_t pc) { return r.cores[0].instructions[pc].executions; }
+uint64_t Executions(const SimResult& r, size_t pc) {
+  return r.cores[0].instructions[pc].executions;
+}
 
 TEST(SimBreakUnlessTest, ValuesDecideTheTripsWhateverTheHint) {
   for (int hint : {0, 5, 900}) {
     auto r = Simulator(TinyChip()).Run(Asm(CountTo(hint)));
     ASSERT_TRUE(r.ok()) << r.status().message();
-    EXPECT_EQ(Executions(*r, 5), 5u) << hint;   // vpu.binary: 5 body trips
-    EXPECT_EQ(Executions(*r, 1), 6u) << hint;   // vpu.compare: once more, to fail
-    EXPECT_EQ(Executions(*r, 8), 1u) << hint;   // continued after the ctrl.endloop
+    EXPECT_EQ(Executions(*r, 5), 5u) << hint;  // vpu.binary: 5 body trips
+    EXPECT_EQ(Executions(*r, 1), 6u) << hint;  // vpu.compare: once more, to fail
+    EXPECT_EQ(Executions(*r, 8), 1u) << hint;  // continued after the ctrl.endloop
     int32_t i = 0;
     ASSERT_TRUE(r->final_state.vmem[0].Read(0x0, &i, 4).ok());
     EXPECT_EQ(i, 5);

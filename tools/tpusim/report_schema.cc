@@ -10,8 +10,8 @@ namespace {
 std::string Table(const std::vector<ReportKey>& keys) {
   std::string out = "| key | type | meaning |\n|---|---|---|\n";
   for (const ReportKey& k : keys) {
-    out += fmt::format("| `{}` | {} | {}{} |\n", k.key, k.type,
-                       k.optional ? "*optional:* " : "", k.meaning);
+    out += fmt::format("| `{}` | {} | {}{} |\n", k.key, k.type, k.optional ? "*optional:* " : "",
+                       k.meaning);
   }
   return out;
 }
@@ -98,8 +98,7 @@ const std::vector<ReportKey>& SimReportKeys() {
       {"peak_flops_per_s", "double",
        "bf16 peak of the cores the program uses: cores · MXUs · R · C · 2 · clock"},
       {"fraction_of_peak", "double", "`achieved_flops_per_s / peak_flops_per_s`"},
-      {"mxu_utilization", "double 0–1",
-       "useful MACs / (R · C · MXUs per core · cores · `cycles`)"},
+      {"mxu_utilization", "double 0–1", "useful MACs / (R · C · MXUs per core · cores · `cycles`)"},
       {"instructions_executed", "int",
        "dynamic instruction count, all cores (loop iterations count)"},
       {"hbm", "object",

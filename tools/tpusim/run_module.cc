@@ -263,8 +263,8 @@ StatusOr<std::map<std::string, int64_t>> CountTripsOnTheEvaluator(
   }
   std::vector<std::vector<Literal>> args;
   for (int64_t d = 0; d < cores; ++d) {
-    StatusOr<std::vector<Literal>> a = hlo::Evaluator::MakeRandomArguments(
-        module, options.seed, d, options.max_check_bytes);
+    StatusOr<std::vector<Literal>> a =
+        hlo::Evaluator::MakeRandomArguments(module, options.seed, d, options.max_check_bytes);
     if (!a.ok() && options.timing_only) return counted;
     TPUSIM_RETURN_IF_ERROR(a.status());
     args.push_back(std::move(a).value());
