@@ -4,8 +4,9 @@
 // order, no ROOT on a last instruction, no or empty computation signatures, elided constants, the
 // other replica-group syntax — and each variant must parse, verify, survive print -> parse
 // unchanged, describe the same computation as the original (opcodes, shapes without layouts,
-// operands, attributes but layouts and literal values), and compile (timing-only) to the same
-// number of ISA instructions as the original where the rewrite cannot change values.
+// operands, attributes but layouts and literal values), and run as `tpusim run --timing-only` does
+// (cli::RunModule: compile, then simulate) to the same number of ISA instructions and the same
+// cycles as the original where the rewrite cannot change values.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -24,6 +25,7 @@
 #include "hlo/printer.h"
 #include "hlo/structural_equal.h"
 #include "hlo/verifier.h"
+#include "tools/tpusim/run_module.h"
 
 namespace tpusim::compiler {
 namespace {
@@ -284,21 +286,34 @@ std::string Fingerprint(const hlo::HloModule& m) {
 struct Variant {
   std::string name;
   std::string text;
-  bool compile;  // compile it and compare the program's size with the original's (slow: few)
+  bool compile;  // `tpusim run` it (timing-only) and compare program size and cycles (slow: few)
 };
 
-int64_t CompiledSize(const hlo::HloModule& m) {
+// What `tpusim run MODULE --config tpu-v4 --timing-only` makes of a module: the ISA instructions
+// of its program and the simulated cycles; {-1, -1} when the run fails.
+struct RunFigures {
+  int64_t instructions = -1;
+  int64_t cycles = -1;
+  bool operator==(const RunFigures&) const = default;
+};
+
+RunFigures TimingOnlyRun(const hlo::HloModule& m) {
   static const config::ChipConfig chip = *config::LoadChipConfig("tpu-v4");
-  CompileOptions o;
+  cli::RunOptions o;
   o.timing_only = true;
-  StatusOr<CompiledModule> c = Compile(m, chip, o);
-  if (!c.ok()) return -1;
-  int64_t n = 0;
-  for (const isa::CoreProgram& core : c->program.cores) {
-    n += static_cast<int64_t>(core.instructions.size());
+  StatusOr<cli::RunModuleResult> r = cli::RunModule(m, chip, o);
+  if (!r.ok()) return {};
+  RunFigures f;
+  f.instructions = 0;
+  for (const isa::CoreProgram& core : r->compiled.program.cores) {
+    f.instructions += static_cast<int64_t>(core.instructions.size());
   }
-  return n;
+  f.cycles = static_cast<int64_t>(r->sim.cycles.value());
+  return f;
 }
+
+// Variants run and compared with their original (CheckVariants).
+int variants_run = 0;
 
 void CheckVariants(const std::string& path) {
   SCOPED_TRACE(path);
@@ -308,9 +323,9 @@ void CheckVariants(const std::string& path) {
   ASSERT_TRUE(original.ok()) << original.status().message();
   const std::string printed = hlo::PrintModule(**original);
   const std::string want = Fingerprint(**original);
-  // Compiling is the slow part: only the bundled corpus, and only the variants marked.
+  // Running is the slow part: only the bundled corpus, and only the variants marked.
   const bool bundled = path.find("tests/data/hlo") != std::string::npos;
-  const int64_t size = bundled ? CompiledSize(**original) : -1;
+  const RunFigures run = bundled ? TimingOnlyRun(**original) : RunFigures{};
   StatusOr<std::unique_ptr<hlo::HloModule>> swapped = hlo::ParseHloModule(printed, "swapped");
   ASSERT_TRUE(swapped.ok()) << swapped.status().message();
   SwapReplicaGroupSyntax(**swapped);
@@ -342,8 +357,11 @@ void CheckVariants(const std::string& path) {
     std::string diff;
     EXPECT_TRUE(hlo::ModulesEqual(**m, **again, &diff)) << diff;
     EXPECT_EQ(Fingerprint(**m), want);
-    if (v.compile && size >= 0) {
-      EXPECT_EQ(CompiledSize(**m), size);
+    if (v.compile && run.cycles >= 0) {
+      const RunFigures got = TimingOnlyRun(**m);
+      ++variants_run;
+      EXPECT_EQ(got.instructions, run.instructions);
+      EXPECT_EQ(got.cycles, run.cycles);
     }
   }
 }
@@ -385,6 +403,8 @@ TEST(DumpVariantsTest, EveryCorpusModuleSurvivesEveryRewrite) {
     std::printf("../shared/hlo/real is absent: only the bundled corpus is rewritten\n");
   }
   for (const std::string& f : files) CheckVariants(f);
+  std::printf("%d variants of bundled modules ran and matched their originals\n", variants_run);
+  EXPECT_GE(variants_run, 2 * 19);  // two per bundled module that runs without flags
 }
 
 }  // namespace
