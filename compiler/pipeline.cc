@@ -18,6 +18,7 @@
 #include "compiler/passes/spmd_partitioner.h"
 #include "compiler/passes/topk_expander.h"
 #include "compiler/passes/variadic_reduce_expander.h"
+#include "compiler/passes/variadic_scatter_splitter.h"
 #include "compiler/passes/while_lowering.h"
 #include "hlo/verifier.h"
 
@@ -28,7 +29,8 @@ namespace tpusim::compiler {
 // -> custom-call-expander -> spmd-partitioner -> collective-expander -> lower-convolution ->
 // lower-reduce-window -> select-and-scatter-expander -> map-expander ->
 // reduce-precision-expander -> topk-expander ->
-// variadic-reduce-expander -> sort-expander -> canonicalize -> all-reduce-combiner ->
+// variadic-reduce-expander -> variadic-scatter-splitter -> sort-expander -> canonicalize ->
+// all-reduce-combiner ->
 // output-fusion-scheduling -> [fuse-elementwise -> tile-for-mxu] -> plan-memory -> schedule. The
 // bracketed passes do not exist yet; tiling, memory planning and emission happen in compiler/lower/
 // (lower_module.cc), which runs after this pipeline. spmd-partitioner runs before canonicalize (as
@@ -56,6 +58,7 @@ HloPassPipeline BuildHloPipeline(const config::ChipConfig& config,
   pipeline.AddPass<ReducePrecisionExpander>();
   pipeline.AddPass<TopKExpander>();  // before sort-expander: it becomes a sort
   pipeline.AddPass<VariadicReduceExpander>();
+  pipeline.AddPass<VariadicScatterSplitter>();
   pipeline.AddPass<SortExpander>();
   pipeline.AddPass<Canonicalize>();
   pipeline.AddPass<AllReduceCombiner>();       // after the partitioner, which inserts all-reduces

@@ -403,8 +403,10 @@ Status Lowerer::LowerScatter(const HloInstruction& inst) {
   const hlo::ScatterDimensionNumbers& dn = inst.scatter_dimension_numbers();
   if (inst.operand_count() != 3 || !inst.shape().IsArray()) {
     return Unsupported(inst,
-                       "variadic scatter (several operands) is not lowered; one operand, "
-                       "one indices array and one updates array are");
+                       "a variadic scatter whose combiner mixes its operands (a result reads "
+                       "another operand's value or update) is not lowered; supported: one "
+                       "operand, or several whose combiner computes each result from its own "
+                       "operand and update only (split by variadic-scatter-splitter)");
   }
   if (!dn.input_batching_dims.empty() || !dn.scatter_indices_batching_dims.empty()) {
     return Unsupported(inst,

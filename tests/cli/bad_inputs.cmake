@@ -211,3 +211,8 @@ tpusim_bad_input_test(run_float_dot_on_tpu_v1
 tpusim_bad_input_test(bad_f64_on_tpu
   "f64_on_tpu.hlo:4:3: error: %x \\(parameter\\): cannot lower: element type f64: a TPU has no 64-bit floating point"
   run ${bad}/f64_on_tpu.hlo)
+# A variadic scatter whose combiner mixes its operands (issue 16 item 2): refused by name, with
+# what is supported (one operand, or several combined each on its own).
+tpusim_bad_input_test(bad_scatter_variadic_mixed
+  "scatter_variadic_mixed.hlo:20:8: error: %s \\(scatter\\): cannot lower: a variadic scatter whose combiner mixes its operands"
+  run ${bad}/scatter_variadic_mixed.hlo)
