@@ -438,6 +438,16 @@ StatusOr<HbmPlan> PlanHbm(const hlo::HloModule& module, const ElementwiseGroups&
   };
   std::vector<Owned> owned;
   const hlo::HloComputation* entry = module.entry_computation();
+  // An fft's operands are complex: name the fft, not the first complex value planned.
+  for (const auto& up : entry->instructions()) {
+    if (up->opcode() == hlo::HloOpcode::kFft) {
+      return Unsupported(*up,
+                         "fft computes on complex values (c64 / c128), which tpusim's device "
+                         "does not hold; not lowered (supported: real-valued ops on f32, "
+                         "bf16, f16 and the integer types; a DFT written as dots of its "
+                         "real and imaginary parts runs on the MXU)");
+    }
+  }
   TPUSIM_ASSIGN_OR_RETURN(const LoopRegions regions, FindLoopRegions(*entry));
   // Where each instruction defines its result and reads its operands (fused groups: all at once).
   std::map<const hlo::HloInstruction*, int64_t> position;

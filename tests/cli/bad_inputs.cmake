@@ -216,3 +216,7 @@ tpusim_bad_input_test(bad_f64_on_tpu
 tpusim_bad_input_test(bad_scatter_variadic_mixed
   "scatter_variadic_mixed.hlo:20:8: error: %s \\(scatter\\): cannot lower: a variadic scatter whose combiner mixes its operands"
   run ${bad}/scatter_variadic_mixed.hlo)
+# fft (issue 16 item 2): refused naming the fft and what is supported.
+tpusim_bad_input_test(bad_fft_complex
+  "fft_complex.hlo:5:8: error: %c \\(fft\\): cannot lower: fft computes on complex values"
+  run ${bad}/fft_complex.hlo)
