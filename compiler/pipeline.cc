@@ -8,9 +8,11 @@
 #include "compiler/passes/collective_expander.h"
 #include "compiler/passes/constant_folding.h"
 #include "compiler/passes/convolution_lowering.h"
+#include "compiler/passes/convolution_negative_padding.h"
 #include "compiler/passes/custom_call_expander.h"
 #include "compiler/passes/map_expander.h"
 #include "compiler/passes/output_fusion_scheduling.h"
+#include "compiler/passes/pred_reduce_expander.h"
 #include "compiler/passes/reduce_precision_expander.h"
 #include "compiler/passes/reduce_window_lowering.h"
 #include "compiler/passes/select_and_scatter_expander.h"
@@ -25,18 +27,16 @@
 namespace tpusim::compiler {
 
 // Order (DESIGN.md §1): async-to-sync -> call-inliner -> while-lowering -> constant-folding ->
-// batch-norm-expander
-// -> custom-call-expander -> spmd-partitioner -> collective-expander -> lower-convolution ->
-// lower-reduce-window -> select-and-scatter-expander -> map-expander ->
-// reduce-precision-expander -> topk-expander ->
-// variadic-reduce-expander -> variadic-scatter-splitter -> sort-expander -> canonicalize ->
-// all-reduce-combiner ->
-// output-fusion-scheduling -> [fuse-elementwise -> tile-for-mxu] -> plan-memory -> schedule. The
-// bracketed passes do not exist yet; tiling, memory planning and emission happen in compiler/lower/
-// (lower_module.cc), which runs after this pipeline. spmd-partitioner runs before canonicalize (as
-// XLA partitions before its simplifications): the `sharding=` annotations describe the user's
-// shapes, and canonicalize changes the rank of batched dots (which would leave a rank-4 sharding on
-// a rank-3 dot).
+// batch-norm-expander -> custom-call-expander -> spmd-partitioner -> collective-expander ->
+// convolution-negative-padding -> lower-convolution -> lower-reduce-window ->
+// select-and-scatter-expander -> map-expander -> reduce-precision-expander -> topk-expander ->
+// variadic-reduce-expander -> variadic-scatter-splitter -> pred-reduce-expander -> sort-expander ->
+// canonicalize -> all-reduce-combiner -> output-fusion-scheduling -> [fuse-elementwise ->
+// tile-for-mxu] -> plan-memory -> schedule. The bracketed passes do not exist yet; tiling, memory
+// planning and emission happen in compiler/lower/ (lower_module.cc), which runs after this
+// pipeline. spmd-partitioner runs before canonicalize (as XLA partitions before its
+// simplifications): the `sharding=` annotations describe the user's shapes, and canonicalize
+// changes the rank of batched dots (which would leave a rank-4 sharding on a rank-3 dot).
 HloPassPipeline BuildHloPipeline(const config::ChipConfig& config,
                                  int64_t max_unrolled_instructions,
                                  const std::map<std::string, int64_t>& trip_counts,
@@ -51,6 +51,7 @@ HloPassPipeline BuildHloPipeline(const config::ChipConfig& config,
   pipeline.AddPass<CustomCallExpander>();
   pipeline.AddPass<SpmdPartitioner>();     // a no-op unless num_partitions > 1
   pipeline.AddPass<CollectiveExpander>();  // after the partitioner, which inserts collectives
+  pipeline.AddPass<ConvolutionNegativePadding>();  // before lower-convolution: slices, not pads
   pipeline.AddPass<ConvolutionLowering>(config.core.mxu.rows);
   pipeline.AddPass<ReduceWindowLowering>();
   pipeline.AddPass<SelectAndScatterExpander>();
@@ -59,6 +60,7 @@ HloPassPipeline BuildHloPipeline(const config::ChipConfig& config,
   pipeline.AddPass<TopKExpander>();  // before sort-expander: it becomes a sort
   pipeline.AddPass<VariadicReduceExpander>();
   pipeline.AddPass<VariadicScatterSplitter>();
+  pipeline.AddPass<PredReduceExpander>();
   pipeline.AddPass<SortExpander>();
   pipeline.AddPass<Canonicalize>();
   pipeline.AddPass<AllReduceCombiner>();       // after the partitioner, which inserts all-reduces

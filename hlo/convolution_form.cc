@@ -115,12 +115,40 @@ std::optional<FilterGradientConvolution> PlanFilterGradientConvolution(
   return c;
 }
 
+std::optional<SlicedConvolutionInput> SliceNegativePadding(
+    const std::vector<int64_t>& lhs, const Window& window,
+    const ConvolutionDimensionNumbers& dnums) {
+  if (window.dimensions.size() != dnums.input_spatial_dimensions.size()) return std::nullopt;
+  SlicedConvolutionInput s{lhs, std::vector<int64_t>(lhs.size(), 0), lhs, window};
+  bool negative = false;
+  for (size_t i = 0; i < s.window.dimensions.size(); ++i) {
+    WindowDimension& w = s.window.dimensions[i];
+    if (w.padding_low >= 0 && w.padding_high >= 0) continue;
+    const int64_t d = dnums.input_spatial_dimensions[i];
+    if (w.base_dilation != 1 || d < 0 || d >= static_cast<int64_t>(lhs.size())) return std::nullopt;
+    const auto di = static_cast<size_t>(d);
+    s.start[di] = -std::min<int64_t>(w.padding_low, 0);
+    s.limit[di] = lhs[di] + std::min<int64_t>(w.padding_high, 0);
+    if (s.limit[di] <= s.start[di]) return std::nullopt;
+    s.lhs[di] = s.limit[di] - s.start[di];
+    w.padding_low = std::max<int64_t>(w.padding_low, 0);
+    w.padding_high = std::max<int64_t>(w.padding_high, 0);
+    negative = true;
+  }
+  if (!negative) return std::nullopt;
+  return s;
+}
+
 ConvSummationOrder ConvolutionSummationOrder(const std::vector<int64_t>& lhs,
                                              const std::vector<int64_t>& rhs,
                                              const std::vector<int64_t>& out, const Window& window,
                                              const ConvolutionDimensionNumbers& dnums,
                                              int64_t feature_group_count, int64_t batch_group_count,
                                              int64_t mxu_rows) {
+  if (const auto sliced = SliceNegativePadding(lhs, window, dnums)) {
+    return ConvolutionSummationOrder(sliced->lhs, rhs, out, sliced->window, dnums,
+                                     feature_group_count, batch_group_count, mxu_rows);
+  }
   ConvSummationOrder so;
   if (const auto d = PlanDirectConvolution(lhs, rhs, out, window, dnums, feature_group_count,
                                            batch_group_count, mxu_rows)) {

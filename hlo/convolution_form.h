@@ -99,11 +99,27 @@ std::optional<FilterGradientConvolution> PlanFilterGradientConvolution(
     const std::vector<int64_t>& out, const Window& window, const ConvolutionDimensionNumbers& dnums,
     int64_t feature_group_count, int64_t batch_group_count, int64_t mxu_rows);
 
+/// A convolution with negative edge padding read as one on a slice of its input (the rows a
+/// negative pad cuts off reach no output): along each spatial dimension with padding_low or
+/// padding_high < 0, the input is sliced to [start, limit) = [-min(low, 0), size + min(high, 0))
+/// and the padding becomes (max(low, 0), max(high, 0)). `lhs` is the sliced input's dimensions.
+/// nullopt when no padding is negative, a dimension with negative padding has base dilation, or a
+/// slice would be empty. What compiler/passes/convolution_negative_padding.h applies before the
+/// MXU forms, and what the summation order below assumes.
+struct SlicedConvolutionInput {
+  std::vector<int64_t> lhs, start, limit;
+  Window window;
+};
+std::optional<SlicedConvolutionInput> SliceNegativePadding(
+    const std::vector<int64_t>& lhs, const Window& window,
+    const ConvolutionDimensionNumbers& dnums);
+
 /// The MXU's summation order of a convolution on an R-row MXU, as indices into the evaluator's
 /// im2col contraction axis ((window position, input feature) order, window positions row-major):
 /// `order` lists the K indices in the order they are summed and `tile_ends` where each K tile ends
 /// in that list. The direct form keeps im2col order; the filter-gradient form is feature-major;
-/// any other convolution (im2col + dot) sums im2col order in R-row tiles.
+/// any other convolution (im2col + dot) sums im2col order in R-row tiles. Negative padding is read
+/// as SliceNegativePadding does (the same K axis).
 struct ConvSummationOrder {
   std::vector<int64_t> order;  // empty = identity
   std::vector<int64_t> tile_ends;

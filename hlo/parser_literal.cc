@@ -324,21 +324,32 @@ Status HloParserImpl::ParseScalarValue(PrimitiveType type, LiteralValues* out) {
       return ErrorAtToken(tok, fmt::format("bad literal: expected a number for {}, got {}",
                                            PrimitiveTypeName(type), Describe(tok)));
     }
-    // As XLA's parser: a number written out (not inf/nan) must fit the type's finite range; it is
-    // never silently made infinite.
+    // As XLA's parser: a number written out (not inf/nan) must round to a finite value of the
+    // type; it is never silently made infinite. XLA prints the extremes with 9 significant digits
+    // (f32's lowest as -3.40282347e+38, a little beyond FLT_MAX in decimal but rounding to it), so
+    // the bound is the largest finite value plus half its unit in the last place: a value at or
+    // past it rounds (to nearest even) to infinity.
     const double largest = type == PrimitiveType::kF64    ? std::numeric_limits<double>::max()
                            : type == PrimitiveType::kF32  ? std::numeric_limits<float>::max()
                            : type == PrimitiveType::kBF16 ? 3.3895313892515355e38
                            : type == PrimitiveType::kF16  ? 65504.0
                                                           : 0.0;
+    const double half_ulp = type == PrimitiveType::kF32    ? std::ldexp(1.0, 103)  // 2^(127-23-1)
+                            : type == PrimitiveType::kBF16 ? std::ldexp(1.0, 119)  // 2^(127-7-1)
+                            : type == PrimitiveType::kF16  ? 16.0                  // 2^(15-10-1)
+                                                           : 0.0;
     const bool written_number = tok.text.find_first_of("0123456789") != std::string_view::npos &&
                                 !std::isnan(tok.float_value);
-    if (largest > 0 && written_number && !(std::fabs(tok.float_value) <= largest)) {
+    const double magnitude = std::fabs(tok.float_value);
+    const bool finite = half_ulp > 0 ? magnitude < largest + half_ulp : magnitude <= largest;
+    if (largest > 0 && written_number && !finite) {
       return ErrorAtToken(tok, fmt::format("bad literal: {} is out of range for {} (largest finite "
                                            "value {:g})",
                                            tok.text, PrimitiveTypeName(type), largest));
     }
-    out->float_values.push_back(tok.float_value);
+    // Between the largest value and the rounding bound: the value the type holds is the largest.
+    const bool clamp = finite && largest > 0 && magnitude > largest;
+    out->float_values.push_back(clamp ? std::copysign(largest, tok.float_value) : tok.float_value);
     lex_.Next();
     return OkStatus();
   }

@@ -162,9 +162,9 @@ HloInstruction* HloBuilder::Transpose(HloInstruction* x, const std::vector<int64
 
 HloInstruction* HloBuilder::Reshape(HloInstruction* x, const std::vector<int64_t>& dims,
                                     const std::string& suffix) {
-  auto r = std::make_unique<HloInstruction>(HloOpcode::kReshape,
-                                            Shape(x->shape().element_type(), dims),
-                                            UniqueName(anchor_->name() + "." + suffix));
+  auto r =
+      std::make_unique<HloInstruction>(HloOpcode::kReshape, Shape(x->shape().element_type(), dims),
+                                       UniqueName(anchor_->name() + "." + suffix));
   r->AppendOperand(x);
   return Add(std::move(r));
 }
@@ -173,7 +173,8 @@ HloInstruction* HloBuilder::Concatenate(const std::vector<HloInstruction*>& part
                                         const std::string& suffix) {
   std::vector<int64_t> dims = parts[0]->shape().dimensions();
   dims[static_cast<size_t>(dim)] = 0;
-  for (const HloInstruction* p : parts) dims[static_cast<size_t>(dim)] += p->shape().dimensions(dim);
+  for (const HloInstruction* p : parts)
+    dims[static_cast<size_t>(dim)] += p->shape().dimensions(dim);
   auto c = std::make_unique<HloInstruction>(HloOpcode::kConcatenate,
                                             Shape(parts[0]->shape().element_type(), dims),
                                             UniqueName(anchor_->name() + "." + suffix));
@@ -199,10 +200,9 @@ HloInstruction* HloBuilder::DynamicSlice(HloInstruction* x,
 HloInstruction* HloBuilder::DynamicUpdateSlice(HloInstruction* x, HloInstruction* update,
                                                const std::vector<HloInstruction*>& starts,
                                                const std::string& suffix) {
-  auto d = std::make_unique<HloInstruction>(HloOpcode::kDynamicUpdateSlice,
-                                            Shape(x->shape().element_type(),
-                                                  x->shape().dimensions()),
-                                            UniqueName(anchor_->name() + "." + suffix));
+  auto d = std::make_unique<HloInstruction>(
+      HloOpcode::kDynamicUpdateSlice, Shape(x->shape().element_type(), x->shape().dimensions()),
+      UniqueName(anchor_->name() + "." + suffix));
   d->AppendOperand(x);
   d->AppendOperand(update);
   for (HloInstruction* s : starts) d->AppendOperand(s);
@@ -210,7 +210,13 @@ HloInstruction* HloBuilder::DynamicUpdateSlice(HloInstruction* x, HloInstruction
 }
 
 hlo::HloComputation* GetOrAddScalarAdd(hlo::HloModule& module, hlo::PrimitiveType type) {
-  const std::string name = "tpusim.add." + std::string(hlo::PrimitiveTypeName(type));
+  return GetOrAddScalarBinary(module, type, HloOpcode::kAdd);
+}
+
+hlo::HloComputation* GetOrAddScalarBinary(hlo::HloModule& module, hlo::PrimitiveType type,
+                                          HloOpcode op) {
+  const std::string name = "tpusim." + std::string(hlo::HloOpcodeString(op)) + "." +
+                           std::string(hlo::PrimitiveTypeName(type));
   if (hlo::HloComputation* c = module.FindComputation(name)) return c;
   auto comp = std::make_unique<hlo::HloComputation>(name);
   auto x = std::make_unique<HloInstruction>(HloOpcode::kParameter, Shape::Scalar(type), "x");
@@ -219,10 +225,11 @@ hlo::HloComputation* GetOrAddScalarAdd(hlo::HloModule& module, hlo::PrimitiveTyp
   y->set_parameter_number(1);
   HloInstruction* px = comp->AddInstruction(std::move(x));
   HloInstruction* py = comp->AddInstruction(std::move(y));
-  auto add = std::make_unique<HloInstruction>(HloOpcode::kAdd, Shape::Scalar(type), "sum");
-  add->AppendOperand(px);
-  add->AppendOperand(py);
-  comp->set_root_instruction(comp->AddInstruction(std::move(add)));
+  auto root = std::make_unique<HloInstruction>(op, Shape::Scalar(type),
+                                               op == HloOpcode::kAdd ? "sum" : "result");
+  root->AppendOperand(px);
+  root->AppendOperand(py);
+  comp->set_root_instruction(comp->AddInstruction(std::move(root)));
   // Callees go before their callers in the text: keep the entry last.
   hlo::HloComputation* raw = module.AddComputation(std::move(comp));
   return raw;

@@ -76,6 +76,10 @@ class HloBuilder {
 
 /// The module's scalar `add` computation for `type` (created once, named "tpusim.add.<type>").
 hlo::HloComputation* GetOrAddScalarAdd(hlo::HloModule& module, hlo::PrimitiveType type);
+/// The module's scalar computation `op(x, y)` of `type` (a binary opcode: add, minimum, maximum,
+/// ...), created once, named "tpusim.<opcode>.<type>".
+hlo::HloComputation* GetOrAddScalarBinary(hlo::HloModule& module, hlo::PrimitiveType type,
+                                          hlo::HloOpcode op);
 
 /// A copy of `inst` (every attribute, shape, metadata, location, called computations) with
 /// `operands` as its operands and `name` as its name. Not added to any computation.

@@ -108,6 +108,31 @@ TEST(ParserErrorsTest, BadLiterals) {
       "bad.hlo:3:32: error: bad literal: more than 1 nested levels of braces for f32[2]");
 }
 
+// XLA prints a type's extremes with 9 significant digits: f32's lowest is "-3.40282347e+38",
+// beyond FLT_MAX in decimal but rounding to it. A literal is refused only when it rounds to
+// infinity (at or past the largest value plus half an ulp), and one between the two holds the
+// largest value.
+TEST(ParserErrorsTest, FloatLiteralsThatRoundToTheLargestValue) {
+  const auto value = [](std::string_view type, std::string_view v) {
+    const std::string text = "HloModule m\nENTRY e {\n  ROOT c = " + std::string(type) +
+                             "[] constant(" + std::string(v) + ")\n}\n";
+    StatusOr<std::unique_ptr<HloModule>> m = ParseHloModule(text, "ok.hlo");
+    EXPECT_TRUE(m.ok()) << m.status().message();
+    return m.ok() ? (*m)->entry_computation()->root_instruction()->literal().float_values.at(0)
+                  : 0.0;
+  };
+  EXPECT_EQ(value("f32", "-3.40282347e+38"), -static_cast<double>(3.40282346638528859812e+38f));
+  EXPECT_EQ(value("f32", "3.40282346e+38"), 3.40282346e+38);
+  EXPECT_EQ(value("f16", "65519"), 65504.0);
+  EXPECT_EQ(
+      FirstLine(ParseError("HloModule m\nENTRY e {\n  ROOT c = f32[] constant(3.5e38)\n}\n")),
+      "bad.hlo:3:27: error: bad literal: 3.5e38 is out of range for f32 (largest finite value "
+      "3.40282e+38)");
+  EXPECT_EQ(FirstLine(ParseError("HloModule m\nENTRY e {\n  ROOT c = f16[] constant(65520)\n}\n")),
+            "bad.hlo:3:27: error: bad literal: 65520 is out of range for f16 (largest finite value "
+            "65504)");
+}
+
 TEST(ParserErrorsTest, OperandShapeDisagreesWithDefinition) {
   EXPECT_EQ(FirstLine(ParseError("HloModule m\nENTRY %e {\n  %a = f32[4]{0} parameter(0)\n"
                                  "  ROOT %b = f32[3]{0} negate(f32[3]{0} %a)\n}\n")),

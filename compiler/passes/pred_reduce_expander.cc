@@ -1,0 +1,80 @@
+#include "compiler/passes/pred_reduce_expander.h"
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "compiler/passes/hlo_builder.h"
+
+namespace tpusim::compiler {
+namespace {
+
+using hlo::HloInstruction;
+using hlo::HloOpcode;
+using hlo::PrimitiveType;
+using hlo::Shape;
+
+/// kMinimum for an and / minimum reducer of pred, kMaximum for or / maximum; nullopt otherwise.
+std::optional<HloOpcode> F32Reducer(const HloInstruction& r) {
+  if (r.opcode() != HloOpcode::kReduce || r.operand_count() != 2 || !r.shape().IsArray() ||
+      r.operand(0)->shape().element_type() != PrimitiveType::kPred || r.to_apply() == nullptr ||
+      r.to_apply()->num_parameters() != 2) {
+    return std::nullopt;
+  }
+  const HloInstruction* root = r.to_apply()->root_instruction();
+  if (root->operand_count() != 2 || root->operand(0)->opcode() != HloOpcode::kParameter ||
+      root->operand(1)->opcode() != HloOpcode::kParameter || root->operand(0) == root->operand(1)) {
+    return std::nullopt;
+  }
+  switch (root->opcode()) {
+    case HloOpcode::kAnd:
+    case HloOpcode::kMinimum:
+      return HloOpcode::kMinimum;
+    case HloOpcode::kOr:
+    case HloOpcode::kMaximum:
+      return HloOpcode::kMaximum;
+    default:
+      return std::nullopt;
+  }
+}
+
+HloInstruction* ConvertTo(HloBuilder& b, HloInstruction* x, PrimitiveType type,
+                          const std::string& suffix, const HloInstruction& anchor) {
+  auto c =
+      std::make_unique<HloInstruction>(HloOpcode::kConvert, Shape(type, x->shape().dimensions()),
+                                       b.UniqueName(anchor.name() + "." + suffix));
+  c->AppendOperand(x);
+  return b.Add(std::move(c));
+}
+
+void Expand(hlo::HloModule& module, hlo::HloComputation& comp, HloInstruction* r, HloOpcode op) {
+  HloBuilder b(&comp, r);
+  HloInstruction* x = ConvertTo(b, r->operand(0), PrimitiveType::kF32, "as_f32", *r);
+  HloInstruction* init = ConvertTo(b, r->operand(1), PrimitiveType::kF32, "init_f32", *r);
+  hlo::HloComputation* reducer = GetOrAddScalarBinary(module, PrimitiveType::kF32, op);
+  HloInstruction* sum = b.Reduce(x, init, r->dimensions(), reducer, "f32");
+  HloInstruction* zero =
+      b.Broadcast(b.ScalarConstant(PrimitiveType::kF32, 0.0, "zero"), sum->shape(), {}, "zeros");
+  HloInstruction* out = b.Compare(sum, zero, hlo::ComparisonDirection::kNe, "pred");
+  r->ReplaceAllUsesWith(out);
+  comp.RemoveInstruction(r);
+}
+
+}  // namespace
+
+StatusOr<bool> PredReduceExpander::Run(hlo::HloModule& module) {
+  bool changed = false;
+  std::vector<hlo::HloComputation*> comps;
+  for (const auto& c : module.computations()) comps.push_back(c.get());
+  for (hlo::HloComputation* comp : comps) {
+    std::vector<std::pair<HloInstruction*, HloOpcode>> todo;
+    for (const auto& i : comp->instructions()) {
+      if (auto op = F32Reducer(*i)) todo.emplace_back(i.get(), *op);
+    }
+    for (auto& [r, op] : todo) Expand(module, *comp, r, op);
+    changed = changed || !todo.empty();
+  }
+  return changed;
+}
+
+}  // namespace tpusim::compiler
