@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # CTest: logs, progress and quiet mode of `tpusim` (issue 18): -q silences everything but errors
 # before or after the subcommand; -v logs per-pass timings and the kernel count, -vv each kernel;
-# --progress always shows the simulation's progress on stderr (a pipe: whole lines); errors still
+# --progress always shows the simulation's and the check's progress on stderr (a pipe: whole
+# lines); errors still
 # show under -q. usage: logging_test.sh TPUSIM (from the repository root).
 set -uo pipefail
 tpusim=$1
@@ -25,6 +26,11 @@ grep -Eq "^tpusim: debug: kernel [^ ]+ \([a-z-]*\): [0-9]+ instructions on core 
 out=$("$tpusim" run "$model" --config tiny --progress always 2>&1 >/dev/null)
 grep -Eq "^tpusim: simulating .*model.hlo done: cycle [0-9]+ · 100.0% of [0-9]+ instructions retired" <<<"$out" \
   || fail "--progress always: no final progress line: $out"
+# The value check's evaluator shows its progress too: both passes, each with its last line.
+for pass in "1/2 (TPU numerics)" "2/2 (full f32)"; do
+  grep -Eq "^tpusim: checking .*model.hlo done: evaluator pass ${pass//[()]/.} · 100.0% of [0-9]+ HLO instructions" <<<"$out" \
+    || fail "--progress always: no final check progress line for pass $pass: $out"
+done
 out=$("$tpusim" run "$model" --config tiny 2>&1 >/dev/null)
 [[ -z "$out" ]] || fail "a short run printed on stderr: $out"
 

@@ -2,8 +2,8 @@
 // [--csv OPS.csv] [--trace T.json [--trace-max-events N] [--trace-window START:END]]
 // [--check|--no-check] [--timing-only] [--max-check-bytes B]
 // [--max-check-traffic B] [--seed S] [--scaling 1,2,4,8] [--no-megacore]
-// [--custom-call-cost TARGET=CYCLES] [--trip-count NAME=N] [--unroll-budget N] [--mxu-model
-// fast|pe] [--max-cycles N]
+// [--custom-call-cost TARGET=CYCLES] [--trip-count NAME=N] [--unroll-budget N]
+// [--mxu-model fast|pe] [--max-cycles N]
 // [--max-seconds S] [--dump-after PASS] [--steps N] [--host-input] [--host-input-params LIST]
 // [--json]`: the main job. Compiles the module for the chip, simulates it cycle by cycle and checks
 // every output against the CPU evaluator (tools/tpusim/run_module.h). Exit 0 ok, 1 the check failed
@@ -127,6 +127,7 @@ void RegisterRunCommand(CLI::App& app) {
     options.sim.max_cycles = Cycles(args->max_cycles);
     options.sim.trace_sink = trace ? trace->sink() : nullptr;  // --scaling: the last count's run
     options.sim.progress = SimProgressPrinter("simulating " + args->model);
+    options.check_progress = CheckProgressPrinter("checking " + args->model);
     std::vector<ScalingRow> rows;
     RunModuleResult r;
     const bool host_loop = args->steps > 0 || args->host_input;

@@ -81,11 +81,10 @@ bool ChattyOutput() { return !Options().quiet; }
 
 std::string FormatProgress(const sim::SimProgress& p) {
   std::string out = fmt::format("cycle {}", p.cycle.value());
-  const double share =
-      p.instructions_total > 0
-          ? std::min(1.0, static_cast<double>(p.instructions_retired) /
-                              static_cast<double>(p.instructions_total))
-          : 0.0;
+  const double share = p.instructions_total > 0
+                           ? std::min(1.0, static_cast<double>(p.instructions_retired) /
+                                               static_cast<double>(p.instructions_total))
+                           : 0.0;
   out += fmt::format(" · {:.1f}% of {} instructions retired", 100 * share,
                      Count(p.instructions_total));
   if (p.loop_trips_total > 0) {
@@ -102,7 +101,30 @@ std::string FormatProgress(const sim::SimProgress& p) {
   return out;
 }
 
-std::function<void(const sim::SimProgress&)> SimProgressPrinter(const std::string& what) {
+std::string FormatCheckProgress(const CheckProgress& p) {
+  const double share = p.instructions_total > 0
+                           ? std::min(1.0, static_cast<double>(p.instructions_done) /
+                                               static_cast<double>(p.instructions_total))
+                           : 0.0;
+  std::string out =
+      fmt::format("evaluator pass {}/2 ({}) · {:.1f}% of {} HLO instructions · {} elapsed", p.pass,
+                  p.pass == 1 ? "TPU numerics" : "full f32", 100 * share,
+                  Count(static_cast<uint64_t>(p.instructions_total)), Seconds(p.elapsed_seconds));
+  if (!p.done) {
+    out += share >= 0.01
+               ? fmt::format(", about {} left", Seconds(p.elapsed_seconds * (1 - share) / share))
+               : ", time left unknown";
+  }
+  return out;
+}
+
+namespace {
+
+// Prints one phase's progress lines: none for a phase shorter than kProgressAfterSeconds (unless
+// --progress always), then on a terminal one line rewritten in place, in a pipe one line every
+// kPipeProgressSeconds; a last "done" line when any was shown.
+std::function<void(double elapsed, bool done, const std::string& text)> PhasePrinter(
+    const std::string& what) {
   const LogOptions& o = Options();
   if (o.quiet || o.progress == ProgressMode::kNever) return {};
   struct State {
@@ -112,19 +134,42 @@ std::function<void(const sim::SimProgress&)> SimProgressPrinter(const std::strin
   auto state = std::make_shared<State>();
   const bool tty = StderrIsTerminal();
   const bool always = o.progress == ProgressMode::kAlways;
-  return [state, tty, always, what](const sim::SimProgress& p) {
+  return [state, tty, always, what](double elapsed, bool done, const std::string& text) {
     auto logger = ProgressLogger();
-    if (p.done) {
+    if (done) {
       if (!state->shown && !always) return;
-      logger->info("{}tpusim: {} done: {}{}", tty ? "\r\x1b[K" : "", what, FormatProgress(p),
-                   tty ? "\n" : "");
+      logger->info("{}tpusim: {} done: {}{}", tty ? "\r\x1b[K" : "", what, text, tty ? "\n" : "");
+      state->shown = false;
+      state->last_line = -1e9;
       return;
     }
-    if (!always && p.elapsed_seconds < kProgressAfterSeconds) return;
-    if (!tty && state->shown && p.elapsed_seconds - state->last_line < kPipeProgressSeconds) return;
+    if (!always && elapsed < kProgressAfterSeconds) return;
+    if (!tty && state->shown && elapsed - state->last_line < kPipeProgressSeconds) return;
     state->shown = true;
-    state->last_line = p.elapsed_seconds;
-    logger->info("{}tpusim: {}: {}", tty ? "\r\x1b[K" : "", what, FormatProgress(p));
+    state->last_line = elapsed;
+    logger->info("{}tpusim: {}: {}", tty ? "\r\x1b[K" : "", what, text);
+  };
+}
+
+}  // namespace
+
+std::function<void(const sim::SimProgress&)> SimProgressPrinter(const std::string& what) {
+  auto line = PhasePrinter(what);
+  if (!line) return {};
+  return [line](const sim::SimProgress& p) { line(p.elapsed_seconds, p.done, FormatProgress(p)); };
+}
+
+std::function<void(const CheckProgress&)> CheckProgressPrinter(const std::string& what) {
+  auto line = PhasePrinter(what);
+  if (!line) return {};
+  return [line](const CheckProgress& p) {
+    // Formatting is cheap next to evaluating an instruction, but skip it for the lines the
+    // printer would drop anyway: the first kProgressAfterSeconds of a pass.
+    if (!p.done && p.elapsed_seconds < kProgressAfterSeconds &&
+        CurrentLogOptions().progress != ProgressMode::kAlways) {
+      return;
+    }
+    line(p.elapsed_seconds, p.done, FormatCheckProgress(p));
   };
 }
 

@@ -181,7 +181,9 @@ const std::vector<ReportKey>& RunReportKeys() {
        "DEFAULT-precision dots), `tolerance` {`atol`, `rtol`}, `reference`, "
        "`max_abs_error_vs_f32`, `max_rel_error_vs_f32` (vs a full-f32 evaluation: the price of "
        "bf16 MXU passes, not checked), `largest_abs_value_f32`, "
-       "`elements_outside_tolerance_vs_f32` (same tolerance), `dot_layers` (dot and convolution "
+       "`elements_outside_tolerance_vs_f32` (same tolerance), `elements_non_finite`, "
+       "`elements_non_finite_vs_f32` (inf or NaN on one side only: counted as mismatches, not in "
+       "the max figures), `dot_layers` (dot and convolution "
        "instructions of the module), `vs_f32_note` (when some element is beyond the tolerance "
        "vs f32: where the difference comes from, in words), `elements_compared`, `reason` (why it "
        "was skipped, or the first mismatch)"},

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -36,11 +37,14 @@ struct ErrorStats {
   double max_abs = 0;
   double max_rel = 0;
   int64_t mismatches = 0;
-  double max_ref = 0;  // largest finite |want|
+  double max_ref = 0;      // largest finite |want|
+  int64_t non_finite = 0;  // elements non-finite (inf, NaN) on one side only: not in max_abs/rel
   std::string first_mismatch;
 };
 
-// Element-wise comparison of `got` against `want`: NaN equals NaN, equal infinities are equal.
+// Element-wise comparison of `got` against `want`: NaN equals NaN, equal infinities are equal. An
+// element non-finite on one side only is a mismatch counted in `non_finite`, kept out of the
+// max abs / rel figures (an infinite "max abs error" says nothing about the other elements).
 Status Compare(const Literal& got, const Literal& want, double atol, double rtol,
                const std::string& what, ErrorStats& s) {
   if (got.element_count() != want.element_count()) {
@@ -53,8 +57,12 @@ Status Compare(const Literal& got, const Literal& want, double atol, double rtol
     if (std::isnan(a) && std::isnan(b)) continue;
     if (a == b) continue;  // also equal infinities
     const double abs_err = std::isfinite(a - b) ? std::abs(a - b) : INFINITY;
-    s.max_abs = std::max(s.max_abs, abs_err);
-    if (b != 0) s.max_rel = std::max(s.max_rel, abs_err / std::abs(b));
+    if (std::isfinite(a) && std::isfinite(b)) {
+      s.max_abs = std::max(s.max_abs, abs_err);
+      if (b != 0) s.max_rel = std::max(s.max_rel, abs_err / std::abs(b));
+    } else {
+      ++s.non_finite;  // an overflow (or NaN) on one side: counted, not a magnitude
+    }
     if (!(abs_err <= atol + rtol * std::abs(b))) {
       if (s.mismatches++ == 0) {
         s.first_mismatch =
@@ -435,6 +443,23 @@ StatusOr<RunModuleResult> RunModule(const hlo::HloModule& module, const config::
     eo.tpu_default_precision = tpu;
     // TPU semantics also sum each dot in the MXU's order: K in tiles of mxu.rows rows.
     if (tpu) eo.mxu_rows = r.config.core.mxu.rows;
+    CheckProgress progress{tpu ? 1 : 2, 0, 0, 0, false};
+    const auto start = std::chrono::steady_clock::now();
+    const auto elapsed = [start] {
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    };
+    if (options.check_progress) {
+      const hlo::HloComputation* entry = module.entry_computation();
+      for (const auto& inst : entry->instructions()) {
+        progress.instructions_total += inst->opcode() != hlo::HloOpcode::kParameter;
+      }
+      eo.on_instruction = [&, entry](const hlo::HloInstruction& inst, double) {
+        if (inst.parent() != entry) return;
+        ++progress.instructions_done;
+        progress.elapsed_seconds = elapsed();
+        options.check_progress(progress);
+      };
+    }
     hlo::Evaluator ev(eo);
     std::vector<Literal> out;
     if (spmd) {
@@ -451,6 +476,11 @@ StatusOr<RunModuleResult> RunModule(const hlo::HloModule& module, const config::
       TPUSIM_ASSIGN_OR_RETURN(out, ev.EvaluateReplicated(module, eval_replicas, partitions, args));
     }
     (tpu ? want : want_f32) = std::move(out);
+    if (options.check_progress) {
+      progress.done = true;
+      progress.elapsed_seconds = elapsed();
+      options.check_progress(progress);
+    }
   }
   ErrorStats checked, vs_f32;
   std::map<int32_t, int64_t> leaf_of_core;
@@ -480,6 +510,8 @@ StatusOr<RunModuleResult> RunModule(const hlo::HloModule& module, const config::
   c.max_rel_error_vs_f32 = vs_f32.max_rel;
   c.largest_abs_value_f32 = vs_f32.max_ref;
   c.elements_outside_tolerance_vs_f32 = vs_f32.mismatches;
+  c.elements_non_finite = checked.non_finite;
+  c.elements_non_finite_vs_f32 = vs_f32.non_finite;
   for (const auto& comp : module.computations()) {
     for (const auto& inst : comp->instructions()) {
       if (inst->opcode() == hlo::HloOpcode::kDot ||
@@ -503,6 +535,13 @@ std::string F32Note(const CheckResult& c) {
       "dot/convolution layer(s) — a TPU gives the same; the check above, with the same numerics, "
       "is the one that says whether the simulation is right",
       c.dot_layers);
+  if (c.elements_non_finite_vs_f32 > 0) {
+    note += fmt::format(
+        "; {} element(s) overflow to inf (or are NaN) in one numerics and not in the other — a "
+        "rounding difference carried past the largest finite value — and are counted, not "
+        "included in the max abs / rel figures",
+        c.elements_non_finite_vs_f32);
+  }
   if (c.max_rel_error_vs_f32 > 1) {
     note += fmt::format(
         "; the max rel error {:.3g} comes from elements whose f32 value is near 0, where any "
@@ -558,6 +597,8 @@ Json RunReportJson(const RunModuleResult& r, const std::string& model_path) {
   check["max_rel_error_vs_f32"] = c.max_rel_error_vs_f32;
   check["largest_abs_value_f32"] = c.largest_abs_value_f32;
   check["elements_outside_tolerance_vs_f32"] = c.elements_outside_tolerance_vs_f32;
+  check["elements_non_finite"] = c.elements_non_finite;
+  check["elements_non_finite_vs_f32"] = c.elements_non_finite_vs_f32;
   check["dot_layers"] = c.dot_layers;
   const std::string note = F32Note(c);
   if (!note.empty()) check["vs_f32_note"] = note;
@@ -612,16 +653,24 @@ std::string RunReportText(const RunModuleResult& r, const std::string& model_pat
   } else {
     out += fmt::format(
         "check             {}: {} elements vs the CPU evaluator with the TPU's DEFAULT-precision "
-        "dots, max abs error {:.3g}, max rel error {:.3g} (tolerance {:g} + {:g}*|ref|)\n",
+        "dots, max abs error {:.3g}, max rel error {:.3g} (tolerance {:g} + {:g}*|ref|){}\n",
         c.passed ? "PASSED" : "FAILED", c.elements_compared, c.max_abs_error, c.max_rel_error,
-        c.atol, c.rtol);
+        c.atol, c.rtol,
+        c.elements_non_finite > 0
+            ? fmt::format("; {} element(s) non-finite on one side only", c.elements_non_finite)
+            : "");
     out += fmt::format(
         "                  vs full f32 (XLA's CPU numerics; not checked): max abs {:.3g} = {:.3g}% "
         "of "
-        "the largest |value| {:.3g}; {} of {} elements beyond the tolerance\n",
+        "the largest |value| {:.3g}{}; {} of {} elements beyond the tolerance\n",
         c.max_abs_error_vs_f32,
         c.largest_abs_value_f32 > 0 ? 100 * c.max_abs_error_vs_f32 / c.largest_abs_value_f32 : 0.0,
-        c.largest_abs_value_f32, c.elements_outside_tolerance_vs_f32, c.elements_compared);
+        c.largest_abs_value_f32,
+        c.elements_non_finite_vs_f32 > 0
+            ? fmt::format(" over the finite elements, {} non-finite on one side only",
+                          c.elements_non_finite_vs_f32)
+            : "",
+        c.elements_outside_tolerance_vs_f32, c.elements_compared);
     const std::string note = F32Note(c);
     if (!note.empty()) out += "                  " + note + "\n";
     if (!c.passed) out += "                  " + c.reason + "\n";

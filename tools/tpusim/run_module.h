@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -24,7 +25,21 @@
 
 namespace tpusim::cli {
 
+/// Where the value check's CPU evaluation is: `pass` 1 of 2 with the TPU's numerics (checked),
+/// 2 with full f32 (reported); HLO instructions of the entry computation evaluated (for every
+/// device) of `instructions_total`; wall seconds since the pass began.
+struct CheckProgress {
+  int pass = 1;
+  int64_t instructions_done = 0;
+  int64_t instructions_total = 0;
+  double elapsed_seconds = 0;
+  bool done = false;  // the last call of a pass
+};
+
 struct RunOptions {
+  /// Called while the check's evaluator runs (CheckProgress; may be empty): long checks show
+  /// progress like the simulation (tools/tpusim/logging.h CheckProgressPrinter).
+  std::function<void(const CheckProgress&)> check_progress;
   int64_t replicas = 0;      // 0: the module's replica_count (1 if absent)
   bool timing_only = false;  // no values anywhere: cycles only (huge logical shapes)
   bool check = true;         // compare with the evaluator when the values fit
@@ -54,6 +69,9 @@ struct CheckResult {
   double max_rel_error_vs_f32 = 0;
   double largest_abs_value_f32 = 0;               // largest finite |value| of the f32 reference
   int64_t elements_outside_tolerance_vs_f32 = 0;  // by the same atol + rtol * |ref| rule
+  // Elements inf or NaN on one side only (counted as mismatches, kept out of the max figures).
+  int64_t elements_non_finite = 0;
+  int64_t elements_non_finite_vs_f32 = 0;
   int64_t dot_layers = 0;  // dot and convolution instructions of the module (MXU passes)
   int64_t elements_compared = 0;
   double atol = 0, rtol = 0;
