@@ -10,7 +10,7 @@ or CI. From tpusim's repository root:
         [--gemms 128x128x128,512x512x512] [--out compare.md]
 
 For each GEMM (M, K, N: LHS [M,K] x weights [K,N]; default: SCALE-Sim's five reference GEMMs from
-/work/shared/reference/scalesim.md):
+scale-sim-v2's GEMM topologies; docs/sources.md):
 * SCALE-Sim: `python3 -m scalesim.scale -i gemm` with a WS R x R array, 64 kB SRAMs, InterfaceBandwidth
   CALC (stall-free), one GEMM per run; its COMPUTE_REPORT.csv gives total cycles and utilization.
 * the closed form F * (2R + C + M - 2) - 1, F = ceil(K/R) * ceil(N/C) (SCALE-Sim's per-fold WS model:

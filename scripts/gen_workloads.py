@@ -16,7 +16,7 @@ What it writes (every module is deterministic text; regenerating gives the same 
   model); this is the same 53-layer list as SCALE-Sim's topologies/conv_nets/Resnet50.csv (which adds the
   FC layer as a 54th). "Same" padding (3 for 7x7, 1 for 3x3), so spatial sizes are 112/56/28/14/7.
 * gemm_<M>x<K>x<N>_bf16.hlo — one dot each, LHS bf16[M,K] x RHS bf16[K,N] -> f32[M,N]: SCALE-Sim's five
-  reference GEMMs (/work/shared/reference/scalesim.md) plus transformer- and GEMV-like shapes.
+  reference GEMMs (scale-sim-v2's GEMM topologies; docs/sources.md) plus transformer- and GEMV-like shapes.
 * gpt2_small_layer_bf16.hlo — one synthetic GPT-2-small decoder layer (d=768, 12 heads, seq 1024,
   batch 1, MLP 3072): layer norms, fused QKV projection, causal-mask-free softmax attention, output
   projection, tanh-GELU MLP, residual adds. Written because every real transformer module in

@@ -12,7 +12,8 @@ line (spaces collapsed) must appear, in order, among the lines of the command's 
 `...` alone skips, and a line ending in `...` matches any line that starts with what precedes it.
 
 Outside-the-repository check: a Markdown link to a local file must resolve inside the repository
-and exist; no doc may name `../shared` or an absolute path under /work or /home.
+and exist; no doc, and no chip config (configs/*.yaml), may name `../shared`, an absolute path
+under /work or /home, or the design brief's DESIGN.md / STYLE.md (not in the repository).
 """
 import glob
 import os
@@ -77,7 +78,8 @@ def run_block(path, lineno, prefixes, body, tpusim):
 def outside_refs(path):
     text = open(path, encoding="utf-8").read()
     bad = []
-    for m in re.finditer(r"\.\./shared|/work/|/home/", text):
+    # The design brief's files (DESIGN.md, STYLE.md) lie beside the clone, not in it.
+    for m in re.finditer(r"\.\./shared|/work/|/home/|\bDESIGN\.md|\bSTYLE\.md", text):
         line = text.count("\n", 0, m.start()) + 1
         bad.append(f"{path}:{line}: names a file outside the repository ({m.group(0)}...)")
     for m in re.finditer(r"\]\(([^)#\s]+)(#[^)]*)?\)", text):
@@ -100,6 +102,9 @@ def main():
     docs = ["README.md"] + sorted(glob.glob("docs/*.md")) + sorted(glob.glob("benchmarks/*.md")) + \
         sorted(glob.glob("tests/**/*.md", recursive=True))
     failures, ran = [], 0
+    # The chip configs cite their sources too: by public reference, never a file beside the clone.
+    for c in sorted(glob.glob("configs/*.yaml")):
+        failures += outside_refs(c)
     for d in docs:
         failures += outside_refs(d)
         for lineno, prefixes, body in blocks(d):
