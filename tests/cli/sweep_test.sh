@@ -2,8 +2,9 @@
 # CTest: `tpusim sweep` on a 2x3 grid (issue 18): 6 independent runs under GNU parallel, one CSV row
 # each with the point's values and results, provenance of each report naming its overrides; a grid
 # value the config rejects is a usage error before anything runs; failed points are rows without
-# results and exit 1; --plan-only / --collect (the Slurm and --sshlogin recipes) give the same CSV;
-# scripts/plot_sweep.py draws it. usage: sweep_test.sh TPUSIM OUTDIR. Exit 77 = skipped.
+# results and exit 1; --plan-only / --collect and the recipes built on them
+# (scripts/sweep_parallel_ssh.sh with this machine as the sshlogin, scripts/sweep_slurm.sh with a
+# stand-in sbatch) give the same CSV; scripts/plot_sweep.py draws it. usage: sweep_test.sh TPUSIM OUTDIR. Exit 77 = skipped.
 set -uo pipefail
 tpusim=$1
 out=$2
@@ -48,6 +49,39 @@ grep -q "^1,8,2,," "$out/fail.csv" || fail "failed point row: $(cat "$out/fail.c
 bash "$out/planned.points/jobs.txt" || fail "running jobs.txt"
 "$tpusim" sweep "$model" --config tiny "${grid[@]}" --out "$out/planned.csv" --collect >/dev/null || fail "--collect"
 diff <(cut -d, -f1-16 "$out/sweep.csv") <(cut -d, -f1-16 "$out/planned.csv") || fail "planned sweep differs"
+
+# The recipes themselves. GNU parallel over "machines": the sshlogin ":" is this machine (no ssh),
+# so the --sshloginfile path runs here as it would over several hosts.
+echo ":" >"$out/hosts"
+scripts/sweep_parallel_ssh.sh "$out/hosts" "$model" --config tiny "${grid[@]}" --out "$out/ssh.csv" \
+  >/dev/null 2>"$out/ssh.err" || fail "sweep_parallel_ssh.sh exited $?: $(cat "$out/ssh.err")"
+diff <(cut -d, -f1-16 "$out/sweep.csv") <(cut -d, -f1-16 "$out/ssh.csv") || fail "--sshlogin sweep differs"
+# The Slurm job array, with a stand-in `sbatch` that runs what it is given at once (array tasks in
+# order with SLURM_ARRAY_TASK_ID set, then the dependent collect job): the recipe's quoting and
+# its plan / array / collect steps, without a cluster.
+mkdir -p "$out/fake-slurm"
+cat >"$out/fake-slurm/sbatch" <<'SBATCH'
+#!/usr/bin/env bash
+array="" wrap=""
+while (($#)); do
+  case $1 in
+    --array=*) array=${1#--array=} ;;
+    --wrap) wrap=$2; shift ;;
+  esac
+  shift
+done
+if [[ -n $array ]]; then
+  for ((i = ${array%-*}; i <= ${array#*-}; ++i)); do SLURM_ARRAY_TASK_ID=$i bash -c "$wrap"; done
+  echo 4242
+else
+  bash -c "$wrap"
+fi
+SBATCH
+chmod +x "$out/fake-slurm/sbatch"
+PATH="$out/fake-slurm:$PATH" scripts/sweep_slurm.sh "$model" --config tiny "${grid[@]}" \
+  --out "$out/slurm.csv" >"$out/slurm.log" 2>&1 || fail "sweep_slurm.sh exited $?: $(cat "$out/slurm.log")"
+grep -q "submitted array job 4242 (6 points)" "$out/slurm.log" || fail "sweep_slurm.sh: $(cat "$out/slurm.log")"
+diff <(cut -d, -f1-16 "$out/sweep.csv") <(cut -d, -f1-16 "$out/slurm.csv") || fail "Slurm sweep differs"
 
 if /usr/bin/python3 -c "import matplotlib" 2>/dev/null; then
   /usr/bin/python3 scripts/plot_sweep.py "$out/sweep.csv" -o "$out/sweep.png" || fail "plot_sweep.py"
