@@ -27,6 +27,8 @@
 #include "hlo/verifier.h"
 #include "tools/tpusim/compare.h"
 #include "tools/tpusim/host_loop.h"
+#include "tools/tpusim/logging.h"
+#include "tools/tpusim/provenance.h"
 #include "tools/tpusim/run_module.h"
 #include "tools/tpusim/scaling.h"
 
@@ -80,15 +82,29 @@ config::ChipConfig LoadConfig(const std::string& name_or_path,
   return ValueOrRaise(config::LoadChipConfig(name_or_path, overrides));
 }
 
+// `report` with the `provenance` of `tpusim run` (tools/tpusim/provenance.h): the command line is
+// the Python process's (`argv`: the interpreter and sys.argv), and `python_call` the call that made
+// the report.
+Json WithPythonProvenance(const Json& report, const config::ChipConfig& chip,
+                          const std::vector<std::string>& argv, const std::string& python_call) {
+  std::vector<const char*> args;
+  for (const std::string& a : argv) args.push_back(a.c_str());
+  cli::SetCommandLine(static_cast<int>(args.size()), args.data());
+  Json out = cli::WithProvenance(report, chip);
+  out["provenance"]["python_call"] = python_call;
+  return out;
+}
+
 // Runs one module (or the --scaling study when `scaling` is not empty) and returns the report JSON
-// of `tpusim run --report` (with "scaling" when asked).
+// of `tpusim run --report` (with "scaling" when asked, and `provenance`).
 std::string Run(const std::string& text, const std::string& filename,
                 const config::ChipConfig& chip, int64_t replicas, int64_t partitions,
                 bool timing_only, bool check, uint64_t seed, bool megacore, int64_t unroll_budget,
                 uint64_t max_cycles, double max_seconds, int64_t max_check_bytes,
                 int64_t max_check_traffic, const std::map<std::string, int64_t>& custom_call_costs,
                 const std::vector<int64_t>& scaling, int64_t steps, bool host_input,
-                const std::vector<int64_t>& host_input_params) {
+                const std::vector<int64_t>& host_input_params, const std::vector<std::string>& argv,
+                const std::string& python_call) {
   if (replicas < 0 || partitions < 0 || unroll_budget < 0 || max_seconds < 0 ||
       max_check_bytes < 0 || max_check_traffic < 0 || steps < 0) {
     Raise(InvalidArgument(
@@ -135,13 +151,14 @@ std::string Run(const std::string& text, const std::string& filename,
     report["host_loop"] =
         cli::HostLoopJson(ValueOrRaise(cli::ComputeHostLoop(*last, host)), last->config);
   }
-  return report.Dump();
+  return WithPythonProvenance(report, chip, argv, python_call).Dump();
 }
 
 // `tpusim compare`'s JSON (tools/tpusim/compare.h: CompareJson).
 std::string Compare(const std::string& text, const std::string& filename,
                     const config::ChipConfig& chip, int64_t replicas, int repeat, int threads,
-                    uint64_t seed, bool check, bool timing_only, bool anchor) {
+                    uint64_t seed, bool check, bool timing_only, bool anchor,
+                    const std::vector<std::string>& argv, const std::string& python_call) {
   if (replicas < 0 || repeat < 1 || threads < 0) {
     Raise(InvalidArgument("compare: replicas >= 0, repeat >= 1 and threads >= 0 are required"));
   }
@@ -159,7 +176,9 @@ std::string Compare(const std::string& text, const std::string& filename,
     py::gil_scoped_release release;
     result = cli::RunCompare(*module, filename, chip, options);
   }
-  return cli::CompareJson(ValueOrRaise(std::move(result))).Dump();
+  return WithPythonProvenance(cli::CompareJson(ValueOrRaise(std::move(result))), chip, argv,
+                              python_call)
+      .Dump();
 }
 
 // `tpusim cpu MODEL --inputs DIR --outputs DIR`: the CPU evaluator on param_<i>.npy inputs, writing
@@ -192,6 +211,11 @@ PYBIND11_MODULE(_core, m) {
   using namespace tpusim;
   using namespace tpusim::python;
   m.doc() = "tpusim's C++ libraries (compiler, simulator, driver); use the tpusim package instead";
+  // The command's default logging: warnings and errors on stderr ("tpusim: warning: ..."), no
+  // per-pass info lines (spdlog's own default level, info, would print them in every notebook).
+  cli::LogOptions log;
+  log.progress = cli::ProgressMode::kNever;
+  cli::SetUpLogging(log);
 
   py::class_<config::ChipConfig>(m, "ChipConfig",
                                  "A loaded, validated chip config (config/chip_config.h).")
@@ -222,11 +246,12 @@ PYBIND11_MODULE(_core, m) {
         py::arg("seed"), py::arg("megacore"), py::arg("unroll_budget"), py::arg("max_cycles"),
         py::arg("max_seconds"), py::arg("max_check_bytes"), py::arg("max_check_traffic"),
         py::arg("custom_call_costs"), py::arg("scaling"), py::arg("steps"), py::arg("host_input"),
-        py::arg("host_input_params"),
+        py::arg("host_input_params"), py::arg("argv"), py::arg("python_call"),
         "Compiles, simulates and checks an HLO module; returns the report JSON.");
   m.def("compare", &Compare, py::arg("text"), py::arg("filename"), py::arg("config"), py::kw_only(),
         py::arg("replicas"), py::arg("repeat"), py::arg("threads"), py::arg("seed"),
-        py::arg("check"), py::arg("timing_only"), py::arg("anchor"),
+        py::arg("check"), py::arg("timing_only"), py::arg("anchor"), py::arg("argv"),
+        py::arg("python_call"),
         "Simulated TPU time beside the measured CPU time of the same module; returns JSON.");
   m.def("evaluate", &Evaluate, py::arg("text"), py::arg("filename"), py::arg("inputs_dir"),
         py::arg("outputs_dir"), py::kw_only(), py::arg("replicas"), py::arg("partitions"),

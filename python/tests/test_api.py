@@ -68,6 +68,25 @@ def test_run_matches_the_command_line(small_hlo: str, tmp_path: Path, repo: Path
     assert py.raw["ops"] == cli["ops"]
 
 
+def test_reports_carry_provenance_like_the_command(small_hlo: str, tmp_path: Path,
+                                                  capfd: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "m.hlo"
+    path.write_text(small_hlo)
+    cfg = tpusim.load_config("tpu-v2", overrides={"chip.clock_hz": 9e8})
+    r = tpusim.run(path, config=cfg, replicas=2)
+    p = r.raw["provenance"]
+    assert p["python_call"] == f"tpusim.run({str(path)!r}, config='tpu-v2', replicas=2)"
+    assert p["overrides"] == [{"key": "chip.clock_hz", "value": "900000000.0"}]
+    assert p["effective_config"]["chip"]["clock_hz"] == pytest.approx(9e8)
+    assert p["git_commit"] and p["tpusim_version"] and p["argv"]
+    c = tpusim.compare(path, config="tpu-v2", repeat=1, anchor=False)
+    assert c.raw["provenance"]["python_call"].startswith(
+        f"tpusim.compare({str(path)!r}, config='tpu-v2', repeat=1, anchor=False")
+    # Like the command without -v: no per-pass info lines on stdout or stderr.
+    out, err = capfd.readouterr()
+    assert "pass " not in out + err and "[info]" not in out + err, out + err
+
+
 def test_run_is_deterministic(small_hlo: str) -> None:
     a = tpusim.run(small_hlo, config="tiny")
     b = tpusim.run(small_hlo, config="tiny")

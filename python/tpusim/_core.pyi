@@ -50,8 +50,11 @@ def run(
     steps: int,
     host_input: bool,
     host_input_params: List[int],
+    argv: List[str],
+    python_call: str,
 ) -> str:
-    """The report JSON of `tpusim run --report` (docs/report-schema.md)."""
+    """The report JSON of `tpusim run --report` (docs/report-schema.md), with `provenance`
+    (`argv`: the process's command line; `python_call`: the call)."""
 
 def compare(
     text: str,
@@ -65,8 +68,10 @@ def compare(
     check: bool,
     timing_only: bool,
     anchor: bool,
+    argv: List[str],
+    python_call: str,
 ) -> str:
-    """The JSON of `tpusim compare --json` (tools/tpusim/compare.h)."""
+    """The JSON of `tpusim compare --json` (tools/tpusim/compare.h), with `provenance`."""
 
 def evaluate(
     text: str,

@@ -8,7 +8,9 @@ cycles and bits.
 
 from __future__ import annotations
 
+import inspect
 import os
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
@@ -134,6 +136,18 @@ def read_hlo(hlo_text_or_path: HloSource, name: Optional[str] = None) -> Tuple[s
         raise InvalidInputError(f"{path}: cannot read: {e}") from None
 
 
+def _provenance(fn: Any, filename: str, cfg: "Config", given: Mapping[str, Any]) -> Dict[str, Any]:
+    """The process's command line and the call (arguments that differ from ``fn``'s defaults) for
+    the report's ``provenance`` (``argv``, ``python_call``; docs/report-schema.md)."""
+    defaults = {k: p.default for k, p in inspect.signature(fn).parameters.items()}
+    args = [repr(filename), f"config={cfg.name!r}"]
+    for key, value in given.items():
+        if key in defaults and value != defaults[key] and value is not None:
+            args.append(f"{key}={value!r}")
+    return {"argv": [sys.executable] + list(sys.argv),
+            "python_call": f"tpusim.{fn.__name__}({', '.join(args)})"}
+
+
 def run(
     hlo_text_or_path: HloSource,
     config: Union[None, str, "os.PathLike[str]", Config] = None,
@@ -219,6 +233,13 @@ def run(
         steps=steps,
         host_input=host_input,
         host_input_params=list(host_input_params or []),
+        **_provenance(run, filename, cfg, dict(
+            timing_only=timing_only, check=check, replicas=replicas, partitions=partitions,
+            seed=seed, megacore=megacore, unroll_budget=unroll_budget, max_cycles=max_cycles,
+            max_seconds=max_seconds, max_check_bytes=max_check_bytes,
+            max_check_traffic=max_check_traffic, custom_call_costs=custom_call_costs,
+            scaling=scaling, steps=steps, host_input=host_input,
+            host_input_params=host_input_params)),
     )
     report = Report.from_json(report_json)
     failed = report.check.performed and not report.check.passed
@@ -268,6 +289,9 @@ def compare(
         check=check,
         timing_only=timing_only,
         anchor=anchor,
+        **_provenance(compare, filename, cfg, dict(
+            replicas=replicas, repeat=repeat, threads=threads, seed=seed, check=check,
+            timing_only=timing_only, anchor=anchor)),
     )
     return Comparison.from_json(out)
 

@@ -220,8 +220,13 @@ const std::vector<ReportKey>& ProvenanceKeys() {
       {"git_commit", "string",
        "the source tree's commit when the build was configured, `-dirty` appended when tracked "
        "files had uncommitted changes; `unknown` outside a git checkout"},
-      {"command_line", "string", "the command, quoted so that a POSIX shell reads it back"},
+      {"command_line", "string",
+       "the command, quoted so that a POSIX shell reads it back (from the Python package: the "
+       "interpreter and its `sys.argv`)"},
       {"argv", "array", "the same, one string per argument"},
+      {"python_call", "string",
+       "reports made by the Python package only: the call, e.g. `tpusim.run('m.hlo', "
+       "config='tpu-v2-8', replicas=8)` (the arguments given, not the defaults)"},
       {"config_file", "string", "the YAML file `--config` resolved to"},
       {"overrides", "array",
        "the `--set KEY=VALUE` given, in order: `{\"key\", \"value\"}` (the value as typed)"},
