@@ -226,7 +226,8 @@ const std::vector<ReportKey>& ProvenanceKeys() {
       {"argv", "array", "the same, one string per argument"},
       {"python_call", "string",
        "reports made by the Python package only: the call, e.g. `tpusim.run('m.hlo', "
-       "config='tpu-v2-8', replicas=8)` (the arguments given, not the defaults)"},
+       "config='tpu-v2-8', replicas=8)` (the arguments given, not the defaults)",
+       true},
       {"config_file", "string", "the YAML file `--config` resolved to"},
       {"overrides", "array",
        "the `--set KEY=VALUE` given, in order: `{\"key\", \"value\"}` (the value as typed)"},
