@@ -73,6 +73,10 @@ struct SimResult {
   double hbm_bytes_per_s = 0;   // configured, all chips
   int64_t mxu_rows = 0, mxu_cols = 0, mxus_per_core = 0;
   uint64_t events = 0;  // engine event cycles (for benchmarks)
+  // Fast-forward (sim/fast_forward.h): loop trips skipped (of the loops it was sampling) and the
+  // simulated cycles they span; 0 without fast-forward. Not statistics of the simulated chip.
+  uint64_t fast_forward_trips = 0;
+  uint64_t fast_forward_cycles = 0;
   uint64_t instructions_executed = 0;
 
   MachineState final_state;  // memories after the run

@@ -11,6 +11,7 @@
 #include "sim/chip/system.h"
 #include "sim/core/data_path.h"
 #include "sim/core/machine_state.h"
+#include "sim/fast_forward.h"
 
 namespace tpusim::sim {
 
@@ -206,11 +207,16 @@ StatusOr<SimResult> Simulator::Run(const isa::Program& program,
   // The stall attribution is computed while the run lasts, so its memory is bounded by what a
   // flush interval retires, not by the instructions executed.
   uint64_t steps = 0;
-  engine.set_after_step([&](Cycles) -> uint64_t {
+  std::unique_ptr<FastForward> fast_forward;
+  if (options_.fast_forward && !options_.compute_values && trace == nullptr &&
+      options_.mxu_model == MxuModelKind::kFast) {
+    fast_forward = std::make_unique<FastForward>(*system);
+  }
+  engine.set_after_step([&](Cycles now) -> uint64_t {
     if (++steps % kAttributionFlushInterval == 0) {
       for (auto& core : system->cores()) core->FlushAttribution();
     }
-    return 0;
+    return fast_forward ? fast_forward->AfterStep(now) : 0;
   });
   TPUSIM_ASSIGN_OR_RETURN(Cycles end, engine.Run(options_.max_cycles));
 
@@ -234,6 +240,10 @@ StatusOr<SimResult> Simulator::Run(const isa::Program& program,
   r.mxu_cols = config_.core.mxu.cols;
   r.mxus_per_core = config_.core.mxu.count;
   r.events = engine.events();
+  if (fast_forward) {
+    r.fast_forward_trips = fast_forward->trips_skipped();
+    r.fast_forward_cycles = fast_forward->cycles_skipped();
+  }
   Cycles last(0);
   for (auto& core : system->cores()) {
     CoreResult cr = core->Finish(end, program);

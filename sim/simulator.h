@@ -54,7 +54,11 @@ struct SimOptions {
   /// with `done` at its end. Reads only: results do not depend on it.
   std::function<void(const SimProgress&)> progress;
   double progress_interval_seconds = 0.25;
-  StepOrder step_order = StepOrder::kForward;  // tests: prove the result does not depend on it
+  /// Skip repeated loop trips whose timing state repeats, exactly (sim/fast_forward.h); only in
+  /// timing-only runs with the fast MXU model and no trace. --no-fast-forward turns it off.
+  bool fast_forward = true;
+  StepOrder step_order = StepOrder::kForward;
+  // tests: prove the result does not depend on it
   uint64_t step_seed = 1;
 };
 

@@ -133,4 +133,29 @@ Cycles SyncHub::NextWork(Cycles now) const {
   return next;
 }
 
+bool SyncHub::SaveState(StateWriter& w) const {
+  // An arrival is a function of its sender's instruction: its pc is not in the message, so the
+  // instruction's fields are written.
+  auto message = [](StateWriter& sw, const SyncMessage& m) {
+    sw.Value(static_cast<uint64_t>(m.core));
+    sw.Value(m.group);
+    sw.Value(static_cast<uint64_t>(m.inst.opcode));
+    for (uint64_t f : m.inst.fields) sw.Value(f);
+  };
+  for (size_t c = 0; c < barrier_in_.size(); ++c) {
+    barrier_in_[c].Save(w, message);
+    collective_in_[c].Save(w, message);
+    for (const auto* slot : {&barrier_at_[c], &collective_at_[c]}) {
+      w.Value(slot->has_value() ? 1 : 0);
+      if (*slot) message(w, **slot);
+    }
+  }
+  return true;
+}
+
+void SyncHub::ShiftState(uint64_t delta) {
+  for (auto& p : barrier_in_) p.Shift(delta);
+  for (auto& p : collective_in_) p.Shift(delta);
+}
+
 }  // namespace tpusim::sim

@@ -42,6 +42,10 @@ class SyncHub : public Unit {
   const std::string& path() const override { return path_; }
   void Step(Cycles now) override;
   Cycles NextWork(Cycles now) const override;
+  bool SaveState(StateWriter& w) const override;
+  void ShiftState(uint64_t delta) override;
+  /// The id the next collective instance gets (fast-forward writes instances relative to it).
+  uint64_t next_instance() const { return next_instance_; }
 
  private:
   void TryRelease(Cycles now, int core, bool collective);

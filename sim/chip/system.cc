@@ -58,13 +58,19 @@ StatusOr<std::unique_ptr<System>> System::Create(const config::ChipConfig& confi
   return s;
 }
 
+std::vector<Unit*> System::units() {
+  std::vector<Unit*> all;
+  for (auto& core : cores_) {
+    for (Unit* u : core->units()) all.push_back(u);
+  }
+  all.push_back(network_.get());
+  all.push_back(hub_.get());
+  return all;
+}
+
 void System::AddTo(Engine& engine) {
   engine.set_error_sink(&errors_);
-  for (auto& core : cores_) {
-    for (Unit* u : core->units()) engine.AddUnit(u);
-  }
-  engine.AddUnit(network_.get());
-  engine.AddUnit(hub_.get());
+  for (Unit* u : units()) engine.AddUnit(u);
 }
 
 }  // namespace tpusim::sim

@@ -33,6 +33,9 @@ class System {
 
   /// Adds every unit to `engine` (fixed order) and tells it where errors go.
   void AddTo(Engine& engine);
+  /// Every unit, in the order AddTo adds them.
+  std::vector<Unit*> units();
+  SyncHub& hub() { return *hub_; }
   ErrorSink& errors() { return errors_; }
   std::shared_ptr<StatRegistry> stats() { return stats_; }
   std::vector<std::unique_ptr<TensorCore>>& cores() { return cores_; }

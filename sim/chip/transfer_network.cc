@@ -31,9 +31,10 @@ int TransferNetwork::AddResource(const std::string& path, double bytes_per_cycle
   return static_cast<int>(resources_.size()) - 1;
 }
 
-TransferNetwork::Connection TransferNetwork::Connect(Cycles issue_cycles) {
+TransferNetwork::Connection TransferNetwork::Connect(Cycles issue_cycles, TagKind tags, int core) {
   requests_.emplace_back(issue_cycles.value() == 0 ? Cycles(1) : issue_cycles);
   dones_.emplace_back(Cycles(1));
+  tag_kinds_.emplace_back(tags, core);
   return Connection{&requests_.back(), &dones_.back(), static_cast<int>(dones_.size()) - 1};
 }
 
@@ -158,6 +159,76 @@ Cycles TransferNetwork::NextWork(Cycles now) const {
     next = EarliestOf(next, now + Cycles(static_cast<uint64_t>(dt)));
   }
   return next;
+}
+
+void TransferNetwork::WriteTag(StateWriter& w, size_t conn, uint64_t tag) const {
+  const auto [kind, core] = tag_kinds_.at(conn);
+  switch (kind) {
+    case TagKind::kFlag:
+      w.Value(tag);
+      break;
+    case TagKind::kSeq:
+      w.Seq(core, tag);
+      break;
+    case TagKind::kCollective:
+      w.Instance(tag >> 20);
+      w.Value(tag & ((uint64_t{1} << 20) - 1));
+      break;
+  }
+}
+
+void TransferNetwork::WriteRequest(StateWriter& w, size_t conn, const TransferRequest& r) const {
+  WriteTag(w, conn, r.tag);
+  w.Value(r.bytes.value());
+  w.Value(r.uses.size());
+  for (const ResourceUse& u : r.uses) {
+    w.Value(static_cast<uint64_t>(u.resource));
+    w.Value(static_cast<uint64_t>(u.kind));
+  }
+  w.Value(r.latency.value());
+  w.Value(static_cast<uint64_t>(static_cast<int64_t>(r.notify)));
+  if (r.notify >= 0) WriteTag(w, static_cast<size_t>(r.notify), r.notify_tag);
+}
+
+bool TransferNetwork::SaveState(StateWriter& w) const {
+  if (trace_ != nullptr) return false;
+  w.Time(last_);
+  for (size_t c = 0; c < requests_.size(); ++c) {
+    requests_[c].Save(
+        w, [this, c](StateWriter& sw, const TransferRequest& r) { WriteRequest(sw, c, r); });
+    dones_[c].Save(w, [this, c](StateWriter& sw, const TransferDone& d) {
+      WriteTag(sw, c, d.tag);
+      sw.Time(d.last_byte);
+    });
+  }
+  w.Value(active_.size());
+  for (const Active& a : active_) {
+    WriteTag(w, a.conn, a.tag);
+    w.Value(a.conn);
+    w.Value(a.bytes);
+    w.Value(a.remaining_fp);
+    w.Value(a.uses.size());
+    for (const ResourceUse& u : a.uses) {
+      w.Value(static_cast<uint64_t>(u.resource));
+      w.Value(static_cast<uint64_t>(u.kind));
+    }
+    w.Value(a.latency.value());
+    w.Value(static_cast<uint64_t>(static_cast<int64_t>(a.notify)));
+    if (a.notify >= 0) WriteTag(w, static_cast<size_t>(a.notify), a.notify_tag);
+    w.Value(a.num);
+    w.Value(a.den);
+    w.Value(a.carry);
+  }
+  for (const Resource& r : resources_) w.Value(r.active);
+  return true;
+}
+
+void TransferNetwork::ShiftState(uint64_t delta) {
+  last_ = ShiftTime(last_, delta);
+  for (auto& p : requests_) p.Shift(delta);
+  for (auto& p : dones_) {
+    p.Shift(delta, [delta](TransferDone& d) { d.last_byte = ShiftTime(d.last_byte, delta); });
+  }
 }
 
 }  // namespace tpusim::sim

@@ -78,7 +78,19 @@ class TransferNetwork : public Unit {
     Port<TransferDone>* done;
     int id;  // for TransferRequest::notify
   };
-  Connection Connect(Cycles issue_cycles);
+  /// What the tags delivered to a connection are (for fast-forward snapshots, which write
+  /// identifiers relative to their counters): sync flag numbers (a sequencer's arrivals), the
+  /// instruction sequence numbers of core `core` (a DMA engine), or collective step tags
+  /// (instance << 20 | step << 1 | arrival bit, a collective unit).
+  enum class TagKind { kFlag, kSeq, kCollective };
+  Connection Connect(Cycles issue_cycles, TagKind tags = TagKind::kFlag, int core = 0);
+
+  /// Fast-forward (sim/engine/snapshot.h): a tag as its connection's kind says; a request sent on
+  /// connection `conn` (its tag for `conn`, its notify tag for the notified connection).
+  void WriteTag(StateWriter& w, size_t conn, uint64_t tag) const;
+  void WriteRequest(StateWriter& w, size_t conn, const TransferRequest& r) const;
+  bool SaveState(StateWriter& w) const override;
+  void ShiftState(uint64_t delta) override;
 
   /// Fixed-point rate (bytes/cycle * 2^kFracBits) of a resource.
   uint64_t rate_fp(int resource) const { return resources_[resource].rate_fp; }
@@ -125,7 +137,8 @@ class TransferNetwork : public Unit {
   std::vector<Resource> resources_;
   std::deque<Port<TransferRequest>> requests_;
   std::deque<Port<TransferDone>> dones_;
-  std::vector<Active> active_;  // in arrival order (deterministic)
+  std::vector<std::pair<TagKind, int>> tag_kinds_;  // per connection
+  std::vector<Active> active_;                      // in arrival order (deterministic)
   Cycles last_{0};
   TraceSink* trace_ = nullptr;
   std::vector<double> traced_rate_;  // per resource: the last rate reported to trace_

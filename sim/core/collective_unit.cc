@@ -22,7 +22,7 @@ CollectiveUnit::CollectiveUnit(std::string path, int core, const isa::Program& p
       core_(core),
       program_(program),
       ic_(ic),
-      conn_(network->Connect(issue_cycles)),
+      conn_(network->Connect(issue_cycles, TransferNetwork::TagKind::kCollective, core)),
       errors_(errors),
       unit_id_(unit_id) {
   StatGroup& g = stats.AddGroup(path_);
@@ -179,6 +179,41 @@ Cycles CollectiveUnit::NextWork(Cycles now) const {
   if (!active_) next = EarliestOf(next, commands_.NextArrival());
   if (next <= now) next = now + Cycles(1);
   return next;
+}
+
+bool CollectiveUnit::SaveState(StateWriter& w) const {
+  commands_.Save(w, [this](StateWriter& sw, const Command& c) {
+    sw.Seq(core_, c.seq);
+    sw.Value(static_cast<uint64_t>(c.pc));
+  });
+  go_.Save(w, [](StateWriter& sw, const SyncMessage& m) {
+    sw.Value(static_cast<uint64_t>(m.core));
+    sw.Instance(m.instance);
+  });
+  w.Value((active_.has_value() ? 1 : 0) | (running_ ? 2 : 0) | (step_sent_ ? 4 : 0));
+  if (active_) {
+    w.Seq(core_, active_->seq);
+    w.Value(static_cast<uint64_t>(active_->pc));
+    w.Time(since_);
+  }
+  if (running_) {  // the plan is a function of the active instruction and the core
+    w.Instance(instance_);
+    w.Value(step_);
+    w.Value(static_cast<uint64_t>(sends_pending_));
+  }
+  w.Value(arrived_.size());
+  for (const auto& [key, n] : arrived_) {
+    w.Instance(key.first);
+    w.Value(key.second);
+    w.Value(static_cast<uint64_t>(n));
+  }
+  return true;
+}
+
+void CollectiveUnit::ShiftState(uint64_t delta) {
+  commands_.Shift(delta);
+  go_.Shift(delta);
+  since_ = ShiftTime(since_, delta);
 }
 
 }  // namespace tpusim::sim

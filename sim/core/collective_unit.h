@@ -55,6 +55,8 @@ class CollectiveUnit : public Unit {
   const std::string& path() const override { return path_; }
   void Step(Cycles now) override;
   Cycles NextWork(Cycles now) const override;
+  bool SaveState(StateWriter& w) const override;
+  void ShiftState(uint64_t delta) override;
 
  private:
   struct Send {

@@ -13,7 +13,8 @@ DmaEngine::DmaEngine(std::string path, int core, const Interconnect* ic, Transfe
     : path_(std::move(path)),
       core_(core),
       ic_(ic),
-      conn_(network->Connect(issue_cycles)),
+      network_(network),
+      conn_(network->Connect(issue_cycles, TransferNetwork::TagKind::kSeq, core)),
       local_copy_(local_copy_resource),
       notify_conns_(std::move(notify_conns)),
       data_(data),
@@ -140,6 +141,31 @@ Cycles DmaEngine::NextWork(Cycles now) const {
   if (pending_) next = EarliestOf(next, pending_at_);
   if (next <= now) next = now + Cycles(1);
   return next;
+}
+
+bool DmaEngine::SaveState(StateWriter& w) const {
+  commands_.Save(w, [this](StateWriter& sw, const Command& c) {
+    sw.Seq(core_, c.seq);
+    sw.Value(static_cast<uint64_t>(c.pc));
+  });
+  w.Value(active_.has_value() ? 1 : 0);
+  if (active_) {
+    w.Seq(core_, active_->seq);
+    w.Value(static_cast<uint64_t>(active_->pc));
+    w.Time(active_since_);
+  }
+  w.Value(pending_.has_value() ? 1 : 0);
+  if (pending_) {
+    network_->WriteRequest(w, static_cast<size_t>(conn_.id), *pending_);
+    w.Time(pending_at_);
+  }
+  return true;
+}
+
+void DmaEngine::ShiftState(uint64_t delta) {
+  commands_.Shift(delta);
+  active_since_ = ShiftTime(active_since_, delta);
+  pending_at_ = ShiftTime(pending_at_, delta);
 }
 
 }  // namespace tpusim::sim

@@ -60,6 +60,8 @@ class DmaEngine : public Unit {
   const std::string& path() const override { return path_; }
   void Step(Cycles now) override;
   Cycles NextWork(Cycles now) const override;
+  bool SaveState(StateWriter& w) const override;
+  void ShiftState(uint64_t delta) override;
 
  private:
   TransferRequest MakeRequest(const Command& cmd) const;
@@ -68,6 +70,7 @@ class DmaEngine : public Unit {
   std::string path_;
   int core_;
   const Interconnect* ic_;
+  const TransferNetwork* network_;
   TransferNetwork::Connection conn_;
   int local_copy_;
   std::vector<int> notify_conns_;

@@ -99,6 +99,26 @@ StatusOr<MxuOpTiming> MxuFastModel::Issue(const MxuOp& op, Cycles earliest) {
   return t;
 }
 
+bool MxuFastModel::SaveState(StateWriter& w) const {
+  tiles_.Save(w);
+  // Each of these cycles only bounds a later start from below (max(...) with an earliest cycle
+  // after the snapshot); busy_until_ enters the busy count as max(start, min(busy_until_, end)).
+  for (uint64_t t :
+       {last_start_, load_port_free_, tile_ready_, lhs_port_free_, array_drained_, busy_until_}) {
+    w.LowerBound(t);
+  }
+  // counters_.last_done (the latest completion, a figure for tests of the model alone) is not
+  // timing state and the simulator never reads it: it is neither written nor shifted.
+  return true;
+}
+
+void MxuFastModel::ShiftState(uint64_t delta) {
+  for (uint64_t* t : {&last_start_, &load_port_free_, &tile_ready_, &lhs_port_free_,
+                      &array_drained_, &busy_until_}) {
+    *t += delta;
+  }
+}
+
 MxuOpTiming MxuFastModel::IssueLoadWeights(uint64_t earliest) {
   const uint64_t wl = static_cast<uint64_t>(config_.WeightLoadCycles());
   uint64_t start = std::max({earliest, last_start_, load_port_free_});

@@ -20,6 +20,9 @@ class MxuFastModel final : public MxuModel {
   StatusOr<MxuOpTiming> Issue(const MxuOp& op, Cycles earliest) override;
   const MxuAccumulators& accumulators() override { return acc_; }
   const MxuCounters& counters() override { return counters_; }
+  bool SaveState(StateWriter& w) const override;
+  void ShiftState(uint64_t delta) override;
+  MxuCounters* mutable_counters() override { return &counters_; }
 
  private:
   MxuOpTiming IssueLoadWeights(uint64_t earliest);

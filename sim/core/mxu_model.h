@@ -49,6 +49,7 @@
 #include "common/status.h"
 #include "common/units.h"
 #include "config/chip_config.h"
+#include "sim/engine/snapshot.h"
 
 namespace tpusim::sim {
 
@@ -179,6 +180,13 @@ class MxuModel {
   /// The counters after every issued op has completed (same remark).
   virtual const MxuCounters& counters() = 0;
   const MxuArrayConfig& config() const { return config_; }
+
+  /// Fast-forward (sim/engine/snapshot.h): writes the array's timing state and returns true, or
+  /// false if the model cannot be fast-forwarded (the PE model). ShiftState advances its cycles.
+  /// mutable_counters: the counters as statistics, advanced by the skipped periods.
+  virtual bool SaveState(StateWriter& /*w*/) const { return false; }
+  virtual void ShiftState(uint64_t /*delta*/) {}
+  virtual MxuCounters* mutable_counters() { return nullptr; }
 
   /// Issues every op with earliest cycle 0 (ops[i] waits only for the array); stops at the first
   /// error.

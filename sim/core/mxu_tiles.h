@@ -10,6 +10,7 @@
 
 #include "common/status.h"
 #include "sim/core/mxu_model.h"
+#include "sim/engine/snapshot.h"
 
 namespace tpusim::sim {
 
@@ -44,6 +45,18 @@ class MxuTileTracker {
 
   /// The tile a matmul issued now with `swap_weights` would run on (null if none).
   const std::shared_ptr<const MxuTile>& TileFor(bool swap_weights) const;
+  /// Fast-forward (sim/engine/snapshot.h): the shapes and numerics of the shadow and active tiles
+  /// (their values are not timing state; load order numbers are identifiers).
+  void Save(StateWriter& w) const {
+    for (const auto* t : {&shadow_, &active_}) {
+      w.Value(*t == nullptr ? 0 : 1);
+      if (*t == nullptr) continue;
+      w.Value(static_cast<uint64_t>((*t)->numerics));
+      w.Value(static_cast<uint64_t>((*t)->k));
+      w.Value(static_cast<uint64_t>((*t)->n));
+    }
+    w.Value(shadow_ == active_ ? 1 : 0);
+  }
 
  private:
   MxuArrayConfig config_;

@@ -145,6 +145,43 @@ Cycles MxuUnit::NextWork(Cycles now) const {
   return next;
 }
 
+bool MxuUnit::SaveState(StateWriter& w) const {
+  if (!model_->SaveState(w)) return false;
+  commands_.Save(w, [this](StateWriter& sw, const Command& c) {
+    sw.Seq(core_, c.seq);
+    sw.Value(static_cast<uint64_t>(c.pc));
+  });
+  w.LowerBound(pull_after_);   // commands are taken at max(arrival, pull_after_)
+  w.LowerBound(pop_free_);     // a pop starts at max(now, pop_free_)
+  w.LowerBound(matmul_free_);  // a latch matmul is ready at max(now, matmul_free_)
+  std::queue<PendingPop> pops = pops_;
+  w.Value(pops.size());
+  for (; !pops.empty(); pops.pop()) {
+    w.Time(pops.front().done);
+    w.Seq(core_, pops.front().cmd.seq);
+    w.Value(static_cast<uint64_t>(pops.front().cmd.pc));
+  }
+  for (int64_t v : {shadow_.first, shadow_.second, active_.first, active_.second}) {
+    w.Value(static_cast<uint64_t>(v));
+  }
+  return true;
+}
+
+void MxuUnit::ShiftState(uint64_t delta) {
+  model_->ShiftState(delta);
+  commands_.Shift(delta);
+  pull_after_ = ShiftTime(pull_after_, delta);
+  pop_free_ = ShiftTime(pop_free_, delta);
+  matmul_free_ = ShiftTime(matmul_free_, delta);
+  std::queue<PendingPop> shifted;
+  for (; !pops_.empty(); pops_.pop()) {
+    PendingPop p = std::move(pops_.front());
+    p.done = ShiftTime(p.done, delta);
+    shifted.push(std::move(p));
+  }
+  pops_ = std::move(shifted);
+}
+
 void MxuUnit::Finish() {
   const MxuCounters& c = model_->counters();
   streaming_cycles_->Add(c.streaming_cycles);

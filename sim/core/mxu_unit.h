@@ -51,6 +51,10 @@ class MxuUnit : public Unit {
   const std::string& path() const override { return path_; }
   void Step(Cycles now) override;
   Cycles NextWork(Cycles now) const override;
+  bool SaveState(StateWriter& w) const override;
+  void ShiftState(uint64_t delta) override;
+  /// The array model's counters as statistics (fast-forward); null for the PE model.
+  MxuCounters* mutable_counters() { return model_->mutable_counters(); }
 
   /// Copies the model's counters into the stats; call once after the run.
   void Finish();

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "isa/types.h"
+#include "sim/engine/snapshot.h"
 
 namespace tpusim::sim {
 
@@ -45,6 +46,12 @@ class Scoreboard {
   void Add(uint64_t seq, Footprint f) { entries_.emplace(seq, std::move(f)); }
   void Remove(uint64_t seq) { entries_.erase(seq); }
   bool empty() const { return entries_.empty(); }
+  /// Fast-forward: the in-flight entries' sequence numbers (their footprints are functions of
+  /// their instructions, which the sequencer writes).
+  void Save(StateWriter& w, int core) const {
+    w.Value(entries_.size());
+    for (const auto& [seq, f] : entries_) w.Seq(core, seq);
+  }
 
  private:
   std::map<uint64_t, Footprint> entries_;

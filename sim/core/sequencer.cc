@@ -75,6 +75,12 @@ Sequencer::Sequencer(std::string path, int core, const isa::Program& program,
   profile_.resize(code_.instructions.size());
   // Loop matching (the interpreter's Load rejects unmatched loops before a run starts).
   loop_match_.assign(code_.instructions.size(), 0);
+  for (const isa::Instruction& inst : code_.instructions) {
+    if (inst.opcode == isa::Opcode::kCtrlBreakUnless) {
+      min_break_trips_ = std::min<uint64_t>(min_break_trips_,
+                                            inst.As<isa::op::CtrlBreakUnless>().trips);
+    }
+  }
   std::vector<size_t> open;
   for (size_t i = 0; i < code_.instructions.size(); ++i) {
     if (code_.instructions[i].opcode == isa::Opcode::kCtrlLoop) open.push_back(i);
@@ -273,7 +279,7 @@ void Sequencer::Step(Cycles now) {
           Fail(now, fmt::format("loops nested deeper than {}", isa::kMaxLoopDepth));
           return;
         }
-        loops_.push_back({pc_ + 1, l.count});
+        loops_.push_back({pc_ + 1, l.count, loop_serial_++});
         ++pc_;
       }
       break;
@@ -288,6 +294,7 @@ void Sequencer::Step(Cycles now) {
       if (--loops_.back().remaining > 0) {
         ++loops_.back().trips_done;
         pc_ = loops_.back().start;
+        trip_level_ = static_cast<int>(loops_.size()) - 1;
       } else {
         loops_.pop_back();
         ++pc_;
@@ -452,5 +459,97 @@ std::string Sequencer::BlockedReason() const {
 }
 
 void Sequencer::Finish(Cycles end) { Account(end); }
+
+bool Sequencer::SaveState(StateWriter& w) const {
+  if (trace_ != nullptr) return false;
+  w.Value(pc_);
+  w.Value(loops_.size());
+  for (const Loop& l : loops_) w.Value(l.start);
+  for (uint32_t f : flags_) w.Value(f);
+  w.Value(static_cast<uint64_t>(state_));
+  w.Value((halted_ ? 1 : 0) | (in_barrier_ ? 2 : 0) | (waiting_ ? 4 : 0));
+  if (in_barrier_) w.Seq(core_, barrier_seq_);
+  if (waiting_) w.Time(wait_since_);
+  w.Time(frontier_);
+  w.Time(last_account_);
+  for (size_t i = 0; i < credits_.size(); ++i) {
+    w.Value(static_cast<uint64_t>(credits_[i]));
+    w.Value(static_cast<uint64_t>(outstanding_[i]));
+  }
+  // In-flight instances in program order; the scoreboard holds the footprints of some of them,
+  // each a function of the instance's instruction.
+  w.Value(inflight_.size());
+  for (const auto& [seq, f] : inflight_) {
+    w.Seq(core_, seq);
+    w.Value(static_cast<uint64_t>(f.pc));
+    w.Value(static_cast<uint64_t>(static_cast<int64_t>(f.target)));
+    w.Value(static_cast<uint64_t>(static_cast<int64_t>(f.flag)));
+    w.Value(static_cast<uint64_t>(f.category));
+    w.Time(f.issue);
+    w.Time(f.start);
+    w.Value(f.done ? 1 : 0);
+    if (f.done) w.Time(f.done_cycle);
+  }
+  scoreboard_.Save(w, core_);
+  auto report = [this](StateWriter& sw, const Report& r) {
+    sw.Value(static_cast<uint64_t>(r.kind));
+    sw.Seq(core_, r.seq);
+    sw.Time(r.cycle);
+  };
+  for (const Port<Report>& p : reports_) p.Save(w, report);
+  arrivals_.done->Save(w, [](StateWriter& sw, const TransferDone& d) {
+    sw.Value(d.tag);  // a flag number
+    sw.Time(d.last_byte);
+  });
+  release_.Save(w, [](StateWriter& sw, const SyncMessage& m) {
+    sw.Value(static_cast<uint64_t>(m.core));
+    sw.Value(m.group);
+    sw.Instance(m.instance);
+  });
+  return true;
+}
+
+void Sequencer::ShiftState(uint64_t delta) {
+  if (waiting_) wait_since_ += delta;
+  frontier_ += delta;
+  last_account_ = ShiftTime(last_account_, delta);
+  for (auto& [seq, f] : inflight_) {
+    f.issue += delta;
+    f.start += delta;
+    if (f.done) f.done_cycle += delta;
+  }
+  for (Port<Report>& p : reports_) {
+    p.Shift(delta, [delta](Report& r) { r.cycle = ShiftTime(r.cycle, delta); });
+  }
+  arrivals_.done->Shift(delta,
+                        [delta](TransferDone& d) { d.last_byte = ShiftTime(d.last_byte, delta); });
+  release_.Shift(delta);
+}
+
+void Sequencer::SkipTrips(size_t level, uint64_t trips) {
+  TPUSIM_CHECK(level < loops_.size() && loops_[level].remaining > trips);
+  loops_[level].remaining -= trips;
+  loops_[level].trips_done += trips;
+}
+
+void Sequencer::SaveStats(std::vector<uint64_t>& out) const {
+  for (const InstructionProfile& p : profile_) {
+    out.push_back(p.executions);
+    out.push_back(p.cycles);
+    out.push_back(p.unit_cycles);
+  }
+  out.push_back(executed_);
+  out.push_back(loop_trips_);
+}
+
+void Sequencer::AdvanceStats(const uint64_t* delta, uint64_t times) {
+  for (InstructionProfile& p : profile_) {
+    p.executions += *delta++ * times;
+    p.cycles += *delta++ * times;
+    p.unit_cycles += *delta++ * times;
+  }
+  executed_ += *delta++ * times;
+  loop_trips_ += *delta++ * times;
+}
 
 }  // namespace tpusim::sim

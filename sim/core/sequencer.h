@@ -79,6 +79,38 @@ class Sequencer : public Unit {
   /// Adds the stall/active interval up to `end` to the stats; call once after the run.
   void Finish(Cycles end);
 
+  /// An open ctrl.loop: its first body instruction, the trips left (including the one running)
+  /// and a serial number distinct for every ctrl.loop execution of the core.
+  struct Loop {
+    size_t start;
+    uint64_t remaining;
+    uint64_t serial;
+    uint64_t trips_done = 0;  // ctrl.endloop jumps back so far
+  };
+  const std::vector<Loop>& loops() const { return loops_; }
+  /// The loop level (index into loops()) whose ctrl.endloop started a new trip in the last Step,
+  /// or -1; clears it.
+  int TakeTripBoundary() {
+    const int l = trip_level_;
+    trip_level_ = -1;
+    return l;
+  }
+  /// The smallest `trips` of the core's ctrl.break_unless instructions (UINT64_MAX if none): in
+  /// timing-only runs a loop is left at its first break_unless once trips_done reaches it.
+  uint64_t min_break_trips() const { return min_break_trips_; }
+  /// The sequence number the next issued instruction gets.
+  uint64_t next_seq() const { return next_seq_; }
+
+  // Fast-forward (sim/fast_forward.h). The loops' trip counts and serials are not written by
+  // SaveState (the controller compares them itself); SkipTrips takes `trips` trips off level
+  // `level` (fewer than it has left).
+  bool SaveState(StateWriter& w) const override;
+  void ShiftState(uint64_t delta) override;
+  void SkipTrips(size_t level, uint64_t trips);
+  /// Statistics kept outside the StatRegistry (per-instruction profile, executed, loop trips).
+  void SaveStats(std::vector<uint64_t>& out) const;
+  void AdvanceStats(const uint64_t* delta, uint64_t times);
+
  private:
   enum class State { kIssuing, kSync, kBarrier, kScoreboard, kQueueFull, kHalted };
   struct InFlight {
@@ -117,12 +149,10 @@ class Sequencer : public Unit {
   int unit_id_;
 
   size_t pc_ = 0;
-  struct Loop {
-    size_t start;
-    uint64_t remaining;
-    uint64_t trips_done = 0;  // ctrl.endloop jumps back so far
-  };
   std::vector<Loop> loops_;
+  uint64_t loop_serial_ = 0;
+  uint64_t min_break_trips_ = UINT64_MAX;
+  int trip_level_ = -1;
   std::vector<size_t> loop_match_;
   std::vector<uint32_t> flags_;
   bool halted_ = false;

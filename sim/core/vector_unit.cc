@@ -56,4 +56,32 @@ Cycles VectorUnit::NextWork(Cycles now) const {
   return next;
 }
 
+bool VectorUnit::SaveState(StateWriter& w) const {
+  commands_.Save(w, [this](StateWriter& sw, const Command& c) {
+    sw.Seq(core_, c.seq);
+    sw.Value(static_cast<uint64_t>(c.pc));
+  });
+  w.LowerBound(free_);      // a command is taken at max(arrival, free_)
+  auto pending = pending_;  // in completion order; `order` only breaks ties
+  w.Value(pending.size());
+  for (; !pending.empty(); pending.pop()) {
+    w.Time(pending.top().done);
+    w.Seq(core_, pending.top().cmd.seq);
+    w.Value(static_cast<uint64_t>(pending.top().cmd.pc));
+  }
+  return true;
+}
+
+void VectorUnit::ShiftState(uint64_t delta) {
+  commands_.Shift(delta);
+  free_ = ShiftTime(free_, delta);
+  decltype(pending_) shifted;
+  for (; !pending_.empty(); pending_.pop()) {
+    Pending p = pending_.top();
+    p.done = ShiftTime(p.done, delta);
+    shifted.push(std::move(p));
+  }
+  pending_ = std::move(shifted);
+}
+
 }  // namespace tpusim::sim

@@ -8,12 +8,14 @@
 // CanSend(t).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
-#include <queue>
+#include <functional>
 #include <vector>
 
 #include "common/check.h"
 #include "common/units.h"
+#include "sim/engine/snapshot.h"
 #include "sim/engine/unit.h"
 
 namespace tpusim::sim {
@@ -39,20 +41,22 @@ class Port {
   /// Sends `msg`, delivered at now + latency + extra. The caller checked CanSend.
   void Send(Cycles now, T msg, Cycles extra = Cycles(0)) {
     TPUSIM_CHECK(CanSend(now)) << "port over capacity";
-    heap_.push(Entry{now + latency_ + extra, next_seq_++, std::move(msg)});
+    heap_.push_back(Entry{now + latency_ + extra, next_seq_++, std::move(msg)});
+    std::push_heap(heap_.begin(), heap_.end(), std::greater<Entry>());
   }
 
   /// True if a message is delivered at or before `now`.
-  bool HasReady(Cycles now) const { return !heap_.empty() && heap_.top().deliver <= now; }
+  bool HasReady(Cycles now) const { return !heap_.empty() && heap_.front().deliver <= now; }
 
   /// The first delivered message (HasReady must hold).
-  const T& Front() const { return heap_.top().msg; }
+  const T& Front() const { return heap_.front().msg; }
 
   /// Removes and returns the first delivered message (HasReady must hold).
   T Pop(Cycles now) {
     TPUSIM_CHECK(HasReady(now));
-    T msg = std::move(const_cast<Entry&>(heap_.top()).msg);
-    heap_.pop();
+    std::pop_heap(heap_.begin(), heap_.end(), std::greater<Entry>());
+    T msg = std::move(heap_.back().msg);
+    heap_.pop_back();
     if (pop_cycle_ != now) {
       pop_cycle_ = now;
       pops_this_cycle_ = 0;
@@ -62,9 +66,30 @@ class Port {
   }
 
   /// Delivery cycle of the earliest message, or kNever.
-  Cycles NextArrival() const { return heap_.empty() ? kNever : heap_.top().deliver; }
+  Cycles NextArrival() const { return heap_.empty() ? kNever : heap_.front().deliver; }
 
   bool empty() const { return heap_.empty(); }
+
+  /// Fast-forward (snapshot.h): writes the messages in flight in delivery order (their delivery
+  /// cycles relative to the base, each message by `write(w, msg)`). The pops counted for the
+  /// current cycle only matter within it, so they are not state.
+  void Save(StateWriter& w, const std::function<void(StateWriter&, const T&)>& write) const {
+    std::vector<const Entry*> order;
+    for (const Entry& e : heap_) order.push_back(&e);
+    std::sort(order.begin(), order.end(), [](const Entry* a, const Entry* b) { return *b > *a; });
+    w.Value(order.size());
+    for (const Entry* e : order) {
+      w.Time(e->deliver);
+      write(w, e->msg);
+    }
+  }
+  /// Advances every delivery cycle by `delta`, and each message's own cycles by `shift(msg)`.
+  void Shift(uint64_t delta, const std::function<void(T&)>& shift = nullptr) {
+    for (Entry& e : heap_) {
+      e.deliver = ShiftTime(e.deliver, delta);
+      if (shift) shift(e.msg);
+    }
+  }
   uint64_t size() const { return heap_.size(); }
 
  private:
@@ -81,7 +106,7 @@ class Port {
   uint64_t next_seq_ = 0;
   Cycles pop_cycle_ = kNever;
   uint64_t pops_this_cycle_ = 0;
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> heap_;
+  std::vector<Entry> heap_;  // a min-heap on (deliver, seq)
 };
 
 }  // namespace tpusim::sim

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "common/units.h"
@@ -34,12 +35,24 @@ class StateWriter {
   void LowerBound(uint64_t t) { Time(t < base_ ? base_ : t); }
   void LowerBound(Cycles t) { LowerBound(t.value()); }
 
+  /// Identifiers that only count up (instruction sequence numbers of a core, collective instance
+  /// ids): written relative to the next one to be handed out, so their order is kept and their
+  /// absolute values (which differ from trip to trip) are not state.
+  void set_seq_bases(std::vector<uint64_t> next_seq) { seq_base_ = std::move(next_seq); }
+  void set_instance_base(uint64_t next_instance) { instance_base_ = next_instance; }
+  void Seq(int core, uint64_t seq) {
+    words_.push_back(seq - seq_base_.at(static_cast<size_t>(core)));
+  }
+  void Instance(uint64_t instance) { words_.push_back(instance - instance_base_); }
+
   uint64_t base() const { return base_; }
   const std::vector<uint64_t>& words() const { return words_; }
   std::vector<uint64_t> Take() { return std::move(words_); }
 
  private:
   uint64_t base_;
+  std::vector<uint64_t> seq_base_;
+  uint64_t instance_base_ = 0;
   std::vector<uint64_t> words_;
 };
 

@@ -73,4 +73,19 @@ uint64_t StatRegistry::Sum(const std::string& prefix, const std::string& suffix,
   return total;
 }
 
+std::vector<uint64_t> StatRegistry::Values() const {
+  std::vector<uint64_t> v;
+  for (const StatGroup& g : groups_) {
+    for (const Counter& c : g.counters_) v.push_back(c.value());
+  }
+  return v;
+}
+
+void StatRegistry::AddTimes(const std::vector<uint64_t>& per, uint64_t times) {
+  size_t i = 0;
+  for (StatGroup& g : groups_) {
+    for (Counter& c : g.counters_) c.Add(per.at(i++) * times);
+  }
+}
+
 }  // namespace tpusim::sim

@@ -55,6 +55,7 @@ class StatGroup {
   std::optional<uint64_t> Get(const std::string& name) const;
 
  private:
+  friend class StatRegistry;
   std::string path_;
   std::deque<Counter> counters_;
   std::vector<StatInfo> stats_;
@@ -78,6 +79,11 @@ class StatRegistry {
   std::map<std::string, uint64_t> Flatten() const;
   /// Sum of counter `name` over groups whose path starts with `prefix` and ends with `suffix`.
   uint64_t Sum(const std::string& prefix, const std::string& suffix, const std::string& name) const;
+
+  /// Every counter's value, in registration order (fast-forward's statistics snapshot).
+  std::vector<uint64_t> Values() const;
+  /// Adds per[i] * times to the i-th counter (registration order); `per` as Values() returned.
+  void AddTimes(const std::vector<uint64_t>& per, uint64_t times);
 
  private:
   std::deque<StatGroup> groups_;

@@ -13,6 +13,10 @@
 #include "common/units.h"
 
 namespace tpusim::sim {
+class StateWriter;
+}
+
+namespace tpusim::sim {
 
 /// "No work scheduled": the answer of Unit::NextWork() for a unit that is idle until a message
 /// arrives.
@@ -38,6 +42,14 @@ class Unit {
   /// message arriving on one of its input ports), or kNever. Called after every unit has been
   /// stepped at `now`.
   virtual Cycles NextWork(Cycles now) const = 0;
+
+  /// Fast-forward of repeated loop trips (sim/fast_forward.h): writes the unit's timing state —
+  /// everything its future behaviour depends on, every absolute cycle relative to the writer's
+  /// base — and returns true; false (the default) if the unit cannot be fast-forwarded, which
+  /// turns fast-forward off for the run. Statistics are not state (StatRegistry holds them).
+  virtual bool SaveState(StateWriter& /*w*/) const { return false; }
+  /// Advances every absolute cycle of the unit's state by `delta` (after SaveState returned true).
+  virtual void ShiftState(uint64_t /*delta*/) {}
 };
 
 }  // namespace tpusim::sim

@@ -53,6 +53,10 @@ void RegisterCompareCommand(CLI::App& app) {
       ->check(CLI::IsMember({"fast", "pe"}));
   cmd->add_option("--max-cycles", args->max_cycles, "stop a simulation with an error past this");
   AddLimitOptions(cmd, &args->compare.sim.max_seconds);
+  AddOnOffFlags(cmd, "fast-forward", &args->compare.sim.fast_forward,
+                "in timing-only runs, skip loop trips that repeat an earlier trip's timing "
+                "exactly (the default; same cycles and statistics)",
+                "simulate every loop trip");
   cmd->add_flag("--json", args->json, "print the JSON instead of the tables");
   cmd->add_option("--out", args->out, "also write the JSON to this file");
   cmd->add_option("--csv", args->csv, "write the per-op table as CSV");

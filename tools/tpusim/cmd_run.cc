@@ -92,6 +92,10 @@ void RegisterRunCommand(CLI::App& app) {
       ->check(CLI::IsMember({"fast", "pe"}));
   cmd->add_option("--max-cycles", args->max_cycles, "stop with an error past this many cycles");
   AddLimitOptions(cmd, &args->run.sim.max_seconds);
+  AddOnOffFlags(cmd, "fast-forward", &args->run.sim.fast_forward,
+                "in timing-only runs, skip loop trips that repeat an earlier trip's timing "
+                "exactly (the default; same cycles and statistics)",
+                "simulate every loop trip");
   cmd->add_option("--custom-call-cost", args->custom_call_costs,
                   "TARGET=CYCLES: time an unknown custom-call target as CYCLES cycles of its core "
                   "(repeatable; the run is then timing-only)");

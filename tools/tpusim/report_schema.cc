@@ -151,6 +151,12 @@ const std::vector<ReportKey>& RunReportKeys() {
        "the smallest slice holding the module's devices, config/slice.h), `note` (what was "
        "derived)"},
       {"timing_only", "bool", "true when no values were computed (cycles only)"},
+      {"fast_forward", "object",
+       "`trips_skipped` (loop trips not simulated one by one because their timing repeated an "
+       "earlier trip's exactly, sim/fast_forward.h) and `cycles_skipped` (the simulated cycles "
+       "they "
+       "span); both 0 with --no-fast-forward or when values are computed. Every other figure is "
+       "the same with and without fast-forward"},
       {"if_converted_conditionals", "array",
        "when the module has conditionals: their names. Each ran every branch (if-conversion, "
        "compiler/passes/call_inliner.h), so their cycles are an upper bound on a TPU's",

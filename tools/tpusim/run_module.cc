@@ -564,6 +564,8 @@ Json RunReportJson(const RunModuleResult& r, const std::string& model_path) {
   j["cores_per_device"] = r.compiled.cores_per_device;
   j["slice"] = SliceJson(r.config, r.slice_note);
   j["timing_only"] = r.timing_only;
+  j["fast_forward"]["trips_skipped"] = r.sim.fast_forward_trips;
+  j["fast_forward"]["cycles_skipped"] = r.sim.fast_forward_cycles;
   if (!r.compiled.if_converted_conditionals.empty()) {
     Json::Array names;
     for (const std::string& n : r.compiled.if_converted_conditionals) names.push_back(Json(n));
