@@ -77,8 +77,8 @@ Sequencer::Sequencer(std::string path, int core, const isa::Program& program,
   loop_match_.assign(code_.instructions.size(), 0);
   for (const isa::Instruction& inst : code_.instructions) {
     if (inst.opcode == isa::Opcode::kCtrlBreakUnless) {
-      min_break_trips_ = std::min<uint64_t>(min_break_trips_,
-                                            inst.As<isa::op::CtrlBreakUnless>().trips);
+      min_break_trips_ =
+          std::min<uint64_t>(min_break_trips_, inst.As<isa::op::CtrlBreakUnless>().trips);
     }
   }
   std::vector<size_t> open;

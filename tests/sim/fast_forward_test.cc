@@ -184,6 +184,41 @@ TEST(FastForward, RandomLoopBodiesGiveTheFullSimulationsStatistics) {
   EXPECT_GT(skipped, 0u);
 }
 
+TEST(FastForward, StopsBeforeATimingOnlyBreakUnlessLeavesTheLoop) {
+  // Timing-only, ctrl.break_unless leaves the loop once `trips` trips are done: fast-forward must
+  // not skip past it (the loop counter alone would allow 100000 trips).
+  for (int hint : {0, 1, 57, 300, 5000}) {
+    const isa::Program p = Asm(R"(
+    ctrl.loop count=100000
+      dma.hbm_to_vmem flag=0, src=0x0, dst=0x0, elem_bytes=4, n0=100
+      vpu.binary op=add, dtype=f32, dst=0x2000, a=0x0, b=0x0, rows=8, cols=128, a_bcast=none, b_bcast=none
+      sync.wait flag=0, value=1
+      dma.vmem_to_hbm flag=1, src=0x2000, dst=0x800, elem_bytes=1, n0=1
+      sync.wait flag=1, value=1
+      ctrl.break_unless space=hbm, addr=0x800, trips=)" +
+                               std::to_string(hint) + R"(
+      mxu.load_weights mxu=0, addr=0x400, k=8, n=8, stride=8, dtype=bf16
+      mxu.matmul mxu=0, lhs=0x0, stride=8, m=16, k=8, n=8, dtype=bf16, acc=0, latch=1
+    ctrl.endloop
+    ctrl.halt
+  )");
+    SimOptions o;
+    o.compute_values = false;
+    o.fast_forward = false;
+    auto full = Simulator(TinyChip(), o).Run(p);
+    o.fast_forward = true;
+    auto fast = Simulator(TinyChip(), o).Run(p);
+    ASSERT_TRUE(full.ok()) << full.status().message();
+    ASSERT_TRUE(fast.ok()) << fast.status().message();
+    SCOPED_TRACE(::testing::Message() << "trips " << hint);
+    ExpectSameStatistics(*fast, *full);
+    EXPECT_EQ(full->cores[0].instructions[1].executions, static_cast<uint64_t>(hint) + 1);
+    if (hint >= 300) {
+      EXPECT_GT(fast->fast_forward_trips, static_cast<uint64_t>(hint) / 2);
+    }
+  }
+}
+
 TEST(FastForward, OffWithValuesThePeModelOrATrace) {
   const isa::Program p = TwoCoreLoops(40);
   EXPECT_EQ(Simulate(p, true, /*values=*/true).fast_forward_trips, 0u);
