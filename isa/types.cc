@@ -29,6 +29,34 @@ bool IsInteger(DType t) {
          t == DType::kU16;
 }
 
+uint64_t BroadcastOperandElements(Broadcast b, uint64_t rows, uint64_t cols) {
+  switch (b) {
+    case Broadcast::kNone:
+      return rows * cols;
+    case Broadcast::kScalar:
+      return 1;
+    case Broadcast::kRow:
+      return cols;
+    case Broadcast::kCol:
+      return rows;
+  }
+  return rows * cols;
+}
+
+uint64_t BroadcastOperandIndex(Broadcast b, uint64_t r, uint64_t c, uint64_t cols) {
+  switch (b) {
+    case Broadcast::kNone:
+      return r * cols + c;
+    case Broadcast::kScalar:
+      return 0;
+    case Broadcast::kRow:
+      return c;
+    case Broadcast::kCol:
+      return r;
+  }
+  return 0;
+}
+
 #define TPUSIM_ISA_CASE_(e, s) \
   case T::e:                   \
     return s;

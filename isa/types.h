@@ -131,6 +131,12 @@ int DTypeBytes(DType t);
 bool IsFloat(DType t);    // bf16, f32, f16
 bool IsInteger(DType t);  // s8, s32, u8, s16, u16
 
+/// Elements a VPU operand read with broadcast mode `b` holds for a [rows, cols] result: rows * cols
+/// (none), 1 (scalar), cols (row: one row repeated), rows (col: one column repeated).
+uint64_t BroadcastOperandElements(Broadcast b, uint64_t rows, uint64_t cols);
+/// The index in such an operand of result element (r, c) of a result with `cols` columns.
+uint64_t BroadcastOperandIndex(Broadcast b, uint64_t r, uint64_t c, uint64_t cols);
+
 /// Assembly names ("bf16", "vmem", "add", ...) and their inverses (nullopt for an unknown name).
 std::string_view Name(DType v);
 std::string_view Name(MemSpace v);

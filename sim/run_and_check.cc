@@ -17,7 +17,7 @@ using Key = std::tuple<int, int>;  // (space, core)
 }  // namespace
 
 Status CompareFinalState(const isa::Program& program, isa::Interpreter& interpreter,
-                         MachineState& state) {
+                         isa::MachineState& state) {
   // Every byte range the program may write, per (space, core).
   std::map<Key, std::vector<std::pair<uint64_t, uint64_t>>> ranges;
   auto add = [&](isa::MemSpace space, int core, uint64_t lo, uint64_t hi) {
@@ -69,9 +69,9 @@ Status CompareFinalState(const isa::Program& program, isa::Interpreter& interpre
     }
   }
   for (int c = 0; c < program.num_cores(); ++c) {
-    for (size_t m = 0; m < state.acc[c].size(); ++m) {
+    for (size_t m = 0; m < state.cores[c].mxus.size(); ++m) {
       const std::vector<uint32_t>& ref = interpreter.mxu(c, static_cast<int>(m)).acc;
-      const std::vector<uint32_t>& got = state.acc[c][m];
+      const std::vector<uint32_t>& got = state.cores[c].mxus[m].acc;
       size_t n = std::max(ref.size(), got.size());
       for (size_t i = 0; i < n; ++i) {
         uint32_t x = i < got.size() ? got[i] : 0, y = i < ref.size() ? ref[i] : 0;
@@ -84,10 +84,10 @@ Status CompareFinalState(const isa::Program& program, isa::Interpreter& interpre
       }
     }
     for (int f = 0; f < isa::kNumSyncFlags; ++f) {
-      if (state.flags[c][f] != interpreter.flag(c, f)) {
+      if (state.cores[c].flags[f] != interpreter.flag(c, f)) {
         return CheckFailed(fmt::format(
             "simulator and interpreter differ: core {} flag {}: simulator {}, interpreter {}", c, f,
-            state.flags[c][f], interpreter.flag(c, f)));
+            state.cores[c].flags[f], interpreter.flag(c, f)));
       }
     }
   }

@@ -18,7 +18,7 @@ namespace tpusim::sim {
 /// Compares a finished interpreter with a simulator's final state. OK if identical; CheckFailed
 /// naming the first difference (memory, core, address, both byte values) otherwise.
 Status CompareFinalState(const isa::Program& program, isa::Interpreter& interpreter,
-                         MachineState& state);
+                         isa::MachineState& state);
 
 /// Runs `program` on both and compares. Returns the simulation result when the states match;
 /// the interpreter's or simulator's error if either fails (a program error is reported by both:

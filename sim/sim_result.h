@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "common/units.h"
-#include "sim/core/machine_state.h"
+#include "isa/machine_state.h"
 #include "sim/engine/stats.h"
 #include "sim/trace/trace_sink.h"
 
@@ -79,7 +79,7 @@ struct SimResult {
   uint64_t fast_forward_cycles = 0;
   uint64_t instructions_executed = 0;
 
-  MachineState final_state;  // memories after the run
+  isa::MachineState final_state;  // memories after the run
   std::shared_ptr<const StatRegistry> stats;
   std::vector<CoreResult> cores;
   std::vector<std::string> ici_links;   // stat paths of the ICI link directions

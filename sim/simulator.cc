@@ -7,10 +7,9 @@
 #include <cmath>
 
 #include "isa/encoding.h"
+#include "isa/machine_state.h"
 #include "isa/memory_sizes.h"
 #include "sim/chip/system.h"
-#include "sim/core/data_path.h"
-#include "sim/core/machine_state.h"
 #include "sim/fast_forward.h"
 
 namespace tpusim::sim {
@@ -138,17 +137,10 @@ StatusOr<SimResult> Simulator::Run(const isa::Program& program,
   TPUSIM_RETURN_IF_ERROR(isa::CheckProgramStructure(program));
   if (config_.clock_hz <= 0) return InvalidArgument("chip.clock_hz must be positive");
   const isa::MemorySizes sizes = isa::MemorySizes::FromChipConfig(config_);
-  TPUSIM_ASSIGN_OR_RETURN(MachineState state, MachineState::Create(sizes, program));
-  for (size_t i = 0; i < initial.size(); ++i) {
-    const isa::DataSegment& d = initial[i];
-    if (d.space == isa::MemSpace::kAcc ||
-        (d.space != isa::MemSpace::kHost && (d.core < 0 || d.core >= program.num_cores()))) {
-      return InvalidArgument(fmt::format("initial segment {}: no {} memory of core {}", i,
-                                         isa::Name(d.space), d.core));
-    }
-    Status st = state.memory(d.space, d.core).Write(d.address, d.bytes.data(), d.bytes.size());
-    if (!st.ok()) return InvalidArgument(fmt::format("initial segment {}: {}", i, st.message()));
-  }
+  TPUSIM_ASSIGN_OR_RETURN(isa::MachineState state,
+                          isa::MachineState::Create(sizes, program.num_cores()));
+  TPUSIM_RETURN_IF_ERROR(state.WriteSegments(program.data, "data segment"));
+  TPUSIM_RETURN_IF_ERROR(state.WriteSegments(initial, "initial segment"));
   // Loop structure, as the interpreter's Load checks it.
   for (int c = 0; c < program.num_cores(); ++c) {
     int depth = 0;
@@ -166,7 +158,6 @@ StatusOr<SimResult> Simulator::Run(const isa::Program& program,
     }
   }
 
-  DataPath data(state, program, options_.compute_values);
   System::Options sys_options;
   sys_options.mxu_model = options_.mxu_model;
   std::unique_ptr<TraceCollector> collector;
@@ -176,8 +167,9 @@ StatusOr<SimResult> Simulator::Run(const isa::Program& program,
     trace = collector.get();
   }
   sys_options.trace = trace;
-  TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<System> system,
-                          System::Create(config_, program, &data, sys_options));
+  TPUSIM_ASSIGN_OR_RETURN(
+      std::unique_ptr<System> system,
+      System::Create(config_, program, options_.compute_values ? &state : nullptr, sys_options));
   Engine engine(options_.step_order, options_.step_seed);
   if (options_.max_seconds < 0 || std::isnan(options_.max_seconds)) {
     return InvalidArgument(
@@ -259,9 +251,11 @@ StatusOr<SimResult> Simulator::Run(const isa::Program& program,
   // Accumulators (from the MXU models) and flags (from the sequencers) into the final state.
   const size_t acc_words =
       static_cast<size_t>(std::max<int64_t>(sizes.accumulator_rows, 0) * sizes.mxu_cols);
-  for (auto& core : system->cores()) {
-    std::vector<std::vector<uint32_t>> accs;
-    for (auto& m : core->mxus()) {
+  for (size_t c = 0; c < system->cores().size(); ++c) {
+    auto& core = system->cores()[c];
+    isa::CoreState& arch = state.cores[c];
+    for (size_t mi = 0; mi < core->mxus().size() && mi < arch.mxus.size(); ++mi) {
+      auto& m = core->mxus()[mi];
       const MxuAccumulators& a = m->accumulators();
       std::vector<uint32_t> words(acc_words, 0);
       for (int64_t row = 0; row < a.rows(); ++row) {
@@ -271,10 +265,9 @@ StatusOr<SimResult> Simulator::Run(const isa::Program& program,
           words[idx] = a.word(row, col);
         }
       }
-      accs.push_back(std::move(words));
+      arch.mxus[mi].acc = std::move(words);
     }
-    state.acc.push_back(std::move(accs));
-    state.flags.push_back(core->sequencer().flags());
+    arch.flags = core->sequencer().flags();
   }
   const Interconnect& ic = system->interconnect();
   const TransferNetwork& net = system->network();

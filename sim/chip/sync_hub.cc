@@ -2,47 +2,13 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <set>
-
-#include "sim/core/footprint.h"
+#include "isa/execute.h"
 
 namespace tpusim::sim {
 
-StatusOr<std::vector<int>> RendezvousMembers(const isa::Program& program,
-                                             const isa::Instruction& inst, int core) {
-  std::vector<int> members;
-  if (inst.opcode == isa::Opcode::kIciCollectivePermute) {
-    uint64_t idx = inst.As<isa::op::IciCollectivePermute>().pairs;
-    if (idx >= program.permutations.size()) {
-      return InvalidArgument(fmt::format("pairs={} is not in the permutation table", idx));
-    }
-    std::set<int> s;
-    for (auto [a, b] : program.permutations[idx].pairs) s.insert({a, b});
-    // XLA: a device named by no pair takes part in nothing and its output is zeros.
-    if (!s.count(core)) s = {core};
-    members.assign(s.begin(), s.end());
-  } else {
-    uint64_t g = inst.fields[isa::FieldIndex(inst.opcode, "group")];
-    if (g >= program.replica_groups.size()) {
-      return InvalidArgument(fmt::format("group={} is not in the replica-group table", g));
-    }
-    for (int32_t m : GroupMembers(program, g, core)) members.push_back(m);
-  }
-  if (std::find(members.begin(), members.end(), core) == members.end()) {
-    return InvalidArgument("this core is not a member of the instruction's group/pairs");
-  }
-  for (int m : members) {
-    if (m < 0 || m >= program.num_cores()) {
-      return InvalidArgument(fmt::format("group member {} is not a core of this program", m));
-    }
-  }
-  return members;
-}
-
-SyncHub::SyncHub(int cores, const isa::Program& program, DataPath* data, ErrorSink* errors,
-                 int unit_id)
-    : program_(program), data_(data), errors_(errors), unit_id_(unit_id) {
+SyncHub::SyncHub(int cores, const isa::Program& program, isa::MachineState* state,
+                 ErrorSink* errors, int unit_id)
+    : program_(program), state_(state), errors_(errors), unit_id_(unit_id) {
   for (int c = 0; c < cores; ++c) {
     barrier_in_.emplace_back();
     collective_in_.emplace_back();
@@ -57,12 +23,14 @@ void SyncHub::TryRelease(Cycles now, int core, bool collective) {
   auto& slots = collective ? collective_at_ : barrier_at_;
   if (!slots[core]) return;
   const isa::Instruction& inst = slots[core]->inst;
-  StatusOr<std::vector<int>> members = RendezvousMembers(program_, inst, core);
-  if (!members.ok()) {
+  StatusOr<std::vector<int>> members = isa::RendezvousMembers(program_, inst, core);
+  auto fail = [&](const Status& st) {
     errors_->Report(now, unit_id_,
-                    Status(members.status().code(),
-                           fmt::format("core {} {}: {}", core, isa::Mnemonic(inst.opcode),
-                                       members.status().message())));
+                    Status(st.code(), fmt::format("core {} {}: {}", core,
+                                                  isa::Mnemonic(inst.opcode), st.message())));
+  };
+  if (!members.ok()) {
+    fail(members.status());
     slots[core].reset();
     return;
   }
@@ -70,39 +38,14 @@ void SyncHub::TryRelease(Cycles now, int core, bool collective) {
     if (!slots[m]) return;
   }
   std::vector<isa::Instruction> insts;
-  for (int m : *members) {
-    const isa::Instruction& other = slots[m]->inst;
-    std::string why;
-    if (other.opcode != inst.opcode) {
-      why = fmt::format("core {} is at {} instead", m, isa::Mnemonic(other.opcode));
-    } else {
-      const auto& fields = isa::Info(inst.opcode).fields;
-      for (size_t i = 0; i < fields.size(); ++i) {
-        if (fields[i].name == "src" || fields[i].name == "dst") continue;
-        if (other.fields[i] != inst.fields[i]) {
-          why = fmt::format("core {} has {}={} but core {} has {}={}", m, fields[i].name,
-                            other.fields[i], core, fields[i].name, inst.fields[i]);
-          break;
-        }
-      }
-    }
-    if (!why.empty()) {
-      errors_->Report(
-          now, unit_id_,
-          InvalidArgument(fmt::format("core {} {}: collective mismatch across the group: {}", core,
-                                      isa::Mnemonic(inst.opcode), why)));
-      for (int x : *members) slots[x].reset();
-      return;
-    }
-    insts.push_back(other);
+  for (int m : *members) insts.push_back(slots[m]->inst);
+  if (Status st = isa::CheckRendezvous(*members, insts, core, inst); !st.ok()) {
+    fail(st);
+    for (int x : *members) slots[x].reset();
+    return;
   }
-  if (collective) {
-    Status st = data_->Collective(*members, insts);
-    if (!st.ok()) {
-      errors_->Report(now, unit_id_,
-                      Status(st.code(), fmt::format("core {} {}: {}", core,
-                                                    isa::Mnemonic(inst.opcode), st.message())));
-    }
+  if (collective && state_ != nullptr) {
+    if (Status st = isa::ExecuteCollective(*state_, program_, *members, insts); !st.ok()) fail(st);
   }
   const uint64_t instance = next_instance_++;
   for (int m : *members) {

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "isa/machine_state.h"
 #include "isa/program.h"
-#include "sim/core/data_path.h"
 #include "sim/core/messages.h"
 #include "sim/engine/error_sink.h"
 #include "sim/engine/port.h"
@@ -22,15 +22,10 @@
 
 namespace tpusim::sim {
 
-/// The members of the rendezvous `inst` of `core` belongs to, in rank order: the replica group for
-/// barriers and group collectives, the sorted participants for a collective-permute.
-/// InvalidArgument if the table entry does not exist or `core` is not a member.
-StatusOr<std::vector<int>> RendezvousMembers(const isa::Program& program,
-                                             const isa::Instruction& inst, int core);
-
 class SyncHub : public Unit {
  public:
-  SyncHub(int cores, const isa::Program& program, DataPath* data, ErrorSink* errors, int unit_id);
+  SyncHub(int cores, const isa::Program& program, isa::MachineState* state, ErrorSink* errors,
+          int unit_id);
 
   Port<SyncMessage>& barrier_in(int core) { return barrier_in_[core]; }
   Port<SyncMessage>& collective_in(int core) { return collective_in_[core]; }
@@ -52,7 +47,7 @@ class SyncHub : public Unit {
 
   std::string path_ = "sync_hub";
   const isa::Program& program_;
-  DataPath* data_;
+  isa::MachineState* state_;  // null: timing-only (no values)
   ErrorSink* errors_;
   int unit_id_;
   std::deque<Port<SyncMessage>> barrier_in_, collective_in_;

@@ -6,8 +6,8 @@
 namespace tpusim::sim {
 
 StatusOr<std::unique_ptr<System>> System::Create(const config::ChipConfig& config,
-                                                 const isa::Program& program, DataPath* data,
-                                                 const Options& options) {
+                                                 const isa::Program& program,
+                                                 isa::MachineState* state, const Options& options) {
   std::unique_ptr<System> s(new System());
   s->stats_ = std::make_shared<StatRegistry>();
   s->network_ = std::make_unique<TransferNetwork>("network", *s->stats_);
@@ -15,13 +15,13 @@ StatusOr<std::unique_ptr<System>> System::Create(const config::ChipConfig& confi
   s->interconnect_ = std::make_unique<Interconnect>(std::move(ic));
   const int n = program.num_cores();
   int unit_id = 0;
-  s->hub_ = std::make_unique<SyncHub>(n, program, data, &s->errors_, unit_id++);
+  s->hub_ = std::make_unique<SyncHub>(n, program, state, &s->errors_, unit_id++);
 
   CoreContext ctx;
   ctx.config = &config;
   ctx.program = &program;
   ctx.mxu_model = options.mxu_model;
-  ctx.data = data;
+  ctx.state = state;
   ctx.errors = &s->errors_;
   ctx.network = s->network_.get();
   ctx.interconnect = s->interconnect_.get();

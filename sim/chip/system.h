@@ -7,11 +7,11 @@
 #include <vector>
 
 #include "config/chip_config.h"
+#include "isa/machine_state.h"
 #include "isa/program.h"
 #include "sim/chip/interconnect.h"
 #include "sim/chip/sync_hub.h"
 #include "sim/chip/transfer_network.h"
-#include "sim/core/data_path.h"
 #include "sim/core/tensor_core.h"
 #include "sim/engine/engine.h"
 #include "sim/engine/error_sink.h"
@@ -28,8 +28,8 @@ class System {
   /// Builds the units for `program` (its cores 0..n-1 on chips 0..). InvalidArgument on a config
   /// the units cannot be built from (topology, bandwidths, MXU shape).
   static StatusOr<std::unique_ptr<System>> Create(const config::ChipConfig& config,
-                                                  const isa::Program& program, DataPath* data,
-                                                  const Options& options);
+                                                  const isa::Program& program,
+                                                  isa::MachineState* state, const Options& options);
 
   /// Adds every unit to `engine` (fixed order) and tells it where errors go.
   void AddTo(Engine& engine);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "isa/execute.h"
 #include "sim/chip/sync_hub.h"
 
 namespace tpusim::sim {
@@ -155,7 +156,7 @@ void CollectiveUnit::Step(Cycles now) {
   while (go_.HasReady(now)) {
     SyncMessage go = go_.Pop(now);
     TPUSIM_CHECK(active_.has_value() && !running_);
-    StatusOr<std::vector<int>> members = RendezvousMembers(program_, active_->inst, core_);
+    StatusOr<std::vector<int>> members = isa::RendezvousMembers(program_, active_->inst, core_);
     TPUSIM_CHECK(members.ok()) << "the hub released an invalid rendezvous";
     running_ = true;
     instance_ = go.instance;

@@ -2,13 +2,14 @@
 
 #include <algorithm>
 
+#include "isa/execute.h"
 #include "isa/indirect_dma.h"
 
 namespace tpusim::sim {
 
 DmaEngine::DmaEngine(std::string path, int core, const Interconnect* ic, TransferNetwork* network,
                      Cycles issue_cycles, int local_copy_resource, std::vector<int> notify_conns,
-                     DataPath* data, ErrorSink* errors, int unit_id, StatRegistry& stats,
+                     isa::MachineState* state, ErrorSink* errors, int unit_id, StatRegistry& stats,
                      uint64_t vmem_bytes_per_cycle)
     : path_(std::move(path)),
       core_(core),
@@ -17,7 +18,7 @@ DmaEngine::DmaEngine(std::string path, int core, const Interconnect* ic, Transfe
       conn_(network->Connect(issue_cycles, TransferNetwork::TagKind::kSeq, core)),
       local_copy_(local_copy_resource),
       notify_conns_(std::move(notify_conns)),
-      data_(data),
+      state_(state),
       errors_(errors),
       unit_id_(unit_id),
       issue_cycles_(issue_cycles),
@@ -108,7 +109,7 @@ void DmaEngine::Step(Cycles now) {
   while (conn_.done->HasReady(now)) {
     TransferDone done = conn_.done->Pop(now);
     TPUSIM_CHECK(active_.has_value() && active_->seq == done.tag);
-    Status st = data_->Dma(core_, active_->inst);
+    Status st = state_ != nullptr ? isa::DmaCopy(*state_, core_, active_->inst) : OkStatus();
     if (!st.ok()) errors_->Report(now, unit_id_, InstructionError(core_, *active_, st));
     reports_->Send(now, Report{Report::Kind::kDone, active_->seq, now});
     transfers_->Add(1);

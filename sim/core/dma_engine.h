@@ -30,9 +30,9 @@
 #include <optional>
 #include <string>
 
+#include "isa/machine_state.h"
 #include "sim/chip/interconnect.h"
 #include "sim/chip/transfer_network.h"
-#include "sim/core/data_path.h"
 #include "sim/core/messages.h"
 #include "sim/engine/error_sink.h"
 #include "sim/engine/port.h"
@@ -46,7 +46,7 @@ class DmaEngine : public Unit {
   /// `notify_conns[c]`: the network connection id of global core c's sequencer (remote arrivals).
   DmaEngine(std::string path, int core, const Interconnect* ic, TransferNetwork* network,
             Cycles issue_cycles, int local_copy_resource, std::vector<int> notify_conns,
-            DataPath* data, ErrorSink* errors, int unit_id, StatRegistry& stats,
+            isa::MachineState* state, ErrorSink* errors, int unit_id, StatRegistry& stats,
             uint64_t vmem_bytes_per_cycle = 1);
 
   /// Cycles an indirect DMA of `count` slices spends reading its index list and issuing slice
@@ -74,7 +74,7 @@ class DmaEngine : public Unit {
   TransferNetwork::Connection conn_;
   int local_copy_;
   std::vector<int> notify_conns_;
-  DataPath* data_;
+  isa::MachineState* state_;  // null: timing-only (no values)
   ErrorSink* errors_;
   int unit_id_;
   Port<Command> commands_;

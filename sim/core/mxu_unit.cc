@@ -2,29 +2,67 @@
 
 #include <fmt/format.h>
 
+#include "isa/execute.h"
+
 namespace tpusim::sim {
+namespace {
+
+template <typename T>
+std::vector<T> Narrow(const std::vector<int32_t>& v) {
+  return std::vector<T>(v.begin(), v.end());
+}
+
+}  // namespace
+
+StatusOr<MxuOp> MxuUnit::ModelOp(const isa::Instruction& inst) const {
+  const isa::SparseMemory* vmem = state_ != nullptr ? &state_->vmem(core_) : nullptr;
+  if (inst.opcode == isa::Opcode::kMxuLoadWeights) {
+    TPUSIM_ASSIGN_OR_RETURN(isa::MxuOperand w,
+                            isa::ReadMxuWeights(vmem, inst.As<isa::op::MxuLoadWeights>()));
+    return w.is_int ? MxuOp::LoadWeightsInt8(w.rows, w.cols, Narrow<int8_t>(w.i))
+                    : MxuOp::LoadWeights(w.rows, w.cols, std::move(w.f));
+  }
+  auto o = inst.As<isa::op::MxuMatmul>();
+  TPUSIM_ASSIGN_OR_RETURN(isa::MxuOperand a, isa::ReadMxuLhs(vmem, o));
+  const int64_t acc = static_cast<int64_t>(o.acc);
+  return a.is_int
+             ? MxuOp::MatMulInt8(a.rows, a.cols, Narrow<int8_t>(a.i), o.latch, o.accumulate, acc)
+             : MxuOp::MatMul(a.rows, a.cols, std::move(a.f), o.latch, o.accumulate, acc);
+}
+
+Status MxuUnit::PopToVmem(const isa::Instruction& inst) {
+  auto o = inst.As<isa::op::MxuPop>();
+  const MxuAccumulators& acc = model_->accumulators();
+  if (o.acc + o.m > static_cast<uint64_t>(acc.rows()) || o.n > static_cast<uint64_t>(acc.cols())) {
+    return InvalidArgument(
+        fmt::format("rows [{}, {}) x {} columns exceed the accumulators ({} x {})", o.acc,
+                    o.acc + o.m, o.n, acc.rows(), acc.cols()));
+  }
+  return isa::WriteMxuPop(state_->vmem(core_), o, acc.row_data(0),
+                          static_cast<uint64_t>(acc.cols()));
+}
 
 StatusOr<std::unique_ptr<MxuUnit>> MxuUnit::Create(std::string path, int core, int index,
                                                    const config::ChipConfig& config,
-                                                   MxuModelKind kind, DataPath* data,
+                                                   MxuModelKind kind, isa::MachineState* state,
                                                    ErrorSink* errors, int unit_id,
                                                    StatRegistry& stats) {
   MxuArrayConfig array = MxuArrayConfig::FromConfig(config.core.mxu);
-  array.compute_values = data->values();
+  array.compute_values = state != nullptr;
   TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<MxuModel> model, CreateMxuModel(kind, array));
   return std::unique_ptr<MxuUnit>(new MxuUnit(std::move(path), core, index, config,
-                                              std::move(model), data, errors, unit_id, stats));
+                                              std::move(model), state, errors, unit_id, stats));
 }
 
 MxuUnit::MxuUnit(std::string path, int core, int index, const config::ChipConfig& config,
-                 std::unique_ptr<MxuModel> model, DataPath* data, ErrorSink* errors, int unit_id,
-                 StatRegistry& stats)
+                 std::unique_ptr<MxuModel> model, isa::MachineState* state, ErrorSink* errors,
+                 int unit_id, StatRegistry& stats)
     : path_(std::move(path)),
       core_(core),
       index_(index),
       pop_latency_(std::max<int64_t>(config.core.mxu.pop_latency_cycles, 0)),
       model_(std::move(model)),
-      data_(data),
+      state_(state),
       errors_(errors),
       unit_id_(unit_id) {
   single_buffer_ = config.core.mxu.weight_buffers == 1;
@@ -53,8 +91,7 @@ void MxuUnit::Step(Cycles now) {
   while (!pops_.empty() && pops_.front().done <= now) {
     PendingPop p = std::move(pops_.front());
     pops_.pop();
-    Status st =
-        data_->values() ? data_->Pop(core_, p.cmd.inst, model_->accumulators()) : OkStatus();
+    Status st = state_ != nullptr ? PopToVmem(p.cmd.inst) : OkStatus();
     if (!st.ok()) errors_->Report(now, unit_id_, InstructionError(core_, p.cmd, st));
     reports_->Send(now, Report{Report::Kind::kDone, p.cmd.seq, now});
   }
@@ -73,9 +110,7 @@ void MxuUnit::Step(Cycles now) {
       vmem_written_->Add(o.m * o.n * static_cast<uint64_t>(isa::DTypeBytes(o.dtype)));
       continue;
     }
-    StatusOr<MxuOp> op = inst.opcode == isa::Opcode::kMxuLoadWeights
-                             ? data_->LoadWeightsOp(core_, inst, model_->config().compute_values)
-                             : data_->MatmulOp(core_, inst, model_->config().compute_values);
+    StatusOr<MxuOp> op = ModelOp(inst);
     if (!op.ok()) {
       errors_->Report(now, unit_id_, InstructionError(core_, cmd, op.status()));
       return;

@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "config/chip_config.h"
-#include "sim/core/data_path.h"
+#include "isa/machine_state.h"
 #include "sim/core/messages.h"
 #include "sim/core/mxu_model.h"
 #include "sim/core/stall_attribution.h"
@@ -41,7 +41,7 @@ class MxuUnit : public Unit {
   /// InvalidArgument if the MXU config does not validate.
   static StatusOr<std::unique_ptr<MxuUnit>> Create(std::string path, int core, int index,
                                                    const config::ChipConfig& config,
-                                                   MxuModelKind kind, DataPath* data,
+                                                   MxuModelKind kind, isa::MachineState* state,
                                                    ErrorSink* errors, int unit_id,
                                                    StatRegistry& stats);
 
@@ -65,8 +65,14 @@ class MxuUnit : public Unit {
 
  private:
   MxuUnit(std::string path, int core, int index, const config::ChipConfig& config,
-          std::unique_ptr<MxuModel> model, DataPath* data, ErrorSink* errors, int unit_id,
+          std::unique_ptr<MxuModel> model, isa::MachineState* state, ErrorSink* errors, int unit_id,
           StatRegistry& stats);
+
+  // The model's op for an mxu.load_weights / mxu.matmul: its operand read through isa/execute.h
+  // (shape only in a timing-only run).
+  StatusOr<MxuOp> ModelOp(const isa::Instruction& inst) const;
+  // mxu.pop's data effect from the model's accumulators (isa::WriteMxuPop).
+  Status PopToVmem(const isa::Instruction& inst);
 
   struct PendingPop {
     Cycles done;
@@ -78,7 +84,7 @@ class MxuUnit : public Unit {
   int index_;
   int64_t pop_latency_;
   std::unique_ptr<MxuModel> model_;
-  DataPath* data_;
+  isa::MachineState* state_;  // null: timing-only (no values)
   ErrorSink* errors_;
   int unit_id_;
   Port<Command> commands_;

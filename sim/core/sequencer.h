@@ -21,9 +21,9 @@
 #include <string>
 #include <vector>
 
+#include "isa/machine_state.h"
 #include "isa/program.h"
 #include "sim/chip/transfer_network.h"
-#include "sim/core/machine_state.h"
 #include "sim/core/messages.h"
 #include "sim/core/scoreboard.h"
 #include "sim/core/stall_attribution.h"
@@ -56,7 +56,7 @@ class Sequencer : public Unit {
   void set_hub(Port<SyncMessage>* hub) { hub_ = hub; }
   /// The machine state a run with values computes (null: timing-only). ctrl.break_unless reads its
   /// pred there; without values it takes the branch on trip `trips` + 1 (isa/opcodes.def).
-  void set_values(MachineState* state) { values_ = state; }
+  void set_values(isa::MachineState* state) { values_ = state; }
 
   const std::string& path() const override { return path_; }
   void Step(Cycles now) override;
@@ -144,7 +144,7 @@ class Sequencer : public Unit {
   TransferNetwork::Connection arrivals_;
   Port<SyncMessage> release_;
   Port<SyncMessage>* hub_ = nullptr;
-  MachineState* values_ = nullptr;
+  isa::MachineState* values_ = nullptr;
   ErrorSink* errors_;
   int unit_id_;
 

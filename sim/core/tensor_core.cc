@@ -64,13 +64,13 @@ StatusOr<std::unique_ptr<TensorCore>> TensorCore::Create(int core, const CoreCon
     TPUSIM_ASSIGN_OR_RETURN(
         std::unique_ptr<MxuUnit> mxu,
         MxuUnit::Create(tc->path_ + ".mxu" + std::to_string(m), core, m, config, ctx.mxu_model,
-                        ctx.data, ctx.errors, (*next_unit_id)++, stats));
+                        ctx.state, ctx.errors, (*next_unit_id)++, stats));
     targets.mxu.push_back(&mxu->commands());
     tc->mxus_.push_back(std::move(mxu));
   }
-  tc->vpu_ = std::make_unique<VectorUnit>(tc->path_ + ".vpu", core, config, ctx.data, ctx.errors,
+  tc->vpu_ = std::make_unique<VectorUnit>(tc->path_ + ".vpu", core, config, ctx.state, ctx.errors,
                                           (*next_unit_id)++, stats);
-  tc->xlu_ = std::make_unique<VectorUnit>(tc->path_ + ".xlu", core, config, ctx.data, ctx.errors,
+  tc->xlu_ = std::make_unique<VectorUnit>(tc->path_ + ".xlu", core, config, ctx.state, ctx.errors,
                                           (*next_unit_id)++, stats);
   targets.vpu = &tc->vpu_->commands();
   targets.xlu = &tc->xlu_->commands();
@@ -78,7 +78,7 @@ StatusOr<std::unique_ptr<TensorCore>> TensorCore::Create(int core, const CoreCon
   for (int d = 0; d < std::max<int64_t>(config.core.dma_engines, 1); ++d) {
     tc->dmas_.push_back(std::make_unique<DmaEngine>(
         tc->path_ + ".dma" + std::to_string(d), core, ctx.interconnect, ctx.network, issue,
-        ctx.local_copy[core], ctx.arrival_conns, ctx.data, ctx.errors, (*next_unit_id)++, stats,
+        ctx.local_copy[core], ctx.arrival_conns, ctx.state, ctx.errors, (*next_unit_id)++, stats,
         static_cast<uint64_t>(std::max<int64_t>(config.core.vmem_bytes_per_cycle, 1))));
     targets.dma.push_back(&tc->dmas_.back()->commands());
   }
@@ -108,7 +108,7 @@ StatusOr<std::unique_ptr<TensorCore>> TensorCore::Create(int core, const CoreCon
                                                targets, ctx.arrivals[core], ctx.errors,
                                                (*next_unit_id)++, stats, ctx.trace, tracks);
   Sequencer& seq = *tc->sequencer_;
-  if (ctx.data != nullptr && ctx.data->values()) seq.set_values(&ctx.data->state());
+  if (ctx.state != nullptr) seq.set_values(ctx.state);
   int i = 0;
   seq.set_attribution(&tc->attribution_);
   for (auto& m : tc->mxus_) {

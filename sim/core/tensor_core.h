@@ -8,11 +8,11 @@
 #include <vector>
 
 #include "config/chip_config.h"
+#include "isa/machine_state.h"
 #include "isa/program.h"
 #include "sim/chip/interconnect.h"
 #include "sim/chip/transfer_network.h"
 #include "sim/core/collective_unit.h"
-#include "sim/core/data_path.h"
 #include "sim/core/dma_engine.h"
 #include "sim/core/mxu_unit.h"
 #include "sim/core/sequencer.h"
@@ -29,7 +29,7 @@ struct CoreContext {
   const config::ChipConfig* config = nullptr;
   const isa::Program* program = nullptr;
   MxuModelKind mxu_model = MxuModelKind::kFast;
-  DataPath* data = nullptr;
+  isa::MachineState* state = nullptr;  // null: timing-only (no values)
   ErrorSink* errors = nullptr;
   TransferNetwork* network = nullptr;
   const Interconnect* interconnect = nullptr;

@@ -1,16 +1,18 @@
 #include "sim/core/vector_unit.h"
 
+#include "isa/execute.h"
 #include "sim/core/vpu_cost.h"
 
 namespace tpusim::sim {
 
-VectorUnit::VectorUnit(std::string path, int core, const config::ChipConfig& config, DataPath* data,
-                       ErrorSink* errors, int unit_id, StatRegistry& stats)
+VectorUnit::VectorUnit(std::string path, int core, const config::ChipConfig& config,
+                       isa::MachineState* state, ErrorSink* errors, int unit_id,
+                       StatRegistry& stats)
     : path_(std::move(path)),
       core_(core),
       vpu_(config.core.vpu),
       vmem_bytes_per_cycle_(config.core.vmem_bytes_per_cycle),
-      data_(data),
+      state_(state),
       errors_(errors),
       unit_id_(unit_id) {
   StatGroup& g = stats.AddGroup(path_);
@@ -26,7 +28,7 @@ void VectorUnit::Step(Cycles now) {
   while (!pending_.empty() && pending_.top().done <= now) {
     Pending p = pending_.top();
     pending_.pop();
-    Status st = data_->Vector(core_, p.cmd.inst);
+    Status st = state_ != nullptr ? isa::ExecuteVector(*state_, core_, p.cmd.inst) : OkStatus();
     if (!st.ok()) errors_->Report(now, unit_id_, InstructionError(core_, p.cmd, st));
     reports_->Send(now, Report{Report::Kind::kDone, p.cmd.seq, now});
   }

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "config/chip_config.h"
-#include "sim/core/data_path.h"
+#include "isa/machine_state.h"
 #include "sim/core/messages.h"
 #include "sim/engine/error_sink.h"
 #include "sim/engine/port.h"
@@ -21,7 +21,7 @@ namespace tpusim::sim {
 
 class VectorUnit : public Unit {
  public:
-  VectorUnit(std::string path, int core, const config::ChipConfig& config, DataPath* data,
+  VectorUnit(std::string path, int core, const config::ChipConfig& config, isa::MachineState* state,
              ErrorSink* errors, int unit_id, StatRegistry& stats);
 
   Port<Command>& commands() { return commands_; }
@@ -45,7 +45,7 @@ class VectorUnit : public Unit {
   int core_;
   config::VpuConfig vpu_;
   int64_t vmem_bytes_per_cycle_;
-  DataPath* data_;
+  isa::MachineState* state_;  // null: timing-only (no values)
   ErrorSink* errors_;
   int unit_id_;
   Port<Command> commands_;

@@ -49,7 +49,7 @@ TEST(SimBreakUnlessTest, ValuesDecideTheTripsWhateverTheHint) {
     EXPECT_EQ(Executions(*r, 1), 6u) << hint;  // vpu.compare: once more, to fail
     EXPECT_EQ(Executions(*r, 8), 1u) << hint;  // continued after the ctrl.endloop
     int32_t i = 0;
-    ASSERT_TRUE(r->final_state.vmem[0].Read(0x0, &i, 4).ok());
+    ASSERT_TRUE(r->final_state.vmem(0).Read(0x0, &i, 4).ok());
     EXPECT_EQ(i, 5);
   }
 }

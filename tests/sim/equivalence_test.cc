@@ -90,8 +90,8 @@ TEST(DeterminismTest, TwoRunsGiveTheSameStatsAndBits) {
   ASSERT_EQ(a->trace_events.size(), b->trace_events.size());
   for (int c = 0; c < 4; ++c) {
     std::string x(testing::kVmemSlots * testing::kSlot * 2, '\0'), y = x;
-    ASSERT_TRUE(a->final_state.vmem[c].Read(0, x.data(), x.size()).ok());
-    ASSERT_TRUE(b->final_state.vmem[c].Read(0, y.data(), y.size()).ok());
+    ASSERT_TRUE(a->final_state.vmem(c).Read(0, x.data(), x.size()).ok());
+    ASSERT_TRUE(b->final_state.vmem(c).Read(0, y.data(), y.size()).ok());
     EXPECT_EQ(x, y) << "core " << c;
   }
 }

@@ -1,5 +1,5 @@
-// The Interpreter's MXU and VPU/XLU instructions (interpreter.cc has control, sync, DMA,
-// collectives). Every value computed here goes through numerics.h, which the simulator shares.
+// The VPU and XLU opcodes' semantics (opcodes.def): one function over the VMEM of a core. Every
+// value goes through numerics.h.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -9,60 +9,15 @@
 #include <cstring>
 
 #include "common/philox.h"
-#include "isa/interpreter.h"
+#include "isa/execute.h"
+#include "isa/execute_internal.h"
 #include "isa/numerics.h"
 
 namespace tpusim::isa {
 namespace {
 
-// Reads n elements of t at addr, refusing (before allocating) anything the memory cannot hold.
-StatusOr<std::string> ReadElems(const SparseMemory& m, uint64_t addr, uint64_t n, DType t,
-                                std::string_view what) {
-  uint64_t eb = static_cast<uint64_t>(DTypeBytes(t));
-  if (n > m.capacity() / eb) {
-    return InvalidArgument(fmt::format("{}: {} {} elements do not fit in {} ({} bytes)", what, n,
-                                       Name(t), m.name(), m.capacity()));
-  }
-  std::string buf(n * eb, '\0');
-  Status st = m.Read(addr, buf.data(), buf.size());
-  if (!st.ok()) return InvalidArgument(fmt::format("{}: {}", what, st.message()));
-  return buf;
-}
-
-Status WriteBytes(SparseMemory& m, uint64_t addr, const std::string& bytes, std::string_view what) {
-  Status st = m.Write(addr, bytes.data(), bytes.size());
-  if (!st.ok()) return InvalidArgument(fmt::format("{}: {}", what, st.message()));
-  return OkStatus();
-}
-
-// Elements an operand read with broadcast mode `b` holds for a [rows, cols] op, and the index of
-// (r, c).
-uint64_t BcastLen(Broadcast b, uint64_t rows, uint64_t cols) {
-  switch (b) {
-    case Broadcast::kNone:
-      return rows * cols;
-    case Broadcast::kScalar:
-      return 1;
-    case Broadcast::kRow:
-      return cols;
-    case Broadcast::kCol:
-      return rows;
-  }
-  return 0;
-}
-uint64_t BcastIndex(Broadcast b, uint64_t r, uint64_t c, uint64_t cols) {
-  switch (b) {
-    case Broadcast::kNone:
-      return r * cols + c;
-    case Broadcast::kScalar:
-      return 0;
-    case Broadcast::kRow:
-      return c;
-    case Broadcast::kCol:
-      return r;
-  }
-  return 0;
-}
+using internal::ReadElems;
+using internal::WriteBytes;
 
 // The s32/pred reduction step shared by vpu.reduce (pred: sum/max = or, min = and).
 int32_t ReduceI(ReduceOp op, DType t, int32_t acc, int32_t x) {
@@ -77,164 +32,8 @@ float ReduceF(ReduceOp op, float acc, float x) {
 
 }  // namespace
 
-Status Interpreter::LoadWeights(int c, const Instruction& inst) {
-  auto w = inst.As<op::MxuLoadWeights>();
-  const int64_t R = sizes_.mxu_rows, C = sizes_.mxu_cols;
-  if (w.mxu >= static_cast<uint64_t>(sizes_.mxu_count)) {
-    return InvalidArgument(fmt::format("mxu={} but the core has {} MXUs", w.mxu, sizes_.mxu_count));
-  }
-  if (w.k < 1 || static_cast<int64_t>(w.k) > R || w.n < 1 || static_cast<int64_t>(w.n) > C) {
-    return InvalidArgument(fmt::format("k={}, n={} outside the {}x{} array", w.k, w.n, R, C));
-  }
-  if (w.dtype != DType::kBF16 && w.dtype != DType::kF32 && w.dtype != DType::kS8) {
-    return InvalidArgument(fmt::format("dtype={} (weights are bf16, f32 or s8)", Name(w.dtype)));
-  }
-  if (w.dtype != DType::kF32 && w.part != PrecisionPart::kHi) {
-    return InvalidArgument("part must be hi for bf16 and s8 weights");
-  }
-  const uint64_t rows = w.transpose ? w.n : w.k, cols = w.transpose ? w.k : w.n;
-  if (w.stride < cols) {
-    return InvalidArgument(
-        fmt::format("stride={} is less than the {} elements of a row", w.stride, cols));
-  }
-  MxuState::Weights& s = cores_[c].mxus[w.mxu].shadow;
-  s = MxuState::Weights{};
-  s.valid = true;
-  s.is_int = w.dtype == DType::kS8;
-  s.k = static_cast<int64_t>(w.k);
-  s.n = static_cast<int64_t>(w.n);
-  if (s.is_int) {
-    s.i.assign(R * C, 0);
-  } else {
-    s.f.assign(R * C, 0.0f);
-  }
-  const uint64_t eb = static_cast<uint64_t>(DTypeBytes(w.dtype));
-  for (uint64_t r = 0; r < rows; ++r) {
-    TPUSIM_ASSIGN_OR_RETURN(
-        std::string row, ReadElems(vmem(c), w.addr + r * w.stride * eb, cols, w.dtype, "weights"));
-    for (uint64_t j = 0; j < cols; ++j) {
-      uint64_t k = w.transpose ? j : r, n = w.transpose ? r : j;
-      const char* p = row.data() + j * eb;
-      if (s.is_int) {
-        s.i[k * C + n] = LoadInt(p, w.dtype);
-      } else {
-        s.f[k * C + n] = Bf16Part(LoadFloat(p, w.dtype), w.part);
-      }
-    }
-  }
-  return OkStatus();
-}
-
-Status Interpreter::Matmul(int c, const Instruction& inst) {
-  auto mm = inst.As<op::MxuMatmul>();
-  const int64_t C = sizes_.mxu_cols;
-  if (mm.mxu >= static_cast<uint64_t>(sizes_.mxu_count)) {
-    return InvalidArgument(
-        fmt::format("mxu={} but the core has {} MXUs", mm.mxu, sizes_.mxu_count));
-  }
-  MxuState& x = cores_[c].mxus[mm.mxu];
-  if (mm.latch) {
-    if (!x.shadow.valid) return InvalidArgument("latch=1 but no weights were loaded");
-    x.active = x.shadow;
-  }
-  if (!x.active.valid) return InvalidArgument("no active weights (load_weights, then latch=1)");
-  if (static_cast<int64_t>(mm.k) != x.active.k || static_cast<int64_t>(mm.n) != x.active.n) {
-    return InvalidArgument(fmt::format("k={}, n={} but the active weights are {}x{}", mm.k, mm.n,
-                                       x.active.k, x.active.n));
-  }
-  bool lhs_int = mm.dtype == DType::kS8;
-  if (mm.dtype != DType::kBF16 && mm.dtype != DType::kF32 && !lhs_int) {
-    return InvalidArgument(fmt::format("dtype={} (the LHS is bf16, f32 or s8)", Name(mm.dtype)));
-  }
-  if (lhs_int != x.active.is_int) {
-    return InvalidArgument(
-        fmt::format("{} LHS with {} weights", Name(mm.dtype), x.active.is_int ? "s8" : "bf16/f32"));
-  }
-  if (mm.dtype != DType::kF32 && mm.part != PrecisionPart::kHi) {
-    return InvalidArgument("part must be hi for a bf16 or s8 LHS");
-  }
-  if (mm.stride < 1 && mm.m > 1) return InvalidArgument("stride=0 with m > 1");
-  if (mm.acc + mm.m > static_cast<uint64_t>(sizes_.accumulator_rows)) {
-    return InvalidArgument(fmt::format("accumulator rows [{}, {}) outside the {} rows per MXU",
-                                       mm.acc, mm.acc + mm.m, sizes_.accumulator_rows));
-  }
-  if (x.acc.empty()) x.acc.assign(sizes_.accumulator_rows * C, 0);
-  const uint64_t eb = static_cast<uint64_t>(DTypeBytes(mm.dtype));
-  std::vector<float> af(mm.k);
-  std::vector<int32_t> ai(mm.k);
-  for (uint64_t m = 0; m < mm.m; ++m) {
-    TPUSIM_ASSIGN_OR_RETURN(std::string row,
-                            ReadElems(vmem(c), mm.lhs + m * mm.stride * eb, mm.k, mm.dtype, "lhs"));
-    for (uint64_t k = 0; k < mm.k; ++k) {
-      if (lhs_int) {
-        ai[k] = LoadInt(row.data() + k * eb, mm.dtype);
-      } else {
-        af[k] = Bf16Part(LoadFloat(row.data() + k * eb, mm.dtype), mm.part);
-      }
-    }
-    uint32_t* out = &x.acc[(mm.acc + m) * C];
-    for (uint64_t n = 0; n < mm.n; ++n) {
-      if (lhs_int) {
-        int32_t s = MxuDotS32(ai.data(), &x.active.i[n], mm.k, C);
-        int32_t prev = static_cast<int32_t>(out[n]);
-        out[n] = static_cast<uint32_t>(mm.accumulate ? WrapAdd(prev, s) : s);
-      } else {
-        float s = MxuDotF32(af.data(), &x.active.f[n], mm.k, C);
-        if (mm.accumulate) s = std::bit_cast<float>(out[n]) + s;
-        out[n] = std::bit_cast<uint32_t>(s);
-      }
-    }
-  }
-  return OkStatus();
-}
-
-Status Interpreter::Pop(int c, const Instruction& inst) {
-  auto p = inst.As<op::MxuPop>();
-  const int64_t C = sizes_.mxu_cols;
-  if (p.mxu >= static_cast<uint64_t>(sizes_.mxu_count)) {
-    return InvalidArgument(fmt::format("mxu={} but the core has {} MXUs", p.mxu, sizes_.mxu_count));
-  }
-  if (p.n < 1 || static_cast<int64_t>(p.n) > C) {
-    return InvalidArgument(fmt::format("n={} outside 1..{}", p.n, C));
-  }
-  if (p.acc + p.m > static_cast<uint64_t>(sizes_.accumulator_rows)) {
-    return InvalidArgument(fmt::format("accumulator rows [{}, {}) outside the {} rows per MXU",
-                                       p.acc, p.acc + p.m, sizes_.accumulator_rows));
-  }
-  bool from_int = p.acc_dtype == DType::kS32;
-  if (!from_int && p.acc_dtype != DType::kF32)
-    return InvalidArgument("acc_dtype must be f32 or s32");
-  if (from_int ? (p.dtype != DType::kS32 && p.dtype != DType::kS8)
-               : (p.dtype != DType::kF32 && p.dtype != DType::kBF16)) {
-    return InvalidArgument(
-        fmt::format("cannot pop {} accumulators as {}", Name(p.acc_dtype), Name(p.dtype)));
-  }
-  if (from_int && p.act != Activation::kNone && p.act != Activation::kRelu) {
-    return InvalidArgument("s32 accumulators take act=none or act=relu only");
-  }
-  if (p.stride < p.n) return InvalidArgument(fmt::format("stride={} < n={}", p.stride, p.n));
-  MxuState& x = cores_[c].mxus[p.mxu];
-  if (x.acc.empty()) x.acc.assign(sizes_.accumulator_rows * C, 0);
-  const uint64_t eb = static_cast<uint64_t>(DTypeBytes(p.dtype));
-  std::string row(p.n * eb, '\0');
-  for (uint64_t m = 0; m < p.m; ++m) {
-    const uint32_t* a = &x.acc[(p.acc + m) * C];
-    for (uint64_t n = 0; n < p.n; ++n) {
-      char* out = row.data() + n * eb;
-      if (from_int) {
-        int32_t v = ActivateI(p.act, static_cast<int32_t>(a[n]));
-        StoreInt(out, p.dtype, p.dtype == DType::kS8 ? SaturateToS8(v) : v);
-      } else {
-        StoreFloat(out, p.dtype, ActivateF(p.act, std::bit_cast<float>(a[n])));
-      }
-    }
-    TPUSIM_RETURN_IF_ERROR(WriteBytes(vmem(c), p.dst + m * p.stride * eb, row, "dst"));
-  }
-  return OkStatus();
-}
-
-Status Interpreter::Vpu(int c, const Instruction& inst) {
-  SparseMemory& vm = vmem(c);
+Status ExecuteVector(MachineState& state, int core, const Instruction& inst) {
+  SparseMemory& vm = state.vmem(core);
   switch (inst.opcode) {
     case Opcode::kVpuUnary: {
       auto u = inst.As<op::VpuUnary>();
@@ -277,18 +76,18 @@ Status Interpreter::Vpu(int c, const Instruction& inst) {
       if (rows > vm.capacity() || cols > vm.capacity() || rows * cols > vm.capacity()) {
         return InvalidArgument(fmt::format("a {}x{} region does not fit in VMEM", rows, cols));
       }
-      TPUSIM_ASSIGN_OR_RETURN(std::string av,
-                              ReadElems(vm, a_addr, BcastLen(ab, rows, cols), dt, "a"));
-      TPUSIM_ASSIGN_OR_RETURN(std::string bv,
-                              ReadElems(vm, b_addr, BcastLen(bb, rows, cols), dt, "b"));
+      TPUSIM_ASSIGN_OR_RETURN(
+          std::string av, ReadElems(vm, a_addr, BroadcastOperandElements(ab, rows, cols), dt, "a"));
+      TPUSIM_ASSIGN_OR_RETURN(
+          std::string bv, ReadElems(vm, b_addr, BroadcastOperandElements(bb, rows, cols), dt, "b"));
       const int eb = DTypeBytes(dt);
       const DType out_t = cmp ? DType::kPred : dt;
       const int ob = DTypeBytes(out_t);
       std::string out(rows * cols * ob, '\0');
       for (uint64_t r = 0; r < rows; ++r) {
         for (uint64_t col = 0; col < cols; ++col) {
-          const char* pa = av.data() + BcastIndex(ab, r, col, cols) * eb;
-          const char* pb = bv.data() + BcastIndex(bb, r, col, cols) * eb;
+          const char* pa = av.data() + BroadcastOperandIndex(ab, r, col, cols) * eb;
+          const char* pb = bv.data() + BroadcastOperandIndex(bb, r, col, cols) * eb;
           char* po = out.data() + (r * cols + col) * ob;
           if (IsFloat(dt)) {
             float x = LoadFloat(pa, dt), y = LoadFloat(pb, dt);
@@ -414,13 +213,14 @@ Status Interpreter::Vpu(int c, const Instruction& inst) {
         return InvalidArgument(fmt::format("a {}x{} region does not fit in VMEM", b.rows, b.cols));
       }
       TPUSIM_ASSIGN_OR_RETURN(
-          std::string in, ReadElems(vm, b.src, BcastLen(b.mode, b.rows, b.cols), b.dtype, "src"));
+          std::string in,
+          ReadElems(vm, b.src, BroadcastOperandElements(b.mode, b.rows, b.cols), b.dtype, "src"));
       const int eb = DTypeBytes(b.dtype);
       std::string out(b.rows * b.cols * eb, '\0');
       for (uint64_t r = 0; r < b.rows; ++r) {
         for (uint64_t col = 0; col < b.cols; ++col) {
           std::memcpy(out.data() + (r * b.cols + col) * eb,
-                      in.data() + BcastIndex(b.mode, r, col, b.cols) * eb, eb);
+                      in.data() + BroadcastOperandIndex(b.mode, r, col, b.cols) * eb, eb);
         }
       }
       return WriteBytes(vm, b.dst, out, "dst");
@@ -527,7 +327,7 @@ Status Interpreter::Vpu(int c, const Instruction& inst) {
     default:
       break;
   }
-  TPUSIM_CHECK(false) << "not a VPU/XLU instruction: " << Mnemonic(inst.opcode);
+  TPUSIM_CHECK(false) << "ExecuteVector: not a VPU/XLU instruction: " << Mnemonic(inst.opcode);
   return OkStatus();
 }
 

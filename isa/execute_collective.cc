@@ -1,0 +1,166 @@
+// The rendezvous opcodes' semantics: sync.barrier and the ici.* collectives (opcodes.def). Which
+// cores meet, what they must agree on, and the data each receives (collectives.h).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+#include <string>
+
+#include "isa/collectives.h"
+#include "isa/execute.h"
+
+namespace tpusim::isa {
+
+StatusOr<std::vector<int>> RendezvousMembers(const Program& program, const Instruction& inst,
+                                             int core) {
+  std::vector<int> members;
+  if (inst.opcode == Opcode::kIciCollectivePermute) {
+    const uint64_t idx = inst.As<op::IciCollectivePermute>().pairs;
+    if (idx >= program.permutations.size()) {
+      return InvalidArgument(fmt::format("pairs={} is not in the permutation table", idx));
+    }
+    std::set<int> s;
+    for (auto [a, b] : program.permutations[idx].pairs) s.insert({a, b});
+    // XLA: a device named by no pair takes part in nothing and its output is zeros.
+    if (!s.count(core)) s = {core};
+    members.assign(s.begin(), s.end());
+  } else {
+    const uint64_t g = inst.fields[FieldIndex(inst.opcode, "group")];
+    if (g >= program.replica_groups.size()) {
+      return InvalidArgument(fmt::format("group={} is not in the replica-group table", g));
+    }
+    for (const auto& grp : program.replica_groups[g].groups) {
+      if (std::find(grp.begin(), grp.end(), core) != grp.end()) {
+        members.assign(grp.begin(), grp.end());
+        break;
+      }
+    }
+  }
+  if (std::find(members.begin(), members.end(), core) == members.end()) {
+    return InvalidArgument("this core is not a member of the instruction's group/pairs");
+  }
+  for (int m : members) {
+    if (m < 0 || m >= program.num_cores()) {
+      return InvalidArgument(fmt::format("group member {} is not a core of this program", m));
+    }
+  }
+  return members;
+}
+
+Status CheckRendezvous(const std::vector<int>& members, const std::vector<Instruction>& insts,
+                       int core, const Instruction& inst) {
+  for (size_t r = 0; r < members.size(); ++r) {
+    const int m = members[r];
+    const Instruction& other = insts[r];
+    std::string why;
+    if (other.opcode != inst.opcode) {
+      why = fmt::format("core {} is at {} instead", m, Mnemonic(other.opcode));
+    } else {
+      const auto& fields = Info(inst.opcode).fields;
+      for (size_t i = 0; i < fields.size(); ++i) {
+        std::string_view f = fields[i].name;
+        if (f == "src" || f == "dst") continue;
+        if (other.fields[i] != inst.fields[i]) {
+          why = fmt::format("core {} has {}={} but core {} has {}={}", m, f, other.fields[i], core,
+                            f, inst.fields[i]);
+          break;
+        }
+      }
+    }
+    if (!why.empty()) return InvalidArgument("collective mismatch across the group: " + why);
+  }
+  return OkStatus();
+}
+
+namespace {
+
+// Rank pairs of ici.collective_permute's table entry among `members` (pairs among other cores,
+// when a lone core is named by no pair, are not this rendezvous').
+std::vector<std::pair<int, int>> PermuteRankPairs(const Program& program, const Instruction& inst,
+                                                  const std::vector<int>& members) {
+  std::vector<std::pair<int, int>> rank_pairs;
+  const int n = static_cast<int>(members.size());
+  auto rank = [&](int core) {
+    return static_cast<int>(std::find(members.begin(), members.end(), core) - members.begin());
+  };
+  const uint64_t idx = inst.As<op::IciCollectivePermute>().pairs;
+  for (auto [s, t] : program.permutations[idx].pairs) {
+    if (rank(s) < n && rank(t) < n) rank_pairs.emplace_back(rank(s), rank(t));
+  }
+  return rank_pairs;
+}
+
+}  // namespace
+
+Status ExecuteCollective(MachineState& state, const Program& program,
+                         const std::vector<int>& members, const std::vector<Instruction>& insts) {
+  // Ranks: group order for groups; for a permutation, `members` (sorted core ids).
+  const Instruction& inst = insts.front();
+  auto space = static_cast<MemSpace>(inst.fields[FieldIndex(inst.opcode, "space")]);
+  if (space != MemSpace::kHbm && space != MemSpace::kVmem) {
+    return InvalidArgument("space must be hbm or vmem");
+  }
+  auto dtype = static_cast<DType>(inst.fields[FieldIndex(inst.opcode, "dtype")]);
+  const uint64_t count = inst.fields[FieldIndex(inst.opcode, "count")];
+  const uint64_t eb = static_cast<uint64_t>(DTypeBytes(dtype));
+  const size_t n = members.size();
+  uint64_t in_elems = count, out_elems = count;
+  switch (inst.opcode) {
+    case Opcode::kIciAllGather:
+      out_elems = count * n;
+      break;
+    case Opcode::kIciReduceScatter:
+      in_elems = count * n;
+      break;
+    case Opcode::kIciAllToAll:
+      in_elems = count * n;
+      out_elems = count * n;
+      break;
+    default:
+      break;
+  }
+  if (in_elems * eb > (uint64_t{1} << 40) || out_elems * eb > (uint64_t{1} << 40)) {
+    return InvalidArgument("collective larger than 2^40 bytes");
+  }
+  std::vector<std::string> in(n), out(n);
+  for (size_t r = 0; r < n; ++r) {
+    const int m = members[r];
+    in[r].resize(in_elems * eb);
+    Status st = state.memory(space, m).Read(insts[r].fields[FieldIndex(inst.opcode, "src")],
+                                            in[r].data(), in[r].size());
+    if (!st.ok()) return InvalidArgument(fmt::format("core {} source {}", m, st.message()));
+  }
+  CollectiveArgs args{dtype, count, ReduceOp::kSum};
+  if (int f = FieldIndex(inst.opcode, "op"); f >= 0)
+    args.op = static_cast<ReduceOp>(inst.fields[f]);
+  switch (inst.opcode) {
+    case Opcode::kIciAllReduce:
+      out = AllReduce(in, args);
+      break;
+    case Opcode::kIciAllGather:
+      out = AllGather(in, args);
+      break;
+    case Opcode::kIciReduceScatter:
+      out = ReduceScatter(in, args);
+      break;
+    case Opcode::kIciAllToAll:
+      out = AllToAll(in, args);
+      break;
+    case Opcode::kIciCollectivePermute: {
+      TPUSIM_ASSIGN_OR_RETURN(
+          out, CollectivePermute(in, args, PermuteRankPairs(program, inst, members)));
+      break;
+    }
+    default:
+      TPUSIM_CHECK(false) << "ExecuteCollective: not a collective: " << Mnemonic(inst.opcode);
+  }
+  for (size_t r = 0; r < n; ++r) {
+    const int m = members[r];
+    Status st = state.memory(space, m).Write(insts[r].fields[FieldIndex(inst.opcode, "dst")],
+                                             out[r].data(), out[r].size());
+    if (!st.ok()) return InvalidArgument(fmt::format("core {} destination {}", m, st.message()));
+  }
+  return OkStatus();
+}
+
+}  // namespace tpusim::isa
