@@ -8,6 +8,7 @@
 
 #include "isa/collectives.h"
 #include "isa/execute.h"
+#include "isa/footprint.h"
 
 namespace tpusim::isa {
 
@@ -161,6 +162,49 @@ Status ExecuteCollective(MachineState& state, const Program& program,
     if (!st.ok()) return InvalidArgument(fmt::format("core {} destination {}", m, st.message()));
   }
   return OkStatus();
+}
+
+Footprint CollectiveFootprint(const Instruction& inst, int core, const Program& program) {
+  Footprint f;
+  switch (inst.opcode) {
+    case Opcode::kIciAllReduce: {
+      auto o = inst.As<op::IciAllReduce>();
+      f.reads.push_back(RegionBytes(o.space, core, o.src, o.count * ElemBytes(o.dtype)));
+      f.writes.push_back(RegionBytes(o.space, core, o.dst, o.count * ElemBytes(o.dtype)));
+      break;
+    }
+    case Opcode::kIciAllGather: {
+      auto o = inst.As<op::IciAllGather>();
+      uint64_t n = GroupMembers(program, o.group, core).size();
+      f.reads.push_back(RegionBytes(o.space, core, o.src, o.count * ElemBytes(o.dtype)));
+      f.writes.push_back(RegionBytes(o.space, core, o.dst, n * o.count * ElemBytes(o.dtype)));
+      break;
+    }
+    case Opcode::kIciReduceScatter: {
+      auto o = inst.As<op::IciReduceScatter>();
+      uint64_t n = GroupMembers(program, o.group, core).size();
+      f.reads.push_back(RegionBytes(o.space, core, o.src, n * o.count * ElemBytes(o.dtype)));
+      f.writes.push_back(RegionBytes(o.space, core, o.dst, o.count * ElemBytes(o.dtype)));
+      break;
+    }
+    case Opcode::kIciAllToAll: {
+      auto o = inst.As<op::IciAllToAll>();
+      uint64_t n = GroupMembers(program, o.group, core).size();
+      f.reads.push_back(RegionBytes(o.space, core, o.src, n * o.count * ElemBytes(o.dtype)));
+      f.writes.push_back(RegionBytes(o.space, core, o.dst, n * o.count * ElemBytes(o.dtype)));
+      break;
+    }
+    case Opcode::kIciCollectivePermute: {
+      auto o = inst.As<op::IciCollectivePermute>();
+      f.reads.push_back(RegionBytes(o.space, core, o.src, o.count * ElemBytes(o.dtype)));
+      f.writes.push_back(RegionBytes(o.space, core, o.dst, o.count * ElemBytes(o.dtype)));
+      break;
+    }
+
+    default:
+      TPUSIM_CHECK(false) << "CollectiveFootprint: " << Mnemonic(inst.opcode);
+  }
+  return f;
 }
 
 }  // namespace tpusim::isa

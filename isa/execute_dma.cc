@@ -4,16 +4,15 @@
 #include <string>
 
 #include "isa/execute.h"
+#include "isa/footprint.h"
 #include "isa/indirect_dma.h"
 
 namespace tpusim::isa {
 
 Status DmaCopy(MachineState& state, int c, const Instruction& inst) {
-  // Every DMA opcode starts with the same descriptor fields (opcodes.def TPUSIM_DMA_DESCRIPTOR_).
-  auto d = [&](const char* name) { return inst.fields[FieldIndex(inst.opcode, name)]; };
-  const uint64_t src = d("src"), dst = d("dst"), eb = d("elem_bytes");
-  const uint64_t n0 = d("n0"), n1 = d("n1"), n2 = d("n2");
-  const uint64_t ss1 = d("src_s1"), ss2 = d("src_s2"), ds1 = d("dst_s1"), ds2 = d("dst_s2");
+  const DmaDescriptor d = DmaDescriptorOf(inst);
+  const uint64_t src = d.src, dst = d.dst, eb = d.elem_bytes, n0 = d.n0, n1 = d.n1, n2 = d.n2;
+  const uint64_t ss1 = d.src_s1, ss2 = d.src_s2, ds1 = d.dst_s1, ds2 = d.dst_s2;
   if (eb != 1 && eb != 2 && eb != 4 && eb != 8) {
     return InvalidArgument(fmt::format("elem_bytes={} (must be 1, 2, 4 or 8)", eb));
   }
@@ -76,8 +75,7 @@ Status DmaCopy(MachineState& state, int c, const Instruction& inst) {
 }
 
 std::vector<std::pair<int, uint64_t>> DmaFlags(int core, const Instruction& inst) {
-  std::vector<std::pair<int, uint64_t>> flags = {
-      {core, inst.fields[FieldIndex(inst.opcode, "flag")]}};
+  std::vector<std::pair<int, uint64_t>> flags = {{core, DmaDescriptorOf(inst).flag}};
   if (inst.opcode == Opcode::kDmaVmemToRemote) {
     auto r = inst.As<op::DmaVmemToRemote>();
     flags.emplace_back(static_cast<int>(r.dst_core), r.dst_flag);
@@ -89,6 +87,75 @@ Status ExecuteDma(MachineState& state, int core, const Instruction& inst) {
   TPUSIM_RETURN_IF_ERROR(DmaCopy(state, core, inst));
   for (auto [c, f] : DmaFlags(core, inst)) TPUSIM_RETURN_IF_ERROR(state.BumpFlag(c, f));
   return OkStatus();
+}
+
+DmaDescriptor DmaDescriptorOf(const Instruction& inst) {
+  TPUSIM_CHECK(Info(inst.opcode).unit == Unit::kDma) << "not a DMA: " << Mnemonic(inst.opcode);
+  return DmaDescriptor::FromInstruction(inst);
+}
+
+uint64_t DmaSourceExtent(const Instruction& inst) {
+  const DmaDescriptor d = DmaDescriptorOf(inst);
+  return (d.n2 - 1) * d.src_s2 + (d.n1 - 1) * d.src_s1 + d.n0 * d.elem_bytes;
+}
+
+uint64_t DmaDestinationExtent(const Instruction& inst) {
+  const DmaDescriptor d = DmaDescriptorOf(inst);
+  return (d.n2 - 1) * d.dst_s2 + (d.n1 - 1) * d.dst_s1 + d.n0 * d.elem_bytes;
+}
+
+uint64_t DmaBytesMoved(const Instruction& inst) {
+  const DmaDescriptor d = DmaDescriptorOf(inst);
+  const uint64_t slices = IsIndirectDma(inst.opcode) ? IndirectDma::From(inst).count : 1;
+  return d.n0 * d.n1 * d.n2 * d.elem_bytes * slices;
+}
+
+Footprint DmaFootprint(const Instruction& inst, int core) {
+  Footprint f;
+  if (IsIndirectDma(inst.opcode)) {
+    // Indices are data: the HBM side is every byte an index in [0, bound] can reach.
+    const IndirectDma d = IndirectDma::From(inst);
+    f.reads.push_back(VmemRegion(core, d.idx, d.idx_bytes()));
+    const Region hbm = RegionBytes(MemSpace::kHbm, core, d.hbm_base(), d.hbm_extent());
+    const Region vmem = VmemRegion(core, d.vmem_base(), d.vmem_extent());
+    if (d.scatter) {
+      f.reads.push_back(vmem);
+      if (d.combine) f.reads.push_back(hbm);
+      f.writes.push_back(hbm);
+    } else {
+      f.reads.push_back(hbm);
+      f.writes.push_back(vmem);
+    }
+    return f;
+  }
+  const uint64_t src = DmaDescriptorOf(inst).src, dst = DmaDescriptorOf(inst).dst;
+  MemSpace from = MemSpace::kHbm, to = MemSpace::kVmem;
+  switch (inst.opcode) {
+    case Opcode::kDmaHbmToVmem:
+      break;
+    case Opcode::kDmaVmemToHbm:
+      from = MemSpace::kVmem, to = MemSpace::kHbm;
+      break;
+    case Opcode::kDmaHostToHbm:
+      from = MemSpace::kHost, to = MemSpace::kHbm;
+      break;
+    case Opcode::kDmaHbmToHost:
+      from = MemSpace::kHbm, to = MemSpace::kHost;
+      break;
+    case Opcode::kDmaVmemToRemote: {
+      auto r = inst.As<op::DmaVmemToRemote>();
+      f.reads.push_back(RegionBytes(MemSpace::kVmem, core, src, DmaSourceExtent(inst)));
+      if (static_cast<int>(r.dst_core) == core) {
+        f.writes.push_back(RegionBytes(r.dst_space, core, dst, DmaDestinationExtent(inst)));
+      }
+      return f;
+    }
+    default:
+      TPUSIM_CHECK(false) << "DmaFootprint: not a DMA: " << Mnemonic(inst.opcode);
+  }
+  f.reads.push_back(RegionBytes(from, core, src, DmaSourceExtent(inst)));
+  f.writes.push_back(RegionBytes(to, core, dst, DmaDestinationExtent(inst)));
+  return f;
 }
 
 }  // namespace tpusim::isa

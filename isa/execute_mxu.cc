@@ -6,6 +6,7 @@
 
 #include "isa/execute.h"
 #include "isa/execute_internal.h"
+#include "isa/footprint.h"
 #include "isa/numerics.h"
 
 namespace tpusim::isa {
@@ -236,6 +237,35 @@ Status ExecuteMxu(MachineState& state, int core, const Instruction& inst) {
   }
   TPUSIM_CHECK(false) << "ExecuteMxu: not an MXU instruction: " << Mnemonic(inst.opcode);
   return OkStatus();
+}
+
+Footprint MxuFootprint(const Instruction& inst, int core) {
+  Footprint f;
+  switch (inst.opcode) {
+    case Opcode::kMxuLoadWeights: {
+      auto o = inst.As<op::MxuLoadWeights>();
+      uint64_t rows = o.transpose ? o.n : o.k, cols = o.transpose ? o.k : o.n;
+      f.reads.push_back(
+          VmemRegion(core, o.addr, ((rows - 1) * o.stride + cols) * ElemBytes(o.dtype)));
+      break;
+    }
+    case Opcode::kMxuMatmul: {
+      auto o = inst.As<op::MxuMatmul>();
+      f.reads.push_back(VmemRegion(core, o.lhs, ((o.m - 1) * o.stride + o.k) * ElemBytes(o.dtype)));
+      f.writes.push_back(AccRegion(core, o.mxu, o.acc, o.m, /*chain=*/true));
+      break;
+    }
+    case Opcode::kMxuPop: {
+      auto o = inst.As<op::MxuPop>();
+      f.reads.push_back(AccRegion(core, o.mxu, o.acc, o.m, /*chain=*/false));
+      f.writes.push_back(
+          VmemRegion(core, o.dst, ((o.m - 1) * o.stride + o.n) * ElemBytes(o.dtype)));
+      break;
+    }
+    default:
+      TPUSIM_CHECK(false) << "MxuFootprint: " << Mnemonic(inst.opcode);
+  }
+  return f;
 }
 
 }  // namespace tpusim::isa

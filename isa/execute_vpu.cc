@@ -11,6 +11,7 @@
 #include "common/philox.h"
 #include "isa/execute.h"
 #include "isa/execute_internal.h"
+#include "isa/footprint.h"
 #include "isa/numerics.h"
 
 namespace tpusim::isa {
@@ -329,6 +330,127 @@ Status ExecuteVector(MachineState& state, int core, const Instruction& inst) {
   }
   TPUSIM_CHECK(false) << "ExecuteVector: not a VPU/XLU instruction: " << Mnemonic(inst.opcode);
   return OkStatus();
+}
+
+namespace {
+
+// [lo, hi) element offsets of a strided 3-D walk with signed strides.
+std::pair<int64_t, int64_t> StridedRange(int64_t n0, int64_t n1, int64_t n2, int64_t s0, int64_t s1,
+                                         int64_t s2) {
+  int64_t lo = 0, hi = 0;
+  for (auto [n, s] : {std::pair{n0, s0}, std::pair{n1, s1}, std::pair{n2, s2}}) {
+    const int64_t far = (std::max<int64_t>(n, 1) - 1) * s;
+    if (far < 0) lo += far;
+    if (far > 0) hi += far;
+  }
+  return {lo, hi + 1};
+}
+
+}  // namespace
+
+Footprint VectorFootprint(const Instruction& inst, int core) {
+  Footprint f;
+  switch (inst.opcode) {
+    case Opcode::kVpuUnary: {
+      auto o = inst.As<op::VpuUnary>();
+      f.reads.push_back(VmemRegion(core, o.src, o.count * ElemBytes(o.dtype)));
+      f.writes.push_back(VmemRegion(core, o.dst, o.count * ElemBytes(o.dtype)));
+      break;
+    }
+    case Opcode::kVpuBinary: {
+      auto o = inst.As<op::VpuBinary>();
+      f.reads.push_back(VmemRegion(
+          core, o.a, BroadcastOperandElements(o.a_bcast, o.rows, o.cols) * ElemBytes(o.dtype)));
+      f.reads.push_back(VmemRegion(
+          core, o.b, BroadcastOperandElements(o.b_bcast, o.rows, o.cols) * ElemBytes(o.dtype)));
+      f.writes.push_back(VmemRegion(core, o.dst, o.rows * o.cols * ElemBytes(o.dtype)));
+      break;
+    }
+    case Opcode::kVpuCompare: {
+      auto o = inst.As<op::VpuCompare>();
+      f.reads.push_back(VmemRegion(
+          core, o.a, BroadcastOperandElements(o.a_bcast, o.rows, o.cols) * ElemBytes(o.dtype)));
+      f.reads.push_back(VmemRegion(
+          core, o.b, BroadcastOperandElements(o.b_bcast, o.rows, o.cols) * ElemBytes(o.dtype)));
+      f.writes.push_back(VmemRegion(core, o.dst, o.rows * o.cols * ElemBytes(DType::kPred)));
+      break;
+    }
+    case Opcode::kVpuSelect: {
+      auto o = inst.As<op::VpuSelect>();
+      f.reads.push_back(VmemRegion(core, o.pred, o.count * ElemBytes(DType::kPred)));
+      f.reads.push_back(VmemRegion(core, o.a, o.count * ElemBytes(o.dtype)));
+      f.reads.push_back(VmemRegion(core, o.b, o.count * ElemBytes(o.dtype)));
+      f.writes.push_back(VmemRegion(core, o.dst, o.count * ElemBytes(o.dtype)));
+      break;
+    }
+    case Opcode::kVpuRngBits: {
+      auto o = inst.As<op::VpuRngBits>();
+      f.reads.push_back(VmemRegion(core, o.state, 8));
+      f.writes.push_back(VmemRegion(core, o.state, 8));
+      f.writes.push_back(VmemRegion(core, o.dst, o.count * 4));
+      break;
+    }
+    case Opcode::kVpuConvert: {
+      auto o = inst.As<op::VpuConvert>();
+      f.reads.push_back(VmemRegion(core, o.src, o.count * ElemBytes(o.src_dtype)));
+      f.writes.push_back(VmemRegion(core, o.dst, o.count * ElemBytes(o.dtype)));
+      break;
+    }
+    case Opcode::kVpuReduce: {
+      auto o = inst.As<op::VpuReduce>();
+      uint64_t out = o.axis == ReduceAxis::kLanes      ? o.rows
+                     : o.axis == ReduceAxis::kSublanes ? o.cols
+                                                       : 1;
+      f.reads.push_back(VmemRegion(core, o.src, o.rows * o.cols * ElemBytes(o.dtype)));
+      f.writes.push_back(VmemRegion(core, o.dst, out * ElemBytes(o.dtype)));
+      break;
+    }
+    case Opcode::kVpuBroadcast: {
+      auto o = inst.As<op::VpuBroadcast>();
+      f.reads.push_back(VmemRegion(
+          core, o.src, BroadcastOperandElements(o.mode, o.rows, o.cols) * ElemBytes(o.dtype)));
+      f.writes.push_back(VmemRegion(core, o.dst, o.rows * o.cols * ElemBytes(o.dtype)));
+      break;
+    }
+    case Opcode::kXluTranspose: {
+      auto o = inst.As<op::XluTranspose>();
+      f.reads.push_back(VmemRegion(core, o.src, o.rows * o.cols * ElemBytes(o.dtype)));
+      f.writes.push_back(VmemRegion(core, o.dst, o.rows * o.cols * ElemBytes(o.dtype)));
+      break;
+    }
+    case Opcode::kVpuCopy: {
+      auto o = inst.As<op::VpuCopy>();
+      const int64_t n0 = static_cast<int64_t>(o.n0), n1 = static_cast<int64_t>(o.n1),
+                    n2 = static_cast<int64_t>(o.n2),
+                    size = static_cast<int64_t>(ElemBytes(o.dtype));
+      auto [slo, shi] = StridedRange(n0, n1, n2, o.src_s0, o.src_s1, o.src_s2);
+      auto [dlo, dhi] = StridedRange(n0, n1, n2, o.dst_s0, o.dst_s1, o.dst_s2);
+      // Negative offsets would be out of bounds (the data path reports it); clamp the region at 0.
+      auto region = [&](uint64_t base, int64_t lo, int64_t hi) {
+        int64_t a = static_cast<int64_t>(base) + lo * size;
+        int64_t b = static_cast<int64_t>(base) + hi * size;
+        a = std::max<int64_t>(a, 0);
+        b = std::max<int64_t>(b, a + 1);
+        return VmemRegion(core, static_cast<uint64_t>(a), static_cast<uint64_t>(b - a));
+      };
+      f.reads.push_back(region(o.src, slo, shi));
+      f.writes.push_back(region(o.dst, dlo, dhi));
+      break;
+    }
+    case Opcode::kVpuFill: {
+      auto o = inst.As<op::VpuFill>();
+      f.writes.push_back(VmemRegion(core, o.dst, o.count * ElemBytes(o.dtype)));
+      break;
+    }
+    case Opcode::kVpuIota: {
+      auto o = inst.As<op::VpuIota>();
+      f.writes.push_back(VmemRegion(core, o.dst, o.rows * o.cols * ElemBytes(o.dtype)));
+      break;
+    }
+    default:
+      TPUSIM_CHECK(false) << "VectorFootprint: " << Mnemonic(inst.opcode);
+  }
+  return f;
 }
 
 }  // namespace tpusim::isa

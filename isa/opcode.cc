@@ -78,6 +78,37 @@ std::span<const OpcodeInfo> AllOpcodes() { return kInfos; }
 
 std::string_view Mnemonic(Opcode op) { return Info(op).mnemonic; }
 
+Resource ResourceOf(Opcode op) {
+  switch (op) {
+    case Opcode::kDmaHostToHbm:
+    case Opcode::kDmaHbmToHost:
+      return Resource::kHost;
+    case Opcode::kDmaVmemToRemote:
+      return Resource::kIci;
+    case Opcode::kMxuPop:
+      return Resource::kVpu;
+    case Opcode::kSyncWait:
+    case Opcode::kSyncBarrier:
+      return Resource::kSync;
+    default:
+      break;
+  }
+  switch (Info(op).unit) {
+    case Unit::kDma:
+      return Resource::kHbm;
+    case Unit::kMxu:
+      return Resource::kMxu;
+    case Unit::kVpu:
+    case Unit::kXlu:
+      return Resource::kVpu;
+    case Unit::kIci:
+      return Resource::kIci;
+    case Unit::kScalar:
+      break;
+  }
+  return Resource::kScalar;
+}
+
 std::optional<Opcode> ParseMnemonic(std::string_view mnemonic) {
   for (const OpcodeInfo& info : kInfos) {
     if (info.mnemonic == mnemonic) return info.opcode;

@@ -41,6 +41,14 @@ enum class Unit : uint8_t {
 };
 std::string_view UnitName(Unit u);
 
+/// The resource a core waiting on an instruction waits for: the one static per-opcode class behind
+/// the simulator's stall categories (sim/sim_result.h StallCategoryOf) and `tpusim compare`'s
+/// per-op bound. DMAs between HBM and VMEM (indirect ones too) are kHbm, host DMAs kHost, remote
+/// DMAs and collectives kIci; mxu.pop drains through the vector path (kVpu); sync.wait and
+/// sync.barrier are kSync; the rest of the scalar unit kScalar.
+enum class Resource : uint8_t { kMxu, kHbm, kHost, kIci, kVpu, kSync, kScalar };
+Resource ResourceOf(Opcode op);
+
 /// The type of an operand field (opcodes.def "Kind").
 enum class FieldKind : uint8_t {
   kU,

@@ -17,8 +17,9 @@ cycles, stalls, per-op tables, check errors (a fingerprint of the output bits), 
 error text of a run that fails — is compared byte for byte. `diff` exits 1 and lists the runs that
 differ (or exist on one side only).
 
-Each run has a wall-clock limit (--max-seconds, default 120); a run that reaches it is recorded as
-such on both sides. Runs are sequential (the machine is shared).
+Each run has a wall-clock limit (--max-seconds, default 900); a run that reaches it is recorded with
+its error, so on a loaded machine rerun the runs that differ (--match NAME) before concluding
+anything. Runs are sequential (the machine is shared).
 """
 import argparse
 import json
@@ -32,24 +33,30 @@ CONFIGS = ["tpu-v4", "tpu-v2-8"]
 VOLATILE_KEYS = {"provenance", "wall_seconds"}
 
 
-def normalize(obj):
-    """The report without its provenance and host-time fields (recursively)."""
+def normalize(obj, top=True):
+    """The report without its provenance and host-time fields (recursively); the top-level `model`
+    path reduced to its file name (the same module may be read from tests/data or ../shared)."""
     if isinstance(obj, dict):
-        return {
-            k: normalize(v)
+        out = {
+            k: normalize(v, False)
             for k, v in obj.items()
             if k not in VOLATILE_KEYS and not k.endswith("_seconds_host")
         }
+        if top and isinstance(out.get("model"), str):
+            out["model"] = os.path.basename(out["model"])
+        return out
     if isinstance(obj, list):
-        return [normalize(v) for v in obj]
+        return [normalize(v, False) for v in obj]
     return obj
 
 
 def modules():
+    """tests/data/hlo, then the modules of ../shared/hlo/real not already there byte for byte."""
     found = sorted((ROOT / "tests/data/hlo").rglob("*.hlo"))
     real = (ROOT / "../shared/hlo/real").resolve()
     if real.is_dir():
-        found += sorted(real.glob("*.hlo"))
+        seen = {p.read_bytes() for p in found}
+        found += [p for p in sorted(real.glob("*.hlo")) if p.read_bytes() not in seen]
     else:
         print(f"note: {real} is absent; the sweep covers tests/data only", file=sys.stderr)
     return found
@@ -95,7 +102,8 @@ def cmd_run(args):
     jobs = []
     for m in modules():
         for c in CONFIGS:
-            name = f"run__{m.stem}__{c}.json"
+            where = "real" if "tests/data" not in str(m) else m.parent.name
+            name = f"run__{where}_{m.stem}__{c}.json"
             argv = [tpusim, "-q", "run", str(m), "-c", str(ROOT / "configs" / f"{c}.yaml"), "--json"]
             jobs.append((name, argv + limit, None))
     tmp = out / "tmp-report.json"
@@ -105,6 +113,7 @@ def cmd_run(args):
         argv = [tpusim, "-q", "exec", str(p), "-c", str(ROOT / "configs/tpu-v4.yaml"),
                 "--report", str(tmp)] + limit
         jobs.append((name, argv, tmp))
+    jobs = [j for j in jobs if args.match in j[0]]
     for i, (name, argv, report_path) in enumerate(jobs):
         rec = run_one(argv, report_path, args.max_seconds)
         (out / name).write_text(json.dumps(rec, indent=1, sort_keys=True) + "\n")
@@ -117,8 +126,14 @@ def cmd_diff(args):
     names_a = {p.name for p in a.glob("*.json")}
     names_b = {p.name for p in b.glob("*.json")}
     bad = sorted(names_a ^ names_b)
+    def load(path):
+        rec = json.loads(path.read_text())
+        if "report" in rec:
+            rec["report"] = normalize(rec["report"])
+        return json.dumps(rec, indent=1, sort_keys=True)
+
     for n in sorted(names_a & names_b):
-        if (a / n).read_bytes() != (b / n).read_bytes():
+        if load(a / n) != load(b / n):
             bad.append(n)
     for n in bad:
         print(f"DIFFERS: {n}")
@@ -132,7 +147,8 @@ def main():
     r = sub.add_parser("run")
     r.add_argument("--tpusim", default=str(ROOT / "build/tpusim"))
     r.add_argument("--out", required=True)
-    r.add_argument("--max-seconds", type=int, default=120)
+    r.add_argument("--max-seconds", type=int, default=900)
+    r.add_argument("--match", default="", help="only the runs whose report name contains this")
     d = sub.add_parser("diff")
     d.add_argument("before")
     d.add_argument("after")

@@ -7,7 +7,7 @@
 #include <tuple>
 #include <vector>
 
-#include "sim/core/footprint.h"
+#include "isa/footprint.h"
 
 namespace tpusim::sim {
 namespace {
@@ -30,11 +30,11 @@ Status CompareFinalState(const isa::Program& program, isa::Interpreter& interpre
   }
   for (int c = 0; c < program.num_cores(); ++c) {
     for (const isa::Instruction& inst : program.cores[c].instructions) {
-      Footprint f = InstructionFootprint(inst, c, program);
-      for (const Region& r : f.writes) add(r.space, c, r.lo, r.hi);
+      isa::Footprint f = isa::InstructionFootprint(inst, c, program);
+      for (const isa::Region& r : f.writes) add(r.space, c, r.lo, r.hi);
       if (inst.opcode == isa::Opcode::kDmaVmemToRemote) {
         auto d = inst.As<isa::op::DmaVmemToRemote>();
-        uint64_t extent = (d.n2 - 1) * d.dst_s2 + (d.n1 - 1) * d.dst_s1 + d.n0 * d.elem_bytes;
+        const uint64_t extent = isa::DmaDestinationExtent(inst);
         if (d.dst_core < static_cast<uint64_t>(program.num_cores())) {
           add(d.dst_space, static_cast<int>(d.dst_core), d.dst, d.dst + extent);
         }

@@ -11,6 +11,7 @@
 
 #include "common/units.h"
 #include "isa/machine_state.h"
+#include "isa/opcode.h"
 #include "sim/engine/stats.h"
 #include "sim/trace/trace_sink.h"
 
@@ -44,6 +45,11 @@ enum class StallCategory : int {
 inline constexpr int kNumStallCategories = 9;
 /// "array_active", "weight_shift", ... (the JSON keys).
 const char* StallCategoryName(StallCategory c);
+/// The category the retirement attribution charges to an instruction of resource class `r`
+/// (isa::ResourceOf) before the MXU overlay splits MXU time into array_active / weight_shift /
+/// weight_stall: kMxu and kScalar -> non_matrix, kHbm -> hbm_bound, kHost -> input_data_stall,
+/// kIci -> ici_bound, kVpu -> vpu_bound, kSync -> raw_sync_stall.
+StallCategory StallCategoryOf(isa::Resource r);
 
 /// Per static instruction (core, index) totals over all its executions.
 struct InstructionProfile {

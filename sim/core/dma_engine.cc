@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "isa/execute.h"
+#include "isa/footprint.h"
 #include "isa/indirect_dma.h"
 
 namespace tpusim::sim {
@@ -39,10 +40,9 @@ Cycles DmaEngine::IndirectSetupCycles(uint64_t count, Cycles issue_cycles,
 
 TransferRequest DmaEngine::MakeRequest(const Command& cmd) const {
   const isa::Instruction& inst = cmd.inst;
-  auto d = [&](const char* name) { return inst.fields[isa::FieldIndex(inst.opcode, name)]; };
   TransferRequest req;
   req.tag = cmd.seq;
-  req.bytes = Bytes(d("n0") * d("n1") * d("n2") * d("elem_bytes"));
+  req.bytes = Bytes(isa::DmaBytesMoved(inst));
   const int per_chip = ic_->cores_per_chip();
   const int chip = core_ / per_chip, local = core_ % per_chip;
   const int hbm = ic_->hbm(chip, local);
@@ -63,7 +63,6 @@ TransferRequest DmaEngine::MakeRequest(const Command& cmd) const {
     case isa::Opcode::kDmaGather:
     case isa::Opcode::kDmaScatter: {
       const isa::IndirectDma ind = isa::IndirectDma::From(inst);
-      req.bytes = Bytes(ind.total_bytes());
       if (!ind.scatter) {
         req.uses = {{hbm, UseKind::kRead}};
       } else if (ind.combine) {
@@ -126,7 +125,7 @@ void DmaEngine::Step(Cycles now) {
     active_ = std::move(cmd);
     active_since_ = now;
     if (indirect) {
-      const uint64_t count = active_->inst.fields[isa::FieldIndex(active_->inst.opcode, "count")];
+      const uint64_t count = isa::IndirectDma::From(active_->inst).count;
       pending_ = std::move(req);
       pending_at_ = now + IndirectSetupCycles(count, issue_cycles_, vmem_bytes_per_cycle_);
       if (pending_at_ <= now) SendPending(now);

@@ -2,18 +2,18 @@
 
 namespace tpusim::sim {
 
-bool Scoreboard::CanIssue(const Footprint& f) const {
+bool Scoreboard::CanIssue(const isa::Footprint& f) const {
   for (const auto& [seq, e] : entries_) {
-    for (const Region& w : e.writes) {
-      for (const Region& r : f.reads) {
+    for (const isa::Region& w : e.writes) {
+      for (const isa::Region& r : f.reads) {
         if (r.Overlaps(w)) return false;  // RAW
       }
-      for (const Region& x : f.writes) {
+      for (const isa::Region& x : f.writes) {
         if (x.Overlaps(w)) return false;  // WAW
       }
     }
-    for (const Region& r : e.reads) {
-      for (const Region& x : f.writes) {
+    for (const isa::Region& r : e.reads) {
+      for (const isa::Region& x : f.writes) {
         if (x.Overlaps(r)) return false;  // WAR
       }
     }

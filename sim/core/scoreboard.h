@@ -1,4 +1,5 @@
-// Scoreboard: the memory regions read and written by a core's in-flight instructions. The sequencer
+// Scoreboard: the memory regions (isa/footprint.h) read and written by a core's in-flight
+// instructions. The sequencer
 // issues an instruction only when its reads do not overlap an in-flight write (RAW), its writes do
 // not overlap an in-flight read (WAR) or write (WAW). Regions are byte ranges of one memory space
 // of one core (an accumulator region is a row range of one MXU); a strided access is covered by its
@@ -15,35 +16,16 @@
 #include <map>
 #include <vector>
 
-#include "isa/types.h"
+#include "isa/footprint.h"
 #include "sim/engine/snapshot.h"
 
 namespace tpusim::sim {
 
-struct Region {
-  isa::MemSpace space = isa::MemSpace::kVmem;
-  int32_t core = 0;  // global core id (host memory: 0)
-  int32_t mxu = 0;   // accumulator regions: the MXU index; else 0
-  uint64_t lo = 0;   // [lo, hi): bytes, or accumulator rows
-  uint64_t hi = 0;
-  bool in_order_chain = false;
-
-  bool Overlaps(const Region& o) const {
-    return space == o.space && core == o.core && mxu == o.mxu && lo < o.hi && o.lo < hi &&
-           !(in_order_chain && o.in_order_chain);
-  }
-};
-
-struct Footprint {
-  std::vector<Region> reads;
-  std::vector<Region> writes;
-};
-
 class Scoreboard {
  public:
   /// True if an instruction with footprint `f` may issue now.
-  bool CanIssue(const Footprint& f) const;
-  void Add(uint64_t seq, Footprint f) { entries_.emplace(seq, std::move(f)); }
+  bool CanIssue(const isa::Footprint& f) const;
+  void Add(uint64_t seq, isa::Footprint f) { entries_.emplace(seq, std::move(f)); }
   void Remove(uint64_t seq) { entries_.erase(seq); }
   bool empty() const { return entries_.empty(); }
   /// Fast-forward: the in-flight entries' sequence numbers (their footprints are functions of
@@ -54,7 +36,7 @@ class Scoreboard {
   }
 
  private:
-  std::map<uint64_t, Footprint> entries_;
+  std::map<uint64_t, isa::Footprint> entries_;
 };
 
 }  // namespace tpusim::sim

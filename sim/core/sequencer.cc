@@ -4,46 +4,10 @@
 
 #include <algorithm>
 
+#include "isa/footprint.h"
 #include "isa/opcode.h"
-#include "sim/core/footprint.h"
 
 namespace tpusim::sim {
-namespace {
-
-StallCategory CategoryOf(isa::Opcode op) {
-  using isa::Opcode;
-  switch (op) {
-    case Opcode::kDmaHbmToVmem:
-    case Opcode::kDmaVmemToHbm:
-    case Opcode::kDmaGather:
-    case Opcode::kDmaScatter:
-      return StallCategory::kHbmBound;
-    case Opcode::kDmaHostToHbm:
-    case Opcode::kDmaHbmToHost:
-      return StallCategory::kInputDataStall;
-    case Opcode::kDmaVmemToRemote:
-      return StallCategory::kIciBound;
-    case Opcode::kMxuPop:
-      return StallCategory::kVpuBound;
-    case Opcode::kSyncWait:
-    case Opcode::kSyncBarrier:
-      return StallCategory::kRawSyncStall;
-    default:
-      break;
-  }
-  switch (isa::Info(op).unit) {
-    case isa::Unit::kVpu:
-    case isa::Unit::kXlu:
-      return StallCategory::kVpuBound;
-    case isa::Unit::kIci:
-      return StallCategory::kIciBound;
-    default:
-      return StallCategory::kNonMatrix;
-  }
-}
-
-}  // namespace
-
 Sequencer::Sequencer(std::string path, int core, const isa::Program& program,
                      const UnitTargets& targets, TransferNetwork::Connection arrivals,
                      ErrorSink* errors, int unit_id, StatRegistry& stats, TraceSink* trace,
@@ -349,7 +313,7 @@ void Sequencer::Step(Cycles now) {
       break;
     }
     default: {
-      Footprint fp = InstructionFootprint(inst, core_, program_);
+      isa::Footprint fp = isa::InstructionFootprint(inst, core_, program_);
       if (!scoreboard_.CanIssue(fp)) {
         state_ = State::kScoreboard;
         return;
@@ -372,7 +336,7 @@ void Sequencer::Step(Cycles now) {
       InFlight f;
       f.pc = pc;
       f.target = target;
-      f.category = CategoryOf(inst.opcode);
+      f.category = StallCategoryOf(isa::ResourceOf(inst.opcode));
       f.issue = t;
       f.start = t;
       if (isa::Info(inst.opcode).unit == isa::Unit::kDma) {

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
+#include "isa/footprint.h"
 #include "isa/indirect_dma.h"
-#include "sim/core/footprint.h"
 #include "sim/core/vpu_cost.h"
 
 namespace tpusim::sim {
@@ -31,14 +31,12 @@ std::pair<uint64_t, uint64_t> Work(const isa::Instruction& inst, const config::C
       return {c.flop, c.vmem_bytes_read + c.vmem_bytes_written};
     }
     case isa::Unit::kDma: {
-      auto f = [&](const char* n) { return inst.fields[isa::FieldIndex(inst.opcode, n)]; };
-      const uint64_t slices = isa::IsIndirectDma(inst.opcode) ? f("count") : 1;
-      return {0, f("n0") * f("n1") * f("n2") * f("elem_bytes") * slices};
+      return {0, isa::DmaBytesMoved(inst)};
     }
     case isa::Unit::kIci: {
-      Footprint fp = InstructionFootprint(inst, core, program);
+      isa::Footprint fp = isa::InstructionFootprint(inst, core, program);
       uint64_t b = 0;
-      for (const Region& r : fp.reads) b += r.hi - r.lo;
+      for (const isa::Region& r : fp.reads) b += r.hi - r.lo;
       return {0, b};
     }
     case isa::Unit::kScalar:

@@ -52,6 +52,25 @@ double MxuUtilization(const SimResult& r, uint64_t useful_macs, size_t cores) {
 
 }  // namespace
 
+StallCategory StallCategoryOf(isa::Resource r) {
+  switch (r) {
+    case isa::Resource::kHbm:
+      return StallCategory::kHbmBound;
+    case isa::Resource::kHost:
+      return StallCategory::kInputDataStall;
+    case isa::Resource::kIci:
+      return StallCategory::kIciBound;
+    case isa::Resource::kVpu:
+      return StallCategory::kVpuBound;
+    case isa::Resource::kSync:
+      return StallCategory::kRawSyncStall;
+    case isa::Resource::kMxu:
+    case isa::Resource::kScalar:
+      break;
+  }
+  return StallCategory::kNonMatrix;
+}
+
 const char* StallCategoryName(StallCategory c) {
   switch (c) {
     case StallCategory::kArrayActive:
@@ -302,8 +321,9 @@ std::string BuildReportTable(const SimResult& r, const isa::Program& program,
                        ops[i].cycles, ops[i].flops, ops[i].bytes);
   }
   if (any_inserted) {
-    out += "  * inserted by the compiler (not in the input module: a layout transpose, copy, pad, "
-           "collective or combined op)\n";
+    out +=
+        "  * inserted by the compiler (not in the input module: a layout transpose, copy, pad, "
+        "collective or combined op)\n";
   }
   if (!r.ici_links.empty()) {
     out += "\nICI links\n";

@@ -4,8 +4,8 @@
 #include <nlohmann/json.hpp>
 #include <string_view>
 
+#include "isa/footprint.h"
 #include "isa/program.h"
-#include "sim/core/footprint.h"
 
 namespace tpusim::sim {
 namespace {
@@ -51,7 +51,8 @@ int ChipOf(const std::string& path) {
   int chip = 0;
   size_t i = 4;
   if (i >= path.size() || path[i] < '0' || path[i] > '9') return -1;
-  for (; i < path.size() && path[i] >= '0' && path[i] <= '9'; ++i) chip = chip * 10 + (path[i] - '0');
+  for (; i < path.size() && path[i] >= '0' && path[i] <= '9'; ++i)
+    chip = chip * 10 + (path[i] - '0');
   return chip;
 }
 
@@ -99,12 +100,19 @@ struct TraceWriter::State {
 
   void NameProcess(int pid, const std::string& name, int sort) {
     Write({{"name", "process_name"}, {"ph", "M"}, {"pid", pid}, {"args", {{"name", name}}}});
-    Write({{"name", "process_sort_index"}, {"ph", "M"}, {"pid", pid}, {"args", {{"sort_index", sort}}}});
+    Write({{"name", "process_sort_index"},
+           {"ph", "M"},
+           {"pid", pid},
+           {"args", {{"sort_index", sort}}}});
   }
 
   int NewThread(int pid, const std::string& name) {
     const int tid = next_tid[pid]++;
-    Write({{"name", "thread_name"}, {"ph", "M"}, {"pid", pid}, {"tid", tid}, {"args", {{"name", name}}}});
+    Write({{"name", "thread_name"},
+           {"ph", "M"},
+           {"pid", pid},
+           {"tid", tid},
+           {"args", {{"name", name}}}});
     Write({{"name", "thread_sort_index"},
            {"ph", "M"},
            {"pid", pid},
@@ -142,7 +150,8 @@ struct TraceWriter::State {
             {"pid", pid},
             {"tid", tid},
             {"ts", static_cast<double>(start) * us_per_cycle},
-            {"dur", static_cast<double>(end) * us_per_cycle - static_cast<double>(start) * us_per_cycle},
+            {"dur",
+             static_cast<double>(end) * us_per_cycle - static_cast<double>(start) * us_per_cycle},
             {"args", {{"start_cycle", start}, {"end_cycle", end}}}};
   }
 
@@ -193,8 +202,9 @@ struct TraceWriter::State {
     const std::vector<std::string>& names = program->hlo_names;
     const bool tagged = s.tag >= 0 && static_cast<size_t>(s.tag) < names.size();
     if (tagged && static_cast<size_t>(core) < vmem_top.size()) {
-      SetCounter(summary, vmem_counter_base + static_cast<size_t>(core), s.start,
-                 static_cast<double>(vmem_top[static_cast<size_t>(core)][static_cast<size_t>(s.tag)]));
+      SetCounter(
+          summary, vmem_counter_base + static_cast<size_t>(core), s.start,
+          static_cast<double>(vmem_top[static_cast<size_t>(core)][static_cast<size_t>(s.tag)]));
     }
     if (InWindow(s.start, s.end) && Count(summary, s.start)) {
       json slice = Slice(tagged ? names[static_cast<size_t>(s.tag)] : "(untagged)", core,
@@ -213,10 +223,11 @@ struct TraceWriter::State {
       for (size_t pc = 0; pc < core.instructions.size(); ++pc) {
         const int32_t tag = core.hlo_tag(pc);
         if (tag < 0 || static_cast<size_t>(tag) >= program->hlo_names.size()) continue;
-        const Footprint f = InstructionFootprint(core.instructions[pc], static_cast<int>(c), *program);
+        const isa::Footprint f =
+            isa::InstructionFootprint(core.instructions[pc], static_cast<int>(c), *program);
         int64_t& top = vmem_top[c][static_cast<size_t>(tag)];
         for (const auto* regions : {&f.reads, &f.writes}) {
-          for (const Region& r : *regions) {
+          for (const isa::Region& r : *regions) {
             if (r.space == isa::MemSpace::kVmem && r.core == static_cast<int32_t>(c)) {
               top = std::max(top, static_cast<int64_t>(r.hi));
             }

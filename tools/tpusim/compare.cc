@@ -16,38 +16,25 @@ namespace {
 
 constexpr int kNumBounds = 7;
 
-// The class of an instruction for the per-op bound (compare.h; the stall categories of
-// sim/sim_result.h, with the MXU categories merged into one).
+// The class of an instruction for the per-op bound (compare.h): its resource (isa::ResourceOf, the
+// class behind the simulator's stall categories), the scalar unit's time counted as sync.
 Bound ClassOf(isa::Opcode op) {
-  using isa::Opcode;
-  switch (op) {
-    case Opcode::kMxuLoadWeights:
-    case Opcode::kMxuMatmul:
+  switch (isa::ResourceOf(op)) {
+    case isa::Resource::kMxu:
       return Bound::kMxu;
-    case Opcode::kMxuPop:
-      return Bound::kVpu;
-    case Opcode::kDmaHbmToVmem:
-    case Opcode::kDmaVmemToHbm:
+    case isa::Resource::kHbm:
       return Bound::kHbm;
-    case Opcode::kDmaHostToHbm:
-    case Opcode::kDmaHbmToHost:
+    case isa::Resource::kHost:
       return Bound::kHost;
-    case Opcode::kDmaVmemToRemote:
+    case isa::Resource::kIci:
       return Bound::kIci;
-    default:
+    case isa::Resource::kVpu:
+      return Bound::kVpu;
+    case isa::Resource::kSync:
+    case isa::Resource::kScalar:
       break;
   }
-  switch (isa::Info(op).unit) {
-    case isa::Unit::kVpu:
-    case isa::Unit::kXlu:
-      return Bound::kVpu;
-    case isa::Unit::kIci:
-      return Bound::kIci;
-    case isa::Unit::kMxu:
-      return Bound::kMxu;
-    default:
-      return Bound::kSync;
-  }
+  return Bound::kSync;
 }
 
 // Per HLO tag: retirement cycles charged to each class, summed over cores.

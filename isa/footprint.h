@@ -1,0 +1,95 @@
+// An instruction's memory footprint — the regions it reads and writes — as a static fact of its
+// opcode, defined beside its semantics (execute_*.cc) and used by the simulator's scoreboard
+// (sim/core/scoreboard.h), the final-state check, the trace and the report.
+//
+// Regions are byte ranges of one memory space of one core (an accumulator region is a row range of
+// one MXU); a strided access is covered by its bounding range (conservative: it may add a false
+// dependence, never miss one). An empty access still covers one byte.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "isa/instruction.h"
+#include "isa/opcode.h"
+#include "isa/program.h"
+#include "isa/types.h"
+
+namespace tpusim::isa {
+
+struct Region {
+  MemSpace space = MemSpace::kVmem;
+  int32_t core = 0;  // global core id (host memory: 0)
+  int32_t mxu = 0;   // accumulator regions: the MXU index; else 0
+  uint64_t lo = 0;   // [lo, hi): bytes, or accumulator rows
+  uint64_t hi = 0;
+  // Matmuls accumulating into the same rows of one MXU are applied in order by the array (TPU v1's
+  // accumulate flag): two such regions never conflict (sim/core/scoreboard.h).
+  bool in_order_chain = false;
+
+  bool Overlaps(const Region& o) const {
+    return space == o.space && core == o.core && mxu == o.mxu && lo < o.hi && o.lo < hi &&
+           !(in_order_chain && o.in_order_chain);
+  }
+};
+
+struct Footprint {
+  std::vector<Region> reads;
+  std::vector<Region> writes;
+};
+
+/// [addr, addr + bytes) of `space` of `core` (host memory is core 0's).
+inline Region RegionBytes(MemSpace space, int core, uint64_t addr, uint64_t bytes) {
+  Region r;
+  r.space = space;
+  r.core = space == MemSpace::kHost ? 0 : core;
+  r.lo = addr;
+  r.hi = addr + std::max<uint64_t>(bytes, 1);
+  return r;
+}
+inline Region VmemRegion(int core, uint64_t addr, uint64_t bytes) {
+  return RegionBytes(MemSpace::kVmem, core, addr, bytes);
+}
+/// Accumulator rows [row, row + rows) of MXU `mxu` of `core`.
+inline Region AccRegion(int core, uint64_t mxu, uint64_t row, uint64_t rows, bool in_order_chain) {
+  Region r;
+  r.space = MemSpace::kAcc;
+  r.core = core;
+  r.mxu = static_cast<int32_t>(mxu);
+  r.lo = row;
+  r.hi = row + std::max<uint64_t>(rows, 1);
+  r.in_order_chain = in_order_chain;
+  return r;
+}
+inline uint64_t ElemBytes(DType t) { return static_cast<uint64_t>(DTypeBytes(t)); }
+
+/// The regions `inst`, executed by global core `core`, reads and writes on that core (plus the
+/// host). A remote DMA's destination on another core is not included (the remote core
+/// synchronizes on its dst_flag): RemoteDmaDestination gives it.
+Footprint InstructionFootprint(const Instruction& inst, int core, const Program& program);
+
+// Per unit, beside each unit's semantics (execute_*.cc).
+Footprint DmaFootprint(const Instruction& inst, int core);
+Footprint MxuFootprint(const Instruction& inst, int core);
+Footprint VectorFootprint(const Instruction& inst, int core);
+Footprint CollectiveFootprint(const Instruction& inst, int core, const Program& program);
+
+/// The strided descriptor every DMA opcode starts with (opcodes.def TPUSIM_DMA_DESCRIPTOR_), typed:
+/// op::DmaHbmToVmem's fields are exactly the descriptor, read by position from any DMA opcode.
+using DmaDescriptor = op::DmaHbmToVmem;
+/// `inst`'s descriptor; TPUSIM_CHECKs that `inst` is a DMA.
+DmaDescriptor DmaDescriptorOf(const Instruction& inst);
+
+/// Bytes a strided DMA descriptor spans on its source / destination side:
+/// (n2-1)*s2 + (n1-1)*s1 + n0*elem_bytes (any DMA opcode but the indirect ones).
+uint64_t DmaSourceExtent(const Instruction& inst);
+uint64_t DmaDestinationExtent(const Instruction& inst);
+/// Bytes one execution of a DMA moves: n0 * n1 * n2 * elem_bytes (times `count` slices for
+/// dma.gather / dma.scatter).
+uint64_t DmaBytesMoved(const Instruction& inst);
+
+/// The members of replica-group table entry `group` that contain `core` (empty if none).
+std::vector<int32_t> GroupMembers(const Program& program, uint64_t group, int core);
+
+}  // namespace tpusim::isa
