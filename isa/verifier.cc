@@ -353,18 +353,9 @@ class Verifier {
     }
   }
 
+  // The ISA's broadcast-extent rule (types.h), with rows * cols saturating.
   static uint64_t BLen(Broadcast b, uint64_t rows, uint64_t cols) {
-    switch (b) {
-      case Broadcast::kNone:
-        return Mul(rows, cols);
-      case Broadcast::kScalar:
-        return 1;
-      case Broadcast::kRow:
-        return cols;
-      case Broadcast::kCol:
-        return rows;
-    }
-    return 0;
+    return b == Broadcast::kNone ? Mul(rows, cols) : BroadcastOperandElements(b, rows, cols);
   }
 
   void VpuOp(const Instruction& inst) {
