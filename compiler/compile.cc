@@ -107,7 +107,9 @@ StatusOr<CompiledModule> Compile(const hlo::HloModule& module, const config::Chi
   CompiledModule result;
   HloPassPipeline pipeline = BuildHloPipeline(config, options.max_unrolled_instructions,
                                               options.trip_counts, options.branch_trip_counts);
-  pipeline.set_dump_after(options.dump_after);
+  // `fusion` is not an HLO pass: it prints the lowering's fusion decisions (below).
+  const bool dump_fusions = options.dump_after == "fusion";
+  pipeline.set_dump_after(dump_fusions ? "" : options.dump_after);
   TPUSIM_ASSIGN_OR_RETURN(bool changed, pipeline.Run(*m));
   (void)changed;
   if (NeedsSpmdPartitioning(module)) result.spmd = SpmdSignature::Of(*m);
@@ -146,6 +148,7 @@ StatusOr<CompiledModule> Compile(const hlo::HloModule& module, const config::Chi
     AddDotEpilogues(*m, split_n, &groups);
     AddDotPrologues(*m, split_n, &groups);
   }
+  if (dump_fusions) result.dump = DescribeFusions(*m, groups);
   auto plan_for = [&](int32_t core) {
     const uint64_t base = config.hbm.shared_by_cores && !megacore
                               ? static_cast<uint64_t>((core % tc) * hbm_per_core)

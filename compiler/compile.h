@@ -38,7 +38,8 @@ namespace tpusim::compiler {
 struct CompileOptions {
   /// Devices (cores) to compile for. 0 = inferred (see the file comment).
   int64_t num_replicas = 0;
-  /// Record the HLO text after this pass in CompiledModule::dump ("" = none).
+  /// Record the HLO text after this pass in CompiledModule::dump ("" = none); "fusion" records
+  /// the lowering's fusion decisions instead (DescribeFusions, lower/fusion.h).
   std::string dump_after;
   /// Timing-only: elided constants and other initial data are not materialized (DataSegments are
   /// left out), so huge modules compile without allocating their values.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <memory>
 #include <set>
+#include <string>
 
 #include "compiler/lower/lowerer.h"
 #include "hlo/computation.h"
@@ -302,6 +303,43 @@ void AddDotPrologues(const hlo::HloModule& module, int64_t min_split_n, Elementw
       groups->prologue_of_dot[{dot, index}] = std::move(members);
     }
   }
+}
+
+std::string DescribeFusions(const hlo::HloModule& module, const ElementwiseGroups& groups) {
+  auto names = [](const std::vector<const HloInstruction*>& ops) {
+    std::string out;
+    for (const HloInstruction* op : ops) out += (out.empty() ? "" : ", ") + op->name();
+    return out;
+  };
+  std::string out = "fusion decisions of the lowering (lower/fusion.h), in program order:\n";
+  for (const auto& up : module.entry_computation()->instructions()) {
+    const HloInstruction* inst = up.get();
+    if (inst->opcode() == HloOpcode::kDot || inst->opcode() == HloOpcode::kConvolution) {
+      auto epi = groups.epilogue_of_dot.find(inst);
+      auto lhs = groups.prologue_of_dot.find({inst, 0});
+      auto rhs = groups.prologue_of_dot.find({inst, 1});
+      if (epi == groups.epilogue_of_dot.end() && lhs == groups.prologue_of_dot.end() &&
+          rhs == groups.prologue_of_dot.end()) {
+        continue;
+      }
+      out += "  kOutput  " + inst->name();
+      if (lhs != groups.prologue_of_dot.end()) out += "; LHS as loaded: " + names(lhs->second);
+      if (rhs != groups.prologue_of_dot.end()) out += "; weights as loaded: " + names(rhs->second);
+      if (epi != groups.epilogue_of_dot.end()) out += "; on popped blocks: " + names(epi->second);
+      out += "\n";
+      continue;
+    }
+    auto g = groups.group_of.find(inst);
+    if (g == groups.group_of.end() || groups.dot_of_epilogue.count(inst) > 0 ||
+        groups.dot_of_prologue.count(inst) > 0) {
+      continue;
+    }
+    const auto& members = groups.groups[g->second];
+    if (members.front() != inst) continue;
+    const bool input = members.back()->opcode() == HloOpcode::kReduce;
+    out += std::string(input ? "  kInput   " : "  kLoop    ") + names(members) + "\n";
+  }
+  return out;
 }
 
 }  // namespace tpusim::compiler

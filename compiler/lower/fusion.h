@@ -61,4 +61,10 @@ void AddDotEpilogues(const hlo::HloModule& module, int64_t min_split_n, Elementw
 /// operands in the KM / NK forms (transposed as they are loaded) keep their producers' kernels.
 void AddDotPrologues(const hlo::HloModule& module, int64_t min_split_n, ElementwiseGroups* groups);
 
+/// The fusion decisions as text (`--dump-after fusion`), one kernel per line in program order, with
+/// XLA's fusion kinds: `kLoop` (an elementwise run), `kInput` (a run ending in its reduce),
+/// `kOutput` (a dot or convolution with the ops run on its popped blocks, and with the producers of
+/// its operands run as the blocks are loaded).
+std::string DescribeFusions(const hlo::HloModule& module, const ElementwiseGroups& groups);
+
 }  // namespace tpusim::compiler

@@ -21,9 +21,9 @@ StatusOr<bool> HloPassPipeline::Run(hlo::HloModule& module) {
       known += (known.empty() ? "" : ", ") + std::string(p->name());
     }
     if (!found) {
-      return InvalidArgument("--dump-after=" + dump_after_ +
-                             ": no pass of that name in pipeline '" + name_ +
-                             "' (passes: " + known + ")");
+      return InvalidArgument(
+          "--dump-after=" + dump_after_ + ": no pass of that name in pipeline '" + name_ +
+          "' (passes: " + known + "; or 'fusion' for the lowering's fusion decisions)");
     }
   }
   bool changed = false;

@@ -145,6 +145,23 @@ TEST(InputFusionTest, OneHotReductionIsOneKernelWithNothingInHbm) {
   }
 }
 
+// `--dump-after fusion` prints the decisions with XLA's fusion kinds.
+TEST(InputFusionTest, DumpAfterFusionNamesTheKinds) {
+  auto module = testing::Parse(OneHot(2, 3, 40));
+  ASSERT_NE(module, nullptr);
+  CompileOptions options;
+  options.dump_after = "fusion";
+  auto compiled = Compile(*module, testing::Config("tpu-v4"), options);
+  ASSERT_TRUE(compiled.ok()) << compiled.status().message();
+  EXPECT_NE(compiled->dump.find("kInput   eq, oh, r\n"), std::string::npos) << compiled->dump;
+  auto dot = testing::Parse(kModule);
+  ASSERT_NE(dot, nullptr);
+  auto with_dot = Compile(*dot, testing::Config("tpu-v4"), options);
+  ASSERT_TRUE(with_dot.ok()) << with_dot.status().message();
+  EXPECT_NE(with_dot->dump.find("kOutput  d; on popped blocks: y"), std::string::npos)
+      << with_dot->dump;
+}
+
 // The class of a real LLaMA-2 training step's pred[1024,4096,32000] (134 GB): the fused working set
 // fits, so the module compiles within the HBM it really needs.
 TEST(InputFusionTest, HugeLogicalShapesCompileWithinTheirRealHbm) {

@@ -62,7 +62,8 @@ void RegisterCompileCommand(CLI::App& app) {
                   "replicas (cores) to compile for (default: the "
                   "module's replica_count)")
       ->check(DeviceCount());
-  cmd->add_option("--dump-after", args->dump_after, "print the HLO module after this pass");
+  cmd->add_option("--dump-after", args->dump_after,
+                  "print the HLO module after this pass (fusion: the lowering's fusion decisions)");
   cmd->add_option("--custom-call-cost", args->custom_call_costs,
                   "TARGET=CYCLES: time an unknown custom-call target as CYCLES cycles of its core "
                   "(repeatable)");

@@ -111,7 +111,9 @@ void RegisterRunCommand(CLI::App& app) {
          "while loops are unrolled while the copies add at most N HLO instructions; longer "
          "loops run as ISA loops (ctrl.loop); 0: every loop an ISA loop")
       ->check(NonNegative());
-  cmd->add_option("--dump-after", args->run.dump_after, "print the HLO after this compiler pass");
+  cmd->add_option(
+      "--dump-after", args->run.dump_after,
+      "print the HLO after this compiler pass (fusion: the lowering's fusion decisions)");
   cmd->add_flag("--json", args->json, "print the JSON report on stdout instead of the table");
   cmd->callback([args] {
     OutputSet outputs;  // written together after a complete run, or not at all
