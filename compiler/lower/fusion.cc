@@ -52,10 +52,10 @@ const HloInstruction* Producer(const HloInstruction* inst) {
 
 // Input fusion (XLA's kInput: a reduce with its elementwise producers): a reduce of the last
 // member of a run over its last dimension only (a softmax's row sum, a cross-entropy's row
-// reduction of a one-hot select), in f32 with add/maximum/minimum and a one-element init defined
-// before the run, joins the run as its last member and reduces each chunk of whole rows in VMEM
-// (Lowerer::LowerFusedElementwise), so the reduced operand is never stored unless something
-// else reads it.
+// reduction of a one-hot select) of rows of at most 2^18 elements, in f32 with add/maximum/minimum
+// and a one-element init defined before the run, joins the run as its last member and reduces
+// each chunk of whole rows in VMEM (Lowerer::LowerFusedElementwise), so the reduced operand is
+// never stored unless something else reads it.
 bool IsRowReductionOf(const HloInstruction& r, const HloInstruction& last,
                       const std::map<const HloInstruction*, size_t>& position,
                       const HloInstruction* front) {
@@ -65,7 +65,13 @@ bool IsRowReductionOf(const HloInstruction& r, const HloInstruction& last,
     return false;
   }
   const int64_t rank = last.shape().rank();
-  if (rank < 2 || r.dimensions() != std::vector<int64_t>{rank - 1}) return false;
+  // Whole rows must fit a chunk of the kernel next to the other members' (2^18 elements, as the
+  // virtual row vectors); longer rows are reduced in chunks by the reduce's own kernel.
+  constexpr int64_t kMaxRow = int64_t{1} << 18;
+  if (rank < 2 || r.dimensions() != std::vector<int64_t>{rank - 1} ||
+      last.shape().dimensions(rank - 1) > kMaxRow) {
+    return false;
+  }
   const HloInstruction* init = r.operand(1);
   return init->shape().ElementCount() == 1 &&
          (HasNoCode(*init) || position.at(init) < position.at(front));

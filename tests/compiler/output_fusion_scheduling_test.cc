@@ -162,6 +162,29 @@ TEST(InputFusionTest, DumpAfterFusionNamesTheKinds) {
       << with_dot->dump;
 }
 
+// A row longer than 2^18 elements is not fused with its producer (a chunk holds whole rows): the
+// reduce keeps its own kernel, which reduces long rows in chunks (ReduceLongRows).
+TEST(InputFusionTest, RowsLongerThanAChunkKeepTheirOwnReduce) {
+  auto module = testing::Parse(R"(
+HloModule longrow
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[2,4000000] parameter(0)
+  e = f32[2,4000000] exponential(x)
+  zero = f32[] constant(0)
+  ROOT r = f32[2] reduce(e, zero), dimensions={1}, to_apply=add
+})");
+  ASSERT_NE(module, nullptr);
+  CompileOptions options;
+  options.timing_only = true;
+  auto compiled = Compile(*module, testing::Config("tiny"), options);
+  ASSERT_TRUE(compiled.ok()) << compiled.status().message();
+}
+
 // The class of a real LLaMA-2 training step's pred[1024,4096,32000] (134 GB): the fused working set
 // fits, so the module compiles within the HBM it really needs.
 TEST(InputFusionTest, HugeLogicalShapesCompileWithinTheirRealHbm) {
