@@ -2,8 +2,8 @@
 
 #include <vector>
 
-#include "hlo/convolution_form.h"
 #include "compiler/passes/hlo_builder.h"
+#include "hlo/convolution_form.h"
 
 namespace tpusim::compiler {
 

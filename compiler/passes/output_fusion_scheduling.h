@@ -17,9 +17,9 @@
 // broadcasts) are scheduled the same way: for an elementwise op E whose window holds elementwise
 // consumers of E's dimensions and, between them, independent instructions of other dimensions (a
 // convert of a [C] scale feeding a broadcast), those independent instructions move before E, so
-// the chain is one run of the lowering's elementwise fusion (lower/fusion.h) instead of several; the
-// window's other instructions keep their places (a dot or convolution among them still gets its own
-// window).
+// the chain is one run of the lowering's elementwise fusion (lower/fusion.h) instead of several;
+// the window's other instructions keep their places (a dot or convolution among them still gets its
+// own window).
 //
 // One sweep over the entry computation, O(instructions x 64): a dot or convolution that an earlier
 // one's window already placed (a deferred instruction) keeps that place.

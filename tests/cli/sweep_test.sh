@@ -7,6 +7,8 @@
 # stand-in sbatch) give the same CSV; scripts/plot_sweep.py draws it. usage: sweep_test.sh TPUSIM OUTDIR. Exit 77 = skipped.
 set -uo pipefail
 tpusim=$1
+# The recipes run the binary under test (they default to build/tpusim).
+export TPUSIM="$tpusim"
 out=$2
 if ! command -v parallel >/dev/null; then
   echo "SKIP: GNU parallel is not installed (Debian: apt-get install parallel)"

@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "compile_test_util.h"
-#include "hlo/computation.h"
 #include "compiler/passes/pred_reduce_expander.h"
+#include "hlo/computation.h"
 
 namespace tpusim::compiler {
 namespace {
