@@ -153,7 +153,10 @@ StatusOr<CompiledModule> Compile(const hlo::HloModule& module, const config::Chi
     const uint64_t base = config.hbm.shared_by_cores && !megacore
                               ? static_cast<uint64_t>((core % tc) * hbm_per_core)
                               : 0;
-    return PlanHbm(*m, groups, base, hbm_per_core, options.timing_only);
+    return PlanHbm(*m, groups, base, hbm_per_core, options.timing_only,
+                   hlo::TileRule{.lanes = config.core.vpu.lanes,
+                                 .sublanes = config.core.vpu.sublanes,
+                                 .min_tile_bytes = config.hbm.tile_min_bytes});
   };
   isa::Program& program = result.program;
   program.cores.resize(static_cast<size_t>(replicas * per_device));

@@ -60,6 +60,7 @@ struct HbmConfig {
   double bandwidth_bytes_per_s = 0;  // chip.hbm.bandwidth_bytes_per_s (per chip)
   int64_t latency_cycles = 0;        // chip.hbm.latency_cycles: first byte of a transfer
   bool shared_by_cores = true;       // chip.hbm.shared_by_cores: false = each core owns 1/n (v2/v3)
+  int64_t tile_min_bytes = 0;       // chip.hbm.tile_min_bytes: smallest HBM tile; 0 = untiled
 };
 
 /// Interconnect between chips. `system.*`.

@@ -66,6 +66,12 @@ std::vector<FieldSpec> MakeSchema() {
                   "cycles from a transfer's issue to its first byte (unpublished: assumption)",
                   [](ChipConfig& c) -> int64_t& { return c.hbm.latency_cycles; })
                   .In(0, 1e6));
+  v.push_back(Int("chip.hbm.tile_min_bytes", "bytes", "0",
+                  "smallest tile of an array stored tiled in HBM (hlo/tiled_layout.h: minor "
+                  "dimension on core.vpu.lanes, second-minor on up to core.vpu.sublanes rows); "
+                  "transfers and capacity count whole tiles. 0 = arrays stored untiled",
+                  [](ChipConfig& c) -> int64_t& { return c.hbm.tile_min_bytes; })
+                  .In(0, 1 << 20));
   v.push_back(Bool("chip.hbm.shared_by_cores", "true",
                    "true: the chip's cores share one HBM (v4+ megacore); false: each core owns "
                    "capacity/n and bandwidth/n (v2, v3)",

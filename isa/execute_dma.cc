@@ -1,6 +1,7 @@
 // The DMA opcodes' semantics (opcodes.def TPUSIM_DMA_DESCRIPTOR_ and the indirect DMAs).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <string>
 
 #include "isa/execute.h"
@@ -108,6 +109,27 @@ uint64_t DmaBytesMoved(const Instruction& inst) {
   const DmaDescriptor d = DmaDescriptorOf(inst);
   const uint64_t slices = IsIndirectDma(inst.opcode) ? IndirectDma::From(inst).count : 1;
   return d.n0 * d.n1 * d.n2 * d.elem_bytes * slices;
+}
+
+uint64_t DmaHbmBytes(const Instruction& inst) {
+  uint64_t tiled = 0;
+  switch (inst.opcode) {
+    case Opcode::kDmaHbmToVmem:
+      tiled = inst.As<op::DmaHbmToVmem>().hbm_bytes;
+      break;
+    case Opcode::kDmaVmemToHbm:
+      tiled = inst.As<op::DmaVmemToHbm>().hbm_bytes;
+      break;
+    case Opcode::kDmaHostToHbm:
+      tiled = inst.As<op::DmaHostToHbm>().hbm_bytes;
+      break;
+    case Opcode::kDmaHbmToHost:
+      tiled = inst.As<op::DmaHbmToHost>().hbm_bytes;
+      break;
+    default:
+      break;
+  }
+  return std::max(tiled, DmaBytesMoved(inst));
 }
 
 Footprint DmaFootprint(const Instruction& inst, int core) {

@@ -88,6 +88,9 @@ uint64_t DmaDestinationExtent(const Instruction& inst);
 /// Bytes one execution of a DMA moves: n0 * n1 * n2 * elem_bytes (times `count` slices for
 /// dma.gather / dma.scatter).
 uint64_t DmaBytesMoved(const Instruction& inst);
+/// Bytes the HBM side of a DMA moves: its `hbm_bytes` field (whole tiles of a tiled HBM array,
+/// TPUSIM_DMA_HBM_TILES_ in opcodes.def) when that is larger, else DmaBytesMoved.
+uint64_t DmaHbmBytes(const Instruction& inst);
 
 /// The members of replica-group table entry `group` that contain `core` (empty if none).
 std::vector<int32_t> GroupMembers(const Program& program, uint64_t group, int core);

@@ -39,8 +39,34 @@ void CoreEmitter::DmaContiguous(isa::Opcode opcode, uint64_t src, uint64_t dst, 
   d.n0 = static_cast<uint64_t>(bytes / elem_bytes);
   d.n1 = 1;
   d.n2 = 1;
+  EmitDma(opcode, d);
+}
+
+uint64_t CoreEmitter::HbmBytes(uint64_t address, uint64_t bytes) const {
+  const HbmArray* best = nullptr;
+  for (const HbmArray& a : hbm_arrays_) {
+    if (address >= a.address && address - a.address < static_cast<uint64_t>(a.bytes) &&
+        (best == nullptr || a.address >= best->address)) {
+      best = &a;
+    }
+  }
+  if (best == nullptr || best->tiled_bytes <= best->bytes) return bytes;
+  __extension__ using U128 = unsigned __int128;  // bytes * tiled_bytes needs up to 2 * 40 bits
+  const U128 scaled = static_cast<U128>(bytes) * static_cast<uint64_t>(best->tiled_bytes);
+  const uint64_t logical = static_cast<uint64_t>(best->bytes);
+  return static_cast<uint64_t>((scaled + logical - 1) / logical);
+}
+
+void CoreEmitter::EmitDma(isa::Opcode opcode, isa::op::DmaHbmToVmem d) {
+  const bool hbm_src = opcode == isa::Opcode::kDmaHbmToVmem || opcode == isa::Opcode::kDmaHbmToHost;
+  const bool hbm_dst = opcode == isa::Opcode::kDmaVmemToHbm || opcode == isa::Opcode::kDmaHostToHbm;
+  if (hbm_src || hbm_dst) {
+    const uint64_t moved = d.n0 * d.n1 * d.n2 * d.elem_bytes;
+    const uint64_t tiled = HbmBytes(hbm_src ? d.src : d.dst, moved);
+    d.hbm_bytes = tiled > moved ? tiled : 0;
+  }
   isa::Instruction inst = d.ToInstruction();
-  inst.opcode = opcode;  // the DMA opcodes share one descriptor layout
+  inst.opcode = opcode;  // these DMA opcodes share one descriptor layout (isa/opcodes.def)
   Emit(inst);
 }
 
@@ -120,9 +146,7 @@ StatusOr<int64_t> CoreEmitter::Dma(isa::Opcode opcode, uint64_t src,
     isa::op::DmaHbmToVmem d;
     d.flag = flag;
     SetDmaPiece(d, p, src, dst, elem_bytes);
-    isa::Instruction inst = d.ToInstruction();
-    inst.opcode = opcode;  // the DMA opcodes share one descriptor layout
-    Emit(inst);
+    EmitDma(opcode, d);
     ++issued;
     if (size() > kMaxInstructionsPerCore) break;
   }

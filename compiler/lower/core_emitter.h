@@ -60,6 +60,15 @@ StatusOr<std::vector<DmaBoxPiece>> SplitDmaBox(std::span<const int64_t> src_stri
                                                std::span<const int64_t> dst_strides,
                                                std::span<const int64_t> dims, int64_t elem_bytes);
 
+/// An HBM array a kernel copies from or to: [address, address + bytes) in the dense layout the
+/// simulator's memory holds, and the bytes the array takes in its TPU tiles (hlo/tiled_layout.h;
+/// 0 = untiled).
+struct HbmArray {
+  uint64_t address = 0;
+  int64_t bytes = 0;
+  int64_t tiled_bytes = 0;
+};
+
 class CoreEmitter {
  public:
   CoreEmitter(isa::CoreProgram* core, int64_t vmem_bytes) : core_(core), vmem_bytes_(vmem_bytes) {}
@@ -94,6 +103,14 @@ class CoreEmitter {
   /// A contiguous copy of `bytes` bytes (one descriptor).
   void DmaContiguous(isa::Opcode opcode, uint64_t src, uint64_t dst, int64_t bytes,
                      int64_t elem_bytes, uint64_t flag);
+  /// The HBM arrays of the kernel being emitted. Every DMA to or from HBM that starts inside one of
+  /// them gets `hbm_bytes` = its elements' share of the array's tiled bytes (rounded up): the TPU
+  /// moves whole tiles (TPUSIM_DMA_HBM_TILES_ in isa/opcodes.def). Overlapping arrays (a view of
+  /// another) resolve to the one starting last.
+  void set_hbm_arrays(std::vector<HbmArray> arrays) { hbm_arrays_ = std::move(arrays); }
+  /// The HBM bytes a copy of `bytes` logical bytes starting at HBM `address` moves.
+  uint64_t HbmBytes(uint64_t address, uint64_t bytes) const;
+
   /// sync.wait for `count` signals of `flag` (nothing if count == 0).
   void Wait(uint64_t flag, int64_t count);
 
@@ -105,6 +122,9 @@ class CoreEmitter {
   int64_t vmem_top_ = 0;
   int64_t peak_vmem_ = 0;
   int32_t tag_ = isa::kNoHloTag;
+  std::vector<HbmArray> hbm_arrays_;
+
+  void EmitDma(isa::Opcode opcode, isa::op::DmaHbmToVmem d);
 };
 
 /// Row-major byte strides of `dims` with `elem_bytes` elements.

@@ -424,7 +424,8 @@ std::map<const hlo::HloInstruction*, std::pair<const hlo::HloInstruction*, size_
 }  // namespace
 
 StatusOr<HbmPlan> PlanHbm(const hlo::HloModule& module, const ElementwiseGroups& groups,
-                          uint64_t base, int64_t hbm_capacity, bool timing_only) {
+                          uint64_t base, int64_t hbm_capacity, bool timing_only,
+                          const hlo::TileRule& tiles) {
   // Pass 1: buffer ids. Every instruction that computes a value owns new leaf buffers; aliases
   // (reshape, tuple, get-tuple-element, ...) reuse their operand's. `address` holds the id for now.
   HbmPlan plan;
@@ -550,6 +551,7 @@ StatusOr<HbmPlan> PlanHbm(const hlo::HloModule& module, const ElementwiseGroups&
           // A value that lives only inside its fusion (read by members of its elementwise group
           // alone) never reaches HBM and takes no HBM capacity, at any logical size.
           if (FusionInternal(inst, groups)) {
+            b.fusion_internal = true;
             b.address = owned.size();
             owned.push_back(
                 Owned{64, def_at(&inst), def_at(&inst), false, &inst, leaf->ToString(false)});
@@ -557,16 +559,26 @@ StatusOr<HbmPlan> PlanHbm(const hlo::HloModule& module, const ElementwiseGroups&
             continue;
           }
           b.address = owned.size();
+          // Tiles of what the buffer stores (an iota's one row is a 1-D array of its own).
+          const hlo::Shape stored =
+              b.dims == leaf->dimensions() ? *leaf : hlo::Shape(leaf->element_type(), b.dims);
+          if (const std::vector<int64_t> tile = hlo::TpuTile(stored, tiles); !tile.empty()) {
+            b.tiled_bytes = hlo::TiledByteSize(stored, tile);
+          }
+          const int64_t footprint = std::max(b.bytes(), b.tiled_bytes);
           // One buffer larger than HBM can never fit; rejecting it here also keeps the 64-byte
           // rounding and the heap's running total far from int64 overflow (issue 8).
-          if (b.bytes() > hbm_capacity) {
-            return DoesNotFit(inst, fmt::format("HBM: a {} of {} bytes, over this core's share of "
-                                                "chip.hbm.capacity_bytes = {}",
-                                                leaf->ToString(false), b.bytes(), hbm_capacity));
+          if (footprint > hbm_capacity) {
+            const bool by_tiles = b.bytes() <= hbm_capacity;
+            return DoesNotFit(inst,
+                              fmt::format("HBM: a {} of {} bytes{}, over this core's share "
+                                          "of chip.hbm.capacity_bytes = {}",
+                                          leaf->ToString(false), by_tiles ? footprint : b.bytes(),
+                                          by_tiles ? " in its TPU tiles" : "", hbm_capacity));
           }
           const bool pinned = inst.opcode() == hlo::HloOpcode::kParameter ||
                               inst.opcode() == hlo::HloOpcode::kConstant;
-          owned.push_back(Owned{(std::max<int64_t>(b.bytes(), 1) + 63) / 64 * 64, def_at(&inst),
+          owned.push_back(Owned{(std::max<int64_t>(footprint, 1) + 63) / 64 * 64, def_at(&inst),
                                 def_at(&inst), pinned, &inst, leaf->ToString(false)});
           leaves.push_back(std::move(b));
         }

@@ -60,11 +60,43 @@ int32_t Lowerer::TagOf(const HloInstruction& inst) {
   return it->second;
 }
 
+std::vector<HbmArray> Lowerer::KernelHbmArrays(const HloInstruction& inst) const {
+  std::vector<const HloInstruction*> members = {&inst};
+  if (auto g = groups_.group_of.find(&inst); g != groups_.group_of.end()) {
+    const auto& group = groups_.groups[g->second];
+    members.insert(members.end(), group.begin(), group.end());
+  }
+  if (auto e = groups_.epilogue_of_dot.find(&inst); e != groups_.epilogue_of_dot.end()) {
+    members.insert(members.end(), e->second.begin(), e->second.end());
+  }
+  for (int operand : {0, 1}) {
+    if (auto p = groups_.prologue_of_dot.find({&inst, operand});
+        p != groups_.prologue_of_dot.end()) {
+      members.insert(members.end(), p->second.begin(), p->second.end());
+    }
+  }
+  std::vector<HbmArray> arrays;
+  auto add = [&](const HloInstruction* v) {
+    auto it = plan_.values.find(v);
+    if (it == plan_.values.end()) return;
+    for (const HbmBuffer& b : it->second) {
+      if (b.fusion_internal) continue;
+      arrays.push_back(HbmArray{b.address, b.bytes(), b.tiled_bytes});
+    }
+  };
+  for (const HloInstruction* m : members) {
+    add(m);
+    for (const HloInstruction* op : m->operands()) add(op);
+  }
+  return arrays;
+}
+
 Status Lowerer::Run() {
   for (const auto& up : module_.entry_computation()->instructions()) {
     const HloInstruction& inst = *up;
     em_.set_tag(TagOf(inst));
     em_.ResetVmem();
+    em_.set_hbm_arrays(KernelHbmArrays(inst));
     TPUSIM_RETURN_IF_ERROR(LowerInstruction(inst));
     TPUSIM_RETURN_IF_ERROR(em_.CheckSize());
   }

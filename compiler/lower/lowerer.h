@@ -22,6 +22,7 @@
 #include "hlo/convolution_form.h"
 #include "hlo/instruction.h"
 #include "hlo/module.h"
+#include "hlo/tiled_layout.h"
 #include "isa/program.h"
 
 namespace tpusim::compiler {
@@ -34,6 +35,11 @@ struct HbmBuffer {
   uint64_t view_offset = 0;
   isa::DType dtype = isa::DType::kF32;
   std::vector<int64_t> dims;
+  /// Bytes the array takes stored in its TPU tiles (hlo/tiled_layout.h, chip.hbm.tile_min_bytes);
+  /// 0 = untiled. A copy of part of the array moves that part's share of these bytes.
+  int64_t tiled_bytes = 0;
+  /// A value read only inside its fusion: never in HBM (its address is a placeholder).
+  bool fusion_internal = false;
   int64_t elements() const {
     int64_t n = 1;
     for (int64_t d : dims) n *= d;
@@ -58,9 +64,11 @@ struct HbmPlan {
 /// bytes. Addresses start at `base` (cores sharing a chip's HBM get disjoint ranges); `capacity` is
 /// the bytes this core may use from `base` on. `groups`: fused elementwise groups; all their
 /// members' results are defined at the group's first member and all their operands read until its
-/// last (the kernel interleaves them chunk by chunk).
+/// last (the kernel interleaves them chunk by chunk). `tiles`: how arrays are tiled in HBM; each
+/// buffer takes its tile-padded bytes of capacity (HbmBuffer::tiled_bytes).
 StatusOr<HbmPlan> PlanHbm(const hlo::HloModule& module, const ElementwiseGroups& groups,
-                          uint64_t base, int64_t hbm_capacity, bool timing_only);
+                          uint64_t base, int64_t hbm_capacity, bool timing_only,
+                          const hlo::TileRule& tiles);
 
 /// True for instructions whose value is their operand 0's buffers (reshape, bitcast, copy,
 /// opt-barrier, add-dependency, identity custom-calls, a broadcast to its operand's own shape, a
@@ -419,6 +427,10 @@ class Lowerer {
   std::set<const hlo::HloInstruction*> prologue_disabled_;
   /// Index of `inst` in Program::hlo_names (added on first use).
   int32_t TagOf(const hlo::HloInstruction& inst);
+  /// The HBM arrays the kernel of `inst` may copy from or to (CoreEmitter::set_hbm_arrays): its
+  /// own and its operands' buffers, and those of the ops fused into the same kernel (its
+  /// elementwise group, a dot's or convolution's prologue and epilogue ops).
+  std::vector<HbmArray> KernelHbmArrays(const hlo::HloInstruction& inst) const;
 };
 
 }  // namespace tpusim::compiler

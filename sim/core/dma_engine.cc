@@ -42,7 +42,7 @@ TransferRequest DmaEngine::MakeRequest(const Command& cmd) const {
   const isa::Instruction& inst = cmd.inst;
   TransferRequest req;
   req.tag = cmd.seq;
-  req.bytes = Bytes(isa::DmaBytesMoved(inst));
+  req.bytes = Bytes(isa::DmaHbmBytes(inst));  // whole tiles of a tiled HBM array
   const int per_chip = ic_->cores_per_chip();
   const int chip = core_ / per_chip, local = core_ % per_chip;
   const int hbm = ic_->hbm(chip, local);

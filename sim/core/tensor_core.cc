@@ -31,7 +31,7 @@ std::pair<uint64_t, uint64_t> Work(const isa::Instruction& inst, const config::C
       return {c.flop, c.vmem_bytes_read + c.vmem_bytes_written};
     }
     case isa::Unit::kDma: {
-      return {0, isa::DmaBytesMoved(inst)};
+      return {0, isa::DmaHbmBytes(inst)};
     }
     case isa::Unit::kIci: {
       isa::Footprint fp = isa::InstructionFootprint(inst, core, program);
