@@ -147,6 +147,7 @@ StatusOr<CompiledModule> Compile(const hlo::HloModule& module, const config::Chi
                  : std::numeric_limits<int64_t>::max();
     AddDotEpilogues(*m, split_n, &groups);
     AddDotPrologues(*m, split_n, &groups);
+    AddConvPrologues(*m, config.core.mxu.rows, &groups);
   }
   if (dump_fusions) result.dump = DescribeFusions(*m, groups);
   auto plan_for = [&](int32_t core) {

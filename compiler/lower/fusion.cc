@@ -7,6 +7,7 @@
 
 #include "compiler/lower/lowerer.h"
 #include "hlo/computation.h"
+#include "hlo/convolution_form.h"
 
 namespace tpusim::compiler {
 namespace {
@@ -307,6 +308,30 @@ void AddDotPrologues(const hlo::HloModule& module, int64_t min_split_n, Elementw
       if (members.empty()) continue;
       for (const HloInstruction* m : members) groups->dot_of_prologue[m] = dot;
       groups->prologue_of_dot[{dot, index}] = std::move(members);
+    }
+  }
+}
+
+void AddConvPrologues(const hlo::HloModule& module, int64_t mxu_rows, ElementwiseGroups* groups) {
+  const auto& list = module.entry_computation()->instructions();
+  for (size_t i = 0; i < list.size(); ++i) {
+    const HloInstruction* conv = list[i].get();
+    if (conv->opcode() != HloOpcode::kConvolution || !conv->shape().IsArray()) continue;
+    const auto& cd = conv->convolution_dimension_numbers();
+    const int64_t rank = conv->shape().rank();
+    if (cd.input_feature_dimension != 0 || cd.output_feature_dimension != rank - 1 ||
+        !hlo::PlanFilterGradientConvolution(
+            conv->operand(0)->shape().dimensions(), conv->operand(1)->shape().dimensions(),
+            conv->shape().dimensions(), conv->window(), cd, conv->feature_group_count(),
+            conv->batch_group_count(), mxu_rows)) {
+      continue;
+    }
+    for (int index = 0; index < 2; ++index) {
+      if (index == 1 && conv->operand(1) == conv->operand(0)) continue;
+      std::vector<const HloInstruction*> members = PrologueMembers(list, i, index, *groups);
+      if (members.empty()) continue;
+      for (const HloInstruction* m : members) groups->dot_of_prologue[m] = conv;
+      groups->prologue_of_dot[{conv, index}] = std::move(members);
     }
   }
 }

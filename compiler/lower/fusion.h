@@ -61,6 +61,14 @@ void AddDotEpilogues(const hlo::HloModule& module, int64_t min_split_n, Elementw
 /// operands in the KM / NK forms (transposed as they are loaded) keep their producers' kernels.
 void AddDotPrologues(const hlo::HloModule& module, int64_t min_split_n, ElementwiseGroups* groups);
 
+/// Operand fusion of a convolution in the filter-gradient form (hlo/convolution_form.h,
+/// FilterGradientConvolution; the weight gradient of a convolution layer): the elementwise ops that
+/// compute its input X [F, H, W, B] (a batch-norm's scale and shift of the activations) or its
+/// output gradient G [F, KH, KW, O] run on each band as it is loaded into VMEM, with the same rules
+/// as AddDotPrologues (X and G seen as the matrices [F*H*W, B] and [F*KH*KW, O]).
+/// `mxu_rows`: core.mxu.rows, which the form's K tiles follow.
+void AddConvPrologues(const hlo::HloModule& module, int64_t mxu_rows, ElementwiseGroups* groups);
+
 /// The fusion decisions as text (`--dump-after fusion`), one kernel per line in program order, with
 /// XLA's fusion kinds: `kLoop` (an elementwise run), `kInput` (a run ending in its reduce),
 /// `kOutput` (a dot or convolution with the ops run on its popped blocks, and with the producers of

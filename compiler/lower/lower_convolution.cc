@@ -640,12 +640,31 @@ std::optional<FilterGradBlocks> ChooseFilterGradBlocks(const hlo::FilterGradient
   return std::nullopt;
 }
 
+// Operand fusion (fusion.h, AddConvPrologues): the producers of X (0) or G (1), run by the Lowerer
+// (lower/dot_prologue.cc) on each block of the operand seen as a matrix ([F*H*W, B], [F*KH*KW, O])
+// as its band is loaded. `load` DMAs the block's inputs (rows r0 .. r0 + rc, columns c0 .. c0 + cc)
+// into version `slot` and returns the descriptor count; `run` computes the [rc, cc] block into
+// VMEM `dst`.
+struct ConvOperandFusion {
+  std::function<StatusOr<int64_t>(int slot, int64_t r0, int64_t rc, int64_t c0, int64_t cc)> load;
+  std::function<void(int slot, int64_t rc, int64_t cc, uint64_t dst)> run;
+  bool active() const { return static_cast<bool>(load); }
+};
+
+// Whether every band of X holds whole input rows (all W columns): what the X prologue's
+// [F*H*W, B] blocks need. False only when the window stops short of the last columns.
+bool FilterGradBandsHoldWholeRows(const hlo::FilterGradientConvolution& p) {
+  const int64_t band_w = (p.OW - 1) * p.ww.stride + (p.KW - 1) * p.ww.window_dilation + 1;
+  return p.ww.padding_low >= 0 && band_w - 1 - p.ww.padding_low >= p.W - 1;
+}
+
 class FilterGradEmitter {
  public:
   FilterGradEmitter(CoreEmitter& em, const config::ChipConfig& config, const HloInstruction& inst,
                     const hlo::FilterGradientConvolution& p, const FilterGradBlocks& b,
                     std::vector<PassParts> passes, const HbmBuffer& x, const HbmBuffer& g,
-                    const HbmBuffer& out, bool int_path)
+                    const HbmBuffer& out, bool int_path, ConvOperandFusion fuse_x = {},
+                    ConvOperandFusion fuse_g = {})
       : em_(em),
         inst_(inst),
         p_(p),
@@ -656,7 +675,16 @@ class FilterGradEmitter {
         O_(out),
         int_path_(int_path),
         C_(config.core.mxu.cols),
-        nm_(std::max<int64_t>(1, config.core.mxu.count)) {}
+        nm_(std::max<int64_t>(1, config.core.mxu.count)),
+        fuse_x_(std::move(fuse_x)),
+        fuse_g_(std::move(fuse_g)) {}
+
+  /// VMEM the kernel's own buffers take beyond FilterGradVmem with an X prologue: its computed
+  /// blocks before they are placed into the bands.
+  static int64_t FusedStagingBytes(const FilterGradBlocks& b,
+                                   const hlo::FilterGradientConvolution& p, int64_t le) {
+    return 2 * ((b.band_h * p.W * b.bc * le + 63) / 64 * 64);
+  }
 
   Status Run() {
     TPUSIM_RETURN_IF_ERROR(Allocate());
@@ -693,6 +721,10 @@ class FilterGradEmitter {
       TPUSIM_ASSIGN_OR_RETURN(pack0_, Alloc(2 * pack_bytes_, "packed input windows"));
     }
     TPUSIM_ASSIGN_OR_RETURN(g0_, Alloc(2 * g_bytes_, "output-gradient rows"));
+    if (fuse_x_.active()) {
+      xs_bytes_ = FusedStagingBytes(b_, p_, le) / 2;
+      TPUSIM_ASSIGN_OR_RETURN(xs0_, Alloc(2 * xs_bytes_, "fused input blocks"));
+    }
     TPUSIM_ASSIGN_OR_RETURN(out0_, Alloc(2 * out_bytes_, "result blocks"));
     return OkStatus();
   }
@@ -736,7 +768,16 @@ class FilterGradEmitter {
                                 .value = 0});
     }
     int64_t n = 0;
-    if (r_lo <= r_hi && c_lo <= c_hi) {
+    fused_rows_[slot] = 0;
+    if (fuse_x_.active() && r_lo <= r_hi) {
+      // The prologue computes rows r_lo..r_hi (whole rows: FilterGradBandsHoldWholeRows) into
+      // the staging buffer; Prepare places them into the band.
+      fused_rows_[slot] = r_hi - r_lo + 1;
+      fused_dst_[slot] = raw + static_cast<uint64_t>(
+                                   ((r_lo - first_row) * b_.band_w + p_.ww.padding_low) * bc * le);
+      TPUSIM_ASSIGN_OR_RETURN(
+          n, fuse_x_.load(slot, (st.f * p_.H + r_lo) * p_.W, fused_rows_[slot] * p_.W, b0, bc));
+    } else if (r_lo <= r_hi && c_lo <= c_hi) {
       const std::vector<int64_t> dims{r_hi - r_lo + 1, c_hi - c_lo + 1, bc};
       const std::vector<int64_t> ss{p_.W * p_.B * le, p_.B * le, le};
       const std::vector<int64_t> ds{b_.band_w * bc * le, bc * le, le};
@@ -749,6 +790,11 @@ class FilterGradEmitter {
       TPUSIM_ASSIGN_OR_RETURN(
           n, em_.Dma(isa::Opcode::kDmaHbmToVmem, src, ss, dst, ds, dims, le, kLoadFlag2));
     }
+    if (fuse_g_.active()) {
+      TPUSIM_ASSIGN_OR_RETURN(
+          int64_t m, fuse_g_.load(slot, (st.f * p_.KH + st.r0) * p_.KW, st.rows * p_.KW, n0, nc));
+      return n + m;
+    }
     const std::vector<int64_t> gd{st.rows, p_.KW, nc}, gs{p_.KW * p_.O * re, p_.O * re, re};
     const std::vector<int64_t> gds{p_.KW * nc * re, nc * re, re};
     TPUSIM_ASSIGN_OR_RETURN(
@@ -758,6 +804,30 @@ class FilterGradEmitter {
             G_.address + static_cast<uint64_t>(((st.f * p_.KH + st.r0) * p_.KW * p_.O + n0) * re),
             gs, g0_ + static_cast<uint64_t>(slot * g_bytes_), gds, gd, re, kLoadFlag2));
     return n + m;
+  }
+
+  // The fused prologues of the loaded step in `slot`: X's rows computed and placed into the band
+  // (at their padded positions, row pitch band_w), G's rows computed in place.
+  void Prepare(const Step& st, int slot, int64_t bc, int64_t nc) {
+    if (fuse_x_.active() && fused_rows_[slot] > 0) {
+      const uint64_t xs = xs0_ + static_cast<uint64_t>(slot * xs_bytes_);
+      fuse_x_.run(slot, fused_rows_[slot] * p_.W, bc, xs);
+      em_.Emit(isa::op::VpuCopy{.dtype = X_.dtype,
+                                .dst = fused_dst_[slot],
+                                .src = xs,
+                                .n0 = static_cast<uint64_t>(p_.W * bc),
+                                .n1 = static_cast<uint64_t>(fused_rows_[slot]),
+                                .n2 = 1,
+                                .src_s0 = 1,
+                                .src_s1 = p_.W * bc,
+                                .src_s2 = 0,
+                                .dst_s0 = 1,
+                                .dst_s1 = b_.band_w * bc,
+                                .dst_s2 = 0});
+    }
+    if (fuse_g_.active()) {
+      fuse_g_.run(slot, st.rows * p_.KW, nc, g0_ + static_cast<uint64_t>(slot * g_bytes_));
+    }
   }
 
   // The loaded band in `slot`, transposed to [Bc, band positions] and packed per output column.
@@ -797,6 +867,7 @@ class FilterGradEmitter {
       const int slot = static_cast<int>(i % 2);
       em_.Wait(kLoadFlag2, pending);
       pending = 0;
+      Prepare(steps_[i], slot, bc, std::min(b_.nc, p_.O - n0));
       Transpose(steps_[i], slot, bc);
       if (i + 1 < steps_.size()) {
         TPUSIM_ASSIGN_OR_RETURN(pending, Load(steps_[i + 1], 1 - slot, b0, n0));
@@ -897,8 +968,12 @@ class FilterGradEmitter {
   const HbmBuffer& O_;
   const bool int_path_;
   const int64_t C_, nm_;
+  const ConvOperandFusion fuse_x_, fuse_g_;
   int64_t band_bytes_ = 0, pack_ox_bytes_ = 0, pack_bytes_ = 0, g_bytes_ = 0, out_bytes_ = 0;
-  uint64_t raw0_ = 0, xt0_ = 0, pack0_ = 0, g0_ = 0, out0_ = 0;
+  int64_t xs_bytes_ = 0;
+  uint64_t raw0_ = 0, xt0_ = 0, pack0_ = 0, g0_ = 0, out0_ = 0, xs0_ = 0;
+  int64_t fused_rows_[2] = {0, 0};  // X rows the prologue computes for the step in each slot
+  uint64_t fused_dst_[2] = {0, 0};  // where they go in the band
   std::vector<Step> steps_;
 };
 
@@ -952,22 +1027,100 @@ Status Lowerer::LowerConvolution(const HloInstruction& inst) {
       TPUSIM_ASSIGN_OR_RETURN(std::vector<PassParts> passes,
                               ConvPasses(inst, config_, X.dtype, G.dtype, O.dtype, &int_path));
       if (O.elements() == 0) return OkStatus();
-      const auto blocks = ChooseFilterGradBlocks(*plan, config_, X.elem_bytes(), G.elem_bytes(),
-                                                 O.elem_bytes(), em_.vmem_free() - 8 * 64);
-      if (!blocks) {
-        return DoesNotFit(inst, fmt::format("VMEM: no band of one window row fits "
-                                            "core.vmem.capacity_bytes = {}",
-                                            em_.vmem_bytes()));
-      }
-      FilterGradEmitter kernel(em_, config_, inst, *plan, *blocks, std::move(passes), X, G, O,
-                               int_path);
-      return kernel.Run();
+      return LowerFilterGradConvolution(inst, *plan, std::move(passes), int_path);
     }
   }
   return Unsupported(inst,
                      "this convolution has no direct, filter-gradient or im2col form (supported: "
                      "one or two spatial dimensions without groups, or any convolution "
                      "without window reversal and negative padding, through im2col)");
+}
+
+Status Lowerer::LowerFilterGradConvolution(const HloInstruction& inst,
+                                           const hlo::FilterGradientConvolution& p,
+                                           std::vector<PassParts> passes, bool int_path) {
+  const HbmBuffer& X = Buffer(inst.operand(0));
+  const HbmBuffer& G = Buffer(inst.operand(1));
+  const HbmBuffer& O = Buffer(&inst);
+  const int64_t le = X.elem_bytes(), re = G.elem_bytes(), oe = O.elem_bytes();
+  // Operand fusion (AddConvPrologues): the prologues' VMEM comes off the blocks' budget.
+  const std::vector<const HloInstruction*>* pro_ops[2] = {nullptr, nullptr};
+  if (prologue_disabled_.count(&inst) == 0) {
+    for (int idx = 0; idx < 2; ++idx) {
+      auto it = groups_.prologue_of_dot.find({&inst, idx});
+      if (it != groups_.prologue_of_dot.end()) pro_ops[idx] = &it->second;
+    }
+    if (pro_ops[0] != nullptr && !FilterGradBandsHoldWholeRows(p)) {
+      TPUSIM_RETURN_IF_ERROR(LowerPrologueKernels(inst));
+      return LowerFilterGradConvolution(inst, p, std::move(passes), int_path);
+    }
+  }
+  const bool fused = pro_ops[0] != nullptr || pro_ops[1] != nullptr;
+  auto prologue_bytes = [&](const FilterGradBlocks& b) {
+    int64_t bytes = 0;
+    if (pro_ops[0] != nullptr) {
+      const PrologueFootprint f = MeasurePrologue(*pro_ops[0]);
+      const int64_t rows = b.band_h * p.W;
+      bytes += 2 * (f.per_element * rows * b.bc +
+                    f.vectors * std::max(rows, b.bc) * f.vector_bytes_per_element) +
+               f.allocations * 64 * 2 + FilterGradEmitter::FusedStagingBytes(b, p, le);
+    }
+    if (pro_ops[1] != nullptr) {
+      const PrologueFootprint f = MeasurePrologue(*pro_ops[1]);
+      const int64_t rows = b.rows * p.KW;
+      bytes += 2 * (f.per_element * rows * b.nc +
+                    f.vectors * std::max(rows, b.nc) * f.vector_bytes_per_element) +
+               f.allocations * 64 * 2;
+    }
+    return bytes;
+  };
+  int64_t budget = em_.vmem_free() - 8 * 64;
+  std::optional<FilterGradBlocks> blocks = ChooseFilterGradBlocks(p, config_, le, re, oe, budget);
+  for (int tries = 0; fused && blocks && tries < 4; ++tries) {
+    const int64_t need = FilterGradVmem(*blocks, p, le, re, oe) + prologue_bytes(*blocks);
+    if (need <= em_.vmem_free() - 8 * 64) break;
+    budget -= need - (em_.vmem_free() - 8 * 64);
+    blocks = budget > 0 ? ChooseFilterGradBlocks(p, config_, le, re, oe, budget) : std::nullopt;
+  }
+  std::optional<Prologue> pro[2];
+  ConvOperandFusion fuse[2];
+  for (int idx = 0; blocks && idx < 2; ++idx) {
+    if (pro_ops[idx] == nullptr) continue;
+    const int64_t rows = idx == 0 ? blocks->band_h * p.W : blocks->rows * p.KW;
+    const int64_t cols = idx == 0 ? blocks->bc : blocks->nc;
+    pro[idx] = PlanPrologue(*pro_ops[idx], rows, cols, 2);
+    if (!pro[idx]) break;
+    const int64_t R = idx == 0 ? p.F * p.H * p.W : p.F * p.KH * p.KW;
+    const int64_t C = idx == 0 ? p.B : p.O;
+    const Prologue* pr = &*pro[idx];
+    fuse[idx].load = [this, pr, R, C](int slot, int64_t r0, int64_t rc, int64_t c0,
+                                      int64_t cc) -> StatusOr<int64_t> {
+      return LoadPrologueBlock(*pr, slot, OperandBlock{0, R, C, r0, rc, c0, cc}, 2);
+    };
+    fuse[idx].run = [this, pr](int slot, int64_t rc, int64_t cc, uint64_t dst) {
+      RunPrologueBlock(*pr, slot, rc, cc, dst);
+    };
+  }
+  const bool planned =
+      blocks && (pro_ops[0] == nullptr || pro[0]) && (pro_ops[1] == nullptr || pro[1]);
+  if (fused &&
+      (!planned ||
+       FilterGradVmem(*blocks, p, le, re, oe) +
+               (pro_ops[0] != nullptr ? FilterGradEmitter::FusedStagingBytes(*blocks, p, le) : 0) >
+           em_.vmem_free() - 8 * 64)) {
+    // The prologues do not fit beside the kernel: their ops get kernels of their own.
+    em_.ResetVmem();
+    TPUSIM_RETURN_IF_ERROR(LowerPrologueKernels(inst));
+    return LowerFilterGradConvolution(inst, p, std::move(passes), int_path);
+  }
+  if (!blocks) {
+    return DoesNotFit(inst, fmt::format("VMEM: no band of one window row fits "
+                                        "core.vmem.capacity_bytes = {}",
+                                        em_.vmem_bytes()));
+  }
+  FilterGradEmitter kernel(em_, config_, inst, p, *blocks, std::move(passes), X, G, O, int_path,
+                           fuse[0], fuse[1]);
+  return kernel.Run();
 }
 
 Status Lowerer::LowerDirectConvolution(const HloInstruction& inst,

@@ -18,6 +18,7 @@
 #include "common/status.h"
 #include "compiler/lower/core_emitter.h"
 #include "compiler/lower/fusion.h"
+#include "compiler/lower/mxu_passes.h"
 #include "config/chip_config.h"
 #include "hlo/convolution_form.h"
 #include "hlo/instruction.h"
@@ -157,6 +158,11 @@ class Lowerer {
   Status LowerDot(const hlo::HloInstruction& inst);
   /// A canonical convolution in its direct or filter-gradient form (lower_convolution.cc).
   Status LowerConvolution(const hlo::HloInstruction& inst);
+  /// A convolution in the filter-gradient form (lower_convolution.cc), with the prologues of its
+  /// operands (AddConvPrologues) run as their bands are loaded when they fit VMEM beside it.
+  Status LowerFilterGradConvolution(const hlo::HloInstruction& inst,
+                                    const hlo::FilterGradientConvolution& p,
+                                    std::vector<PassParts> passes, bool int_path);
   Status LowerDirectConvolution(const hlo::HloInstruction& inst, const hlo::DirectConvolution& p);
   /// The megacore share of a dot with N output columns: this core's columns [begin, end), and how
   /// many cores split it (1 = not split: rank 0 does it all).

@@ -143,6 +143,34 @@ ENTRY e {
   EXPECT_EQ(testing::InstructionsTagged(run.compiled.program, "c", isa::Opcode::kDmaVmemToHbm), 0);
 }
 
+// Operand fusion of the filter-gradient form (AddConvPrologues): a batch-norm's scale and shift of
+// the activations (per-channel, broadcast along the minor dimension), with padding, and a scale of
+// the output gradient by a full array, run on each band as it is loaded — the scaled operands never
+// reach HBM and the padding stays zero.
+TEST_P(ConvolutionTest, FilterGradientOperandsComputedAsTheBandsLoad) {
+  const std::string text = R"(
+HloModule m
+ENTRY e {
+  x = f32[2,12,14,20] parameter(0)
+  s = f32[20] parameter(1)
+  t = f32[20] parameter(2)
+  g = f32[2,12,14,24] parameter(3)
+  h = f32[2,12,14,24] parameter(4)
+  sb = f32[2,12,14,20] broadcast(s), dimensions={3}
+  tb = f32[2,12,14,20] broadcast(t), dimensions={3}
+  xs = f32[2,12,14,20] multiply(x, sb)
+  xn = f32[2,12,14,20] add(xs, tb)
+  gh = f32[2,12,14,24] multiply(g, h)
+  ROOT y = f32[3,3,20,24] convolution(xn, gh), window={size=12x14 pad=1_1x1_1}, dim_labels=f01b_i01o->01bf
+})";
+  const testing::RunResult run = CheckAgainstEvaluator(text, GetParam(), kExact, 0, {}, true);
+  for (const char* op : {"xs", "xn", "gh"}) {
+    EXPECT_EQ(testing::InstructionsTagged(run.compiled.program, op, isa::Opcode::kDmaVmemToHbm), 0)
+        << op;
+  }
+  EXPECT_GT(testing::InstructionsTagged(run.compiled.program, "xn", isa::Opcode::kVpuBinary), 0);
+}
+
 INSTANTIATE_TEST_SUITE_P(Configs, ConvolutionTest, ::testing::Values("tiny", "tpu-v3", "tpu-v4"));
 
 // The direct kernel streams: no im2col concatenate, and the input is read from HBM about once
