@@ -1155,12 +1155,23 @@ Status Lowerer::LowerDirectConvolution(const HloInstruction& inst,
                                   "and its kernel taps fits core.vmem.capacity_bytes = {}",
                                   std::min<int64_t>(p.C, config_.core.mxu.rows), em_.vmem_bytes()));
   }
-  // The epilogue's VMEM comes first (ChooseConvBlocks left a third of VMEM for it); one that
-  // does not fit leaves its ops to their own kernels.
+  // The epilogue's VMEM comes first (ChooseConvBlocks left a third of VMEM for it). One with many
+  // operands (a batch-norm backward's chain) gets smaller blocks — the kernel's share of VMEM cut
+  // to 1/2, 1/3, 1/4 — before its ops are left to kernels of their own.
   std::optional<Epilogue> epi;
   ConvEpilogue run_epilogue;
   if (epilogue_ops != nullptr) {
     TPUSIM_ASSIGN_OR_RETURN(epi, PlanEpilogue(inst, *epilogue_ops, blocks->mc(), blocks->nc));
+    for (const int64_t share : {2, 3, 4}) {
+      if (epi && ConvVmemBytes(*blocks, p, le, re, oe, oi) <= em_.vmem_free() - 8 * 64) break;
+      epi.reset();
+      em_.ResetVmem();
+      std::optional<ConvBlocks> smaller = ChooseConvBlocks(
+          p, config_, le, re, oe, oi, (em_.vmem_free() - 8 * 64) / share, double_buffer_);
+      if (!smaller) break;
+      blocks = smaller;
+      TPUSIM_ASSIGN_OR_RETURN(epi, PlanEpilogue(inst, *epilogue_ops, blocks->mc(), blocks->nc));
+    }
     if (!epi || ConvVmemBytes(*blocks, p, le, re, oe, oi) > em_.vmem_free() - 8 * 64) {
       // The epilogue took more than its third: run without it (its ops get kernels of their own).
       epi.reset();
