@@ -257,6 +257,7 @@ StatusOr<SimResult> Simulator::Run(const isa::Program& program,
     for (size_t mi = 0; mi < core->mxus().size() && mi < arch.mxus.size(); ++mi) {
       auto& m = core->mxus()[mi];
       const MxuAccumulators& a = m->accumulators();
+      if (a.rows() == 0) continue;  // never written (timing-only): the state's zeros stay implicit
       std::vector<uint32_t> words(acc_words, 0);
       for (int64_t row = 0; row < a.rows(); ++row) {
         for (int64_t col = 0; col < a.cols() && col < sizes.mxu_cols; ++col) {

@@ -64,12 +64,12 @@ std::shared_ptr<const MxuTile> MxuTileTracker::Load(const MxuOp& op) {
   tile->n = op.n;
   const int64_t c = config_.cols;
   const bool bf16 = op.numerics == MxuNumerics::kBf16;
-  if (bf16) {
-    tile->f32.assign(config_.rows * c, 0.0f);
-  } else {
-    tile->s32.assign(config_.rows * c, 0);
-  }
-  if (config_.compute_values) {
+  if (config_.compute_values) {  // a timing-only tile holds no values
+    if (bf16) {
+      tile->f32.assign(config_.rows * c, 0.0f);
+    } else {
+      tile->s32.assign(config_.rows * c, 0);
+    }
     for (int64_t i = 0; i < op.k; ++i) {
       for (int64_t j = 0; j < op.n; ++j) {
         if (bf16) {

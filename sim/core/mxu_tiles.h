@@ -15,8 +15,8 @@
 namespace tpusim::sim {
 
 /// One weight tile as the array holds it: K x N values zero-padded to R x C, row-major [R, C]:
-/// `f32` in kBf16 mode, `s32` (sign-extended int8) in kInt8 mode; all zero when the model is
-/// timing-only.
+/// `f32` in kBf16 mode, `s32` (sign-extended int8) in kInt8 mode; both empty when the model is
+/// timing-only (every word reads as zero).
 struct MxuTile {
   int64_t seq = -1;  // 0, 1, 2, ... in load order
   MxuNumerics numerics = MxuNumerics::kBf16;
@@ -24,10 +24,12 @@ struct MxuTile {
   int64_t n = 0;
   std::vector<float> f32;    // [R, C] (kBf16)
   std::vector<int32_t> s32;  // [R, C] (kInt8)
-  /// The 32-bit word PE(r, c) holds: f32 bits or the int32 value.
+  /// The 32-bit word PE(r, c) holds: f32 bits or the int32 value (0 in a timing-only tile).
   uint32_t word(int64_t index) const {
-    return numerics == MxuNumerics::kBf16 ? std::bit_cast<uint32_t>(f32[index])
-                                          : static_cast<uint32_t>(s32[index]);
+    if (numerics == MxuNumerics::kBf16) {
+      return f32.empty() ? 0 : std::bit_cast<uint32_t>(f32[index]);
+    }
+    return s32.empty() ? 0 : static_cast<uint32_t>(s32[index]);
   }
 };
 

@@ -221,13 +221,17 @@ Json BuildReportJson(const SimResult& r, const isa::Program& program,
   }
   j["ici"] = std::move(ici);
 
-  Json units;
+  // Group paths are unique (StatRegistry::AddGroup), so members are appended without a lookup:
+  // Json::operator[] searches linearly, which made this loop quadratic in the cores of a slice.
+  Json::Object units;
+  units.reserve(stats.groups().size());
   for (const StatGroup& g : stats.groups()) {
-    Json& gj = units[g.path()];
-    gj = Json::MakeObject();
-    for (const StatInfo& s : g.stats()) gj[s.name] = s.counter->value();
+    Json::Object gj;
+    gj.reserve(g.stats().size());
+    for (const StatInfo& s : g.stats()) gj.emplace_back(s.name, Json(s.counter->value()));
+    units.emplace_back(g.path(), Json(std::move(gj)));
   }
-  j["units"] = std::move(units);
+  j["units"] = Json(std::move(units));
   return j;
 }
 
