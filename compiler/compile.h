@@ -63,8 +63,9 @@ struct CompileOptions {
   /// instructions; longer loops become ISA loops (ctrl.loop). 0 = every loop an ISA loop.
   int64_t max_unrolled_instructions = 100000;
   /// Trip counts of data-dependent whiles by name (--trip-count NAME=N): a while whose count
-  /// while-lowering's pattern cannot find runs N trips (while_lowering.h). A name that is not a
-  /// while of the module is an InvalidArgument error.
+  /// while-lowering's pattern cannot find runs as real control flow, like a branch_trip_counts
+  /// loop, and a timing-only simulation assumes N trips: N + 1 conditions and N bodies
+  /// (while_lowering.h). A name that is not a while of the module is an InvalidArgument error.
   std::map<std::string, int64_t> trip_counts;
   /// Data-dependent whiles (no count found, none given) to run as real control flow, by name: an
   /// ISA loop that computes the condition each trip and leaves on a false one (ctrl.break_unless;
@@ -104,7 +105,8 @@ struct CompiledModule {
   /// and its cycles count, so their cost is an upper bound on a TPU's, which runs one branch.
   std::vector<std::string> if_converted_conditionals;
   /// Whiles whose trip count the user gave (CompileOptions::trip_counts) because it is not known
-  /// at compile time, as "name=N": their cycles are those of N trips.
+  /// at compile time, as "name=N": a timing-only run's cycles are those of N trips (N + 1
+  /// conditions, N bodies).
   std::vector<std::string> given_trip_counts;
   /// Whiles run as branch loops (CompileOptions::branch_trip_counts), as "name=N" with N the trips
   /// a timing-only simulation assumes.

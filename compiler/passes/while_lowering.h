@@ -20,13 +20,14 @@
 //    or in a computation it calls (inlined by call-inliner here), are handled in turn, until the
 //    entry computation has no while and no call. Regions nest at most kMaxLoopRegionDepth deep.
 //  * A loop whose count the pattern cannot find (a data-dependent loop) takes the count the user
-//    gave for its name (CompileOptions::trip_counts, `--trip-count NAME=N`); the values computed
-//    are then those of N trips. Otherwise, if it has a branch count (CompileOptions::
-//    branch_trip_counts: the evaluator's count on the run's inputs), it runs as real control flow:
-//    a region with its condition inlined at the top of every trip and a break marker on the
-//    condition's pred (loop_region.h), lowered to `ctrl.break_unless`; the values are then the
-//    module's whatever the count, which only tells a timing-only simulation how many trips to
-//    assume. Such a loop is never unrolled.
+//    gave for its name (CompileOptions::trip_counts, `--trip-count NAME=N`) or else its branch
+//    count (CompileOptions::branch_trip_counts: the evaluator's count on the run's inputs). Either
+//    way it runs as real control flow: a region with its condition inlined at the top of every
+//    trip and a break marker on the condition's pred (loop_region.h), lowered to
+//    `ctrl.break_unless`; the values are then the module's whatever the count, which only tells a
+//    timing-only simulation how many trips to assume (N trips: N + 1 conditions and N bodies, as
+//    the real loop runs, so a given count and a counted one time alike). Such a loop is never
+//    unrolled.
 //  * Errors (Unimplemented, naming the while and its file:line:col): a trip count neither the
 //    pattern finds nor the user gave (with the reason and the --trip-count remedy), or regions
 //    nested too deep.
@@ -50,9 +51,9 @@ class WhileLowering : public HloPass {
  public:
   /// `given_trip_counts`: trip counts for whiles whose count is not known at compile time, by
   /// while name (--trip-count NAME=N); copies of a loop body keep their loop's original name as a
-  /// prefix ("w.it3", "w.1"), which is matched too.
+  /// prefix ("w.it3", "w.1"), which is matched too. They run as branch loops with that count.
   /// `branch_trip_counts`: data-dependent whiles (by name, matched like the given counts) to run
-  /// as branch loops, with the trips a timing-only simulation assumes.
+  /// as branch loops, with the trips a timing-only simulation assumes (a given count wins).
   explicit WhileLowering(int64_t max_unrolled_instructions = 100000,
                          std::map<std::string, int64_t> given_trip_counts = {},
                          std::map<std::string, int64_t> branch_trip_counts = {})

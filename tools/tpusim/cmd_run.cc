@@ -100,8 +100,9 @@ void RegisterRunCommand(CLI::App& app) {
                   "TARGET=CYCLES: time an unknown custom-call target as CYCLES cycles of its core "
                   "(repeatable; the run is then timing-only)");
   cmd->add_option("--trip-count", args->trip_counts,
-                  "NAME=N: run the while NAME, whose trip count depends on data, for N trips "
-                  "(repeatable; the report says which counts were given)");
+                  "NAME=N: time the while NAME, whose trip count depends on data, as N trips of its "
+                  "body and N+1 of its condition (repeatable; the run is then timing-only; the "
+                  "report says which counts were given)");
   AddOnOffFlags(cmd, "megacore", &args->run.megacore,
                 "split large dots of a single-device module over the chip's TensorCores when they "
                 "share its HBM (TPU v4/v5p; the default)",

@@ -347,8 +347,8 @@ StatusOr<RunModuleResult> RunModule(const hlo::HloModule& module, const config::
       if (options.trip_counts.count(given.substr(0, given.rfind('='))) == 0) continue;
       r.timing_only = true;
       r.timing_only_reason = fmt::format(
-          "while %{} trips were given by --trip-count (its count depends on data), so the values "
-          "are not those of the module: ran timing-only",
+          "while %{} trips were given by --trip-count (its count depends on data), so the run "
+          "times that many trips instead of the count the values would give: ran timing-only",
           given);
       break;
     }
@@ -639,8 +639,10 @@ std::string RunReportText(const RunModuleResult& r, const std::string& model_pat
   }
   for (const std::string& given : r.compiled.given_trip_counts) {
     out += fmt::format(
-        "note              while %{} trips: given by --trip-count (its count depends on data; "
-        "the cycles are those of that many trips)\n",
+        "note              while %{} trips: given by --trip-count (its count depends on data); it "
+        "runs as an ISA loop that computes its condition every trip and leaves on a false one "
+        "(ctrl.break_unless), and the cycles are those of that many trips and one more "
+        "condition\n",
         given);
   }
   if (r.compiled.cores_per_device > 1) {
