@@ -5,6 +5,7 @@
 #include "compiler/passes/batch_norm_expander.h"
 #include "compiler/passes/call_inliner.h"
 #include "compiler/passes/canonicalize.h"
+#include "compiler/passes/cholesky_expander.h"
 #include "compiler/passes/collective_expander.h"
 #include "compiler/passes/constant_folding.h"
 #include "compiler/passes/convolution_lowering.h"
@@ -17,6 +18,7 @@
 #include "compiler/passes/reduce_window_lowering.h"
 #include "compiler/passes/select_and_scatter_expander.h"
 #include "compiler/passes/sort_expander.h"
+#include "compiler/passes/triangular_solve_expander.h"
 #include "compiler/passes/spmd_partitioner.h"
 #include "compiler/passes/topk_expander.h"
 #include "compiler/passes/variadic_reduce_expander.h"
@@ -27,8 +29,8 @@
 namespace tpusim::compiler {
 
 // Order (DESIGN.md §1): async-to-sync -> call-inliner -> while-lowering -> constant-folding ->
-// batch-norm-expander -> custom-call-expander -> spmd-partitioner -> collective-expander ->
-// convolution-negative-padding -> lower-convolution -> lower-reduce-window ->
+// batch-norm-expander -> cholesky-expander -> triangular-solve-expander -> custom-call-expander ->
+// spmd-partitioner -> collective-expander -> convolution-negative-padding -> lower-convolution -> lower-reduce-window ->
 // select-and-scatter-expander -> map-expander -> reduce-precision-expander -> topk-expander ->
 // variadic-reduce-expander -> variadic-scatter-splitter -> pred-reduce-expander -> sort-expander ->
 // canonicalize -> all-reduce-combiner -> output-fusion-scheduling -> [fuse-elementwise ->
@@ -48,6 +50,8 @@ HloPassPipeline BuildHloPipeline(const config::ChipConfig& config,
   pipeline.AddPass<WhileLowering>(max_unrolled_instructions, trip_counts, branch_trip_counts);
   pipeline.AddPass<ConstantFolding>();  // after unrolling: copies' induction variables fold too
   pipeline.AddPass<BatchNormExpander>();
+  pipeline.AddPass<CholeskyExpander>();  // before triangular-solve-expander, as in XLA
+  pipeline.AddPass<TriangularSolveExpander>();
   pipeline.AddPass<CustomCallExpander>();
   pipeline.AddPass<SpmdPartitioner>();     // a no-op unless num_partitions > 1
   pipeline.AddPass<CollectiveExpander>();  // after the partitioner, which inserts collectives

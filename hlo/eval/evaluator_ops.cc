@@ -18,6 +18,7 @@
 #include "hlo/eval/kernels/dot.h"
 #include "hlo/eval/kernels/elementwise.h"
 #include "hlo/eval/kernels/gather_scatter.h"
+#include "hlo/eval/kernels/linalg.h"
 #include "hlo/eval/kernels/reduce.h"
 #include "hlo/eval/kernels/rng.h"
 #include "hlo/eval/kernels/sort.h"
@@ -417,6 +418,16 @@ StatusOr<Literal> EvaluateLocalInstruction(const HloInstruction& inst,
       TPUSIM_RETURN_IF_ERROR(Arity(inst, ops, 5));
       return BatchNormGrad(*ops[0], *ops[1], *ops[2], *ops[3], *ops[4], inst.epsilon(),
                            inst.feature_index(), out, kopt);
+    case HloOpcode::kCholesky: {
+      TPUSIM_RETURN_IF_ERROR(Arity(inst, ops, 1));
+      TPUSIM_ASSIGN_OR_RETURN(CholeskyOptions o, GetCholeskyOptions(inst));
+      return Cholesky(*ops[0], o, out, kopt);
+    }
+    case HloOpcode::kTriangularSolve: {
+      TPUSIM_RETURN_IF_ERROR(Arity(inst, ops, 2));
+      TPUSIM_ASSIGN_OR_RETURN(TriangularSolveOptions o, GetTriangularSolveOptions(inst));
+      return TriangularSolve(*ops[0], *ops[1], o, out, kopt);
+    }
     case HloOpcode::kTopK: {
       TPUSIM_RETURN_IF_ERROR(Arity(inst, ops, 1));
       return TopK(inst, *ops[0], out, kopt);

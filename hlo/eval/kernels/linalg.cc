@@ -1,0 +1,137 @@
+#include "hlo/eval/kernels/linalg.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace tpusim::hlo {
+namespace {
+
+// Batch count and matrix sizes of x [..., rows, cols].
+struct Batched {
+  int64_t batch = 1, rows = 0, cols = 0;
+};
+
+StatusOr<Batched> MatrixDims(const Literal& x, const char* what) {
+  const Shape& s = x.shape();
+  if (!x.IsArray() || s.rank() < 2 || !IsFloatingPoint(s.element_type())) {
+    return InvalidArgument(fmt::format("{} must be a floating-point [..., m, n], got {}", what,
+                                       s.ToString(false)));
+  }
+  Batched b;
+  for (int64_t d = 0; d + 2 < s.rank(); ++d) b.batch *= s.dimensions(d);
+  b.rows = s.dimensions(s.rank() - 2);
+  b.cols = s.dimensions(s.rank() - 1);
+  return b;
+}
+
+// Lower-triangular factor of the n x n matrix at `base` (read through `at(i, j)`, i >= j) into l;
+// false when a pivot is negative or NaN.
+template <typename At>
+bool FactorLower(int64_t n, At at, std::vector<double>& l) {
+  l.assign(static_cast<size_t>(n * n), 0.0);
+  auto L = [&](int64_t i, int64_t j) -> double& { return l[static_cast<size_t>(i * n + j)]; };
+  for (int64_t j = 0; j < n; ++j) {
+    double d = at(j, j);
+    for (int64_t k = 0; k < j; ++k) d -= L(j, k) * L(j, k);
+    const double s = std::sqrt(d);
+    if (std::isnan(s)) return false;
+    L(j, j) = s;
+    for (int64_t i = j + 1; i < n; ++i) {
+      double v = at(i, j);
+      for (int64_t k = 0; k < j; ++k) v -= L(i, k) * L(j, k);
+      L(i, j) = v / s;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+StatusOr<Literal> Cholesky(const Literal& a, const CholeskyOptions& options, const Shape& out,
+                           const KernelOptions& kopt) {
+  TPUSIM_ASSIGN_OR_RETURN(Batched d, MatrixDims(a, "cholesky's operand"));
+  if (d.rows != d.cols || out.dimensions() != a.shape().dimensions()) {
+    return InvalidArgument(fmt::format("cholesky: operand {} is not [..., n, n] or result {} "
+                                       "differs",
+                                       a.shape().ToString(false), out.ToString(false)));
+  }
+  const int64_t n = d.rows;
+  TPUSIM_ASSIGN_OR_RETURN(Literal r, Literal::Create(out, kopt.max_bytes));
+  std::vector<double> l;
+  for (int64_t b = 0; b < d.batch; ++b) {
+    const int64_t base = b * n * n;
+    // upper: a = u^T u; u^T is the lower factor of a read from its upper triangle.
+    auto at = [&](int64_t i, int64_t j) {
+      return a.GetAsDouble(base + (options.lower ? i * n + j : j * n + i));
+    };
+    const bool ok = FactorLower(n, at, l);
+    for (int64_t i = 0; i < n; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        const double v = !ok ? std::numeric_limits<double>::quiet_NaN()
+                             : (options.lower ? l[static_cast<size_t>(i * n + j)]
+                                              : l[static_cast<size_t>(j * n + i)]);
+        r.SetFromDouble(base + i * n + j, v);
+      }
+    }
+  }
+  return r;
+}
+
+StatusOr<Literal> TriangularSolve(const Literal& a, const Literal& b,
+                                  const TriangularSolveOptions& options, const Shape& out,
+                                  const KernelOptions& kopt) {
+  TPUSIM_ASSIGN_OR_RETURN(Batched da, MatrixDims(a, "triangular-solve's a"));
+  TPUSIM_ASSIGN_OR_RETURN(Batched db, MatrixDims(b, "triangular-solve's b"));
+  const int64_t k = da.rows;
+  if (da.rows != da.cols || da.batch != db.batch ||
+      (options.left_side ? db.rows : db.cols) != k ||
+      out.dimensions() != b.shape().dimensions()) {
+    return InvalidArgument(fmt::format("triangular-solve: a {} and b {} do not fit (result {})",
+                                       a.shape().ToString(false), b.shape().ToString(false),
+                                       out.ToString(false)));
+  }
+  TPUSIM_ASSIGN_OR_RETURN(Literal r, Literal::Create(out, kopt.max_bytes));
+  // M = op(triangle(a)) as a dense k x k matrix; it is lower triangular when lower != transposed.
+  // Left: M x = b column by column. Right: x M = b, i.e. M^T x^T = b^T row by row, M^T lower
+  // triangular when M is upper.
+  const bool m_lower = options.lower != options.transposed();
+  const bool solve_lower = options.left_side ? m_lower : !m_lower;
+  std::vector<double> m(static_cast<size_t>(k * k)), x(static_cast<size_t>(k));
+  for (int64_t batch = 0; batch < da.batch; ++batch) {
+    const int64_t abase = batch * k * k, bbase = batch * db.rows * db.cols;
+    for (int64_t i = 0; i < k; ++i) {
+      for (int64_t j = 0; j < k; ++j) {
+        // Element (i, j) of the solved-with matrix S (M on the left, M^T on the right) comes from
+        // a(p, q) of a's stored triangle.
+        const bool flip = options.transposed() != !options.left_side;
+        const int64_t p = flip ? j : i, q = flip ? i : j;
+        const bool in = options.lower ? q <= p : q >= p;
+        double v = in ? a.GetAsDouble(abase + p * k + q) : 0.0;
+        if (p == q && options.unit_diagonal) v = 1.0;
+        m[static_cast<size_t>(i * k + j)] = v;
+      }
+    }
+    const int64_t systems = options.left_side ? db.cols : db.rows;
+    for (int64_t s = 0; s < systems; ++s) {
+      auto bidx = [&](int64_t i) {
+        return bbase + (options.left_side ? i * db.cols + s : s * db.cols + i);
+      };
+      for (int64_t t = 0; t < k; ++t) {
+        const int64_t i = solve_lower ? t : k - 1 - t;
+        double v = b.GetAsDouble(bidx(i));
+        for (int64_t u = 0; u < t; ++u) {
+          const int64_t j = solve_lower ? u : k - 1 - u;
+          v -= m[static_cast<size_t>(i * k + j)] * x[static_cast<size_t>(j)];
+        }
+        x[static_cast<size_t>(i)] = v / m[static_cast<size_t>(i * k + i)];
+      }
+      for (int64_t i = 0; i < k; ++i) r.SetFromDouble(bidx(i), x[static_cast<size_t>(i)]);
+    }
+  }
+  return r;
+}
+
+}  // namespace tpusim::hlo
