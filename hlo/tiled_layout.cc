@@ -23,7 +23,13 @@ int64_t TileExtent(int64_t n, int64_t row_bytes, int64_t min_bytes, int64_t cap)
   return std::min(t, cap);
 }
 
-// Dimension indices from major to minor.
+// Dimension indices from major to minor. A layout with tiles is XLA's layout assignment's and is
+// kept; otherwise (a dump before layout assignment, or no layout) the layout's order with its
+// size-1 dimensions moved major when two or more dimensions are larger, as XLA's TPU layout
+// assignment places them (the calibration profiles: f32[4,128,1,1]{1,0,3,2:T(4,128)},
+// f32[16,256,1]{1,0,2:T(8,128)}; bf16[8000,1]{1,0:T(8,128)(2,1)} keeps its one large dimension
+// major): a degenerate dimension costs nothing to move, and on the tiled minor dimensions it would
+// pad each element to a whole tile row.
 std::vector<int64_t> MajorToMinor(const Shape& array) {
   std::vector<int64_t> order;
   if (array.has_layout() &&
@@ -31,6 +37,13 @@ std::vector<int64_t> MajorToMinor(const Shape& array) {
     order.assign(array.layout().minor_to_major.rbegin(), array.layout().minor_to_major.rend());
   } else {
     for (int64_t i = 0; i < array.rank(); ++i) order.push_back(i);
+  }
+  const bool assigned = array.has_layout() && !array.layout().tiles.empty();
+  const auto large = std::count_if(order.begin(), order.end(),
+                                   [&](int64_t d) { return array.dimensions(d) > 1; });
+  if (!assigned && large >= 2) {
+    std::stable_partition(order.begin(), order.end(),
+                          [&](int64_t d) { return array.dimensions(d) == 1; });
   }
   return order;
 }

@@ -26,7 +26,9 @@ struct TileRule {
 };
 
 /// The tile of `array` (dims of the tile, applied to the array's most minor dimensions in its
-/// layout's order): the layout's first tile if the shape has one (`T(8,128)` in a dump taken after
+/// layout's order, size-1 dimensions taken as major unless the layout has a tile or the array has
+/// fewer than two larger dimensions, as XLA's TPU layout assignment places them): the layout's
+/// first tile if the shape has one (`T(8,128)` in a dump taken after
 /// XLA's layout assignment), else the one XLA's TPU layout assignment picks, as the calibration
 /// profiles show it:
 ///   rank >= 2: (r, lanes), r the smallest power of two >= the second-minor dimension with

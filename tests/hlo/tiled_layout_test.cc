@@ -50,6 +50,24 @@ TEST(TiledLayoutTest, TheLayoutDecidesWhichDimensionsAreMinor) {
   EXPECT_EQ(TiledByteSize(t, TpuTile(t, kTpu)), int64_t{150} * 150 * 64 * 128 * 2);
 }
 
+// Size-1 dimensions go major, as XLA's TPU layout assignment puts them (the profiles'
+// f32[4,128,1,1]{1,0,3,2:T(4,128)}), unless the dump's layout has a tile or only one dimension is
+// larger than 1 (bf16[8000,1]{1,0:T(8,128)(2,1)}).
+TEST(TiledLayoutTest, SizeOneDimensionsAreNotTiled) {
+  const Shape s = Parse("f32[10240,1024,1,1]{3,2,1,0}");
+  EXPECT_EQ(TpuTile(s, kTpu), (std::vector<int64_t>{8, 128}));
+  EXPECT_EQ(TiledByteSize(s, TpuTile(s, kTpu)), int64_t{10240} * 1024 * 4);
+  const Shape p = Parse("f32[4,128,1,1]{3,2,1,0}");
+  EXPECT_EQ(TpuTile(p, kTpu), (std::vector<int64_t>{4, 128}));
+  EXPECT_EQ(TiledByteSize(p, TpuTile(p, kTpu)), 4 * 128 * 4);
+  const Shape m = Parse("f32[6,1,300]{2,1,0}");  // a size-1 dimension in the middle
+  EXPECT_EQ(TiledByteSize(m, TpuTile(m, kTpu)), 8 * 384 * 4);
+  const Shape one = Parse("bf16[8000,1]{1,0}");
+  EXPECT_EQ(TiledByteSize(one, TpuTile(one, kTpu)), int64_t{8000} * 128 * 2);
+  const Shape kept = Parse("f32[4,128,1,1]{3,2,1,0:T(2,128)}");
+  EXPECT_EQ(TiledByteSize(kept, TpuTile(kept, kTpu)), int64_t{4} * 128 * 2 * 128 * 4);
+}
+
 TEST(TiledLayoutTest, OneDimensionalArraysAndScalarsTakeOneKibibyteAtLeast) {
   using V = std::vector<int64_t>;
   EXPECT_EQ(TileOf("f32[]"), (V{256}));
