@@ -6,8 +6,9 @@
 # Models: the PyTorch/XLA data-parallel MLP training step (tests/data/hlo/pt_mini_mlp_train_dp.hlo,
 # gradients all-reduced over every replica: replica_groups={}) and a GPT-2 small layer
 # (benchmarks/workloads/gpt2_small_layer_bf16.hlo, one independent replica per core).
-# Prints one Markdown row per model and count: cores, simulated cycles, host s, max RSS MB,
-# RSS per core kB (above the one-core run's), simulated core-cycles per host second.
+# Prints one Markdown row per model and count: cores, simulated cycles, host wall s, host CPU s
+# (user + system: what the run costs on a machine shared with other jobs), max RSS MB, RSS per core
+# kB (above the one-core run's), simulated core-cycles per host CPU second.
 # Needs /usr/bin/time (GNU time).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -20,22 +21,24 @@ while [[ $# -gt 0 && "$1" != "--" ]]; do counts+=("$1"); shift; done
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 models=("$here/../tests/data/hlo/pt_mini_mlp_train_dp.hlo" "$here/workloads/gpt2_small_layer_bf16.hlo")
-echo "| model | cores | cycles | host s | max RSS MB | RSS per core kB | core-cycles / host s |"
-echo "|---|---:|---:|---:|---:|---:|---:|"
+echo "| model | cores | cycles | wall s | CPU s | max RSS MB | RSS per core kB | core-cycles / CPU s |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|"
 for model in "${models[@]}"; do
   base_kb=""
   for n in 1 "${counts[@]}"; do
-    /usr/bin/time -f "%e %M" -o "$tmp/time" "$tpusim" -q run "$model" --config tpu-v4 \
+    /usr/bin/time -f "%e %U %S %M" -o "$tmp/time" "$tpusim" -q run "$model" --config tpu-v4 \
       --replicas "$n" --timing-only --json "$@" > "$tmp/out.json"
-    read -r secs kb < "$tmp/time"
+    read -r secs user sys kb < "$tmp/time"
     if [[ -z "$base_kb" ]]; then base_kb="$kb"; continue; fi  # the one-core run: the baseline
     cycles="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["cycles"])' "$tmp/out.json")"
-    python3 - "$(basename "$model" .hlo)" "$n" "$cycles" "$secs" "$kb" "$base_kb" <<'PY'
+    python3 - "$(basename "$model" .hlo)" "$n" "$cycles" "$secs" "$user" "$sys" "$kb" "$base_kb" <<'PY'
 import sys
-name, n, cycles, secs, kb, base = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
-rate = n * cycles / secs if secs > 0 else float("inf")
+name, n, cycles = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+secs, cpu = float(sys.argv[4]), float(sys.argv[5]) + float(sys.argv[6])
+kb, base = int(sys.argv[7]), int(sys.argv[8])
+rate = n * cycles / cpu if cpu > 0 else float("inf")
 per_core = max(kb - base, 0) / max(n - 1, 1)
-print(f"| {name} | {n:,} | {cycles:,} | {secs:.2f} | {kb / 1024:.1f} | {per_core:.0f} | {rate:.3g} |")
+print(f"| {name} | {n:,} | {cycles:,} | {secs:.2f} | {cpu:.2f} | {kb / 1024:.1f} | {per_core:.0f} | {rate:.3g} |")
 PY
   done
 done
