@@ -19,6 +19,7 @@
 #include "compiler/lower/core_emitter.h"
 #include "compiler/lower/fusion.h"
 #include "compiler/lower/mxu_passes.h"
+#include "compiler/lower/plan_dot.h"
 #include "config/chip_config.h"
 #include "hlo/convolution_form.h"
 #include "hlo/instruction.h"
@@ -27,6 +28,8 @@
 #include "isa/program.h"
 
 namespace tpusim::compiler {
+
+struct DotOutBlock;  // lower_dot.cc
 
 /// One array value in HBM.
 struct HbmBuffer {
@@ -156,6 +159,19 @@ class Lowerer {
 
   // Kernels (lower_*.cc).
   Status LowerDot(const hlo::HloInstruction& inst);
+  /// A dot's kernel between planning and emission (lower_dot.cc).
+  struct DotKernel;
+  /// Decides a dot's fusions, plans it (PlanDot on `shape` of this core's share; the result's and
+  /// the prologues' element bytes are filled in here) and allocates its VMEM; false when its
+  /// operand prologues do not fit beside its blocks.
+  StatusOr<bool> PlanDotKernel(DotKernel& k, DotShape shape, int parts);
+  Status AllocateDotBuffers(DotKernel& k);
+  /// Writes the planned dot's software pipeline (loads, matmuls, pops, epilogue, stores).
+  Status EmitDot(DotKernel& k);
+  StatusOr<int64_t> EmitDotLoads(const DotKernel& k, const DotStep& st);
+  void EmitDotMatmuls(const DotKernel& k, const DotStep& st, int64_t acc0);
+  void EmitDotPop(DotKernel& k, const DotOutBlock& pp);
+  Status EmitDotStore(DotKernel& k, const DotOutBlock& pp);
   /// A canonical convolution in its direct or filter-gradient form (lower_convolution.cc).
   Status LowerConvolution(const hlo::HloInstruction& inst);
   /// A convolution in the filter-gradient form (lower_convolution.cc), with the prologues of its

@@ -135,14 +135,17 @@ MxuOpTiming MxuFastModel::IssueLoadWeights(uint64_t earliest) {
 }
 
 MxuOpTiming MxuFastModel::IssueMatMul(const MxuOp& op, const MxuTile& tile, uint64_t earliest) {
-  const uint64_t r = config_.rows, c = config_.cols, m = op.m, n = tile.n;
+  const isa::MxuTiming timing = config_.Timing();
+  const uint64_t m = op.m, n = tile.n;
   uint64_t start = std::max({earliest, last_start_, lhs_port_free_});
   if (op.swap_weights || config_.weight_buffers == 1)
     start = std::max(start, tile_ready_);  // §2, §3
   last_start_ = start;
-  lhs_port_free_ = start + m;                       // §1: one LHS row per cycle
-  const uint64_t done = start + m + r + n - 2;      // §1: last result (M-1, N-1) readable
-  const uint64_t busy_end = start + m + r + c - 2;  // §1: PE(R-1, C-1) idle from here
+  lhs_port_free_ = start + m;  // §1: one LHS row per cycle
+  // §1: last result (M-1, N-1) readable, M + R + N - 2 after the start; PE(R-1, C-1) idle from
+  // M + R + C - 2.
+  const uint64_t done = start + static_cast<uint64_t>(timing.MatmulCycles(op.m, tile.n));
+  const uint64_t busy_end = start + static_cast<uint64_t>(timing.MatmulCycles(op.m, timing.cols));
   array_drained_ = std::max(array_drained_, busy_end);
   counters_.matmuls += 1;
   counters_.streaming_cycles += m;

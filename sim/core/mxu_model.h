@@ -49,6 +49,7 @@
 #include "common/status.h"
 #include "common/units.h"
 #include "config/chip_config.h"
+#include "isa/mxu_timing.h"
 #include "sim/engine/snapshot.h"
 
 namespace tpusim::sim {
@@ -77,8 +78,13 @@ struct MxuArrayConfig {
   /// InvalidArgument naming the `core.mxu.*` key when a field is out of range (rows, cols >= 1,
   /// weight_buffers in {1, 2}, weight_load_cycles_per_row >= 1, accumulator_rows >= 0).
   Status Validate() const;
+  /// The closed-form timing formula of these parameters (isa/mxu_timing.h, shared with the
+  /// compiler's cost estimates).
+  isa::MxuTiming Timing() const {
+    return isa::MxuTiming{rows, cols, weight_buffers, weight_load_cycles_per_row};
+  }
   /// Cycles one load_weights occupies the weight-shift path: rows * weight_load_cycles_per_row.
-  int64_t WeightLoadCycles() const { return rows * weight_load_cycles_per_row; }
+  int64_t WeightLoadCycles() const { return Timing().WeightLoadCycles(); }
 };
 
 /// One MXU instruction. Build with MxuOp::LoadWeights / MxuOp::MatMul.

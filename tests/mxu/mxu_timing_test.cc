@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <vector>
 
 #include "sim/core/mxu_model.h"
 
@@ -155,6 +156,37 @@ TEST_P(MxuTimingTest, SingleWeightBufferMatMulWaitsForTheLoadEvenWithoutSwap) {
   Issue(*mxu, Load(3, 3));
   const MxuOpTiming mm = Issue(*mxu, MatMul(2, 3, /*swap=*/false));
   EXPECT_EQ(mm.start.value(), 3u);
+}
+
+// isa::MxuTiming::FoldCycles — the steady-state cycles per (load_weights, swapping matmul) fold
+// that the compiler's cost estimates use (compiler/lower/plan_dot.cc) — is what both models do:
+// consecutive matmul starts of a long fold sequence are FoldCycles(M) apart, with and without the
+// shadow tile, for M below, at and above WL and for slow weight shifts.
+TEST_P(MxuTimingTest, FoldCyclesIsTheSteadyStateIntervalBetweenFolds) {
+  for (int64_t wb : {1, 2}) {
+    for (int64_t wl : {1, 3}) {
+      for (int64_t m : {4, 16, 48, 60}) {
+        SCOPED_TRACE(testing::Message() << "weight_buffers=" << wb << " wl=" << wl << " M=" << m);
+        const MxuArrayConfig c = Array(16, 16, wb, wl);
+        auto mxu = Make(GetParam(), c);
+        std::vector<uint64_t> starts;
+        for (int fold = 0; fold < 6; ++fold) {
+          Issue(*mxu, Load(16, 16));
+          starts.push_back(Issue(*mxu, MatMul(m, 16, true)).start.value());
+        }
+        for (size_t i = 2; i < starts.size(); ++i) {
+          EXPECT_EQ(starts[i] - starts[i - 1], static_cast<uint64_t>(c.Timing().FoldCycles(m)));
+        }
+      }
+    }
+  }
+  // The closed forms themselves (mxu_fast_model.cc §5b-d), on a 128 x 128 array with wl = 1.
+  const isa::MxuTiming t{128, 128, 2, 1};
+  EXPECT_EQ(t.WeightLoadCycles(), 128);
+  EXPECT_EQ(t.MatmulCycles(256, 128), 256 + 128 + 128 - 2);
+  EXPECT_EQ(t.FoldCycles(8), 128);    // GEMV: the shift port limits
+  EXPECT_EQ(t.FoldCycles(512), 512);  // the LHS port limits
+  EXPECT_EQ((isa::MxuTiming{128, 128, 1, 1}.FoldCycles(512)), 128 + 512 + 128 + 128 - 2);
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, MxuTimingTest,
