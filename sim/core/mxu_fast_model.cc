@@ -92,11 +92,11 @@ StatusOr<MxuOpTiming> MxuFastModel::Issue(const MxuOp& op, Cycles earliest) {
   TPUSIM_RETURN_IF_ERROR(tiles_.Check(op));
   if (op.kind == MxuOp::Kind::kLoadWeights) {
     tiles_.Load(op);
-    return IssueLoadWeights(earliest.value());
+    return IssueLoadWeights(earliest);
   }
   const std::shared_ptr<const MxuTile> tile = tiles_.MatMul(op);
   TPUSIM_CHECK(tile != nullptr) << "Check() let a matmul without weights through";
-  MxuOpTiming t = IssueMatMul(op, *tile, earliest.value());
+  MxuOpTiming t = IssueMatMul(op, *tile, earliest);
   if (config_.compute_values) ComputeValues(op, *tile);
   return t;
 }
@@ -105,7 +105,7 @@ bool MxuFastModel::SaveState(StateWriter& w) const {
   tiles_.Save(w);
   // Each of these cycles only bounds a later start from below (max(...) with an earliest cycle
   // after the snapshot); busy_until_ enters the busy count as max(start, min(busy_until_, end)).
-  for (uint64_t t :
+  for (Cycles t :
        {last_start_, load_port_free_, tile_ready_, lhs_port_free_, array_drained_, busy_until_}) {
     w.LowerBound(t);
   }
@@ -115,46 +115,47 @@ bool MxuFastModel::SaveState(StateWriter& w) const {
 }
 
 void MxuFastModel::ShiftState(uint64_t delta) {
-  for (uint64_t* t : {&last_start_, &load_port_free_, &tile_ready_, &lhs_port_free_,
-                      &array_drained_, &busy_until_}) {
-    *t += delta;
+  for (Cycles* t : {&last_start_, &load_port_free_, &tile_ready_, &lhs_port_free_,
+                    &array_drained_, &busy_until_}) {
+    *t += Cycles(delta);
   }
 }
 
-MxuOpTiming MxuFastModel::IssueLoadWeights(uint64_t earliest) {
-  const uint64_t wl = static_cast<uint64_t>(config_.WeightLoadCycles());
-  uint64_t start = std::max({earliest, last_start_, load_port_free_});
+MxuOpTiming MxuFastModel::IssueLoadWeights(Cycles earliest) {
+  const Cycles wl(static_cast<uint64_t>(config_.WeightLoadCycles()));
+  Cycles start = std::max({earliest, last_start_, load_port_free_});
   if (config_.weight_buffers == 1) start = std::max(start, array_drained_);  // §3
   last_start_ = start;
   load_port_free_ = start + wl;  // §2: column 0 shifts for WL cycles
   tile_ready_ = start + wl;      // §2: S >= L + WL
   counters_.weight_loads += 1;
-  counters_.weight_shift_cycles += wl;
-  counters_.last_done = std::max(counters_.last_done, tile_ready_);
-  return MxuOpTiming{Cycles(start), Cycles(load_port_free_), Cycles(tile_ready_)};
+  counters_.weight_shift_cycles += wl.value();
+  counters_.last_done = std::max(counters_.last_done, tile_ready_.value());
+  return MxuOpTiming{start, load_port_free_, tile_ready_};
 }
 
-MxuOpTiming MxuFastModel::IssueMatMul(const MxuOp& op, const MxuTile& tile, uint64_t earliest) {
+MxuOpTiming MxuFastModel::IssueMatMul(const MxuOp& op, const MxuTile& tile, Cycles earliest) {
   const isa::MxuTiming timing = config_.Timing();
   const uint64_t m = op.m, n = tile.n;
-  uint64_t start = std::max({earliest, last_start_, lhs_port_free_});
+  Cycles start = std::max({earliest, last_start_, lhs_port_free_});
   if (op.swap_weights || config_.weight_buffers == 1)
     start = std::max(start, tile_ready_);  // §2, §3
   last_start_ = start;
-  lhs_port_free_ = start + m;  // §1: one LHS row per cycle
+  lhs_port_free_ = start + Cycles(m);  // §1: one LHS row per cycle
   // §1: last result (M-1, N-1) readable, M + R + N - 2 after the start; PE(R-1, C-1) idle from
   // M + R + C - 2.
-  const uint64_t done = start + static_cast<uint64_t>(timing.MatmulCycles(op.m, tile.n));
-  const uint64_t busy_end = start + static_cast<uint64_t>(timing.MatmulCycles(op.m, timing.cols));
+  const Cycles done = start + Cycles(static_cast<uint64_t>(timing.MatmulCycles(op.m, tile.n)));
+  const Cycles busy_end =
+      start + Cycles(static_cast<uint64_t>(timing.MatmulCycles(op.m, timing.cols)));
   array_drained_ = std::max(array_drained_, busy_end);
   counters_.matmuls += 1;
   counters_.streaming_cycles += m;
-  counters_.busy_cycles += busy_end - std::max(start, std::min(busy_until_, busy_end));
+  counters_.busy_cycles += (busy_end - std::max(start, std::min(busy_until_, busy_end))).value();
   busy_until_ = std::max(busy_until_, busy_end);
   counters_.fill_drain_cycles = counters_.busy_cycles - counters_.streaming_cycles;
   counters_.useful_macs += m * static_cast<uint64_t>(op.k) * n;
-  counters_.last_done = std::max(counters_.last_done, done);
-  return MxuOpTiming{Cycles(start), Cycles(lhs_port_free_), Cycles(done)};
+  counters_.last_done = std::max(counters_.last_done, done.value());
+  return MxuOpTiming{start, lhs_port_free_, done};
 }
 
 void MxuFastModel::ComputeValues(const MxuOp& op, const MxuTile& tile) {

@@ -25,20 +25,20 @@ class MxuFastModel final : public MxuModel {
   MxuCounters* mutable_counters() override { return &counters_; }
 
  private:
-  MxuOpTiming IssueLoadWeights(uint64_t earliest);
-  MxuOpTiming IssueMatMul(const MxuOp& op, const MxuTile& tile, uint64_t earliest);
+  MxuOpTiming IssueLoadWeights(Cycles earliest);
+  MxuOpTiming IssueMatMul(const MxuOp& op, const MxuTile& tile, Cycles earliest);
   void ComputeValues(const MxuOp& op, const MxuTile& tile);
 
   MxuTileTracker tiles_;
   MxuAccumulators acc_;
   MxuCounters counters_;
   // Timing state, all absolute cycles (see the derivation in mxu_fast_model.cc).
-  uint64_t last_start_ = 0;        // start of the previously issued op (in-order issue)
-  uint64_t load_port_free_ = 0;    // L + R*wl of the last load_weights
-  uint64_t tile_ready_ = 0;        // L + R*wl of the last load_weights: a swap may start from here
-  uint64_t lhs_port_free_ = 0;     // S + M of the last matmul
-  uint64_t array_drained_ = 0;     // max S + M + R + C - 2: no PE computes from here on
-  uint64_t busy_until_ = 0;        // end of the union of PE-busy intervals so far
+  Cycles last_start_;              // start of the previously issued op (in-order issue)
+  Cycles load_port_free_;          // L + R*wl of the last load_weights
+  Cycles tile_ready_;              // L + R*wl of the last load_weights: a swap may start from here
+  Cycles lhs_port_free_;           // S + M of the last matmul
+  Cycles array_drained_;           // max S + M + R + C - 2: no PE computes from here on
+  Cycles busy_until_;              // end of the union of PE-busy intervals so far
   std::vector<float> row_f32_;     // one result row being summed (kBf16)
   std::vector<uint32_t> row_s32_;  // one result row being summed (kInt8)
 };

@@ -123,7 +123,7 @@ int Sequencer::TargetFor(const isa::Instruction& inst) const {
   return -1;
 }
 
-void Sequencer::AddScalar(int32_t pc, uint64_t issue, uint64_t done, StallCategory cat) {
+void Sequencer::AddScalar(int32_t pc, Cycles issue, Cycles done, StallCategory cat) {
   InFlight f;
   f.pc = pc;
   f.category = cat;
@@ -140,18 +140,18 @@ void Sequencer::AddScalar(int32_t pc, uint64_t issue, uint64_t done, StallCatego
 void Sequencer::Retire() {
   while (!inflight_.empty() && inflight_.begin()->second.done) {
     const InFlight& f = inflight_.begin()->second;
-    uint64_t end = std::max(frontier_, f.done_cycle);
+    const Cycles end = std::max(frontier_, f.done_cycle);
     InstructionProfile& p = profile_[f.pc];
-    p.cycles += end - frontier_;
-    p.unit_cycles += f.done_cycle - f.issue;
-    if (end > frontier_) attribution_->AddSegment(frontier_, end, f.category);
+    p.cycles += (end - frontier_).value();
+    p.unit_cycles += (f.done_cycle - f.issue).value();
+    if (end > frontier_) attribution_->AddSegment(frontier_.value(), end.value(), f.category);
     if (trace_ != nullptr) {
       const int32_t tag = code_.hlo_tag(static_cast<size_t>(f.pc));
-      trace_->Retired(core_, frontier_, end, f.pc, tag);
+      trace_->Retired(core_, frontier_.value(), end.value(), f.pc, tag);
       TraceEvent e;
       e.track = trace_tracks_[f.target >= 0 ? f.target : trace_tracks_.size() - 1];
-      e.start = f.target >= 0 ? f.start : f.issue;
-      e.end = std::max(f.done_cycle, e.start + 1);
+      e.start = (f.target >= 0 ? f.start : f.issue).value();
+      e.end = std::max(f.done_cycle.value(), e.start + 1);
       e.pc = f.pc;
       e.hlo_tag = tag;
       e.name = isa::Mnemonic(code_.instructions[f.pc].opcode);
@@ -171,11 +171,11 @@ void Sequencer::Step(Cycles now) {
       TPUSIM_CHECK(it != inflight_.end()) << "report for an unknown instruction";
       if (r.kind == Report::Kind::kStarted) {
         ++credits_[i];
-        it->second.start = r.cycle.value();
+        it->second.start = r.cycle;
         continue;
       }
       it->second.done = true;
-      it->second.done_cycle = std::max(r.cycle.value(), it->second.issue + 1);
+      it->second.done_cycle = std::max(r.cycle, it->second.issue + Cycles(1));
       scoreboard_.Remove(r.seq);
       --outstanding_[i];
       if (it->second.flag >= 0) {
@@ -203,7 +203,7 @@ void Sequencer::Step(Cycles now) {
     in_barrier_ = false;
     InFlight& f = inflight_.at(barrier_seq_);
     f.done = true;
-    f.done_cycle = now.value() + 1;
+    f.done_cycle = now + Cycles(1);
   }
   Retire();
 
@@ -222,20 +222,20 @@ void Sequencer::Step(Cycles now) {
   }
   const isa::Instruction& inst = code_.instructions[pc_];
   const int32_t pc = static_cast<int32_t>(pc_);
-  const uint64_t t = now.value();
+  const Cycles t = now;
   state_ = State::kIssuing;
   switch (inst.opcode) {
     case isa::Opcode::kNop:
-      AddScalar(pc, t, t + 1, StallCategory::kNonMatrix);
+      AddScalar(pc, t, t + Cycles(1), StallCategory::kNonMatrix);
       ++pc_;
       break;
     case isa::Opcode::kCtrlHalt:
-      AddScalar(pc, t, t + 1, StallCategory::kNonMatrix);
+      AddScalar(pc, t, t + Cycles(1), StallCategory::kNonMatrix);
       halted_ = true;
       break;
     case isa::Opcode::kCtrlLoop: {
       auto l = inst.As<isa::op::CtrlLoop>();
-      AddScalar(pc, t, t + 1, StallCategory::kNonMatrix);
+      AddScalar(pc, t, t + Cycles(1), StallCategory::kNonMatrix);
       if (l.count == 0) {
         pc_ = loop_match_[pc_] + 1;
       } else {
@@ -249,7 +249,7 @@ void Sequencer::Step(Cycles now) {
       break;
     }
     case isa::Opcode::kCtrlEndLoop: {
-      AddScalar(pc, t, t + 1, StallCategory::kNonMatrix);
+      AddScalar(pc, t, t + Cycles(1), StallCategory::kNonMatrix);
       if (loops_.empty()) {
         Fail(now, "ctrl.endloop without a matching ctrl.loop");
         return;
@@ -276,7 +276,7 @@ void Sequencer::Step(Cycles now) {
         return;
       }
       flags_[s.flag] = static_cast<uint32_t>(v);
-      AddScalar(pc, t, t + 1, StallCategory::kNonMatrix);
+      AddScalar(pc, t, t + Cycles(1), StallCategory::kNonMatrix);
       ++pc_;
       break;
     }
@@ -291,7 +291,7 @@ void Sequencer::Step(Cycles now) {
         return;
       }
       flags_[w.flag] -= static_cast<uint32_t>(w.value);
-      AddScalar(pc, waiting_ ? wait_since_ : t, t + 1, StallCategory::kRawSyncStall);
+      AddScalar(pc, waiting_ ? wait_since_ : t, t + Cycles(1), StallCategory::kRawSyncStall);
       waiting_ = false;
       ++pc_;
       break;
@@ -355,7 +355,7 @@ void Sequencer::Step(Cycles now) {
 
 bool Sequencer::BreakUnless(Cycles now, const isa::Instruction& inst) {
   auto b = inst.As<isa::op::CtrlBreakUnless>();
-  const uint64_t t = now.value();
+  const Cycles t = now;
   if (loops_.empty()) {
     Fail(now, "ctrl.break_unless outside a loop");
     return false;
@@ -384,7 +384,7 @@ bool Sequencer::BreakUnless(Cycles now, const isa::Instruction& inst) {
   } else {
     leave = loops_.back().trips_done >= b.trips;
   }
-  AddScalar(static_cast<int32_t>(pc_), waiting_ ? wait_since_ : t, t + 1,
+  AddScalar(static_cast<int32_t>(pc_), waiting_ ? wait_since_ : t, t + Cycles(1),
             StallCategory::kRawSyncStall);
   waiting_ = false;
   if (leave) {
@@ -474,13 +474,13 @@ bool Sequencer::SaveState(StateWriter& w) const {
 }
 
 void Sequencer::ShiftState(uint64_t delta) {
-  if (waiting_) wait_since_ += delta;
-  frontier_ += delta;
+  if (waiting_) wait_since_ += Cycles(delta);
+  frontier_ += Cycles(delta);
   last_account_ = ShiftTime(last_account_, delta);
   for (auto& [seq, f] : inflight_) {
-    f.issue += delta;
-    f.start += delta;
-    if (f.done) f.done_cycle += delta;
+    f.issue += Cycles(delta);
+    f.start += Cycles(delta);
+    if (f.done) f.done_cycle += Cycles(delta);
   }
   for (Port<Report>& p : reports_) {
     p.Shift(delta, [delta](Report& r) { r.cycle = ShiftTime(r.cycle, delta); });

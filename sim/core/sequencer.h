@@ -66,7 +66,7 @@ class Sequencer : public Unit {
   bool finished() const { return halted_ && inflight_.empty(); }
   /// Why a core that is not finished is stuck (for the deadlock message).
   std::string BlockedReason() const;
-  Cycles end() const { return Cycles(frontier_); }
+  Cycles end() const { return frontier_; }
   const std::vector<InstructionProfile>& profile() const { return profile_; }
   /// Where retired segments go (the core's stall attribution; not owned, must be set).
   void set_attribution(StallAttribution* a) { attribution_ = a; }
@@ -118,9 +118,9 @@ class Sequencer : public Unit {
     int target = -1;  // -1: scalar (sequencer track)
     int flag = -1;    // DMA: the flag to bump on completion
     StallCategory category = StallCategory::kNonMatrix;
-    uint64_t issue = 0;
-    uint64_t start = 0;
-    uint64_t done_cycle = 0;
+    Cycles issue;
+    Cycles start;
+    Cycles done_cycle;
     bool done = false;
   };
 
@@ -129,7 +129,7 @@ class Sequencer : public Unit {
   /// ctrl.break_unless at pc_: false while it waits for earlier instructions (or on an error).
   bool BreakUnless(Cycles now, const isa::Instruction& inst);
   int TargetFor(const isa::Instruction& inst) const;
-  void AddScalar(int32_t pc, uint64_t issue, uint64_t done, StallCategory cat);
+  void AddScalar(int32_t pc, Cycles issue, Cycles done, StallCategory cat);
   void Fail(Cycles now, const std::string& message);
 
   std::string path_;
@@ -158,12 +158,12 @@ class Sequencer : public Unit {
   bool halted_ = false;
   bool in_barrier_ = false;
   uint64_t barrier_seq_ = 0;
-  uint64_t wait_since_ = 0;
+  Cycles wait_since_;
   bool waiting_ = false;
   uint64_t next_seq_ = 0;
   Scoreboard scoreboard_;
   std::map<uint64_t, InFlight> inflight_;
-  uint64_t frontier_ = 0;
+  Cycles frontier_;
   uint64_t executed_ = 0;
   uint64_t loop_trips_ = 0;
   std::vector<InstructionProfile> profile_;

@@ -28,7 +28,7 @@ std::pair<uint64_t, uint64_t> Work(const isa::Instruction& inst, const config::C
     case isa::Unit::kVpu:
     case isa::Unit::kXlu: {
       VectorCost c = VectorInstructionCost(inst, config.core.vpu, config.core.vmem_bytes_per_cycle);
-      return {c.flop, c.vmem_bytes_read + c.vmem_bytes_written};
+      return {c.flop, (c.vmem_bytes_read + c.vmem_bytes_written).value()};
     }
     case isa::Unit::kDma: {
       return {0, isa::DmaHbmBytes(inst)};

@@ -36,14 +36,14 @@ void VectorUnit::Step(Cycles now) {
     Command cmd = commands_.Pop(now);
     reports_->Send(now, Report{Report::Kind::kStarted, cmd.seq, now});
     VectorCost c = VectorInstructionCost(cmd.inst, vpu_, vmem_bytes_per_cycle_);
-    free_ = now + Cycles(c.occupancy);
-    pending_.push(Pending{now + Cycles(c.latency), order_++, std::move(cmd)});
+    free_ = now + c.occupancy;
+    pending_.push(Pending{now + c.latency, order_++, std::move(cmd)});
     ops_->Add(1);
     elements_->Add(c.elements);
-    busy_->Add(c.occupancy);
+    busy_->Add(c.occupancy.value());
     flop_->Add(c.flop);
-    vmem_read_->Add(c.vmem_bytes_read);
-    vmem_written_->Add(c.vmem_bytes_written);
+    vmem_read_->Add(c.vmem_bytes_read.value());
+    vmem_written_->Add(c.vmem_bytes_written.value());
   }
 }
 

@@ -45,7 +45,10 @@ LatencyClass BinaryClass(isa::BinaryOp op) {
   }
 }
 
-uint64_t Bytes(isa::DType t, uint64_t n) { return n * static_cast<uint64_t>(isa::DTypeBytes(t)); }
+// n elements of `t`.
+Bytes ElementBytes(isa::DType t, uint64_t n) {
+  return Bytes(n * static_cast<uint64_t>(isa::DTypeBytes(t)));
+}
 
 }  // namespace
 
@@ -64,8 +67,8 @@ VectorCost VectorInstructionCost(const isa::Instruction& inst, const config::Vpu
       e = o.count;
       cls = UnaryClass(o.op);
       arithmetic = true;
-      c.vmem_bytes_read = Bytes(o.dtype, e);
-      c.vmem_bytes_written = Bytes(o.dtype, e);
+      c.vmem_bytes_read = ElementBytes(o.dtype, e);
+      c.vmem_bytes_written = ElementBytes(o.dtype, e);
       break;
     }
     case isa::Opcode::kVpuBinary: {
@@ -73,23 +76,23 @@ VectorCost VectorInstructionCost(const isa::Instruction& inst, const config::Vpu
       e = o.rows * o.cols;
       cls = BinaryClass(o.op);
       arithmetic = true;
-      c.vmem_bytes_read = 2 * Bytes(o.dtype, e);
-      c.vmem_bytes_written = Bytes(o.dtype, e);
+      c.vmem_bytes_read = ElementBytes(o.dtype, e) * 2;
+      c.vmem_bytes_written = ElementBytes(o.dtype, e);
       break;
     }
     case isa::Opcode::kVpuCompare: {
       auto o = inst.As<op::VpuCompare>();
       e = o.rows * o.cols;
       arithmetic = true;
-      c.vmem_bytes_read = 2 * Bytes(o.dtype, e);
-      c.vmem_bytes_written = e;
+      c.vmem_bytes_read = ElementBytes(o.dtype, e) * 2;
+      c.vmem_bytes_written = Bytes(e);
       break;
     }
     case isa::Opcode::kVpuSelect: {
       auto o = inst.As<op::VpuSelect>();
       e = o.count;
-      c.vmem_bytes_read = 2 * Bytes(o.dtype, e) + e;
-      c.vmem_bytes_written = Bytes(o.dtype, e);
+      c.vmem_bytes_read = ElementBytes(o.dtype, e) * 2 + Bytes(e);
+      c.vmem_bytes_written = ElementBytes(o.dtype, e);
       break;
     }
     case isa::Opcode::kVpuRngBits: {
@@ -98,26 +101,26 @@ VectorCost VectorInstructionCost(const isa::Instruction& inst, const config::Vpu
       auto o = inst.As<op::VpuRngBits>();
       e = 15 * o.count;
       produced = o.count;
-      c.vmem_bytes_read = 8;
-      c.vmem_bytes_written = 8 + 4 * o.count;
+      c.vmem_bytes_read = Bytes(8);
+      c.vmem_bytes_written = Bytes(8 + 4 * o.count);
       break;
     }
     case isa::Opcode::kVpuConvert: {
       auto o = inst.As<op::VpuConvert>();
       e = o.count;
-      c.vmem_bytes_read = Bytes(o.src_dtype, e);
-      c.vmem_bytes_written = Bytes(o.dtype, e);
+      c.vmem_bytes_read = ElementBytes(o.src_dtype, e);
+      c.vmem_bytes_written = ElementBytes(o.dtype, e);
       break;
     }
     case isa::Opcode::kVpuReduce: {
       auto o = inst.As<op::VpuReduce>();
       e = o.rows * o.cols;
       arithmetic = true;
-      c.vmem_bytes_read = Bytes(o.dtype, e);
+      c.vmem_bytes_read = ElementBytes(o.dtype, e);
       uint64_t out = o.axis == isa::ReduceAxis::kLanes      ? o.rows
                      : o.axis == isa::ReduceAxis::kSublanes ? o.cols
                                                             : 1;
-      c.vmem_bytes_written = Bytes(o.dtype, out);
+      c.vmem_bytes_written = ElementBytes(o.dtype, out);
       if (o.axis != isa::ReduceAxis::kSublanes) {
         uint64_t stages = 0;
         while ((int64_t{1} << stages) < vpu.lanes) ++stages;
@@ -128,37 +131,37 @@ VectorCost VectorInstructionCost(const isa::Instruction& inst, const config::Vpu
     case isa::Opcode::kVpuBroadcast: {
       auto o = inst.As<op::VpuBroadcast>();
       e = o.rows * o.cols;
-      c.vmem_bytes_read = Bytes(o.dtype, o.mode == isa::Broadcast::kRow   ? o.cols
-                                         : o.mode == isa::Broadcast::kCol ? o.rows
-                                                                          : 1);
-      c.vmem_bytes_written = Bytes(o.dtype, e);
+      c.vmem_bytes_read = ElementBytes(o.dtype, o.mode == isa::Broadcast::kRow   ? o.cols
+                                                : o.mode == isa::Broadcast::kCol ? o.rows
+                                                                                 : 1);
+      c.vmem_bytes_written = ElementBytes(o.dtype, e);
       break;
     }
     case isa::Opcode::kXluTranspose: {
       auto o = inst.As<op::XluTranspose>();
       e = o.rows * o.cols;
       cls = LatencyClass::kTranspose;
-      c.vmem_bytes_read = Bytes(o.dtype, e);
-      c.vmem_bytes_written = Bytes(o.dtype, e);
+      c.vmem_bytes_read = ElementBytes(o.dtype, e);
+      c.vmem_bytes_written = ElementBytes(o.dtype, e);
       break;
     }
     case isa::Opcode::kVpuCopy: {
       auto o = inst.As<op::VpuCopy>();
       e = o.n0 * o.n1 * o.n2;
-      c.vmem_bytes_read = Bytes(o.dtype, e);
-      c.vmem_bytes_written = Bytes(o.dtype, e);
+      c.vmem_bytes_read = ElementBytes(o.dtype, e);
+      c.vmem_bytes_written = ElementBytes(o.dtype, e);
       break;
     }
     case isa::Opcode::kVpuFill: {
       auto o = inst.As<op::VpuFill>();
       e = o.count;
-      c.vmem_bytes_written = Bytes(o.dtype, e);
+      c.vmem_bytes_written = ElementBytes(o.dtype, e);
       break;
     }
     case isa::Opcode::kVpuIota: {
       auto o = inst.As<op::VpuIota>();
       e = o.rows * o.cols;
-      c.vmem_bytes_written = Bytes(o.dtype, e);
+      c.vmem_bytes_written = ElementBytes(o.dtype, e);
       break;
     }
     default:
@@ -183,11 +186,12 @@ VectorCost VectorInstructionCost(const isa::Instruction& inst, const config::Vpu
   const uint64_t per_cycle = static_cast<uint64_t>(std::max<int64_t>(vpu.ops_per_cycle, 1));
   uint64_t occupancy = CeilDiv(CeilDiv(std::max<uint64_t>(e, 1), tile), per_cycle);
   if (vmem_bytes_per_cycle > 0) {
-    occupancy = std::max(occupancy, CeilDiv(c.vmem_bytes_read + c.vmem_bytes_written,
+    occupancy = std::max(occupancy, CeilDiv((c.vmem_bytes_read + c.vmem_bytes_written).value(),
                                             static_cast<uint64_t>(vmem_bytes_per_cycle)));
   }
-  c.occupancy = std::max<uint64_t>(occupancy, 1);
-  c.latency = std::max<uint64_t>(class_latency, 1) + extra_latency + c.occupancy - 1;
+  occupancy = std::max<uint64_t>(occupancy, 1);
+  c.occupancy = Cycles(occupancy);
+  c.latency = Cycles(std::max<uint64_t>(class_latency, 1) + extra_latency + occupancy - 1);
   c.elements = produced > 0 ? produced : e;
   c.flop = arithmetic ? e : 0;
   return c;

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 
+#include "common/units.h"
 #include "config/chip_config.h"
 #include "isa/instruction.h"
 
@@ -10,12 +11,12 @@ namespace tpusim::sim {
 
 /// When a vector instruction occupies its unit and when its result is ready, relative to its start.
 struct VectorCost {
-  uint64_t occupancy = 1;  // cycles until the unit accepts the next instruction (>= 1)
-  uint64_t latency = 1;    // cycles from start until the result is in VMEM (>= occupancy)
-  uint64_t elements = 0;   // elements produced (for stats)
+  Cycles occupancy{1};   // until the unit accepts the next instruction (>= 1)
+  Cycles latency{1};     // from start until the result is in VMEM (>= occupancy)
+  uint64_t elements = 0;  // elements produced (for stats)
   uint64_t flop = 0;  // arithmetic operations (1 per element for arithmetic, 0 for data movement)
-  uint64_t vmem_bytes_read = 0;
-  uint64_t vmem_bytes_written = 0;
+  Bytes vmem_bytes_read;
+  Bytes vmem_bytes_written;
 };
 
 /// Cost of `inst` (a kVpu or kXlu instruction) on a VPU of `vpu.lanes` x `vpu.sublanes` with VMEM
