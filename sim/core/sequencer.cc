@@ -164,47 +164,7 @@ void Sequencer::Retire() {
 
 void Sequencer::Step(Cycles now) {
   Account(now);
-  for (size_t i = 0; i < reports_.size(); ++i) {
-    while (reports_[i].HasReady(now)) {
-      Report r = reports_[i].Pop(now);
-      auto it = inflight_.find(r.seq);
-      TPUSIM_CHECK(it != inflight_.end()) << "report for an unknown instruction";
-      if (r.kind == Report::Kind::kStarted) {
-        ++credits_[i];
-        it->second.start = r.cycle;
-        continue;
-      }
-      it->second.done = true;
-      it->second.done_cycle = std::max(r.cycle, it->second.issue + Cycles(1));
-      scoreboard_.Remove(r.seq);
-      --outstanding_[i];
-      if (it->second.flag >= 0) {
-        uint32_t& v = flags_[it->second.flag];
-        if (v == 0xFFFFFFFFu) {
-          Fail(now, fmt::format("flag {} overflows 2^32-1", it->second.flag));
-        } else {
-          ++v;
-        }
-      }
-    }
-  }
-  while (arrivals_.done->HasReady(now)) {
-    TransferDone d = arrivals_.done->Pop(now);
-    uint32_t& v = flags_[d.tag % isa::kNumSyncFlags];
-    if (v == 0xFFFFFFFFu) {
-      Fail(now, fmt::format("flag {} overflows 2^32-1", d.tag));
-    } else {
-      ++v;
-    }
-  }
-  while (release_.HasReady(now)) {
-    release_.Pop(now);
-    TPUSIM_CHECK(in_barrier_);
-    in_barrier_ = false;
-    InFlight& f = inflight_.at(barrier_seq_);
-    f.done = true;
-    f.done_cycle = now + Cycles(1);
-  }
+  Receive(now);
   Retire();
 
   if (halted_) {
@@ -312,45 +272,98 @@ void Sequencer::Step(Cycles now) {
       ++pc_;
       break;
     }
-    default: {
-      isa::Footprint fp = isa::InstructionFootprint(inst, core_, program_);
-      if (!scoreboard_.CanIssue(fp)) {
-        state_ = State::kScoreboard;
-        return;
-      }
-      int target = TargetFor(inst);
-      if (target < 0) {
-        Fail(now, fmt::format("mxu={} but the core has {} MXUs",
-                              inst.fields[isa::FieldIndex(inst.opcode, "mxu")], vpu_));
-        return;
-      }
-      if (credits_[target] == 0) {
-        state_ = State::kQueueFull;
-        return;
-      }
-      const uint64_t seq = next_seq_++;
-      targets_[target]->Send(now, Command{seq, pc, inst});
-      --credits_[target];
-      ++outstanding_[target];
-      scoreboard_.Add(seq, std::move(fp));
-      InFlight f;
-      f.pc = pc;
-      f.target = target;
-      f.category = StallCategoryOf(isa::ResourceOf(inst.opcode));
-      f.issue = t;
-      f.start = t;
-      if (isa::Info(inst.opcode).unit == isa::Unit::kDma) {
-        f.flag = static_cast<int>(inst.fields[isa::FieldIndex(inst.opcode, "flag")]);
-      }
-      inflight_.emplace(seq, f);
-      ++profile_[pc].executions;
-      ++executed_;
-      issued_->Add(1);
-      ++pc_;
+    default:
+      if (!IssueToUnit(now, inst)) return;
       break;
-    }
   }
   Retire();
+}
+
+// Takes the units' started/done reports, the remote DMA arrivals and the barrier release of
+// cycle `now`.
+void Sequencer::Receive(Cycles now) {
+  for (size_t i = 0; i < reports_.size(); ++i) {
+    while (reports_[i].HasReady(now)) {
+      Report r = reports_[i].Pop(now);
+      auto it = inflight_.find(r.seq);
+      TPUSIM_CHECK(it != inflight_.end()) << "report for an unknown instruction";
+      if (r.kind == Report::Kind::kStarted) {
+        ++credits_[i];
+        it->second.start = r.cycle;
+        continue;
+      }
+      it->second.done = true;
+      it->second.done_cycle = std::max(r.cycle, it->second.issue + Cycles(1));
+      scoreboard_.Remove(r.seq);
+      --outstanding_[i];
+      if (it->second.flag >= 0) {
+        uint32_t& v = flags_[it->second.flag];
+        if (v == 0xFFFFFFFFu) {
+          Fail(now, fmt::format("flag {} overflows 2^32-1", it->second.flag));
+        } else {
+          ++v;
+        }
+      }
+    }
+  }
+  while (arrivals_.done->HasReady(now)) {
+    TransferDone d = arrivals_.done->Pop(now);
+    uint32_t& v = flags_[d.tag % isa::kNumSyncFlags];
+    if (v == 0xFFFFFFFFu) {
+      Fail(now, fmt::format("flag {} overflows 2^32-1", d.tag));
+    } else {
+      ++v;
+    }
+  }
+  while (release_.HasReady(now)) {
+    release_.Pop(now);
+    TPUSIM_CHECK(in_barrier_);
+    in_barrier_ = false;
+    InFlight& f = inflight_.at(barrier_seq_);
+    f.done = true;
+    f.done_cycle = now + Cycles(1);
+  }
+}
+
+// Sends `inst` (pc_) to its unit; false while the scoreboard or the unit's queue holds it back (or
+// on an error).
+bool Sequencer::IssueToUnit(Cycles now, const isa::Instruction& inst) {
+  const int32_t pc = static_cast<int32_t>(pc_);
+  isa::Footprint fp = isa::InstructionFootprint(inst, core_, program_);
+  if (!scoreboard_.CanIssue(fp)) {
+    state_ = State::kScoreboard;
+    return false;
+  }
+  int target = TargetFor(inst);
+  if (target < 0) {
+    Fail(now, fmt::format("mxu={} but the core has {} MXUs",
+                          inst.fields[isa::FieldIndex(inst.opcode, "mxu")], vpu_));
+    return false;
+  }
+  if (credits_[target] == 0) {
+    state_ = State::kQueueFull;
+    return false;
+  }
+  const uint64_t seq = next_seq_++;
+  targets_[target]->Send(now, Command{seq, pc, inst});
+  --credits_[target];
+  ++outstanding_[target];
+  scoreboard_.Add(seq, std::move(fp));
+  InFlight f;
+  f.pc = pc;
+  f.target = target;
+  f.category = StallCategoryOf(isa::ResourceOf(inst.opcode));
+  f.issue = now;
+  f.start = now;
+  if (isa::Info(inst.opcode).unit == isa::Unit::kDma) {
+    f.flag = static_cast<int>(inst.fields[isa::FieldIndex(inst.opcode, "flag")]);
+  }
+  inflight_.emplace(seq, f);
+  ++profile_[pc].executions;
+  ++executed_;
+  issued_->Add(1);
+  ++pc_;
+  return true;
 }
 
 bool Sequencer::BreakUnless(Cycles now, const isa::Instruction& inst) {

@@ -125,6 +125,8 @@ class Sequencer : public Unit {
   };
 
   void Retire();
+  void Receive(Cycles now);
+  bool IssueToUnit(Cycles now, const isa::Instruction& inst);
   void Account(Cycles now);
   /// ctrl.break_unless at pc_: false while it waits for earlier instructions (or on an error).
   bool BreakUnless(Cycles now, const isa::Instruction& inst);
