@@ -114,6 +114,14 @@ ElementwiseGroups FormElementwiseGroups(const hlo::HloModule& module, size_t max
     for (const HloInstruction* op : inst->operands()) {
       if (!joins) break;
       joins = member(op) || !member(Producer(op));
+      // A virtual iota is skipped above, but it does have code: LowerIota writes its one stored
+      // row at the iota's own place in the program. The group's kernel runs at its first member,
+      // so a member may not read an iota placed after that member (it would read the row before
+      // it is written).
+      const HloInstruction* src = Producer(op);
+      if (src->opcode() == HloOpcode::kIota && position.at(src) > position.at(current.front())) {
+        joins = false;
+      }
     }
     if (!joins) close();
     current.push_back(inst);
