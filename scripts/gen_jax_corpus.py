@@ -260,9 +260,7 @@ class Spec:
 
 
 # The architectures are the published ones; batch, image size and sequence length are reduced
-# (``note``, recorded in MANIFEST.json) so that the suite stays fast on 2 cores. GPT-2 small is
-# written in its single-device form only (``forms``): one device takes about a minute to simulate,
-# 8 replicas or partitions several; `--models gpt2_small --forms pmap,spmd` writes those too.
+# (``note``, recorded in MANIFEST.json) so that the suite stays fast on 2 cores.
 MODELS: Dict[str, Spec] = {
     "mlp": Spec(Mlp, (32, 784), 10, optax.sgd(0.01, momentum=0.9)),
     "mnist_cnn": Spec(mnist_cnn, (64, 28, 28, 1), 10, optax.adadelta(1.0)),
@@ -276,7 +274,7 @@ MODELS: Dict[str, Spec] = {
     "bert_mini": Spec(Bert, (2, 128), 2, optax.adamw(1e-4), inputs="tokens", vocab=30522,
                       note="full BERT-Mini (L=4, H=256, A=4), batch 2, sequence 128"),
     "gpt2_small": Spec(Gpt2, (1, 64), 50257, optax.adamw(6e-4), inputs="tokens", vocab=50257,
-                       labels="next_token", forms=("single",),
+                       labels="next_token",
                        note="GPT-2 small (12 layers, hidden 768), batch 1, sequence 64 (not 1024)"),
     "vit_ti16": Spec(Vit, (2, 64, 64, 3), 1000, optax.adamw(1e-3),
                      note="ViT-Ti/16, batch 2 of 64x64 images (16 patches + [CLS])"),
