@@ -186,6 +186,9 @@ Status ExecuteVector(MachineState& state, int core, const Instruction& inst) {
                                                         : 1;
       uint64_t inner = (r.rows * r.cols) / outs;
       std::string out(outs * eb, '\0');
+      if (r.acc) {  // each result continues from its dst value
+        TPUSIM_ASSIGN_OR_RETURN(out, ReadElems(vm, r.dst, outs, r.dtype, "dst"));
+      }
       for (uint64_t o = 0; o < outs; ++o) {
         auto at = [&](uint64_t i) -> const char* {
           uint64_t idx = r.axis == ReduceAxis::kLanes      ? o * r.cols + i
@@ -193,16 +196,19 @@ Status ExecuteVector(MachineState& state, int core, const Instruction& inst) {
                                                            : i;
           return in.data() + idx * eb;
         };
+        char* res = out.data() + o * eb;
         if (IsFloat(r.dtype)) {
-          float acc = LoadFloat(at(0), r.dtype);
+          float acc = r.acc ? ReduceF(r.op, LoadFloat(res, r.dtype), LoadFloat(at(0), r.dtype))
+                            : LoadFloat(at(0), r.dtype);
           for (uint64_t i = 1; i < inner; ++i) acc = ReduceF(r.op, acc, LoadFloat(at(i), r.dtype));
-          StoreFloat(out.data() + o * eb, r.dtype, acc);
+          StoreFloat(res, r.dtype, acc);
         } else {
-          int32_t acc = LoadInt(at(0), r.dtype);
+          const int32_t x0 = LoadInt(at(0), r.dtype);
+          int32_t acc = r.acc ? ReduceI(r.op, r.dtype, LoadInt(res, r.dtype), x0) : x0;
           for (uint64_t i = 1; i < inner; ++i) {
             acc = ReduceI(r.op, r.dtype, acc, LoadInt(at(i), r.dtype));
           }
-          StoreInt(out.data() + o * eb, r.dtype, acc);
+          StoreInt(res, r.dtype, acc);
         }
       }
       return WriteBytes(vm, r.dst, out, "dst");
@@ -402,6 +408,7 @@ Footprint VectorFootprint(const Instruction& inst, int core) {
                      : o.axis == ReduceAxis::kSublanes ? o.cols
                                                        : 1;
       f.reads.push_back(VmemRegion(core, o.src, o.rows * o.cols * ElemBytes(o.dtype)));
+      if (o.acc) f.reads.push_back(VmemRegion(core, o.dst, out * ElemBytes(o.dtype)));
       f.writes.push_back(VmemRegion(core, o.dst, out * ElemBytes(o.dtype)));
       break;
     }

@@ -83,7 +83,8 @@ that implement them (`isa/numerics.h`, `isa/collectives.h`). All arithmetic roun
   `INT_MIN / -1 = INT_MIN`; `rem` has the sign of the dividend, `x % 0 = x`; integer `pow` with a
   negative exponent is 0 (except bases 1 and -1).
 * **Reductions** (`vpu.reduce`, collectives): sequential in index / rank order, starting from the first
-  element: `r = x0; r = fl(r op x1); ...`, in f32 for bf16/f32 (rounded once at the end) and in s32 for
+  element: `r = x0; r = fl(r op x1); ...` (with `vpu.reduce acc=1`, from the result's value in `dst`:
+  `r = dst; r = fl(r op x0); ...`), in f32 for bf16/f32 (rounded once at the end) and in s32 for
   integers; for pred, sum and max are logical or, min is logical and.
 * **vpu.convert:** float -> float rounds to nearest even; float -> integer rounds toward zero, saturates
   to the type's range, NaN -> 0; integer -> float rounds to nearest even (s32 -> bf16 goes through f32: two

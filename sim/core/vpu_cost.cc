@@ -121,6 +121,7 @@ VectorCost VectorInstructionCost(const isa::Instruction& inst, const config::Vpu
                      : o.axis == isa::ReduceAxis::kSublanes ? o.cols
                                                             : 1;
       c.vmem_bytes_written = ElementBytes(o.dtype, out);
+      if (o.acc) c.vmem_bytes_read += ElementBytes(o.dtype, out);  // the running results
       if (o.axis != isa::ReduceAxis::kSublanes) {
         uint64_t stages = 0;
         while ((int64_t{1} << stages) < vpu.lanes) ++stages;

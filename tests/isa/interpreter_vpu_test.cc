@@ -134,6 +134,22 @@ vpu.reduce op=sum, axis=all, dtype=f32, dst=0x100, src=0x0, cols=3
   EXPECT_EQ(ReadF32(in.vmem(0), 0x100, 1)[0], 16777216.0f);
 }
 
+TEST(InterpreterVpu, AccumulatingReductionContinuesFromDst) {
+  Interpreter in(SmallChip());
+  RunAsm(in, R"(
+.data vmem core=0, addr=0x0, f32 1, 1, 1, 1
+.data vmem core=0, addr=0x100, f32 16777216, 100
+.data vmem core=0, addr=0x200, s32 10, 20
+.data vmem core=0, addr=0x240, s32 1, 2, 3, 4
+vpu.reduce op=sum, axis=sublanes, dtype=f32, dst=0x100, src=0x0, rows=2, cols=2, acc=1
+vpu.reduce op=sum, axis=lanes, dtype=s32, dst=0x200, src=0x240, rows=2, cols=2, acc=1
+)");
+  // Column 0: (2^24 + 1) + 1 rounded after each add = 2^24 (summing the block first, then adding it,
+  // would give 2^24 + 2); column 1: 100 + 1 + 1.
+  EXPECT_EQ(ReadF32(in.vmem(0), 0x100, 2), (std::vector<float>{16777216.0f, 102.0f}));
+  EXPECT_EQ(ReadS32(in.vmem(0), 0x200, 2), (std::vector<int32_t>{13, 27}));
+}
+
 TEST(InterpreterVpu, BroadcastTransposeCopyFillIota) {
   Interpreter in(SmallChip());
   RunAsm(in, R"(
