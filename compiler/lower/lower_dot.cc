@@ -626,15 +626,13 @@ StatusOr<std::optional<Lowerer::Epilogue>> Lowerer::PlanEpilogue(
   ep.result.resize(ops.size());
   for (size_t m = 0; m < ops.size(); ++m) {
     if (ops[m]->opcode() == hlo::HloOpcode::kReduce) {
-      // Reductions keep a running result ([N] columns or [Mc] rows) and a block's partial.
+      // Reductions keep a running result ([N] columns or [Mc] rows).
       Epilogue::Reduction r;
       const auto& dims = ops[m]->dimensions();
       r.column = std::find(dims.begin(), dims.end(), dot.shape().rank() - 1) == dims.end();
       r.op = ReducerOp(*ops[m]).value_or(isa::ReduceOp::kSum);
       const int64_t n = r.column ? ops[m]->shape().ElementCount() : Mc;
-      if (!alloc(n * 4, &r.running) || !alloc((r.column ? Nc : Mc) * 4, &r.partial)) {
-        return std::optional<Epilogue>();
-      }
+      if (!alloc(n * 4, &r.running)) return std::optional<Epilogue>();
       ep.reductions[m] = r;
       continue;
     }
@@ -665,20 +663,14 @@ StatusOr<std::optional<Lowerer::Epilogue>> Lowerer::PlanEpilogue(
     ++loads;
   }
   em_.Wait(kLoadFlag, loads);
-  // Running column results start at the reducer's identity (the init value is folded in at the
-  // end, once).
+  // Running column results start at the init value (the reduce order: lower_reduce.cc).
   for (auto& [m, r] : ep.reductions) {
-    const uint32_t identity = r.op == isa::ReduceOp::kSum   ? 0u
-                              : r.op == isa::ReduceOp::kMax ? 0xFF800000u   // -inf
-                                                            : 0x7F800000u;  // +inf
-    if (r.column) {
-      em_.Emit(isa::op::VpuFill{.dtype = isa::DType::kF32,
-                                .dst = r.running,
-                                .count = static_cast<uint64_t>(ops[m]->shape().ElementCount()),
-                                .value = identity});
-    }
     const auto& src = ep.source[m];
     r.init = ep.ext[static_cast<size_t>(-2 - src[1])].vmem;
+    if (r.column) {
+      em_.Emit(RunningResultsFromInit(isa::DType::kF32, r.running, r.init,
+                                      ops[m]->shape().ElementCount()));
+    }
   }
   return std::optional<Epilogue>(std::move(ep));
 }
@@ -686,49 +678,16 @@ StatusOr<std::optional<Lowerer::Epilogue>> Lowerer::PlanEpilogue(
 Status Lowerer::ReduceEpilogueBlock(const HloInstruction& reduce, Epilogue::Reduction& r,
                                     uint64_t src, int64_t b, int64_t M, int64_t m0, int64_t mc,
                                     int64_t n0, int64_t nc, int64_t N, int64_t* stores) {
-  em_.Emit(
-      isa::op::VpuReduce{.op = r.op,
-                         .axis = r.column ? isa::ReduceAxis::kSublanes : isa::ReduceAxis::kLanes,
-                         .dtype = isa::DType::kF32,
-                         .dst = r.partial,
-                         .src = src,
-                         .rows = static_cast<uint64_t>(mc),
-                         .cols = static_cast<uint64_t>(nc)});
-  const auto combine = [&](uint64_t dst, uint64_t a, uint64_t b_addr, int64_t count,
-                           isa::Broadcast bm) {
-    em_.Emit(isa::op::VpuBinary{.op = CombineOp(r.op),
-                                .dtype = isa::DType::kF32,
-                                .dst = dst,
-                                .a = a,
-                                .b = b_addr,
-                                .rows = 1,
-                                .cols = static_cast<uint64_t>(count),
-                                .a_bcast = isa::Broadcast::kNone,
-                                .b_bcast = bm});
-  };
-  if (r.column) {
-    const uint64_t at = r.running + static_cast<uint64_t>(n0 * 4);
-    combine(at, at, r.partial, nc, isa::Broadcast::kNone);
+  if (r.column) {  // the block's rows folded into the running [N] results, in row order
+    em_.Emit(ReduceInto(r.op, isa::ReduceAxis::kSublanes, isa::DType::kF32,
+                        r.running + static_cast<uint64_t>(n0 * 4), src, mc, nc));
     return OkStatus();
   }
-  // Row sums over the N blocks of this M block: the first starts the running result, the last
-  // folds in the init value and stores the block's rows.
-  if (n0 == 0) {
-    em_.Emit(isa::op::VpuCopy{.dtype = isa::DType::kF32,
-                              .dst = r.running,
-                              .src = r.partial,
-                              .n0 = static_cast<uint64_t>(mc),
-                              .n1 = 1,
-                              .n2 = 1,
-                              .src_s0 = 1,
-                              .src_s1 = 0,
-                              .src_s2 = 0,
-                              .dst_s0 = 1});
-  } else {
-    combine(r.running, r.running, r.partial, mc, isa::Broadcast::kNone);
-  }
+  // Row results over the N blocks of this M block: they start at the init value with the first;
+  // the last stores them.
+  if (n0 == 0) em_.Emit(RunningResultsFromInit(isa::DType::kF32, r.running, r.init, mc));
+  em_.Emit(ReduceInto(r.op, isa::ReduceAxis::kLanes, isa::DType::kF32, r.running, src, mc, nc));
   if (n0 + nc < N) return OkStatus();
-  combine(r.running, r.running, r.init, mc, isa::Broadcast::kScalar);
   em_.DmaContiguous(isa::Opcode::kDmaVmemToHbm, r.running,
                     Buffer(&reduce).address + static_cast<uint64_t>((b * M + m0) * 4), mc * 4, 4,
                     kStoreFlag);
@@ -754,15 +713,6 @@ Status Lowerer::FinishEpilogue(const HloInstruction& dot, Epilogue& ep) {
     const HloInstruction& reduce = *ep.ops[m];
     em_.set_tag(TagOf(reduce));
     const int64_t n = reduce.shape().ElementCount();
-    em_.Emit(isa::op::VpuBinary{.op = CombineOp(r.op),
-                                .dtype = isa::DType::kF32,
-                                .dst = r.running,
-                                .a = r.running,
-                                .b = r.init,
-                                .rows = 1,
-                                .cols = static_cast<uint64_t>(n),
-                                .a_bcast = isa::Broadcast::kNone,
-                                .b_bcast = isa::Broadcast::kScalar});
     em_.DmaContiguous(isa::Opcode::kDmaVmemToHbm, r.running, Buffer(&reduce).address, n * 4, 4,
                       kStoreFlag);
     ++ep.pending_stores;

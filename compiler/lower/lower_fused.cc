@@ -178,24 +178,12 @@ Status Lowerer::LowerFusedElementwise(const std::vector<const HloInstruction*>& 
       }
       const HbmBuffer& out = Buffer(&inst);
       if (inst.opcode() == HloOpcode::kReduce) {
-        // The chunk's rows reduced along the lanes, then the init value folded in.
-        const isa::ReduceOp op = *ReducerOp(inst);
-        em_.Emit(isa::op::VpuReduce{.op = op,
-                                    .axis = isa::ReduceAxis::kLanes,
-                                    .dtype = isa::DType::kF32,
-                                    .dst = result[m],
-                                    .src = vops[0].vmem,
-                                    .rows = rows,
-                                    .cols = rcols});
-        em_.Emit(isa::op::VpuBinary{.op = CombineOp(op),
-                                    .dtype = isa::DType::kF32,
-                                    .dst = result[m],
-                                    .a = result[m],
-                                    .b = vops[1].vmem,
-                                    .rows = 1,
-                                    .cols = rows,
-                                    .a_bcast = isa::Broadcast::kNone,
-                                    .b_bcast = isa::Broadcast::kScalar});
+        // The chunk's rows reduced along the lanes into results that start at the init value.
+        em_.Emit(RunningResultsFromInit(isa::DType::kF32, result[m], vops[1].vmem,
+                                        static_cast<int64_t>(rows)));
+        em_.Emit(ReduceInto(*ReducerOp(inst), isa::ReduceAxis::kLanes, isa::DType::kF32, result[m],
+                            vops[0].vmem, static_cast<int64_t>(rows),
+                            static_cast<int64_t>(rcols)));
         if (stored[m]) {
           em_.DmaContiguous(isa::Opcode::kDmaVmemToHbm, result[m],
                             out.address + static_cast<uint64_t>(off / cols * 4),

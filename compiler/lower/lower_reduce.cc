@@ -1,9 +1,9 @@
-// reduce on the VPU: the operand is gathered (strided DMA) into VMEM as [kept rows, reduced cols],
-// reduced along the lanes (vpu.reduce), combined once with the init value, and stored.
+// reduce on the VPU: the operand is gathered (strided DMA) into VMEM as [kept rows, reduced cols]
+// and reduced along the lanes (vpu.reduce acc=1) into results that start at the init value — the
+// evaluator's order (docs/codegen.md, "Reductions: one order") — then stored.
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <functional>
 
 #include "compiler/lower/blocking.h"
 #include "compiler/lower/lowerer.h"
@@ -48,22 +48,48 @@ isa::BinaryOp CombineOp(isa::ReduceOp op) {
   return isa::BinaryOp::kAdd;
 }
 
+isa::op::VpuBroadcast RunningResultsFromInit(isa::DType dtype, uint64_t dst, uint64_t init,
+                                             int64_t count) {
+  return isa::op::VpuBroadcast{.mode = isa::Broadcast::kScalar,
+                               .dtype = dtype,
+                               .dst = dst,
+                               .src = init,
+                               .rows = 1,
+                               .cols = static_cast<uint64_t>(count)};
+}
+
+isa::op::VpuReduce ReduceInto(isa::ReduceOp op, isa::ReduceAxis axis, isa::DType dtype,
+                              uint64_t dst, uint64_t src, int64_t rows, int64_t cols) {
+  return isa::op::VpuReduce{.op = op,
+                            .axis = axis,
+                            .dtype = dtype,
+                            .dst = dst,
+                            .src = src,
+                            .rows = static_cast<uint64_t>(rows),
+                            .cols = static_cast<uint64_t>(cols),
+                            .acc = true};
+}
+
 // Reduced rows longer than VMEM (item "reductions of any size"): each kept row is reduced in
 // chunks of whole inner reduced dimensions (the leading reduced dimension cut into blocks; when
-// even one of its indices does not fit, the next one is cut too), each chunk reduced along the
-// lanes into one partial value that is folded into a running result in VMEM with the reducer, then
-// combined with the init value and stored. Chunk loads are double-buffered. The partial results
-// are combined in chunk order, so a float sum is summed in a different order than one long row.
-Status Lowerer::ReduceLongRows(
-    const HloInstruction& inst, isa::ReduceOp op, const std::vector<int64_t>& kept,
-    const std::vector<int64_t>& kept_strides, const std::vector<int64_t>& red,
-    const std::vector<int64_t>& red_strides,
-    const std::function<void(uint64_t, uint64_t, int64_t, int64_t)>& combine_and_store) {
+// even one of its indices does not fit, the next one is cut too), each chunk folded in order into
+// the row's running result, which starts at the init value (vpu.reduce acc=1): the order of one long
+// row. A bf16 sum is widened to f32 chunk by chunk and rounded once at the end, as the evaluator
+// accumulates it. Chunk loads are double-buffered.
+Status Lowerer::ReduceLongRows(const HloInstruction& inst, isa::ReduceOp op, uint64_t init_v,
+                               const std::vector<int64_t>& kept,
+                               const std::vector<int64_t>& kept_strides,
+                               const std::vector<int64_t>& red,
+                               const std::vector<int64_t>& red_strides) {
   const HbmBuffer& in = Buffer(inst.operand(0));
+  const HbmBuffer& out = Buffer(&inst);
   const int64_t e = in.elem_bytes();
+  const bool widen = op == isa::ReduceOp::kSum && in.dtype == isa::DType::kBF16;
+  const isa::DType acc_dtype = widen ? isa::DType::kF32 : in.dtype;
   // Cut the reduced box: dims [0, d) one index at a time, dim d in blocks of blk, the rest whole.
-  const int64_t budget = (em_.vmem_free() - 8 * 64) / 2;
-  const auto blocking = ChooseBlocking(red, e, budget);
+  // Per chunk element: two load buffers, and its f32 copy when widened.
+  const int64_t budget = em_.vmem_free() - 8 * 64;
+  const auto blocking = ChooseBlocking(red, 2 * e + (widen ? 4 : 0), budget);
   if (!blocking) {
     return DoesNotFit(inst, fmt::format("VMEM: not even one element of the reduced dimensions "
                                         "fits core.vmem.capacity_bytes = {}",
@@ -71,11 +97,16 @@ Status Lowerer::ReduceLongRows(
   }
   const int64_t chunk = blocking->blk * blocking->inner;
   TPUSIM_ASSIGN_OR_RETURN(uint64_t bufs, Vmem(inst, 2 * chunk * e, "reduced chunks"));
-  TPUSIM_ASSIGN_OR_RETURN(uint64_t part, Vmem(inst, 64, "chunk result"));
   TPUSIM_ASSIGN_OR_RETURN(uint64_t acc, Vmem(inst, 64, "running result"));
-  TPUSIM_ASSIGN_OR_RETURN(uint64_t res, Vmem(inst, 64, "result"));
+  uint64_t wide = 0, init_acc = init_v, res = acc;
+  if (widen) {
+    TPUSIM_ASSIGN_OR_RETURN(wide, Vmem(inst, chunk * 4, "chunk in f32"));
+    TPUSIM_ASSIGN_OR_RETURN(init_acc, Vmem(inst, 64, "init value in f32"));
+    TPUSIM_ASSIGN_OR_RETURN(res, Vmem(inst, 64, "result"));
+    em_.Emit(isa::op::VpuConvert{
+        .src_dtype = in.dtype, .dtype = acc_dtype, .dst = init_acc, .src = init_v, .count = 1});
+  }
   const std::vector<int64_t> kept_out_strides = RowMajorStrides(kept, 1);
-  std::vector<int64_t> kidx(kept.size(), 0);
   int64_t rows = 1;
   for (int64_t k : kept) rows *= k;
   for (int64_t row = 0; row < rows; ++row) {
@@ -109,6 +140,7 @@ Status Lowerer::ReduceLongRows(
                      ss, bufs + static_cast<uint64_t>((c % 2) * chunk * e),
                      RowMajorStrides(chunks[c].box, e), chunks[c].box, e, kLoadFlag);
     };
+    em_.Emit(RunningResultsFromInit(acc_dtype, acc, init_acc, 1));
     TPUSIM_ASSIGN_OR_RETURN(int64_t pending, load(0));
     for (size_t c = 0; c < chunks.size(); ++c) {
       em_.Wait(kLoadFlag, pending);
@@ -116,25 +148,26 @@ Status Lowerer::ReduceLongRows(
       if (c + 1 < chunks.size()) {
         TPUSIM_ASSIGN_OR_RETURN(pending, load(c + 1));
       }
-      em_.Emit(isa::op::VpuReduce{.op = op,
-                                  .axis = isa::ReduceAxis::kLanes,
-                                  .dtype = in.dtype,
-                                  .dst = c == 0 ? acc : part,
-                                  .src = bufs + static_cast<uint64_t>((c % 2) * chunk * e),
-                                  .rows = 1,
-                                  .cols = static_cast<uint64_t>(chunks[c].elems)});
-      if (c > 0) {
-        em_.Emit(isa::op::VpuBinary{.op = CombineOp(op),
-                                    .dtype = in.dtype,
-                                    .dst = acc,
-                                    .a = acc,
-                                    .b = part,
-                                    .rows = 1,
-                                    .cols = 1});
+      uint64_t src = bufs + static_cast<uint64_t>((c % 2) * chunk * e);
+      if (widen) {
+        em_.Emit(isa::op::VpuConvert{.src_dtype = in.dtype,
+                                     .dtype = acc_dtype,
+                                     .dst = wide,
+                                     .src = src,
+                                     .count = static_cast<uint64_t>(chunks[c].elems)});
+        src = wide;
       }
+      em_.Emit(ReduceInto(op, isa::ReduceAxis::kLanes, acc_dtype, acc, src, 1, chunks[c].elems));
       TPUSIM_RETURN_IF_ERROR(em_.CheckSize());
     }
-    combine_and_store(acc, res, 1, out_index);
+    if (widen) {
+      em_.Emit(isa::op::VpuConvert{
+          .src_dtype = acc_dtype, .dtype = out.dtype, .dst = res, .src = acc, .count = 1});
+    }
+    const int64_t oe = out.elem_bytes();
+    em_.DmaContiguous(isa::Opcode::kDmaVmemToHbm, res,
+                      out.address + static_cast<uint64_t>(out_index * oe), oe, oe, kStoreFlag);
+    em_.Wait(kStoreFlag, 1);
   }
   return OkStatus();
 }
@@ -174,17 +207,8 @@ Status Lowerer::LowerReduce(const HloInstruction& inst) {
   em_.DmaContiguous(isa::Opcode::kDmaHbmToVmem, init.address, init_v, e, e, kLoadFlag);
   em_.Wait(kLoadFlag, 1);
   const int64_t oe = out.elem_bytes();
-  // result[i] = op(partial[i], init) for `count` results, stored at result index `out_index`.
-  auto combine_and_store = [&](uint64_t part, uint64_t res, int64_t count, int64_t out_index) {
-    em_.Emit(isa::op::VpuBinary{.op = CombineOp(*op),
-                                .dtype = out.dtype,
-                                .dst = res,
-                                .a = part,
-                                .b = init_v,
-                                .rows = 1,
-                                .cols = static_cast<uint64_t>(count),
-                                .a_bcast = isa::Broadcast::kNone,
-                                .b_bcast = isa::Broadcast::kScalar});
+  // Stores `count` results at VMEM `res` at result index `out_index`.
+  auto store = [&](uint64_t res, int64_t count, int64_t out_index) {
     em_.DmaContiguous(isa::Opcode::kDmaVmemToHbm, res,
                       out.address + static_cast<uint64_t>(out_index * oe), count * oe, oe,
                       kStoreFlag);
@@ -201,11 +225,10 @@ Status Lowerer::LowerReduce(const HloInstruction& inst) {
   }
   if (leading) {
     const int64_t kp = out.elements();
-    const int64_t budget = em_.vmem_free() - 3 * 64;
-    const int64_t kc = std::min(kp, budget / (rn * e + e + oe));
+    const int64_t budget = em_.vmem_free() - 2 * 64;
+    const int64_t kc = std::min(kp, budget / (rn * e + oe));
     if (kc >= std::min<int64_t>(kp, 128)) {
       TPUSIM_ASSIGN_OR_RETURN(uint64_t src, Vmem(inst, rn * kc * e, "operand block"));
-      TPUSIM_ASSIGN_OR_RETURN(uint64_t part, Vmem(inst, kc * e, "partial result"));
       TPUSIM_ASSIGN_OR_RETURN(uint64_t res, Vmem(inst, kc * oe, "result"));
       for (int64_t c0 = 0; c0 < kp; c0 += kc) {
         const int64_t cc = std::min(kc, kp - c0);
@@ -213,29 +236,21 @@ Status Lowerer::LowerReduce(const HloInstruction& inst) {
         TPUSIM_ASSIGN_OR_RETURN(int64_t n, em_.Dma(isa::Opcode::kDmaHbmToVmem,
                                                    in.address + static_cast<uint64_t>(c0 * e), ss,
                                                    src, ds, box, e, kLoadFlag));
+        em_.Emit(RunningResultsFromInit(in.dtype, res, init_v, cc));
         em_.Wait(kLoadFlag, n);
-        em_.Emit(isa::op::VpuReduce{.op = *op,
-                                    .axis = isa::ReduceAxis::kSublanes,
-                                    .dtype = in.dtype,
-                                    .dst = part,
-                                    .src = src,
-                                    .rows = static_cast<uint64_t>(rn),
-                                    .cols = static_cast<uint64_t>(cc)});
-        combine_and_store(part, res, cc, c0);
+        em_.Emit(ReduceInto(*op, isa::ReduceAxis::kSublanes, in.dtype, res, src, rn, cc));
+        store(res, cc, c0);
       }
       return OkStatus();
     }
   }
-  // One kept row costs rn input elements plus the partial and the result.
-  const int64_t row_bytes = rn * e + 2 * out.elem_bytes();
-  const auto blocking = ChooseBlocking(kept, row_bytes, em_.vmem_free() - 3 * 64);
-  if (!blocking) {
-    return ReduceLongRows(inst, *op, kept, kept_strides, red, red_strides, combine_and_store);
-  }
+  // One kept row costs rn input elements plus the result.
+  const int64_t row_bytes = rn * e + oe;
+  const auto blocking = ChooseBlocking(kept, row_bytes, em_.vmem_free() - 2 * 64);
+  if (!blocking) return ReduceLongRows(inst, *op, init_v, kept, kept_strides, red, red_strides);
   const int64_t max_rows = blocking->blk * blocking->inner;
   TPUSIM_ASSIGN_OR_RETURN(uint64_t src, Vmem(inst, max_rows * rn * e, "operand block"));
-  TPUSIM_ASSIGN_OR_RETURN(uint64_t part, Vmem(inst, max_rows * e, "partial result"));
-  TPUSIM_ASSIGN_OR_RETURN(uint64_t res, Vmem(inst, max_rows * out.elem_bytes(), "result"));
+  TPUSIM_ASSIGN_OR_RETURN(uint64_t res, Vmem(inst, max_rows * oe, "result"));
   const std::vector<int64_t> kept_out_strides = RowMajorStrides(kept, 1);
   return ForEachBlock(
       kept, *blocking,
@@ -255,15 +270,10 @@ Status Lowerer::LowerReduce(const HloInstruction& inst) {
             int64_t n,
             em_.Dma(isa::Opcode::kDmaHbmToVmem, in.address + static_cast<uint64_t>(src_off), ss,
                     src, RowMajorStrides(box, e), box, e, kLoadFlag));
+        em_.Emit(RunningResultsFromInit(in.dtype, res, init_v, rows));
         em_.Wait(kLoadFlag, n);
-        em_.Emit(isa::op::VpuReduce{.op = *op,
-                                    .axis = isa::ReduceAxis::kLanes,
-                                    .dtype = in.dtype,
-                                    .dst = part,
-                                    .src = src,
-                                    .rows = static_cast<uint64_t>(rows),
-                                    .cols = static_cast<uint64_t>(rn)});
-        combine_and_store(part, res, rows, out_index);
+        em_.Emit(ReduceInto(*op, isa::ReduceAxis::kLanes, in.dtype, res, src, rows, rn));
+        store(res, rows, out_index);
         return OkStatus();
       });
 }

@@ -121,6 +121,17 @@ const hlo::HloInstruction* VirtualPadOf(const hlo::HloInstruction* v);
 std::optional<isa::ReduceOp> ReducerOp(const hlo::HloInstruction& reduce);
 /// The VPU binary op that combines two partial results of `op`.
 isa::BinaryOp CombineOp(isa::ReduceOp op);
+/// The one reduction order of every reduce kernel, the evaluator's (hlo/eval/kernels/reduce.h;
+/// docs/codegen.md, "Reductions: one order"): each result starts at the init value and folds the
+/// reduced elements in row-major order, block after block. RunningResultsFromInit emits the start:
+/// `count` results of `dtype` at VMEM `dst` set to the scalar at VMEM `init`; the kernel then
+/// reduces every block into them with vpu.reduce acc=1 (ReduceInto).
+isa::op::VpuBroadcast RunningResultsFromInit(isa::DType dtype, uint64_t dst, uint64_t init,
+                                             int64_t count);
+/// vpu.reduce acc=1: the [rows, cols] region at `src` folded into the running results at `dst`
+/// ([rows] along the lanes, [cols] along the sublanes).
+isa::op::VpuReduce ReduceInto(isa::ReduceOp op, isa::ReduceAxis axis, isa::DType dtype,
+                              uint64_t dst, uint64_t src, int64_t rows, int64_t cols);
 
 /// True for the elementwise opcodes the VPU lowering implements (lower_elementwise.cc).
 bool HasVpuFunction(hlo::HloOpcode op);
@@ -209,11 +220,12 @@ class Lowerer {
     /// A reduce of the result or of an op (an output fusion's reduction, fusion.h): per op index,
     /// whether it reduces every dimension but the last ("column": a [N] result, e.g. batch-norm
     /// sums over a convolution's [N*OH*OW, O]) or only the last ("row": one value per result
-    /// row), its running result in VMEM ([N] or [Mc]), the block's partial result, and its init.
+    /// row), its running result in VMEM ([N] or [Mc]; it starts at the init value and each block
+    /// is reduced into it: the reduce order of lower_reduce.cc), and its init.
     struct Reduction {
       bool column = true;
       isa::ReduceOp op = isa::ReduceOp::kSum;
-      uint64_t running = 0, partial = 0, init = 0;
+      uint64_t running = 0, init = 0;
     };
     std::map<size_t, Reduction> reductions;
   };
@@ -312,13 +324,11 @@ class Lowerer {
   Status LowerPad(const hlo::HloInstruction& inst);
   Status LowerIota(const hlo::HloInstruction& inst);
   Status LowerReduce(const hlo::HloInstruction& inst);
-  /// A reduce whose reduced row does not fit VMEM, reduced chunk by chunk (lower_reduce.cc).
-  /// `combine_and_store(partial, result, count, out_index)` folds the init value in and stores.
-  Status ReduceLongRows(
-      const hlo::HloInstruction& inst, isa::ReduceOp op, const std::vector<int64_t>& kept,
-      const std::vector<int64_t>& kept_strides, const std::vector<int64_t>& red,
-      const std::vector<int64_t>& red_strides,
-      const std::function<void(uint64_t, uint64_t, int64_t, int64_t)>& combine_and_store);
+  /// A reduce whose reduced row does not fit VMEM, reduced chunk by chunk into a running result
+  /// that starts at the init value (at VMEM `init_v`) (lower_reduce.cc).
+  Status ReduceLongRows(const hlo::HloInstruction& inst, isa::ReduceOp op, uint64_t init_v,
+                        const std::vector<int64_t>& kept, const std::vector<int64_t>& kept_strides,
+                        const std::vector<int64_t>& red, const std::vector<int64_t>& red_strides);
   Status LowerCollective(const hlo::HloInstruction& inst);
   /// rng-bit-generator (lower_rng.cc): u64[n] state (stored narrowed to 32 bits), u32/s32 bits.
   Status LowerRngBitGenerator(const hlo::HloInstruction& inst);
