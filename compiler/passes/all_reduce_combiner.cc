@@ -127,7 +127,12 @@ bool CombineOneBucket(hlo::HloComputation* comp, int64_t threshold_bytes) {
       gte->AppendOperand(c);
       gte->set_tuple_index(static_cast<int64_t>(i));
       HloInstruction* g = builder.Add(std::move(gte));
-      rank[g] = rank.at(last) + 0.5;
+      // Distinct ranks in member order, between `last` and the next instruction: with one rank
+      // for all, the ready queue took them in the order of their addresses, which moved the
+      // instructions scheduled between them with the heap layout (a run's cycles changed with the
+      // length of the input's path).
+      rank[g] = rank.at(last) + 0.5 * static_cast<double>(i + 1) /
+                                    static_cast<double>(members.size() + 1);
       m->ReplaceAllUsesWith(g);
     }
     for (HloInstruction* m : members) comp->RemoveInstruction(m);
