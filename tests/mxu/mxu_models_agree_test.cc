@@ -7,6 +7,7 @@
 #include <random>
 
 #include "sim/core/mxu_model.h"
+#include "sim/core/mxu_tiles.h"
 #include "tests/mxu/mxu_test_util.h"
 
 namespace tpusim::sim {
@@ -250,6 +251,14 @@ TEST(MxuModelsAgreeTest, TimingOnlyHoldsNoAccumulatorsOrWeights) {
   ASSERT_TRUE((*timing)->Issue(MxuOp::MatMul(64, 128, {}, true, false, 0), Cycles(0)).ok());
   EXPECT_EQ((*timing)->accumulators().rows(), 0);
   EXPECT_GT((*timing)->counters().useful_macs, 0u);
+  // A timing-only weight tile holds no values and reads as zeros; a values tile holds R x C.
+  MxuTileTracker timing_tiles(cfg);
+  const std::shared_ptr<const MxuTile> t = timing_tiles.Load(load);
+  EXPECT_TRUE(t->f32.empty() && t->s32.empty());
+  EXPECT_EQ(t->word(5), 0u);
+  cfg.compute_values = true;
+  MxuTileTracker value_tiles(cfg);
+  EXPECT_EQ(value_tiles.Load(MxuOp::LoadWeights(2, 2, {1, 2, 3, 4}))->f32.size(), 128u * 128u);
 }
 
 }  // namespace
