@@ -175,8 +175,14 @@ Footprint DmaFootprint(const Instruction& inst, int core) {
     default:
       TPUSIM_CHECK(false) << "DmaFootprint: not a DMA: " << Mnemonic(inst.opcode);
   }
-  f.reads.push_back(RegionBytes(from, core, src, DmaSourceExtent(inst)));
-  f.writes.push_back(RegionBytes(to, core, dst, DmaDestinationExtent(inst)));
+  // A two-level descriptor (n2 = 1) keeps its rows; deeper ones their bounding range.
+  const DmaDescriptor d = DmaDescriptorOf(inst);
+  const auto side = [&](MemSpace space, uint64_t addr, uint64_t s1, uint64_t extent) {
+    return d.n2 == 1 ? StridedRegion(space, core, addr, d.n1, d.n0 * d.elem_bytes, s1)
+                     : RegionBytes(space, core, addr, extent);
+  };
+  f.reads.push_back(side(from, src, d.src_s1, DmaSourceExtent(inst)));
+  f.writes.push_back(side(to, dst, d.dst_s1, DmaDestinationExtent(inst)));
   return f;
 }
 

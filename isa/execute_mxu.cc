@@ -245,21 +245,22 @@ Footprint MxuFootprint(const Instruction& inst, int core) {
     case Opcode::kMxuLoadWeights: {
       auto o = inst.As<op::MxuLoadWeights>();
       uint64_t rows = o.transpose ? o.n : o.k, cols = o.transpose ? o.k : o.n;
-      f.reads.push_back(
-          VmemRegion(core, o.addr, ((rows - 1) * o.stride + cols) * ElemBytes(o.dtype)));
+      const uint64_t e = ElemBytes(o.dtype);
+      f.reads.push_back(StridedRegion(MemSpace::kVmem, core, o.addr, rows, cols * e, o.stride * e));
       break;
     }
     case Opcode::kMxuMatmul: {
       auto o = inst.As<op::MxuMatmul>();
-      f.reads.push_back(VmemRegion(core, o.lhs, ((o.m - 1) * o.stride + o.k) * ElemBytes(o.dtype)));
+      const uint64_t e = ElemBytes(o.dtype);
+      f.reads.push_back(StridedRegion(MemSpace::kVmem, core, o.lhs, o.m, o.k * e, o.stride * e));
       f.writes.push_back(AccRegion(core, o.mxu, o.acc, o.m, /*chain=*/true));
       break;
     }
     case Opcode::kMxuPop: {
       auto o = inst.As<op::MxuPop>();
       f.reads.push_back(AccRegion(core, o.mxu, o.acc, o.m, /*chain=*/false));
-      f.writes.push_back(
-          VmemRegion(core, o.dst, ((o.m - 1) * o.stride + o.n) * ElemBytes(o.dtype)));
+      const uint64_t e = ElemBytes(o.dtype);
+      f.writes.push_back(StridedRegion(MemSpace::kVmem, core, o.dst, o.m, o.n * e, o.stride * e));
       break;
     }
     default:

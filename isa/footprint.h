@@ -3,8 +3,12 @@
 // (sim/core/scoreboard.h), the final-state check, the trace and the report.
 //
 // Regions are byte ranges of one memory space of one core (an accumulator region is a row range of
-// one MXU); a strided access is covered by its bounding range (conservative: it may add a false
-// dependence, never miss one). An empty access still covers one byte.
+// one MXU). A two-level strided access — rows of `width` bytes, `stride` bytes apart, e.g. an MXU
+// pop writing its n columns into a wider [m, stride] block — keeps its row structure: two accesses
+// to interleaved columns of one block do not conflict (each MXU's pop writes its own columns, and a
+// real TensorCore's compiler knows they are disjoint). Deeper strides are covered by their bounding
+// range (conservative: it may add a false dependence, never miss one). An empty access still covers
+// one byte.
 #pragma once
 
 #include <algorithm>
@@ -22,16 +26,24 @@ struct Region {
   MemSpace space = MemSpace::kVmem;
   int32_t core = 0;  // global core id (host memory: 0)
   int32_t mxu = 0;   // accumulator regions: the MXU index; else 0
-  uint64_t lo = 0;   // [lo, hi): bytes, or accumulator rows
+  uint64_t lo = 0;   // [lo, hi): bytes, or accumulator rows (the bounding range)
   uint64_t hi = 0;
+  // Strided: rows of `width` bytes starting every `stride` bytes from lo (the last row ends at
+  // hi); 0 = every byte of [lo, hi).
+  uint64_t stride = 0, width = 0;
   // Matmuls accumulating into the same rows of one MXU are applied in order by the array (TPU v1's
   // accumulate flag): two such regions never conflict (sim/core/scoreboard.h).
   bool in_order_chain = false;
 
   bool Overlaps(const Region& o) const {
     return space == o.space && core == o.core && mxu == o.mxu && lo < o.hi && o.lo < hi &&
-           !(in_order_chain && o.in_order_chain);
+           !(in_order_chain && o.in_order_chain) && RowsOverlap(o);
   }
+
+ private:
+  // Exact for a strided region against a contiguous one or one of the same stride; otherwise the
+  // bounding ranges decide (they already overlap when this is called).
+  bool RowsOverlap(const Region& o) const;
 };
 
 struct Footprint {
@@ -51,6 +63,10 @@ inline Region RegionBytes(MemSpace space, int core, uint64_t addr, uint64_t byte
 inline Region VmemRegion(int core, uint64_t addr, uint64_t bytes) {
   return RegionBytes(MemSpace::kVmem, core, addr, bytes);
 }
+/// `rows` rows of `width` bytes, `stride` bytes apart, from `addr` of `space` of `core`; a
+/// contiguous region when the rows touch (stride <= width) or there is one row.
+Region StridedRegion(MemSpace space, int core, uint64_t addr, uint64_t rows, uint64_t width,
+                     uint64_t stride);
 /// Accumulator rows [row, row + rows) of MXU `mxu` of `core`.
 inline Region AccRegion(int core, uint64_t mxu, uint64_t row, uint64_t rows, bool in_order_chain) {
   Region r;

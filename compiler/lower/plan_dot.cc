@@ -77,6 +77,10 @@ bool ChooseDotBlocks(DotPlan& p, const config::ChipConfig& config, int64_t vmem,
         int64_t Kc = 0;
         FitKc(p, vmem, nbuf, &Mc, &Kc, Nc);
         if (Mc < 1 || Kc < 1) continue;
+        // Balance the M blocks (1792 rows as 2 x 896, not 1024 + 768): the short block's
+        // matmuls would not hide the long block's pop, and its MXU would wait for the
+        // accumulator rows.
+        if (Mc < d.M) Mc = std::min(Mc, CeilDiv(CeilDiv(d.M, CeilDiv(d.M, Mc)), 8) * 8);
         // Balance the K chunks (no short last chunk whose compute cannot hide the next loads).
         const int64_t R = p.mxu.rows;
         if (Kc < d.K) Kc = std::min(Kc, CeilDiv(CeilDiv(d.K, CeilDiv(d.K, Kc)), R) * R);

@@ -123,6 +123,20 @@ TEST(PlanDotTest, TpuV4DotThatFitsIsReadOnceWithTwoAccumulatorSets) {
   EXPECT_TRUE(p.double_acc);
 }
 
+TEST(PlanDotTest, MBlocksAreBalanced) {
+  // tpu-v3 (2 MXUs, 2048 accumulator rows): M = 1792 with two accumulator sets allows 1024-row
+  // blocks; they are cut as 2 x 896, not 1024 + 768 (the short block's matmuls would not hide the
+  // long block's pop). M = 3000 (3 blocks of at most 1024) gives 1000-row blocks.
+  const config::ChipConfig c = Config("tpu-v3");
+  for (const auto& [M, Mc] : {std::pair<int64_t, int64_t>{1792, 896}, {3000, 1000}, {1024, 1024}}) {
+    const DotShape d{.B = 4, .M = M, .K = 7, .N = 168, .le = 2, .re = 2, .oe = 2};
+    const DotPlan p = Plan(d, c, DotVmem(c), true);
+    ExpectConsistent(p, DotVmem(c));
+    EXPECT_EQ(p.blocks.Mc, Mc) << M;
+    EXPECT_TRUE(p.double_acc) << M;
+  }
+}
+
 TEST(PlanDotTest, TpuV4LargerDotTradesKChunksAgainstTraffic) {
   // tpu-v4, [1024, 1024] x [1024, 1024] bf16 in 2/3 of 16 MiB. Nc = 512 (one tile per MXU,
   // Mc = 1024 in two sets) leaves room for 779 rows of K: Kc = 768, balanced to two chunks of 512.
