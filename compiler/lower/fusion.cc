@@ -171,6 +171,31 @@ void AddEpilogueReductions(const std::vector<std::unique_ptr<HloInstruction>>& l
 
 }  // namespace
 
+int64_t EpilogueElementsPerBatch(const HloInstruction& dot) {
+  const auto& d = dot.shape().dimensions();
+  if (dot.opcode() == HloOpcode::kDot && d.size() == 3) return d[1] * d[2];
+  return dot.shape().ElementCount();
+}
+
+bool IsEpilogueBatchBroadcast(const HloInstruction& b, const HloInstruction& dot) {
+  if (b.opcode() != HloOpcode::kBroadcast || !b.shape().IsArray() ||
+      !b.operand(0)->shape().IsArray() || b.operand(0)->shape().ElementCount() < 2 ||
+      b.shape().ElementCount() != dot.shape().ElementCount() ||
+      b.parent()->root_instruction() == &b) {
+    return false;
+  }
+  const auto& kept = b.dimensions();
+  for (size_t i = 0; i < kept.size(); ++i) {
+    if (kept[i] != static_cast<int64_t>(i)) return false;  // a prefix, in order
+  }
+  int64_t repeat = 1;  // elements each operand value covers
+  for (int64_t d = static_cast<int64_t>(kept.size()); d < b.shape().rank(); ++d) {
+    repeat *= b.shape().dimensions(d);
+  }
+  const int64_t per_batch = EpilogueElementsPerBatch(dot);
+  return per_batch > 0 && repeat % per_batch == 0;
+}
+
 void AddDotEpilogues(const hlo::HloModule& module, int64_t min_split_n, ElementwiseGroups* groups) {
   const auto& list = module.entry_computation()->instructions();
   std::map<const HloInstruction*, size_t> position;
@@ -188,12 +213,23 @@ void AddDotEpilogues(const hlo::HloModule& module, int64_t min_split_n, Elementw
         dot->shape().rank() < 1 || dot->shape().dimensions().back() >= min_split_n) {
       continue;
     }
-    // The next instruction that emits code.
+    // The next instruction that emits code, past broadcasts the epilogue may absorb.
+    std::vector<const HloInstruction*> batch_broadcasts;
     size_t j = i + 1;
-    while (j < list.size() && HasNoCode(*list[j])) ++j;
+    for (; j < list.size(); ++j) {
+      if (HasNoCode(*list[j])) continue;
+      if (!IsEpilogueBatchBroadcast(*list[j], *dot)) break;
+      batch_broadcasts.push_back(list[j].get());
+    }
     if (j == list.size()) continue;
     const HloInstruction* next = list[j].get();
-    if (!IsFusible(*next) || next->shape().dimensions() != dot->shape().dimensions()) {
+    // The members compute on the dot's result or on a view of it (a reshape: the same elements in
+    // the same row-major order, e.g. a canonical [B, M, N] dot read as the module's rank-5 result).
+    const auto& view = next->shape().dimensions();
+    const bool same_dims = view == dot->shape().dimensions();
+    if (!IsFusible(*next) || next->shape().ElementCount() != dot->shape().ElementCount() ||
+        view.empty() || view.back() != dot->shape().dimensions().back()) {
+      if (!batch_broadcasts.empty()) continue;  // only reductions would remain; keep it simple
       // No elementwise consumer: the dot's own result may still be reduced as it is popped.
       std::vector<const HloInstruction*> reductions;
       AddEpilogueReductions(list, position, dot, dot, &reductions);
@@ -209,27 +245,44 @@ void AddDotEpilogues(const hlo::HloModule& module, int64_t min_split_n, Elementw
     auto is_member = [&](const HloInstruction* x) {
       return std::find(members.begin(), members.end(), x) != members.end();
     };
+    std::set<const HloInstruction*> absorbed;
     bool reads_dot = false, ok = true;
     for (const HloInstruction* m : members) {
+      if (m->shape().dimensions() != view) ok = false;
       for (const HloInstruction* op : m->operands()) {
-        const bool same_dims = op->shape().dimensions() == dot->shape().dimensions();
-        // The dot itself, or a view of it (an identity custom-call, a bitcast) of its dimensions.
+        // The dot itself, or a view of it (an identity custom-call, a bitcast, a reshape).
         if (Producer(op) == dot) {
-          if (!same_dims) ok = false;
+          if (op->shape().ElementCount() != dot->shape().ElementCount()) ok = false;
           reads_dot = true;
           continue;
         }
         if (is_member(op)) continue;
+        if (std::find(batch_broadcasts.begin(), batch_broadcasts.end(), op) !=
+            batch_broadcasts.end()) {
+          absorbed.insert(op);  // one value per block, loaded as the block is popped
+          continue;
+        }
         // An external operand: in VMEM per block as a scalar, a row or column vector, or a block of
-        // an array of the dot's dimensions. Only instructions without code lie between the dot and
-        // the ops, so every external operand exists before the dot runs.
+        // an array of the members' dimensions. Only instructions without code lie between the dot
+        // and the ops, so every external operand exists before the dot runs.
         const bool small = IsVirtualBroadcast(*op) || op->shape().ElementCount() == 1;
-        if (!same_dims && !small) ok = false;
+        if (op->shape().dimensions() != view && !small) ok = false;
         if (VirtualPadOf(op) != nullptr) ok = false;  // the epilogue loads whole arrays only
       }
     }
+    // An absorbed broadcast emits no code of its own: nothing outside may read it.
+    for (const HloInstruction* b : absorbed) {
+      for (const HloInstruction* u : b->users()) ok = ok && is_member(u);
+    }
     if (!ok || !reads_dot) continue;
-    AddEpilogueReductions(list, position, dot, members.back(), &members);
+    if (same_dims && absorbed.empty()) {
+      AddEpilogueReductions(list, position, dot, members.back(), &members);
+    }
+    members.insert(members.begin(), absorbed.begin(), absorbed.end());
+    std::sort(members.begin(), members.end(),
+              [&](const HloInstruction* a, const HloInstruction* b) {
+                return position.at(a) < position.at(b);
+              });
     groups->epilogue_of_dot[dot] = members;
     for (const HloInstruction* m : members) groups->dot_of_epilogue[m] = dot;
   }

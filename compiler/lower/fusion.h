@@ -48,7 +48,22 @@ ElementwiseGroups FormElementwiseGroups(const hlo::HloModule& module, size_t max
 /// vectors or arrays of the same dimensions, all defined before the dot, and the dot's own result
 /// is stored only if something else reads it. Dots with N >= `min_split_n` (split over a megacore's
 /// TensorCores) keep their ops separate. The HBM plan treats the ops as defined at the dot.
+/// The ops may compute on a view of the result instead — a reshape with the same elements in the
+/// same row-major order and the same last dimension (the canonical [B, M, N] dot read as the
+/// module's [b0, b1, m0, m1, N] result) — and read broadcasts of a small operand along a prefix of
+/// their dimensions whose every value covers whole batches of the dot (a per-example mask): those
+/// broadcasts join the epilogue and are never materialized (IsEpilogueBatchBroadcast).
 void AddDotEpilogues(const hlo::HloModule& module, int64_t min_split_n, ElementwiseGroups* groups);
+
+/// Elements of `dot`'s result per canonical batch: M * N of an [B, M, N] dot; every element of a
+/// rank-2 dot or of a direct convolution's result (popped as one [N*OH*OW, O] matrix).
+int64_t EpilogueElementsPerBatch(const hlo::HloInstruction& dot);
+
+/// True for a broadcast of an operand of >= 2 elements along the leading dimensions of its result
+/// (`dimensions={0, .., p-1}`), with `dot`'s element count, whose every operand value covers a
+/// whole number of `dot`'s batches (EpilogueElementsPerBatch): in an epilogue each popped block
+/// reads one value of it.
+bool IsEpilogueBatchBroadcast(const hlo::HloInstruction& b, const hlo::HloInstruction& dot);
 
 /// Operand fusion (XLA's kOutput fusion of a dot with the producers of its operands: "scale and
 /// bias applied as the operand tile is loaded"): the elementwise ops that compute a canonical dot's

@@ -10,8 +10,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <optional>
+#include <tuple>
 
 #include "compiler/lower/lowerer.h"
 #include "compiler/lower/mxu_passes.h"
@@ -580,31 +582,35 @@ StatusOr<std::optional<Lowerer::Epilogue>> Lowerer::PlanEpilogue(
     auto it = std::find(ops.begin(), ops.end(), i);
     return it == ops.end() ? -1 : static_cast<int64_t>(it - ops.begin());
   };
-  std::map<std::pair<uint64_t, isa::Broadcast>, size_t> ext_index;
+  std::map<std::tuple<uint64_t, isa::Broadcast, int64_t>, size_t> ext_index;
   bool needs_tmp = false, needs_zero = false, select_scratch = false;
   ep.source.resize(ops.size());
   for (size_t m = 0; m < ops.size(); ++m) {
     const HloInstruction& op_inst = *ops[m];
+    if (IsAbsorbedBroadcast(dot, op_inst)) continue;  // read by its users, per block
     needs_tmp = needs_tmp || op_inst.opcode() == hlo::HloOpcode::kClamp ||
                 op_inst.opcode() == hlo::HloOpcode::kIsFinite;
     needs_zero = needs_zero || op_inst.opcode() == hlo::HloOpcode::kIsFinite;
     for (const HloInstruction* op : op_inst.operands()) {
       if (op == &dot || (Buffer(op).address == Buffer(&dot).address &&
-                         op->shape().dimensions() == dot.shape().dimensions())) {
+                         op->shape().ElementCount() == dot.shape().ElementCount())) {
         ep.source[m].push_back(kEpilogueDotBlock);  // the dot or a view of it
         continue;
       }
-      if (const int64_t mi = member_index(op); mi >= 0) {
+      const bool absorbed = member_index(op) >= 0 && IsAbsorbedBroadcast(dot, *op);
+      if (const int64_t mi = member_index(op); mi >= 0 && !absorbed) {
         ep.source[m].push_back(mi);
         continue;
       }
-      const HbmBuffer& b = Buffer(op);
-      isa::Broadcast mode = VirtualBroadcastKind(*op);
+      // An absorbed broadcast: one value of its operand per block (fusion.h).
+      const HbmBuffer& b = Buffer(absorbed ? op->operand(0) : op);
+      isa::Broadcast mode = absorbed ? isa::Broadcast::kScalar : VirtualBroadcastKind(*op);
       if (mode == isa::Broadcast::kNone && b.elements() == 1) mode = isa::Broadcast::kScalar;
+      const int64_t repeat = absorbed ? op->shape().ElementCount() / b.elements() : 0;
       select_scratch = select_scratch || (mode != isa::Broadcast::kNone &&
                                           op_inst.opcode() == hlo::HloOpcode::kSelect);
-      auto [it, inserted] = ext_index.try_emplace({b.address, mode}, ep.ext.size());
-      if (inserted) ep.ext.push_back({&b, mode, 0});
+      auto [it, inserted] = ext_index.try_emplace({b.address, mode, repeat}, ep.ext.size());
+      if (inserted) ep.ext.push_back({&b, mode, 0, repeat});
       ep.source[m].push_back(-2 - static_cast<int64_t>(it->second));
     }
   }
@@ -625,6 +631,7 @@ StatusOr<std::optional<Lowerer::Epilogue>> Lowerer::PlanEpilogue(
   }
   ep.result.resize(ops.size());
   for (size_t m = 0; m < ops.size(); ++m) {
+    if (IsAbsorbedBroadcast(dot, *ops[m])) continue;
     if (ops[m]->opcode() == hlo::HloOpcode::kReduce) {
       // Reductions keep a running result ([N] columns or [Mc] rows).
       Epilogue::Reduction r;
@@ -647,17 +654,26 @@ StatusOr<std::optional<Lowerer::Epilogue>> Lowerer::PlanEpilogue(
   const HloInstruction* root = dot.parent()->root_instruction();
   ep.stored.assign(ops.size(), false);
   for (size_t m = 0; m < ops.size(); ++m) {
-    if (ep.reductions.count(m) > 0) continue;  // stored by ReduceEpilogueBlock / FinishEpilogue
+    // Reductions are stored by ReduceEpilogueBlock / FinishEpilogue; absorbed broadcasts never.
+    if (ep.reductions.count(m) > 0 || IsAbsorbedBroadcast(dot, *ops[m])) continue;
     ep.stored[m] = ops[m] == root || ops[m]->users().empty();
     for (const HloInstruction* u : ops[m]->users())
       ep.stored[m] = ep.stored[m] || member_index(u) < 0;
   }
-  ep.store_dot = &dot == root;
-  for (const HloInstruction* u : dot.users()) ep.store_dot = ep.store_dot || member_index(u) < 0;
+  // Read outside: by a non-member, directly or through a view (a reshape or bitcast alias).
+  std::function<bool(const HloInstruction&)> read_outside = [&](const HloInstruction& v) {
+    if (&v == root) return true;
+    for (const HloInstruction* u : v.users()) {
+      if (member_index(u) >= 0) continue;
+      if (!IsAliasOfOperand(*u) || read_outside(*u)) return true;
+    }
+    return false;
+  };
+  ep.store_dot = read_outside(dot);
   // Scalars are loaded once.
   int64_t loads = 0;
   for (const Epilogue::External& x : ep.ext) {
-    if (x.mode != isa::Broadcast::kScalar) continue;
+    if (x.mode != isa::Broadcast::kScalar || x.repeat > 0) continue;
     em_.DmaContiguous(isa::Opcode::kDmaHbmToVmem, x.buf->address, x.vmem, x.buf->elem_bytes(),
                       x.buf->elem_bytes(), kLoadFlag);
     ++loads;
@@ -733,6 +749,12 @@ Status Lowerer::RunEpilogue(const HloInstruction& dot, Epilogue& ep, uint64_t bl
     const int64_t e = x.buf->elem_bytes();
     switch (x.mode) {
       case isa::Broadcast::kScalar:
+        if (x.repeat > 0) {  // the one value of an absorbed broadcast this block lies in
+          const int64_t at = ((b * M + m0) * N + n0) / x.repeat;
+          em_.DmaContiguous(isa::Opcode::kDmaHbmToVmem, x.buf->address + static_cast<uint64_t>(at * e),
+                            x.vmem, e, e, kLoadFlag);
+          ++loads;
+        }
         break;
       case isa::Broadcast::kRow:
         em_.DmaContiguous(isa::Opcode::kDmaHbmToVmem,
@@ -761,6 +783,7 @@ Status Lowerer::RunEpilogue(const HloInstruction& dot, Epilogue& ep, uint64_t bl
   const int32_t dot_tag = TagOf(dot);
   for (size_t m = 0; m < ep.ops.size(); ++m) {
     const HloInstruction& op_inst = *ep.ops[m];
+    if (IsAbsorbedBroadcast(dot, op_inst)) continue;
     em_.set_tag(TagOf(op_inst));
     std::vector<VpuOperand> vops;
     for (int64_t src : ep.source[m]) {

@@ -208,6 +208,9 @@ class Lowerer {
       const HbmBuffer* buf;
       isa::Broadcast mode;
       uint64_t vmem;
+      // > 0: a broadcast the epilogue absorbed (IsEpilogueBatchBroadcast): each value of `buf`
+      // covers `repeat` consecutive result elements; one is loaded per block, read as a scalar.
+      int64_t repeat = 0;
     };
     std::vector<const hlo::HloInstruction*> ops;
     std::vector<External> ext;
@@ -229,6 +232,11 @@ class Lowerer {
     };
     std::map<size_t, Reduction> reductions;
   };
+  /// True for a broadcast member of `dot`'s epilogue (fusion.h, IsEpilogueBatchBroadcast): it runs
+  /// no op, its readers load one value of its operand per block.
+  static bool IsAbsorbedBroadcast(const hlo::HloInstruction& dot, const hlo::HloInstruction& m) {
+    return m.opcode() == hlo::HloOpcode::kBroadcast && IsEpilogueBatchBroadcast(m, dot);
+  }
   /// Allocates an epilogue's VMEM for [Mc, Nc] blocks and loads its scalars; nullopt (nothing
   /// allocated that matters: the kernel's VMEM is reset after it) when it does not fit.
   StatusOr<std::optional<Epilogue>> PlanEpilogue(const hlo::HloInstruction& dot,

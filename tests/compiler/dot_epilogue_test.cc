@@ -113,6 +113,46 @@ ENTRY e {
   EXPECT_EQ(testing::InstructionsTagged(run.compiled.program, "r"), 0);  // no kernel of its own
 }
 
+// A batched dot whose consumers read it through a reshape (the canonical [B, M, N] dot seen as the
+// module's [2, 3, 5, 8, 12] result) and select with a per-example mask broadcast along the batch
+// dimensions (Mask R-CNN's per-ROI mask): the select runs on the popped blocks, the mask is loaded
+// one value per block and never materialized, and the dot itself is never stored.
+constexpr char kMaskedView[] = R"(
+HloModule masked_view
+ENTRY e {
+  x = f32[2,3,6,5,8] parameter(0)
+  w = f32[2,3,6,12] parameter(1)
+  m = pred[2,3] parameter(2)
+  d = f32[2,3,5,8,12] dot(x, w), lhs_batch_dims={0,1}, rhs_batch_dims={0,1}, lhs_contracting_dims={2}, rhs_contracting_dims={2}
+  mb = pred[2,3,5,8,12] broadcast(m), dimensions={0,1}
+  z = f32[] constant(0)
+  zb = f32[2,3,5,8,12] broadcast(z), dimensions={}
+  ROOT out = f32[2,3,5,8,12] select(mb, d, zb)
+}
+)";
+
+TEST(DotEpilogueTest, PerExampleMaskOnAViewOfTheResultRunsOnThePoppedBlocks) {
+  for (const char* config : {"tiny", "tpu-v4"}) {
+    auto run = CheckAgainstEvaluator(kMaskedView, config, 1e-5, 1e-5);
+    const isa::Program& p = run.compiled.program;
+    EXPECT_EQ(testing::InstructionsTagged(p, "mb"), 0) << config;  // no kernel of its own
+    EXPECT_GT(testing::InstructionsTagged(p, "out", isa::Opcode::kVpuSelect), 0) << config;
+    EXPECT_EQ(testing::InstructionsTagged(p, "out", isa::Opcode::kDmaHbmToVmem), 0) << config;
+    EXPECT_EQ(testing::InstructionsTagged(p, "d", isa::Opcode::kDmaVmemToHbm), 0) << config;
+    EXPECT_GT(testing::InstructionsTagged(p, "out", isa::Opcode::kDmaVmemToHbm), 0) << config;
+  }
+}
+
+// The same mask also returned: it is read outside the epilogue, so it keeps its own kernel (before
+// the select reads it), and the values are unchanged.
+TEST(DotEpilogueTest, AMaskReadElsewhereIsNotAbsorbed) {
+  std::string hlo = kMaskedView;
+  hlo.replace(hlo.find("ROOT out"), 8, "out");
+  hlo.insert(hlo.rfind('}'), "  ROOT t = (f32[2,3,5,8,12], pred[2,3,5,8,12]) tuple(out, mb)\n");
+  auto run = CheckAgainstEvaluator(hlo, "tiny", 1e-5, 1e-5);
+  EXPECT_GT(testing::InstructionsTagged(run.compiled.program, "mb"), 0);
+}
+
 // Without fusion the same module is one kernel per op; the values are the same.
 TEST(DotEpilogueTest, SameValuesWithoutFusion) {
   CompileOptions unfused;
