@@ -472,6 +472,11 @@ StatusOr<HbmPlan> PlanHbm(const hlo::HloModule& module, const ElementwiseGroups&
     if (auto d = groups.dot_of_prologue.find(i); d != groups.dot_of_prologue.end()) {
       return position.at(d->second);
     }
+    // An epilogue op reads its operands while the dot runs — later than its own place when it is
+    // a broadcast scheduled before the dot and absorbed (fusion.h, IsEpilogueBatchBroadcast).
+    if (auto d = groups.dot_of_epilogue.find(i); d != groups.dot_of_epilogue.end()) {
+      return std::max(position.at(i), position.at(d->second));
+    }
     auto g = groups.group_of.find(i);
     return g == groups.group_of.end() ? position.at(i)
                                       : position.at(groups.groups[g->second].back());

@@ -715,6 +715,20 @@ Status Lowerer::CloseEpilogue(const HloInstruction& dot, bool folded_into_pops, 
   if (folded_into_pops) {
     for (const HloInstruction* m : groups_.epilogue_of_dot.at(&dot)) epilogue_done_.insert(m);
   }
+  auto e = groups_.epilogue_of_dot.find(&dot);
+  if (!folded_into_pops && ep == nullptr && e != groups_.epilogue_of_dot.end()) {
+    // The epilogue did not run (it did not fit, or the dot is split): its ops get kernels of their
+    // own after the dot, so the broadcasts it would have absorbed are materialized now.
+    for (const HloInstruction* m : e->second) {
+      if (!IsAbsorbedBroadcast(dot, *m)) continue;
+      em_.set_tag(TagOf(*m));
+      em_.ResetVmem();
+      em_.set_hbm_arrays(KernelHbmArrays(*m));
+      TPUSIM_RETURN_IF_ERROR(LowerBroadcast(*m));
+      epilogue_done_.insert(m);
+    }
+    em_.set_tag(TagOf(dot));
+  }
   if (ep == nullptr) return OkStatus();
   TPUSIM_RETURN_IF_ERROR(FinishEpilogue(dot, *ep));
   em_.Wait(kStoreFlag, ep->pending_stores);

@@ -109,6 +109,12 @@ Status Lowerer::LowerInstruction(const HloInstruction& inst) {
   if (IsAliasOfOperand(inst) || epilogue_done_.count(&inst) > 0) return OkStatus();
   // A dot's prologue ops run inside the dot's kernel (or, when they do not fit, just before it).
   if (groups_.dot_of_prologue.count(&inst) > 0) return OkStatus();
+  // A broadcast a dot's epilogue absorbed is read by its users one value per block (fusion.h); it
+  // is materialized only when the epilogue does not run (CloseEpilogue).
+  if (auto d = groups_.dot_of_epilogue.find(&inst);
+      d != groups_.dot_of_epilogue.end() && IsAbsorbedBroadcast(*d->second, inst)) {
+    return OkStatus();
+  }
   if (IsLoopBegin(inst)) return LowerLoopBegin(inst);
   if (IsLoopEnd(inst)) return LowerLoopEnd(inst);
   if (IsLoopBreak(inst)) return LowerLoopBreak(inst);

@@ -23,9 +23,16 @@ struct Window {
   std::vector<const HloInstruction*> independent, followers, deferred;
 };
 
+bool SameElementsAndLastDim(const HloInstruction& a, const HloInstruction& b) {
+  return a.shape().IsArray() && b.shape().IsArray() && a.shape().rank() > 0 &&
+         b.shape().rank() > 0 && a.shape().ElementCount() == b.shape().ElementCount() &&
+         a.shape().dimensions().back() == b.shape().dimensions().back();
+}
+
 Window WalkWindow(const std::vector<std::unique_ptr<HloInstruction>>& list, size_t d,
                   const std::set<const HloInstruction*>& placed) {
   const HloInstruction* mxu = list[d].get();  // the dot, convolution or first elementwise op
+  const bool mxu_op = mxu->opcode() == HloOpcode::kDot || mxu->opcode() == HloOpcode::kConvolution;
   std::set<const HloInstruction*> fused{mxu}, deferred_set;
   Window w;
   size_t seen = 0;
@@ -39,8 +46,16 @@ Window WalkWindow(const std::vector<std::unique_ptr<HloInstruction>>& list, size
       on_fused = on_fused || fused.count(op) > 0;
       on_deferred = on_deferred || deferred_set.count(op) > 0;
     }
-    const bool fusible = hlo::IsElementwise(x->opcode()) && x->shape().IsArray() &&
-                         x->shape().dimensions() == mxu->shape().dimensions();
+    // Fusible: an elementwise op of D's dimensions, or of a view of D's (a reshape with its
+    // elements and its last dimension: canonicalize's result reshape of a batched dot) — or that
+    // view itself.
+    const bool view_of_fused = (x->opcode() == HloOpcode::kReshape ||
+                                x->opcode() == HloOpcode::kBitcast) &&
+                               x->shape().IsArray() && SameElementsAndLastDim(*x, *mxu);
+    const bool fusible = view_of_fused ||
+                         (hlo::IsElementwise(x->opcode()) && x->shape().IsArray() &&
+                          (x->shape().dimensions() == mxu->shape().dimensions() ||
+                           (mxu_op && SameElementsAndLastDim(*x, *mxu))));
     if (!on_fused && !on_deferred) {
       w.independent.push_back(x);
     } else if (on_fused && !on_deferred && fusible) {

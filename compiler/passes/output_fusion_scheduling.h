@@ -8,7 +8,9 @@
 // walked in program order and sorted into three lists: those independent of D (none of their
 // operands depends on D, transitively: a convert or broadcast of a bias, a constant), its fusible
 // consumers (elementwise ops of D's result dimensions whose operands are D, earlier fusible
-// consumers or independent values), and the rest (a reduce of D's result and everything after
+// consumers or independent values; or of the dimensions of a view of D — a reshape or bitcast with
+// D's elements and last dimension, e.g. canonicalize's result reshape of a batched dot — with the
+// view itself), and the rest (a reduce of D's result and everything after
 // it that depends on such an instruction). The new order is: the independent ones, D, the
 // fusible consumers, the rest — each list in its original order. The walk stops at a
 // loop-region marker (passes/loop_region.h) and at collectives, which are never moved.

@@ -66,6 +66,37 @@ TEST(OutputFusionSchedulingTest, ValuesUnchangedThroughTheWholeCompiler) {
 // elementwise chain, as in a batch-norm backward; they move before the chain, which becomes one
 // run (the window's other independent instructions, the constant and its broadcast, move with
 // them).
+// A batched dot read through canonicalize's result reshape, with a reduce of another input
+// between it and its consumers (GNMT's projection with two loss terms added): the reduce moves
+// before the dot, and the consumers run on the dot's popped blocks.
+constexpr const char* kViewModule = R"(
+HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[4,6,16] parameter(0)
+  w = f32[16,24] parameter(1)
+  q = f32[4,6,8] parameter(2)
+  d = f32[4,6,24] dot(x, w), lhs_contracting_dims={2}, rhs_contracting_dims={0}
+  z = f32[] constant(0)
+  s = f32[] reduce(q, z), dimensions={0,1,2}, to_apply=add
+  sb = f32[4,6,24] broadcast(s), dimensions={}
+  ROOT y = f32[4,6,24] add(d, sb)
+})";
+
+TEST(OutputFusionSchedulingTest, ConsumersOfAViewOfTheDotJoinItsEpilogue) {
+  for (const char* config : {"tiny", "tpu-v4"}) {
+    auto run = testing::CheckAgainstEvaluator(kViewModule, config, 1e-4, 1e-4);
+    const isa::Program& p = run.compiled.program;
+    EXPECT_EQ(testing::InstructionsTagged(p, "y", isa::Opcode::kDmaHbmToVmem), 0) << config;
+    EXPECT_GT(testing::InstructionsTagged(p, "y", isa::Opcode::kVpuBinary), 0) << config;
+    EXPECT_EQ(testing::InstructionsTagged(p, "d", isa::Opcode::kDmaVmemToHbm), 0) << config;
+  }
+}
+
 TEST(OutputFusionSchedulingTest, ScaleConvertsMoveOutOfAnElementwiseChain) {
   const char* text = R"(
 HloModule m
