@@ -70,6 +70,14 @@ std::optional<DirectConvolution> PlanDirectConvolution(
   c.C = n->feature;
   c.O = n->out_feature;
   if (c.KH * c.KW > c.OH * c.OW) return std::nullopt;
+  // Row-major strides of the input as stored.
+  std::vector<int64_t> stride(lhs.size(), 1);
+  for (size_t d = lhs.size() - 1; d-- > 0;) stride[d] = stride[d + 1] * lhs[d + 1];
+  const auto st = [&](int64_t d) { return stride[static_cast<size_t>(d)]; };
+  const auto& sp = dnums.input_spatial_dimensions;
+  c.sN = st(dnums.input_batch_dimension);
+  c.sW = st(sp.back());
+  c.sH = sp.size() == 2 ? st(sp[0]) : c.sW * c.W;  // a 1-D convolution has one row (H = 1)
   // K tiles: fold consecutive taps of a window row when a tap's features fill at most half the
   // array's rows and the taps are adjacent in the input (no dilation or reversal along W).
   const bool fold = c.C * 2 <= mxu_rows && c.ww.window_dilation == 1 && !c.ww.window_reversal;

@@ -54,6 +54,10 @@ struct ConvGeometry {
 struct DirectConvolution : ConvGeometry {
   int64_t N = 1, C = 1, O = 1;     // input [N, H, W, C], kernel [KH, KW, C, O], out [N, OH, OW, O]
   std::vector<ConvKTile> k_tiles;  // in summation order
+  /// Elements between consecutive images, input rows and input columns in the input as stored
+  /// (row-major in the order `dnums` gives its dimensions): W * C, C and H * W * C for [N, H, W, C];
+  /// C * N, C and W * C * N for [H, W, N, C] (dim_labels 01bf), read in place.
+  int64_t sN = 1, sH = 1, sW = 1;
 };
 
 /// The direct form of a convolution with input dims `lhs`, kernel dims `rhs` and output dims

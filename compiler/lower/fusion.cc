@@ -206,7 +206,8 @@ void AddDotEpilogues(const hlo::HloModule& module, int64_t min_split_n, Elementw
     // [N, OH, OW, O] is an [N*OH*OW, O] matrix popped block by block, like a dot's).
     const bool direct_conv =
         dot->opcode() == HloOpcode::kConvolution &&
-        dot->convolution_dimension_numbers().input_batch_dimension == 0 &&
+        dot->convolution_dimension_numbers().output_batch_dimension == 0 &&
+        dot->convolution_dimension_numbers().input_feature_dimension == dot->shape().rank() - 1 &&
         dot->convolution_dimension_numbers().output_feature_dimension == dot->shape().rank() - 1;
     const bool mxu_op = dot->opcode() == HloOpcode::kDot || direct_conv;
     if (!mxu_op || !dot->shape().IsArray() || groups->group_of.count(dot) > 0 ||
@@ -257,9 +258,10 @@ void AddDotEpilogues(const hlo::HloModule& module, int64_t min_split_n, Elementw
           continue;
         }
         if (is_member(op)) continue;
-        if (std::find(batch_broadcasts.begin(), batch_broadcasts.end(), op) !=
-            batch_broadcasts.end()) {
-          absorbed.insert(op);  // one value per block, loaded as the block is popped
+        // A batch broadcast, between the dot and the ops or earlier (scheduled before the dot as
+        // independent of it): one value per block, loaded as the block is popped.
+        if (IsEpilogueBatchBroadcast(*op, *dot)) {
+          absorbed.insert(op);
           continue;
         }
         // An external operand: in VMEM per block as a scalar, a row or column vector, or a block of

@@ -36,6 +36,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include "compiler/lower/lowerer.h"
@@ -232,15 +233,17 @@ class DirectConvEmitter {
   int64_t Nc(int64_t n0) const { return std::min(b_.nc, p_.O - n0); }
   int64_t Cc(int64_t c0) const { return std::min(b_.cc, p_.C - c0); }
   // Row split: when a block has fewer N tiles than the core has MXUs, each N tile's weights are
-  // loaded into RowGroups MXUs and the block's output rows are cut into as many contiguous groups,
-  // one per MXU — the same weights, different LHS rows — so no MXU idles (a 64-feature layer on a
-  // core of two 128-wide MXUs). Group g of `rows` output rows is [RowGroupBegin(g), ..(g + 1)).
-  int64_t RowGroups(int64_t nc, int64_t rows) const {
+  // loaded into RowGroups MXUs and the block's output pixels (rows x bw, row-major: the block's
+  // accumulator rows) are cut into as many contiguous groups, one per MXU — the same weights,
+  // different LHS rows — so no MXU idles (a 64-feature layer on a core of two 128-wide MXUs); a
+  // block of one output row is cut within the row. Group g of `pixels` is
+  // [GroupBegin(g), ..(g + 1)).
+  int64_t RowGroups(int64_t nc, int64_t pixels) const {
     const int64_t tiles = CeilDiv(nc, C_);
-    return tiles >= nm_ ? 1 : std::max<int64_t>(1, std::min(rows, nm_ / tiles));
+    return tiles >= nm_ ? 1 : std::max<int64_t>(1, std::min(pixels, nm_ / tiles));
   }
-  static int64_t RowGroupBegin(int64_t g, int64_t groups, int64_t rows) {
-    return g * rows / groups;
+  static int64_t GroupBegin(int64_t g, int64_t groups, int64_t pixels) {
+    return g * pixels / groups;
   }
   uint64_t Unit(int64_t j, int64_t g, int64_t groups) const {
     return static_cast<uint64_t>(groups > 1 ? j * groups + g : j % nm_);
@@ -338,14 +341,14 @@ class DirectConvEmitter {
     const int64_t r0 = hs.lo * p_.wh.base_dilation + p_.wh.padding_low - st.band_oh0 * p_.wh.stride;
     const int64_t q0 = ws.lo * p_.ww.base_dilation + p_.ww.padding_low - st.ow0 * p_.ww.stride;
     const std::vector<int64_t> dims{hs.hi - hs.lo + 1, ws.hi - ws.lo + 1, cc};
-    const std::vector<int64_t> ss{p_.W * p_.C * le, p_.C * le, le};
+    const std::vector<int64_t> ss{p_.sH * le, p_.sW * le, le};
     const std::vector<int64_t> ds{p_.wh.base_dilation * b_.band_w * cc * le,
                                   p_.ww.base_dilation * cc * le, le};
     int64_t n = 0;
     for (int64_t i = 0; i < Bn(st); ++i) {
       const uint64_t src =
           L_.address +
-          static_cast<uint64_t>(((((st.n + i) * p_.H + hs.lo) * p_.W + ws.lo) * p_.C + st.c0) * le);
+          static_cast<uint64_t>(((st.n + i) * p_.sN + hs.lo * p_.sH + ws.lo * p_.sW + st.c0) * le);
       const uint64_t dst =
           band + static_cast<uint64_t>(i * image_band_bytes_ + (r0 * b_.band_w + q0) * cc * le);
       TPUSIM_ASSIGN_OR_RETURN(int64_t d, em_.Dma(isa::Opcode::kDmaHbmToVmem, src, ss, dst, ds, dims,
@@ -410,7 +413,7 @@ class DirectConvEmitter {
       const bool first_tile = &t == &p_.k_tiles.front();
       const int64_t wkh = p_.wh.window_reversal ? p_.KH - 1 - t.kh : t.kh;
       const int64_t wkw = p_.ww.window_reversal ? p_.KW - 1 - t.kw : t.kw;
-      const int64_t rows = bn * bh, groups = RowGroups(nc, rows);
+      const int64_t rows = bn * bh, pixels = rows * bw, groups = RowGroups(nc, pixels);
       for (int64_t nt = 0; nt < nc; nt += C_) {
         const int64_t j = nt / C_, nn = std::min(C_, nc - nt);
         const int64_t acc = acc0 + (groups > 1 ? 0 : (j / nm_) * b_.mc());
@@ -428,26 +431,29 @@ class DirectConvEmitter {
                 .dtype = W_.dtype,
                 .transpose = false,
                 .part = passes_[q].rhs};
-            const int64_t r_begin = RowGroupBegin(g, groups, rows);
-            for (int64_t r = r_begin; r < RowGroupBegin(g + 1, groups, rows); ++r) {
+            // One matmul per output row (or the part of it in this group).
+            const int64_t p0 = GroupBegin(g, groups, pixels), p1 = GroupBegin(g + 1, groups, pixels);
+            for (int64_t r = p0 / bw; r * bw < p1; ++r) {
+              const int64_t c_lo = std::max(p0, r * bw) - r * bw;
+              const int64_t c_hi = std::min(p1, (r + 1) * bw) - r * bw;
               const int64_t image = r / bh;
               const int64_t band_row =
                   (st.oh0 - st.band_oh0 + r % bh) * p_.wh.stride + t.kh * p_.wh.window_dilation;
-              const int64_t band_col = t.kw * p_.ww.window_dilation;
+              const int64_t band_col = t.kw * p_.ww.window_dilation + c_lo * p_.ww.stride;
               run.mms.push_back(isa::op::MxuMatmul{
                   .mxu = unit,
                   .lhs = band + static_cast<uint64_t>(
                                     image * image_band_bytes_ +
                                     ((band_row * b_.band_w + band_col) * cc + t.c0 - st.c0) * le),
                   .stride = static_cast<uint64_t>(p_.ww.stride * cc),
-                  .m = static_cast<uint64_t>(bw),
+                  .m = static_cast<uint64_t>(c_hi - c_lo),
                   .k = static_cast<uint64_t>(t.k()),
                   .n = static_cast<uint64_t>(nn),
                   .dtype = L_.dtype,
                   .part = passes_[q].lhs,
-                  .acc = static_cast<uint64_t>(acc + r * bw),
+                  .acc = static_cast<uint64_t>(acc + r * bw + c_lo),
                   .accumulate = !(first_tile && q == 0),
-                  .latch = r == r_begin});
+                  .latch = run.mms.empty()});
             }
           }
         }
@@ -461,10 +467,14 @@ class DirectConvEmitter {
     isa::op::MxuLoadWeights lw;
     std::vector<isa::op::MxuMatmul> mms;
   };
-  // Emits the runs in order. With double-buffered weights (core.mxu.weight_buffers >= 2) the next
-  // run's load on the same MXU goes right after this run's first, latching matmul, so the next
-  // tile shifts in while this one's other matmuls stream: a tile streamed as one short matmul per
-  // output row would otherwise expose most of every load. Same instructions, same values.
+  // Emits the runs. Consecutive runs on different MXUs form a wave whose matmuls are interleaved
+  // (one of each run in turn), so the core's in-order issue feeds every MXU at once — as a VLIW
+  // bundle would — instead of filling one MXU's command queue while the others idle (a run of one
+  // short matmul per output row is longer than a queue). With double-buffered weights
+  // (core.mxu.weight_buffers >= 2) the next run's load on the same MXU goes right after this run's
+  // first, latching matmul, so the next tile shifts in while this one's other matmuls stream: a
+  // tile streamed as one short matmul per output row would otherwise expose most of every load.
+  // Same instructions, same values: the runs of a wave write different MXUs' accumulators.
   void EmitRuns(const std::vector<TileRun>& runs) {
     std::vector<size_t> next(runs.size(), runs.size());  // the next run on the same MXU
     std::map<uint64_t, size_t> later;
@@ -474,17 +484,29 @@ class DirectConvEmitter {
       later[runs[i].lw.mxu] = i;
     }
     std::vector<bool> loaded(runs.size(), false);
-    for (size_t i = 0; i < runs.size(); ++i) {
-      if (runs[i].mms.empty()) continue;
-      if (!loaded[i]) em_.Emit(runs[i].lw);
-      for (size_t k = 0; k < runs[i].mms.size(); ++k) {
-        em_.Emit(runs[i].mms[k]);
-        const size_t j = next[i];
-        if (k == 0 && double_weights_ && j < runs.size() && !runs[j].mms.empty()) {
-          em_.Emit(runs[j].lw);
-          loaded[j] = true;
+    size_t begin = 0;
+    while (begin < runs.size()) {
+      // The wave: runs [begin, end), no two on one MXU.
+      std::set<uint64_t> mxus;
+      size_t end = begin;
+      while (end < runs.size() && mxus.insert(runs[end].lw.mxu).second) ++end;
+      size_t longest = 0;
+      for (size_t i = begin; i < end; ++i) {
+        longest = std::max(longest, runs[i].mms.size());
+        if (!runs[i].mms.empty() && !loaded[i]) em_.Emit(runs[i].lw);
+      }
+      for (size_t k = 0; k < longest; ++k) {
+        for (size_t i = begin; i < end; ++i) {
+          if (k >= runs[i].mms.size()) continue;
+          em_.Emit(runs[i].mms[k]);
+          const size_t j = next[i];
+          if (k == 0 && double_weights_ && j < runs.size() && !runs[j].mms.empty()) {
+            em_.Emit(runs[j].lw);
+            loaded[j] = true;
+          }
         }
       }
+      begin = end;
     }
   }
 
@@ -520,19 +542,19 @@ class DirectConvEmitter {
     em_.Wait(kOutFlag0 + static_cast<uint64_t>(o), store_count_[o]);
     store_count_[o] = 0;
     const uint64_t out = OutBuf(bl.index);
-    const int64_t rows = Bn(probe) * Bh(probe), bw = Bw(probe), groups = RowGroups(nc, rows);
+    const int64_t groups = RowGroups(nc, mc);
     for (int64_t nt = 0; nt < nc; nt += C_) {
       const int64_t j = nt / C_;
       for (int64_t g = 0; g < groups; ++g) {
-        const int64_t r0 = RowGroupBegin(g, groups, rows), r1 = RowGroupBegin(g + 1, groups, rows);
-        const int64_t acc = bl.acc0 + (groups > 1 ? r0 * bw : (j / nm_) * b_.mc());
+        const int64_t p0 = GroupBegin(g, groups, mc), p1 = GroupBegin(g + 1, groups, mc);
+        const int64_t acc = bl.acc0 + (groups > 1 ? p0 : (j / nm_) * b_.mc());
         em_.Emit(isa::op::MxuPop{
             .mxu = Unit(j, g, groups),
             .acc = static_cast<uint64_t>(acc),
-            .m = static_cast<uint64_t>(groups > 1 ? (r1 - r0) * bw : mc),
+            .m = static_cast<uint64_t>(groups > 1 ? p1 - p0 : mc),
             .n = static_cast<uint64_t>(std::min(C_, nc - nt)),
             .acc_dtype = int_path_ ? isa::DType::kS32 : isa::DType::kF32,
-            .dst = out + static_cast<uint64_t>((r0 * bw * nc + nt) * O_.elem_bytes()),
+            .dst = out + static_cast<uint64_t>((p0 * nc + nt) * O_.elem_bytes()),
             .stride = static_cast<uint64_t>(nc),
             .dtype = O_.dtype,
             .act = act_});

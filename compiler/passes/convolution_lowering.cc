@@ -76,8 +76,9 @@ class ConvBuilder {
   /// feature is its minor dimension): operands transposed to [N, S.., C] and [S.., C, O] /
   /// [S.., O, C], result [N, O.., F].
   HloInstruction* CanonicalConv(HloInstruction* lhs, HloInstruction* rhs, bool kernel_oi,
-                                const std::vector<int64_t>& out_dims) {
-    const size_t k = conv_->convolution_dimension_numbers().input_spatial_dimensions.size();
+                                const std::vector<int64_t>& out_dims, bool input_in_place) {
+    const hlo::ConvolutionDimensionNumbers& cd = conv_->convolution_dimension_numbers();
+    const size_t k = cd.input_spatial_dimensions.size();
     auto c = std::make_unique<HloInstruction>(
         HloOpcode::kConvolution, Shape(conv_->shape().element_type(), out_dims), Name("direct"));
     c->AppendOperand(lhs);
@@ -94,6 +95,10 @@ class ConvBuilder {
       dn.input_spatial_dimensions.push_back(i + 1);
       dn.kernel_spatial_dimensions.push_back(i);
       dn.output_spatial_dimensions.push_back(i + 1);
+    }
+    if (input_in_place) {  // the input's batch and spatial dimensions where they are
+      dn.input_batch_dimension = cd.input_batch_dimension;
+      dn.input_spatial_dimensions = cd.input_spatial_dimensions;
     }
     return NewConv(std::move(c), dn);
   }
@@ -168,11 +173,15 @@ bool Lowerable(const HloInstruction& conv) {
 }
 
 // A convolution with a direct form (hlo/convolution_form.h) stays a convolution, in
-// canonical dim_labels, for the direct kernel (compiler/lower/lower_convolution.cc). Operands and
-// result in other dim_labels are transposed (a documented departure from XLA, whose layout
-// assignment picks the layouts instead).
+// canonical dim_labels, for the direct kernel (compiler/lower/lower_convolution.cc). An input whose
+// feature dimension is its last (minor) one is read in place whatever the order of its batch and
+// spatial dimensions (01bf: the kernel's band loads stride over it, DirectConvolution::sN/sH/sW);
+// other inputs, the kernel and the result in other dim_labels are transposed (a documented
+// departure from XLA, whose layout assignment picks the layouts instead).
 void Canonicalize(hlo::HloComputation& comp, HloInstruction* conv) {
   const auto& cd = conv->convolution_dimension_numbers();
+  const bool input_in_place =
+      cd.input_feature_dimension == conv->operand(0)->shape().rank() - 1;
   const size_t k = cd.input_spatial_dimensions.size();
   std::vector<int64_t> in_perm{cd.input_batch_dimension};
   for (int64_t d : cd.input_spatial_dimensions) in_perm.push_back(d);
@@ -194,25 +203,27 @@ void Canonicalize(hlo::HloComputation& comp, HloInstruction* conv) {
   out_perm[static_cast<size_t>(cd.output_feature_dimension)] = static_cast<int64_t>(k) + 1;
   ConvBuilder cb(&comp, conv);
   HloInstruction* direct =
-      cb.CanonicalConv(cb.Transpose(conv->operand(0), in_perm),
-                       cb.Transpose(conv->operand(1), k_perm), kernel_oi, out_dims);
+      cb.CanonicalConv(input_in_place ? conv->operand(0) : cb.Transpose(conv->operand(0), in_perm),
+                       cb.Transpose(conv->operand(1), k_perm), kernel_oi, out_dims,
+                       input_in_place);
   HloInstruction* result = cb.Transpose(direct, out_perm);
   conv->ReplaceAllUsesWith(result);
   comp.RemoveInstruction(conv);
 }
 
+// Canonical for the direct kernel: kernel and output in canonical dim_labels, the input with its
+// feature dimension last (its batch and spatial dimensions in any order: read in place).
 bool IsCanonicalDirect(const HloInstruction& conv) {
   const auto& cd = conv.convolution_dimension_numbers();
   const int64_t k = static_cast<int64_t>(cd.input_spatial_dimensions.size());
-  if (cd.input_batch_dimension != 0 || cd.input_feature_dimension != k + 1 ||
+  if (cd.input_feature_dimension != k + 1 ||
       cd.output_batch_dimension != 0 || cd.output_feature_dimension != k + 1 ||
       std::max(cd.kernel_input_feature_dimension, cd.kernel_output_feature_dimension) != k + 1 ||
       std::min(cd.kernel_input_feature_dimension, cd.kernel_output_feature_dimension) != k) {
     return false;
   }
   for (int64_t i = 0; i < k; ++i) {
-    if (cd.input_spatial_dimensions[static_cast<size_t>(i)] != i + 1 ||
-        cd.kernel_spatial_dimensions[static_cast<size_t>(i)] != i ||
+    if (cd.kernel_spatial_dimensions[static_cast<size_t>(i)] != i ||
         cd.output_spatial_dimensions[static_cast<size_t>(i)] != i + 1) {
       return false;
     }

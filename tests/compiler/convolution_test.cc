@@ -67,6 +67,29 @@ TEST_P(ConvolutionTest, ReversedWindowOtherDimLabels) {
                         GetParam(), kExact, 0, {}, true);
 }
 
+// An input whose feature dimension is its last is read in place, whatever the order of its batch
+// and spatial dimensions (01bf: Mask R-CNN's first layer; 0b1f; a 1-D [W, N, C]): no transpose is
+// inserted before the direct kernel, and the values are exact.
+TEST_P(ConvolutionTest, InputInAnyOrderWithFeaturesLastIsReadInPlace) {
+  const struct {
+    const char *lhs, *rhs, *out, *window, *labels;
+  } cases[] = {
+      {"f32[9,11,2,5]", "f32[3,3,5,7]", "f32[2,5,6,7]", "size=3x3 stride=2x2 pad=1_1x1_2",
+       "01bf_01io->b01f"},
+      {"f32[9,2,11,5]", "f32[3,3,7,5]", "f32[2,17,21,7]", "size=3x3 pad=1_1x1_1 lhs_dilate=2x2",
+       "0b1f_01oi->b01f"},
+      {"f32[30,4,16]", "f32[5,16,24]", "f32[4,13,24]", "size=5 stride=2", "0bf_0io->b0f"},
+      {"f32[11,9,2,5]", "f32[3,3,5,7]", "f32[2,9,11,7]", "size=3x3 pad=1_1x1_1", "10bf_01io->b01f"},
+  };
+  for (const auto& c : cases) {
+    auto run = CheckAgainstEvaluator(Conv(c.lhs, c.rhs, c.out, c.window, c.labels), GetParam(),
+                                     kExact, 0, {}, true);
+    for (const std::string& name : run.compiled.program.hlo_names) {
+      EXPECT_EQ(name.find("y.t"), std::string::npos) << c.labels << ": " << name;
+    }
+  }
+}
+
 TEST_P(ConvolutionTest, OneSpatialDimension) {
   CheckAgainstEvaluator(
       Conv("f32[4,30,16]", "f32[5,16,24]", "f32[4,13,24]", "size=5 stride=2", "b0f_0io->b0f"),
