@@ -52,6 +52,7 @@ struct CoreConfig {
   int64_t smem_bytes = 0;            // core.smem.capacity_bytes
   int64_t dma_engines = 1;           // core.dma.engines: concurrent DMA streams
   int64_t dma_issue_cycles = 1;      // core.dma.issue_cycles: cycles to issue one descriptor
+  int64_t unit_queue_depth = 16;     // core.unit_queue_depth: commands queued per unit
 };
 
 /// HBM (or TPU v1's DDR3 weight memory). `chip.hbm.*`.

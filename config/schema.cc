@@ -183,6 +183,13 @@ std::vector<FieldSpec> MakeSchema() {
                   "cycles to issue one DMA descriptor (one DMA request per cycle per core)",
                   [](ChipConfig& c) -> int64_t& { return c.core.dma_issue_cycles; })
                   .In(1, 1e5));
+  v.push_back(Int("core.unit_queue_depth", "commands", "16",
+                  "commands the in-order sequencer may queue at each unit (every MXU, the VPU, the "
+                  "XLU, every DMA engine, the ICI unit) before issue stalls: how far the "
+                  "instruction stream runs ahead of a busy unit (assumption, not a published "
+                  "figure)",
+                  [](ChipConfig& c) -> int64_t& { return c.core.unit_queue_depth; })
+                  .In(1, 4096));
   v.push_back(
       Int("system.chips", "count", "1", "chips in the slice", [](ChipConfig& c) -> int64_t& {
         return c.system.chips;

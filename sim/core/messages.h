@@ -44,8 +44,4 @@ inline Status InstructionError(int core, const Command& cmd, const Status& st) {
   return Status(st.code(), std::move(m));
 }
 
-/// Depth of every unit's command queue (credits the sequencer holds per unit). Not a published
-/// figure: deep enough that issue never waits on a queue in the closed-form tests (assumption).
-inline constexpr int kUnitQueueDepth = 16;
-
 }  // namespace tpusim::sim

@@ -7,7 +7,7 @@
 //  * load_weights / matmul: MxuModel::Issue(op, earliest = arrival cycle) gives start, unit_free
 //  and
 //    done (mxu_model.h). The unit takes the next command once the previous one has started in the
-//    array (a one-deep staging slot; the queue itself holds kUnitQueueDepth commands). Completion
+//    array (a one-deep staging slot; the queue itself holds core.unit_queue_depth commands). Completion
 //    is reported at `done` (load: the tile can be swapped in; matmul: all results are in the
 //    accumulators).
 //  * pop of M rows: the result path moves one accumulator row (C words) per cycle into the VPU and

@@ -34,7 +34,7 @@ Sequencer::Sequencer(std::string path, int core, const isa::Program& program,
   ici_ = static_cast<int>(targets_.size());
   targets_.push_back(targets.ici);
   TPUSIM_CHECK(targets_.size() == reports_.size());
-  credits_.assign(targets_.size(), kUnitQueueDepth);
+  credits_.assign(targets_.size(), static_cast<int>(targets.queue_depth));
   outstanding_.assign(targets_.size(), 0);
   profile_.resize(code_.instructions.size());
   // Loop matching (the interpreter's Load rejects unmatched loops before a run starts).

@@ -4,7 +4,8 @@
 //   - its memory regions do not conflict with an in-flight instruction (scoreboard.h: RAW/WAR/WAW
 //   on
 //     VMEM/HBM/host ranges and accumulator rows), and
-//   - the unit's queue has room (credits, returned when the unit takes a command: kUnitQueueDepth).
+//   - the unit's queue has room (credits, returned when the unit takes a command:
+//     core.unit_queue_depth).
 // sync.wait blocks issue until the flag reaches its value (flags rise when the core's DMAs
 // complete, when a remote DMA lands here, or by sync.signal). DMAs go to the engine with the fewest
 // commands outstanding (ties: the lowest index).
@@ -42,6 +43,8 @@ struct UnitTargets {
   Port<Command>* xlu = nullptr;
   std::vector<Port<Command>*> dma;
   Port<Command>* ici = nullptr;
+  /// Commands each unit queues (credits the sequencer holds per unit): core.unit_queue_depth.
+  int64_t queue_depth = 16;
 };
 
 class Sequencer : public Unit {

@@ -84,6 +84,7 @@ StatusOr<std::unique_ptr<TensorCore>> TensorCore::Create(int core, const CoreCon
       std::make_unique<CollectiveUnit>(tc->path_ + ".ici", core, *ctx.program, ctx.interconnect,
                                        ctx.network, issue, ctx.errors, (*next_unit_id)++, stats);
   targets.ici = &tc->ici_->commands();
+  targets.queue_depth = config.core.unit_queue_depth;
 
   // Trace tracks: one per target in the sequencer's order, then the sequencer itself.
   std::vector<int> tracks;
