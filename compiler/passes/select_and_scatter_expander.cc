@@ -133,11 +133,14 @@ void Expand(hlo::HloComputation& comp, HloInstruction* ss) {
     idx = b.Select(take, index(k), idx, "selected");
   }
 
-  // 2. Scatter: result = init + the source value of every window at its selected position.
+  // 2. Scatter: result = init + the source value of every window at its selected position, k from
+  // the last window position to the first: the windows that hold a position p at offsets k1 > k2
+  // (row-major) are o1 = (p - k1) / stride < o2, so each position's contributions are added in
+  // window (source) order, as the evaluator adds them.
   HloInstruction* zero = b.Broadcast(b.ScalarConstant(type, 0, "zero"), out_shape, {}, "zeros");
   HloInstruction* zero_scalar = b.ScalarConstant(type, 0, "pad_zero");
   HloInstruction* result = b.Broadcast(init, ss->shape(), {}, "init");
-  for (int64_t k = 0; k < positions; ++k) {
+  for (int64_t k = positions - 1; k >= 0; --k) {
     const std::vector<int64_t>& w = offsets[static_cast<size_t>(k)];
     HloInstruction* chosen = b.Compare(idx, index(k), hlo::ComparisonDirection::kEq, "chosen");
     if (padded) chosen = b.Binary(HloOpcode::kAnd, chosen, have, "chosen_valid");

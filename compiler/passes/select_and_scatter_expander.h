@@ -5,14 +5,16 @@
 //      position is selected, and position k replaces the selection when select(selected, x_k) is
 //      false — one strided slice of the operand per k, compare / not / and / or / select, tracking
 //      the selected position's index k in an s32 array;
-//   2. scatter: for each k, the source values of the windows that selected k, zero elsewhere, are
-//      placed at their operand positions (o * stride + k: a pad with interior padding stride - 1,
-//      then a slice dropping the window's edge padding) and added to the result, which starts as
-//      the broadcast init value.
-// Every operand position receives its contributions in window-position order rather than in window
-// order; sums of two contributions are the same either way, more (windows overlapping three or
-// more deep) may differ in the last bits. On a TPU XLA runs select-and-scatter as one kernel; this
-// expansion moves about 2W times the operand's bytes, so its cycles are an upper bound.
+//   2. scatter: for each k from the last window position to the first, the source values of the
+//      windows that selected k, zero elsewhere, are placed at their operand positions
+//      (o * stride + k: a pad with interior padding stride - 1, then a slice dropping the window's
+//      edge padding) and added to the result, which starts as the broadcast init value.
+// Of the windows that hold one operand position, a later one (in row-major window order) holds it
+// at an earlier window position, so descending k adds every position's contributions in window
+// order — the evaluator's (and XLA's HloEvaluator's) order, bit for bit, however deep the windows
+// overlap (a ResNet's 3x3/2 max pool: up to four). On a TPU XLA runs select-and-scatter as one
+// kernel; this expansion moves about 2W times the operand's bytes, so its cycles are an upper
+// bound.
 //
 // Contract: rewritten when the select computation's root is compare(parameter 0, parameter 1)
 // (any direction), the scatter computation's root is add(parameter 0, parameter 1), the init is a

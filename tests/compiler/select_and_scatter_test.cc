@@ -58,12 +58,23 @@ TEST(SelectAndScatterExpanderTest, MaxPool3x3Stride2SamePadding) {
                         "tiny", 0, 0);
 }
 
-// Windows overlapping nine deep: each position's contributions are summed in window-position
-// order, not window order, so the last bits may differ.
+// Windows overlapping nine deep: each position's contributions are still summed in window order,
+// bit for bit.
 TEST(SelectAndScatterExpanderTest, MinPool3x3Stride1Padded) {
   CheckAgainstEvaluator(MaxPoolGrad("f32[1,6,7,2]", "f32[1,6,7,2]",
                                     "size=1x3x3x1 stride=1x1x1x1 pad=0_0x1_1x1_1x0_0", "LE"),
-                        "tiny", 1e-6, 1e-6);
+                        "tiny", 0, 0);
+}
+
+// A ResNet's max pool (3x3, stride 2, padded at the high edges): positions where four windows
+// meet get four contributions, added in window order as the evaluator adds them.
+TEST(SelectAndScatterExpanderTest, ResNetMaxPoolFourDeepExact) {
+  CheckAgainstEvaluator(MaxPoolGrad("f32[2,17,17,3]", "f32[2,8,8,3]",
+                                    "size=1x3x3x1 stride=1x2x2x1"),
+                        "tiny", 0, 0);
+  CheckAgainstEvaluator(MaxPoolGrad("f32[1,16,15,2]", "f32[1,8,8,2]",
+                                    "size=1x3x3x1 stride=1x2x2x1 pad=0_0x0_1x0_2x0_0"),
+                        "tiny", 0, 0);
 }
 
 }  // namespace
