@@ -79,8 +79,10 @@ std::optional<DirectConvolution> PlanDirectConvolution(
   c.sW = st(sp.back());
   c.sH = sp.size() == 2 ? st(sp[0]) : c.sW * c.W;  // a 1-D convolution has one row (H = 1)
   // K tiles: fold consecutive taps of a window row when a tap's features fill at most half the
-  // array's rows and the taps are adjacent in the input (no dilation or reversal along W).
-  const bool fold = c.C * 2 <= mxu_rows && c.ww.window_dilation == 1 && !c.ww.window_reversal;
+  // array's rows and the taps are adjacent in the input (no dilation along W). A reversed window
+  // folds too: the taps are counted in input-offset order, and their weights (the kernel's
+  // columns in reverse) are laid out in that order before they are loaded.
+  const bool fold = c.C * 2 <= mxu_rows && c.ww.window_dilation == 1;
   const int64_t fold_taps = fold ? std::max<int64_t>(1, mxu_rows / c.C) : 1;
   for (int64_t kh = 0; kh < c.KH; ++kh) {
     for (int64_t kw = 0; kw < c.KW; kw += fold_taps) {

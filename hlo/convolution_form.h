@@ -9,11 +9,16 @@
 //   K = (tap, input feature), cut into K tiles of at most R (core.mxu.rows) rows,
 //   N = output features.
 // A K tile is one tap's run of up to R input features, or — when the input has at most R/2
-// features (a first layer's 3 RGB channels) and the window is not dilated or reversed along its
-// minor spatial dimension — several consecutive taps of one window row with all their features,
-// which lie next to each other in a row-major [.., W, C] input ("taps folded into the
-// contraction dimension", as XLA's TPU backend does for small feature counts), so the array is
-// not left C/R full.
+// features (a first layer's 3 RGB channels) and the window is not dilated along its minor
+// spatial dimension — several consecutive taps of one window row with all their features, which
+// lie next to each other in a row-major [.., W, C] input ("taps folded into the contraction
+// dimension", as XLA's TPU backend does for small feature counts), so the array is not left C/R
+// full.
+//
+// Taps are counted in input-offset order: tap (kh, kw) reads input position out * stride +
+// k * window_dilation; with window reversal its weights are the kernel's tap (KH - 1 - kh, ...),
+// so a reversed window (an input gradient's, or a `reverse` of the kernel folded into the window)
+// has the same K tiles as the unreversed convolution of the reversed kernel.
 //
 // Summation order (what the evaluator reproduces): tiles in (window row, window column, feature)
 // order; within a tile, products are summed in f32 in the tile's (tap, feature) order; tile sums

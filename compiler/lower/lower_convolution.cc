@@ -37,6 +37,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <span>
 #include <vector>
 
 #include "compiler/lower/lowerer.h"
@@ -358,16 +359,43 @@ class DirectConvEmitter {
     return n;
   }
 
-  // The kernel block [KH, KW, Cc, Nc] of features c0.., outputs n0.. ("oi": into the staging
-  // buffer as [KH, KW, Nc, Cc], transposed per tap once loaded).
+  // The VMEM slot of the kernel's tap (kh, kw): its window position in input-offset order (the
+  // kernel's own position unless the window is reversed along that dimension), so the taps a K
+  // tile folds lie next to each other whether or not the window is reversed.
+  int64_t Slot(int64_t kh, int64_t kw) const {
+    const int64_t sh = p_.wh.window_reversal ? p_.KH - 1 - kh : kh;
+    const int64_t sw = p_.ww.window_reversal ? p_.KW - 1 - kw : kw;
+    return sh * p_.KW + sw;
+  }
+  bool Reversed() const { return p_.wh.window_reversal || p_.ww.window_reversal; }
+
+  // The kernel block of features c0.., outputs n0.., as [window position, Cc, Nc] with the window
+  // positions in Slot order ("oi": into the staging buffer as [KH, KW, Nc, Cc] in the kernel's
+  // order, transposed per tap into its slot once loaded). A reversed "io" kernel takes one DMA per
+  // tap.
   StatusOr<int64_t> LoadWeights(const Step& st) {
     const int64_t cc = Cc(st.c0), nc = Nc(st.n0), re = W_.elem_bytes(), taps = p_.KH * p_.KW;
     if (!oi_) {
-      const std::vector<int64_t> dims{taps, cc, nc}, ss{p_.C * p_.O * re, p_.O * re, re};
+      const uint64_t src = W_.address + static_cast<uint64_t>((st.c0 * p_.O + st.n0) * re);
+      const std::vector<int64_t> ss{p_.C * p_.O * re, p_.O * re, re};
       const std::vector<int64_t> ds{cc * nc * re, nc * re, re};
-      return em_.Dma(isa::Opcode::kDmaHbmToVmem,
-                     W_.address + static_cast<uint64_t>((st.c0 * p_.O + st.n0) * re), ss,
-                     Weights(st.w_ver), ds, dims, re, kConvLoadFlag);
+      if (!Reversed()) {
+        const std::vector<int64_t> dims{taps, cc, nc};
+        return em_.Dma(isa::Opcode::kDmaHbmToVmem, src, ss, Weights(st.w_ver), ds, dims, re,
+                       kConvLoadFlag);
+      }
+      const std::vector<int64_t> dims{cc, nc};
+      int64_t n = 0;
+      for (int64_t t = 0; t < taps; ++t) {
+        TPUSIM_ASSIGN_OR_RETURN(
+            int64_t d,
+            em_.Dma(isa::Opcode::kDmaHbmToVmem, src + static_cast<uint64_t>(t * ss[0]),
+                    std::span(ss).subspan(1),
+                    Weights(st.w_ver) + static_cast<uint64_t>(Slot(t / p_.KW, t % p_.KW) * ds[0]),
+                    std::span(ds).subspan(1), dims, re, kConvLoadFlag));
+        n += d;
+      }
+      return n;
     }
     const std::vector<int64_t> dims{taps, nc, cc}, ss{p_.O * p_.C * re, p_.C * re, re};
     const std::vector<int64_t> ds{nc * cc * re, cc * re, re};
@@ -380,8 +408,9 @@ class DirectConvEmitter {
     const int64_t ver = st.w_ver;
     const int64_t cc = Cc(st.c0), nc = Nc(st.n0), bytes = cc * nc * W_.elem_bytes();
     for (int64_t t = 0; t < p_.KH * p_.KW; ++t) {
+      const int64_t slot = Slot(t / p_.KW, t % p_.KW);
       em_.Emit(isa::op::XluTranspose{.dtype = W_.dtype,
-                                     .dst = Weights(ver) + static_cast<uint64_t>(t * bytes),
+                                     .dst = Weights(ver) + static_cast<uint64_t>(slot * bytes),
                                      .src = Staging(ver) + static_cast<uint64_t>(t * bytes),
                                      .rows = static_cast<uint64_t>(nc),
                                      .cols = static_cast<uint64_t>(cc)});
@@ -411,8 +440,6 @@ class DirectConvEmitter {
     for (const hlo::ConvKTile& t : p_.k_tiles) {
       if (t.c0 < st.c0 || t.c0 >= st.c0 + cc) continue;
       const bool first_tile = &t == &p_.k_tiles.front();
-      const int64_t wkh = p_.wh.window_reversal ? p_.KH - 1 - t.kh : t.kh;
-      const int64_t wkw = p_.ww.window_reversal ? p_.KW - 1 - t.kw : t.kw;
       const int64_t rows = bn * bh, pixels = rows * bw, groups = RowGroups(nc, pixels);
       for (int64_t nt = 0; nt < nc; nt += C_) {
         const int64_t j = nt / C_, nn = std::min(C_, nc - nt);
@@ -424,7 +451,7 @@ class DirectConvEmitter {
             run.lw = isa::op::MxuLoadWeights{
                 .mxu = unit,
                 .addr = w + static_cast<uint64_t>(
-                                (((wkh * p_.KW + wkw) * cc + t.c0 - st.c0) * nc + nt) * re),
+                                (((t.kh * p_.KW + t.kw) * cc + t.c0 - st.c0) * nc + nt) * re),
                 .k = static_cast<uint64_t>(t.k()),
                 .n = static_cast<uint64_t>(nn),
                 .stride = static_cast<uint64_t>(nc),
@@ -1055,7 +1082,7 @@ Status Lowerer::LowerConvolution(const HloInstruction& inst) {
   return Unsupported(inst,
                      "this convolution has no direct, filter-gradient or im2col form (supported: "
                      "one or two spatial dimensions without groups, or any convolution "
-                     "without window reversal and negative padding, through im2col)");
+                     "without negative padding, through im2col)");
 }
 
 Status Lowerer::LowerFilterGradConvolution(const HloInstruction& inst,

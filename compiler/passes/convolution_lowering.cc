@@ -40,6 +40,22 @@ class ConvBuilder {
     r->AppendOperand(x);
     return b_.Add(std::move(r));
   }
+  /// `x` (a kernel: a few window positions per dimension) reversed along `dims`, as the slices of
+  /// one position each concatenated in reverse order.
+  HloInstruction* Reverse(HloInstruction* x, const std::vector<int64_t>& dims) {
+    for (const int64_t d : dims) {
+      const std::vector<int64_t>& shape = x->shape().dimensions();
+      std::vector<HloInstruction*> parts;
+      for (int64_t i = shape[static_cast<size_t>(d)]; i-- > 0;) {
+        std::vector<int64_t> start(shape.size(), 0), limit(shape), step(shape.size(), 1);
+        start[static_cast<size_t>(d)] = i;
+        limit[static_cast<size_t>(d)] = i + 1;
+        parts.push_back(b_.Slice(x, start, limit, step, "reversed"));
+      }
+      x = Concat(parts, d, "reversed");
+    }
+    return x;
+  }
   HloInstruction* Pad(HloInstruction* x, const hlo::PaddingConfig& pc) {
     HloInstruction* zero = b_.ScalarConstant(x->shape().element_type(), 0.0, "pad_value");
     return b_.Pad(x, zero, pc, "pad");
@@ -48,13 +64,14 @@ class ConvBuilder {
                         const std::vector<int64_t>& limit, const std::vector<int64_t>& step) {
     return b_.Slice(x, start, limit, step, "patch");
   }
-  HloInstruction* Concat(const std::vector<HloInstruction*>& xs, int64_t dim) {
+  HloInstruction* Concat(const std::vector<HloInstruction*>& xs, int64_t dim,
+                         const std::string& name = "im2col") {
     if (xs.size() == 1) return xs[0];
     std::vector<int64_t> dims = xs[0]->shape().dimensions();
     dims[static_cast<size_t>(dim)] = 0;
     for (const HloInstruction* x : xs) dims[static_cast<size_t>(dim)] += x->shape().dimensions(dim);
     auto c = std::make_unique<HloInstruction>(
-        HloOpcode::kConcatenate, Shape(xs[0]->shape().element_type(), dims), Name("im2col"));
+        HloOpcode::kConcatenate, Shape(xs[0]->shape().element_type(), dims), Name(name));
     c->mutable_dimensions() = {dim};
     c->set_has_dimensions(true);
     for (HloInstruction* x : xs) c->AppendOperand(x);
@@ -164,7 +181,7 @@ bool Lowerable(const HloInstruction& conv) {
   const size_t k = cd.input_spatial_dimensions.size();
   if (conv.window().dimensions.size() != k || conv.feature_group_count() < 1) return false;
   for (const auto& w : conv.window().dimensions) {
-    if (w.window_reversal || w.padding_low < 0 || w.padding_high < 0 || w.stride < 1 ||
+    if (w.padding_low < 0 || w.padding_high < 0 || w.stride < 1 ||
         w.base_dilation < 1 || w.window_dilation < 1) {
       return false;
     }
@@ -337,11 +354,16 @@ void Lower(hlo::HloComputation& comp, HloInstruction* conv) {
   for (int64_t o : out_spatial) M *= o;
   const int64_t cg = C / G;
 
-  // 3. Kernel -> [Wn, C/G, O]; dot (batched over groups when G > 1).
+  // 3. Kernel -> [Wn, C/G, O], reversed along the window's reversed dimensions (window position
+  // p then pairs with input offset p, as the patches above); dot (batched over groups when G > 1).
   std::vector<int64_t> k_perm(cd.kernel_spatial_dimensions);
   k_perm.push_back(cd.kernel_input_feature_dimension);
   k_perm.push_back(cd.kernel_output_feature_dimension);
-  HloInstruction* kern = cb.Transpose(conv->operand(1), k_perm);
+  std::vector<int64_t> reversed;
+  for (size_t i = 0; i < k; ++i) {
+    if (win[i].window_reversal) reversed.push_back(static_cast<int64_t>(i));
+  }
+  HloInstruction* kern = cb.Reverse(cb.Transpose(conv->operand(1), k_perm), reversed);
   const int64_t O = conv->operand(1)->shape().dimensions(cd.kernel_output_feature_dimension);
   HloInstruction* result = nullptr;
   const int64_t Nout = N / BG;

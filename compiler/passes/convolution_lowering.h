@@ -13,7 +13,8 @@
 //   1. pad (edge padding lo/hi, interior padding = lhs_dilation - 1) when needed;
 //   2. one strided `slice` per window position (start = w * rhs_dilation, step = stride) giving
 //      [N, O1..Ok, C] each; `concatenate` them along C -> [N, O1..Ok, Wn*C] (the im2col matrix);
-//   3. reshape to [M = N*O1*..*Ok, Wn*C] and dot with the kernel reshaped to [Wn*C, O];
+//   3. reshape to [M = N*O1*..*Ok, Wn*C] and dot with the kernel reshaped to [Wn*C, O] (and
+//      reversed first along the window's reversed dimensions);
 //      feature_group_count G > 1 (grouped / depthwise) becomes a batched dot over the G groups:
 //      [G, M, Wn*C/G] x [G, Wn*C/G, O/G]; batch_group_count B > 1 (weight gradients) becomes a
 //      dot batched over the B groups, batch group g (input batches g*N/B ..) with output feature
@@ -22,8 +23,12 @@
 // Contract: values equal the evaluator's convolution (same products; the sums run over the patch in
 // (window position, feature) order, the evaluator's im2col order, so with the evaluator summing in
 // the MXU's order — EvaluatorOptions::mxu_rows — the results agree bit for bit). Convolutions with
-// both feature_group_count and batch_group_count > 1, window reversal or negative padding are left
-// in place, and the lowering reports them by name.
+// both feature_group_count and batch_group_count > 1 or negative padding are left in place, and
+// the lowering reports them by name.
+//
+// A `reverse` of the kernel's spatial dimensions (how JAX and PyTorch write an input gradient) is
+// folded into the window reversal first; the direct form reads the reversed kernel as it loads it,
+// im2col + dot reverses it again (grouped convolutions: a depthwise layer's input gradient).
 #pragma once
 
 #include "compiler/pass/hlo_pass.h"

@@ -4,6 +4,7 @@
 // and checked to stream: no im2col array, the input read from HBM about once.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "hlo/convolution_form.h"
@@ -142,8 +143,69 @@ ENTRY e {
   r = f32[3,3,7,5] reverse(k), dimensions={0,1}
   ROOT y = f32[2,11,11,7] convolution(x, r), window={size=3x3 pad=2_2x2_2}, dim_labels=b01f_01oi->b01f
 })";
-  const testing::RunResult run = CheckAgainstEvaluator(text, GetParam(), 1e-5, 1e-5);
+  const testing::RunResult run = CheckAgainstEvaluator(text, GetParam(), kExact, 0, {}, true);
   EXPECT_EQ(testing::InstructionsTagged(run.compiled.program, "r"), 0);  // no kernel of its own
+}
+
+// A `reverse` of the kernel's spatial dimensions (both, or only the minor one) folded into the
+// window, for every kernel dim_labels permutation, with few input features (taps folded into K
+// tiles) and more: the reversed window has the K tiles of the evaluator's reverse + convolution,
+// so every value is exact. Window 3x2, so a swapped H and W would not go unnoticed.
+TEST_P(ConvolutionTest, ReversedKernelsInEveryLayoutAreExact) {
+  std::string kernel = "01io";
+  std::sort(kernel.begin(), kernel.end());
+  do {
+    for (const int64_t c : {4, 20}) {
+      const std::string cs = std::to_string(c);
+      std::string dims, reverse_hw, reverse_w;
+      for (size_t d = 0; d < kernel.size(); ++d) {
+        const char l = kernel[d];
+        dims += std::string(d ? "," : "") + (l == '0' ? "3" : l == '1' ? "2" : l == 'i' ? cs : "5");
+        if (l == '0' || l == '1') reverse_hw += std::string(reverse_hw.empty() ? "" : ",");
+        if (l == '0' || l == '1') reverse_hw += std::to_string(d);
+        if (l == '1') reverse_w = std::to_string(d);
+      }
+      for (const std::string& rev : {reverse_hw, reverse_w}) {
+        SCOPED_TRACE(kernel + " C=" + cs + " reverse " + rev);
+        const std::string text =
+            "HloModule m\nENTRY e {\n  x = f32[2,7,6," + cs + "] parameter(0)\n  k = f32[" + dims +
+            "] parameter(1)\n  r = f32[" + dims + "] reverse(k), dimensions={" + rev +
+            "}\n  ROOT y = f32[2,7,6,5] convolution(x, r), window={size=3x2 pad=1_1x1_0}, " +
+            "dim_labels=b01f_" + kernel + "->b01f\n}\n";
+        CheckAgainstEvaluator(text, GetParam(), kExact, 0, {}, true);
+      }
+    }
+  } while (std::next_permutation(kernel.begin(), kernel.end()));
+}
+
+// Reversed windows with the other window attributes: the input gradient of a strided convolution
+// (lhs dilation), a dilated window (taps never folded), other input and output labels, and
+// feature groups (computed as im2col + dot): all exact.
+TEST_P(ConvolutionTest, ReversedWindowsWithDilationsAndGroupsAreExact) {
+  CheckAgainstEvaluator(Conv("f32[2,5,4,6]", "f32[3,3,7,6]", "f32[2,10,8,7]",
+                             "size=3x3 pad=2_1x2_1 lhs_dilate=2x2 rhs_reversal=1x1",
+                             "b01f_01oi->b01f"),
+                        GetParam(), kExact, 0, {}, true);
+  CheckAgainstEvaluator(Conv("bf16[2,9,8,5]", "bf16[2,3,5,6]", "bf16[2,7,4,6]",
+                             "size=2x3 rhs_dilate=2x2 rhs_reversal=0x1", "b01f_01io->b01f"),
+                        GetParam(), kExact, 0, {}, true);
+  CheckAgainstEvaluator(Conv("f32[3,8,9,2]", "f32[3,4,3,3]", "f32[2,4,6,9]",
+                             "size=3x3 pad=0_0x1_1 rhs_reversal=1x0", "f01b_io01->bf01"),
+                        GetParam(), kExact, 0, {}, true);
+  CheckAgainstEvaluator(Conv("f32[2,6,6,8]", "f32[3,3,4,6]", "f32[2,6,6,6]",
+                             "size=3x3 pad=1_1x1_1 rhs_reversal=1x1", "b01f_01io->b01f",
+                             ", feature_group_count=2"),
+                        GetParam(), kExact, 0, {}, true);
+  // A depthwise layer's input gradient as JAX writes it: a `reverse` of the kernel.
+  CheckAgainstEvaluator(R"(
+HloModule m
+ENTRY e {
+  x = f32[2,7,7,6] parameter(0)
+  k = f32[3,3,1,6] parameter(1)
+  r = f32[3,3,1,6] reverse(k), dimensions={0,1}
+  ROOT y = f32[2,7,7,6] convolution(x, r), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, feature_group_count=6
+})",
+                        GetParam(), kExact, 0, {}, true);
 }
 
 TEST_P(ConvolutionTest, BiasAndResidualFusedIntoThePops) {
@@ -345,6 +407,14 @@ TEST(ConvolutionFormTest, SmallFeatureCountsFoldTaps) {
                                          1, 1, 128);
   ASSERT_TRUE(wide.has_value());
   EXPECT_EQ(wide->k_tiles.size(), 7u * 7u * 2u);  // per tap, two 128-feature tiles
+  // A reversed window folds the same taps (its weights are laid out in input-offset order).
+  w.dimensions[0].window_reversal = w.dimensions[1].window_reversal = true;
+  auto reversed =
+      hlo::PlanDirectConvolution({1, 20, 20, 3}, {7, 7, 3, 64}, {1, 14, 14, 64}, w, dn, 1, 1, 128);
+  ASSERT_TRUE(reversed.has_value());
+  EXPECT_EQ(reversed->k_tiles.size(), 7u);
+  EXPECT_EQ(reversed->k_tiles[0].k(), 21);
+  w.dimensions[0].window_reversal = w.dimensions[1].window_reversal = false;
   // A window larger than the output is a filter gradient, not a direct convolution.
   EXPECT_FALSE(
       hlo::PlanDirectConvolution({1, 20, 20, 3}, {7, 7, 3, 64}, {1, 2, 2, 64}, w, dn, 1, 1, 128)
