@@ -11,25 +11,28 @@
 // input rows and columns the windows cover, with their halo, at their padded and base-dilated
 // positions (zero-filled by vpu.fill where the band holds padding or dilation holes); a band may
 // serve up to 16 consecutive blocks of output rows, so halo rows are read once per band. The
-// weights [KH, KW, Cc, Nc] stay in VMEM ("io"; an "oi" kernel is transposed per tap on the XLU once
-// per load). Then, per K tile of the direct form (one tap's run of up to R input features, or
-// several taps folded for small C) and per N tile (round-robin over the MXUs): load_weights, and
+// weights [KH, KW, Cc, Nc] stay in VMEM, in window-position order ("io"; an "oi" kernel is
+// transposed per tap on the XLU once per load; a reversed window's taps are placed in reverse);
+// a kernel too large for VMEM streams in blocks of Kt consecutive window positions (then of Nc < O
+// output features). Then, per K tile of the direct form (one tap's run of up to R input features,
+// or several taps folded for small C) and per N tile (round-robin over the MXUs): load_weights, and
 // one matmul per output row of the block whose LHS rows are the band's pixels at the tap's offset —
 // stride `stride_w * Cc` elements apart, so the shifted windows feed the array straight from the
 // band. Every tap accumulates into the same accumulator rows; after the last K tile the block is
 // popped and stored once.
 //
 // HBM traffic: the input once per output-feature block (plus the halo rows of neighbouring bands),
-// the kernel once per block of Cc x Nc (once when it fits VMEM), the output once; the
+// the kernel once per M block when it does not fit VMEM (once when it fits), the output once; the
 // filter-gradient form (below) has its own layout. An activation-only epilogue runs in the pops;
 // other epilogues (fusion.h) on each popped block. Loop order:
-// image -> M block -> N block -> Cc chunk, software-pipelined like the dot kernel (the next step's
-// band is loaded while this step's matmuls run; two accumulator sets let a block's pops overlap the
-// next block's matmuls).
+// image -> M block -> N block -> Cc chunk -> kernel block, software-pipelined like the dot kernel
+// (the next step's band and kernel block are loaded while this step's matmuls run; two
+// accumulator sets let a block's pops overlap the next block's matmuls).
 //
-// Summation order: the direct form's K tiles in order (what the evaluator reproduces) when the
-// band holds all C features (Cc = C); with Cc < C (a band too large for VMEM) the tiles run chunk
-// by chunk — the same products, summed in a different order.
+// Summation order: the direct form's K tiles in order (what the evaluator reproduces), whatever
+// the N blocks and kernel blocks, when the band holds all C features (Cc = C); only when no block
+// of one window position and all C features fits VMEM (Cc < C) do the tiles run chunk by chunk —
+// the same products, summed in another order.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -68,6 +71,7 @@ struct ConvBlocks {
   int64_t bh = 1, bw = 1;  // output rows / columns of an M block
   int64_t band_rows = 1;   // output rows a band covers (a multiple of bh: blocks share a band)
   int64_t cc = 1, nc = 1;  // input features of a band, output features of a block
+  int64_t kt = 1;          // window positions of a kernel block (KH * KW: the whole window)
   int64_t tpm = 1;         // N tiles each MXU owns in a block
   int64_t band_h = 1, band_w = 1;  // band rows and columns (padded, dilated input positions)
   int nband = 1;                   // band buffers (3: the next band loads while two are read)
@@ -82,10 +86,9 @@ int64_t BandExtent(int64_t outputs, int64_t stride, int64_t taps, int64_t dilati
 }
 
 // VMEM bytes of `b` for element sizes le (input), re (kernel), oe (output).
-int64_t ConvVmemBytes(const ConvBlocks& b, const hlo::DirectConvolution& p, int64_t le, int64_t re,
-                      int64_t oe, bool oi) {
+int64_t ConvVmemBytes(const ConvBlocks& b, int64_t le, int64_t re, int64_t oe, bool oi) {
   const int64_t band = b.bn * b.band_h * b.band_w * b.cc * le + 64;
-  const int64_t weights = p.KH * p.KW * b.cc * b.nc * re + 64;
+  const int64_t weights = b.kt * b.cc * b.nc * re + 64;
   return b.nband * band + b.nweights * weights * (oi ? 2 : 1) + 2 * (b.mc() * b.nc * oe + 64);
 }
 
@@ -99,56 +102,75 @@ ConvBlocks GrowBands(ConvBlocks b, const hlo::DirectConvolution& p, int64_t le, 
     ConvBlocks g = b;
     g.band_rows = std::min(p.OH, b.bh * f);
     g.band_h = BandExtent(g.band_rows, p.wh.stride, p.KH, p.wh.window_dilation);
-    if (ConvVmemBytes(g, p, le, re, oe, oi) > vmem) break;
+    if (ConvVmemBytes(g, le, re, oe, oi) > vmem) break;
     b = g;
   }
   return b;
 }
 
+// The blocks of `cc` input features, `nc` output features and `kt` window positions with the most
+// output rows that fit `vmem` bytes, two accumulator sets and three bands when they fit.
+std::optional<ConvBlocks> FitRows(const hlo::DirectConvolution& p, const config::MxuConfig& mxu,
+                                  int64_t cc, int64_t nc, int64_t kt, int64_t le, int64_t re,
+                                  int64_t oe, bool oi, int64_t vmem, bool double_buffer) {
+  const int64_t C = mxu.cols, nm = std::max<int64_t>(1, mxu.count);
+  const int64_t acc_rows = mxu.accumulator_rows > 0 ? mxu.accumulator_rows : (int64_t{1} << 20);
+  const bool reload = nc < p.O || cc < p.C || kt < p.KH * p.KW;
+  for (const bool dacc : {true, false}) {
+    for (int nband = double_buffer ? 3 : 1; nband >= 1; nband -= (nband == 3 ? 1 : 2)) {
+      ConvBlocks b;
+      b.nc = nc;
+      b.cc = cc;
+      b.kt = kt;
+      b.tpm = CeilDiv(CeilDiv(nc, C), nm);
+      b.double_acc = dacc;
+      b.nband = nband;
+      b.nweights = reload && double_buffer ? 2 : 1;
+      const int64_t rows = acc_rows / ((dacc ? 2 : 1) * b.tpm);
+      if (rows < 1) continue;
+      b.bw = std::min(p.OW, rows);
+      b.bh = b.bw < p.OW ? 1 : std::min(p.OH, rows / p.OW);
+      // Small images: several whole images per block, so each weight tile is loaded once
+      // for all of them (what bounds TPU v1's CNNs, whose weights stream from DDR3).
+      b.bn = b.bh == p.OH ? std::max<int64_t>(1, std::min(p.N, rows / (p.OH * p.OW))) : 1;
+      while (true) {
+        b.band_h = BandExtent(b.bh, p.wh.stride, p.KH, p.wh.window_dilation);
+        b.band_w = BandExtent(b.bw, p.ww.stride, p.KW, p.ww.window_dilation);
+        if (ConvVmemBytes(b, le, re, oe, oi) <= vmem) return GrowBands(b, p, le, re, oe, oi, vmem);
+        if (b.bn > 1) {
+          b.bn = b.bn / 2;
+        } else if (b.bh > 1) {
+          b.bh = b.bh / 2;
+        } else if (b.bw > 8) {
+          b.bw = b.bw / 2;
+        } else {
+          break;
+        }
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 // Chooses the largest blocks that fit `vmem` bytes: the whole kernel resident (Nc = O, Cc = C)
-// when it fits, then as many output rows per block as two accumulator sets hold.
+// when it fits, then as many output rows per block as two accumulator sets hold. A kernel too
+// large for VMEM is streamed in blocks of consecutive window positions (Kt < KH * KW; whole window
+// rows when taps are folded), then also of output features (Nc < O): each output is still summed
+// over all of K in the direct form's order. Input features are cut (Cc < C, summed chunk by chunk:
+// another order) only when no block of one window position and all C features fits.
 std::optional<ConvBlocks> ChooseConvBlocks(const hlo::DirectConvolution& p,
                                            const config::ChipConfig& config, int64_t le, int64_t re,
                                            int64_t oe, bool oi, int64_t vmem, bool double_buffer) {
   const auto& mxu = config.core.mxu;
-  const int64_t R = mxu.rows, C = mxu.cols, nm = std::max<int64_t>(1, mxu.count);
-  const int64_t acc_rows = mxu.accumulator_rows > 0 ? mxu.accumulator_rows : (int64_t{1} << 20);
-  const int64_t n_unit = nm * C;
-  for (int64_t nc = p.O; nc >= 1; nc = nc > n_unit ? CeilDiv(nc / 2, n_unit) * n_unit : 0) {
-    for (int64_t cc = p.C; cc >= 1; cc = (p.C > R && cc > R) ? CeilDiv(cc / 2, R) * R : 0) {
-      const bool reload = nc < p.O || cc < p.C;
-      for (const bool dacc : {true, false}) {
-        for (int nband = double_buffer ? 3 : 1; nband >= 1; nband -= (nband == 3 ? 1 : 2)) {
-          ConvBlocks b;
-          b.nc = nc;
-          b.cc = cc;
-          b.tpm = CeilDiv(CeilDiv(nc, C), nm);
-          b.double_acc = dacc;
-          b.nband = nband;
-          b.nweights = reload && double_buffer ? 2 : 1;
-          const int64_t rows = acc_rows / ((dacc ? 2 : 1) * b.tpm);
-          if (rows < 1) continue;
-          b.bw = std::min(p.OW, rows);
-          b.bh = b.bw < p.OW ? 1 : std::min(p.OH, rows / p.OW);
-          // Small images: several whole images per block, so each weight tile is loaded once
-          // for all of them (what bounds TPU v1's CNNs, whose weights stream from DDR3).
-          b.bn = b.bh == p.OH ? std::max<int64_t>(1, std::min(p.N, rows / (p.OH * p.OW))) : 1;
-          while (true) {
-            b.band_h = BandExtent(b.bh, p.wh.stride, p.KH, p.wh.window_dilation);
-            b.band_w = BandExtent(b.bw, p.ww.stride, p.KW, p.ww.window_dilation);
-            if (ConvVmemBytes(b, p, le, re, oe, oi) <= vmem)
-              return GrowBands(b, p, le, re, oe, oi, vmem);
-            if (b.bn > 1) {
-              b.bn = b.bn / 2;
-            } else if (b.bh > 1) {
-              b.bh = b.bh / 2;
-            } else if (b.bw > 8) {
-              b.bw = b.bw / 2;
-            } else {
-              break;
-            }
-          }
-        }
+  const int64_t R = mxu.rows, n_unit = std::max<int64_t>(1, mxu.count) * mxu.cols;
+  const bool folded = std::any_of(p.k_tiles.begin(), p.k_tiles.end(),
+                                  [](const hlo::ConvKTile& t) { return t.taps > 1; });
+  const int64_t kt_unit = folded ? p.KW : 1;  // a folded K tile spans taps of one window row
+  for (int64_t cc = p.C; cc >= 1; cc = (p.C > R && cc > R) ? CeilDiv(cc / 2, R) * R : 0) {
+    for (int64_t nc = p.O; nc >= 1; nc = nc > n_unit ? CeilDiv(nc / 2, n_unit) * n_unit : 0) {
+      for (int64_t kt = p.KH * p.KW; kt >= 1;
+           kt = kt > kt_unit ? CeilDiv(CeilDiv(kt, 2), kt_unit) * kt_unit : 0) {
+        if (auto b = FitRows(p, mxu, cc, nc, kt, le, re, oe, oi, vmem, double_buffer)) return b;
       }
     }
   }
@@ -217,10 +239,10 @@ class DirectConvEmitter {
 
  private:
   static constexpr uint64_t kConvLoadFlag = 2, kOutFlag0 = 4;
-  // One step: M block (image n, output rows oh0.., columns ow0..) x N block n0 x feature chunk c0;
-  // its band covers output rows band_oh0 ...
+  // One step: M block (image n, output rows oh0.., columns ow0..) x N block n0 x feature chunk c0
+  // x kernel block of window positions s0..; its band covers output rows band_oh0 ...
   struct Step {
-    int64_t n, oh0, ow0, n0, c0, band_oh0;
+    int64_t n, oh0, ow0, n0, c0, s0, band_oh0;
     bool load_band, load_w;
     int64_t band_ver, w_ver;
   };
@@ -233,6 +255,7 @@ class DirectConvEmitter {
   int64_t Bw(const Step& s) const { return std::min(b_.bw, p_.OW - s.ow0); }
   int64_t Nc(int64_t n0) const { return std::min(b_.nc, p_.O - n0); }
   int64_t Cc(int64_t c0) const { return std::min(b_.cc, p_.C - c0); }
+  int64_t Kt(int64_t s0) const { return std::min(b_.kt, p_.KH * p_.KW - s0); }
   // Row split: when a block has fewer N tiles than the core has MXUs, each N tile's weights are
   // loaded into RowGroups MXUs and the block's output pixels (rows x bw, row-major: the block's
   // accumulator rows) are cut into as many contiguous groups, one per MXU — the same weights,
@@ -269,7 +292,7 @@ class DirectConvEmitter {
   Status Allocate() {
     image_band_bytes_ = b_.band_h * b_.band_w * b_.cc * L_.elem_bytes();
     band_bytes_ = (b_.bn * image_band_bytes_ + 63) / 64 * 64;
-    w_bytes_ = (p_.KH * p_.KW * b_.cc * b_.nc * W_.elem_bytes() + 63) / 64 * 64;
+    w_bytes_ = (b_.kt * b_.cc * b_.nc * W_.elem_bytes() + 63) / 64 * 64;
     out_bytes_ = (b_.mc() * b_.nc * O_.elem_bytes() + 63) / 64 * 64;
     TPUSIM_ASSIGN_OR_RETURN(band0_, Alloc(b_.nband * band_bytes_, "input bands"));
     TPUSIM_ASSIGN_OR_RETURN(w0_, Alloc(b_.nweights * w_bytes_, "kernel blocks"));
@@ -287,15 +310,18 @@ class DirectConvEmitter {
         for (int64_t ow0 = 0; ow0 < p_.OW; ow0 += b_.bw) {
           for (int64_t n0 = 0; n0 < p_.O; n0 += b_.nc) {
             for (int64_t c0 = 0; c0 < p_.C; c0 += b_.cc) {
-              Step st{n, oh0, ow0, n0, c0, band_oh0, true, true, 0, 0};
-              if (!steps_.empty()) {
-                const Step& q = steps_.back();
-                st.load_band = !(q.n == n && q.band_oh0 == band_oh0 && q.ow0 == ow0 && q.c0 == c0);
-                st.load_w = !(q.n0 == n0 && q.c0 == c0);
-                st.band_ver = q.band_ver + (st.load_band ? 1 : 0);
-                st.w_ver = q.w_ver + (st.load_w ? 1 : 0);
+              for (int64_t s0 = 0; s0 < p_.KH * p_.KW; s0 += b_.kt) {
+                Step st{n, oh0, ow0, n0, c0, s0, band_oh0, true, true, 0, 0};
+                if (!steps_.empty()) {
+                  const Step& q = steps_.back();
+                  st.load_band =
+                      !(q.n == n && q.band_oh0 == band_oh0 && q.ow0 == ow0 && q.c0 == c0);
+                  st.load_w = !(q.n0 == n0 && q.c0 == c0 && q.s0 == s0);
+                  st.band_ver = q.band_ver + (st.load_band ? 1 : 0);
+                  st.w_ver = q.w_ver + (st.load_w ? 1 : 0);
+                }
+                steps_.push_back(st);
               }
-              steps_.push_back(st);
             }
           }
         }
@@ -359,59 +385,58 @@ class DirectConvEmitter {
     return n;
   }
 
-  // The VMEM slot of the kernel's tap (kh, kw): its window position in input-offset order (the
-  // kernel's own position unless the window is reversed along that dimension), so the taps a K
-  // tile folds lie next to each other whether or not the window is reversed.
-  int64_t Slot(int64_t kh, int64_t kw) const {
-    const int64_t sh = p_.wh.window_reversal ? p_.KH - 1 - kh : kh;
-    const int64_t sw = p_.ww.window_reversal ? p_.KW - 1 - kw : kw;
-    return sh * p_.KW + sw;
+  // The kernel's tap (row-major index) whose weights window position `s` (input-offset order)
+  // takes: itself unless the window is reversed along a dimension (and, reversal being its own
+  // inverse, the window position of kernel tap `s`).
+  int64_t KernelTap(int64_t s) const {
+    const int64_t kh = s / p_.KW, kw = s % p_.KW;
+    return (p_.wh.window_reversal ? p_.KH - 1 - kh : kh) * p_.KW +
+           (p_.ww.window_reversal ? p_.KW - 1 - kw : kw);
   }
   bool Reversed() const { return p_.wh.window_reversal || p_.ww.window_reversal; }
 
-  // The kernel block of features c0.., outputs n0.., as [window position, Cc, Nc] with the window
-  // positions in Slot order ("oi": into the staging buffer as [KH, KW, Nc, Cc] in the kernel's
-  // order, transposed per tap into its slot once loaded). A reversed "io" kernel takes one DMA per
-  // tap.
+  // The kernel block of window positions s0.. (Kt of them), features c0.., outputs n0.., as
+  // [Kt, Cc, Nc] in window-position order, so the taps a K tile folds lie next to each other
+  // whether or not the window is reversed ("oi": into the staging buffer as [Kt, Nc, Cc],
+  // transposed per tap once loaded). A reversed kernel takes one DMA per tap.
   StatusOr<int64_t> LoadWeights(const Step& st) {
-    const int64_t cc = Cc(st.c0), nc = Nc(st.n0), re = W_.elem_bytes(), taps = p_.KH * p_.KW;
-    if (!oi_) {
-      const uint64_t src = W_.address + static_cast<uint64_t>((st.c0 * p_.O + st.n0) * re);
-      const std::vector<int64_t> ss{p_.C * p_.O * re, p_.O * re, re};
-      const std::vector<int64_t> ds{cc * nc * re, nc * re, re};
-      if (!Reversed()) {
-        const std::vector<int64_t> dims{taps, cc, nc};
-        return em_.Dma(isa::Opcode::kDmaHbmToVmem, src, ss, Weights(st.w_ver), ds, dims, re,
-                       kConvLoadFlag);
-      }
-      const std::vector<int64_t> dims{cc, nc};
-      int64_t n = 0;
-      for (int64_t t = 0; t < taps; ++t) {
-        TPUSIM_ASSIGN_OR_RETURN(
-            int64_t d,
-            em_.Dma(isa::Opcode::kDmaHbmToVmem, src + static_cast<uint64_t>(t * ss[0]),
-                    std::span(ss).subspan(1),
-                    Weights(st.w_ver) + static_cast<uint64_t>(Slot(t / p_.KW, t % p_.KW) * ds[0]),
-                    std::span(ds).subspan(1), dims, re, kConvLoadFlag));
-        n += d;
-      }
-      return n;
+    const int64_t cc = Cc(st.c0), nc = Nc(st.n0), kt = Kt(st.s0), re = W_.elem_bytes();
+    // Per tap: HBM [C, O] ("io") or [O, C] ("oi") rows; VMEM [Cc, Nc] or [Nc, Cc].
+    const std::vector<int64_t> ss =
+        oi_ ? std::vector<int64_t>{p_.O * p_.C * re, p_.C * re, re}
+            : std::vector<int64_t>{p_.C * p_.O * re, p_.O * re, re};
+    const std::vector<int64_t> ds = oi_ ? std::vector<int64_t>{nc * cc * re, cc * re, re}
+                                        : std::vector<int64_t>{cc * nc * re, nc * re, re};
+    const int64_t first = oi_ ? st.n0 * p_.C + st.c0 : st.c0 * p_.O + st.n0;
+    const uint64_t dst = oi_ ? Staging(st.w_ver) : Weights(st.w_ver);
+    const int64_t rows = oi_ ? nc : cc, cols = oi_ ? cc : nc;
+    if (!Reversed()) {
+      const std::vector<int64_t> dims{kt, rows, cols};
+      return em_.Dma(isa::Opcode::kDmaHbmToVmem,
+                     W_.address + static_cast<uint64_t>(st.s0 * ss[0] + first * re), ss, dst, ds,
+                     dims, re, kConvLoadFlag);
     }
-    const std::vector<int64_t> dims{taps, nc, cc}, ss{p_.O * p_.C * re, p_.C * re, re};
-    const std::vector<int64_t> ds{nc * cc * re, cc * re, re};
-    return em_.Dma(isa::Opcode::kDmaHbmToVmem,
-                   W_.address + static_cast<uint64_t>((st.n0 * p_.C + st.c0) * re), ss,
-                   Staging(st.w_ver), ds, dims, re, kConvLoadFlag);
+    const std::vector<int64_t> dims{rows, cols};
+    int64_t n = 0;
+    for (int64_t j = 0; j < kt; ++j) {
+      const uint64_t src =
+          W_.address + static_cast<uint64_t>(KernelTap(st.s0 + j) * ss[0] + first * re);
+      TPUSIM_ASSIGN_OR_RETURN(
+          int64_t d, em_.Dma(isa::Opcode::kDmaHbmToVmem, src, std::span(ss).subspan(1),
+                             dst + static_cast<uint64_t>(j * ds[0]), std::span(ds).subspan(1),
+                             dims, re, kConvLoadFlag));
+      n += d;
+    }
+    return n;
   }
 
   void TransposeWeights(const Step& st) {
     const int64_t ver = st.w_ver;
     const int64_t cc = Cc(st.c0), nc = Nc(st.n0), bytes = cc * nc * W_.elem_bytes();
-    for (int64_t t = 0; t < p_.KH * p_.KW; ++t) {
-      const int64_t slot = Slot(t / p_.KW, t % p_.KW);
+    for (int64_t j = 0; j < Kt(st.s0); ++j) {
       em_.Emit(isa::op::XluTranspose{.dtype = W_.dtype,
-                                     .dst = Weights(ver) + static_cast<uint64_t>(slot * bytes),
-                                     .src = Staging(ver) + static_cast<uint64_t>(t * bytes),
+                                     .dst = Weights(ver) + static_cast<uint64_t>(j * bytes),
+                                     .src = Staging(ver) + static_cast<uint64_t>(j * bytes),
                                      .rows = static_cast<uint64_t>(nc),
                                      .cols = static_cast<uint64_t>(cc)});
     }
@@ -438,7 +463,8 @@ class DirectConvEmitter {
     const uint64_t band = Band(st.band_ver), w = Weights(st.w_ver);
     std::vector<TileRun> runs;
     for (const hlo::ConvKTile& t : p_.k_tiles) {
-      if (t.c0 < st.c0 || t.c0 >= st.c0 + cc) continue;
+      const int64_t slot = t.kh * p_.KW + t.kw - st.s0;  // in the kernel block
+      if (t.c0 < st.c0 || t.c0 >= st.c0 + cc || slot < 0 || slot >= Kt(st.s0)) continue;
       const bool first_tile = &t == &p_.k_tiles.front();
       const int64_t rows = bn * bh, pixels = rows * bw, groups = RowGroups(nc, pixels);
       for (int64_t nt = 0; nt < nc; nt += C_) {
@@ -451,7 +477,7 @@ class DirectConvEmitter {
             run.lw = isa::op::MxuLoadWeights{
                 .mxu = unit,
                 .addr = w + static_cast<uint64_t>(
-                                (((t.kh * p_.KW + t.kw) * cc + t.c0 - st.c0) * nc + nt) * re),
+                                ((slot * cc + t.c0 - st.c0) * nc + nt) * re),
                 .k = static_cast<uint64_t>(t.k()),
                 .n = static_cast<uint64_t>(nn),
                 .stride = static_cast<uint64_t>(nc),
@@ -539,13 +565,13 @@ class DirectConvEmitter {
 
   // After a step's matmuls: store the block popped one step earlier, pop the previous block (its
   // matmuls are done; this step's use the other accumulator set), and queue this step's block
-  // when it was its last feature chunk.
+  // when it was its last feature chunk and kernel block.
   Status FinishStep(const Step& st, int64_t acc0) {
     if (pending_store_) {
       TPUSIM_RETURN_IF_ERROR(Store(*pending_store_));
       pending_store_.reset();
     }
-    const bool last_chunk = st.c0 + b_.cc >= p_.C;
+    const bool last_chunk = st.c0 + b_.cc >= p_.C && st.s0 + b_.kt >= p_.KH * p_.KW;
     if (pending_pop_ && (b_.double_acc || last_chunk)) {
       Pop(*pending_pop_);
       pending_store_ = pending_pop_;
@@ -563,7 +589,7 @@ class DirectConvEmitter {
   }
 
   void Pop(const Block& bl) {
-    const Step probe{bl.n, bl.oh0, bl.ow0, bl.n0, 0, 0, false, false, 0, 0};
+    const Step probe{bl.n, bl.oh0, bl.ow0, bl.n0, 0, 0, 0, false, false, 0, 0};
     const int64_t mc = Bn(probe) * Bh(probe) * Bw(probe), nc = Nc(bl.n0);
     const int o = static_cast<int>(bl.index % 2);
     em_.Wait(kOutFlag0 + static_cast<uint64_t>(o), store_count_[o]);
@@ -590,7 +616,7 @@ class DirectConvEmitter {
   }
 
   Status Store(const Block& bl) {
-    const Step probe{bl.n, bl.oh0, bl.ow0, bl.n0, 0, 0, false, false, 0, 0};
+    const Step probe{bl.n, bl.oh0, bl.ow0, bl.n0, 0, 0, 0, false, false, 0, 0};
     // Several images per block only when each is whole: their rows are contiguous in the output.
     const int64_t bh = Bn(probe) * Bh(probe), bw = Bw(probe), nc = Nc(bl.n0), oe = O_.elem_bytes();
     const int o = static_cast<int>(bl.index % 2);
@@ -1212,7 +1238,7 @@ Status Lowerer::LowerDirectConvolution(const HloInstruction& inst,
   if (epilogue_ops != nullptr) {
     TPUSIM_ASSIGN_OR_RETURN(epi, PlanEpilogue(inst, *epilogue_ops, blocks->mc(), blocks->nc));
     for (const int64_t share : {2, 3, 4}) {
-      if (epi && ConvVmemBytes(*blocks, p, le, re, oe, oi) <= em_.vmem_free() - 8 * 64) break;
+      if (epi && ConvVmemBytes(*blocks, le, re, oe, oi) <= em_.vmem_free() - 8 * 64) break;
       epi.reset();
       em_.ResetVmem();
       std::optional<ConvBlocks> smaller = ChooseConvBlocks(
@@ -1221,7 +1247,7 @@ Status Lowerer::LowerDirectConvolution(const HloInstruction& inst,
       blocks = smaller;
       TPUSIM_ASSIGN_OR_RETURN(epi, PlanEpilogue(inst, *epilogue_ops, blocks->mc(), blocks->nc));
     }
-    if (!epi || ConvVmemBytes(*blocks, p, le, re, oe, oi) > em_.vmem_free() - 8 * 64) {
+    if (!epi || ConvVmemBytes(*blocks, le, re, oe, oi) > em_.vmem_free() - 8 * 64) {
       // The epilogue took more than its third: run without it (its ops get kernels of their own).
       epi.reset();
       em_.ResetVmem();

@@ -258,6 +258,41 @@ ENTRY e {
 
 INSTANTIATE_TEST_SUITE_P(Configs, ConvolutionTest, ::testing::Values("tiny", "tpu-v3", "tpu-v4"));
 
+// A kernel too large for VMEM is streamed in blocks of window positions (and output features), not
+// cut into input-feature chunks, so every output is still summed in the direct form's K order:
+// exact. (Cut by input features, they were summed chunk by chunk: up to 0.0039 off in bf16.)
+TEST(ConvolutionBlocksTest, KernelLargerThanVmemKeepsTheSummationOrder) {
+  struct Case {
+    const char* config;
+    std::string text;
+    int64_t resident_bytes;  // the whole kernel in VMEM (an oi kernel twice: staged, transposed)
+  };
+  const Case cases[] = {
+      {"tiny",
+       Conv("f32[2,5,5,64]", "f32[3,3,256,64]", "f32[2,5,5,256]", "size=3x3 pad=1_1x1_1",
+            "b01f_01oi->b01f"),
+       2 * 9 * 256 * 64 * 4},
+      {"tiny",
+       Conv("bf16[2,6,4,64]", "bf16[3,3,64,1024]", "bf16[2,6,4,1024]", "size=3x3 pad=1_1x1_1",
+            "b01f_01io->b01f"),
+       9 * 64 * 1024 * 2},
+      {"tpu-v3",
+       Conv("f32[1,3,5,384]", "f32[3,3,640,384]", "f32[1,3,5,640]",
+            "size=3x3 pad=1_1x1_1 rhs_reversal=1x1", "b01f_01oi->b01f"),
+       2 * 9 * 640 * 384 * 4},
+      {"tpu-v4",
+       Conv("f32[1,3,5,384]", "f32[3,3,640,384]", "f32[1,3,5,640]",
+            "size=3x3 pad=1_1x1_1 rhs_reversal=1x1", "b01f_01oi->b01f"),
+       2 * 9 * 640 * 384 * 4},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.config);
+    // More than the two thirds of VMEM the kernel may take: it cannot stay resident whole.
+    EXPECT_GT(c.resident_bytes, testing::Config(c.config).core.vmem_bytes * 2 / 3);
+    CheckAgainstEvaluator(c.text, c.config, kExact, 0, {}, true);
+  }
+}
+
 // A batch-norm backward's chain on the popped blocks: six full-size operands and three
 // reductions. With the kernel's usual two thirds of VMEM the epilogue does not fit tpu-v3's 16 MiB;
 // smaller blocks make it fit, so no member goes through HBM but the stored result. (Shapes of the
