@@ -166,8 +166,13 @@ ConvSummationOrder ConvolutionSummationOrder(const std::vector<int64_t>& lhs,
     for (const ConvKTile& t : d->k_tiles) so.tile_ends.push_back(end += t.k());
     return so;
   }
-  if (const auto g = PlanFilterGradientConvolution(
-          lhs, rhs, out, window, dnums, feature_group_count, batch_group_count, mxu_rows)) {
+  // Any other form takes the kernel reversed beforehand (as the evaluator does) and the window
+  // unreversed (compiler/passes/convolution_lowering.h).
+  Window unreversed = window;
+  for (WindowDimension& w : unreversed.dimensions) w.window_reversal = false;
+  if (const auto g = PlanFilterGradientConvolution(lhs, rhs, out, unreversed, dnums,
+                                                   feature_group_count, batch_group_count,
+                                                   mxu_rows)) {
     // im2col index of (window position (kh, kw), feature f) = (kh * KW + kw) * F + f.
     for (const auto& t : g->k_tiles) {
       for (int64_t j = 0; j < t.count; ++j) so.order.push_back((t.k0 + j) * g->F + t.f);

@@ -127,8 +127,10 @@ std::optional<SlicedConvolutionInput> SliceNegativePadding(
 /// im2col contraction axis ((window position, input feature) order, window positions row-major):
 /// `order` lists the K indices in the order they are summed and `tile_ends` where each K tile ends
 /// in that list. The direct form keeps im2col order; the filter-gradient form is feature-major;
-/// any other convolution (im2col + dot) sums im2col order in R-row tiles. Negative padding is read
-/// as SliceNegativePadding does (the same K axis).
+/// any other convolution (im2col + dot) sums im2col order in R-row tiles. Window positions count in
+/// input-offset order (the kernel reversed first where the window is); a window reversal matters
+/// only to the direct form, the others take the reversed kernel and an unreversed window. Negative
+/// padding is read as SliceNegativePadding does (the same K axis).
 struct ConvSummationOrder {
   std::vector<int64_t> order;  // empty = identity
   std::vector<int64_t> tile_ends;

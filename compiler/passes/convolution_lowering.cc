@@ -181,7 +181,7 @@ bool Lowerable(const HloInstruction& conv) {
   const size_t k = cd.input_spatial_dimensions.size();
   if (conv.window().dimensions.size() != k || conv.feature_group_count() < 1) return false;
   for (const auto& w : conv.window().dimensions) {
-    if (w.padding_low < 0 || w.padding_high < 0 || w.stride < 1 ||
+    if (w.window_reversal || w.padding_low < 0 || w.padding_high < 0 || w.stride < 1 ||
         w.base_dilation < 1 || w.window_dilation < 1) {
       return false;
     }
@@ -354,16 +354,11 @@ void Lower(hlo::HloComputation& comp, HloInstruction* conv) {
   for (int64_t o : out_spatial) M *= o;
   const int64_t cg = C / G;
 
-  // 3. Kernel -> [Wn, C/G, O], reversed along the window's reversed dimensions (window position
-  // p then pairs with input offset p, as the patches above); dot (batched over groups when G > 1).
+  // 3. Kernel -> [Wn, C/G, O]; dot (batched over groups when G > 1).
   std::vector<int64_t> k_perm(cd.kernel_spatial_dimensions);
   k_perm.push_back(cd.kernel_input_feature_dimension);
   k_perm.push_back(cd.kernel_output_feature_dimension);
-  std::vector<int64_t> reversed;
-  for (size_t i = 0; i < k; ++i) {
-    if (win[i].window_reversal) reversed.push_back(static_cast<int64_t>(i));
-  }
-  HloInstruction* kern = cb.Reverse(cb.Transpose(conv->operand(1), k_perm), reversed);
+  HloInstruction* kern = cb.Transpose(conv->operand(1), k_perm);
   const int64_t O = conv->operand(1)->shape().dimensions(cd.kernel_output_feature_dimension);
   HloInstruction* result = nullptr;
   const int64_t Nout = N / BG;
@@ -429,6 +424,30 @@ bool FoldKernelReverse(hlo::HloComputation& comp, HloInstruction* conv) {
   return true;
 }
 
+// A window reversal only the direct form takes (it reads the kernel reversed as it loads it): for
+// any other form (a grouped convolution, a feature map smaller than the window) the kernel is
+// reversed — slices and a concatenate — and the window no longer is. The reference plans such a
+// convolution the same way (hlo::ConvolutionSummationOrder).
+bool UnfoldReversal(hlo::HloComputation& comp, HloInstruction* conv, int64_t mxu_rows) {
+  auto& win = conv->mutable_window().dimensions;
+  const auto& cd = conv->convolution_dimension_numbers();
+  std::vector<int64_t> dims;
+  for (size_t i = 0; i < win.size() && i < cd.kernel_spatial_dimensions.size(); ++i) {
+    if (win[i].window_reversal) dims.push_back(cd.kernel_spatial_dimensions[i]);
+  }
+  if (dims.empty() ||
+      hlo::PlanDirectConvolution(conv->operand(0)->shape().dimensions(),
+                                 conv->operand(1)->shape().dimensions(), conv->shape().dimensions(),
+                                 conv->window(), cd, conv->feature_group_count(),
+                                 conv->batch_group_count(), mxu_rows)) {
+    return false;
+  }
+  ConvBuilder cb(&comp, conv);
+  conv->ReplaceOperandWith(1, cb.Reverse(conv->operand(1), dims));
+  for (auto& w : win) w.window_reversal = false;
+  return true;
+}
+
 }  // namespace
 
 StatusOr<bool> ConvolutionLowering::Run(hlo::HloModule& module) {
@@ -438,7 +457,10 @@ StatusOr<bool> ConvolutionLowering::Run(hlo::HloModule& module) {
     for (const auto& i : comp->instructions()) {
       if (i->opcode() == HloOpcode::kConvolution) all_convs.push_back(i.get());
     }
-    for (HloInstruction* c : all_convs) changed = FoldKernelReverse(*comp, c) || changed;
+    for (HloInstruction* c : all_convs) {
+      changed = FoldKernelReverse(*comp, c) || changed;
+      changed = UnfoldReversal(*comp, c, mxu_rows_) || changed;
+    }
     std::vector<HloInstruction*> convs;
     for (const auto& i : comp->instructions()) {
       if (i->opcode() == HloOpcode::kConvolution) convs.push_back(i.get());

@@ -13,8 +13,7 @@
 //   1. pad (edge padding lo/hi, interior padding = lhs_dilation - 1) when needed;
 //   2. one strided `slice` per window position (start = w * rhs_dilation, step = stride) giving
 //      [N, O1..Ok, C] each; `concatenate` them along C -> [N, O1..Ok, Wn*C] (the im2col matrix);
-//   3. reshape to [M = N*O1*..*Ok, Wn*C] and dot with the kernel reshaped to [Wn*C, O] (and
-//      reversed first along the window's reversed dimensions);
+//   3. reshape to [M = N*O1*..*Ok, Wn*C] and dot with the kernel reshaped to [Wn*C, O];
 //      feature_group_count G > 1 (grouped / depthwise) becomes a batched dot over the G groups:
 //      [G, M, Wn*C/G] x [G, Wn*C/G, O/G]; batch_group_count B > 1 (weight gradients) becomes a
 //      dot batched over the B groups, batch group g (input batches g*N/B ..) with output feature
@@ -27,8 +26,10 @@
 // the lowering reports them by name.
 //
 // A `reverse` of the kernel's spatial dimensions (how JAX and PyTorch write an input gradient) is
-// folded into the window reversal first; the direct form reads the reversed kernel as it loads it,
-// im2col + dot reverses it again (grouped convolutions: a depthwise layer's input gradient).
+// folded into the window reversal first; the direct form reads the reversed kernel as it loads it.
+// A reversed window without a direct form (a grouped convolution: a depthwise layer's input
+// gradient; a feature map smaller than the window) is unfolded again: the kernel is reversed by
+// slices and a concatenate, and the convolution takes the filter-gradient form or im2col + dot.
 #pragma once
 
 #include "compiler/pass/hlo_pass.h"

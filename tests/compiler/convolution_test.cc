@@ -179,8 +179,9 @@ TEST_P(ConvolutionTest, ReversedKernelsInEveryLayoutAreExact) {
 }
 
 // Reversed windows with the other window attributes: the input gradient of a strided convolution
-// (lhs dilation), a dilated window (taps never folded), other input and output labels, and
-// feature groups (computed as im2col + dot): all exact.
+// (lhs dilation), a dilated window (taps never folded), other input and output labels, feature
+// groups (im2col + dot) and feature maps smaller than the window (the filter-gradient form), the
+// last two with the kernel reversed beforehand: all exact.
 TEST_P(ConvolutionTest, ReversedWindowsWithDilationsAndGroupsAreExact) {
   CheckAgainstEvaluator(Conv("f32[2,5,4,6]", "f32[3,3,7,6]", "f32[2,10,8,7]",
                              "size=3x3 pad=2_1x2_1 lhs_dilate=2x2 rhs_reversal=1x1",
@@ -195,6 +196,19 @@ TEST_P(ConvolutionTest, ReversedWindowsWithDilationsAndGroupsAreExact) {
   CheckAgainstEvaluator(Conv("f32[2,6,6,8]", "f32[3,3,4,6]", "f32[2,6,6,6]",
                              "size=3x3 pad=1_1x1_1 rhs_reversal=1x1", "b01f_01io->b01f",
                              ", feature_group_count=2"),
+                        GetParam(), kExact, 0, {}, true);
+  // A feature map smaller than the window (no direct form): reversed by a `reverse`, and natively.
+  CheckAgainstEvaluator(R"(
+HloModule m
+ENTRY e {
+  x = f32[2,2,2,12] parameter(0)
+  k = f32[3,3,12,12] parameter(1)
+  r = f32[3,3,12,12] reverse(k), dimensions={0,1}
+  ROOT y = f32[2,2,2,12] convolution(x, r), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01oi->b01f
+})",
+                        GetParam(), kExact, 0, {}, true);
+  CheckAgainstEvaluator(Conv("f32[1,2,3,6]", "f32[3,3,6,5]", "f32[1,2,3,5]",
+                             "size=3x3 pad=1_1x1_1 rhs_reversal=1x1", "b01f_01io->b01f"),
                         GetParam(), kExact, 0, {}, true);
   // A depthwise layer's input gradient as JAX writes it: a `reverse` of the kernel.
   CheckAgainstEvaluator(R"(
