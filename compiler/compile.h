@@ -5,9 +5,10 @@
 //  * Every HLO array is stored in its core's HBM in ROW-MAJOR logical order (index order of the HLO
 //    dimensions), whatever the HLO layout says; tiled layouts and memory spaces are not modelled
 //    yet.
-//  * Element storage is the ISA type `dtype` (little-endian): f32 4 bytes, bf16 2, s32 4, s8 1,
-//    pred 1 (0/1). HLO s64 is stored as s32 (values must fit in 32 bits; documented narrowing), HLO
-//    u8/u16/u32/s16/f16/f64 are rejected with Unimplemented naming the instruction.
+//  * Element storage is the ISA type `dtype` of the same name (little-endian, its own width): f32
+//    4 bytes, bf16/f16 2, s8/u8 1, s16/u16 2, s32/u32 4, s64/u64 8, pred 1 (0/1); the bytes of the
+//    evaluator's Literal (device_literal.h). Other types (f64, complex, f8, s4/u4) are rejected
+//    naming the instruction and the type (lower/device_types.h).
 //  * Replicas: core r runs replica r (global core id = r); every core's HBM uses the same
 //    addresses.
 //  * Megacore (TPU v4 / v5p: the two TensorCores of a chip share its HBM and act as one device

@@ -1,6 +1,6 @@
 // Literals in the device storage format of compile.h (what a driver writes into HBM before a run
-// and reads back after it): the literal's own bytes, except that s64 / u64 elements are stored as
-// s32 (the compiler's documented narrowing; values must fit in 32 bits). One implementation for
+// and reads back after it): the literal's own bytes (every device type is stored at its own width,
+// little-endian, as the evaluator's Literal holds it). One implementation for
 // `tpusim run` (tools/tpusim/run_module.cc) and the compiler's tests.
 #pragma once
 

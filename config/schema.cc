@@ -164,6 +164,13 @@ std::vector<FieldSpec> MakeSchema() {
                   "lanes x sublanes element operations issued per cycle",
                   [](ChipConfig& c) -> int64_t& { return c.core.vpu.ops_per_cycle; })
                   .In(1, 64));
+  v.push_back(
+      Int("core.vpu.ops_per_64bit_element", "ops", "2",
+          "32-bit VPU element ops per s64/u64 element of an arithmetic, compare, convert or "
+          "reduce op: XLA's TPU backend emulates 64-bit integers with pairs of 32-bit values "
+          "(assumption: 2, a lower bound; multiply and divide take more)",
+          [](ChipConfig& c) -> int64_t& { return c.core.vpu.ops_per_64bit_element; })
+          .In(1, 1024));
   v.push_back(Int("core.vmem.capacity_bytes", "bytes", "",
                   "on-chip vector memory (VMEM; the Unified Buffer on TPU v1)",
                   [](ChipConfig& c) -> int64_t& { return c.core.vmem_bytes; })

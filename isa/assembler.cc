@@ -558,7 +558,8 @@ class Assembler {
     auto dt = ParseEnumValue(FieldKind::kDType, type);
     if (!dt) {
       return Fail(err, tcol,
-                  "expected hex or an element type (bf16, f32, s8, s32, pred, u8, s16, u16, f16)");
+                  "expected hex or an element type (bf16, f32, f16, s8, u8, s16, u16, s32, "
+                  "u32, s64, u64, pred)");
     }
     DType dtype = static_cast<DType>(*dt);
     bool first = true;
@@ -568,42 +569,35 @@ class Assembler {
       cur.SkipSpace();
       int vcol = cur.col();
       std::string_view v = cur.Value();
-      auto bits = ParseImm(v, IsFloat(dtype));
-      if (!bits) return Fail(err, vcol, fmt::format("'{}' is not a {} value", v, Name(dtype)));
-      uint32_t b = *bits;
-      char buf[4];
-      switch (dtype) {
-        case DType::kBF16: {
-          uint16_t h = F32ToBf16Bits(std::bit_cast<float>(b));
-          seg.bytes.append(reinterpret_cast<const char*>(&h), 2);
-          break;
-        }
-        case DType::kF32:
-        case DType::kS32:
-          std::memcpy(buf, &b, 4);
-          seg.bytes.append(buf, 4);
-          break;
-        case DType::kF16: {
-          uint16_t h = F32ToF16Bits(std::bit_cast<float>(b));
-          seg.bytes.append(reinterpret_cast<const char*>(&h), 2);
-          break;
-        }
-        case DType::kS8:
-        case DType::kU8:
-        case DType::kS16:
-        case DType::kU16:
-        case DType::kPred: {
-          const int32_t s = static_cast<int32_t>(b);
-          const bool in_range =
-              dtype == DType::kPred ? (s == 0 || s == 1) : SaturateToInt(s, dtype) == s;
-          if (!in_range) {
-            return Fail(err, vcol, fmt::format("{} out of range for {}", s, Name(dtype)));
+      if (!IsFloat(dtype)) {  // integers and pred: the value in the type's range, or its hex bits
+        const bool hex = v.size() > 2 && v[0] == '0' && (v[1] == 'x' || v[1] == 'X');
+        std::optional<int64_t> s;
+        if (hex) {
+          if (auto u = ParseUnsigned(v); u && (IntBits(dtype) >= 64 || *u >> IntBits(dtype) == 0)) {
+            s = NormalizeInt(static_cast<int64_t>(*u), dtype);
           }
-          char e[2];
-          StoreInt(e, dtype, s);
-          seg.bytes.append(e, static_cast<size_t>(DTypeBytes(dtype)));
-          break;
+        } else if (auto d = ParseSigned(v); d && NormalizeInt(*d, dtype) == *d) {
+          s = d;
+        } else if (auto u = ParseUnsigned(v); u && dtype == DType::kU64) {
+          s = static_cast<int64_t>(*u);  // a u64 above 2^63 - 1
         }
+        if (!s) return Fail(err, vcol, fmt::format("{} out of range for {}", v, Name(dtype)));
+        char e[8];
+        StoreInt(e, dtype, *s);
+        seg.bytes.append(e, static_cast<size_t>(DTypeBytes(dtype)));
+        continue;
+      }
+      auto bits = ParseImm(v, /*is_float=*/true);
+      if (!bits) return Fail(err, vcol, fmt::format("'{}' is not a {} value", v, Name(dtype)));
+      const uint32_t b = *bits;
+      if (dtype == DType::kF32) {
+        char buf[4];
+        std::memcpy(buf, &b, 4);
+        seg.bytes.append(buf, 4);
+      } else {
+        const float f = std::bit_cast<float>(b);
+        const uint16_t h = dtype == DType::kBF16 ? F32ToBf16Bits(f) : F32ToF16Bits(f);
+        seg.bytes.append(reinterpret_cast<const char*>(&h), 2);
       }
     }
     if (seg.address > UINT64_MAX - seg.bytes.size()) return AddressWraps(seg, addr_col, err);

@@ -23,16 +23,9 @@ void ReduceRange(const std::vector<std::string>& in, const CollectiveArgs& a, ui
       }
       StoreFloat(out.data() + i * eb, a.dtype, acc);
     } else {
-      int32_t acc = LoadInt(in[0].data() + off, a.dtype);
+      int64_t acc = LoadInt(in[0].data() + off, a.dtype);
       for (size_t r = 1; r < in.size(); ++r) {
-        int32_t x = LoadInt(in[r].data() + off, a.dtype);
-        if (a.dtype == DType::kPred) {
-          acc = a.op == ReduceOp::kMin ? (acc & x) : (acc | x);
-        } else if (a.op == ReduceOp::kSum) {
-          acc = WrapAdd(acc, x);
-        } else {
-          acc = a.op == ReduceOp::kMax ? std::max(acc, x) : std::min(acc, x);
-        }
+        acc = ReduceI(a.op, acc, LoadInt(in[r].data() + off, a.dtype), a.dtype);
       }
       StoreInt(out.data() + i * eb, a.dtype, acc);
     }

@@ -20,12 +20,6 @@ namespace {
 using internal::ReadElems;
 using internal::WriteBytes;
 
-// The s32/pred reduction step shared by vpu.reduce (pred: sum/max = or, min = and).
-int32_t ReduceI(ReduceOp op, DType t, int32_t acc, int32_t x) {
-  if (t == DType::kPred) return op == ReduceOp::kMin ? (acc & x) : (acc | x);
-  if (op == ReduceOp::kSum) return WrapAdd(acc, x);
-  return op == ReduceOp::kMax ? std::max(acc, x) : std::min(acc, x);
-}
 float ReduceF(ReduceOp op, float acc, float x) {
   if (op == ReduceOp::kSum) return acc + x;
   return op == ReduceOp::kMax ? MaxF(acc, x) : MinF(acc, x);
@@ -98,11 +92,11 @@ Status ExecuteVector(MachineState& state, int core, const Instruction& inst) {
               StoreFloat(po, out_t, ApplyBinaryF(bop, x, y));
             }
           } else {
-            int32_t x = LoadInt(pa, dt), y = LoadInt(pb, dt);
+            const int64_t x = LoadInt(pa, dt), y = LoadInt(pb, dt);
             if (cmp) {
-              StoreInt(po, out_t, CompareI(cop, x, y));
+              StoreInt(po, out_t, CompareI(cop, x, y, dt));
             } else {
-              StoreInt(po, out_t, ApplyBinaryI(bop, ShiftOperand(bop, x, dt), y));
+              StoreInt(po, out_t, ApplyBinaryI(bop, x, y, dt));
             }
           }
         }
@@ -122,25 +116,25 @@ Status ExecuteVector(MachineState& state, int core, const Instruction& inst) {
     }
     case Opcode::kVpuRngBits: {
       auto g = inst.As<op::VpuRngBits>();
-      TPUSIM_ASSIGN_OR_RETURN(std::string st, ReadElems(vm, g.state, 2, DType::kS32, "state"));
-      uint32_t key, ctr;
-      std::memcpy(&key, st.data(), 4);
-      std::memcpy(&ctr, st.data() + 4, 4);
+      TPUSIM_ASSIGN_OR_RETURN(std::string st, ReadElems(vm, g.state, 2, DType::kU64, "state"));
+      uint64_t key, ctr;
+      std::memcpy(&key, st.data(), 8);
+      std::memcpy(&ctr, st.data() + 8, 8);
       const uint64_t blocks = (g.count + 3) / 4;
       std::string out(g.count * 4, '\0');
       for (uint64_t b = 0; b < blocks; ++b) {
-        const uint64_t c = static_cast<uint64_t>(ctr) + b;
+        const uint64_t c = ctr + b;  // mod 2^64
         const std::array<uint32_t, 4> r =
             Philox4x32({static_cast<uint32_t>(c), static_cast<uint32_t>(c >> 32),
                         static_cast<uint32_t>(b >> 32), 0u},
-                       {key, 0u});
+                       {static_cast<uint32_t>(key), static_cast<uint32_t>(key >> 32)});
         for (uint64_t j = 0; j < 4 && 4 * b + j < g.count; ++j) {
           std::memcpy(out.data() + (4 * b + j) * 4, &r[j], 4);
         }
       }
       TPUSIM_RETURN_IF_ERROR(WriteBytes(vm, g.dst, out, "dst"));
-      const uint32_t next = ctr + static_cast<uint32_t>(blocks);
-      std::memcpy(st.data() + 4, &next, 4);
+      const uint64_t next = ctr + blocks;
+      std::memcpy(st.data() + 8, &next, 8);
       return WriteBytes(vm, g.state, st, "state");
     }
     case Opcode::kVpuConvert: {
@@ -152,20 +146,18 @@ Status ExecuteVector(MachineState& state, int core, const Instruction& inst) {
         const char* p = in.data() + i * ib;
         char* q = out.data() + i * ob;
         if (IsFloat(v.src_dtype)) {
-          float x = LoadFloat(p, v.src_dtype);
+          const float x = LoadFloat(p, v.src_dtype);
           if (IsFloat(v.dtype)) {
             StoreFloat(q, v.dtype, x);
-          } else if (v.dtype == DType::kPred) {
-            StoreInt(q, v.dtype, x != 0.0f || std::isnan(x));
           } else {
-            StoreInt(q, v.dtype, SaturateToInt(F32ToS32Saturating(x), v.dtype));
+            StoreInt(q, v.dtype, FloatToInt(x, v.dtype));  // saturating; pred is x != 0
           }
         } else {
-          int32_t x = LoadInt(p, v.src_dtype);
+          const int64_t x = LoadInt(p, v.src_dtype);
           if (IsFloat(v.dtype)) {
-            StoreFloat(q, v.dtype, static_cast<float>(x));
+            StoreFloat(q, v.dtype, IntToFloat(x, v.src_dtype, v.dtype));
           } else {
-            StoreInt(q, v.dtype, x);  // s8/u8/s16/u16 wrap, pred is x != 0
+            StoreInt(q, v.dtype, x);  // keeps the low bits; pred is x != 0
           }
         }
       }
@@ -203,10 +195,10 @@ Status ExecuteVector(MachineState& state, int core, const Instruction& inst) {
           for (uint64_t i = 1; i < inner; ++i) acc = ReduceF(r.op, acc, LoadFloat(at(i), r.dtype));
           StoreFloat(res, r.dtype, acc);
         } else {
-          const int32_t x0 = LoadInt(at(0), r.dtype);
-          int32_t acc = r.acc ? ReduceI(r.op, r.dtype, LoadInt(res, r.dtype), x0) : x0;
+          const int64_t x0 = LoadInt(at(0), r.dtype);
+          int64_t acc = r.acc ? ReduceI(r.op, LoadInt(res, r.dtype), x0, r.dtype) : x0;
           for (uint64_t i = 1; i < inner; ++i) {
-            acc = ReduceI(r.op, r.dtype, acc, LoadInt(at(i), r.dtype));
+            acc = ReduceI(r.op, acc, LoadInt(at(i), r.dtype), r.dtype);
           }
           StoreInt(res, r.dtype, acc);
         }
@@ -301,6 +293,7 @@ Status ExecuteVector(MachineState& state, int core, const Instruction& inst) {
       if (IsFloat(f.dtype)) {
         StoreFloat(one.data(), f.dtype, std::bit_cast<float>(f.value));
       } else {
+        // The 32-bit immediate, sign-extended for a 64-bit type.
         StoreInt(one.data(), f.dtype, static_cast<int32_t>(f.value));
       }
       std::string out;
@@ -325,7 +318,7 @@ Status ExecuteVector(MachineState& state, int core, const Instruction& inst) {
           if (IsFloat(io.dtype)) {
             StoreFloat(p, io.dtype, static_cast<float>(v));
           } else {
-            StoreInt(p, io.dtype, static_cast<int32_t>(static_cast<uint32_t>(v)));
+            StoreInt(p, io.dtype, static_cast<int64_t>(v));
           }
         }
       }
@@ -391,8 +384,8 @@ Footprint VectorFootprint(const Instruction& inst, int core) {
     }
     case Opcode::kVpuRngBits: {
       auto o = inst.As<op::VpuRngBits>();
-      f.reads.push_back(VmemRegion(core, o.state, 8));
-      f.writes.push_back(VmemRegion(core, o.state, 8));
+      f.reads.push_back(VmemRegion(core, o.state, 16));
+      f.writes.push_back(VmemRegion(core, o.state, 16));
       f.writes.push_back(VmemRegion(core, o.dst, o.count * 4));
       break;
     }

@@ -70,11 +70,7 @@ void CombineRun(const IndirectDma& d, uint8_t* dst, const uint8_t* upd, uint64_t
     uint8_t* x = dst + k * eb;
     const uint8_t* y = upd + k * eb;
     if (!IsFloat(d.dtype)) {
-      const int32_t a = LoadInt(x, d.dtype), b = LoadInt(y, d.dtype);
-      const int32_t r = d.op == ReduceOp::kSum   ? WrapAdd(a, b)
-                        : d.op == ReduceOp::kMax ? std::max(a, b)
-                                                 : std::min(a, b);
-      StoreInt(x, d.dtype, r);
+      StoreInt(x, d.dtype, ReduceI(d.op, LoadInt(x, d.dtype), LoadInt(y, d.dtype), d.dtype));
     } else {
       const float a = LoadFloat(x, d.dtype), b = LoadFloat(y, d.dtype);
       const float r = d.op == ReduceOp::kSum   ? a + b

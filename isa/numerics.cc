@@ -174,21 +174,6 @@ float ApplyUnaryF(UnaryOp op, float x) {
   return x;
 }
 
-int32_t ApplyUnaryI(UnaryOp op, int32_t x, DType t) {
-  switch (op) {
-    case UnaryOp::kNeg:
-      return static_cast<int32_t>(0u - static_cast<uint32_t>(x));
-    case UnaryOp::kAbs:
-      return x < 0 ? static_cast<int32_t>(0u - static_cast<uint32_t>(x)) : x;
-    case UnaryOp::kSign:
-      return x > 0 ? 1 : (x < 0 ? -1 : 0);
-    case UnaryOp::kNot:
-      return t == DType::kPred ? (x == 0 ? 1 : 0) : ~x;
-    default:
-      return x;  // float-only ops (UnarySupports); never reached
-  }
-}
-
 float ApplyBinaryF(BinaryOp op, float a, float b) {
   switch (op) {
     case BinaryOp::kAdd:
@@ -220,73 +205,7 @@ float ApplyBinaryF(BinaryOp op, float a, float b) {
   return a;
 }
 
-int32_t ApplyBinaryI(BinaryOp op, int32_t a, int32_t b) {
-  constexpr int32_t kMin = std::numeric_limits<int32_t>::min();
-  switch (op) {
-    case BinaryOp::kAdd:
-      return WrapAdd(a, b);
-    case BinaryOp::kSub:
-      return static_cast<int32_t>(static_cast<uint32_t>(a) - static_cast<uint32_t>(b));
-    case BinaryOp::kMul:
-      return WrapMul(a, b);
-    case BinaryOp::kDiv:
-      if (b == 0) return -1;
-      if (a == kMin && b == -1) return kMin;
-      return a / b;
-    case BinaryOp::kRem:
-      if (b == 0) return a;
-      if (a == kMin && b == -1) return 0;
-      return a % b;
-    case BinaryOp::kMax:
-      return a > b ? a : b;
-    case BinaryOp::kMin:
-      return a < b ? a : b;
-    case BinaryOp::kAnd:
-      return a & b;
-    case BinaryOp::kOr:
-      return a | b;
-    case BinaryOp::kXor:
-      return a ^ b;
-    case BinaryOp::kPow: {
-      if (b < 0) return a == 1 ? 1 : (a == -1 ? ((b & 1) ? -1 : 1) : 0);
-      int32_t r = 1, base = a;
-      for (uint32_t e = static_cast<uint32_t>(b); e != 0; e >>= 1) {
-        if (e & 1) r = WrapMul(r, base);
-        base = WrapMul(base, base);
-      }
-      return r;
-    }
-    case BinaryOp::kShl:  // XLA: a shift by >= 32 (or < 0) gives 0, or the sign for shra
-      return b < 0 || b >= 32 ? 0 : static_cast<int32_t>(static_cast<uint32_t>(a) << b);
-    case BinaryOp::kShrl:
-      return b < 0 || b >= 32 ? 0 : static_cast<int32_t>(static_cast<uint32_t>(a) >> b);
-    case BinaryOp::kShra:
-      return b < 0 || b >= 32 ? (a < 0 ? -1 : 0) : a >> b;
-    case BinaryOp::kAtan2:
-      return a;  // float-only; never reached
-  }
-  return a;
-}
-
 bool CompareF(CompareOp op, float a, float b) {
-  switch (op) {
-    case CompareOp::kEq:
-      return a == b;
-    case CompareOp::kNe:
-      return a != b;
-    case CompareOp::kLt:
-      return a < b;
-    case CompareOp::kLe:
-      return a <= b;
-    case CompareOp::kGt:
-      return a > b;
-    case CompareOp::kGe:
-      return a >= b;
-  }
-  return false;
-}
-
-bool CompareI(CompareOp op, int32_t a, int32_t b) {
   switch (op) {
     case CompareOp::kEq:
       return a == b;
@@ -322,45 +241,7 @@ int32_t ActivateI(Activation act, int32_t x) {
   return act == Activation::kRelu ? (x > 0 ? x : 0) : x;
 }
 
-int32_t F32ToS32Saturating(float x) {
-  if (std::isnan(x)) return 0;
-  if (x >= 2147483648.0f) return std::numeric_limits<int32_t>::max();
-  if (x < -2147483648.0f) return std::numeric_limits<int32_t>::min();
-  return static_cast<int32_t>(x);  // truncates toward zero; in range here
-}
-
-int32_t WrapToS8(int32_t x) { return static_cast<int8_t>(static_cast<uint8_t>(x & 0xFF)); }
-
 int32_t SaturateToS8(int32_t x) { return x > 127 ? 127 : (x < -128 ? -128 : x); }
-
-int32_t SaturateToInt(int32_t x, DType t) {
-  auto clamp = [x](int32_t lo, int32_t hi) { return x > hi ? hi : (x < lo ? lo : x); };
-  switch (t) {
-    case DType::kS8:
-      return clamp(-128, 127);
-    case DType::kU8:
-      return clamp(0, 255);
-    case DType::kS16:
-      return clamp(-32768, 32767);
-    case DType::kU16:
-      return clamp(0, 65535);
-    default:
-      return x;
-  }
-}
-
-int32_t ShiftOperand(BinaryOp op, int32_t x, DType t) {
-  const int bits = DTypeBytes(t) * 8;
-  if (bits >= 32 || t == DType::kPred || !IsInteger(t)) return x;
-  const uint32_t mask = (1u << bits) - 1;
-  const uint32_t low = static_cast<uint32_t>(x) & mask;
-  if (op == BinaryOp::kShrl) return static_cast<int32_t>(low);
-  if (op == BinaryOp::kShra) {
-    const uint32_t sign = 1u << (bits - 1);
-    return static_cast<int32_t>((low ^ sign)) - static_cast<int32_t>(sign);
-  }
-  return x;
-}
 
 }  // namespace tpusim::isa
 
@@ -377,26 +258,11 @@ float LoadFloat(const void* p, DType t) {
   return f;
 }
 
-int32_t LoadInt(const void* p, DType t) {
-  switch (t) {
-    case DType::kS8:
-      return static_cast<int8_t>(*static_cast<const uint8_t*>(p));
-    case DType::kU8:
-      return *static_cast<const uint8_t*>(p);
-    case DType::kS16:
-    case DType::kU16: {
-      uint16_t h;
-      std::memcpy(&h, p, 2);
-      return t == DType::kS16 ? static_cast<int16_t>(h) : static_cast<int32_t>(h);
-    }
-    case DType::kPred:
-      return *static_cast<const uint8_t*>(p) != 0 ? 1 : 0;
-    default: {
-      int32_t v;
-      std::memcpy(&v, p, 4);
-      return v;
-    }
-  }
+int64_t LoadInt(const void* p, DType t) {
+  if (t == DType::kPred) return *static_cast<const uint8_t*>(p) != 0 ? 1 : 0;
+  uint64_t u = 0;
+  std::memcpy(&u, p, static_cast<size_t>(DTypeBytes(t)));  // little-endian: the low bytes
+  return NormalizeInt(static_cast<int64_t>(u), t);
 }
 
 void StoreFloat(void* p, DType t, float v) {
@@ -408,24 +274,13 @@ void StoreFloat(void* p, DType t, float v) {
   }
 }
 
-void StoreInt(void* p, DType t, int32_t v) {
-  switch (t) {
-    case DType::kS8:
-    case DType::kU8:
-      *static_cast<uint8_t*>(p) = static_cast<uint8_t>(v & 0xFF);
-      break;
-    case DType::kS16:
-    case DType::kU16: {
-      const auto h = static_cast<uint16_t>(v & 0xFFFF);
-      std::memcpy(p, &h, 2);
-      break;
-    }
-    case DType::kPred:
-      *static_cast<uint8_t*>(p) = v != 0 ? 1 : 0;
-      break;
-    default:
-      std::memcpy(p, &v, 4);
+void StoreInt(void* p, DType t, int64_t v) {
+  if (t == DType::kPred) {
+    *static_cast<uint8_t*>(p) = v != 0 ? 1 : 0;
+    return;
   }
+  const auto u = static_cast<uint64_t>(v);
+  std::memcpy(p, &u, static_cast<size_t>(DTypeBytes(t)));  // little-endian: the low bytes
 }
 
 }  // namespace tpusim::isa

@@ -8,9 +8,11 @@
 //  * bf16 -> f32 is exact; f32 -> bf16 rounds to nearest even, NaN stays NaN (quiet), inf stays
 //  inf.
 //  * The VPU computes bf16/f16/f32 in f32 and rounds the result once to the destination type;
-//    s8/u8/s16/u16/s32/pred compute in s32 with two's complement wrap-around (a narrow integer is
-//    widened exactly on load and wrapped to its width on store, so add/sub/mul/div/rem/compare/
-//    max/min give the type's own results).
+//    integers (s8/u8/s16/u16/s32/u32/s64/u64) and pred compute exactly in their own width with
+//    two's complement wrap-around: a narrow integer is widened exactly on load and wrapped to its
+//    width on store, and unsigned types compare, divide and shift as unsigned, so every op gives
+//    the type's own results. (The VPU's lanes are 32 bits: a 64-bit element op is costed as
+//    several 32-bit ops, core.vpu.ops_per_64bit_element; its values are exact.)
 //  * Transcendentals are glibc's single-precision functions (expf, logf, tanhf, ...); logistic(x) =
 //    1 / (1 + expf(-x)); rsqrt(x) = 1 / sqrtf(x) (two roundings).
 #pragma once
@@ -49,21 +51,37 @@ int32_t WrapAdd(int32_t a, int32_t b);
 int32_t WrapMul(int32_t a, int32_t b);
 
 /// Whether the VPU function is defined for the element type (verifier and interpreter use this):
-/// unary float ops need bf16/f32; neg/abs/sign work on s8/s32 too; not works on s8/s32/pred.
+/// unary float ops need a float type; neg/abs/sign work on integers too; not works on integers and
+/// pred.
 bool UnarySupports(UnaryOp op, DType t);
 bool BinarySupports(BinaryOp op, DType t);
 bool CompareSupports(CompareOp op, DType t);
 
+// Integer values. The VPU's integer compute value of an element of type t is an int64_t holding
+// the element's value in t's width: sign-extended for s8/s16/s32/s64, zero-extended for u8/u16/u32
+// (u64: the 64 bits as they are), 0 or 1 for pred (LoadInt). Every integer function below takes
+// and returns such values for the type it is given, so each type gets its own results: add, sub
+// and mul wrap at t's width, compare/max/min/div/rem are signed or unsigned as t is.
+
+/// x wrapped to t's width and extended back (the value StoreInt then LoadInt gives).
+int64_t NormalizeInt(int64_t x, DType t);
+/// Integer/pred unary: neg wraps, abs and sign of an unsigned value are x and (x != 0), not is
+/// the bitwise complement (pred: logical).
+int64_t ApplyUnaryI(UnaryOp op, int64_t x, DType t);
+/// Integer binary: add/sub/mul wrap; div truncates toward zero with x/0 = -1 (all ones) and, for
+/// signed t, MIN/-1 = MIN (XLA's semantics); rem = x - trunc(x/y)*y with x%0 = x and MIN%-1 = 0;
+/// max/min/and/or/xor as usual; pow with a negative exponent = 0 except base 1 / -1; shl/shrl/shra
+/// shift t's own bits (shrl zero-fills, shra copies the sign bit of t's width, also for unsigned
+/// t), and a shift amount outside [0, bits of t) gives 0 (shra: the sign, 0 or -1).
+int64_t ApplyBinaryI(BinaryOp op, int64_t a, int64_t b, DType t);
+bool CompareI(CompareOp op, int64_t a, int64_t b, DType t);
+/// The reduction step of vpu.reduce, all-reduce and a scatter combiner: sum wraps, max/min as t
+/// orders its values; pred: sum and max are or, min is and.
+int64_t ReduceI(ReduceOp op, int64_t acc, int64_t x, DType t);
+
 float ApplyUnaryF(UnaryOp op, float x);
-/// Integer/pred unary on the s32 compute value (pred: 0/1).
-int32_t ApplyUnaryI(UnaryOp op, int32_t x, DType t);
 float ApplyBinaryF(BinaryOp op, float a, float b);
-/// Integer binary: add/sub/mul wrap; div truncates toward zero with x/0 = -1 and INT_MIN/-1 =
-/// INT_MIN (XLA's semantics); rem = x - trunc(x/y)*y with x%0 = x; max/min/and/or/xor bitwise as
-/// usual; pow with a negative exponent = 0 except base 1 / -1.
-int32_t ApplyBinaryI(BinaryOp op, int32_t a, int32_t b);
 bool CompareF(CompareOp op, float a, float b);
-bool CompareI(CompareOp op, int32_t a, int32_t b);
 
 /// max/min propagating NaN (XLA's maximum/minimum).
 float MaxF(float a, float b);
@@ -72,31 +90,28 @@ float MinF(float a, float b);
 float ActivateF(Activation act, float x);
 int32_t ActivateI(Activation act, int32_t x);
 
-/// f32 -> int32 the way vpu.convert does it: round toward zero, saturate, NaN -> 0.
-int32_t F32ToS32Saturating(float x);
-/// Narrowing used by vpu.convert (wrap) and by mxu.pop (saturate).
-int32_t WrapToS8(int32_t x);
+/// Narrowing used by mxu.pop (saturate).
 int32_t SaturateToS8(int32_t x);
-/// x clamped to the range of integer type t (s8 [-128, 127], u8 [0, 255], s16, u16; s32 and pred
-/// unchanged): how a float -> narrow-integer conversion saturates (XLA's convert semantics).
-int32_t SaturateToInt(int32_t x, DType t);
-/// The 32-bit shift operand of a narrow integer of type t for shift op `op`: for shrl its bits
-/// zero-extended from t's width, for shra sign-extended (so a u16 0x8000 shra 1 is 0xC000 and an
-/// s16 -1 shrl 1 is 0x7FFF once stored back, as XLA defines shifts on the type's own width);
-/// anything else unchanged.
-int32_t ShiftOperand(BinaryOp op, int32_t x, DType t);
+/// f32 (or a narrower float widened to f32) -> integer type t the way vpu.convert does it (XLA's
+/// convert): round toward zero, saturate to t's range, NaN -> 0.
+int64_t FloatToInt(float x, DType t);
+/// Integer value x of type `from` -> float type `to`, rounded once to nearest even (XLA's convert:
+/// one rounding, also for bf16/f16, where going through f32 would round twice). The result is
+/// returned as an f32 that `to` represents exactly (or inf).
+float IntToFloat(int64_t x, DType from, DType to);
 
 }  // namespace tpusim::isa
 
 namespace tpusim::isa {
 
 /// Element encoding in memory (little-endian). Loads give the VPU's compute value: f32 for
-/// bf16/f32, s32 for s8/s32 (sign-extended) and pred (any non-zero byte reads as 1).
+/// bf16/f16/f32, the integer value (see above) for integers and pred (any non-zero byte reads as
+/// 1).
 float LoadFloat(const void* p, DType t);
-int32_t LoadInt(const void* p, DType t);
-/// Stores round/narrow to `t`: bf16 RNE; s8 wraps (two's complement truncation); pred stores x !=
-/// 0.
+int64_t LoadInt(const void* p, DType t);
+/// Stores round/narrow to `t`: bf16/f16 RNE; integers keep their low bits (two's complement
+/// truncation); pred stores x != 0.
 void StoreFloat(void* p, DType t, float v);
-void StoreInt(void* p, DType t, int32_t v);
+void StoreInt(void* p, DType t, int64_t v);
 
 }  // namespace tpusim::isa

@@ -13,7 +13,11 @@ int DTypeBytes(DType t) {
       return 2;
     case DType::kF32:
     case DType::kS32:
+    case DType::kU32:
       return 4;
+    case DType::kS64:
+    case DType::kU64:
+      return 8;
     case DType::kS8:
     case DType::kU8:
     case DType::kPred:
@@ -24,10 +28,11 @@ int DTypeBytes(DType t) {
 }
 
 bool IsFloat(DType t) { return t == DType::kBF16 || t == DType::kF32 || t == DType::kF16; }
-bool IsInteger(DType t) {
-  return t == DType::kS8 || t == DType::kS32 || t == DType::kU8 || t == DType::kS16 ||
-         t == DType::kU16;
+bool IsInteger(DType t) { return !IsFloat(t) && t != DType::kPred; }
+bool IsUnsigned(DType t) {
+  return t == DType::kU8 || t == DType::kU16 || t == DType::kU32 || t == DType::kU64;
 }
+int IntBits(DType t) { return t == DType::kPred ? 1 : 8 * DTypeBytes(t); }
 
 uint64_t BroadcastOperandElements(Broadcast b, uint64_t rows, uint64_t cols) {
   switch (b) {

@@ -21,7 +21,10 @@ namespace tpusim::isa {
   X(kU8, "u8")                   \
   X(kS16, "s16")                 \
   X(kU16, "u16")                 \
-  X(kF16, "f16")
+  X(kF16, "f16")                 \
+  X(kU32, "u32")                 \
+  X(kS64, "s64")                 \
+  X(kU64, "u64")
 
 // Memory spaces. kHost is the host's DRAM (reached over PCIe); kAcc is an MXU's accumulator memory,
 // addressed in rows of `core.mxu.cols` 32-bit words.
@@ -124,12 +127,18 @@ enum class PrecisionPart : uint8_t { TPUSIM_ISA_PART_LIST(TPUSIM_ISA_ENUMERATOR_
 #undef TPUSIM_ISA_ENUMERATOR_
 
 /// Bytes one element occupies in memory: bf16 2, f32 4, s8 1, s32 4, pred 1 (0 or 1), u8 1,
-/// s16 2, u16 2, f16 2. The narrow types (u8, s16, u16, f16) are stored packed at their own width
-/// and widened to the VPU's 32-bit compute types when read (numerics.h LoadInt / LoadFloat), as
-/// XLA's TPU backend stores and computes them.
+/// s16 2, u16 2, f16 2, u32 4, s64 8, u64 8. The narrow types (u8, s16, u16, f16) are stored packed
+/// at their own width and widened to the VPU's 32-bit compute types when read (numerics.h LoadInt /
+/// LoadFloat), as XLA's TPU backend stores and computes them. s64 and u64 are stored at 8 bytes and
+/// computed exactly; the VPU's lanes are 32 bits wide, so each 64-bit element op costs several
+/// 32-bit VPU ops (core.vpu.ops_per_64bit_element), as XLA's TPU backend emulates 64-bit integers
+/// with pairs of 32-bit values.
 int DTypeBytes(DType t);
-bool IsFloat(DType t);    // bf16, f32, f16
-bool IsInteger(DType t);  // s8, s32, u8, s16, u16
+bool IsFloat(DType t);     // bf16, f32, f16
+bool IsInteger(DType t);   // s8, s32, u8, s16, u16, u32, s64, u64
+bool IsUnsigned(DType t);  // u8, u16, u32, u64
+/// Bits of an integer or pred element's value: 8, 16, 32, 64 (pred 1).
+int IntBits(DType t);
 
 /// Elements a VPU operand read with broadcast mode `b` holds for a [rows, cols] result: rows * cols
 /// (none), 1 (scalar), cols (row: one row repeated), rows (col: one column repeated).

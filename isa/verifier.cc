@@ -403,7 +403,7 @@ class Verifier {
       case Opcode::kVpuRngBits: {
         auto g = inst.As<op::VpuRngBits>();
         Positive("count", g.count);
-        Vmem("state", g.state, 2, DType::kS32);
+        Vmem("state", g.state, 2, DType::kU64);
         Vmem("dst", g.dst, g.count, DType::kS32);
         return;
       }

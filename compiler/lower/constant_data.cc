@@ -63,37 +63,10 @@ void StoreFloat(std::string& out, int64_t i, isa::DType t, double v, bool bf16_d
   }
 }
 
+// Element i of type t (an integer or pred): v's low bits (two's-complement wrap, as the
+// evaluator's convert; pred: v != 0).
 void StoreInt(std::string& out, int64_t i, isa::DType t, int64_t v) {
-  switch (t) {
-    case isa::DType::kS32: {
-      int32_t x = static_cast<int32_t>(static_cast<uint32_t>(v));
-      Put(out, i, &x, 4);
-      break;
-    }
-    case isa::DType::kS8: {
-      int8_t x = static_cast<int8_t>(static_cast<uint8_t>(v));
-      Put(out, i, &x, 1);
-      break;
-    }
-    case isa::DType::kPred: {
-      uint8_t x = v != 0 ? 1 : 0;
-      Put(out, i, &x, 1);
-      break;
-    }
-    case isa::DType::kU8: {
-      uint8_t x = static_cast<uint8_t>(v);
-      Put(out, i, &x, 1);
-      break;
-    }
-    case isa::DType::kS16:
-    case isa::DType::kU16: {
-      uint16_t x = static_cast<uint16_t>(v);  // two's-complement wrap, as the evaluator's convert
-      Put(out, i, &x, 2);
-      break;
-    }
-    default:
-      break;
-  }
+  isa::StoreInt(out.data() + i * isa::DTypeBytes(t), t, v);
 }
 
 }  // namespace

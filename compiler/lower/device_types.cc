@@ -13,10 +13,13 @@ std::optional<isa::DType> DeviceType(hlo::PrimitiveType t) {
     case hlo::PrimitiveType::kS8:
       return isa::DType::kS8;
     case hlo::PrimitiveType::kS32:
-    case hlo::PrimitiveType::kS64:
-    case hlo::PrimitiveType::kU32:
-    case hlo::PrimitiveType::kU64:
       return isa::DType::kS32;
+    case hlo::PrimitiveType::kU32:
+      return isa::DType::kU32;
+    case hlo::PrimitiveType::kS64:
+      return isa::DType::kS64;
+    case hlo::PrimitiveType::kU64:
+      return isa::DType::kU64;
     case hlo::PrimitiveType::kPred:
       return isa::DType::kPred;
     case hlo::PrimitiveType::kU8:
@@ -38,8 +41,9 @@ std::string NoDeviceTypeReason(hlo::PrimitiveType t) {
   switch (t) {
     case hlo::PrimitiveType::kF64:
       why =
-          "a TPU has no 64-bit floating point in its VPU or MXU, and XLA's TPU backend does not "
-          "accept f64; convert to f32 before the op";
+          "a TPU has no 64-bit floating point in its VPU or MXU (XLA's TPU backend rewrites f64 "
+          "into pairs of f32, with their own precision and range, which tpusim does not model); "
+          "convert to f32 before the op";
       break;
     case hlo::PrimitiveType::kC64:
     case hlo::PrimitiveType::kC128:
@@ -60,8 +64,8 @@ std::string NoDeviceTypeReason(hlo::PrimitiveType t) {
       break;
   }
   return fmt::format(
-      "element type {}: {} (device types: f32, bf16, f16, s8, u8, s16, u16, s32, "
-      "pred, and s64/u32/u64 narrowed to s32)",
+      "element type {}: {} (device types: f32, bf16, f16, s8, u8, s16, u16, s32, u32, s64, u64, "
+      "pred)",
       name, why);
 }
 

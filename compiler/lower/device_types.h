@@ -10,11 +10,11 @@
 
 namespace tpusim::compiler {
 
-/// f32 -> f32, bf16 -> bf16, f16 -> f16, s8 -> s8, u8 -> u8, s16 -> s16, u16 -> u16, s32 -> s32,
-/// pred -> pred (the narrow types stored packed at their own width and widened to 32 bits in the
-/// VPU, as XLA's TPU backend does), and s64 / u32 / u64 -> s32 (a documented narrowing: PyTorch/XLA
-/// uses s64 for labels and indices whose values fit in 32 bits; values outside [-2^31, 2^31) wrap,
-/// and u32 compares and divides as s32). Every other type (f64, complex, f8, s4/u4) -> nullopt.
+/// Each HLO type to the ISA type of the same name: f32, bf16, f16, s8, u8, s16, u16, s32, u32, s64,
+/// u64, pred (the narrow types stored packed at their own width and widened to 32 bits in the VPU,
+/// as XLA's TPU backend does; s64/u64 stored at 8 bytes and computed exactly, each element op
+/// costed as several 32-bit VPU ops, as XLA's TPU backend emulates them with pairs of 32-bit
+/// values). Every other type (f64, complex, f8, s4/u4) -> nullopt.
 std::optional<isa::DType> DeviceType(hlo::PrimitiveType t);
 
 /// Why element type `t` (one DeviceType refuses) cannot live on the device, with the remedy and the

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "compiler/lower/blocking.h"
+#include "compiler/lower/device_types.h"
 #include "compiler/lower/lowerer.h"
 #include "hlo/computation.h"
 
@@ -310,11 +311,13 @@ Status Lowerer::IndirectScatter(const HloInstruction& inst, const HbmBuffer& tar
 namespace {
 
 // Loads component k of an indices array (index_vector_dim `ivd`; ivd == rank means one implicit
-// component) as `count` contiguous s32 values; returns the number of descriptors issued.
+// component) as `count` contiguous values of the indices' type; returns the number of descriptors
+// issued.
 StatusOr<int64_t> LoadComponent(CoreEmitter& em, const HbmBuffer& indices, int64_t ivd, int64_t k,
                                 uint64_t dst) {
   const int64_t rank = static_cast<int64_t>(indices.dims.size());
-  const std::vector<int64_t> strides = RowMajorStrides(indices.dims, 4);
+  const int64_t eb = indices.elem_bytes();
+  const std::vector<int64_t> strides = RowMajorStrides(indices.dims, eb);
   std::vector<int64_t> box, ss;
   uint64_t src = indices.address;
   for (int64_t d = 0; d < rank; ++d) {
@@ -327,13 +330,46 @@ StatusOr<int64_t> LoadComponent(CoreEmitter& em, const HbmBuffer& indices, int64
   }
   if (box.empty()) {
     box = {1};
-    ss = {4};
+    ss = {eb};
   }
-  return em.Dma(isa::Opcode::kDmaHbmToVmem, src, ss, dst, RowMajorStrides(box, 4), box, 4,
+  return em.Dma(isa::Opcode::kDmaHbmToVmem, src, ss, dst, RowMajorStrides(box, eb), box, eb,
                 kLoadFlag);
 }
 
 }  // namespace
+
+StatusOr<uint64_t> Lowerer::IndexStage(const HloInstruction& inst, isa::DType t, uint64_t idx_buf,
+                                       int64_t n) {
+  if (t == isa::DType::kS32) return idx_buf;
+  return Vmem(inst, std::max<int64_t>(1, n) * isa::DTypeBytes(t), "start indices as loaded");
+}
+
+Status Lowerer::IndicesToS32(const HloInstruction& inst, isa::DType t, uint64_t src, uint64_t dst,
+                             int64_t n) {
+  if (t == isa::DType::kS32) return OkStatus();
+  const auto count = static_cast<uint64_t>(n);
+  if (isa::DTypeBytes(t) >= 4) {  // u32, s64, u64: saturate to [-2^31, 2^31 - 1] in place
+    TPUSIM_ASSIGN_OR_RETURN(uint64_t limit, Vmem(inst, 8, "index limit"));
+    auto clamp = [&](isa::BinaryOp op, uint32_t value) {
+      // vpu.fill sign-extends its 32-bit immediate into a 64-bit type: 0x80000000 is -2^31.
+      em_.Emit(isa::op::VpuFill{.dtype = t, .dst = limit, .count = 1, .value = value});
+      em_.Emit(isa::op::VpuBinary{.op = op,
+                                  .dtype = t,
+                                  .dst = src,
+                                  .a = src,
+                                  .b = limit,
+                                  .rows = 1,
+                                  .cols = count,
+                                  .a_bcast = isa::Broadcast::kNone,
+                                  .b_bcast = isa::Broadcast::kScalar});
+    };
+    clamp(isa::BinaryOp::kMin, 0x7FFFFFFFu);
+    if (!isa::IsUnsigned(t)) clamp(isa::BinaryOp::kMax, 0x80000000u);
+  }
+  em_.Emit(isa::op::VpuConvert{
+      .src_dtype = t, .dtype = isa::DType::kS32, .dst = dst, .src = src, .count = count});
+  return OkStatus();
+}
 
 Status Lowerer::LowerGather(const HloInstruction& inst) {
   const hlo::GatherDimensionNumbers& dn = inst.gather_dimension_numbers();
@@ -350,9 +386,7 @@ Status Lowerer::LowerGather(const HloInstruction& inst) {
                        "offset_dims, collapsed_slice_dims, start_index_map, index_vector_dim, "
                        "slice_sizes)");
   }
-  if (indices.dtype != isa::DType::kS32) {
-    return Unsupported(inst, "gather indices must be an integer type (s32/s64/u32 on device)");
-  }
+  if (!isa::IsInteger(indices.dtype)) return Unsupported(inst, "gather indices must be integers");
   if (static_cast<int64_t>(sizes.size()) != rank) {
     return Unsupported(inst, "slice_sizes must have one entry per operand dimension");
   }
@@ -383,17 +417,22 @@ Status Lowerer::LowerGather(const HloInstruction& inst) {
   std::vector<IndexComponent> comps;
   TPUSIM_ASSIGN_OR_RETURN(uint64_t idx_buf,
                           Vmem(inst, std::max<int64_t>(1, ncomp) * count * 4, "start indices"));
+  TPUSIM_ASSIGN_OR_RETURN(uint64_t stage, IndexStage(inst, indices.dtype, idx_buf, ncomp * count));
+  std::vector<uint64_t> loaded;  // where each component's values arrive (stage == idx_buf: s32)
   int64_t loads = 0;
   for (int64_t k = 0; k < ncomp; ++k) {
     const int64_t d = dn.start_index_map[static_cast<size_t>(k)];
     if (d < 0 || d >= rank) return Unsupported(inst, "start_index_map names a missing dimension");
     if (sizes[static_cast<size_t>(d)] >= operand.dims[static_cast<size_t>(d)]) continue;
-    const uint64_t dst = idx_buf + static_cast<uint64_t>(k * count * 4);
-    TPUSIM_ASSIGN_OR_RETURN(int64_t n, LoadComponent(em_, indices, ivd, k, dst));
+    loaded.push_back(stage + static_cast<uint64_t>(k * count * indices.elem_bytes()));
+    TPUSIM_ASSIGN_OR_RETURN(int64_t n, LoadComponent(em_, indices, ivd, k, loaded.back()));
     loads += n;
-    comps.push_back({dst, d});
+    comps.push_back({idx_buf + static_cast<uint64_t>(k * count * 4), d});
   }
   em_.Wait(kLoadFlag, loads);
+  for (size_t i = 0; i < comps.size(); ++i) {
+    TPUSIM_RETURN_IF_ERROR(IndicesToS32(inst, indices.dtype, loaded[i], comps[i].vmem, count));
+  }
   TPUSIM_ASSIGN_OR_RETURN(LinearIndex index, LinearizeIndices(inst, operand, sizes, comps, count,
                                                               IndexMode::kGatherClamp));
   return IndirectGather(inst, operand, sizes, index, count, out.address);
@@ -444,9 +483,7 @@ Status Lowerer::LowerScatter(const HloInstruction& inst) {
                        "a combining scatter on pred (the DMA combines numbers: bf16, f16, "
                        "f32 and the integers)");
   }
-  if (indices.dtype != isa::DType::kS32) {
-    return Unsupported(inst, "scatter indices must be an integer type (s32/s64/u32 on device)");
-  }
+  if (!isa::IsInteger(indices.dtype)) return Unsupported(inst, "scatter indices must be integers");
   const int64_t rank = static_cast<int64_t>(operand.dims.size());
   const int64_t urank = static_cast<int64_t>(updates.dims.size());
   const int64_t irank = static_cast<int64_t>(indices.dims.size());
@@ -498,6 +535,7 @@ Status Lowerer::LowerScatter(const HloInstruction& inst) {
   // left, and finishes before the updates are written), then the updates.
   TPUSIM_ASSIGN_OR_RETURN(uint64_t idx_buf,
                           Vmem(inst, std::max<int64_t>(1, ncomp) * count * 4, "scatter indices"));
+  TPUSIM_ASSIGN_OR_RETURN(uint64_t stage, IndexStage(inst, indices.dtype, idx_buf, ncomp * count));
   std::vector<IndexComponent> comps;
   int64_t loads = 0;
   for (int64_t k = 0; k < ncomp; ++k) {
@@ -505,12 +543,16 @@ Status Lowerer::LowerScatter(const HloInstruction& inst) {
     if (d < 0 || d >= rank) {
       return Unsupported(inst, "scatter_dims_to_operand_dims names a missing dimension");
     }
-    const uint64_t dst = idx_buf + static_cast<uint64_t>(k * count * 4);
-    TPUSIM_ASSIGN_OR_RETURN(int64_t n, LoadComponent(em_, indices, ivd, k, dst));
+    const uint64_t src = stage + static_cast<uint64_t>(k * count * indices.elem_bytes());
+    TPUSIM_ASSIGN_OR_RETURN(int64_t n, LoadComponent(em_, indices, ivd, k, src));
     loads += n;
-    comps.push_back({dst, d});
+    comps.push_back({idx_buf + static_cast<uint64_t>(k * count * 4), d});
   }
   em_.Wait(kLoadFlag, loads);
+  for (size_t k = 0; k < comps.size(); ++k) {
+    const uint64_t src = stage + k * static_cast<uint64_t>(count * indices.elem_bytes());
+    TPUSIM_RETURN_IF_ERROR(IndicesToS32(inst, indices.dtype, src, comps[k].vmem, count));
+  }
   TPUSIM_ASSIGN_OR_RETURN(LinearIndex index, LinearizeIndices(inst, operand, window, comps, count,
                                                               IndexMode::kScatterSkip));
   const int64_t free_before_copy = em_.vmem_free();
@@ -553,6 +595,19 @@ StatusOr<StartIndices> GetStartIndices(const HloInstruction& inst, int64_t first
       inst, fmt::format("expected {} scalar start indices (or one s32[{}] array)", rank, rank));
 }
 
+// The staging type of dynamic-slice start indices: s32 when every start is s32 (loaded in place),
+// else s64 (8-byte slots, one per dimension, that hold any index type).
+isa::DType StartsType(const StartIndices& starts) {
+  auto t = [](const HloInstruction* i) { return DeviceType(i->shape().element_type()); };
+  if (starts.vector) {
+    return t(starts.vector) == isa::DType::kS32 ? isa::DType::kS32 : isa::DType::kS64;
+  }
+  for (const HloInstruction* i : starts.scalars) {
+    if (t(i) != isa::DType::kS32) return isa::DType::kS64;
+  }
+  return isa::DType::kS32;
+}
+
 }  // namespace
 
 Status Lowerer::LowerDynamicSlice(const HloInstruction& inst) {
@@ -564,23 +619,33 @@ Status Lowerer::LowerDynamicSlice(const HloInstruction& inst) {
   TPUSIM_ASSIGN_OR_RETURN(StartIndices starts, GetStartIndices(inst, 1, rank));
   TPUSIM_ASSIGN_OR_RETURN(uint64_t idx_buf,
                           Vmem(inst, std::max<int64_t>(1, rank) * 4, "start indices"));
+  TPUSIM_ASSIGN_OR_RETURN(uint64_t stage, IndexStage(inst, StartsType(starts), idx_buf, rank));
   std::vector<IndexComponent> comps;
+  std::vector<isa::DType> types;
   int64_t loads = 0;
   for (int64_t d = 0; d < rank; ++d) {
     if (sizes[static_cast<size_t>(d)] >= operand.dims[static_cast<size_t>(d)]) continue;
     const HbmBuffer& b =
         starts.vector ? Buffer(starts.vector) : Buffer(starts.scalars[static_cast<size_t>(d)]);
-    if (b.dtype != isa::DType::kS32) {
-      return Unsupported(inst, "start indices must be an integer type (s32/s64/u32 on device)");
-    }
+    if (!isa::IsInteger(b.dtype)) return Unsupported(inst, "start indices must be integers");
+    const int64_t eb = b.elem_bytes();
     const uint64_t dst = idx_buf + static_cast<uint64_t>(4 * d);
+    const uint64_t src = b.dtype == isa::DType::kS32 ? dst : stage + static_cast<uint64_t>(8 * d);
+    if (b.dtype != isa::DType::kS32 && stage == idx_buf) return Internal("no index staging area");
     em_.DmaContiguous(isa::Opcode::kDmaHbmToVmem,
-                      b.address + static_cast<uint64_t>(starts.vector ? 4 * d : 0), dst, 4, 4,
+                      b.address + static_cast<uint64_t>(starts.vector ? eb * d : 0), src, eb, eb,
                       kLoadFlag);
     ++loads;
     comps.push_back({dst, d});
+    types.push_back(b.dtype);
   }
   em_.Wait(kLoadFlag, loads);
+  for (size_t k = 0; k < comps.size(); ++k) {
+    const uint64_t src = types[k] == isa::DType::kS32
+                             ? comps[k].vmem
+                             : stage + static_cast<uint64_t>(8 * comps[k].dim);
+    TPUSIM_RETURN_IF_ERROR(IndicesToS32(inst, types[k], src, comps[k].vmem, 1));
+  }
   TPUSIM_ASSIGN_OR_RETURN(
       LinearIndex index, LinearizeIndices(inst, operand, sizes, comps, 1, IndexMode::kGatherClamp));
   return IndirectGather(inst, operand, sizes, index, 1, out.address);
@@ -597,23 +662,33 @@ Status Lowerer::LowerDynamicUpdateSlice(const HloInstruction& inst) {
   TPUSIM_ASSIGN_OR_RETURN(StartIndices starts, GetStartIndices(inst, 2, rank));
   TPUSIM_ASSIGN_OR_RETURN(uint64_t idx_buf,
                           Vmem(inst, std::max<int64_t>(1, rank) * 4, "start indices"));
+  TPUSIM_ASSIGN_OR_RETURN(uint64_t stage, IndexStage(inst, StartsType(starts), idx_buf, rank));
   std::vector<IndexComponent> comps;
+  std::vector<isa::DType> types;
   int64_t loads = 0;
   for (int64_t d = 0; d < rank; ++d) {
     if (update.dims[static_cast<size_t>(d)] >= operand.dims[static_cast<size_t>(d)]) continue;
     const HbmBuffer& b =
         starts.vector ? Buffer(starts.vector) : Buffer(starts.scalars[static_cast<size_t>(d)]);
-    if (b.dtype != isa::DType::kS32) {
-      return Unsupported(inst, "start indices must be an integer type (s32/s64/u32 on device)");
-    }
+    if (!isa::IsInteger(b.dtype)) return Unsupported(inst, "start indices must be integers");
+    const int64_t eb = b.elem_bytes();
     const uint64_t dst = idx_buf + static_cast<uint64_t>(4 * d);
+    const uint64_t src = b.dtype == isa::DType::kS32 ? dst : stage + static_cast<uint64_t>(8 * d);
+    if (b.dtype != isa::DType::kS32 && stage == idx_buf) return Internal("no index staging area");
     em_.DmaContiguous(isa::Opcode::kDmaHbmToVmem,
-                      b.address + static_cast<uint64_t>(starts.vector ? 4 * d : 0), dst, 4, 4,
+                      b.address + static_cast<uint64_t>(starts.vector ? eb * d : 0), src, eb, eb,
                       kLoadFlag);
     ++loads;
     comps.push_back({dst, d});
+    types.push_back(b.dtype);
   }
   em_.Wait(kLoadFlag, loads);
+  for (size_t k = 0; k < comps.size(); ++k) {
+    const uint64_t src = types[k] == isa::DType::kS32
+                             ? comps[k].vmem
+                             : stage + static_cast<uint64_t>(8 * comps[k].dim);
+    TPUSIM_RETURN_IF_ERROR(IndicesToS32(inst, types[k], src, comps[k].vmem, 1));
+  }
   // dynamic-update-slice clamps its start (unlike scatter, which skips): linearize with clamping.
   TPUSIM_ASSIGN_OR_RETURN(LinearIndex index, LinearizeIndices(inst, operand, update.dims, comps, 1,
                                                               IndexMode::kScatterClamp));

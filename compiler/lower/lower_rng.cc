@@ -2,7 +2,8 @@
 // state is staged in VMEM, the bits are generated in VMEM blocks of whole Philox blocks (four
 // words, so the stream is the same as one call over all of them) and stored, and the advanced
 // state is stored last. The evaluator's rng-bit-generator uses the same Philox stream
-// (hlo/eval/kernels/rng.h), so the check compares bits.
+// (hlo/eval/kernels/rng.h), so the check compares bits. The state is XLA's u64[n] (key, counter,
+// ...), used in full.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -25,9 +26,10 @@ Status Lowerer::LowerRngBitGenerator(const HloInstruction& inst) {
     return Unsupported(inst, "the result is not a (state, bits) tuple");
   }
   const PrimitiveType bits_type = shape.tuple_shapes(1).element_type();
-  if (bits_type != PrimitiveType::kU32 && bits_type != PrimitiveType::kS32) {
-    return Unsupported(inst, fmt::format("{} random values (32-bit integers only: the VPU has no "
-                                         "64-bit integers)",
+  const int bits = hlo::BitWidth(bits_type);
+  if (!hlo::IsInteger(bits_type) || (bits != 32 && bits != 64)) {
+    return Unsupported(inst, fmt::format("{} random values (32- and 64-bit integers only, as XLA's "
+                                         "generator)",
                                          hlo::PrimitiveTypeName(bits_type)));
   }
   const HbmBuffer& state = Buffer(inst.operand(0));
@@ -35,7 +37,7 @@ Status Lowerer::LowerRngBitGenerator(const HloInstruction& inst) {
   if (state.elements() < 2 || outs.size() != 2 || outs[0].elements() != state.elements()) {
     return Unsupported(inst, "the state must be u64[n >= 2]");
   }
-  const int64_t words = outs[1].elements();
+  const int64_t words = outs[1].elements() * (bits / 32);  // a 64-bit value takes two words
   const int64_t state_bytes = state.bytes();
   TPUSIM_ASSIGN_OR_RETURN(uint64_t st, Vmem(inst, state_bytes, "generator state"));
   em_.DmaContiguous(isa::Opcode::kDmaHbmToVmem, state.address, st, state_bytes, 4, kLoadFlag);

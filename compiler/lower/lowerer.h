@@ -409,6 +409,16 @@ class Lowerer {
     uint64_t vmem = 0;
     int64_t dim = 0;
   };
+  /// Converts `n` start indices of integer type `t` at VMEM `src` into s32 at VMEM `dst` (t = s32:
+  /// nothing to do, src == dst). Values outside the s32 range saturate to it first (u32/s64/u64),
+  /// which keeps their clamping and out-of-bounds meaning: no valid start is >= 2^31 - 1. Any
+  /// integer type is a valid index type in XLA.
+  Status IndicesToS32(const hlo::HloInstruction& inst, isa::DType t, uint64_t src, uint64_t dst,
+                      int64_t n);
+  /// Where `n` start indices of type t are loaded before IndicesToS32: `idx_buf` itself for s32,
+  /// else a VMEM staging area of n elements of t.
+  StatusOr<uint64_t> IndexStage(const hlo::HloInstruction& inst, isa::DType t, uint64_t idx_buf,
+                                int64_t n);
   /// What an indirect DMA needs: one s32 index per slice at VMEM `idx`, HBM bytes per index unit,
   /// and the largest valid index.
   struct LinearIndex {

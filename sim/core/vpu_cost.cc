@@ -50,6 +50,18 @@ Bytes ElementBytes(isa::DType t, uint64_t n) {
   return Bytes(n * static_cast<uint64_t>(isa::DTypeBytes(t)));
 }
 
+bool Is64Bit(isa::DType t) { return isa::DTypeBytes(t) == 8; }
+
+// 32-bit VPU element ops for e elements of t. The VPU's lanes are 32 bits wide: an s64/u64 value
+// is two 32-bit words, so moving it (copy, broadcast, select, fill, iota, transpose) takes two
+// lane slots, and computing on it takes core.vpu.ops_per_64bit_element ops (XLA's TPU backend
+// emulates 64-bit integers with pairs of 32-bit values).
+uint64_t LaneOps(isa::DType t, uint64_t e, bool arithmetic, const config::VpuConfig& vpu) {
+  if (!Is64Bit(t)) return e;
+  return e * (arithmetic ? static_cast<uint64_t>(std::max<int64_t>(vpu.ops_per_64bit_element, 1))
+                         : 2);
+}
+
 }  // namespace
 
 VectorCost VectorInstructionCost(const isa::Instruction& inst, const config::VpuConfig& vpu,
@@ -61,6 +73,7 @@ VectorCost VectorInstructionCost(const isa::Instruction& inst, const config::Vpu
   bool arithmetic = false;
   uint64_t extra_latency = 0;
   uint64_t produced = 0;  // elements written, when not e
+  uint64_t lane_ops = 0;  // 32-bit element ops, when not e (64-bit types: LaneOps)
   switch (inst.opcode) {
     case isa::Opcode::kVpuUnary: {
       auto o = inst.As<op::VpuUnary>();
@@ -69,6 +82,7 @@ VectorCost VectorInstructionCost(const isa::Instruction& inst, const config::Vpu
       arithmetic = true;
       c.vmem_bytes_read = ElementBytes(o.dtype, e);
       c.vmem_bytes_written = ElementBytes(o.dtype, e);
+      lane_ops = LaneOps(o.dtype, e, true, vpu);
       break;
     }
     case isa::Opcode::kVpuBinary: {
@@ -78,6 +92,7 @@ VectorCost VectorInstructionCost(const isa::Instruction& inst, const config::Vpu
       arithmetic = true;
       c.vmem_bytes_read = ElementBytes(o.dtype, e) * 2;
       c.vmem_bytes_written = ElementBytes(o.dtype, e);
+      lane_ops = LaneOps(o.dtype, e, true, vpu);
       break;
     }
     case isa::Opcode::kVpuCompare: {
@@ -86,6 +101,7 @@ VectorCost VectorInstructionCost(const isa::Instruction& inst, const config::Vpu
       arithmetic = true;
       c.vmem_bytes_read = ElementBytes(o.dtype, e) * 2;
       c.vmem_bytes_written = Bytes(e);
+      lane_ops = LaneOps(o.dtype, e, true, vpu);
       break;
     }
     case isa::Opcode::kVpuSelect: {
@@ -93,6 +109,7 @@ VectorCost VectorInstructionCost(const isa::Instruction& inst, const config::Vpu
       e = o.count;
       c.vmem_bytes_read = ElementBytes(o.dtype, e) * 2 + Bytes(e);
       c.vmem_bytes_written = ElementBytes(o.dtype, e);
+      lane_ops = LaneOps(o.dtype, e, false, vpu);
       break;
     }
     case isa::Opcode::kVpuRngBits: {
@@ -101,8 +118,8 @@ VectorCost VectorInstructionCost(const isa::Instruction& inst, const config::Vpu
       auto o = inst.As<op::VpuRngBits>();
       e = 15 * o.count;
       produced = o.count;
-      c.vmem_bytes_read = Bytes(8);
-      c.vmem_bytes_written = Bytes(8 + 4 * o.count);
+      c.vmem_bytes_read = Bytes(16);
+      c.vmem_bytes_written = Bytes(16 + 4 * o.count);
       break;
     }
     case isa::Opcode::kVpuConvert: {
@@ -110,6 +127,7 @@ VectorCost VectorInstructionCost(const isa::Instruction& inst, const config::Vpu
       e = o.count;
       c.vmem_bytes_read = ElementBytes(o.src_dtype, e);
       c.vmem_bytes_written = ElementBytes(o.dtype, e);
+      lane_ops = LaneOps(Is64Bit(o.src_dtype) ? o.src_dtype : o.dtype, e, true, vpu);
       break;
     }
     case isa::Opcode::kVpuReduce: {
@@ -127,6 +145,7 @@ VectorCost VectorInstructionCost(const isa::Instruction& inst, const config::Vpu
         while ((int64_t{1} << stages) < vpu.lanes) ++stages;
         extra_latency = stages * static_cast<uint64_t>(vpu.alu_latency_cycles);
       }
+      lane_ops = LaneOps(o.dtype, e, true, vpu);
       break;
     }
     case isa::Opcode::kVpuBroadcast: {
@@ -136,6 +155,7 @@ VectorCost VectorInstructionCost(const isa::Instruction& inst, const config::Vpu
                                                 : o.mode == isa::Broadcast::kCol ? o.rows
                                                                                  : 1);
       c.vmem_bytes_written = ElementBytes(o.dtype, e);
+      lane_ops = LaneOps(o.dtype, e, false, vpu);
       break;
     }
     case isa::Opcode::kXluTranspose: {
@@ -144,6 +164,7 @@ VectorCost VectorInstructionCost(const isa::Instruction& inst, const config::Vpu
       cls = LatencyClass::kTranspose;
       c.vmem_bytes_read = ElementBytes(o.dtype, e);
       c.vmem_bytes_written = ElementBytes(o.dtype, e);
+      lane_ops = LaneOps(o.dtype, e, false, vpu);
       break;
     }
     case isa::Opcode::kVpuCopy: {
@@ -151,18 +172,21 @@ VectorCost VectorInstructionCost(const isa::Instruction& inst, const config::Vpu
       e = o.n0 * o.n1 * o.n2;
       c.vmem_bytes_read = ElementBytes(o.dtype, e);
       c.vmem_bytes_written = ElementBytes(o.dtype, e);
+      lane_ops = LaneOps(o.dtype, e, false, vpu);
       break;
     }
     case isa::Opcode::kVpuFill: {
       auto o = inst.As<op::VpuFill>();
       e = o.count;
       c.vmem_bytes_written = ElementBytes(o.dtype, e);
+      lane_ops = LaneOps(o.dtype, e, false, vpu);
       break;
     }
     case isa::Opcode::kVpuIota: {
       auto o = inst.As<op::VpuIota>();
       e = o.rows * o.cols;
       c.vmem_bytes_written = ElementBytes(o.dtype, e);
+      lane_ops = LaneOps(o.dtype, e, false, vpu);
       break;
     }
     default:
@@ -185,7 +209,8 @@ VectorCost VectorInstructionCost(const isa::Instruction& inst, const config::Vpu
   }
   const uint64_t tile = static_cast<uint64_t>(std::max<int64_t>(vpu.lanes * vpu.sublanes, 1));
   const uint64_t per_cycle = static_cast<uint64_t>(std::max<int64_t>(vpu.ops_per_cycle, 1));
-  uint64_t occupancy = CeilDiv(CeilDiv(std::max<uint64_t>(e, 1), tile), per_cycle);
+  const uint64_t ops = lane_ops > 0 ? lane_ops : e;
+  uint64_t occupancy = CeilDiv(CeilDiv(std::max<uint64_t>(ops, 1), tile), per_cycle);
   if (vmem_bytes_per_cycle > 0) {
     occupancy = std::max(occupancy, CeilDiv((c.vmem_bytes_read + c.vmem_bytes_written).value(),
                                             static_cast<uint64_t>(vmem_bytes_per_cycle)));

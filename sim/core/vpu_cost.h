@@ -32,7 +32,10 @@ struct VectorCost {
 /// vmem_bytes = bytes read + bytes written (the VMEM port is the other possible limit). Reductions
 /// along lanes (or all) add a cross-lane tree of ceil(log2(lanes)) ALU stages to the latency
 /// (assumption: Google has not published the reduction unit's timing). Data movement (copy, fill,
-/// iota, broadcast, select, convert) uses the ALU class.
+/// iota, broadcast, select, convert) uses the ALU class. A 64-bit integer element (s64/u64) counts as
+/// 2 elements when moved (two 32-bit words) and as core.vpu.ops_per_64bit_element elements when
+/// computed on (XLA's TPU backend emulates 64-bit integers with pairs of 32-bit values; the key's
+/// default 2 is a lower bound, an assumption). FLOP stay 1 per element.
 VectorCost VectorInstructionCost(const isa::Instruction& inst, const config::VpuConfig& vpu,
                                  int64_t vmem_bytes_per_cycle);
 

@@ -48,18 +48,31 @@ ENTRY e {
                         "tiny", 0, 0);
 }
 
-TEST(RngLoweringTest, ThreeFryAnd64BitValuesAreRefusedByName) {
+TEST(RngLoweringTest, SixtyFourBitValuesTakeTwoWordsEach) {
+  // A u64 value is two Philox words (low, high), as XLA's generator makes it.
+  CheckAgainstEvaluator(R"(
+HloModule rng
+ENTRY e {
+  s = u64[2] parameter(0)
+  ROOT r = (u64[2], u64[9]) rng-bit-generator(s), algorithm=rng_default
+}
+)",
+                        "tiny", 0, 0);
+}
+
+TEST(RngLoweringTest, ThreeFryAndNarrowValuesAreRefusedByName) {
   auto m = testing::Parse(R"(
 HloModule rng
 ENTRY e {
   s = u64[2] parameter(0)
-  ROOT r = (u64[2], u64[8]) rng-bit-generator(s), algorithm=rng_default
+  ROOT r = (u64[2], u16[8]) rng-bit-generator(s), algorithm=rng_default
 }
 )");
   ASSERT_NE(m, nullptr);
   auto c = Compile(*m, testing::Config("tiny"), {});
   ASSERT_FALSE(c.ok());
-  EXPECT_NE(c.status().message().find("u64 random values (32-bit integers only"), std::string::npos)
+  EXPECT_NE(c.status().message().find("u16 random values (32- and 64-bit integers only"),
+            std::string::npos)
       << c.status().message();
 }
 

@@ -15,7 +15,7 @@ using testing::TinyChip;
 TEST(RngBitsSimTest, SameWordsAsTheInterpreterAndTheVectorUnitCost) {
   const config::ChipConfig chip = TinyChip();
   isa::Program p = Asm(R"(
-.data vmem core=0, addr=0x0, s32 11, 5
+.data vmem core=0, addr=0x0, u64 11, 5
 vpu.rng_bits state=0x0, dst=0x100, count=4096
 vpu.binary op=shrl, dtype=s32, dst=0x100, a=0x100, b=0x8100, rows=1, cols=4096, b_bcast=scalar
 .data vmem core=0, addr=0x8100, s32 9

@@ -30,9 +30,6 @@ namespace {
 using hlo::Literal;
 using hlo::PrimitiveType;
 
-// A literal's elements in the device storage format of compiler/compile.h: row-major, the ISA
-// type's bytes; HLO s64/u64 narrowed to s32 (the compiler rejects values that need more).
-
 struct ErrorStats {
   double max_abs = 0;
   double max_rel = 0;

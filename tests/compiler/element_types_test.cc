@@ -1,0 +1,243 @@
+// Every integer and float element type the device holds, per op class, compiled and run on the
+// interpreter and compared BIT FOR BIT with the evaluator (hlo/eval): elementwise arithmetic,
+// compare/select, convert (int <-> float, one rounding), shifts, remainder, reduce, data movement
+// (transpose, slice, pad, iota, concatenate), gather and dynamic-slice with indices of every index
+// type. A large constant is added to every input so that the values leave the narrow range the
+// random arguments have: an s64 add that overflows s32, a u32 compare of values >= 2^31, a u64
+// shift. The types the device cannot hold (f64, c64, f8, s4) and the dots the MXU does not take are
+// located errors naming the instruction and the type.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "tests/compiler/compile_test_util.h"
+
+namespace tpusim::compiler {
+namespace {
+
+using testing::CompileAndRun;
+using testing::Config;
+using testing::Parse;
+
+// Runs `text` on the "tiny" chip with the evaluator's random arguments and expects every output
+// leaf to have exactly the evaluator's bytes.
+void ExpectSameBits(const std::string& text) {
+  auto module = Parse(text);
+  ASSERT_NE(module, nullptr);
+  auto args = hlo::Evaluator::MakeRandomArguments(*module, 7);
+  ASSERT_TRUE(args.ok()) << args.status().message();
+  hlo::EvaluatorOptions eo;
+  eo.tpu_default_precision = true;
+  hlo::Evaluator ev(eo);
+  auto want = ev.Evaluate(*module, *args);
+  ASSERT_TRUE(want.ok()) << want.status().message();
+  auto run = CompileAndRun(*module, Config("tiny"), {*args});
+  ASSERT_TRUE(run.ok()) << run.status().message();
+  const std::vector<const hlo::Literal*> leaves = want->Leaves();
+  ASSERT_EQ(leaves.size(), run->outputs.size());
+  for (size_t i = 0; i < leaves.size(); ++i) {
+    const hlo::Literal& got = run->outputs[i];
+    ASSERT_EQ(got.size_bytes(), leaves[i]->size_bytes()) << "leaf " << i;
+    const int64_t eb = got.size_bytes() / std::max<int64_t>(got.element_count(), 1);
+    int64_t differ = 0, first = -1;
+    for (int64_t k = 0; k < got.element_count(); ++k) {
+      if (std::memcmp(got.raw() + k * eb, leaves[i]->raw() + k * eb, static_cast<size_t>(eb))) {
+        if (differ++ == 0) first = k;
+      }
+    }
+    EXPECT_EQ(differ, 0) << "leaf " << i << ": " << differ << " elements differ; first " << first
+                         << ": got " << got.GetAsDouble(first) << " want "
+                         << leaves[i]->GetAsDouble(first);
+  }
+}
+
+struct TypeCase {
+  const char* type;
+  const char* big;  // a constant near the top of the type's range
+  bool integer;
+};
+
+const TypeCase kTypes[] = {
+    {"s8", "100", true},         {"u8", "200", true},
+    {"s16", "30000", true},      {"u16", "60000", true},
+    {"s32", "2000000000", true}, {"u32", "4000000000", true},
+    {"s64", "5000000000000", true}, {"u64", "17000000000000000000", true},
+    {"f16", "1000", false},      {"bf16", "1000", false},
+    {"f32", "1e30", false},
+};
+
+std::string Module(const TypeCase& c, const std::string& body, const std::string& extra = "") {
+  const std::string t = c.type;
+  return "HloModule m\n" + extra + "\nENTRY main {\n  a = " + t + "[8,128] parameter(0)\n  a1 = " +
+         t + "[8,128] parameter(1)\n  c = " + t + "[] constant(" + c.big + ")\n  b = " + t +
+         "[8,128] broadcast(c), dimensions={}\n  s = " + t + "[8,128] add(a, b)\n" + body + "}\n";
+}
+
+std::string Sub(std::string text, const std::string& t) {
+  for (size_t p = text.find("$T"); p != std::string::npos; p = text.find("$T", p)) {
+    text.replace(p, 2, t);
+  }
+  return text;
+}
+
+class ElementTypeTest : public ::testing::TestWithParam<TypeCase> {};
+
+TEST_P(ElementTypeTest, ElementwiseArithmetic) {
+  const TypeCase& c = GetParam();
+  ExpectSameBits(Module(c, Sub(R"(  m = $T[8,128] multiply(s, s)
+  d = $T[8,128] divide(m, a1)
+  r1 = $T[8,128] subtract(d, s)
+  n = $T[8,128] negate(r1)
+  ab = $T[8,128] abs(n)
+  mx = $T[8,128] maximum(n, a)
+  ROOT r = ($T[8,128], $T[8,128]) tuple(mx, ab)
+)",
+                                    c.type)));
+}
+
+TEST_P(ElementTypeTest, CompareAndSelect) {
+  const TypeCase& c = GetParam();
+  ExpectSameBits(Module(c, Sub(R"(  lt = pred[8,128] compare(s, b), direction=LT
+  ge = pred[8,128] compare(s, a1), direction=GE
+  x = $T[8,128] select(lt, s, a)
+  mn = $T[8,128] minimum(x, s)
+  ROOT r = ($T[8,128], pred[8,128]) tuple(mn, ge)
+)",
+                                    c.type)));
+}
+
+TEST_P(ElementTypeTest, ConvertToAndFromFloatsRoundsOnce) {
+  const TypeCase& c = GetParam();
+  ExpectSameBits(Module(c, Sub(R"(  f = f32[8,128] convert(s)
+  g = f32[8,128] multiply(f, f)
+  h = $T[8,128] convert(g)
+  k = bf16[8,128] convert(s)
+  e = f16[8,128] convert(s)
+  i = s32[8,128] convert(s)
+  u = u64[8,128] convert(s)
+  p = pred[8,128] convert(s)
+  ROOT r = ($T[8,128], bf16[8,128], f16[8,128], s32[8,128], u64[8,128], pred[8,128]) tuple(h, k, e, i, u, p)
+)",
+                                    c.type)));
+}
+
+TEST_P(ElementTypeTest, ReduceSumAndMax) {
+  const TypeCase& c = GetParam();
+  const std::string comps = Sub(R"(add {
+  x = $T[] parameter(0)
+  y = $T[] parameter(1)
+  ROOT z = $T[] add(x, y)
+}
+max {
+  x = $T[] parameter(0)
+  y = $T[] parameter(1)
+  ROOT z = $T[] maximum(x, y)
+}
+)",
+                                c.type);
+  ExpectSameBits(Module(c, Sub(R"(  z = $T[] constant(0)
+  r1 = $T[8] reduce(s, z), dimensions={1}, to_apply=add
+  r0 = $T[128] reduce(s, z), dimensions={0}, to_apply=max
+  ROOT r = ($T[8], $T[128]) tuple(r1, r0)
+)",
+                                    c.type),
+                        comps));
+}
+
+TEST_P(ElementTypeTest, DataMovement) {
+  const TypeCase& c = GetParam();
+  ExpectSameBits(Module(c, Sub(R"(  tr = $T[128,8] transpose(s), dimensions={1,0}
+  sl = $T[64,8] slice(tr), slice={[3:67], [0:8]}
+  z = $T[] constant(0)
+  pd = $T[70,8] pad(sl, z), padding=3_3x0_0
+  io = $T[70,8] iota(), iota_dimension=0
+  ROOT r = $T[140,8] concatenate(pd, io), dimensions={0}
+)",
+                                    c.type)));
+}
+
+TEST_P(ElementTypeTest, ShiftsAndBitwiseOpsActOnTheTypesOwnBits) {
+  const TypeCase& c = GetParam();
+  if (!c.integer) GTEST_SKIP() << "integers only";
+  ExpectSameBits(Module(c, Sub(R"(  sh = $T[8,128] shift-right-logical(s, a)
+  sa = $T[8,128] shift-right-arithmetic(s, a)
+  sl = $T[8,128] shift-left(s, a1)
+  x = $T[8,128] xor(sh, sa)
+  o = $T[8,128] or(x, sl)
+  n = $T[8,128] not(o)
+  rm = $T[8,128] remainder(s, a1)
+  ROOT r = ($T[8,128], $T[8,128]) tuple(n, rm)
+)",
+                                    c.type)));
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, ElementTypeTest, ::testing::ValuesIn(kTypes),
+                         [](const ::testing::TestParamInfo<TypeCase>& i) {
+                           return std::string(i.param.type);
+                         });
+
+// Gather and dynamic-slice take indices of any integer type; values beyond the s32 range (an s64
+// index of 2^32 + 1, a u32 index of 3e9) clamp as the evaluator clamps them, not wrapped.
+class IndexTypeTest : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(IndexTypeTest, GatherAndDynamicSliceClampWideIndices) {
+  const std::string t = GetParam();
+  const bool wide = t == "u32" || t == "s64" || t == "u64";
+  const std::string big = wide ? (t == "u32" ? "3000000000" : "4294967297") : "100";
+  ExpectSameBits(Sub(R"(HloModule m
+ENTRY main {
+  tb = f32[50,128] parameter(0)
+  i = $T[16] parameter(1)
+  c = $T[] constant()" + big + R"()
+  bb = $T[16] broadcast(c), dimensions={}
+  j = $T[16] add(i, bb)
+  jj = $T[16,1] reshape(j)
+  g = f32[16,128] gather(tb, jj), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,128}
+  g2 = f32[16,128] gather(tb, jj), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,128}
+  k = $T[1] slice(i), slice={[3:4]}
+  ks = $T[] reshape(k)
+  z = $T[] constant(0)
+  ds = f32[4,128] dynamic-slice(tb, ks, z), dynamic_slice_sizes={4,128}
+  ROOT r = (f32[16,128], f32[4,128]) tuple(g, ds)
+}
+)",
+                     t));
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, IndexTypeTest,
+                         ::testing::Values("s8", "u8", "s16", "u16", "s32", "u32", "s64", "u64"));
+
+// The element types the device does not hold, and the dots the MXU does not take: a located error
+// naming the instruction and the type.
+TEST(ElementTypeErrorTest, TypesWithoutADeviceTypeNameTheInstructionAndTheType) {
+  for (const char* t : {"f64", "c64", "c128", "f8e4m3fn", "f8e5m2", "s4", "u4"}) {
+    auto m = Parse(std::string("HloModule m\nENTRY e {\n  a = ") + t +
+                   "[8] parameter(0)\n  ROOT r = " + t + "[8] negate(a)\n}\n");
+    ASSERT_NE(m, nullptr) << t;
+    auto c = Compile(*m, Config("tiny"), {});
+    ASSERT_FALSE(c.ok()) << t;
+    const std::string& msg = c.status().message();
+    EXPECT_NE(msg.find("%a (parameter)"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(std::string("element type ") + t + ":"), std::string::npos) << msg;
+  }
+}
+
+TEST(ElementTypeErrorTest, DotsTheMxuDoesNotTakeNameTheTypes) {
+  for (const char* t : {"s64", "u32", "s16", "f16"}) {
+    auto m = Parse(std::string("HloModule m\nENTRY e {\n  a = ") + t + "[8,128] parameter(0)\n" +
+                   "  ROOT d = " + t + "[8,8] dot(a, a), lhs_contracting_dims={1}, " +
+                   "rhs_contracting_dims={1}\n}\n");
+    ASSERT_NE(m, nullptr) << t;
+    auto c = Compile(*m, Config("tiny"), {});
+    ASSERT_FALSE(c.ok()) << t;
+    EXPECT_NE(c.status().message().find(std::string("%d (dot): cannot lower: dot of ") + t + " x " +
+                                        t),
+              std::string::npos)
+        << c.status().message();
+  }
+}
+
+}  // namespace
+}  // namespace tpusim::compiler
