@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <iostream>
+#include <limits>
 #include <string_view>
 
 #include "config/config_loader.h"
@@ -51,6 +52,57 @@ CLI::Validator DeviceCount() {
         return "";
       },
       "0..1048576");
+}
+
+namespace {
+
+// The check MakeIntegerOptionsStrict adds: decimal digits with an optional sign, in the range of
+// int64 (`is_unsigned` false) or uint64, without leading zeros (CLI11 converts with strtoll's base
+// 0, which reads "010" as octal 8 and "0x10" as 16).
+CLI::Validator IntegerText(bool is_unsigned) {
+  return CLI::Validator(
+      [is_unsigned](std::string& text) -> std::string {
+        std::string_view digits = text;
+        const bool negative = !digits.empty() && digits.front() == '-';
+        if (!digits.empty() && (digits.front() == '-' || digits.front() == '+')) {
+          digits.remove_prefix(1);
+        }
+        bool ok = !digits.empty() &&
+                  digits.find_first_not_of("0123456789") == std::string_view::npos &&
+                  (digits.size() == 1 || digits.front() != '0');
+        if (ok && is_unsigned) {
+          uint64_t v = 0;
+          const auto r = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+          ok = r.ec == std::errc() && (!negative || v == 0);
+        } else if (ok) {
+          int64_t v = 0;
+          const char* first = negative ? digits.data() - 1 : digits.data();
+          const auto r = std::from_chars(first, digits.data() + digits.size(), v);
+          ok = r.ec == std::errc();
+        }
+        if (ok) return "";
+        if (is_unsigned) {
+          return fmt::format("expected a decimal integer from 0 to {}, got {}",
+                             std::numeric_limits<uint64_t>::max(), text);
+        }
+        return fmt::format("expected a decimal integer from {} to {}, got {}",
+                           std::numeric_limits<int64_t>::min(),
+                           std::numeric_limits<int64_t>::max(), text);
+      },
+      "");
+}
+
+}  // namespace
+
+void MakeIntegerOptionsStrict(CLI::App* app) {
+  for (CLI::Option* option : app->get_options()) {
+    std::string type = option->get_type_name();
+    type = type.substr(0, type.find(':'));
+    if (type == "INT" || type == "UINT") option->check(IntegerText(type == "UINT"));
+  }
+  for (CLI::App* sub : app->get_subcommands([](CLI::App*) { return true; })) {
+    MakeIntegerOptionsStrict(sub);
+  }
 }
 
 void AddLimitOptions(CLI::App* cmd, double* max_seconds) {

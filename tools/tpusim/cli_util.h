@@ -36,6 +36,15 @@ CLI::Validator NonNegative();
 /// "--replicas: expected a device count from 0 to 1048576, got 99999999999999999999" (exit 2).
 CLI::Validator DeviceCount();
 
+/// Makes every integer option of `app` and of its subcommands (CLI11 type INT or UINT) strict:
+/// its text must be a decimal integer, without leading zeros, that fits the option's 64-bit type,
+/// checked before CLI11 converts it, which would otherwise saturate ("99999999999999999999" ->
+/// INT64_MAX), wrap ("-1" -> 2^64-1 for an unsigned option) or read "010" as octal 8. Bad text is
+/// a usage error (exit 2): "--steps: expected a decimal integer from -9223372036854775808 to
+/// 9223372036854775807, got 99999999999999999999". Runs after the option's own checks (so
+/// --replicas keeps its "device count" message). Call once, after every subcommand is registered.
+void MakeIntegerOptionsStrict(CLI::App* app);
+
 /// Adds --max-memory BYTES (address-space cap, limits.h SetMemoryLimit) and --max-seconds S
 /// (whole-command watchdog, limits.h StartDeadline) to `cmd`; both apply as soon as the command
 /// line is parsed, so they cover every phase. `max_seconds` receives the value too (the simulator

@@ -23,10 +23,15 @@ void SetPhase(const char* phase) { g_phase.store(phase); }
 
 void StartDeadline(double seconds) {
   if (!(seconds > 0) || !std::isfinite(seconds)) return;
-  std::thread([seconds] {
-    // A grace second: the phases that check the limit themselves (the simulator) stop first,
-    // with their own message; this catches every other phase.
-    std::this_thread::sleep_for(std::chrono::duration<double>(seconds + kGraceSeconds));
+  // A grace second: the phases that check the limit themselves (the simulator) stop first, with
+  // their own message; this catches every other phase. A limit too large for the clock's range
+  // (about 292 years) means no limit, as in the simulator: converting it would overflow.
+  const std::chrono::duration<double> wait(seconds + kGraceSeconds);
+  const auto now = std::chrono::steady_clock::now();
+  if (!(wait < std::chrono::steady_clock::time_point::max() - now)) return;
+  const auto until = now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(wait);
+  std::thread([seconds, until] {
+    std::this_thread::sleep_until(until);
     char message[256];
     std::snprintf(message, sizeof message,
                   "tpusim: error: --max-seconds %g: still running %g s past the limit, in phase "

@@ -11,6 +11,7 @@
 
 #include "common/build_info.h"
 #include "common/file_util.h"
+#include "tools/tpusim/cli_util.h"
 #include "tools/tpusim/commands.h"
 #include "tools/tpusim/logging.h"
 #include "tools/tpusim/provenance.h"
@@ -88,6 +89,7 @@ int main(int argc, char** argv) {
   tpusim::cli::RegisterReportSchemaCommand(app);
   tpusim::cli::RegisterTraceCheckCommand(app);
   tpusim::cli::RegisterSweepCommand(app);
+  tpusim::cli::MakeIntegerOptionsStrict(&app);
 
   try {
     app.parse(argc, argv);
