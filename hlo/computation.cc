@@ -25,16 +25,19 @@ HloInstruction* HloComputation::AddInstruction(std::unique_ptr<HloInstruction> i
     }
     parameters_[static_cast<size_t>(n)] = raw;
   }
+  by_name_[raw->name()].push_back(raw);
   instructions_.push_back(std::move(instruction));
   return raw;
 }
 
 HloInstruction* HloComputation::AddInstructionBefore(std::unique_ptr<HloInstruction> instruction,
                                                      const HloInstruction* before) {
-  auto it = std::find_if(instructions_.begin(), instructions_.end(),
+  // Searched from the end: passes insert before an instruction they are rewriting, usually late in
+  // the order, many times over (while-lowering's unrolling), so this stays short.
+  auto it = std::find_if(instructions_.rbegin(), instructions_.rend(),
                          [&](const auto& p) { return p.get() == before; });
-  TPUSIM_CHECK(it != instructions_.end()) << "AddInstructionBefore: anchor not in " << name_;
-  const auto pos = it - instructions_.begin();
+  TPUSIM_CHECK(it != instructions_.rend()) << "AddInstructionBefore: anchor not in " << name_;
+  const auto pos = instructions_.rend() - it - 1;
   HloInstruction* raw = AddInstruction(std::move(instruction));
   std::rotate(instructions_.begin() + pos, instructions_.end() - 1, instructions_.end());
   return raw;
@@ -69,14 +72,28 @@ void HloComputation::RemoveInstruction(HloInstruction* instruction) {
   auto it = std::find_if(instructions_.begin(), instructions_.end(),
                          [&](const auto& p) { return p.get() == instruction; });
   TPUSIM_CHECK(it != instructions_.end()) << "RemoveInstruction: not in " << name_;
+  Unindex(instruction);
   instructions_.erase(it);
 }
 
 HloInstruction* HloComputation::FindInstruction(std::string_view name) const {
-  for (const auto& i : instructions_) {
-    if (i->name() == name) return i.get();
-  }
-  return nullptr;
+  auto it = by_name_.find(std::string(name));
+  return it == by_name_.end() ? nullptr : it->second.front();
+}
+
+void HloComputation::Unindex(HloInstruction* instruction) {
+  auto it = by_name_.find(instruction->name());
+  TPUSIM_CHECK(it != by_name_.end()) << "name index: " << instruction->name() << " missing";
+  std::vector<HloInstruction*>& same = it->second;
+  auto at = std::find(same.begin(), same.end(), instruction);
+  TPUSIM_CHECK(at != same.end()) << "name index: " << instruction->name() << " missing";
+  same.erase(at);
+  if (same.empty()) by_name_.erase(it);
+}
+
+void HloComputation::OnRename(HloInstruction* instruction, const std::string& new_name) {
+  Unindex(instruction);
+  by_name_[new_name].push_back(instruction);
 }
 
 std::string HloComputation::ToString() const { return PrintComputation(*this); }

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "common/diagnostic.h"
@@ -55,8 +57,12 @@ class HloComputation {
   int64_t num_parameters() const { return static_cast<int64_t>(parameters_.size()); }
   HloInstruction* root_instruction() const { return root_; }
   void set_root_instruction(HloInstruction* root) { root_ = root; }
-  /// The instruction named `name` (without `%`), or nullptr.
+  /// The instruction named `name` (without `%`), or nullptr. Constant time (a name index kept by
+  /// AddInstruction, RemoveInstruction and HloInstruction::set_name), so passes that pick unique
+  /// names for many new instructions (while-lowering's unrolling) stay linear.
   HloInstruction* FindInstruction(std::string_view name) const;
+  /// Called by HloInstruction::set_name before `instruction` of this computation takes `new_name`.
+  void OnRename(HloInstruction* instruction, const std::string& new_name);
 
   /// Where the computation's name is in the text.
   SourceLocation location() const { return location_; }
@@ -69,9 +75,15 @@ class HloComputation {
   std::string ToString() const;
 
  private:
+  // Drops `instruction` from by_name_.
+  void Unindex(HloInstruction* instruction);
+
   std::string name_;
   HloModule* parent_ = nullptr;
   std::vector<std::unique_ptr<HloInstruction>> instructions_;
+  // Name -> instructions of that name (several only while a pass renames; FindInstruction returns
+  // the first added).
+  std::unordered_map<std::string, std::vector<HloInstruction*>> by_name_;
   std::vector<HloInstruction*> parameters_;
   HloInstruction* root_ = nullptr;
   SourceLocation location_;

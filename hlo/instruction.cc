@@ -8,6 +8,11 @@
 
 namespace tpusim::hlo {
 
+void HloInstruction::set_name(std::string name) {
+  if (parent_ != nullptr) parent_->OnRename(this, name);
+  name_ = std::move(name);
+}
+
 void HloInstruction::AppendOperand(HloInstruction* operand) {
   operands_.push_back(operand);
   auto& u = operand->users_;

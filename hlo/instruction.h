@@ -35,7 +35,8 @@ class HloInstruction {
   HloOpcode opcode() const { return opcode_; }
   /// Name without the `%` ("add.53").
   const std::string& name() const { return name_; }
-  void set_name(std::string name) { name_ = std::move(name); }
+  /// Renames the instruction (and keeps its computation's name index, FindInstruction, current).
+  void set_name(std::string name);
   /// Result shape (array or tuple), with layout when the text had one.
   const Shape& shape() const { return shape_; }
   Shape& mutable_shape() { return shape_; }
