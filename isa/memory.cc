@@ -4,13 +4,22 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 namespace tpusim::isa {
 
+std::string ByteRangeText(uint64_t address, uint64_t bytes) {
+  if (bytes > std::numeric_limits<uint64_t>::max() - address) {
+    // address + bytes (< 2^65) as 2^64 + the wrapped remainder.
+    return fmt::format("[{:#x}, 2^64 + {:#x})", address, address + bytes);
+  }
+  return fmt::format("[{:#x}, {:#x})", address, address + bytes);
+}
+
 Status SparseMemory::CheckRange(uint64_t address, uint64_t bytes) const {
   if (address > capacity_ || bytes > capacity_ - address) {
-    return InvalidArgument(fmt::format("bytes [{:#x}, {:#x}) are outside {} ({} bytes)", address,
-                                       address + bytes, name_, capacity_));
+    return InvalidArgument(fmt::format("bytes {} are outside {} ({} bytes)",
+                                       ByteRangeText(address, bytes), name_, capacity_));
   }
   return OkStatus();
 }

@@ -14,6 +14,10 @@
 
 namespace tpusim::isa {
 
+/// "[0x100, 0x140)": the half-open byte range of `bytes` bytes from `address`, for messages; a
+/// range that runs past 2^64 ends at "2^64 + 0x..." instead of a wrapped (smaller) end address.
+std::string ByteRangeText(uint64_t address, uint64_t bytes);
+
 class SparseMemory {
  public:
   static constexpr uint64_t kPageBytes = 64 * 1024;

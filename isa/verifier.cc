@@ -10,6 +10,7 @@
 #include "isa/disassembler.h"
 #include "isa/encoding.h"
 #include "isa/indirect_dma.h"
+#include "isa/memory.h"
 #include "isa/numerics.h"
 
 namespace tpusim::isa {
@@ -80,7 +81,7 @@ class Verifier {
              uint64_t align) {
     uint64_t cap = Capacity(space);
     if (addr > cap || bytes > cap - addr) {
-      Err(field, fmt::format("bytes [{:#x}, {:#x}) are outside {} ({} bytes)", addr, addr + bytes,
+      Err(field, fmt::format("bytes {} are outside {} ({} bytes)", ByteRangeText(addr, bytes),
                              Name(space), cap));
     } else if (align > 1 && addr % align != 0) {
       Err(field, fmt::format("address {:#x} is not aligned to {} bytes", addr, align));
