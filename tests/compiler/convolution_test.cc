@@ -89,6 +89,12 @@ TEST_P(ConvolutionTest, InputInAnyOrderWithFeaturesLastIsReadInPlace) {
       EXPECT_EQ(name.find("y.t"), std::string::npos) << c.labels << ": " << name;
     }
   }
+  // The negative: an input with its batch last (01fb) is still transposed first, under that name.
+  auto run = CheckAgainstEvaluator(Conv("f32[9,11,5,2]", "f32[3,3,5,7]", "f32[2,9,11,7]",
+                                        "size=3x3 pad=1_1x1_1", "01fb_01io->b01f"),
+                                   GetParam(), kExact, 0, {}, true);
+  const auto& names = run.compiled.program.hlo_names;
+  EXPECT_NE(std::find(names.begin(), names.end(), "y.t"), names.end());
 }
 
 TEST_P(ConvolutionTest, OneSpatialDimension) {
