@@ -228,29 +228,32 @@ Status HloParserImpl::CheckRequiredAttributes(const HloInstruction& inst,
   return OkStatus();
 }
 
-Status HloParserImpl::ParseAttribute(HloInstruction& inst, const Token& name_tok) {
-  const std::string_view name = name_tok.text;
-  const HloOpcode op = inst.opcode();
-  const Token vtok = lex_.Peek();
-  auto int_attr = [&](auto setter) -> Status {
-    TPUSIM_ASSIGN_OR_RETURN(int64_t v, ParseInt());
-    setter(v);
-    return OkStatus();
-  };
-  auto bool_attr = [&](auto setter) -> Status {
-    TPUSIM_ASSIGN_OR_RETURN(bool v, ParseBool());
-    setter(v);
-    return OkStatus();
-  };
-  auto enum_attr = [&](auto parse) -> Status {
-    if (vtok.kind != TokKind::kIdent || !parse(vtok.text)) {
-      return ErrorAtToken(vtok,
-                          fmt::format("unknown value {} for attribute '{}'", Describe(vtok), name));
-    }
-    lex_.Next();
-    return OkStatus();
-  };
+Status HloParserImpl::ParseIntAttribute(const std::function<void(int64_t)>& set) {
+  TPUSIM_ASSIGN_OR_RETURN(int64_t v, ParseInt());
+  set(v);
+  return OkStatus();
+}
 
+Status HloParserImpl::ParseBoolAttribute(const std::function<void(bool)>& set) {
+  TPUSIM_ASSIGN_OR_RETURN(bool v, ParseBool());
+  set(v);
+  return OkStatus();
+}
+
+Status HloParserImpl::ParseEnumAttribute(const Token& vtok, std::string_view name,
+                                         const std::function<bool(std::string_view)>& parse) {
+  if (vtok.kind != TokKind::kIdent || !parse(vtok.text)) {
+    return ErrorAtToken(vtok,
+                        fmt::format("unknown value {} for attribute '{}'", Describe(vtok), name));
+  }
+  lex_.Next();
+  return OkStatus();
+}
+
+// Dimensions, windows, dimension numbers, slices, padding and precision.
+std::optional<Status> HloParserImpl::ParseIndexingAttribute(
+    HloInstruction& inst, std::string_view name, const Token& vtok) {
+  const HloOpcode op = inst.opcode();
   if (name == "dimensions") {
     inst.set_has_dimensions(true);
     return ParseIntList(&inst.mutable_dimensions());
@@ -303,7 +306,7 @@ Status HloParserImpl::ParseAttribute(HloInstruction& inst, const Token& name_tok
     return OkStatus();
   }
   if (name == "algorithm" && op == HloOpcode::kRngBitGenerator) {
-    return enum_attr([&](std::string_view v) {
+    return ParseEnumAttribute(vtok, name, [&](std::string_view v) {
       if (v == "rng_default")
         inst.set_rng_algorithm(RandomAlgorithm::kDefault);
       else if (v == "rng_three_fry")
@@ -333,7 +336,9 @@ Status HloParserImpl::ParseAttribute(HloInstruction& inst, const Token& name_tok
     if (name == "start_index_map") return ParseIntList(&g.start_index_map);
     if (name == "operand_batching_dims") return ParseIntList(&g.operand_batching_dims);
     if (name == "start_indices_batching_dims") return ParseIntList(&g.start_indices_batching_dims);
-    if (name == "index_vector_dim") return int_attr([&](int64_t v) { g.index_vector_dim = v; });
+    if (name == "index_vector_dim") {
+      return ParseIntAttribute([&](int64_t v) { g.index_vector_dim = v; });
+    }
     if (name == "slice_sizes") return ParseIntList(&inst.mutable_gather_slice_sizes());
   }
   if (op == HloOpcode::kScatter) {
@@ -346,13 +351,25 @@ Status HloParserImpl::ParseAttribute(HloInstruction& inst, const Token& name_tok
     if (name == "scatter_indices_batching_dims") {
       return ParseIntList(&s.scatter_indices_batching_dims);
     }
-    if (name == "index_vector_dim") return int_attr([&](int64_t v) { s.index_vector_dim = v; });
+    if (name == "index_vector_dim") {
+      return ParseIntAttribute([&](int64_t v) { s.index_vector_dim = v; });
+    }
   }
   if (name == "indices_are_sorted")
-    return bool_attr([&](bool v) { inst.set_indices_are_sorted(v); });
-  if (name == "unique_indices") return bool_attr([&](bool v) { inst.set_unique_indices(v); });
+    return ParseBoolAttribute([&](bool v) { inst.set_indices_are_sorted(v); });
+  if (name == "unique_indices") {
+    return ParseBoolAttribute([&](bool v) { inst.set_unique_indices(v); });
+  }
+  return std::nullopt;
+}
+
+// The attributes of one opcode (comparison, tuple index, iota, fusion kind, rng, batch-norm,
+// sort, reduce-precision).
+std::optional<Status> HloParserImpl::ParseOpAttribute(HloInstruction& inst, std::string_view name,
+                                                      const Token& vtok) {
+  const HloOpcode op = inst.opcode();
   if (op == HloOpcode::kCompare && name == "direction") {
-    return enum_attr([&](std::string_view v) {
+    return ParseEnumAttribute(vtok, name, [&](std::string_view v) {
       static constexpr std::pair<std::string_view, ComparisonDirection> kDirs[] = {
           {"EQ", ComparisonDirection::kEq}, {"NE", ComparisonDirection::kNe},
           {"GE", ComparisonDirection::kGe}, {"GT", ComparisonDirection::kGt},
@@ -367,7 +384,7 @@ Status HloParserImpl::ParseAttribute(HloInstruction& inst, const Token& name_tok
     });
   }
   if (op == HloOpcode::kCompare && name == "type") {
-    return enum_attr([&](std::string_view v) {
+    return ParseEnumAttribute(vtok, name, [&](std::string_view v) {
       static constexpr std::pair<std::string_view, ComparisonType> kTypes[] = {
           {"FLOAT", ComparisonType::kFloat},
           {"TOTALORDER", ComparisonType::kTotalOrder},
@@ -389,10 +406,10 @@ Status HloParserImpl::ParseAttribute(HloInstruction& inst, const Token& name_tok
     return OkStatus();
   }
   if (op == HloOpcode::kIota && name == "iota_dimension") {
-    return int_attr([&](int64_t v) { inst.set_iota_dimension(v); });
+    return ParseIntAttribute([&](int64_t v) { inst.set_iota_dimension(v); });
   }
   if (op == HloOpcode::kFusion && name == "kind") {
-    return enum_attr([&](std::string_view v) {
+    return ParseEnumAttribute(vtok, name, [&](std::string_view v) {
       if (v == "kLoop")
         inst.set_fusion_kind(FusionKind::kLoop);
       else if (v == "kInput")
@@ -407,7 +424,7 @@ Status HloParserImpl::ParseAttribute(HloInstruction& inst, const Token& name_tok
     });
   }
   if (op == HloOpcode::kRng && name == "distribution") {
-    return enum_attr([&](std::string_view v) {
+    return ParseEnumAttribute(vtok, name, [&](std::string_view v) {
       if (v == "rng_uniform")
         inst.set_distribution(RandomDistribution::kUniform);
       else if (v == "rng_normal")
@@ -423,24 +440,33 @@ Status HloParserImpl::ParseAttribute(HloInstruction& inst, const Token& name_tok
     return OkStatus();
   }
   if (IsBatchNorm(op) && name == "feature_index") {
-    return int_attr([&](int64_t v) { inst.set_feature_index(v); });
+    return ParseIntAttribute([&](int64_t v) { inst.set_feature_index(v); });
   }
-  if (name == "is_stable") return bool_attr([&](bool v) { inst.set_is_stable(v); });
+  if (name == "is_stable") return ParseBoolAttribute([&](bool v) { inst.set_is_stable(v); });
   if (op == HloOpcode::kReducePrecision && name == "exponent_bits") {
-    return int_attr([&](int64_t v) { inst.set_exponent_bits(v); });
+    return ParseIntAttribute([&](int64_t v) { inst.set_exponent_bits(v); });
   }
   if (op == HloOpcode::kReducePrecision && name == "mantissa_bits") {
-    return int_attr([&](int64_t v) { inst.set_mantissa_bits(v); });
+    return ParseIntAttribute([&](int64_t v) { inst.set_mantissa_bits(v); });
   }
+  return std::nullopt;
+}
+
+// Replica groups, channels and source-target pairs.
+std::optional<Status> HloParserImpl::ParseCollectiveAttribute(
+    HloInstruction& inst, std::string_view name, const Token& /*vtok*/) {
+  const HloOpcode op = inst.opcode();
   if (name == "replica_groups") {
     inst.set_has_replica_groups(true);
     return ParseReplicaGroups(&inst.mutable_replica_groups());
   }
-  if (name == "channel_id") return int_attr([&](int64_t v) { inst.set_channel_id(v); });
+  if (name == "channel_id") return ParseIntAttribute([&](int64_t v) { inst.set_channel_id(v); });
   if (name == "use_global_device_ids") {
-    return bool_attr([&](bool v) { inst.set_use_global_device_ids(v); });
+    return ParseBoolAttribute([&](bool v) { inst.set_use_global_device_ids(v); });
   }
-  if (name == "constrain_layout") return bool_attr([&](bool v) { inst.set_constrain_layout(v); });
+  if (name == "constrain_layout") {
+    return ParseBoolAttribute([&](bool v) { inst.set_constrain_layout(v); });
+  }
   if (name == "source_target_pairs" &&
       (op == HloOpcode::kCollectivePermute || op == HloOpcode::kCollectivePermuteStart)) {
     TPUSIM_RETURN_IF_ERROR(Expect(TokKind::kLbrace, "'{'"));
@@ -457,6 +483,13 @@ Status HloParserImpl::ParseAttribute(HloInstruction& inst, const Token& name_tok
     }
     return OkStatus();
   }
+  return std::nullopt;
+}
+
+// References to called computations (to_apply, condition, body, calls, branches...).
+std::optional<Status> HloParserImpl::ParseCalledComputationAttribute(
+    HloInstruction& inst, std::string_view name, const Token& vtok) {
+  const HloOpcode op = inst.opcode();
   if (name == "to_apply") return ParseComputationRef(inst, Role::kToApply);
   if (name == "condition" && op == HloOpcode::kWhile)
     return ParseComputationRef(inst, Role::kCondition);
@@ -479,6 +512,13 @@ Status HloParserImpl::ParseAttribute(HloInstruction& inst, const Token& name_tok
     if (name == "false_computation") return ParseComputationRef(inst, Role::kFalse);
     if (name == "branch_computations") return ParseComputationRefList(inst, Role::kBranch);
   }
+  return std::nullopt;
+}
+
+// Custom-call target and API version, backend config, sharding, metadata, frontend attributes.
+std::optional<Status> HloParserImpl::ParseBackendAttribute(
+    HloInstruction& inst, std::string_view name, const Token& vtok) {
+  const HloOpcode op = inst.opcode();
   if (op == HloOpcode::kCustomCall && name == "custom_call_target") {
     if (vtok.kind != TokKind::kString) {
       return ErrorAtToken(vtok, "expected a string for custom_call_target");
@@ -510,6 +550,20 @@ Status HloParserImpl::ParseAttribute(HloInstruction& inst, const Token& name_tok
   if (name == "metadata") return ParseMetadata(&inst.mutable_metadata());
   if (name == "frontend_attributes") {
     return ParseFrontendAttributes(&inst.mutable_frontend_attributes());
+  }
+  return std::nullopt;
+}
+
+Status HloParserImpl::ParseAttribute(HloInstruction& inst, const Token& name_tok) {
+  const std::string_view name = name_tok.text;
+  const HloOpcode op = inst.opcode();
+  const Token vtok = lex_.Peek();
+  // The families in order; the first that knows the name parses its value.
+  for (auto family : {&HloParserImpl::ParseIndexingAttribute, &HloParserImpl::ParseOpAttribute,
+                      &HloParserImpl::ParseCollectiveAttribute,
+                      &HloParserImpl::ParseCalledComputationAttribute,
+                      &HloParserImpl::ParseBackendAttribute}) {
+    if (std::optional<Status> parsed = (this->*family)(inst, name, vtok)) return *std::move(parsed);
   }
   // Another attribute XLA's parser knows: kept verbatim (printed back as it was). A name XLA's
   // parser does not know is an error there ("unexpected attribute"), and so here.

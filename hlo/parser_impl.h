@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -114,6 +115,23 @@ class HloParserImpl {
   // ---- Attributes (parser_attributes.cc) ----
   Status ParseAttributes(HloInstruction& inst);
   Status ParseAttribute(HloInstruction& inst, const Token& name_tok);
+  // One family of attributes each: the value parsed (its status), or nullopt if `name` is not one
+  // of the family's for this opcode. `vtok` is the value's first token.
+  std::optional<Status> ParseIndexingAttribute(HloInstruction& inst, std::string_view name,
+                                               const Token& vtok);
+  std::optional<Status> ParseOpAttribute(HloInstruction& inst, std::string_view name,
+                                         const Token& vtok);
+  std::optional<Status> ParseCollectiveAttribute(HloInstruction& inst, std::string_view name,
+                                                 const Token& vtok);
+  std::optional<Status> ParseCalledComputationAttribute(HloInstruction& inst,
+                                                        std::string_view name, const Token& vtok);
+  std::optional<Status> ParseBackendAttribute(HloInstruction& inst, std::string_view name,
+                                              const Token& vtok);
+  Status ParseIntAttribute(const std::function<void(int64_t)>& set);
+  Status ParseBoolAttribute(const std::function<void(bool)>& set);
+  /// Consumes an identifier `parse` accepts; an error naming attribute `name` otherwise.
+  Status ParseEnumAttribute(const Token& vtok, std::string_view name,
+                            const std::function<bool(std::string_view)>& parse);
   Status ParseIntList(std::vector<int64_t>* out);  // {1,2,3} / {}
   StatusOr<int64_t> ParseInt();
   StatusOr<bool> ParseBool();

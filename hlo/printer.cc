@@ -204,7 +204,8 @@ std::string ComputationList(const std::vector<HloComputation*>& cs) {
   return s + "}";
 }
 
-void AppendTypedAttributes(const HloInstruction& inst, std::string& out) {
+// Dimensions, windows, dimension numbers, precision, slices and padding.
+void AppendIndexingAttributes(const HloInstruction& inst, std::string& out) {
   const HloOpcode op = inst.opcode();
   if (inst.has_dimensions()) AppendAttr(out, "dimensions", Braced(inst.dimensions()));
   if (inst.has_window()) AppendAttr(out, "window", WindowToString(inst.window()));
@@ -291,6 +292,12 @@ void AppendTypedAttributes(const HloInstruction& inst, std::string& out) {
   }
   if (inst.indices_are_sorted()) AppendAttr(out, "indices_are_sorted", "true");
   if (inst.unique_indices()) AppendAttr(out, "unique_indices", "true");
+}
+
+// The attributes of one opcode (comparison, tuple index, iota, fusion kind, rng, batch-norm, sort,
+// reduce-precision).
+void AppendOpAttributes(const HloInstruction& inst, std::string& out) {
+  const HloOpcode op = inst.opcode();
   if (op == HloOpcode::kCompare) {
     AppendAttr(out, "direction", ComparisonDirectionName(inst.comparison_direction()));
     if (inst.comparison_type() != ComparisonType::kDefault) {
@@ -318,6 +325,11 @@ void AppendTypedAttributes(const HloInstruction& inst, std::string& out) {
     AppendAttr(out, "exponent_bits", std::to_string(inst.exponent_bits()));
     AppendAttr(out, "mantissa_bits", std::to_string(inst.mantissa_bits()));
   }
+}
+
+// Replica groups, channels and source-target pairs.
+void AppendCollectiveAttributes(const HloInstruction& inst, std::string& out) {
+  const HloOpcode op = inst.opcode();
   if (inst.has_replica_groups())
     AppendAttr(out, "replica_groups", inst.replica_groups().ToString());
   if (inst.channel_id().has_value())
@@ -327,12 +339,18 @@ void AppendTypedAttributes(const HloInstruction& inst, std::string& out) {
   if (op == HloOpcode::kCollectivePermute || op == HloOpcode::kCollectivePermuteStart) {
     std::string s = "{";
     for (size_t i = 0; i < inst.source_target_pairs().size(); ++i) {
-      s += (i ? "," : "") + fmt::format("{{{},{}}}", inst.source_target_pairs()[i].first,
-                                        inst.source_target_pairs()[i].second);
+      // (Appended in two steps: GCC 12 reports a false -Wrestrict on `"," + string&&` here.)
+      if (i) s += ",";
+      s += fmt::format("{{{},{}}}", inst.source_target_pairs()[i].first,
+                       inst.source_target_pairs()[i].second);
     }
     AppendAttr(out, "source_target_pairs", s + "}");
   }
-  // Called computations.
+}
+
+// The called computations (to_apply, condition, body, select, scatter, calls, branches).
+void AppendCalledComputations(const HloInstruction& inst, std::string& out) {
+  const HloOpcode op = inst.opcode();
   if (inst.to_apply()) AppendAttr(out, "to_apply", ComputationRef(inst.to_apply()));
   if (inst.while_condition()) AppendAttr(out, "condition", ComputationRef(inst.while_condition()));
   if (inst.while_body()) AppendAttr(out, "body", ComputationRef(inst.while_body()));
@@ -359,6 +377,12 @@ void AppendTypedAttributes(const HloInstruction& inst, std::string& out) {
       AppendAttr(out, "branch_computations", ComputationList(b));
     }
   }
+}
+
+// Custom-call target and API version, sharding, raw attributes, frontend attributes, metadata and
+// backend config.
+void AppendBackendAttributes(const HloInstruction& inst, std::string& out) {
+  const HloOpcode op = inst.opcode();
   if (op == HloOpcode::kCustomCall) {
     AppendAttr(out, "custom_call_target", Quote(inst.custom_call_target()));
   }
@@ -394,6 +418,15 @@ void AppendTypedAttributes(const HloInstruction& inst, std::string& out) {
         out, "backend_config",
         inst.backend_config_is_braced() ? inst.backend_config() : Quote(inst.backend_config()));
   }
+}
+
+// The attributes of `inst` other than its operands, in the order XLA prints them.
+void AppendTypedAttributes(const HloInstruction& inst, std::string& out) {
+  AppendIndexingAttributes(inst, out);
+  AppendOpAttributes(inst, out);
+  AppendCollectiveAttributes(inst, out);
+  AppendCalledComputations(inst, out);
+  AppendBackendAttributes(inst, out);
 }
 
 }  // namespace

@@ -447,405 +447,503 @@ std::vector<HloOpcode> OpcodesWithoutShapeInference() {
   return out;
 }
 
-StatusOr<std::optional<Shape>> InferShape(const HloInstruction& inst, int64_t num_devices) {
+namespace {
+
+// One function per opcode (or per family sharing a rule); InferShape dispatches on the opcode.
+
+// The result element of an asynchronous pair's -done: copy-start gives (operand, result, context),
+// collective-permute-start (operand, result, contexts...).
+StatusOr<Shape> InferAsyncDone(const HloInstruction& inst) {
+  TPUSIM_RETURN_IF_ERROR(ExpectOperands(inst, 1));
+  const Shape& start = inst.operand(0)->shape();
+  const int64_t element = inst.opcode() == HloOpcode::kCopyDone ? 0 : 1;
+  if (!start.IsTuple() || start.tuple_shapes_size() <= element) {
+    return Err(
+        fmt::format("the operand must be the tuple of its -start, got {}", start.ToString(false)));
+  }
+  return start.tuple_shapes(element);
+}
+
+StatusOr<Shape> InferGetTupleElement(const HloInstruction& inst) {
+  TPUSIM_RETURN_IF_ERROR(ExpectOperands(inst, 1));
+  const Shape& tuple = inst.operand(0)->shape();
+  if (!tuple.IsTuple() || inst.tuple_index() >= tuple.tuple_shapes_size()) {
+    return Err(fmt::format("index {} is out of range for {}", inst.tuple_index(),
+                           tuple.ToString(false)));
+  }
+  return tuple.tuple_shapes(inst.tuple_index());
+}
+
+// XLA: topk(x), k=K over the last dimension gives (x's type [..., K], s32[..., K]).
+StatusOr<Shape> InferTopK(const HloInstruction& inst) {
+  TPUSIM_RETURN_IF_ERROR(ExpectOperands(inst, 1));
+  const Shape& x = inst.operand(0)->shape();
+  const std::string* k_text = inst.FindRawAttribute("k");
+  int64_t k = -1;
+  if (k_text != nullptr) {
+    const auto [end, ec] = std::from_chars(k_text->data(), k_text->data() + k_text->size(), k);
+    if (ec != std::errc() || end != k_text->data() + k_text->size()) k = -1;
+  }
+  if (!x.IsArray() || x.rank() < 1) return Err("topk needs an array of rank >= 1");
+  const int64_t last = x.dimensions(x.rank() - 1);
+  if (k < 1 || k > last) {
+    return Err(fmt::format("k={} must be in [1, {}] (the last dimension of {})",
+                           k_text ? *k_text : std::string("?"), last, x.ToString(false)));
+  }
+  Dims dims = x.dimensions();
+  dims.back() = k;
+  return Shape::Tuple({ArrayLike(x.element_type(), dims), ArrayLike(PrimitiveType::kS32, dims)});
+}
+
+// all-reduce, all-to-all, all-gather, reduce-scatter. For all-gather and reduce-scatter the
+// dimension is checked even when the group size (and so the shape) is unknown: the lowering and the
+// evaluator index the operand with it. With the group size unknown, the written shape must still be
+// one some group size gives — the operand's, but for dimension d, which is a positive multiple
+// (all-gather) or a positive divisor (reduce-scatter) of the operand's — and is accepted as written
+// (nullopt).
+StatusOr<std::optional<Shape>> InferReplicaGroupCollective(const HloInstruction& inst,
+                                                           int64_t num_devices) {
   const HloOpcode op = inst.opcode();
   const Shape& declared = inst.shape();
-  if (!HasShapeInference(op)) return std::optional<Shape>();
-  auto operand = [&](int64_t i) -> const Shape& { return inst.operand(i)->shape(); };
-  if (IsElementwise(op)) {
-    TPUSIM_ASSIGN_OR_RETURN(Shape s, InferElementwise(inst, declared));
-    return std::optional<Shape>(std::move(s));
+  if (op == HloOpcode::kAllGather || op == HloOpcode::kReduceScatter) {
+    for (const HloInstruction* o : inst.operands()) {
+      const Shape& s = o->shape();
+      if (s.IsArray() && s.rank() > 0 &&
+          (inst.dimensions().size() != 1 || !ValidDim(inst.dimensions(0), s.rank()))) {
+        return Err(fmt::format("needs dimensions={{d}} with d < rank {}", s.rank()));
+      }
+    }
+    if (GroupSize(inst, num_devices) <= 0) {
+      const Shape& o = inst.operand(0)->shape();
+      if (inst.operand_count() == 1 && o.IsArray() && o.rank() > 0 && declared.IsArray()) {
+        const int64_t d = inst.dimensions(0);
+        bool ok = declared.rank() == o.rank();
+        for (int64_t i = 0; ok && i < o.rank(); ++i) {
+          const int64_t w = declared.dimensions(i), x = o.dimensions(i);
+          if (i != d) {
+            ok = w == x;
+          } else if (op == HloOpcode::kAllGather) {
+            ok = w > 0 && x > 0 && w % x == 0;
+          } else {
+            ok = w > 0 && x % w == 0;
+          }
+        }
+        if (!ok) {
+          return Err(fmt::format("{} is not {} along dimension {} by any group size",
+                                 declared.ToString(false), o.ToString(false), d));
+        }
+      }
+      return std::optional<Shape>();  // cannot infer the group size: accepted as written
+    }
   }
-  switch (op) {
-    case HloOpcode::kParameter:
-    case HloOpcode::kConstant:
-      return std::optional<Shape>(declared);
-    case HloOpcode::kIota: {
+  TPUSIM_ASSIGN_OR_RETURN(Shape s, InferCollective(inst, num_devices));
+  return std::optional<Shape>(std::move(s));
+}
+
+StatusOr<Shape> InferBroadcast(const HloInstruction& inst) {
+  TPUSIM_RETURN_IF_ERROR(ExpectOperands(inst, 1));
+  const Shape& declared = inst.shape();
+  const Shape& o = inst.operand(0)->shape();
+  if (!declared.IsArray() || static_cast<int64_t>(inst.dimensions().size()) != o.rank()) {
+    return Err(
+        fmt::format("broadcast dimensions {} must have one entry per operand dimension of {}",
+                    DimsStr(inst.dimensions()), o.ToString(false)));
+  }
+  for (int64_t i = 0; i < o.rank(); ++i) {
+    const int64_t d = inst.dimensions(i);
+    if (!ValidDim(d, declared.rank()) || declared.dimensions(d) != o.dimensions(i)) {
+      return Err(
+          fmt::format("broadcast: operand dimension {} (size {}) maps to output dimension {} "
+                      "of {}",
+                      i, o.dimensions(i), d, declared.ToString(false)));
+    }
+  }
+  return ArrayLike(o.element_type(), declared.dimensions());
+}
+
+StatusOr<Shape> InferReshape(const HloInstruction& inst) {
+  TPUSIM_RETURN_IF_ERROR(ExpectOperands(inst, 1));
+  const Shape& o = inst.operand(0)->shape();
+  if (o.ElementCount() != inst.shape().ElementCount()) {
+    return Err(fmt::format("reshape from {} to {} changes the element count", o.ToString(false),
+                           inst.shape().ToString(false)));
+  }
+  return ArrayLike(o.element_type(), inst.shape().dimensions());
+}
+
+StatusOr<Shape> InferTranspose(const HloInstruction& inst) {
+  TPUSIM_RETURN_IF_ERROR(ExpectOperands(inst, 1));
+  const Shape& o = inst.operand(0)->shape();
+  Dims perm = inst.dimensions();
+  Dims sorted = perm;
+  std::sort(sorted.begin(), sorted.end());
+  Dims iota(static_cast<size_t>(o.rank()));
+  std::iota(iota.begin(), iota.end(), 0);
+  if (sorted != iota) {
+    return Err(fmt::format("transpose dimensions {} are not a permutation of rank {}",
+                           DimsStr(perm), o.rank()));
+  }
+  Dims out;
+  for (int64_t p : perm) out.push_back(o.dimensions(p));
+  return ArrayLike(o.element_type(), out);
+}
+
+StatusOr<Shape> InferReverse(const HloInstruction& inst) {
+  TPUSIM_RETURN_IF_ERROR(ExpectOperands(inst, 1));
+  const Shape& o = inst.operand(0)->shape();
+  for (int64_t d : inst.dimensions()) {
+    if (!ValidDim(d, o.rank())) return Err("reverse dimension out of range");
+  }
+  return o;
+}
+
+StatusOr<Shape> InferSlice(const HloInstruction& inst) {
+  TPUSIM_RETURN_IF_ERROR(ExpectOperands(inst, 1));
+  const Shape& o = inst.operand(0)->shape();
+  if (static_cast<int64_t>(inst.slice_starts().size()) != o.rank()) {
+    return Err(fmt::format("slice has {} dimensions, operand rank is {}",
+                           inst.slice_starts().size(), o.rank()));
+  }
+  Dims out;
+  for (int64_t i = 0; i < o.rank(); ++i) {
+    const int64_t s = inst.slice_starts()[static_cast<size_t>(i)];
+    const int64_t l = inst.slice_limits()[static_cast<size_t>(i)];
+    const int64_t st = inst.slice_strides()[static_cast<size_t>(i)];
+    if (s < 0 || l > o.dimensions(i) || s > l || st < 1) {
+      return Err(fmt::format("slice [{}:{}:{}] is out of bounds for dimension {} of size {}", s, l,
+                             st, i, o.dimensions(i)));
+    }
+    out.push_back((l - s + st - 1) / st);
+  }
+  return ArrayLike(o.element_type(), out);
+}
+
+StatusOr<Shape> InferDynamicSlice(const HloInstruction& inst) {
+  const Shape& o = inst.operand(0)->shape();
+  const Dims& sizes = inst.dynamic_slice_sizes();
+  if (inst.operand_count() != 1 + o.rank() && inst.operand_count() != 2) {
+    return Err(fmt::format("dynamic-slice expects 1 + {} operands", o.rank()));
+  }
+  if (static_cast<int64_t>(sizes.size()) != o.rank())
+    return Err("dynamic_slice_sizes rank mismatch");
+  for (int64_t i = 0; i < o.rank(); ++i) {
+    if (sizes[static_cast<size_t>(i)] < 0 || sizes[static_cast<size_t>(i)] > o.dimensions(i)) {
+      return Err(fmt::format("dynamic slice size {} exceeds dimension {} of size {}",
+                             sizes[static_cast<size_t>(i)], i, o.dimensions(i)));
+    }
+  }
+  return ArrayLike(o.element_type(), sizes);
+}
+
+StatusOr<Shape> InferDynamicUpdateSlice(const HloInstruction& inst) {
+  const Shape& o = inst.operand(0)->shape();
+  if (inst.operand_count() < 2) return Err("dynamic-update-slice expects operand, update, indices");
+  const Shape& u = inst.operand(1)->shape();
+  if (u.rank() != o.rank()) return Err("update rank differs from the operand's");
+  for (int64_t i = 0; i < o.rank(); ++i) {
+    if (u.dimensions(i) > o.dimensions(i)) {
+      return Err(fmt::format("update dimension {} ({}) exceeds the operand's ({})", i,
+                             u.dimensions(i), o.dimensions(i)));
+    }
+  }
+  return o;
+}
+
+StatusOr<Shape> InferConcatenate(const HloInstruction& inst) {
+  if (inst.operand_count() < 1 || inst.dimensions().size() != 1) {
+    return Err("concatenate needs operands and dimensions={d}");
+  }
+  const Shape& first = inst.operand(0)->shape();
+  const int64_t d = inst.dimensions(0);
+  if (!ValidDim(d, first.rank())) return Err("concatenate dimension out of range");
+  Dims out = first.dimensions();
+  for (int64_t k = 1; k < inst.operand_count(); ++k) {
+    const Shape& s = inst.operand(k)->shape();
+    if (s.rank() != first.rank()) return Err("concatenate operands differ in rank");
+    for (int64_t i = 0; i < s.rank(); ++i) {
+      if (i != d && s.dimensions(i) != first.dimensions(i)) {
+        return Err(fmt::format("concatenate operand {} differs in dimension {}", k, i));
+      }
+    }
+    out[static_cast<size_t>(d)] += s.dimensions(d);
+  }
+  return ArrayLike(first.element_type(), out);
+}
+
+StatusOr<Shape> InferPad(const HloInstruction& inst) {
+  TPUSIM_RETURN_IF_ERROR(ExpectOperands(inst, 2));
+  const Shape& o = inst.operand(0)->shape();
+  const auto& p = inst.padding_config().dimensions;
+  if (static_cast<int64_t>(p.size()) != o.rank()) {
+    return Err(fmt::format("padding has {} dimensions, operand rank is {}", p.size(), o.rank()));
+  }
+  if (inst.operand(1)->shape().rank() != 0) return Err("padding value must be a scalar");
+  Dims out;
+  for (int64_t i = 0; i < o.rank(); ++i) {
+    const PaddingDimension& pd = p[static_cast<size_t>(i)];
+    const int64_t n = o.dimensions(i);
+    const int64_t size = pd.edge_padding_low + pd.edge_padding_high + n +
+                         std::max<int64_t>(n - 1, 0) * pd.interior_padding;
+    if (size < 0) return Err(fmt::format("padding makes dimension {} negative", i));
+    out.push_back(size);
+  }
+  return ArrayLike(o.element_type(), out);
+}
+
+// The source has the shape reduce-window would produce from the operand with this window.
+StatusOr<Shape> InferSelectAndScatter(const HloInstruction& inst) {
+  TPUSIM_RETURN_IF_ERROR(ExpectOperands(inst, 3));
+  const Shape& o = inst.operand(0)->shape();
+  if (static_cast<int64_t>(inst.window().dimensions.size()) != o.rank()) {
+    return Err("select-and-scatter window rank differs from the operand's");
+  }
+  Dims expect;
+  for (int64_t i = 0; i < o.rank(); ++i) {
+    TPUSIM_ASSIGN_OR_RETURN(
+        int64_t d, WindowedDim(o.dimensions(i), inst.window().dimensions[static_cast<size_t>(i)]));
+    expect.push_back(d);
+  }
+  const Shape& source = inst.operand(1)->shape();
+  if (source.dimensions() != expect) {
+    return Err(fmt::format("select-and-scatter source is {} but the window gives {}",
+                           source.ToString(false), DimsStr(expect)));
+  }
+  return o;
+}
+
+// scatter(operands..., indices, updates...): result = the operands.
+StatusOr<Shape> InferScatter(const HloInstruction& inst) {
+  if (inst.operand_count() < 3 || inst.operand_count() % 2 == 0) {
+    return Err("scatter expects N operands, indices, N updates");
+  }
+  const int64_t n = (inst.operand_count() - 1) / 2;
+  if (n == 1) return inst.operand(0)->shape();
+  std::vector<Shape> elems;
+  for (int64_t i = 0; i < n; ++i) elems.push_back(inst.operand(i)->shape());
+  return Shape::Tuple(std::move(elems));
+}
+
+StatusOr<Shape> InferSort(const HloInstruction& inst) {
+  if (inst.operand_count() < 1) return Err("sort expects operands");
+  const Shape& first = inst.operand(0)->shape();
+  for (int64_t i = 1; i < inst.operand_count(); ++i) {
+    if (inst.operand(i)->shape().dimensions() != first.dimensions())
+      return Err("sort operands differ in dimensions");
+  }
+  if (inst.dimensions().size() != 1 || !ValidDim(inst.dimensions(0), first.rank())) {
+    return Err("sort needs dimensions={d} within the operand rank");
+  }
+  if (inst.operand_count() == 1) return first;
+  std::vector<Shape> elems;
+  for (const HloInstruction* o : inst.operands()) elems.push_back(o->shape());
+  return Shape::Tuple(std::move(elems));
+}
+
+StatusOr<Shape> InferMap(const HloInstruction& inst) {
+  if (inst.operand_count() < 1 || inst.to_apply() == nullptr)
+    return Err("map needs operands and to_apply");
+  const HloInstruction* root = inst.to_apply()->root_instruction();
+  return ArrayLike(root->shape().element_type(), inst.operand(0)->shape().dimensions());
+}
+
+// As XLA's InferBatchNorm*Shape: training takes (operand, scale, offset); inference (operand,
+// scale, offset, mean, variance); grad (operand, scale, mean, variance, grad_output). Every
+// per-feature operand is rank 1 with the feature dimension's size and a floating-point type (XLA:
+// same element type ignoring FP precision); grad_output has the operand's dimensions.
+StatusOr<Shape> InferBatchNorm(const HloInstruction& inst) {
+  const HloOpcode op = inst.opcode();
+  auto operand = [&](int64_t i) -> const Shape& { return inst.operand(i)->shape(); };
+  const Shape& o = operand(0);
+  const int64_t want = op == HloOpcode::kBatchNormTraining ? 3 : 5;
+  if (inst.operand_count() != want) {
+    return Err(fmt::format("{} takes {} operands, got {}", HloOpcodeString(op), want,
+                           inst.operand_count()));
+  }
+  if (!o.IsArray()) return Err("batch-norm operand must be an array");
+  if (!ValidDim(inst.feature_index(), o.rank())) return Err("feature_index out of range");
+  const int64_t features = o.dimensions(inst.feature_index());
+  const int64_t per_feature = op == HloOpcode::kBatchNormGrad ? 4 : want;
+  for (int64_t k = 1; k < per_feature; ++k) {
+    const Shape& f = operand(k);
+    if (!f.IsArray() || f.rank() != 1 || f.dimensions(0) != features ||
+        IsFloatingPoint(f.element_type()) != IsFloatingPoint(o.element_type())) {
+      return Err(
+          fmt::format("operand {} is {} but the operand's feature dimension {} needs "
+                      "a floating-point [{}]",
+                      k, f.ToString(false), inst.feature_index(), features));
+    }
+  }
+  if (op == HloOpcode::kBatchNormGrad &&
+      !(operand(4).IsArray() && operand(4).dimensions() == o.dimensions())) {
+    return Err(fmt::format("grad_output is {} but the operand is {}", operand(4).ToString(false),
+                           o.ToString(false)));
+  }
+  if (op == HloOpcode::kBatchNormInference) return o;
+  const Shape f = ArrayLike(o.element_type(), {o.dimensions(inst.feature_index())});
+  return Shape::Tuple({o, f, f});
+}
+
+// while, call, fusion, conditional: the shape of the called computation's root.
+StatusOr<Shape> InferControlFlow(const HloInstruction& inst) {
+  const HloOpcode op = inst.opcode();
+  if (op == HloOpcode::kWhile) {
+    TPUSIM_RETURN_IF_ERROR(ExpectOperands(inst, 1));
+    if (inst.while_body() != nullptr && inst.while_body()->root_instruction() != nullptr) {
+      return inst.while_body()->root_instruction()->shape();
+    }
+    return inst.operand(0)->shape();
+  }
+  if (op == HloOpcode::kConditional) {
+    if (inst.branch_computations().empty() || inst.branch_computations()[0] == nullptr) {
+      return Err("conditional has no branches");
+    }
+    return inst.branch_computations()[0]->root_instruction()->shape();
+  }
+  const HloComputation* c =
+      op == HloOpcode::kCall && inst.to_apply() ? inst.to_apply() : inst.called_computation();
+  if (c == nullptr || c->root_instruction() == nullptr) return Err("needs exactly one callee");
+  return c->root_instruction()->shape();
+}
+
+// The shape of a parameter, constant, iota, id, token or tuple instruction, and of the ops that
+// return their (first) operand's.
+StatusOr<Shape> InferStructural(const HloInstruction& inst) {
+  const Shape& declared = inst.shape();
+  switch (inst.opcode()) {
+    case HloOpcode::kIota:
       TPUSIM_RETURN_IF_ERROR(ExpectOperands(inst, 0));
       if (!declared.IsArray() || !ValidDim(inst.iota_dimension(), declared.rank())) {
         return Err(fmt::format("iota_dimension {} is out of range for {}", inst.iota_dimension(),
                                declared.ToString(false)));
       }
-      return std::optional<Shape>(declared);
-    }
+      return declared;
     case HloOpcode::kPartitionId:
     case HloOpcode::kReplicaId:
       TPUSIM_RETURN_IF_ERROR(ExpectOperands(inst, 0));
-      return std::optional<Shape>(Shape::Scalar(PrimitiveType::kU32));
+      return Shape::Scalar(PrimitiveType::kU32);
     case HloOpcode::kAfterAll:
-      return std::optional<Shape>(Shape::Token());
+      return Shape::Token();
     case HloOpcode::kAddDependency:
       TPUSIM_RETURN_IF_ERROR(ExpectOperands(inst, 2));
-      return std::optional<Shape>(operand(0));
+      return inst.operand(0)->shape();
     case HloOpcode::kGetDimensionSize:
       TPUSIM_RETURN_IF_ERROR(ExpectOperands(inst, 1));
-      return std::optional<Shape>(Shape::Scalar(PrimitiveType::kS32));
+      return Shape::Scalar(PrimitiveType::kS32);
     case HloOpcode::kTuple: {
       std::vector<Shape> elems;
       for (const HloInstruction* o : inst.operands()) elems.push_back(o->shape());
-      return std::optional<Shape>(Shape::Tuple(std::move(elems)));
-    }
-    case HloOpcode::kGetTupleElement: {
-      TPUSIM_RETURN_IF_ERROR(ExpectOperands(inst, 1));
-      if (!operand(0).IsTuple() || inst.tuple_index() >= operand(0).tuple_shapes_size()) {
-        return Err(fmt::format("index {} is out of range for {}", inst.tuple_index(),
-                               operand(0).ToString(false)));
-      }
-      return std::optional<Shape>(operand(0).tuple_shapes(inst.tuple_index()));
+      return Shape::Tuple(std::move(elems));
     }
     case HloOpcode::kOptimizationBarrier:
     case HloOpcode::kCollectivePermute:
     case HloOpcode::kCollectiveBroadcast:
     case HloOpcode::kAllReduceDone:
       TPUSIM_RETURN_IF_ERROR(ExpectOperands(inst, 1));
-      return std::optional<Shape>(operand(0));
+      return inst.operand(0)->shape();
+    default:  // parameter, constant: as declared
+      return declared;
+  }
+}
+
+// The inferring function of each opcode that has one (InferShape's dispatch), or nullptr.
+using ShapeRule = StatusOr<Shape> (*)(const HloInstruction&);
+
+ShapeRule ShapeRuleFor(HloOpcode op) {
+  switch (op) {
+    case HloOpcode::kParameter:
+    case HloOpcode::kConstant:
+    case HloOpcode::kIota:
+    case HloOpcode::kPartitionId:
+    case HloOpcode::kReplicaId:
+    case HloOpcode::kAfterAll:
+    case HloOpcode::kAddDependency:
+    case HloOpcode::kGetDimensionSize:
+    case HloOpcode::kTuple:
+    case HloOpcode::kOptimizationBarrier:
+    case HloOpcode::kCollectivePermute:
+    case HloOpcode::kCollectiveBroadcast:
+    case HloOpcode::kAllReduceDone:
+      return InferStructural;
+    case HloOpcode::kGetTupleElement:
+      return InferGetTupleElement;
     case HloOpcode::kCopyDone:
-    case HloOpcode::kCollectivePermuteDone: {
-      // The -done of an asynchronous pair returns the start's result element: copy-start gives
-      // (operand, result, context), collective-permute-start (operand, result, contexts...).
-      TPUSIM_RETURN_IF_ERROR(ExpectOperands(inst, 1));
-      const Shape& start = operand(0);
-      const int64_t element = op == HloOpcode::kCopyDone ? 0 : 1;
-      if (!start.IsTuple() || start.tuple_shapes_size() <= element) {
-        return Err(fmt::format("the operand must be the tuple of its -start, got {}",
-                               start.ToString(false)));
-      }
-      return std::optional<Shape>(start.tuple_shapes(element));
-    }
-    case HloOpcode::kTopK: {
-      // XLA: topk(x), k=K over the last dimension gives (x's type [..., K], s32[..., K]).
-      TPUSIM_RETURN_IF_ERROR(ExpectOperands(inst, 1));
-      const Shape& x = operand(0);
-      const std::string* k_text = inst.FindRawAttribute("k");
-      int64_t k = -1;
-      if (k_text != nullptr) {
-        const auto [end, ec] = std::from_chars(k_text->data(), k_text->data() + k_text->size(), k);
-        if (ec != std::errc() || end != k_text->data() + k_text->size()) k = -1;
-      }
-      if (!x.IsArray() || x.rank() < 1) return Err("topk needs an array of rank >= 1");
-      const int64_t last = x.dimensions(x.rank() - 1);
-      if (k < 1 || k > last) {
-        return Err(fmt::format("k={} must be in [1, {}] (the last dimension of {})",
-                               k_text ? *k_text : std::string("?"), last, x.ToString(false)));
-      }
-      Dims dims = x.dimensions();
-      dims.back() = k;
-      return std::optional<Shape>(
-          Shape::Tuple({ArrayLike(x.element_type(), dims), ArrayLike(PrimitiveType::kS32, dims)}));
-    }
+    case HloOpcode::kCollectivePermuteDone:
+      return InferAsyncDone;
+    case HloOpcode::kTopK:
+      return InferTopK;
+    case HloOpcode::kBroadcast:
+      return InferBroadcast;
+    case HloOpcode::kReshape:
+      return InferReshape;
+    case HloOpcode::kTranspose:
+      return InferTranspose;
+    case HloOpcode::kReverse:
+      return InferReverse;
+    case HloOpcode::kSlice:
+      return InferSlice;
+    case HloOpcode::kDynamicSlice:
+      return InferDynamicSlice;
+    case HloOpcode::kDynamicUpdateSlice:
+      return InferDynamicUpdateSlice;
+    case HloOpcode::kConcatenate:
+      return InferConcatenate;
+    case HloOpcode::kPad:
+      return InferPad;
+    case HloOpcode::kReduce:
+      return InferReduce;
+    case HloOpcode::kReduceWindow:
+      return InferReduceWindow;
+    case HloOpcode::kSelectAndScatter:
+      return InferSelectAndScatter;
+    case HloOpcode::kDot:
+      return [](const HloInstruction& inst) { return InferDot(inst, inst.shape()); };
+    case HloOpcode::kConvolution:
+      return [](const HloInstruction& inst) { return InferConvolution(inst, inst.shape()); };
+    case HloOpcode::kGather:
+      return InferGather;
+    case HloOpcode::kScatter:
+      return InferScatter;
+    case HloOpcode::kSort:
+      return InferSort;
+    case HloOpcode::kMap:
+      return InferMap;
+    case HloOpcode::kBatchNormTraining:
+    case HloOpcode::kBatchNormGrad:
+    case HloOpcode::kBatchNormInference:
+      return InferBatchNorm;
+    case HloOpcode::kWhile:
+    case HloOpcode::kCall:
+    case HloOpcode::kFusion:
+    case HloOpcode::kConditional:
+      return InferControlFlow;
+    default:
+      return nullptr;
+  }
+}
+
+}  // namespace
+
+StatusOr<std::optional<Shape>> InferShape(const HloInstruction& inst, int64_t num_devices) {
+  const HloOpcode op = inst.opcode();
+  if (!HasShapeInference(op)) return std::optional<Shape>();
+  if (IsElementwise(op)) {
+    TPUSIM_ASSIGN_OR_RETURN(Shape s, InferElementwise(inst, inst.shape()));
+    return std::optional<Shape>(std::move(s));
+  }
+  switch (op) {
     case HloOpcode::kAllReduce:
     case HloOpcode::kAllReduceStart:
     case HloOpcode::kAllToAll:
     case HloOpcode::kAllGather:
-    case HloOpcode::kReduceScatter: {
-      if (op == HloOpcode::kAllGather || op == HloOpcode::kReduceScatter) {
-        // The dimension is checked even when the group size (and so the shape) is unknown: the
-        // lowering and the evaluator index the operand with it.
-        for (const HloInstruction* o : inst.operands()) {
-          const Shape& s = o->shape();
-          if (s.IsArray() && s.rank() > 0 &&
-              (inst.dimensions().size() != 1 || !ValidDim(inst.dimensions(0), s.rank()))) {
-            return Err(fmt::format("needs dimensions={{d}} with d < rank {}", s.rank()));
-          }
-        }
-        if (GroupSize(inst, num_devices) <= 0) {
-          // Group size unknown: the written shape must still be one some group size gives — the
-          // operand's, but for dimension d, which is a positive multiple (all-gather) or a
-          // positive divisor (reduce-scatter) of the operand's.
-          const Shape& o = operand(0);
-          if (inst.operand_count() == 1 && o.IsArray() && o.rank() > 0 && declared.IsArray()) {
-            const int64_t d = inst.dimensions(0);
-            bool ok = declared.rank() == o.rank();
-            for (int64_t i = 0; ok && i < o.rank(); ++i) {
-              const int64_t w = declared.dimensions(i), x = o.dimensions(i);
-              if (i != d) {
-                ok = w == x;
-              } else if (op == HloOpcode::kAllGather) {
-                ok = w > 0 && x > 0 && w % x == 0;
-              } else {
-                ok = w > 0 && x % w == 0;
-              }
-            }
-            if (!ok) {
-              return Err(fmt::format("{} is not {} along dimension {} by any group size",
-                                     declared.ToString(false), o.ToString(false), d));
-            }
-          }
-          return std::optional<Shape>();  // cannot infer the group size: accepted as written
-        }
-      }
-      TPUSIM_ASSIGN_OR_RETURN(Shape s, InferCollective(inst, num_devices));
-      return std::optional<Shape>(std::move(s));
-    }
-    case HloOpcode::kBroadcast: {
-      TPUSIM_RETURN_IF_ERROR(ExpectOperands(inst, 1));
-      const Shape& o = operand(0);
-      if (!declared.IsArray() || static_cast<int64_t>(inst.dimensions().size()) != o.rank()) {
-        return Err(
-            fmt::format("broadcast dimensions {} must have one entry per operand dimension of {}",
-                        DimsStr(inst.dimensions()), o.ToString(false)));
-      }
-      for (int64_t i = 0; i < o.rank(); ++i) {
-        const int64_t d = inst.dimensions(i);
-        if (!ValidDim(d, declared.rank()) || declared.dimensions(d) != o.dimensions(i)) {
-          return Err(
-              fmt::format("broadcast: operand dimension {} (size {}) maps to output dimension {} "
-                          "of {}",
-                          i, o.dimensions(i), d, declared.ToString(false)));
-        }
-      }
-      return std::optional<Shape>(ArrayLike(o.element_type(), declared.dimensions()));
-    }
-    case HloOpcode::kReshape: {
-      TPUSIM_RETURN_IF_ERROR(ExpectOperands(inst, 1));
-      if (operand(0).ElementCount() != declared.ElementCount()) {
-        return Err(fmt::format("reshape from {} to {} changes the element count",
-                               operand(0).ToString(false), declared.ToString(false)));
-      }
-      return std::optional<Shape>(ArrayLike(operand(0).element_type(), declared.dimensions()));
-    }
-    case HloOpcode::kTranspose: {
-      TPUSIM_RETURN_IF_ERROR(ExpectOperands(inst, 1));
-      const Shape& o = operand(0);
-      Dims perm = inst.dimensions();
-      Dims sorted = perm;
-      std::sort(sorted.begin(), sorted.end());
-      Dims iota(static_cast<size_t>(o.rank()));
-      std::iota(iota.begin(), iota.end(), 0);
-      if (sorted != iota) {
-        return Err(fmt::format("transpose dimensions {} are not a permutation of rank {}",
-                               DimsStr(perm), o.rank()));
-      }
-      Dims out;
-      for (int64_t p : perm) out.push_back(o.dimensions(p));
-      return std::optional<Shape>(ArrayLike(o.element_type(), out));
-    }
-    case HloOpcode::kReverse:
-      TPUSIM_RETURN_IF_ERROR(ExpectOperands(inst, 1));
-      for (int64_t d : inst.dimensions()) {
-        if (!ValidDim(d, operand(0).rank())) return Err("reverse dimension out of range");
-      }
-      return std::optional<Shape>(operand(0));
-    case HloOpcode::kSlice: {
-      TPUSIM_RETURN_IF_ERROR(ExpectOperands(inst, 1));
-      const Shape& o = operand(0);
-      if (static_cast<int64_t>(inst.slice_starts().size()) != o.rank()) {
-        return Err(fmt::format("slice has {} dimensions, operand rank is {}",
-                               inst.slice_starts().size(), o.rank()));
-      }
-      Dims out;
-      for (int64_t i = 0; i < o.rank(); ++i) {
-        const int64_t s = inst.slice_starts()[static_cast<size_t>(i)];
-        const int64_t l = inst.slice_limits()[static_cast<size_t>(i)];
-        const int64_t st = inst.slice_strides()[static_cast<size_t>(i)];
-        if (s < 0 || l > o.dimensions(i) || s > l || st < 1) {
-          return Err(fmt::format("slice [{}:{}:{}] is out of bounds for dimension {} of size {}", s,
-                                 l, st, i, o.dimensions(i)));
-        }
-        out.push_back((l - s + st - 1) / st);
-      }
-      return std::optional<Shape>(ArrayLike(o.element_type(), out));
-    }
-    case HloOpcode::kDynamicSlice: {
-      const Shape& o = operand(0);
-      const Dims& sizes = inst.dynamic_slice_sizes();
-      if (inst.operand_count() != 1 + o.rank() && inst.operand_count() != 2) {
-        return Err(fmt::format("dynamic-slice expects 1 + {} operands", o.rank()));
-      }
-      if (static_cast<int64_t>(sizes.size()) != o.rank())
-        return Err("dynamic_slice_sizes rank mismatch");
-      for (int64_t i = 0; i < o.rank(); ++i) {
-        if (sizes[static_cast<size_t>(i)] < 0 || sizes[static_cast<size_t>(i)] > o.dimensions(i)) {
-          return Err(fmt::format("dynamic slice size {} exceeds dimension {} of size {}",
-                                 sizes[static_cast<size_t>(i)], i, o.dimensions(i)));
-        }
-      }
-      return std::optional<Shape>(ArrayLike(o.element_type(), sizes));
-    }
-    case HloOpcode::kDynamicUpdateSlice: {
-      const Shape& o = operand(0);
-      if (inst.operand_count() < 2)
-        return Err("dynamic-update-slice expects operand, update, indices");
-      const Shape& u = operand(1);
-      if (u.rank() != o.rank()) return Err("update rank differs from the operand's");
-      for (int64_t i = 0; i < o.rank(); ++i) {
-        if (u.dimensions(i) > o.dimensions(i)) {
-          return Err(fmt::format("update dimension {} ({}) exceeds the operand's ({})", i,
-                                 u.dimensions(i), o.dimensions(i)));
-        }
-      }
-      return std::optional<Shape>(o);
-    }
-    case HloOpcode::kConcatenate: {
-      if (inst.operand_count() < 1 || inst.dimensions().size() != 1) {
-        return Err("concatenate needs operands and dimensions={d}");
-      }
-      const Shape& first = operand(0);
-      const int64_t d = inst.dimensions(0);
-      if (!ValidDim(d, first.rank())) return Err("concatenate dimension out of range");
-      Dims out = first.dimensions();
-      for (int64_t k = 1; k < inst.operand_count(); ++k) {
-        const Shape& s = operand(k);
-        if (s.rank() != first.rank()) return Err("concatenate operands differ in rank");
-        for (int64_t i = 0; i < s.rank(); ++i) {
-          if (i != d && s.dimensions(i) != first.dimensions(i)) {
-            return Err(fmt::format("concatenate operand {} differs in dimension {}", k, i));
-          }
-        }
-        out[static_cast<size_t>(d)] += s.dimensions(d);
-      }
-      return std::optional<Shape>(ArrayLike(first.element_type(), out));
-    }
-    case HloOpcode::kPad: {
-      TPUSIM_RETURN_IF_ERROR(ExpectOperands(inst, 2));
-      const Shape& o = operand(0);
-      const auto& p = inst.padding_config().dimensions;
-      if (static_cast<int64_t>(p.size()) != o.rank()) {
-        return Err(
-            fmt::format("padding has {} dimensions, operand rank is {}", p.size(), o.rank()));
-      }
-      if (operand(1).rank() != 0) return Err("padding value must be a scalar");
-      Dims out;
-      for (int64_t i = 0; i < o.rank(); ++i) {
-        const PaddingDimension& pd = p[static_cast<size_t>(i)];
-        const int64_t n = o.dimensions(i);
-        const int64_t size = pd.edge_padding_low + pd.edge_padding_high + n +
-                             std::max<int64_t>(n - 1, 0) * pd.interior_padding;
-        if (size < 0) return Err(fmt::format("padding makes dimension {} negative", i));
-        out.push_back(size);
-      }
-      return std::optional<Shape>(ArrayLike(o.element_type(), out));
-    }
-    case HloOpcode::kReduce: {
-      TPUSIM_ASSIGN_OR_RETURN(Shape s, InferReduce(inst));
-      return std::optional<Shape>(std::move(s));
-    }
-    case HloOpcode::kReduceWindow: {
-      TPUSIM_ASSIGN_OR_RETURN(Shape s, InferReduceWindow(inst));
-      return std::optional<Shape>(std::move(s));
-    }
-    case HloOpcode::kSelectAndScatter: {
-      TPUSIM_RETURN_IF_ERROR(ExpectOperands(inst, 3));
-      // The source has the shape reduce-window would produce from the operand with this window.
-      const Shape& o = operand(0);
-      if (static_cast<int64_t>(inst.window().dimensions.size()) != o.rank()) {
-        return Err("select-and-scatter window rank differs from the operand's");
-      }
-      Dims expect;
-      for (int64_t i = 0; i < o.rank(); ++i) {
-        TPUSIM_ASSIGN_OR_RETURN(
-            int64_t d,
-            WindowedDim(o.dimensions(i), inst.window().dimensions[static_cast<size_t>(i)]));
-        expect.push_back(d);
-      }
-      if (operand(1).dimensions() != expect) {
-        return Err(fmt::format("select-and-scatter source is {} but the window gives {}",
-                               operand(1).ToString(false), DimsStr(expect)));
-      }
-      return std::optional<Shape>(o);
-    }
-    case HloOpcode::kDot: {
-      TPUSIM_ASSIGN_OR_RETURN(Shape s, InferDot(inst, declared));
-      return std::optional<Shape>(std::move(s));
-    }
-    case HloOpcode::kConvolution: {
-      TPUSIM_ASSIGN_OR_RETURN(Shape s, InferConvolution(inst, declared));
-      return std::optional<Shape>(std::move(s));
-    }
-    case HloOpcode::kGather: {
-      TPUSIM_ASSIGN_OR_RETURN(Shape s, InferGather(inst));
-      return std::optional<Shape>(std::move(s));
-    }
-    case HloOpcode::kScatter: {
-      // scatter(operands..., indices, updates...): result = the operands.
-      if (inst.operand_count() < 3 || inst.operand_count() % 2 == 0) {
-        return Err("scatter expects N operands, indices, N updates");
-      }
-      const int64_t n = (inst.operand_count() - 1) / 2;
-      if (n == 1) return std::optional<Shape>(operand(0));
-      std::vector<Shape> elems;
-      for (int64_t i = 0; i < n; ++i) elems.push_back(operand(i));
-      return std::optional<Shape>(Shape::Tuple(std::move(elems)));
-    }
-    case HloOpcode::kSort: {
-      if (inst.operand_count() < 1) return Err("sort expects operands");
-      for (int64_t i = 1; i < inst.operand_count(); ++i) {
-        if (operand(i).dimensions() != operand(0).dimensions())
-          return Err("sort operands differ in dimensions");
-      }
-      if (inst.dimensions().size() != 1 || !ValidDim(inst.dimensions(0), operand(0).rank())) {
-        return Err("sort needs dimensions={d} within the operand rank");
-      }
-      if (inst.operand_count() == 1) return std::optional<Shape>(operand(0));
-      std::vector<Shape> elems;
-      for (const HloInstruction* o : inst.operands()) elems.push_back(o->shape());
-      return std::optional<Shape>(Shape::Tuple(std::move(elems)));
-    }
-    case HloOpcode::kMap: {
-      if (inst.operand_count() < 1 || inst.to_apply() == nullptr)
-        return Err("map needs operands and to_apply");
-      const HloInstruction* root = inst.to_apply()->root_instruction();
-      return std::optional<Shape>(ArrayLike(root->shape().element_type(), operand(0).dimensions()));
-    }
-    case HloOpcode::kBatchNormTraining:
-    case HloOpcode::kBatchNormGrad:
-    case HloOpcode::kBatchNormInference: {
-      // As XLA's InferBatchNorm*Shape: training takes (operand, scale, offset); inference
-      // (operand, scale, offset, mean, variance); grad (operand, scale, mean, variance,
-      // grad_output). Every per-feature operand is rank 1 with the feature dimension's size and a
-      // floating-point type (XLA: same element type ignoring FP precision); grad_output has the
-      // operand's dimensions.
-      const Shape& o = operand(0);
-      const int64_t want = op == HloOpcode::kBatchNormTraining ? 3 : 5;
-      if (inst.operand_count() != want) {
-        return Err(fmt::format("{} takes {} operands, got {}", HloOpcodeString(op), want,
-                               inst.operand_count()));
-      }
-      if (!o.IsArray()) return Err("batch-norm operand must be an array");
-      if (!ValidDim(inst.feature_index(), o.rank())) return Err("feature_index out of range");
-      const int64_t features = o.dimensions(inst.feature_index());
-      const int64_t per_feature = op == HloOpcode::kBatchNormGrad ? 4 : want;
-      for (int64_t k = 1; k < per_feature; ++k) {
-        const Shape& f = operand(k);
-        if (!f.IsArray() || f.rank() != 1 || f.dimensions(0) != features ||
-            IsFloatingPoint(f.element_type()) != IsFloatingPoint(o.element_type())) {
-          return Err(
-              fmt::format("operand {} is {} but the operand's feature dimension {} needs "
-                          "a floating-point [{}]",
-                          k, f.ToString(false), inst.feature_index(), features));
-        }
-      }
-      if (op == HloOpcode::kBatchNormGrad &&
-          !(operand(4).IsArray() && operand(4).dimensions() == o.dimensions())) {
-        return Err(fmt::format("grad_output is {} but the operand is {}",
-                               operand(4).ToString(false), o.ToString(false)));
-      }
-      if (op == HloOpcode::kBatchNormInference) return std::optional<Shape>(o);
-      const Shape f = ArrayLike(o.element_type(), {o.dimensions(inst.feature_index())});
-      return std::optional<Shape>(Shape::Tuple({o, f, f}));
-    }
-    case HloOpcode::kWhile:
-      TPUSIM_RETURN_IF_ERROR(ExpectOperands(inst, 1));
-      if (inst.while_body() != nullptr && inst.while_body()->root_instruction() != nullptr) {
-        return std::optional<Shape>(inst.while_body()->root_instruction()->shape());
-      }
-      return std::optional<Shape>(operand(0));
-    case HloOpcode::kCall:
-    case HloOpcode::kFusion: {
-      const HloComputation* c =
-          op == HloOpcode::kCall && inst.to_apply() ? inst.to_apply() : inst.called_computation();
-      if (c == nullptr || c->root_instruction() == nullptr) return Err("needs exactly one callee");
-      return std::optional<Shape>(c->root_instruction()->shape());
-    }
-    case HloOpcode::kConditional: {
-      if (inst.branch_computations().empty() || inst.branch_computations()[0] == nullptr) {
-        return Err("conditional has no branches");
-      }
-      return std::optional<Shape>(inst.branch_computations()[0]->root_instruction()->shape());
-    }
+    case HloOpcode::kReduceScatter:
+      return InferReplicaGroupCollective(inst, num_devices);
     default:
-      return std::optional<Shape>();
+      break;
   }
+  const ShapeRule rule = ShapeRuleFor(op);
+  if (rule == nullptr) return std::optional<Shape>();
+  TPUSIM_ASSIGN_OR_RETURN(Shape s, rule(inst));
+  return std::optional<Shape>(std::move(s));
 }
 
 }  // namespace tpusim::hlo

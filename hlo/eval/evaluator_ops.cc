@@ -201,21 +201,26 @@ StatusOr<Literal> TopK(const HloInstruction& inst, const Literal& x, const Shape
   return Literal::MakeTuple(std::move(parts));
 }
 
-}  // namespace
+// The called computation `c` of `inst`, or InvalidArgument if it has none.
+StatusOr<const CalledComputation*> Called(const HloInstruction& inst, const HloComputation* c,
+                                          const LocalContext& ctx) {
+  if (c == nullptr) {
+    return InvalidArgument(
+        fmt::format("'{}' needs a called computation", HloOpcodeString(inst.opcode())));
+  }
+  return &ctx.called(c);
+}
 
-StatusOr<Literal> EvaluateLocalInstruction(const HloInstruction& inst,
-                                           const std::vector<const Literal*>& ops,
-                                           const LocalContext& ctx) {
+// One function per family of opcodes: the result, or nullopt if the opcode is not the family's.
+using Evaluated = std::optional<StatusOr<Literal>>;
+
+// Constants and the elementwise opcodes with an attribute or a mixed-type operand (convert,
+// bitcast-convert, reduce-precision, compare, select, clamp).
+Evaluated EvaluateMixedTypeOp(const HloInstruction& inst, const std::vector<const Literal*>& ops,
+                              const LocalContext& ctx) {
   const KernelOptions& kopt = *ctx.kernel_options;
   const Shape& out = inst.shape();
-  const HloOpcode op = inst.opcode();
-  auto called = [&](const HloComputation* c) -> StatusOr<const CalledComputation*> {
-    if (c == nullptr) {
-      return InvalidArgument(fmt::format("'{}' needs a called computation", HloOpcodeString(op)));
-    }
-    return &ctx.called(c);
-  };
-  switch (op) {
+  switch (inst.opcode()) {
     case HloOpcode::kConstant:
       return MakeConstant(out, inst.literal(), kElidedConstantSeed, inst.name(), kopt.max_bytes);
     case HloOpcode::kConvert:
@@ -237,6 +242,18 @@ StatusOr<Literal> EvaluateLocalInstruction(const HloInstruction& inst,
     case HloOpcode::kClamp:
       TPUSIM_RETURN_IF_ERROR(Arity(inst, ops, 3));
       return EvaluateClamp(*ops[0], *ops[1], *ops[2], out, kopt);
+    default:
+      return std::nullopt;
+  }
+}
+
+// Parameters, tuples, tokens, ids, copies and the ops that pass an operand through.
+Evaluated EvaluateStructural(const HloInstruction& inst, const std::vector<const Literal*>& ops,
+                             const LocalContext& ctx) {
+  const KernelOptions& kopt = *ctx.kernel_options;
+  const Shape& out = inst.shape();
+  const HloOpcode op = inst.opcode();
+  switch (inst.opcode()) {
     case HloOpcode::kParameter:
       return Internal("parameters are bound by the caller");
     case HloOpcode::kTuple: {
@@ -284,6 +301,30 @@ StatusOr<Literal> EvaluateLocalInstruction(const HloInstruction& inst,
           0, static_cast<double>(op == HloOpcode::kReplicaId ? ctx.replica_id : ctx.partition_id));
       return r;
     }
+    case HloOpcode::kGetDimensionSize: {
+      TPUSIM_RETURN_IF_ERROR(Arity(inst, ops, 1));
+      if (inst.dimensions().size() != 1 || inst.dimensions(0) < 0 ||
+          inst.dimensions(0) >= ops[0]->shape().rank()) {
+        return InvalidArgument("get-dimension-size needs a valid dimensions={d}");
+      }
+      TPUSIM_ASSIGN_OR_RETURN(Literal r, Literal::Create(out, kopt.max_bytes));
+      r.SetFromDouble(0, static_cast<double>(ops[0]->shape().dimensions(inst.dimensions(0))));
+      return r;
+    }
+    case HloOpcode::kSetDimensionSize:
+      if (ops.empty()) return InvalidArgument("set-dimension-size needs an operand");
+      return *ops[0];
+    default:
+      return std::nullopt;
+  }
+}
+
+// The ops that move, replicate or index elements without arithmetic.
+Evaluated EvaluateDataMovement(const HloInstruction& inst, const std::vector<const Literal*>& ops,
+                               const LocalContext& ctx) {
+  const KernelOptions& kopt = *ctx.kernel_options;
+  const Shape& out = inst.shape();
+  switch (inst.opcode()) {
     case HloOpcode::kBroadcast:
       TPUSIM_RETURN_IF_ERROR(Arity(inst, ops, 1));
       return Broadcast(*ops[0], inst.dimensions(), out, kopt);
@@ -322,6 +363,22 @@ StatusOr<Literal> EvaluateLocalInstruction(const HloInstruction& inst,
       return Reverse(*ops[0], inst.dimensions(), out, kopt);
     case HloOpcode::kIota:
       return Iota(out, inst.iota_dimension(), kopt);
+    case HloOpcode::kGather:
+      TPUSIM_RETURN_IF_ERROR(Arity(inst, ops, 2));
+      return Gather(*ops[0], *ops[1], inst.gather_dimension_numbers(), inst.gather_slice_sizes(),
+                    out, kopt);
+    default:
+      return std::nullopt;
+  }
+}
+
+// dot and convolution, in the MXU's accumulation order (TPU DEFAULT precision rounds f32 operands
+// to bf16 when ctx.options->tpu_default_precision).
+Evaluated EvaluateMxuOp(const HloInstruction& inst, const std::vector<const Literal*>& ops,
+                        const LocalContext& ctx) {
+  const KernelOptions& kopt = *ctx.kernel_options;
+  const Shape& out = inst.shape();
+  switch (inst.opcode()) {
     case HloOpcode::kDot: {
       TPUSIM_RETURN_IF_ERROR(Arity(inst, ops, 2));
       const bool round = ctx.options->tpu_default_precision &&
@@ -355,6 +412,19 @@ StatusOr<Literal> EvaluateLocalInstruction(const HloInstruction& inst,
       }
       return Convolution(*args[0], *args[1], p, out, mxu_kopt);
     }
+    default:
+      return std::nullopt;
+  }
+}
+
+// The ops that apply a called computation (reduce, reduce-window, select-and-scatter, map, sort,
+// scatter).
+Evaluated EvaluateWithComputation(const HloInstruction& inst,
+                                  const std::vector<const Literal*>& ops, const LocalContext& ctx) {
+  const KernelOptions& kopt = *ctx.kernel_options;
+  const Shape& out = inst.shape();
+  auto called = [&](const HloComputation* c) { return Called(inst, c, ctx); };
+  switch (inst.opcode()) {
     case HloOpcode::kReduce: {
       if (ops.empty() || ops.size() % 2 != 0)
         return InvalidArgument("reduce needs operands and inits");
@@ -388,10 +458,6 @@ StatusOr<Literal> EvaluateLocalInstruction(const HloInstruction& inst,
       TPUSIM_ASSIGN_OR_RETURN(const CalledComputation* c, called(inst.to_apply()));
       return Sort(ops, inst.dimensions(0), *c, out, kopt);
     }
-    case HloOpcode::kGather:
-      TPUSIM_RETURN_IF_ERROR(Arity(inst, ops, 2));
-      return Gather(*ops[0], *ops[1], inst.gather_dimension_numbers(), inst.gather_slice_sizes(),
-                    out, kopt);
     case HloOpcode::kScatter: {
       if (ops.size() < 3 || ops.size() % 2 != 1)
         return InvalidArgument("scatter needs 2N+1 operands");
@@ -401,6 +467,17 @@ StatusOr<Literal> EvaluateLocalInstruction(const HloInstruction& inst,
       TPUSIM_ASSIGN_OR_RETURN(const CalledComputation* c, called(inst.to_apply()));
       return Scatter(operands, *ops[n], updates, inst.scatter_dimension_numbers(), *c, out, kopt);
     }
+    default:
+      return std::nullopt;
+  }
+}
+
+// Random numbers, batch-norm, linear algebra, top-k and custom-calls.
+Evaluated EvaluateLibraryOp(const HloInstruction& inst, const std::vector<const Literal*>& ops,
+                            const LocalContext& ctx) {
+  const KernelOptions& kopt = *ctx.kernel_options;
+  const Shape& out = inst.shape();
+  switch (inst.opcode()) {
     case HloOpcode::kRngBitGenerator:
       TPUSIM_RETURN_IF_ERROR(Arity(inst, ops, 1));
       return RngBitGenerator(*ops[0], out, kopt);
@@ -432,25 +509,26 @@ StatusOr<Literal> EvaluateLocalInstruction(const HloInstruction& inst,
       TPUSIM_RETURN_IF_ERROR(Arity(inst, ops, 1));
       return TopK(inst, *ops[0], out, kopt);
     }
-    case HloOpcode::kGetDimensionSize: {
-      TPUSIM_RETURN_IF_ERROR(Arity(inst, ops, 1));
-      if (inst.dimensions().size() != 1 || inst.dimensions(0) < 0 ||
-          inst.dimensions(0) >= ops[0]->shape().rank()) {
-        return InvalidArgument("get-dimension-size needs a valid dimensions={d}");
-      }
-      TPUSIM_ASSIGN_OR_RETURN(Literal r, Literal::Create(out, kopt.max_bytes));
-      r.SetFromDouble(0, static_cast<double>(ops[0]->shape().dimensions(inst.dimensions(0))));
-      return r;
-    }
-    case HloOpcode::kSetDimensionSize:
-      if (ops.empty()) return InvalidArgument("set-dimension-size needs an operand");
-      return *ops[0];
     case HloOpcode::kCustomCall: {
       CustomCallInfo info{inst.custom_call_target(), inst.backend_config(), inst.name(), &out};
       return EvaluateCustomCall(info, ops, kopt);
     }
     default:
-      break;
+      return std::nullopt;
+  }
+}
+
+}  // namespace
+
+StatusOr<Literal> EvaluateLocalInstruction(const HloInstruction& inst,
+                                           const std::vector<const Literal*>& ops,
+                                           const LocalContext& ctx) {
+  const KernelOptions& kopt = *ctx.kernel_options;
+  const Shape& out = inst.shape();
+  const HloOpcode op = inst.opcode();
+  for (auto family : {EvaluateMixedTypeOp, EvaluateStructural, EvaluateDataMovement,
+                      EvaluateMxuOp, EvaluateWithComputation, EvaluateLibraryOp}) {
+    if (Evaluated result = family(inst, ops, ctx)) return *std::move(result);
   }
   switch (HloOpcodeCategoryOf(op)) {
     case HloOpcodeCategory::kUnary:
