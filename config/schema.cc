@@ -2,228 +2,228 @@
 
 #include <fmt/format.h>
 
+#include <optional>
+#include <variant>
+
 namespace tpusim::config {
 namespace {
 
 constexpr double kTiB = 1099511627776.0;  // 2^40 bytes
 
-FieldSpec Base(std::string path, FieldType type, std::string unit, std::string def,
-               std::string desc) {
-  FieldSpec s;
-  s.path = std::move(path);
-  s.type = type;
-  s.unit = std::move(unit);
-  s.default_value = std::move(def);
-  s.description = std::move(desc);
-  return s;
-}
+// Where a key's value lands in ChipConfig; the reference's type is the key's type.
+using FieldRef =
+    std::variant<std::string& (*)(ChipConfig&), int64_t& (*)(ChipConfig&),
+                 double& (*)(ChipConfig&), bool& (*)(ChipConfig&), Topology& (*)(ChipConfig&),
+                 std::vector<int64_t>& (*)(ChipConfig&)>;
 
-FieldSpec Int(std::string path, std::string unit, std::string def, std::string desc,
-              std::function<int64_t&(ChipConfig&)> f) {
-  FieldSpec s =
-      Base(std::move(path), FieldType::kInt, std::move(unit), std::move(def), std::move(desc));
-  s.int_field = std::move(f);
-  return s;
-}
-FieldSpec Dbl(std::string path, std::string unit, std::string def, std::string desc,
-              std::function<double&(ChipConfig&)> f) {
-  FieldSpec s =
-      Base(std::move(path), FieldType::kDouble, std::move(unit), std::move(def), std::move(desc));
-  s.double_field = std::move(f);
-  return s;
-}
-FieldSpec Bool(std::string path, std::string def, std::string desc,
-               std::function<bool&(ChipConfig&)> f) {
-  FieldSpec s = Base(std::move(path), FieldType::kBool, "", std::move(def), std::move(desc));
-  s.bool_field = std::move(f);
+// The meaningful range of a number, inclusive (FieldSpec::In).
+struct Range {
+  double min, max;
+};
+constexpr std::optional<Range> kNoRange;
+
+// One key of the schema: path, unit, default as YAML text ("" = required), description, range
+// (kNoRange for strings, booleans and topologies) and field.
+struct Row {
+  const char* path;
+  const char* unit;
+  const char* default_value;
+  const char* description;
+  std::optional<Range> range;
+  FieldRef field;
+};
+
+// The accessor of ChipConfig member `m` as a function pointer.
+#define TPUSIM_FIELD(m) +[](ChipConfig& c) -> decltype(auto) { return (c.m); }
+
+// Every key, in documentation order.
+const Row kRows[] = {
+    {"name", "", "",
+     "chip or slice name, e.g. tpu-v4-8",
+     kNoRange, TPUSIM_FIELD(name)},
+    {"chip.tensorcores", "count", "",
+     "TensorCores per chip",
+     Range{1, 64}, TPUSIM_FIELD(tensorcores)},
+    {"chip.clock_hz", "Hz", "",
+     "core clock; every cycle count in tpusim is of this clock",
+     Range{1e6, 1e11}, TPUSIM_FIELD(clock_hz)},
+    {"chip.hbm.capacity_bytes", "bytes", "",
+     "off-chip memory (HBM; DDR3 on TPU v1) per chip",
+     Range{1, 64.0 * kTiB}, TPUSIM_FIELD(hbm.capacity_bytes)},
+    {"chip.hbm.bandwidth_bytes_per_s", "bytes/s", "",
+     "off-chip memory bandwidth per chip, shared by all concurrent transfers",
+     Range{1e6, 1e15}, TPUSIM_FIELD(hbm.bandwidth_bytes_per_s)},
+    {"chip.hbm.latency_cycles", "cycles", "150",
+     "cycles from a transfer's issue to its first byte (unpublished: assumption)",
+     Range{0, 1e6}, TPUSIM_FIELD(hbm.latency_cycles)},
+    {"chip.hbm.tile_min_bytes", "bytes", "0",
+     "smallest tile of an array stored tiled in HBM (hlo/tiled_layout.h: minor dimension on "
+     "core.vpu.lanes, second-minor on up to core.vpu.sublanes rows); transfers and capacity "
+     "count whole tiles. 0 = arrays stored untiled",
+     Range{0, 1 << 20}, TPUSIM_FIELD(hbm.tile_min_bytes)},
+    {"chip.hbm.shared_by_cores", "", "true",
+     "true: the chip's cores share one HBM (v4+ megacore); false: each core owns capacity/n "
+     "and bandwidth/n (v2, v3)",
+     kNoRange, TPUSIM_FIELD(hbm.shared_by_cores)},
+    {"chip.host.bandwidth_bytes_per_s", "bytes/s", "16e9",
+     "host link (PCIe) bandwidth per chip, one direction, for infeed/outfeed",
+     Range{1e6, 1e15}, TPUSIM_FIELD(host_bandwidth_bytes_per_s)},
+    {"host.chips_per_host", "count", "4",
+     "chips one host machine drives over PCIe (TPU v2-8, v3-8 and v4 hosts: 4)",
+     Range{1, 1 << 20}, TPUSIM_FIELD(host.chips_per_host)},
+    {"host.cpu_cores", "count", "96",
+     "host CPU cores running the training loop's replica processes (assumption: a Cloud TPU "
+     "VM host of 96 vCPUs)",
+     Range{1, 1 << 20}, TPUSIM_FIELD(host.cpu_cores)},
+    {"host.step_overhead_seconds", "s", "1e-3",
+     "host CPU time per training step per replica process: the Python step, graph trace and "
+     "launch, mark_step (assumption, not measured: sweep it)",
+     Range{0, 3600}, TPUSIM_FIELD(host.step_overhead_seconds)},
+    {"host.input_seconds_per_example", "s", "1e-5",
+     "host CPU time of the input pipeline per example (collate, convert; assumption, not "
+     "measured: sweep it)",
+     Range{0, 3600}, TPUSIM_FIELD(host.input_seconds_per_example)},
+    {"host.transfer_latency_seconds", "s", "1e-5",
+     "fixed cost of one host<->HBM transfer: DMA set-up, doorbell, completion (assumption: "
+     "PCIe round trips are ~1 us, driver work ~10 us)",
+     Range{0, 3600}, TPUSIM_FIELD(host.transfer_latency_seconds)},
+    {"core.mxu.count", "count", "",
+     "MXUs (systolic arrays) per TensorCore",
+     Range{1, 64}, TPUSIM_FIELD(core.mxu.count)},
+    {"core.mxu.rows", "PEs", "",
+     "R: PE rows = contracting (K) extent of a stationary weight tile",
+     Range{1, 4096}, TPUSIM_FIELD(core.mxu.rows)},
+    {"core.mxu.cols", "PEs", "",
+     "C: PE columns = output (N) extent of a weight tile",
+     Range{1, 4096}, TPUSIM_FIELD(core.mxu.cols)},
+    {"core.mxu.bf16", "", "true",
+     "the MXU multiplies bf16 and accumulates f32 (false: integer only, TPU v1)",
+     kNoRange, TPUSIM_FIELD(core.mxu.bf16)},
+    {"core.mxu.int8_rate", "MAC/PE/cycle", "0",
+     "int8 multiply-accumulates per PE per cycle (0: no int8 path)",
+     Range{0, 16}, TPUSIM_FIELD(core.mxu.int8_rate)},
+    {"core.mxu.weight_buffers", "tiles", "2",
+     "weight tiles held per MXU: 2 = active + shadow (double buffered), 1 = none",
+     Range{1, 2}, TPUSIM_FIELD(core.mxu.weight_buffers)},
+    {"core.mxu.weight_load_cycles_per_row", "cycles", "1",
+     "cycles to shift one weight row into the array (TPU v1: 256 rows in 256 cycles)",
+     Range{1, 1024}, TPUSIM_FIELD(core.mxu.weight_load_cycles_per_row)},
+    {"core.mxu.pop_latency_cycles", "cycles", "8",
+     "extra cycles from accumulators through the VPU to VMEM on a pop (assumption)",
+     Range{0, 1e5}, TPUSIM_FIELD(core.mxu.pop_latency_cycles)},
+    {"core.mxu.accumulator_rows", "rows", "",
+     "accumulator memory per MXU, in rows of `cols` 32-bit accumulators",
+     Range{1, 16777216}, TPUSIM_FIELD(core.mxu.accumulator_rows)},
+    {"core.vpu.lanes", "lanes", "128",
+     "vector lanes",
+     Range{1, 4096}, TPUSIM_FIELD(core.vpu.lanes)},
+    {"core.vpu.sublanes", "sublanes", "8",
+     "vector sublanes (8 x 128 = one vreg tile)",
+     Range{1, 1024}, TPUSIM_FIELD(core.vpu.sublanes)},
+    {"core.vpu.alu_latency_cycles", "cycles", "2",
+     "latency of a simple vector op (add, mul, max, compare, select)",
+     Range{1, 1e4}, TPUSIM_FIELD(core.vpu.alu_latency_cycles)},
+    {"core.vpu.transcendental_latency_cycles", "cycles", "8",
+     "latency of exp, log, tanh, logistic (unpublished: assumption)",
+     Range{1, 1e4}, TPUSIM_FIELD(core.vpu.transcendental_latency_cycles)},
+    {"core.vpu.divide_latency_cycles", "cycles", "8",
+     "latency of divide, sqrt, rsqrt (unpublished: assumption)",
+     Range{1, 1e4}, TPUSIM_FIELD(core.vpu.divide_latency_cycles)},
+    {"core.vpu.transpose_latency_cycles", "cycles", "8",
+     "latency of one 8x128 tile through the transpose unit (XLU) (assumption)",
+     Range{1, 1e4}, TPUSIM_FIELD(core.vpu.transpose_latency_cycles)},
+    {"core.vpu.ops_per_cycle", "vreg ops/cycle", "1",
+     "lanes x sublanes element operations issued per cycle",
+     Range{1, 64}, TPUSIM_FIELD(core.vpu.ops_per_cycle)},
+    {"core.vpu.ops_per_64bit_element", "ops", "2",
+     "32-bit VPU element ops per s64/u64 element of an arithmetic, compare, convert or "
+     "reduce op: XLA's TPU backend emulates 64-bit integers with pairs of 32-bit values "
+     "(assumption: 2, a lower bound; multiply and divide take more)",
+     Range{1, 1024}, TPUSIM_FIELD(core.vpu.ops_per_64bit_element)},
+    {"core.vmem.capacity_bytes", "bytes", "",
+     "on-chip vector memory (VMEM; the Unified Buffer on TPU v1)",
+     Range{1, 64.0 * kTiB}, TPUSIM_FIELD(core.vmem_bytes)},
+    {"core.vmem.bytes_per_cycle", "bytes/cycle", "",
+     "VMEM port bandwidth available to the MXUs, VPU and DMA together",
+     Range{1, 1073741824}, TPUSIM_FIELD(core.vmem_bytes_per_cycle)},
+    {"core.smem.capacity_bytes", "bytes", "0",
+     "scalar memory (SMEM)",
+     Range{0, kTiB}, TPUSIM_FIELD(core.smem_bytes)},
+    {"core.dma.engines", "count", "4",
+     "DMA transfers a core keeps in flight at once (assumption)",
+     Range{1, 1024}, TPUSIM_FIELD(core.dma_engines)},
+    {"core.dma.issue_cycles", "cycles", "1",
+     "cycles to issue one DMA descriptor (one DMA request per cycle per core)",
+     Range{1, 1e5}, TPUSIM_FIELD(core.dma_issue_cycles)},
+    {"core.unit_queue_depth", "commands", "16",
+     "commands the in-order sequencer may queue at each unit (every MXU, the VPU, the XLU, "
+     "every DMA engine, the ICI unit) before issue stalls: how far the instruction stream "
+     "runs ahead of a busy unit (assumption, not a published figure)",
+     Range{1, 4096}, TPUSIM_FIELD(core.unit_queue_depth)},
+    {"system.chips", "count", "1",
+     "chips in the slice",
+     Range{1, 65536}, TPUSIM_FIELD(system.chips)},
+    {"system.topology", "", "single",
+     "how chips are joined by ICI: single | ring | torus2d | torus3d",
+     kNoRange, TPUSIM_FIELD(system.topology)},
+    {"system.shape", "chips", "[]",
+     "chips along each torus dimension; the product equals system.chips",
+     Range{1, 65536}, TPUSIM_FIELD(system.shape)},
+    {"system.ici.links_per_chip", "count", "0",
+     "ICI ports per chip",
+     Range{0, 64}, TPUSIM_FIELD(system.ici_links_per_chip)},
+    {"system.ici.link_bandwidth_bytes_per_s", "bytes/s", "0",
+     "bandwidth of one ICI link in one direction",
+     Range{0, 1e15}, TPUSIM_FIELD(system.ici_link_bandwidth_bytes_per_s)},
+    {"system.ici.hop_latency_cycles", "cycles", "0",
+     "cycles for a transfer's first byte to cross one ICI hop",
+     Range{0, 1e8}, TPUSIM_FIELD(system.ici_hop_latency_cycles)},
+
+};
+
+#undef TPUSIM_FIELD
+
+FieldSpec MakeSpec(const Row& row) {
+  FieldSpec s;
+  s.path = row.path;
+  s.unit = row.unit;
+  s.default_value = row.default_value;
+  s.description = row.description;
+  struct SetField {
+    FieldSpec& s;
+    void operator()(std::string& (*f)(ChipConfig&)) {
+      s.type = FieldType::kString;
+      s.string_field = f;
+    }
+    void operator()(int64_t& (*f)(ChipConfig&)) {
+      s.type = FieldType::kInt;
+      s.int_field = f;
+    }
+    void operator()(double& (*f)(ChipConfig&)) {
+      s.type = FieldType::kDouble;
+      s.double_field = f;
+    }
+    void operator()(bool& (*f)(ChipConfig&)) {
+      s.type = FieldType::kBool;
+      s.bool_field = f;
+    }
+    void operator()(Topology& (*f)(ChipConfig&)) {
+      s.type = FieldType::kTopology;
+      s.topology_field = f;
+    }
+    void operator()(std::vector<int64_t>& (*f)(ChipConfig&)) {
+      s.type = FieldType::kIntList;
+      s.int_list_field = f;
+    }
+  };
+  std::visit(SetField{s}, row.field);
+  if (row.range.has_value()) s = std::move(s).In(row.range->min, row.range->max);
   return s;
 }
 
 std::vector<FieldSpec> MakeSchema() {
   std::vector<FieldSpec> v;
-  {
-    FieldSpec s = Base("name", FieldType::kString, "", "", "chip or slice name, e.g. tpu-v4-8");
-    s.string_field = [](ChipConfig& c) -> std::string& { return c.name; };
-    v.push_back(std::move(s));
-  }
-  v.push_back(
-      Int("chip.tensorcores", "count", "", "TensorCores per chip", [](ChipConfig& c) -> int64_t& {
-        return c.tensorcores;
-      }).In(1, 64));
-  v.push_back(Dbl("chip.clock_hz", "Hz", "",
-                  "core clock; every cycle count in tpusim is of this clock",
-                  [](ChipConfig& c) -> double& { return c.clock_hz; })
-                  .In(1e6, 1e11));
-  v.push_back(Int("chip.hbm.capacity_bytes", "bytes", "",
-                  "off-chip memory (HBM; DDR3 on TPU v1) per chip",
-                  [](ChipConfig& c) -> int64_t& { return c.hbm.capacity_bytes; })
-                  .In(1, 64.0 * kTiB));
-  v.push_back(Dbl("chip.hbm.bandwidth_bytes_per_s", "bytes/s", "",
-                  "off-chip memory bandwidth per chip, shared by all concurrent transfers",
-                  [](ChipConfig& c) -> double& { return c.hbm.bandwidth_bytes_per_s; })
-                  .In(1e6, 1e15));
-  v.push_back(Int("chip.hbm.latency_cycles", "cycles", "150",
-                  "cycles from a transfer's issue to its first byte (unpublished: assumption)",
-                  [](ChipConfig& c) -> int64_t& { return c.hbm.latency_cycles; })
-                  .In(0, 1e6));
-  v.push_back(Int("chip.hbm.tile_min_bytes", "bytes", "0",
-                  "smallest tile of an array stored tiled in HBM (hlo/tiled_layout.h: minor "
-                  "dimension on core.vpu.lanes, second-minor on up to core.vpu.sublanes rows); "
-                  "transfers and capacity count whole tiles. 0 = arrays stored untiled",
-                  [](ChipConfig& c) -> int64_t& { return c.hbm.tile_min_bytes; })
-                  .In(0, 1 << 20));
-  v.push_back(Bool("chip.hbm.shared_by_cores", "true",
-                   "true: the chip's cores share one HBM (v4+ megacore); false: each core owns "
-                   "capacity/n and bandwidth/n (v2, v3)",
-                   [](ChipConfig& c) -> bool& { return c.hbm.shared_by_cores; }));
-  v.push_back(Dbl("chip.host.bandwidth_bytes_per_s", "bytes/s", "16e9",
-                  "host link (PCIe) bandwidth per chip, one direction, for infeed/outfeed",
-                  [](ChipConfig& c) -> double& { return c.host_bandwidth_bytes_per_s; })
-                  .In(1e6, 1e15));
-  v.push_back(Int("host.chips_per_host", "count", "4",
-                  "chips one host machine drives over PCIe (TPU v2-8, v3-8 and v4 hosts: 4)",
-                  [](ChipConfig& c) -> int64_t& { return c.host.chips_per_host; })
-                  .In(1, 1 << 20));
-  v.push_back(Int("host.cpu_cores", "count", "96",
-                  "host CPU cores running the training loop's replica processes (assumption: a "
-                  "Cloud TPU VM host of 96 vCPUs)",
-                  [](ChipConfig& c) -> int64_t& { return c.host.cpu_cores; })
-                  .In(1, 1 << 20));
-  v.push_back(Dbl("host.step_overhead_seconds", "s", "1e-3",
-                  "host CPU time per training step per replica process: the Python step, graph "
-                  "trace and launch, mark_step (assumption, not measured: sweep it)",
-                  [](ChipConfig& c) -> double& { return c.host.step_overhead_seconds; })
-                  .In(0, 3600));
-  v.push_back(Dbl("host.input_seconds_per_example", "s", "1e-5",
-                  "host CPU time of the input pipeline per example (collate, convert; "
-                  "assumption, not measured: sweep it)",
-                  [](ChipConfig& c) -> double& { return c.host.input_seconds_per_example; })
-                  .In(0, 3600));
-  v.push_back(Dbl("host.transfer_latency_seconds", "s", "1e-5",
-                  "fixed cost of one host<->HBM transfer: DMA set-up, doorbell, completion "
-                  "(assumption: PCIe round trips are ~1 us, driver work ~10 us)",
-                  [](ChipConfig& c) -> double& { return c.host.transfer_latency_seconds; })
-                  .In(0, 3600));
-  v.push_back(Int("core.mxu.count", "count", "", "MXUs (systolic arrays) per TensorCore",
-                  [](ChipConfig& c) -> int64_t& { return c.core.mxu.count; })
-                  .In(1, 64));
-  v.push_back(Int("core.mxu.rows", "PEs", "",
-                  "R: PE rows = contracting (K) extent of a stationary weight tile",
-                  [](ChipConfig& c) -> int64_t& { return c.core.mxu.rows; })
-                  .In(1, 4096));
-  v.push_back(Int("core.mxu.cols", "PEs", "", "C: PE columns = output (N) extent of a weight tile",
-                  [](ChipConfig& c) -> int64_t& { return c.core.mxu.cols; })
-                  .In(1, 4096));
-  v.push_back(Bool("core.mxu.bf16", "true",
-                   "the MXU multiplies bf16 and accumulates f32 (false: integer only, TPU v1)",
-                   [](ChipConfig& c) -> bool& { return c.core.mxu.bf16; }));
-  v.push_back(Int("core.mxu.int8_rate", "MAC/PE/cycle", "0",
-                  "int8 multiply-accumulates per PE per cycle (0: no int8 path)",
-                  [](ChipConfig& c) -> int64_t& { return c.core.mxu.int8_rate; })
-                  .In(0, 16));
-  v.push_back(Int("core.mxu.weight_buffers", "tiles", "2",
-                  "weight tiles held per MXU: 2 = active + shadow (double buffered), 1 = none",
-                  [](ChipConfig& c) -> int64_t& { return c.core.mxu.weight_buffers; })
-                  .In(1, 2));
-  v.push_back(Int("core.mxu.weight_load_cycles_per_row", "cycles", "1",
-                  "cycles to shift one weight row into the array (TPU v1: 256 rows in 256 cycles)",
-                  [](ChipConfig& c) -> int64_t& { return c.core.mxu.weight_load_cycles_per_row; })
-                  .In(1, 1024));
-  v.push_back(Int("core.mxu.pop_latency_cycles", "cycles", "8",
-                  "extra cycles from accumulators through the VPU to VMEM on a pop (assumption)",
-                  [](ChipConfig& c) -> int64_t& { return c.core.mxu.pop_latency_cycles; })
-                  .In(0, 1e5));
-  v.push_back(Int("core.mxu.accumulator_rows", "rows", "",
-                  "accumulator memory per MXU, in rows of `cols` 32-bit accumulators",
-                  [](ChipConfig& c) -> int64_t& { return c.core.mxu.accumulator_rows; })
-                  .In(1, 16777216));
-  v.push_back(Int("core.vpu.lanes", "lanes", "128", "vector lanes", [](ChipConfig& c) -> int64_t& {
-                return c.core.vpu.lanes;
-              }).In(1, 4096));
-  v.push_back(Int("core.vpu.sublanes", "sublanes", "8", "vector sublanes (8 x 128 = one vreg tile)",
-                  [](ChipConfig& c) -> int64_t& { return c.core.vpu.sublanes; })
-                  .In(1, 1024));
-  v.push_back(Int("core.vpu.alu_latency_cycles", "cycles", "2",
-                  "latency of a simple vector op (add, mul, max, compare, select)",
-                  [](ChipConfig& c) -> int64_t& { return c.core.vpu.alu_latency_cycles; })
-                  .In(1, 1e4));
-  v.push_back(
-      Int("core.vpu.transcendental_latency_cycles", "cycles", "8",
-          "latency of exp, log, tanh, logistic (unpublished: assumption)",
-          [](ChipConfig& c) -> int64_t& { return c.core.vpu.transcendental_latency_cycles; })
-          .In(1, 1e4));
-  v.push_back(Int("core.vpu.divide_latency_cycles", "cycles", "8",
-                  "latency of divide, sqrt, rsqrt (unpublished: assumption)",
-                  [](ChipConfig& c) -> int64_t& { return c.core.vpu.divide_latency_cycles; })
-                  .In(1, 1e4));
-  v.push_back(Int("core.vpu.transpose_latency_cycles", "cycles", "8",
-                  "latency of one 8x128 tile through the transpose unit (XLU) (assumption)",
-                  [](ChipConfig& c) -> int64_t& { return c.core.vpu.transpose_latency_cycles; })
-                  .In(1, 1e4));
-  v.push_back(Int("core.vpu.ops_per_cycle", "vreg ops/cycle", "1",
-                  "lanes x sublanes element operations issued per cycle",
-                  [](ChipConfig& c) -> int64_t& { return c.core.vpu.ops_per_cycle; })
-                  .In(1, 64));
-  v.push_back(
-      Int("core.vpu.ops_per_64bit_element", "ops", "2",
-          "32-bit VPU element ops per s64/u64 element of an arithmetic, compare, convert or "
-          "reduce op: XLA's TPU backend emulates 64-bit integers with pairs of 32-bit values "
-          "(assumption: 2, a lower bound; multiply and divide take more)",
-          [](ChipConfig& c) -> int64_t& { return c.core.vpu.ops_per_64bit_element; })
-          .In(1, 1024));
-  v.push_back(Int("core.vmem.capacity_bytes", "bytes", "",
-                  "on-chip vector memory (VMEM; the Unified Buffer on TPU v1)",
-                  [](ChipConfig& c) -> int64_t& { return c.core.vmem_bytes; })
-                  .In(1, 64.0 * kTiB));
-  v.push_back(Int("core.vmem.bytes_per_cycle", "bytes/cycle", "",
-                  "VMEM port bandwidth available to the MXUs, VPU and DMA together",
-                  [](ChipConfig& c) -> int64_t& { return c.core.vmem_bytes_per_cycle; })
-                  .In(1, 1073741824));
-  v.push_back(Int("core.smem.capacity_bytes", "bytes", "0", "scalar memory (SMEM)",
-                  [](ChipConfig& c) -> int64_t& { return c.core.smem_bytes; })
-                  .In(0, kTiB));
-  v.push_back(Int("core.dma.engines", "count", "4",
-                  "DMA transfers a core keeps in flight at once (assumption)",
-                  [](ChipConfig& c) -> int64_t& { return c.core.dma_engines; })
-                  .In(1, 1024));
-  v.push_back(Int("core.dma.issue_cycles", "cycles", "1",
-                  "cycles to issue one DMA descriptor (one DMA request per cycle per core)",
-                  [](ChipConfig& c) -> int64_t& { return c.core.dma_issue_cycles; })
-                  .In(1, 1e5));
-  v.push_back(Int("core.unit_queue_depth", "commands", "16",
-                  "commands the in-order sequencer may queue at each unit (every MXU, the VPU, the "
-                  "XLU, every DMA engine, the ICI unit) before issue stalls: how far the "
-                  "instruction stream runs ahead of a busy unit (assumption, not a published "
-                  "figure)",
-                  [](ChipConfig& c) -> int64_t& { return c.core.unit_queue_depth; })
-                  .In(1, 4096));
-  v.push_back(
-      Int("system.chips", "count", "1", "chips in the slice", [](ChipConfig& c) -> int64_t& {
-        return c.system.chips;
-      }).In(1, 65536));
-  {
-    FieldSpec s = Base("system.topology", FieldType::kTopology, "", "single",
-                       "how chips are joined by ICI: single | ring | torus2d | torus3d");
-    s.topology_field = [](ChipConfig& c) -> Topology& { return c.system.topology; };
-    v.push_back(std::move(s));
-  }
-  {
-    FieldSpec s = Base("system.shape", FieldType::kIntList, "chips", "[]",
-                       "chips along each torus dimension; the product equals system.chips");
-    s.int_list_field = [](ChipConfig& c) -> std::vector<int64_t>& { return c.system.shape; };
-    v.push_back(std::move(s).In(1, 65536));
-  }
-  v.push_back(Int("system.ici.links_per_chip", "count", "0", "ICI ports per chip",
-                  [](ChipConfig& c) -> int64_t& { return c.system.ici_links_per_chip; })
-                  .In(0, 64));
-  v.push_back(Dbl("system.ici.link_bandwidth_bytes_per_s", "bytes/s", "0",
-                  "bandwidth of one ICI link in one direction",
-                  [](ChipConfig& c) -> double& { return c.system.ici_link_bandwidth_bytes_per_s; })
-                  .In(0, 1e15));
-  v.push_back(Int("system.ici.hop_latency_cycles", "cycles", "0",
-                  "cycles for a transfer's first byte to cross one ICI hop",
-                  [](ChipConfig& c) -> int64_t& { return c.system.ici_hop_latency_cycles; })
-                  .In(0, 1e8));
+  for (const Row& row : kRows) v.push_back(MakeSpec(row));
   return v;
 }
 
