@@ -87,10 +87,8 @@ std::vector<BufferPlacement> Placements(const hlo::HloInstruction& inst,
   return out;
 }
 
-}  // namespace
-
-StatusOr<CompiledModule> Compile(const hlo::HloModule& module, const config::ChipConfig& config,
-                                 const CompileOptions& options) {
+// Every --trip-count names a while of the module and gives a count >= 0.
+Status CheckTripCounts(const hlo::HloModule& module, const CompileOptions& options) {
   for (const auto& [name, trips] : options.trip_counts) {
     bool found = false;
     for (const auto& comp : module.computations()) {
@@ -103,6 +101,90 @@ StatusOr<CompiledModule> Compile(const hlo::HloModule& module, const config::Chi
                       found ? "the count must be >= 0" : "the module has no while of that name"));
     }
   }
+  return OkStatus();
+}
+
+// What the report says about how the module was compiled: custom-calls given estimated cycles,
+// if-converted conditionals, loops whose trip count the options gave.
+void RecordLoweringNotes(const hlo::HloModule& module, const hlo::HloModule& m,
+                         const CompileOptions& options, CompiledModule& result) {
+  for (const auto& inst : m.entry_computation()->instructions()) {
+    if (inst->opcode() == hlo::HloOpcode::kCustomCall &&
+        options.custom_call_cycles.count(inst->custom_call_target()) > 0) {
+      result.estimated_custom_calls.push_back(inst->name());
+    }
+  }
+  for (const auto& comp : module.computations()) {
+    for (const auto& inst : comp->instructions()) {
+      if (inst->opcode() == hlo::HloOpcode::kConditional) {
+        result.if_converted_conditionals.push_back(inst->name());
+      }
+      auto given = options.trip_counts.find(inst->name());
+      if (inst->opcode() == hlo::HloOpcode::kWhile && given != options.trip_counts.end() &&
+          !hlo::KnownTripCount(*inst).trips) {
+        result.given_trip_counts.push_back(fmt::format("{}={}", inst->name(), given->second));
+      } else if (auto b = options.branch_trip_counts.find(inst->name());
+                 inst->opcode() == hlo::HloOpcode::kWhile &&
+                 b != options.branch_trip_counts.end() && !hlo::KnownTripCount(*inst).trips) {
+        result.branch_loops.push_back(fmt::format("{}={}", inst->name(), b->second));
+      }
+    }
+  }
+}
+
+// For each HLO name of the program: its opcode ("" if the passes removed it) and whether the
+// compiler inserted it (not in the input module).
+void RecordHloNames(const hlo::HloModule& module, const hlo::HloModule& m,
+                    CompiledModule& result) {
+  std::map<std::string, std::string> opcode_of;
+  for (const auto& comp : m.computations()) {
+    for (const auto& inst : comp->instructions()) {
+      opcode_of[inst->name()] = std::string(hlo::HloOpcodeString(inst->opcode()));
+    }
+  }
+  for (const std::string& name : result.program.hlo_names) {
+    auto it = opcode_of.find(name);
+    result.hlo_opcodes.push_back(it == opcode_of.end() ? "" : it->second);
+  }
+  std::set<std::string> input_names;
+  for (const auto& comp : module.computations()) {
+    for (const auto& inst : comp->instructions()) input_names.insert(inst->name());
+  }
+  for (const std::string& name : result.program.hlo_names) {
+    result.hlo_compiler_inserted.push_back(input_names.count(name) == 0);
+  }
+}
+
+// Megacore with no dot large enough to split: the cores other than the first only open and close
+// loops and halt, so the device is one core after all.
+void CollapseIdleMegacore(CompiledModule& result) {
+  isa::Program& program = result.program;
+  const bool idle = std::all_of(
+      program.cores[1].instructions.begin(), program.cores[1].instructions.end(),
+      [](const isa::Instruction& i) { return isa::Info(i.opcode).unit == isa::Unit::kScalar; });
+  if (idle) {
+    program.cores.resize(1);
+    result.cores_per_device = 1;
+    // The barriers a branch loop's break put before the other cores read the pred (lower_loop.cc)
+    // have nobody to meet now: each becomes a nop (same issue slot, no operands).
+    for (isa::Instruction& inst : program.cores[0].instructions) {
+      if (inst.opcode != isa::Opcode::kSyncBarrier) continue;
+      const uint64_t g = inst.As<isa::op::SyncBarrier>().group;
+      const auto& groups = program.replica_groups;
+      const bool others =
+          g < groups.size() &&
+          std::any_of(groups[g].groups.begin(), groups[g].groups.end(),
+                      [](const std::vector<int32_t>& ids) { return ids.size() > 1; });
+      if (others) inst = isa::op::Nop{}.ToInstruction();
+    }
+  }
+}
+
+}  // namespace
+
+StatusOr<CompiledModule> Compile(const hlo::HloModule& module, const config::ChipConfig& config,
+                                 const CompileOptions& options) {
+  TPUSIM_RETURN_IF_ERROR(CheckTripCounts(module, options));
   TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<hlo::HloModule> m, CloneModule(module));
   CompiledModule result;
   HloPassPipeline pipeline = BuildHloPipeline(config, options.max_unrolled_instructions,
@@ -190,68 +272,9 @@ StatusOr<CompiledModule> Compile(const hlo::HloModule& module, const config::Chi
     auto os = Placements(*root, plan.values.at(root), -1, core);
     result.outputs.insert(result.outputs.end(), os.begin(), os.end());
   }
-  for (const auto& inst : m->entry_computation()->instructions()) {
-    if (inst->opcode() == hlo::HloOpcode::kCustomCall &&
-        options.custom_call_cycles.count(inst->custom_call_target()) > 0) {
-      result.estimated_custom_calls.push_back(inst->name());
-    }
-  }
-  for (const auto& comp : module.computations()) {
-    for (const auto& inst : comp->instructions()) {
-      if (inst->opcode() == hlo::HloOpcode::kConditional) {
-        result.if_converted_conditionals.push_back(inst->name());
-      }
-      auto given = options.trip_counts.find(inst->name());
-      if (inst->opcode() == hlo::HloOpcode::kWhile && given != options.trip_counts.end() &&
-          !hlo::KnownTripCount(*inst).trips) {
-        result.given_trip_counts.push_back(fmt::format("{}={}", inst->name(), given->second));
-      } else if (auto b = options.branch_trip_counts.find(inst->name());
-                 inst->opcode() == hlo::HloOpcode::kWhile &&
-                 b != options.branch_trip_counts.end() && !hlo::KnownTripCount(*inst).trips) {
-        result.branch_loops.push_back(fmt::format("{}={}", inst->name(), b->second));
-      }
-    }
-  }
-  std::map<std::string, std::string> opcode_of;
-  for (const auto& comp : m->computations()) {
-    for (const auto& inst : comp->instructions()) {
-      opcode_of[inst->name()] = std::string(hlo::HloOpcodeString(inst->opcode()));
-    }
-  }
-  for (const std::string& name : program.hlo_names) {
-    auto it = opcode_of.find(name);
-    result.hlo_opcodes.push_back(it == opcode_of.end() ? "" : it->second);
-  }
-  std::set<std::string> input_names;
-  for (const auto& comp : module.computations()) {
-    for (const auto& inst : comp->instructions()) input_names.insert(inst->name());
-  }
-  for (const std::string& name : program.hlo_names) {
-    result.hlo_compiler_inserted.push_back(input_names.count(name) == 0);
-  }
-  // Megacore with no dot large enough to split: the other cores only open and close loops and halt,
-  // so the device is one core after all.
-  const bool idle =
-      megacore && std::all_of(program.cores[1].instructions.begin(),
-                              program.cores[1].instructions.end(), [](const isa::Instruction& i) {
-                                return isa::Info(i.opcode).unit == isa::Unit::kScalar;
-                              });
-  if (idle) {
-    program.cores.resize(1);
-    result.cores_per_device = 1;
-    // The barriers a branch loop's break put before the other cores read the pred (lower_loop.cc)
-    // have nobody to meet now: each becomes a nop (same issue slot, no operands).
-    for (isa::Instruction& inst : program.cores[0].instructions) {
-      if (inst.opcode != isa::Opcode::kSyncBarrier) continue;
-      const uint64_t g = inst.As<isa::op::SyncBarrier>().group;
-      const auto& groups = program.replica_groups;
-      const bool others =
-          g < groups.size() &&
-          std::any_of(groups[g].groups.begin(), groups[g].groups.end(),
-                      [](const std::vector<int32_t>& ids) { return ids.size() > 1; });
-      if (others) inst = isa::op::Nop{}.ToInstruction();
-    }
-  }
+  RecordLoweringNotes(module, *m, options, result);
+  RecordHloNames(module, *m, result);
+  if (megacore) CollapseIdleMegacore(result);
   program.source_file = module.source_name();
   result.lowering_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - lowering_started).count();
