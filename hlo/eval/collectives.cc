@@ -40,6 +40,160 @@ StatusOr<std::vector<Literal>> SplitAlong(const Literal& x, int64_t dim, int64_t
   return out;
 }
 
+// The members of one replica group: member m's k-th operand.
+struct GroupView {
+  const std::vector<std::vector<const Literal*>>& operands;  // per evaluated device
+  const std::vector<int64_t>& slot;   // global device -> position in `operands`
+  const std::vector<int64_t>& group;  // global devices
+  size_t size() const { return group.size(); }
+  const Literal& op(size_t member, size_t k) const {
+    return *operands[static_cast<size_t>(slot[static_cast<size_t>(group[member])])][k];
+  }
+};
+
+// Per member m: per_member[m] gets this operand's result.
+using PerMember = std::vector<std::vector<Literal>>;
+
+// collective-permute: devices that receive nothing get zeros (XLA operation semantics,
+// CollectivePermute).
+StatusOr<std::vector<Literal>> EvaluatePermute(
+    const HloInstruction& inst, const DeviceGrid& grid, const std::vector<int64_t>& devices,
+    const std::vector<int64_t>& slot, const std::vector<std::vector<const Literal*>>& operands,
+    const KernelOptions& options) {
+  std::vector<Literal> results(devices.size());
+  const bool cross_partition = inst.channel_id().has_value();
+  for (size_t i = 0; i < devices.size(); ++i) {
+    const Literal& x = *operands[i][0];
+    TPUSIM_ASSIGN_OR_RETURN(Literal zero, Literal::Create(x.shape(), options.max_bytes));
+    results[i] = std::move(zero);
+  }
+  const int64_t P = grid.partitions;
+  for (const auto& [src, dst] : inst.source_target_pairs()) {
+    for (size_t i = 0; i < devices.size(); ++i) {
+      const int64_t d = devices[i];
+      const int64_t r = d / P, p = d % P;
+      const int64_t my_id = cross_partition ? p : r;
+      if (my_id != dst) continue;
+      const int64_t limit = cross_partition ? P : grid.replicas;
+      if (src < 0 || src >= limit) {
+        return InvalidArgument(fmt::format("collective-permute: source {} out of range", src));
+      }
+      const int64_t src_dev = cross_partition ? r * P + src : src * P + p;
+      const int64_t s = slot[static_cast<size_t>(src_dev)];
+      if (s < 0) return InvalidArgument("collective-permute: source device is not being evaluated");
+      results[i] = *operands[static_cast<size_t>(s)][0];
+    }
+  }
+  return results;
+}
+
+// all-reduce and reduce-scatter of operand k. (A scalar operand of a multi-operand reduce-scatter
+// is all-reduced: PyTorch/XLA dumps carry a bf16[] beside the scattered arrays, with a bf16[]
+// result.)
+Status ReduceOperand(const HloInstruction& inst, const GroupView& g, size_t k,
+                     const CalledComputation* reducer, const KernelOptions& options,
+                     PerMember& per_member) {
+  const size_t n = g.size();
+  if (reducer == nullptr) return InvalidArgument("all-reduce needs to_apply");
+  std::vector<const Literal*> members;
+  for (size_t m = 0; m < n; ++m) members.push_back(&g.op(m, k));
+  TPUSIM_ASSIGN_OR_RETURN(Literal acc, FoldArrays(*reducer, members, options));
+  if (inst.opcode() == HloOpcode::kReduceScatter && acc.shape().rank() > 0) {
+    if (inst.dimensions().size() != 1) return InvalidArgument("reduce-scatter needs one dimension");
+    TPUSIM_ASSIGN_OR_RETURN(auto chunks, SplitAlong(acc, inst.dimensions(0),
+                                                    static_cast<int64_t>(n), options,
+                                                    "reduce-scatter"));
+    for (size_t m = 0; m < n; ++m) per_member[m].push_back(std::move(chunks[m]));
+  } else {
+    for (size_t m = 0; m < n; ++m) per_member[m].push_back(acc);
+  }
+  return OkStatus();
+}
+
+// all-gather of operand k.
+Status GatherOperand(const HloInstruction& inst, const GroupView& g, size_t k,
+                     const KernelOptions& options, PerMember& per_member) {
+  const size_t n = g.size();
+  if (inst.dimensions().size() != 1) return InvalidArgument("all-gather needs one dimension");
+  if (g.op(0, k).shape().rank() == 0) {
+    // A scalar operand of a multi-operand all-gather (PyTorch/XLA dumps carry an f32[] beside the
+    // gathered arrays, with an f32[] result): nothing to gather, each device keeps its own.
+    for (size_t m = 0; m < n; ++m) per_member[m].push_back(g.op(m, k));
+    return OkStatus();
+  }
+  std::vector<const Literal*> parts;
+  for (size_t m = 0; m < n; ++m) parts.push_back(&g.op(m, k));
+  const Literal& x = g.op(0, k);
+  const int64_t dim = inst.dimensions(0);
+  if (dim < 0 || dim >= x.shape().rank()) return InvalidArgument("all-gather: bad dimension");
+  std::vector<int64_t> dims = x.shape().dimensions();
+  dims[static_cast<size_t>(dim)] *= static_cast<int64_t>(n);
+  TPUSIM_ASSIGN_OR_RETURN(Literal gathered,
+                          Concatenate(parts, dim, Shape(x.element_type(), dims), options));
+  for (size_t m = 0; m < n; ++m) per_member[m].push_back(gathered);
+  return OkStatus();
+}
+
+// all-to-all of operand k (of `num_ops` per member).
+Status AllToAllOperand(const HloInstruction& inst, const GroupView& g, size_t k, size_t num_ops,
+                       const KernelOptions& options, PerMember& per_member) {
+  const size_t n = g.size();
+  if (inst.dimensions().size() == 1) {
+    // Array form: member j's chunk i goes to member i, placed at position j.
+    std::vector<std::vector<Literal>> chunks(n);
+    for (size_t m = 0; m < n; ++m) {
+      TPUSIM_ASSIGN_OR_RETURN(chunks[m], SplitAlong(g.op(m, k), inst.dimensions(0),
+                                                    static_cast<int64_t>(n), options,
+                                                    "all-to-all"));
+    }
+    for (size_t i = 0; i < n; ++i) {
+      std::vector<const Literal*> parts;
+      for (size_t j = 0; j < n; ++j) parts.push_back(&chunks[j][i]);
+      TPUSIM_ASSIGN_OR_RETURN(Literal r,
+                              Concatenate(parts, inst.dimensions(0), g.op(i, k).shape(), options));
+      per_member[i].push_back(std::move(r));
+    }
+    return OkStatus();
+  }
+  // Tuple form: result element k of member i = operand i of member k.
+  if (num_ops != n) return InvalidArgument("all-to-all (tuple form) needs one operand per member");
+  for (size_t i = 0; i < n; ++i) per_member[i].push_back(g.op(k, i));
+  return OkStatus();
+}
+
+// The per-member results of one replica group, operand by operand.
+StatusOr<PerMember> EvaluateGroup(const HloInstruction& inst, const GroupView& g,
+                                  const CalledComputation* reducer, const KernelOptions& options) {
+  const HloOpcode op = inst.opcode();
+  const size_t n = g.size();
+  const size_t num_ops =
+      g.operands[static_cast<size_t>(g.slot[static_cast<size_t>(g.group[0])])].size();
+  PerMember per_member(n);
+  for (size_t k = 0; k < num_ops; ++k) {
+    switch (op) {
+      case HloOpcode::kAllReduce:
+      case HloOpcode::kAllReduceStart:
+      case HloOpcode::kReduceScatter:
+        TPUSIM_RETURN_IF_ERROR(ReduceOperand(inst, g, k, reducer, options, per_member));
+        break;
+      case HloOpcode::kAllGather:
+      case HloOpcode::kAllGatherStart:
+        TPUSIM_RETURN_IF_ERROR(GatherOperand(inst, g, k, options, per_member));
+        break;
+      case HloOpcode::kAllToAll:
+        TPUSIM_RETURN_IF_ERROR(AllToAllOperand(inst, g, k, num_ops, options, per_member));
+        break;
+      case HloOpcode::kCollectiveBroadcast:
+        for (size_t m = 0; m < n; ++m) per_member[m].push_back(g.op(0, k));
+        break;
+      default:
+        return Unimplemented(fmt::format("collective '{}' is not supported by the CPU evaluator",
+                                         HloOpcodeString(op)));
+    }
+  }
+  return per_member;
+}
+
 }  // namespace
 
 StatusOr<std::vector<std::vector<int64_t>>> CollectiveGroups(const HloInstruction& inst,
@@ -95,38 +249,9 @@ StatusOr<std::vector<Literal>> EvaluateCollective(
   std::vector<int64_t> slot(static_cast<size_t>(grid.size()), -1);
   for (size_t i = 0; i < devices.size(); ++i)
     slot[static_cast<size_t>(devices[i])] = static_cast<int64_t>(i);
+  if (IsPermute(op)) return EvaluatePermute(inst, grid, devices, slot, operands, options);
   std::vector<Literal> results(devices.size());
   std::vector<bool> done(devices.size(), false);
-
-  if (IsPermute(op)) {
-    const bool cross_partition = inst.channel_id().has_value();
-    for (size_t i = 0; i < devices.size(); ++i) {
-      // Devices that receive nothing get zeros (XLA operation semantics, CollectivePermute).
-      const Literal& x = *operands[i][0];
-      TPUSIM_ASSIGN_OR_RETURN(Literal zero, Literal::Create(x.shape(), options.max_bytes));
-      results[i] = std::move(zero);
-    }
-    const int64_t P = grid.partitions;
-    for (const auto& [src, dst] : inst.source_target_pairs()) {
-      for (size_t i = 0; i < devices.size(); ++i) {
-        const int64_t d = devices[i];
-        const int64_t r = d / P, p = d % P;
-        const int64_t my_id = cross_partition ? p : r;
-        if (my_id != dst) continue;
-        const int64_t limit = cross_partition ? P : grid.replicas;
-        if (src < 0 || src >= limit) {
-          return InvalidArgument(fmt::format("collective-permute: source {} out of range", src));
-        }
-        const int64_t src_dev = cross_partition ? r * P + src : src * P + p;
-        const int64_t s = slot[static_cast<size_t>(src_dev)];
-        if (s < 0)
-          return InvalidArgument("collective-permute: source device is not being evaluated");
-        results[i] = *operands[static_cast<size_t>(s)][0];
-      }
-    }
-    return results;
-  }
-
   TPUSIM_ASSIGN_OR_RETURN(auto groups, CollectiveGroups(inst, grid));
   for (const auto& group : groups) {
     bool any = false, all = true;
@@ -145,93 +270,8 @@ StatusOr<std::vector<Literal>> EvaluateCollective(
                       HloOpcodeString(op)));
     }
     const size_t n = group.size();
-    const size_t num_ops =
-        operands[static_cast<size_t>(slot[static_cast<size_t>(group[0])])].size();
-    auto member_op = [&](size_t member, size_t k) -> const Literal& {
-      return *operands[static_cast<size_t>(slot[static_cast<size_t>(group[member])])][k];
-    };
-    // Per operand k: the per-member result values.
-    std::vector<std::vector<Literal>> per_member(n);
-    for (size_t k = 0; k < num_ops; ++k) {
-      switch (op) {
-        case HloOpcode::kAllReduce:
-        case HloOpcode::kAllReduceStart:
-        case HloOpcode::kReduceScatter: {
-          if (reducer == nullptr) return InvalidArgument("all-reduce needs to_apply");
-          // (A scalar operand of a multi-operand reduce-scatter is all-reduced: PyTorch/XLA dumps
-          // carry a bf16[] beside the scattered arrays, with a bf16[] result.)
-          std::vector<const Literal*> members;
-          for (size_t m = 0; m < n; ++m) members.push_back(&member_op(m, k));
-          TPUSIM_ASSIGN_OR_RETURN(Literal acc, FoldArrays(*reducer, members, options));
-          if (op == HloOpcode::kReduceScatter && acc.shape().rank() > 0) {
-            if (inst.dimensions().size() != 1)
-              return InvalidArgument("reduce-scatter needs one dimension");
-            TPUSIM_ASSIGN_OR_RETURN(
-                auto chunks, SplitAlong(acc, inst.dimensions(0), static_cast<int64_t>(n), options,
-                                        "reduce-scatter"));
-            for (size_t m = 0; m < n; ++m) per_member[m].push_back(std::move(chunks[m]));
-          } else {
-            for (size_t m = 0; m < n; ++m) per_member[m].push_back(acc);
-          }
-          break;
-        }
-        case HloOpcode::kAllGather:
-        case HloOpcode::kAllGatherStart: {
-          if (inst.dimensions().size() != 1)
-            return InvalidArgument("all-gather needs one dimension");
-          if (member_op(0, k).shape().rank() == 0) {
-            // A scalar operand of a multi-operand all-gather (PyTorch/XLA dumps carry an f32[]
-            // beside the gathered arrays, with an f32[] result): nothing to gather, each device
-            // keeps its own.
-            for (size_t m = 0; m < n; ++m) per_member[m].push_back(member_op(m, k));
-            break;
-          }
-          std::vector<const Literal*> parts;
-          for (size_t m = 0; m < n; ++m) parts.push_back(&member_op(m, k));
-          const Literal& x = member_op(0, k);
-          const int64_t dim = inst.dimensions(0);
-          if (dim < 0 || dim >= x.shape().rank())
-            return InvalidArgument("all-gather: bad dimension");
-          std::vector<int64_t> dims = x.shape().dimensions();
-          dims[static_cast<size_t>(dim)] *= static_cast<int64_t>(n);
-          TPUSIM_ASSIGN_OR_RETURN(Literal g,
-                                  Concatenate(parts, dim, Shape(x.element_type(), dims), options));
-          for (size_t m = 0; m < n; ++m) per_member[m].push_back(g);
-          break;
-        }
-        case HloOpcode::kAllToAll: {
-          if (inst.dimensions().size() == 1) {
-            // Array form: member j's chunk i goes to member i, placed at position j.
-            std::vector<std::vector<Literal>> chunks(n);
-            for (size_t m = 0; m < n; ++m) {
-              TPUSIM_ASSIGN_OR_RETURN(chunks[m],
-                                      SplitAlong(member_op(m, k), inst.dimensions(0),
-                                                 static_cast<int64_t>(n), options, "all-to-all"));
-            }
-            for (size_t i = 0; i < n; ++i) {
-              std::vector<const Literal*> parts;
-              for (size_t j = 0; j < n; ++j) parts.push_back(&chunks[j][i]);
-              TPUSIM_ASSIGN_OR_RETURN(Literal r, Concatenate(parts, inst.dimensions(0),
-                                                             member_op(i, k).shape(), options));
-              per_member[i].push_back(std::move(r));
-            }
-          } else {
-            // Tuple form: result element k of member i = operand i of member k.
-            if (num_ops != n)
-              return InvalidArgument("all-to-all (tuple form) needs one operand per member");
-            for (size_t i = 0; i < n; ++i) per_member[i].push_back(member_op(k, i));
-          }
-          break;
-        }
-        case HloOpcode::kCollectiveBroadcast: {
-          for (size_t m = 0; m < n; ++m) per_member[m].push_back(member_op(0, k));
-          break;
-        }
-        default:
-          return Unimplemented(fmt::format("collective '{}' is not supported by the CPU evaluator",
-                                           HloOpcodeString(op)));
-      }
-    }
+    const GroupView view{operands, slot, group};
+    TPUSIM_ASSIGN_OR_RETURN(PerMember per_member, EvaluateGroup(inst, view, reducer, options));
     for (size_t m = 0; m < n; ++m) {
       const size_t i = static_cast<size_t>(slot[static_cast<size_t>(group[m])]);
       if (per_member[m].size() == 1 && !out.IsTuple()) {
