@@ -115,6 +115,91 @@ class ProgressProbe {
   SimProgress progress_;
 };
 
+// Loop structure, as the interpreter's Load checks it: every ctrl.loop closed by a ctrl.endloop.
+Status CheckLoopNesting(const isa::Program& program) {
+  for (int c = 0; c < program.num_cores(); ++c) {
+    int depth = 0;
+    const auto& insts = program.cores[c].instructions;
+    for (size_t i = 0; i < insts.size(); ++i) {
+      if (insts[i].opcode == isa::Opcode::kCtrlLoop) ++depth;
+      if (insts[i].opcode == isa::Opcode::kCtrlEndLoop && --depth < 0) {
+        return InvalidArgument(fmt::format(
+            "core {} instruction {} ctrl.endloop: ctrl.endloop without a matching ctrl.loop", c,
+            i));
+      }
+    }
+    if (depth > 0) {
+      return InvalidArgument(fmt::format("core {}: ctrl.loop without a matching ctrl.endloop", c));
+    }
+  }
+  return OkStatus();
+}
+
+// Ends the run `max_seconds` of wall time from now (0: no limit; a limit too large for the clock's
+// range: no limit). InvalidArgument if negative or NaN.
+Status SetDeadline(double max_seconds, Engine& engine) {
+  if (max_seconds < 0 || std::isnan(max_seconds)) {
+    return InvalidArgument(
+        fmt::format("--max-seconds: expected a non-negative number, got {}", max_seconds));
+  }
+  if (max_seconds > 0) {
+    // The deadline counts from this call (Run makes it after the setup, which the program's size
+    // bounds).
+    const auto now = std::chrono::steady_clock::now();
+    const std::chrono::duration<double> limit(max_seconds);
+    if (limit < std::chrono::steady_clock::time_point::max() - now) {
+      engine.set_deadline(
+          now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(limit),
+          max_seconds);
+    }
+  }
+  return OkStatus();
+}
+
+// The MXU models' accumulators and the sequencers' flags into the final architectural state.
+void CopyAccumulatorsAndFlags(System& system, const isa::MemorySizes& sizes,
+                              isa::MachineState& state) {
+  const size_t acc_words =
+      static_cast<size_t>(std::max<int64_t>(sizes.accumulator_rows, 0) * sizes.mxu_cols);
+  for (size_t c = 0; c < system.cores().size(); ++c) {
+    auto& core = system.cores()[c];
+    isa::CoreState& arch = state.cores[c];
+    for (size_t mi = 0; mi < core->mxus().size() && mi < arch.mxus.size(); ++mi) {
+      auto& m = core->mxus()[mi];
+      const MxuAccumulators& a = m->accumulators();
+      if (a.rows() == 0) continue;  // never written (timing-only): the state's zeros stay implicit
+      std::vector<uint32_t> words(acc_words, 0);
+      for (int64_t row = 0; row < a.rows(); ++row) {
+        for (int64_t col = 0; col < a.cols() && col < sizes.mxu_cols; ++col) {
+          size_t idx = static_cast<size_t>(row * sizes.mxu_cols + col);
+          if (idx >= words.size()) words.resize(idx + 1, 0);
+          words[idx] = a.word(row, col);
+        }
+      }
+      arch.mxus[mi].acc = std::move(words);
+    }
+    arch.flags = core->sequencer().flags();
+  }
+}
+
+// The paths of the ICI links, the host links and the HBMs of the chips used (`n` cores).
+void RecordResourcePaths(const System& system, const config::ChipConfig& config, int chips_used,
+                         int n, SimResult& r) {
+  const Interconnect& ic = system.interconnect();
+  const TransferNetwork& net = system.network();
+  for (int link : ic.links()) r.ici_links.push_back(net.resource_path(link));
+  for (int c = 0; c < chips_used; ++c) {
+    r.host_paths.push_back(net.resource_path(ic.host(c)));
+    if (config.hbm.shared_by_cores) {
+      r.hbm_paths.push_back(net.resource_path(ic.hbm(c, 0)));
+    } else {
+      for (int k = 0; k < config.tensorcores && c * config.tensorcores + k < n; ++k) {
+        r.hbm_paths.push_back(net.resource_path(ic.hbm(c, k)));
+      }
+    }
+  }
+}
+
 }  // namespace
 
 std::pair<uint64_t, uint64_t> DynamicCounts(const isa::CoreProgram& core) {
@@ -141,22 +226,7 @@ StatusOr<SimResult> Simulator::Run(const isa::Program& program,
                           isa::MachineState::Create(sizes, program.num_cores()));
   TPUSIM_RETURN_IF_ERROR(state.WriteSegments(program.data, "data segment"));
   TPUSIM_RETURN_IF_ERROR(state.WriteSegments(initial, "initial segment"));
-  // Loop structure, as the interpreter's Load checks it.
-  for (int c = 0; c < program.num_cores(); ++c) {
-    int depth = 0;
-    const auto& insts = program.cores[c].instructions;
-    for (size_t i = 0; i < insts.size(); ++i) {
-      if (insts[i].opcode == isa::Opcode::kCtrlLoop) ++depth;
-      if (insts[i].opcode == isa::Opcode::kCtrlEndLoop && --depth < 0) {
-        return InvalidArgument(fmt::format(
-            "core {} instruction {} ctrl.endloop: ctrl.endloop without a matching ctrl.loop", c,
-            i));
-      }
-    }
-    if (depth > 0) {
-      return InvalidArgument(fmt::format("core {}: ctrl.loop without a matching ctrl.endloop", c));
-    }
-  }
+  TPUSIM_RETURN_IF_ERROR(CheckLoopNesting(program));
 
   System::Options sys_options;
   sys_options.mxu_model = options_.mxu_model;
@@ -171,21 +241,7 @@ StatusOr<SimResult> Simulator::Run(const isa::Program& program,
       std::unique_ptr<System> system,
       System::Create(config_, program, options_.compute_values ? &state : nullptr, sys_options));
   Engine engine(options_.step_order, options_.step_seed);
-  if (options_.max_seconds < 0 || std::isnan(options_.max_seconds)) {
-    return InvalidArgument(
-        fmt::format("--max-seconds: expected a non-negative number, got {}", options_.max_seconds));
-  }
-  if (options_.max_seconds > 0) {
-    // The deadline counts from here: setup above is bounded by the program's size. A limit too
-    // large for the clock's range means no limit.
-    const auto now = std::chrono::steady_clock::now();
-    const std::chrono::duration<double> limit(options_.max_seconds);
-    if (limit < std::chrono::steady_clock::time_point::max() - now) {
-      engine.set_deadline(
-          now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(limit),
-          options_.max_seconds);
-    }
-  }
+  TPUSIM_RETURN_IF_ERROR(SetDeadline(options_.max_seconds, engine));
   system->AddTo(engine);
   if (trace != nullptr) {
     std::vector<std::string> resources;
@@ -248,41 +304,8 @@ StatusOr<SimResult> Simulator::Run(const isa::Program& program,
   r.cycles = last;
   probe.Done(last);
   if (trace != nullptr) trace->End(last.value());
-  // Accumulators (from the MXU models) and flags (from the sequencers) into the final state.
-  const size_t acc_words =
-      static_cast<size_t>(std::max<int64_t>(sizes.accumulator_rows, 0) * sizes.mxu_cols);
-  for (size_t c = 0; c < system->cores().size(); ++c) {
-    auto& core = system->cores()[c];
-    isa::CoreState& arch = state.cores[c];
-    for (size_t mi = 0; mi < core->mxus().size() && mi < arch.mxus.size(); ++mi) {
-      auto& m = core->mxus()[mi];
-      const MxuAccumulators& a = m->accumulators();
-      if (a.rows() == 0) continue;  // never written (timing-only): the state's zeros stay implicit
-      std::vector<uint32_t> words(acc_words, 0);
-      for (int64_t row = 0; row < a.rows(); ++row) {
-        for (int64_t col = 0; col < a.cols() && col < sizes.mxu_cols; ++col) {
-          size_t idx = static_cast<size_t>(row * sizes.mxu_cols + col);
-          if (idx >= words.size()) words.resize(idx + 1, 0);
-          words[idx] = a.word(row, col);
-        }
-      }
-      arch.mxus[mi].acc = std::move(words);
-    }
-    arch.flags = core->sequencer().flags();
-  }
-  const Interconnect& ic = system->interconnect();
-  const TransferNetwork& net = system->network();
-  for (int link : ic.links()) r.ici_links.push_back(net.resource_path(link));
-  for (int c = 0; c < chips_used; ++c) {
-    r.host_paths.push_back(net.resource_path(ic.host(c)));
-    if (config_.hbm.shared_by_cores) {
-      r.hbm_paths.push_back(net.resource_path(ic.hbm(c, 0)));
-    } else {
-      for (int k = 0; k < config_.tensorcores && c * config_.tensorcores + k < n; ++k) {
-        r.hbm_paths.push_back(net.resource_path(ic.hbm(c, k)));
-      }
-    }
-  }
+  CopyAccumulatorsAndFlags(*system, sizes, state);
+  RecordResourcePaths(*system, config_, chips_used, n, r);
   r.hlo_names = program.hlo_names;
   r.stats = system->stats();
   r.trace_tracks = std::move(system->trace_tracks());
