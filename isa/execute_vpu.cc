@@ -105,14 +105,29 @@ Status ExecuteVector(MachineState& state, int core, const Instruction& inst) {
     }
     case Opcode::kVpuSelect: {
       auto s = inst.As<op::VpuSelect>();
-      TPUSIM_ASSIGN_OR_RETURN(std::string pv, ReadElems(vm, s.pred, s.count, DType::kPred, "pred"));
-      TPUSIM_ASSIGN_OR_RETURN(std::string av, ReadElems(vm, s.a, s.count, s.dtype, "a"));
-      TPUSIM_ASSIGN_OR_RETURN(std::string bv, ReadElems(vm, s.b, s.count, s.dtype, "b"));
-      const int eb = DTypeBytes(s.dtype);
-      for (uint64_t i = 0; i < s.count; ++i) {
-        if (pv[i] == 0) std::memcpy(av.data() + i * eb, bv.data() + i * eb, eb);
+      if (s.rows > vm.capacity() || s.cols > vm.capacity() || s.rows * s.cols > vm.capacity()) {
+        return InvalidArgument(fmt::format("a {}x{} region does not fit in VMEM", s.rows, s.cols));
       }
-      return WriteBytes(vm, s.dst, av, "dst");
+      TPUSIM_ASSIGN_OR_RETURN(
+          std::string pv, ReadElems(vm, s.pred, BroadcastOperandElements(s.pred_bcast, s.rows, s.cols),
+                                    DType::kPred, "pred"));
+      TPUSIM_ASSIGN_OR_RETURN(
+          std::string av,
+          ReadElems(vm, s.a, BroadcastOperandElements(s.a_bcast, s.rows, s.cols), s.dtype, "a"));
+      TPUSIM_ASSIGN_OR_RETURN(
+          std::string bv,
+          ReadElems(vm, s.b, BroadcastOperandElements(s.b_bcast, s.rows, s.cols), s.dtype, "b"));
+      const uint64_t eb = DTypeBytes(s.dtype);
+      std::string out(s.rows * s.cols * eb, '\0');
+      for (uint64_t r = 0; r < s.rows; ++r) {
+        for (uint64_t c = 0; c < s.cols; ++c) {
+          const bool take_a = pv[BroadcastOperandIndex(s.pred_bcast, r, c, s.cols)] != 0;
+          const char* from = take_a ? av.data() + BroadcastOperandIndex(s.a_bcast, r, c, s.cols) * eb
+                                    : bv.data() + BroadcastOperandIndex(s.b_bcast, r, c, s.cols) * eb;
+          std::memcpy(out.data() + (r * s.cols + c) * eb, from, eb);
+        }
+      }
+      return WriteBytes(vm, s.dst, out, "dst");
     }
     case Opcode::kVpuRngBits: {
       auto g = inst.As<op::VpuRngBits>();
@@ -376,10 +391,14 @@ Footprint VectorFootprint(const Instruction& inst, int core) {
     }
     case Opcode::kVpuSelect: {
       auto o = inst.As<op::VpuSelect>();
-      f.reads.push_back(VmemRegion(core, o.pred, o.count * ElemBytes(DType::kPred)));
-      f.reads.push_back(VmemRegion(core, o.a, o.count * ElemBytes(o.dtype)));
-      f.reads.push_back(VmemRegion(core, o.b, o.count * ElemBytes(o.dtype)));
-      f.writes.push_back(VmemRegion(core, o.dst, o.count * ElemBytes(o.dtype)));
+      f.reads.push_back(VmemRegion(core, o.pred,
+                                   BroadcastOperandElements(o.pred_bcast, o.rows, o.cols) *
+                                       ElemBytes(DType::kPred)));
+      f.reads.push_back(VmemRegion(
+          core, o.a, BroadcastOperandElements(o.a_bcast, o.rows, o.cols) * ElemBytes(o.dtype)));
+      f.reads.push_back(VmemRegion(
+          core, o.b, BroadcastOperandElements(o.b_bcast, o.rows, o.cols) * ElemBytes(o.dtype)));
+      f.writes.push_back(VmemRegion(core, o.dst, o.rows * o.cols * ElemBytes(o.dtype)));
       break;
     }
     case Opcode::kVpuRngBits: {

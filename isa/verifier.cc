@@ -394,11 +394,12 @@ class Verifier {
       }
       case Opcode::kVpuSelect: {
         auto s = inst.As<op::VpuSelect>();
-        Positive("count", s.count);
-        Vmem("pred", s.pred, s.count, DType::kPred);
-        Vmem("a", s.a, s.count, s.dtype);
-        Vmem("b", s.b, s.count, s.dtype);
-        Vmem("dst", s.dst, s.count, s.dtype);
+        Positive("rows", s.rows);
+        Positive("cols", s.cols);
+        Vmem("pred", s.pred, BLen(s.pred_bcast, s.rows, s.cols), DType::kPred);
+        Vmem("a", s.a, BLen(s.a_bcast, s.rows, s.cols), s.dtype);
+        Vmem("b", s.b, BLen(s.b_bcast, s.rows, s.cols), s.dtype);
+        Vmem("dst", s.dst, Mul(s.rows, s.cols), s.dtype);
         return;
       }
       case Opcode::kVpuRngBits: {

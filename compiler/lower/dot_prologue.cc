@@ -34,9 +34,6 @@ Lowerer::PrologueFootprint Lowerer::MeasurePrologue(
       const HbmBuffer& b = Buffer(op);
       isa::Broadcast mode = VirtualBroadcastKind(*op);
       if (mode == isa::Broadcast::kNone && b.elements() == 1) mode = isa::Broadcast::kScalar;
-      if (mode != isa::Broadcast::kNone && op_inst.opcode() == hlo::HloOpcode::kSelect) {
-        f.select_scratch = true;
-      }
       if (!seen.insert({b.address, mode}).second) continue;
       ++f.allocations;
       if (mode == isa::Broadcast::kNone) f.per_element += b.elem_bytes();
@@ -46,7 +43,7 @@ Lowerer::PrologueFootprint Lowerer::MeasurePrologue(
       }
     }
   }
-  f.per_element += f.select_scratch ? kSelectScratchBytes : f.needs_tmp ? 4 : 0;
+  f.per_element += f.needs_tmp ? 4 : 0;
   f.allocations += static_cast<int64_t>(ops.size()) + 2;
   return f;
 }
@@ -96,7 +93,7 @@ std::optional<Lowerer::Prologue> Lowerer::PlanPrologue(
     if (!alloc(Rc * Cc * Buffer(ops[m]).elem_bytes(), &pro.result[m])) return std::nullopt;
   }
   const PrologueFootprint f = MeasurePrologue(ops);
-  const int64_t tmp_bytes = f.select_scratch ? kSelectScratchBytes : f.needs_tmp ? 4 : 0;
+  const int64_t tmp_bytes = f.needs_tmp ? 4 : 0;
   if (tmp_bytes > 0 && !alloc(Rc * Cc * tmp_bytes, &pro.tmp)) return std::nullopt;
   if (!alloc(64, &pro.zero)) return std::nullopt;
   // Scalars are loaded once.

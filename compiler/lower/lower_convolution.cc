@@ -1236,7 +1236,11 @@ Status Lowerer::LowerDirectConvolution(const HloInstruction& inst,
   std::optional<Epilogue> epi;
   ConvEpilogue run_epilogue;
   if (epilogue_ops != nullptr) {
-    TPUSIM_ASSIGN_OR_RETURN(epi, PlanEpilogue(inst, *epilogue_ops, blocks->mc(), blocks->nc));
+    const auto epilogue_budget = [&] {
+      return em_.vmem_free() - 8 * 64 - ConvVmemBytes(*blocks, le, re, oe, oi);
+    };
+    TPUSIM_ASSIGN_OR_RETURN(epi, PlanEpilogue(inst, *epilogue_ops, blocks->mc(), blocks->nc,
+                                              epilogue_budget()));
     for (const int64_t share : {2, 3, 4}) {
       if (epi && ConvVmemBytes(*blocks, le, re, oe, oi) <= em_.vmem_free() - 8 * 64) break;
       epi.reset();
@@ -1245,7 +1249,8 @@ Status Lowerer::LowerDirectConvolution(const HloInstruction& inst,
           p, config_, le, re, oe, oi, (em_.vmem_free() - 8 * 64) / share, double_buffer_);
       if (!smaller) break;
       blocks = smaller;
-      TPUSIM_ASSIGN_OR_RETURN(epi, PlanEpilogue(inst, *epilogue_ops, blocks->mc(), blocks->nc));
+      TPUSIM_ASSIGN_OR_RETURN(epi, PlanEpilogue(inst, *epilogue_ops, blocks->mc(), blocks->nc,
+                                                epilogue_budget()));
     }
     if (!epi || ConvVmemBytes(*blocks, le, re, oe, oi) > em_.vmem_free() - 8 * 64) {
       // The epilogue took more than its third: run without it (its ops get kernels of their own).

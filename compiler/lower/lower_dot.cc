@@ -282,7 +282,7 @@ StatusOr<bool> Lowerer::PlanDotKernel(DotKernel& k, DotShape shape, int parts) {
     if (!k.pro[idx]) return false;
   }
   TPUSIM_ASSIGN_OR_RETURN(k.epi, epilogue_ops != nullptr
-                                     ? PlanEpilogue(inst, *epilogue_ops, Mc, Nc)
+                                     ? PlanEpilogue(inst, *epilogue_ops, Mc, Nc, em_.vmem_free())
                                      : StatusOr<std::optional<Epilogue>>(std::nullopt));
   StatusOr<std::vector<DotStep>> steps = DotSchedule(k.plan, kMaxInstructionsPerCore);
   if (!steps.ok()) return ResourceExhausted("dot %" + inst.name() + ": too many blocks");
@@ -358,6 +358,10 @@ Status Lowerer::EmitDot(DotKernel& k) {
     }
     if (last_k) {
       pending_pop = DotOutBlock{true, st.b, st.m0, st.n0, acc0, out_block++};
+      if (k.epi && k.epi->sets == 2) {  // its epilogue operands load behind the matmuls
+        TPUSIM_RETURN_IF_ERROR(LoadEpilogueBlock(*k.epi, pending_pop.block, st.b, d.M, st.m0, mc,
+                                                 k.n_lo + st.n0, nc, k.N_all));
+      }
       if (!double_acc) {
         EmitDotPop(k, pending_pop);
         TPUSIM_RETURN_IF_ERROR(EmitDotStore(k, pending_pop));
@@ -575,7 +579,7 @@ Status Lowerer::EmitDotStore(DotKernel& k, const DotOutBlock& pp) {
 
 StatusOr<std::optional<Lowerer::Epilogue>> Lowerer::PlanEpilogue(
     const HloInstruction& dot, const std::vector<const HloInstruction*>& ops, int64_t Mc,
-    int64_t Nc) {
+    int64_t Nc, int64_t budget) {
   Epilogue ep;
   ep.ops = ops;
   auto member_index = [&](const HloInstruction* i) -> int64_t {
@@ -583,7 +587,7 @@ StatusOr<std::optional<Lowerer::Epilogue>> Lowerer::PlanEpilogue(
     return it == ops.end() ? -1 : static_cast<int64_t>(it - ops.begin());
   };
   std::map<std::tuple<uint64_t, isa::Broadcast, int64_t>, size_t> ext_index;
-  bool needs_tmp = false, needs_zero = false, select_scratch = false;
+  bool needs_tmp = false, needs_zero = false;
   ep.source.resize(ops.size());
   for (size_t m = 0; m < ops.size(); ++m) {
     const HloInstruction& op_inst = *ops[m];
@@ -607,14 +611,47 @@ StatusOr<std::optional<Lowerer::Epilogue>> Lowerer::PlanEpilogue(
       isa::Broadcast mode = absorbed ? isa::Broadcast::kScalar : VirtualBroadcastKind(*op);
       if (mode == isa::Broadcast::kNone && b.elements() == 1) mode = isa::Broadcast::kScalar;
       const int64_t repeat = absorbed ? op->shape().ElementCount() / b.elements() : 0;
-      select_scratch = select_scratch || (mode != isa::Broadcast::kNone &&
-                                          op_inst.opcode() == hlo::HloOpcode::kSelect);
       auto [it, inserted] = ext_index.try_emplace({b.address, mode, repeat}, ep.ext.size());
       if (inserted) ep.ext.push_back({&b, mode, 0, repeat});
       ep.source[m].push_back(-2 - static_cast<int64_t>(it->second));
     }
   }
-  // Allocations; an epilogue that does not fit is left to the ops' own kernels.
+  // Allocations within `budget`; an epilogue that does not fit is left to the ops' own kernels.
+  // Per buffer set: the non-scalar externals' blocks and the ops' result blocks; shared: scalars,
+  // absorbed broadcasts' whole operands, running reductions, the temporary.
+  const auto rounded = [](int64_t bytes) { return (std::max<int64_t>(bytes, 64) + 63) / 64 * 64; };
+  const auto ext_block_bytes = [&](const Epilogue::External& x) {
+    const int64_t elems = x.mode == isa::Broadcast::kScalar ? 1
+                          : x.mode == isa::Broadcast::kRow  ? Nc
+                          : x.mode == isa::Broadcast::kCol  ? Mc
+                                                            : Mc * Nc;
+    return rounded(elems * x.buf->elem_bytes());
+  };
+  const auto loaded_once = [](const Epilogue::External& x) {
+    return x.mode == isa::Broadcast::kScalar && (x.repeat == 0 || x.whole);
+  };
+  int64_t per_set = 0, shared = 0, wholes = 0;
+  for (Epilogue::External& x : ep.ext) {
+    if (x.repeat > 0) wholes += rounded(x.buf->bytes());
+    (loaded_once(x) ? shared : per_set) += ext_block_bytes(x);
+  }
+  for (size_t m = 0; m < ops.size(); ++m) {
+    if (IsAbsorbedBroadcast(dot, *ops[m])) continue;
+    if (ops[m]->opcode() == hlo::HloOpcode::kReduce) {
+      const auto& dims = ops[m]->dimensions();
+      const bool column =
+          std::find(dims.begin(), dims.end(), dot.shape().rank() - 1) == dims.end();
+      shared += rounded((column ? ops[m]->shape().ElementCount() : Mc) * 4);
+      continue;
+    }
+    per_set += rounded(Mc * Nc * Buffer(ops[m]).elem_bytes());
+  }
+  const int64_t tmp_bytes = needs_tmp ? 4 : 0;
+  shared += (tmp_bytes > 0 ? rounded(Mc * Nc * tmp_bytes) : 0) + (needs_zero ? 64 : 0);
+  const bool whole = shared + wholes + per_set <= budget;
+  if (whole) shared += wholes;
+  ep.sets = shared + 2 * per_set <= budget ? 2 : 1;
+  if (shared + per_set > budget) return std::optional<Epilogue>();
   auto alloc = [&](int64_t bytes, uint64_t* at) {
     const int64_t a = em_.AllocVmem(std::max<int64_t>(bytes, 64));
     if (a < 0) return false;
@@ -622,14 +659,13 @@ StatusOr<std::optional<Lowerer::Epilogue>> Lowerer::PlanEpilogue(
     return true;
   };
   for (Epilogue::External& x : ep.ext) {
-    const int64_t e = x.buf->elem_bytes();
-    const int64_t elems = x.mode == isa::Broadcast::kScalar ? 1
-                          : x.mode == isa::Broadcast::kRow  ? Nc
-                          : x.mode == isa::Broadcast::kCol  ? Mc
-                                                            : Mc * Nc;
-    if (!alloc(elems * e, &x.vmem)) return std::optional<Epilogue>();
+    x.whole = whole && x.repeat > 0;
+    const int64_t bytes = x.whole ? rounded(x.buf->bytes()) : ext_block_bytes(x);
+    x.set_bytes = loaded_once(x) ? 0 : static_cast<uint64_t>(bytes);
+    if (!alloc(loaded_once(x) ? bytes : bytes * ep.sets, &x.vmem)) return std::optional<Epilogue>();
   }
   ep.result.resize(ops.size());
+  ep.result_set_bytes.assign(ops.size(), 0);
   for (size_t m = 0; m < ops.size(); ++m) {
     if (IsAbsorbedBroadcast(dot, *ops[m])) continue;
     if (ops[m]->opcode() == hlo::HloOpcode::kReduce) {
@@ -643,11 +679,10 @@ StatusOr<std::optional<Lowerer::Epilogue>> Lowerer::PlanEpilogue(
       ep.reductions[m] = r;
       continue;
     }
-    if (!alloc(Mc * Nc * Buffer(ops[m]).elem_bytes(), &ep.result[m])) {
-      return std::optional<Epilogue>();
-    }
+    const int64_t bytes = rounded(Mc * Nc * Buffer(ops[m]).elem_bytes());
+    ep.result_set_bytes[m] = static_cast<uint64_t>(bytes);
+    if (!alloc(bytes * ep.sets, &ep.result[m])) return std::optional<Epilogue>();
   }
-  const int64_t tmp_bytes = select_scratch ? kSelectScratchBytes : needs_tmp ? 4 : 0;
   if (tmp_bytes > 0 && !alloc(Mc * Nc * tmp_bytes, &ep.tmp)) return std::optional<Epilogue>();
   if (needs_zero && !alloc(64, &ep.zero)) return std::optional<Epilogue>();
   // Results read outside the epilogue are stored; so is the dot's when anything else reads it.
@@ -670,11 +705,12 @@ StatusOr<std::optional<Lowerer::Epilogue>> Lowerer::PlanEpilogue(
     return false;
   };
   ep.store_dot = read_outside(dot);
-  // Scalars are loaded once.
+  // Scalars, and absorbed broadcasts' whole operands, are loaded once.
   int64_t loads = 0;
   for (const Epilogue::External& x : ep.ext) {
-    if (x.mode != isa::Broadcast::kScalar || x.repeat > 0) continue;
-    em_.DmaContiguous(isa::Opcode::kDmaHbmToVmem, x.buf->address, x.vmem, x.buf->elem_bytes(),
+    if (!loaded_once(x)) continue;
+    const int64_t bytes = x.whole ? x.buf->bytes() : x.buf->elem_bytes();
+    em_.DmaContiguous(isa::Opcode::kDmaHbmToVmem, x.buf->address, x.vmem, bytes,
                       x.buf->elem_bytes(), kLoadFlag);
     ++loads;
   }
@@ -693,7 +729,8 @@ StatusOr<std::optional<Lowerer::Epilogue>> Lowerer::PlanEpilogue(
 
 Status Lowerer::ReduceEpilogueBlock(const HloInstruction& reduce, Epilogue::Reduction& r,
                                     uint64_t src, int64_t b, int64_t M, int64_t m0, int64_t mc,
-                                    int64_t n0, int64_t nc, int64_t N, int64_t* stores) {
+                                    int64_t n0, int64_t nc, int64_t N, uint64_t store_flag,
+                                    int64_t* stores) {
   if (r.column) {  // the block's rows folded into the running [N] results, in row order
     em_.Emit(ReduceInto(r.op, isa::ReduceAxis::kSublanes, isa::DType::kF32,
                         r.running + static_cast<uint64_t>(n0 * 4), src, mc, nc));
@@ -706,7 +743,7 @@ Status Lowerer::ReduceEpilogueBlock(const HloInstruction& reduce, Epilogue::Redu
   if (n0 + nc < N) return OkStatus();
   em_.DmaContiguous(isa::Opcode::kDmaVmemToHbm, r.running,
                     Buffer(&reduce).address + static_cast<uint64_t>((b * M + m0) * 4), mc * 4, 4,
-                    kStoreFlag);
+                    store_flag);
   ++*stores;
   return OkStatus();
 }
@@ -731,7 +768,9 @@ Status Lowerer::CloseEpilogue(const HloInstruction& dot, bool folded_into_pops, 
   }
   if (ep == nullptr) return OkStatus();
   TPUSIM_RETURN_IF_ERROR(FinishEpilogue(dot, *ep));
-  em_.Wait(kStoreFlag, ep->pending_stores);
+  for (int set = 0; set < 2; ++set) {
+    em_.Wait(kEpilogueStoreFlag0 + static_cast<uint64_t>(set), ep->pending_stores[set]);
+  }
   for (const HloInstruction* m : ep->ops) epilogue_done_.insert(m);
   return OkStatus();
 }
@@ -744,42 +783,39 @@ Status Lowerer::FinishEpilogue(const HloInstruction& dot, Epilogue& ep) {
     em_.set_tag(TagOf(reduce));
     const int64_t n = reduce.shape().ElementCount();
     em_.DmaContiguous(isa::Opcode::kDmaVmemToHbm, r.running, Buffer(&reduce).address, n * 4, 4,
-                      kStoreFlag);
-    ++ep.pending_stores;
+                      kEpilogueStoreFlag0);
+    ++ep.pending_stores[0];
   }
   em_.set_tag(TagOf(dot));
   return OkStatus();
 }
 
-Status Lowerer::RunEpilogue(const HloInstruction& dot, Epilogue& ep, uint64_t block,
-                            isa::DType block_dtype, int64_t b, int64_t M, int64_t m0, int64_t mc,
-                            int64_t n0, int64_t nc, int64_t N) {
-  // The previous block's results must be stored before they are overwritten.
-  em_.Wait(kStoreFlag, ep.pending_stores);
-  ep.pending_stores = 0;
-  // This block's part of the operands: rows (b, m0 .. m0 + mc), columns n0 .. n0 + nc.
+Status Lowerer::LoadEpilogueBlock(Epilogue& ep, int64_t seq, int64_t b, int64_t M, int64_t m0,
+                                  int64_t mc, int64_t n0, int64_t nc, int64_t N) {
+  const int set = ep.Set(seq);
+  const uint64_t flag = kEpilogueLoadFlag0 + static_cast<uint64_t>(set);
   int64_t loads = 0;
   for (const Epilogue::External& x : ep.ext) {
     const int64_t e = x.buf->elem_bytes();
+    const uint64_t at = x.At(set);
     switch (x.mode) {
       case isa::Broadcast::kScalar:
-        if (x.repeat > 0) {  // the one value of an absorbed broadcast this block lies in
-          const int64_t at = ((b * M + m0) * N + n0) / x.repeat;
-          em_.DmaContiguous(isa::Opcode::kDmaHbmToVmem, x.buf->address + static_cast<uint64_t>(at * e),
-                            x.vmem, e, e, kLoadFlag);
+        if (x.repeat > 0 && !x.whole) {  // the one value of an absorbed broadcast for this block
+          const int64_t i = ((b * M + m0) * N + n0) / x.repeat;
+          em_.DmaContiguous(isa::Opcode::kDmaHbmToVmem, x.buf->address + static_cast<uint64_t>(i * e),
+                            at, e, e, flag);
           ++loads;
         }
         break;
       case isa::Broadcast::kRow:
         em_.DmaContiguous(isa::Opcode::kDmaHbmToVmem,
-                          x.buf->address + static_cast<uint64_t>(n0 * e), x.vmem, nc * e, e,
-                          kLoadFlag);
+                          x.buf->address + static_cast<uint64_t>(n0 * e), at, nc * e, e, flag);
         ++loads;
         break;
       case isa::Broadcast::kCol:
         em_.DmaContiguous(isa::Opcode::kDmaHbmToVmem,
-                          x.buf->address + static_cast<uint64_t>((b * M + m0) * e), x.vmem, mc * e,
-                          e, kLoadFlag);
+                          x.buf->address + static_cast<uint64_t>((b * M + m0) * e), at, mc * e, e,
+                          flag);
         ++loads;
         break;
       case isa::Broadcast::kNone: {
@@ -787,13 +823,32 @@ Status Lowerer::RunEpilogue(const HloInstruction& dot, Epilogue& ep, uint64_t bl
         TPUSIM_ASSIGN_OR_RETURN(
             int64_t n, em_.Dma(isa::Opcode::kDmaHbmToVmem,
                                x.buf->address + static_cast<uint64_t>(((b * M + m0) * N + n0) * e),
-                               ss, x.vmem, ds, dims, e, kLoadFlag));
+                               ss, at, ds, dims, e, flag));
         loads += n;
         break;
       }
     }
   }
-  em_.Wait(kLoadFlag, loads);
+  ep.pending_loads[set] += loads;
+  ep.loaded[set] = true;
+  return OkStatus();
+}
+
+Status Lowerer::RunEpilogue(const HloInstruction& dot, Epilogue& ep, uint64_t block,
+                            isa::DType block_dtype, int64_t b, int64_t M, int64_t m0, int64_t mc,
+                            int64_t n0, int64_t nc, int64_t N) {
+  const int set = ep.Set(ep.next_block);
+  if (!ep.loaded[set]) {
+    TPUSIM_RETURN_IF_ERROR(LoadEpilogueBlock(ep, ep.next_block, b, M, m0, mc, n0, nc, N));
+  }
+  em_.Wait(kEpilogueLoadFlag0 + static_cast<uint64_t>(set), ep.pending_loads[set]);
+  ep.pending_loads[set] = 0;
+  ep.loaded[set] = false;
+  ++ep.next_block;
+  // This set's previous results (two blocks ago) must be stored before they are overwritten.
+  const uint64_t store_flag = kEpilogueStoreFlag0 + static_cast<uint64_t>(set);
+  em_.Wait(store_flag, ep.pending_stores[set]);
+  ep.pending_stores[set] = 0;
   const int32_t dot_tag = TagOf(dot);
   for (size_t m = 0; m < ep.ops.size(); ++m) {
     const HloInstruction& op_inst = *ep.ops[m];
@@ -804,32 +859,38 @@ Status Lowerer::RunEpilogue(const HloInstruction& dot, Epilogue& ep, uint64_t bl
       if (src == kEpilogueDotBlock) {
         vops.push_back({block, isa::Broadcast::kNone, block_dtype});
       } else if (src >= 0) {
-        vops.push_back({ep.result[static_cast<size_t>(src)], isa::Broadcast::kNone,
-                        Buffer(ep.ops[static_cast<size_t>(src)]).dtype});
+        const size_t i = static_cast<size_t>(src);
+        vops.push_back({ep.result[i] + static_cast<uint64_t>(set) * ep.result_set_bytes[i],
+                        isa::Broadcast::kNone, Buffer(ep.ops[i]).dtype});
       } else {
         const Epilogue::External& x = ep.ext[static_cast<size_t>(-2 - src)];
-        vops.push_back({x.vmem, x.mode, x.buf->dtype});
+        uint64_t at = x.At(set);
+        if (x.whole) {  // the absorbed broadcast's value for this block, in place
+          at += static_cast<uint64_t>(((b * M + m0) * N + n0) / x.repeat * x.buf->elem_bytes());
+        }
+        vops.push_back({at, x.mode, x.buf->dtype});
       }
     }
     if (auto red = ep.reductions.find(m); red != ep.reductions.end()) {
       TPUSIM_RETURN_IF_ERROR(ReduceEpilogueBlock(op_inst, red->second, vops[0].vmem, b, M, m0, mc,
-                                                 n0, nc, N, &ep.pending_stores));
+                                                 n0, nc, N, store_flag, &ep.pending_stores[set]));
       continue;
     }
     const HbmBuffer& out = Buffer(&op_inst);
     if (op_inst.opcode() == hlo::HloOpcode::kIsFinite) {
       em_.Emit(isa::op::VpuFill{.dtype = vops[0].dtype, .dst = ep.zero, .count = 1, .value = 0});
     }
-    EmitVpuOp(op_inst, out.dtype, vops, ep.result[m], ep.tmp, ep.zero, static_cast<uint64_t>(mc),
+    const uint64_t result = ep.result[m] + static_cast<uint64_t>(set) * ep.result_set_bytes[m];
+    EmitVpuOp(op_inst, out.dtype, vops, result, ep.tmp, ep.zero, static_cast<uint64_t>(mc),
               static_cast<uint64_t>(nc), static_cast<uint64_t>(mc * nc));
     if (ep.stored[m]) {
       const int64_t e = out.elem_bytes();
       const std::vector<int64_t> dims{mc, nc}, ss{nc * e, e}, ds{N * e, e};
       TPUSIM_ASSIGN_OR_RETURN(
-          int64_t n, em_.Dma(isa::Opcode::kDmaVmemToHbm, ep.result[m], ss,
+          int64_t n, em_.Dma(isa::Opcode::kDmaVmemToHbm, result, ss,
                              out.address + static_cast<uint64_t>(((b * M + m0) * N + n0) * e), ds,
-                             dims, e, kStoreFlag));
-      ep.pending_stores += n;
+                             dims, e, store_flag));
+      ep.pending_stores[set] += n;
     }
   }
   em_.set_tag(dot_tag);

@@ -155,22 +155,16 @@ void Lowerer::EmitVpuOp(const HloInstruction& inst, isa::DType out_dtype,
                                  .a_bcast = ops[0].mode,
                                  .b_bcast = ops[1].mode});
   } else if (is_select) {
-    // vpu.select reads whole regions: a broadcast operand (a scalar, a row or a column) is first
-    // expanded on the VPU into its third of `tmp` (SelectScratchBytes per element).
-    uint64_t addr[3];
-    for (size_t k = 0; k < 3; ++k) {
-      addr[k] = ops[k].vmem;
-      if (ops[k].mode == isa::Broadcast::kNone) continue;
-      addr[k] = tmp + k * cu * 4;
-      em_.Emit(isa::op::VpuBroadcast{.mode = ops[k].mode,
-                                     .dtype = ops[k].dtype,
-                                     .dst = addr[k],
-                                     .src = ops[k].vmem,
-                                     .rows = region_rows,
-                                     .cols = region_cols});
-    }
-    em_.Emit(isa::op::VpuSelect{
-        .dtype = out_dtype, .dst = dst, .pred = addr[0], .a = addr[1], .b = addr[2], .count = cu});
+    em_.Emit(isa::op::VpuSelect{.dtype = out_dtype,
+                                .dst = dst,
+                                .pred = ops[0].vmem,
+                                .a = ops[1].vmem,
+                                .b = ops[2].vmem,
+                                .rows = region_rows,
+                                .cols = region_cols,
+                                .pred_bcast = ops[0].mode,
+                                .a_bcast = ops[1].mode,
+                                .b_bcast = ops[2].mode});
   } else if (is_finite) {
     // x - x is 0 for finite x and NaN for +-inf and NaN; NaN == 0 is false.
     em_.Emit(isa::op::VpuBinary{.op = isa::BinaryOp::kSub,
@@ -265,10 +259,8 @@ Status Lowerer::LowerElementwise(const HloInstruction& inst) {
   // With a row/col operand the region is [rows, cols] with cols = the last dimension, processed in
   // whole rows; otherwise a flat [1, count] run.
   const int64_t cols = by_rows ? out.dims.back() : 1;
-  const bool select_bcast =
-      is_select && SelectNeedsScratch(ops.size(), [&](size_t k) { return ops[k].mode; });
-  // The max(x, lo) / x - x temporary, or select's expanded broadcast operands.
-  const int64_t tmp_bytes = select_bcast ? kSelectScratchBytes : (is_clamp || is_finite) ? 4 : 0;
+  // The max(x, lo) / x - x temporary.
+  const int64_t tmp_bytes = (is_clamp || is_finite) ? 4 : 0;
   bytes_per_elem += tmp_bytes;
   uint64_t zero = 0;
   if (is_finite) {

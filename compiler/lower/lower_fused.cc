@@ -44,7 +44,7 @@ Status Lowerer::LowerFusedElementwise(const std::vector<const HloInstruction*>& 
   std::map<const HloInstruction*, size_t> pad_index;
   // For each member and operand: a member index (>= 0) or -1 - external index.
   std::vector<std::vector<int64_t>> source(group.size());
-  bool by_rows = false, needs_tmp = false, needs_zero = false, select_scratch = false;
+  bool by_rows = false, needs_tmp = false, needs_zero = false;
   for (size_t m = 0; m < group.size(); ++m) {
     const HloInstruction& inst = *group[m];
     // An input fusion's reduce (fusion.h) reduces whole rows of each chunk.
@@ -63,9 +63,6 @@ Status Lowerer::LowerFusedElementwise(const std::vector<const HloInstruction*>& 
       if (mode == isa::Broadcast::kNone && b.elements() == 1 && n > 1) {
         mode = isa::Broadcast::kScalar;
       }
-      if (mode != isa::Broadcast::kNone && inst.opcode() == HloOpcode::kSelect) {
-        select_scratch = true;
-      }
       if (const HloInstruction* pad = mode == isa::Broadcast::kNone ? VirtualPadOf(op) : nullptr) {
         by_rows = true;
         auto [it, inserted] = pad_index.try_emplace(pad, ext.size());
@@ -82,7 +79,7 @@ Status Lowerer::LowerFusedElementwise(const std::vector<const HloInstruction*>& 
   // Members read by someone outside the group (or the result) are stored.
   std::vector<bool> stored(group.size(), false);
   const HloInstruction* root = first.parent()->root_instruction();
-  const int64_t tmp_bytes = select_scratch ? kSelectScratchBytes : needs_tmp ? 4 : 0;
+  const int64_t tmp_bytes = needs_tmp ? 4 : 0;
   int64_t bytes_per_elem = tmp_bytes;
   for (size_t m = 0; m < group.size(); ++m) {
     stored[m] = group[m] == root || group[m]->users().empty();

@@ -151,7 +151,8 @@ StatusOr<Lowerer::LinearIndex> Lowerer::LinearizeIndices(
                                     .pred = ok,
                                     .a = lin,
                                     .b = neg,
-                                    .count = static_cast<uint64_t>(count)});
+                                    .rows = 1,
+                                    .cols = static_cast<uint64_t>(count)});
       }
     }
   }

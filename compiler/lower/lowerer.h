@@ -91,19 +91,6 @@ int64_t ContiguousSliceOffset(const hlo::HloInstruction& inst);
 isa::Broadcast VirtualBroadcastKind(const hlo::HloInstruction& inst);
 bool IsVirtualBroadcast(const hlo::HloInstruction& inst);
 
-/// Scratch a select needs per element when an operand is a broadcast: vpu.select reads whole
-/// regions, so Lowerer::EmitVpuOp expands each broadcast operand (at most 4 bytes per element)
-/// into its third of the scratch first.
-inline constexpr int64_t kSelectScratchBytes = 12;
-/// Whether a select whose operand k is read as mode_of(k) (k < n) needs that scratch.
-template <typename ModeOf>
-bool SelectNeedsScratch(size_t n, ModeOf mode_of) {
-  for (size_t k = 0; k < n; ++k) {
-    if (mode_of(k) != isa::Broadcast::kNone) return true;
-  }
-  return false;
-}
-
 /// A pad that is never materialized: rank 2, edge padding only, read only by elementwise VPU ops of
 /// its shape (ReadOnlyByVpu). Its readers load the operand's rows into the padded positions of a
 /// block filled with the padding value (Lowerer::LoadPaddedRows); the pad keeps its operand's
@@ -202,24 +189,43 @@ class Lowerer {
   /// (kEpilogueDotBlock: the popped result block; >= 0: an earlier op's result block; -2 - k:
   /// external k), the external operands' VMEM (a scalar, an [Nc] row, an [Mc] column or an
   /// [Mc, Nc] block), each op's [Mc, Nc] result block, and what is stored.
+  ///
+  /// Blocks run in sequence (0, 1, ...); with two buffer sets (`sets` = 2, when they fit) block s
+  /// uses set s % 2, as XLA's emitters double-buffer a fusion's tiles: block s + 1's operands load
+  /// (LoadEpilogueBlock, issued by the kernel ahead of time) and block s - 1's results store while
+  /// block s computes. Set i's loads signal kEpilogueLoadFlag0 + i, its stores
+  /// kEpilogueStoreFlag0 + i.
   static constexpr int64_t kEpilogueDotBlock = -1;
+  static constexpr uint64_t kEpilogueLoadFlag0 = 8, kEpilogueStoreFlag0 = 10;
   struct Epilogue {
     struct External {
       const HbmBuffer* buf;
       isa::Broadcast mode;
       uint64_t vmem;
       // > 0: a broadcast the epilogue absorbed (IsEpilogueBatchBroadcast): each value of `buf`
-      // covers `repeat` consecutive result elements; one is loaded per block, read as a scalar.
+      // covers `repeat` consecutive result elements, read as a scalar by each block. With `whole`
+      // the whole of `buf` is loaded once and each block reads its value in place; otherwise one
+      // value is loaded per block.
       int64_t repeat = 0;
+      bool whole = false;
+      // Bytes between the buffer sets' copies; 0: one copy (loaded once, read by every block).
+      uint64_t set_bytes = 0;
+      uint64_t At(int set) const { return vmem + static_cast<uint64_t>(set) * set_bytes; }
     };
     std::vector<const hlo::HloInstruction*> ops;
     std::vector<External> ext;
     std::vector<std::vector<int64_t>> source;
     std::vector<uint64_t> result;
+    std::vector<uint64_t> result_set_bytes;
     std::vector<bool> stored;
     uint64_t tmp = 0, zero = 0;
     bool store_dot = true;
-    int64_t pending_stores = 0;  // descriptors of result stores in flight (kStoreFlag)
+    int sets = 1;
+    int64_t pending_loads[2] = {0, 0};   // per set: descriptors of loads in flight
+    bool loaded[2] = {false, false};     // per set: the next block's loads are issued
+    int64_t pending_stores[2] = {0, 0};  // per set: descriptors of result stores in flight
+    int64_t next_block = 0;              // sequence number of the next block to run
+    int Set(int64_t block) const { return static_cast<int>(block % sets); }
     /// A reduce of the result or of an op (an output fusion's reduction, fusion.h): per op index,
     /// whether it reduces every dimension but the last ("column": a [N] result, e.g. batch-norm
     /// sums over a convolution's [N*OH*OW, O]) or only the last ("row": one value per result
@@ -239,11 +245,11 @@ class Lowerer {
   }
   /// Allocates an epilogue's VMEM for [Mc, Nc] blocks and loads its scalars; nullopt (nothing
   /// allocated that matters: the kernel's VMEM is reset after it) when it does not fit.
+  /// Within `budget` bytes of VMEM: two buffer sets when they fit, else one; absorbed
+  /// broadcasts' operands whole when they fit beside them.
   StatusOr<std::optional<Epilogue>> PlanEpilogue(const hlo::HloInstruction& dot,
                                                  const std::vector<const hlo::HloInstruction*>& ops,
-                                                 int64_t Mc, int64_t Nc);
-  /// Runs the epilogue on the popped [mc, nc] block at VMEM `block` (rows m0.. of batch b of an
-  /// [.., M, N] result, columns n0..) and stores the results read elsewhere.
+                                                 int64_t Mc, int64_t Nc, int64_t budget);
   /// TPU v1's Activate, which later TPUs keep on the MXU result path: an epilogue that is only an
   /// activation of the result — maximum(D, 0), tanh(D) or logistic(D), optionally followed by a
   /// convert of f32 to bf16; or, for an s32 result, clamp(0, D, 127) or maximum(D, 0) followed by
@@ -265,7 +271,16 @@ class Lowerer {
   /// One reduction of the epilogue on the [mc, nc] block `src` (see Epilogue::Reduction).
   Status ReduceEpilogueBlock(const hlo::HloInstruction& reduce, Epilogue::Reduction& r,
                              uint64_t src, int64_t b, int64_t M, int64_t m0, int64_t mc, int64_t n0,
-                             int64_t nc, int64_t N, int64_t* stores);
+                             int64_t nc, int64_t N, uint64_t store_flag, int64_t* stores);
+  /// Issues the loads of the epilogue's operands for block `seq` (its sequence number), the
+  /// [mc, nc] block of rows m0.. of batch b of an [.., M, N] result, columns n0..: a kernel calls
+  /// it ahead of RunEpilogue (when the block's matmuls are issued) so the loads overlap the MXU
+  /// work — only with two buffer sets and once block seq - 2 has run (the set's operands are
+  /// read). RunEpilogue issues them itself when they were not.
+  Status LoadEpilogueBlock(Epilogue& ep, int64_t seq, int64_t b, int64_t M, int64_t m0, int64_t mc,
+                           int64_t n0, int64_t nc, int64_t N);
+  /// Runs the epilogue on the popped [mc, nc] block at VMEM `block` (rows m0.. of batch b of an
+  /// [.., M, N] result, columns n0..) and stores the results read elsewhere.
   Status RunEpilogue(const hlo::HloInstruction& dot, Epilogue& ep, uint64_t block,
                      isa::DType block_dtype, int64_t b, int64_t M, int64_t m0, int64_t mc,
                      int64_t n0, int64_t nc, int64_t N);
@@ -287,7 +302,7 @@ class Lowerer {
   /// widest element), and how many allocations it makes (each rounded up to 64 bytes).
   struct PrologueFootprint {
     int64_t per_element = 0, vectors = 0, vector_bytes_per_element = 0, allocations = 0;
-    bool needs_tmp = false, select_scratch = false;
+    bool needs_tmp = false;
   };
   PrologueFootprint MeasurePrologue(const std::vector<const hlo::HloInstruction*>& ops) const;
   /// Allocates a prologue for [Rc, Cc] operand blocks held in `nin` versions and loads its

@@ -106,7 +106,7 @@ VectorCost VectorInstructionCost(const isa::Instruction& inst, const config::Vpu
     }
     case isa::Opcode::kVpuSelect: {
       auto o = inst.As<op::VpuSelect>();
-      e = o.count;
+      e = o.rows * o.cols;
       c.vmem_bytes_read = ElementBytes(o.dtype, e) * 2 + Bytes(e);
       c.vmem_bytes_written = ElementBytes(o.dtype, e);
       lane_ops = LaneOps(o.dtype, e, false, vpu);

@@ -4,6 +4,7 @@
 // HBM themselves.
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
 
 #include "compile_test_util.h"
@@ -53,6 +54,66 @@ TEST(DotEpilogueTest, BiasReluResidualAndRowScaleRunAsThePopsEpilogue) {
     EXPECT_GT(testing::InstructionsTagged(p, "d", isa::Opcode::kDmaVmemToHbm),
               0);  // the dot is returned too
   }
+}
+
+// Two buffer sets (Lowerer::Epilogue): consecutive blocks write their results to alternating VMEM
+// blocks, and a block's operands (the bias row) are loaded before its pops are issued, behind the
+// matmuls, instead of after them.
+TEST(DotEpilogueTest, BlocksAreDoubleBufferedAndTheirOperandsLoadAhead) {
+  auto run = CheckAgainstEvaluator(kLinear, "tiny", 1e-4, 1e-4);
+  const isa::Program& p = run.compiled.program;
+  const auto& core = p.cores[0];
+  const auto tagged = [&](size_t i, const char* name) {
+    const int32_t tag = core.hlo_tags[i];
+    return tag >= 0 && p.hlo_names[static_cast<size_t>(tag)] == name;
+  };
+  std::set<uint64_t> out_dsts;
+  int bias_reads = 0, loaded_ahead = 0;
+  for (size_t i = 0; i < core.instructions.size(); ++i) {
+    const isa::Instruction& in = core.instructions[i];
+    if (in.opcode != isa::Opcode::kVpuBinary) continue;
+    const auto op = in.As<isa::op::VpuBinary>();
+    if (tagged(i, "out")) out_dsts.insert(op.dst);
+    if (!tagged(i, "a")) continue;
+    ++bias_reads;
+    // Walk back to the load of the bias row this add reads; a pop on the way means the load was
+    // issued before the block's pops.
+    bool pop_between = false;
+    for (size_t j = i; j-- > 0;) {
+      const isa::Instruction& prev = core.instructions[j];
+      if (prev.opcode == isa::Opcode::kMxuPop) pop_between = true;
+      if (prev.opcode == isa::Opcode::kDmaHbmToVmem &&
+          prev.As<isa::op::DmaHbmToVmem>().dst == op.b) {
+        loaded_ahead += pop_between;
+        break;
+      }
+    }
+  }
+  EXPECT_GT(bias_reads, 2);
+  EXPECT_EQ(out_dsts.size(), 2u);
+  EXPECT_EQ(loaded_ahead, bias_reads);
+}
+
+// A select whose predicate and false value are broadcasts reads them as they are (vpu.select's
+// pred_bcast / b_bcast): no vpu.broadcast expands them first.
+TEST(DotEpilogueTest, SelectReadsItsBroadcastOperandsInPlace) {
+  auto run = CheckAgainstEvaluator(R"(
+HloModule masked_rows
+ENTRY e {
+  x = f32[40,24] parameter(0)
+  w = f32[24,16] parameter(1)
+  m = pred[40] parameter(2)
+  d = f32[40,16] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  mb = pred[40,16] broadcast(m), dimensions={0}
+  z = f32[] constant(-1)
+  zb = f32[40,16] broadcast(z), dimensions={}
+  ROOT out = f32[40,16] select(mb, d, zb)
+}
+)",
+                                   "tiny", 1e-5, 1e-5);
+  const isa::Program& p = run.compiled.program;
+  EXPECT_GT(testing::InstructionsTagged(p, "out", isa::Opcode::kVpuSelect), 0);
+  EXPECT_EQ(testing::InstructionsTagged(p, "out", isa::Opcode::kVpuBroadcast), 0);
 }
 
 TEST(DotEpilogueTest, BatchedDotWithAConvertEpilogue) {

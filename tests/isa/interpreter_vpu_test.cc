@@ -77,13 +77,34 @@ TEST(InterpreterVpu, CompareSelect) {
 .data vmem core=0, addr=0x40, f32 10, 20, 30
 .data vmem core=0, addr=0x60, f32 -1, -2, -3
 vpu.compare op=lt, dtype=f32, dst=0x100, a=0x0, b=0x20, cols=3, b_bcast=scalar
-vpu.select dtype=f32, dst=0x200, pred=0x100, a=0x40, b=0x60, count=3
+vpu.select dtype=f32, dst=0x200, pred=0x100, a=0x40, b=0x60, cols=3
 )");
   // 1 < 2 true; NaN < 2 false; 3 < 2 false.
   std::vector<uint8_t> p(3);
   ASSERT_TRUE(in.vmem(0).Read(0x100, p.data(), 3).ok());
   EXPECT_EQ(p, (std::vector<uint8_t>{1, 0, 0}));
   EXPECT_EQ(ReadF32(in.vmem(0), 0x200, 3), (std::vector<float>{10, -2, -3}));
+}
+
+TEST(InterpreterVpu, SelectReadsBroadcastOperands) {
+  Interpreter in(SmallChip());
+  RunAsm(in, R"(
+.data vmem core=0, addr=0x0, f32 1, 2, 3, 4, 5, 6     # a [2,3]
+.data vmem core=0, addr=0x40, f32 -1                  # scalar
+.data vmem core=0, addr=0x80, f32 10, 20, 30          # row vector [3]
+.data vmem core=0, addr=0xc0, s8 1, 0                 # pred column [2]
+.data vmem core=0, addr=0xd0, s8 0, 1, 1              # pred row [3]
+.data vmem core=0, addr=0xe0, s8 1                    # pred scalar
+vpu.select dtype=f32, dst=0x100, pred=0xc0, a=0x0, b=0x40, rows=2, cols=3, pred_bcast=col, b_bcast=scalar
+vpu.select dtype=f32, dst=0x200, pred=0xd0, a=0x80, b=0x0, rows=2, cols=3, pred_bcast=row, a_bcast=row
+vpu.select dtype=f32, dst=0x300, pred=0xe0, a=0x40, b=0x0, rows=2, cols=3, pred_bcast=scalar, a_bcast=scalar
+)");
+  // Row 0 keeps a, row 1 takes the scalar.
+  EXPECT_EQ(ReadF32(in.vmem(0), 0x100, 6), (std::vector<float>{1, 2, 3, -1, -1, -1}));
+  // Column 0 from a, columns 1 and 2 from the row vector.
+  EXPECT_EQ(ReadF32(in.vmem(0), 0x200, 6), (std::vector<float>{1, 20, 30, 4, 20, 30}));
+  // A true scalar predicate selects the scalar everywhere.
+  EXPECT_EQ(ReadF32(in.vmem(0), 0x300, 6), (std::vector<float>{-1, -1, -1, -1, -1, -1}));
 }
 
 TEST(InterpreterVpu, ConvertRules) {
