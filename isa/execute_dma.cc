@@ -111,6 +111,14 @@ uint64_t DmaBytesMoved(const Instruction& inst) {
   return d.n0 * d.n1 * d.n2 * d.elem_bytes * slices;
 }
 
+double DmaBytesMovedDouble(const Instruction& inst) {
+  const DmaDescriptor d = DmaDescriptorOf(inst);
+  const double box = static_cast<double>(d.elem_bytes) * static_cast<double>(d.n0) *
+                     static_cast<double>(d.n1) * static_cast<double>(d.n2);
+  return IsIndirectDma(inst.opcode) ? box * static_cast<double>(IndirectDma::From(inst).count)
+                                    : box;
+}
+
 uint64_t DmaHbmBytes(const Instruction& inst) {
   uint64_t tiled = 0;
   switch (inst.opcode) {

@@ -104,6 +104,9 @@ uint64_t DmaDestinationExtent(const Instruction& inst);
 /// Bytes one execution of a DMA moves: n0 * n1 * n2 * elem_bytes (times `count` slices for
 /// dma.gather / dma.scatter).
 uint64_t DmaBytesMoved(const Instruction& inst);
+/// DmaBytesMoved in double arithmetic, elem_bytes * n0 * n1 * n2 (* count): never wraps, exact
+/// below 2^53 (for totals over a program, isa/program_traffic.h).
+double DmaBytesMovedDouble(const Instruction& inst);
 /// Bytes the HBM side of a DMA moves: its `hbm_bytes` field (whole tiles of a tiled HBM array,
 /// TPUSIM_DMA_HBM_TILES_ in opcodes.def) when that is larger, else DmaBytesMoved.
 uint64_t DmaHbmBytes(const Instruction& inst);

@@ -18,8 +18,10 @@
 #include "config/slice.h"
 #include "hlo/eval/evaluator.h"
 #include "hlo/eval/literal.h"
+#include "hlo/eval/literal_compare.h"
 #include "hlo/verify_devices.h"
 #include "hlo/while_loop.h"
+#include "isa/program_traffic.h"
 #include "sim/report/report.h"
 #include "tools/tpusim/limits.h"
 #include "tools/tpusim/logging.h"
@@ -29,46 +31,6 @@ namespace {
 
 using hlo::Literal;
 using hlo::PrimitiveType;
-
-struct ErrorStats {
-  double max_abs = 0;
-  double max_rel = 0;
-  int64_t mismatches = 0;
-  double max_ref = 0;      // largest finite |want|
-  int64_t non_finite = 0;  // elements non-finite (inf, NaN) on one side only: not in max_abs/rel
-  std::string first_mismatch;
-};
-
-// Element-wise comparison of `got` against `want`: NaN equals NaN, equal infinities are equal. An
-// element non-finite on one side only is a mismatch counted in `non_finite`, kept out of the
-// max abs / rel figures (an infinite "max abs error" says nothing about the other elements).
-Status Compare(const Literal& got, const Literal& want, double atol, double rtol,
-               const std::string& what, ErrorStats& s) {
-  if (got.element_count() != want.element_count()) {
-    return Internal(fmt::format("{}: the simulated value has {} elements but the reference {}",
-                                what, got.element_count(), want.element_count()));
-  }
-  for (int64_t i = 0; i < want.element_count(); ++i) {
-    const double a = got.GetAsDouble(i), b = want.GetAsDouble(i);
-    if (std::isfinite(b)) s.max_ref = std::max(s.max_ref, std::abs(b));
-    if (std::isnan(a) && std::isnan(b)) continue;
-    if (a == b) continue;  // also equal infinities
-    const double abs_err = std::isfinite(a - b) ? std::abs(a - b) : INFINITY;
-    if (std::isfinite(a) && std::isfinite(b)) {
-      s.max_abs = std::max(s.max_abs, abs_err);
-      if (b != 0) s.max_rel = std::max(s.max_rel, abs_err / std::abs(b));
-    } else {
-      ++s.non_finite;  // an overflow (or NaN) on one side: counted, not a magnitude
-    }
-    if (!(abs_err <= atol + rtol * std::abs(b))) {
-      if (s.mismatches++ == 0) {
-        s.first_mismatch =
-            fmt::format("{} element {}: simulated {} but the evaluator gives {}", what, i, a, b);
-      }
-    }
-  }
-  return OkStatus();
-}
 
 // Estimated evaluator memory: every replica's arguments plus its largest value, twice (two
 // reference runs are never alive at once, but the simulated outputs are).
@@ -81,68 +43,6 @@ int64_t CheckBytes(const hlo::HloModule& module, int64_t replicas) {
     return std::numeric_limits<int64_t>::max();
   }
   return bytes;
-}
-
-// Bytes the program's DMAs move between HBM and VMEM, summed over every core and every ctrl.loop
-// trip (a static walk: loop counts are immediates). Computing values is work in proportion to the
-// bytes moved, for the functional simulator and for the evaluator alike, so this is the measure
-// --max-check-traffic bounds. Saturates at the largest double-exact integer.
-double ProgramDmaBytes(const isa::Program& program) {
-  double total = 0;
-  for (const isa::CoreProgram& core : program.cores) {
-    std::vector<double> trips{1};
-    // A loop left by ctrl.break_unless runs the trips its `trips` field assumes (+1, the one that
-    // leaves), as a timing-only run does; the count of such a loop is only an upper bound.
-    std::vector<size_t> open;
-    std::map<size_t, uint64_t> break_trips;  // ctrl.loop index -> trips of a branch loop
-    for (size_t i = 0; i < core.instructions.size(); ++i) {
-      const isa::Opcode op = core.instructions[i].opcode;
-      if (op == isa::Opcode::kCtrlLoop) open.push_back(i);
-      if (op == isa::Opcode::kCtrlEndLoop && !open.empty()) open.pop_back();
-      if (op == isa::Opcode::kCtrlBreakUnless && !open.empty()) {
-        break_trips[open.back()] = core.instructions[i].As<isa::op::CtrlBreakUnless>().trips + 1;
-      }
-    }
-    for (size_t i = 0; i < core.instructions.size(); ++i) {
-      const isa::Instruction& inst = core.instructions[i];
-      auto box = [&](const auto& d) {
-        return static_cast<double>(d.elem_bytes) * static_cast<double>(d.n0) *
-               static_cast<double>(d.n1) * static_cast<double>(d.n2);
-      };
-      switch (inst.opcode) {
-        case isa::Opcode::kCtrlLoop: {
-          uint64_t count = inst.As<isa::op::CtrlLoop>().count;
-          if (auto b = break_trips.find(i); b != break_trips.end()) {
-            count = std::min(count, b->second);
-          }
-          trips.push_back(trips.back() * static_cast<double>(count));
-          break;
-        }
-        case isa::Opcode::kCtrlEndLoop:
-          if (trips.size() > 1) trips.pop_back();
-          break;
-        case isa::Opcode::kDmaHbmToVmem:
-          total += trips.back() * box(inst.As<isa::op::DmaHbmToVmem>());
-          break;
-        case isa::Opcode::kDmaVmemToHbm:
-          total += trips.back() * box(inst.As<isa::op::DmaVmemToHbm>());
-          break;
-        case isa::Opcode::kDmaGather: {
-          const auto g = inst.As<isa::op::DmaGather>();
-          total += trips.back() * box(g) * static_cast<double>(g.count);
-          break;
-        }
-        case isa::Opcode::kDmaScatter: {
-          const auto g = inst.As<isa::op::DmaScatter>();
-          total += trips.back() * box(g) * static_cast<double>(g.count);
-          break;
-        }
-        default:
-          break;
-      }
-    }
-  }
-  return total;
 }
 
 // Per core: the time it waited on ICI (the ici_bound stall category: cycles in which the
@@ -357,7 +257,7 @@ StatusOr<RunModuleResult> RunModule(const hlo::HloModule& module, const config::
         "the values need about {} bytes, more than --max-check-bytes {}: ran timing-only",
         check_bytes, options.max_check_bytes);
   }
-  const double traffic = ProgramDmaBytes(r.compiled.program);
+  const double traffic = isa::ProgramDmaBytes(r.compiled.program);
   if (!r.timing_only && traffic > static_cast<double>(options.max_check_traffic)) {
     r.timing_only = true;
     r.timing_only_reason = fmt::format(
@@ -481,7 +381,7 @@ StatusOr<RunModuleResult> RunModule(const hlo::HloModule& module, const config::
       options.check_progress(progress);
     }
   }
-  ErrorStats checked, vs_f32;
+  hlo::LiteralErrorStats checked, vs_f32;
   std::map<int32_t, int64_t> leaf_of_core;
   for (const compiler::BufferPlacement& p : r.compiled.outputs) {
     const int64_t leaf = leaf_of_core[p.core]++;
@@ -495,10 +395,10 @@ StatusOr<RunModuleResult> RunModule(const hlo::HloModule& module, const config::
       return Internal(fmt::format("output {} has no reference leaf", p.name));
     }
     const std::string what = fmt::format("replica {} output {} ({})", p.core, leaf, p.name);
-    TPUSIM_RETURN_IF_ERROR(Compare(got, *ref_leaves[static_cast<size_t>(leaf)], options.atol,
-                                   options.rtol, what, checked));
-    TPUSIM_RETURN_IF_ERROR(Compare(got, *f32_leaves[static_cast<size_t>(leaf)], options.atol,
-                                   options.rtol, what, vs_f32));
+    TPUSIM_RETURN_IF_ERROR(hlo::CompareLiterals(got, *ref_leaves[static_cast<size_t>(leaf)],
+                                                options.atol, options.rtol, what, checked));
+    TPUSIM_RETURN_IF_ERROR(hlo::CompareLiterals(got, *f32_leaves[static_cast<size_t>(leaf)],
+                                                options.atol, options.rtol, what, vs_f32));
     c.elements_compared += got.element_count();
   }
   c.performed = true;

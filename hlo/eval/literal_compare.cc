@@ -1,0 +1,45 @@
+#include "hlo/eval/literal_compare.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace tpusim::hlo {
+
+bool WithinTolerance(double got, double want, double atol, double rtol) {
+  if (std::isnan(got) && std::isnan(want)) return true;
+  if (got == want) return true;  // also equal infinities
+  const double abs_err = std::isfinite(got - want) ? std::abs(got - want) : INFINITY;
+  return abs_err <= atol + rtol * std::abs(want);
+}
+
+Status CompareLiterals(const Literal& got, const Literal& want, double atol, double rtol,
+                       const std::string& what, LiteralErrorStats& s) {
+  if (got.element_count() != want.element_count()) {
+    return Internal(fmt::format("{}: the simulated value has {} elements but the reference {}",
+                                what, got.element_count(), want.element_count()));
+  }
+  for (int64_t i = 0; i < want.element_count(); ++i) {
+    const double a = got.GetAsDouble(i), b = want.GetAsDouble(i);
+    if (std::isfinite(b)) s.max_ref = std::max(s.max_ref, std::abs(b));
+    if (std::isnan(a) && std::isnan(b)) continue;
+    if (a == b) continue;  // also equal infinities
+    if (std::isfinite(a) && std::isfinite(b)) {
+      const double abs_err = std::isfinite(a - b) ? std::abs(a - b) : INFINITY;
+      s.max_abs = std::max(s.max_abs, abs_err);
+      if (b != 0) s.max_rel = std::max(s.max_rel, abs_err / std::abs(b));
+    } else {
+      ++s.non_finite;  // an overflow (or NaN) on one side: counted, not a magnitude
+    }
+    if (!WithinTolerance(a, b, atol, rtol)) {
+      if (s.mismatches++ == 0) {
+        s.first_mismatch =
+            fmt::format("{} element {}: simulated {} but the evaluator gives {}", what, i, a, b);
+      }
+    }
+  }
+  return OkStatus();
+}
+
+}  // namespace tpusim::hlo
