@@ -44,13 +44,19 @@ uint64_t TotalVpuFlop(const SimResult& r) {
   return t;
 }
 
+}  // namespace
+
 double MxuUtilization(const SimResult& r, uint64_t useful_macs, size_t cores) {
   double capacity = static_cast<double>(r.mxu_rows * r.mxu_cols * r.mxus_per_core) *
                     static_cast<double>(cores) * static_cast<double>(r.cycles.value());
   return Div(static_cast<double>(useful_macs), capacity);
 }
 
-}  // namespace
+double MxuUtilization(const SimResult& r) {
+  uint64_t macs = 0;
+  for (const CoreResult& c : r.cores) macs += c.useful_macs;
+  return MxuUtilization(r, macs, r.cores.size());
+}
 
 StallCategory StallCategoryOf(isa::Resource r) {
   switch (r) {
@@ -147,9 +153,7 @@ Json BuildReportJson(const SimResult& r, const isa::Program& program,
   j["peak_flops_per_s"] = r.peak_flops_per_s;
   j["fraction_of_peak"] =
       Div(Div(static_cast<double>(mxu_flop + vpu_flop), r.seconds()), r.peak_flops_per_s);
-  uint64_t macs = 0;
-  for (const CoreResult& c : r.cores) macs += c.useful_macs;
-  j["mxu_utilization"] = MxuUtilization(r, macs, r.cores.size());
+  j["mxu_utilization"] = MxuUtilization(r);
   j["instructions_executed"] = r.instructions_executed;
 
   const uint64_t hbm_read = StatSum(stats, r.hbm_paths, "bytes_read");
@@ -276,8 +280,6 @@ std::string BuildReportTable(const SimResult& r, const isa::Program& program,
   const StatRegistry& stats = *r.stats;
   std::string out;
   const uint64_t flop = TotalMxuFlop(r) + TotalVpuFlop(r);
-  uint64_t macs = 0;
-  for (const CoreResult& c : r.cores) macs += c.useful_macs;
   out += fmt::format("config            {}\n", r.config_name);
   out += fmt::format("cycles            {}  ({:.6g} s at {:.4g} GHz)\n", r.cycles.value(),
                      r.seconds(), r.clock_hz / 1e9);
@@ -285,7 +287,7 @@ std::string BuildReportTable(const SimResult& r, const isa::Program& program,
                      flop, Div(static_cast<double>(flop), r.seconds()) / 1e12,
                      100 * Div(Div(static_cast<double>(flop), r.seconds()), r.peak_flops_per_s),
                      r.peak_flops_per_s / 1e12);
-  out += fmt::format("MXU utilization   {:.1f}%\n", 100 * MxuUtilization(r, macs, r.cores.size()));
+  out += fmt::format("MXU utilization   {:.1f}%\n", 100 * MxuUtilization(r));
   const uint64_t rd = StatSum(stats, r.hbm_paths, "bytes_read");
   const uint64_t wr = StatSum(stats, r.hbm_paths, "bytes_written");
   out += fmt::format("HBM               {} B read, {} B written, {:.4g} GB/s ({:.1f}% of {:.4g})\n",

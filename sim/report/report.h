@@ -23,6 +23,12 @@ struct ReportOptions {
   std::vector<bool> compiler_inserted;
 };
 
+/// The fraction of the MXUs' multiply-accumulate capacity used: `useful_macs` over
+/// mxu_rows * mxu_cols * mxus_per_core * `cores` * the run's cycles (0 for an empty run).
+double MxuUtilization(const SimResult& result, uint64_t useful_macs, size_t cores);
+/// Over every core of the run: the sum of the cores' useful_macs over all their MXUs' capacity.
+double MxuUtilization(const SimResult& result);
+
 /// One row per HLO tag (and one "(untagged)" row for instructions without a tag), in tag order.
 struct OpSummary {
   std::string name;

@@ -77,12 +77,7 @@ TpuRow RowFromRun(const RunModuleResult& run, const std::string& label) {
   row.cycles = run.sim.cycles.value();
   row.clock_hz = run.sim.clock_hz;
   row.seconds_per_step = run.sim.seconds();
-  uint64_t macs = 0;
-  for (const sim::CoreResult& c : run.sim.cores) macs += c.useful_macs;
-  const double capacity =
-      static_cast<double>(run.sim.mxu_rows * run.sim.mxu_cols * run.sim.mxus_per_core) *
-      static_cast<double>(run.sim.cores.size()) * static_cast<double>(row.cycles);
-  row.mxu_utilization = capacity > 0 ? static_cast<double>(macs) / capacity : 0;
+  row.mxu_utilization = sim::MxuUtilization(run.sim);
   return row;
 }
 

@@ -22,6 +22,7 @@
 #include "hlo/verify_devices.h"
 #include "hlo/while_loop.h"
 #include "isa/program_traffic.h"
+#include "sim/report/collectives.h"
 #include "sim/report/report.h"
 #include "tools/tpusim/limits.h"
 #include "tools/tpusim/logging.h"
@@ -43,80 +44,6 @@ int64_t CheckBytes(const hlo::HloModule& module, int64_t replicas) {
     return std::numeric_limits<int64_t>::max();
   }
   return bytes;
-}
-
-// Per core: the time it waited on ICI (the ici_bound stall category: cycles in which the
-// oldest unfinished instruction was a collective or remote DMA and no MXU was busy), the rest
-// of its cycles (compute and memory), and its collective unit's busy time and bytes sent.
-Json CollectiveJson(const sim::SimResult& s) {
-  Json j;
-  Json cores = Json::MakeArray();
-  for (const sim::CoreResult& c : s.cores) {
-    const uint64_t coll = c.stalls[static_cast<int>(sim::StallCategory::kIciBound)];
-    const std::string unit = c.path + ".ici";
-    Json cj;
-    cj["core"] = c.core;
-    cj["path"] = c.path;
-    cj["cycles"] = c.cycles.value();
-    cj["collective_cycles"] = coll;
-    cj["compute_cycles"] = c.cycles.value() - std::min<uint64_t>(coll, c.cycles.value());
-    cj["ici_unit_busy_cycles"] = s.stats->Get(unit, "busy_cycles").value_or(0);
-    cj["ici_bytes_sent"] = s.stats->Get(unit, "bytes_sent").value_or(0);
-    cj["collectives"] = s.stats->Get(unit, "collectives").value_or(0);
-    cores.push_back(std::move(cj));
-  }
-  j["per_core"] = std::move(cores);
-  Json links = Json::MakeArray();
-  for (const std::string& link : s.ici_links) {
-    const uint64_t bytes = s.stats->Get(link, "bytes").value_or(0);
-    const uint64_t busy = s.stats->Get(link, "busy_cycles").value_or(0);
-    Json lj;
-    lj["link"] = link;
-    lj["bytes"] = bytes;
-    lj["busy_cycles"] = busy;
-    // Achieved while busy: bytes / the link's busy time; over the run: bytes / seconds.
-    lj["busy_bandwidth_bytes_per_s"] =
-        busy == 0 ? 0.0 : static_cast<double>(bytes) * s.clock_hz / static_cast<double>(busy);
-    lj["average_bandwidth_bytes_per_s"] =
-        s.seconds() > 0 ? static_cast<double>(bytes) / s.seconds() : 0.0;
-    links.push_back(std::move(lj));
-  }
-  j["links"] = std::move(links);
-  return j;
-}
-
-std::string CollectiveText(const sim::SimResult& s) {
-  if (s.ici_links.empty() && s.cores.size() <= 1) return "";
-  std::string out = "\ncollectives vs compute (per core; collective = ici_bound cycles)\n";
-  out += fmt::format("  {:<14} {:>14} {:>14} {:>14} {:>7} {:>16} {:>14}\n", "core", "cycles",
-                     "compute", "collective", "coll%", "ICI unit busy", "ICI B sent");
-  for (const sim::CoreResult& c : s.cores) {
-    const uint64_t coll = c.stalls[static_cast<int>(sim::StallCategory::kIciBound)];
-    const uint64_t cyc = c.cycles.value();
-    const std::string unit = c.path + ".ici";
-    out +=
-        fmt::format("  {:<14} {:>14} {:>14} {:>14} {:>6.1f}% {:>16} {:>14}\n", c.path, cyc,
-                    cyc - std::min(coll, cyc), coll,
-                    cyc == 0 ? 0.0 : 100.0 * static_cast<double>(coll) / static_cast<double>(cyc),
-                    s.stats->Get(unit, "busy_cycles").value_or(0),
-                    s.stats->Get(unit, "bytes_sent").value_or(0));
-  }
-  bool header = false;
-  for (const std::string& link : s.ici_links) {
-    const uint64_t bytes = s.stats->Get(link, "bytes").value_or(0);
-    const uint64_t busy = s.stats->Get(link, "busy_cycles").value_or(0);
-    if (bytes == 0) continue;
-    if (!header) {
-      out += fmt::format("  {:<24} {:>14} {:>14} {:>16}\n", "ICI link (busy)", "bytes",
-                         "busy cycles", "GB/s while busy");
-      header = true;
-    }
-    out += fmt::format(
-        "  {:<24} {:>14} {:>14} {:>16.4g}\n", link, bytes, busy,
-        busy == 0 ? 0.0
-                  : static_cast<double>(bytes) * s.clock_hz / static_cast<double>(busy) / 1e9);
-  }
-  return out;
 }
 
 Json SliceJson(const config::ChipConfig& c, const std::string& note) {
@@ -475,7 +402,7 @@ Json RunReportJson(const RunModuleResult& r, const std::string& model_path) {
     if (!given.empty()) j["trip_counts_given"] = Json(std::move(given));
     if (!counted.empty()) j["trip_counts_counted"] = Json(std::move(counted));
   }
-  j["collectives"] = CollectiveJson(r.sim);
+  j["collectives"] = sim::CollectiveReportJson(r.sim);
   Json& comp = j["compile"];
   comp["hbm_bytes_used_per_core"] = r.compiled.hbm_bytes_used;
   comp["peak_vmem_bytes"] = r.compiled.peak_vmem_bytes;
@@ -549,7 +476,7 @@ std::string RunReportText(const RunModuleResult& r, const std::string& model_pat
         r.compiled.cores_per_device);
   }
   out += sim::BuildReportTable(r.sim, r.compiled.program, ropts);
-  out += CollectiveText(r.sim);
+  out += sim::CollectiveReportText(r.sim);
   const CheckResult& c = r.check;
   if (!c.performed) {
     out += fmt::format("check             not performed: {}\n", c.reason);
