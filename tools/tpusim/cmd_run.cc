@@ -27,27 +27,28 @@
 
 namespace tpusim::cli {
 
-void RegisterRunCommand(CLI::App& app) {
-  struct Args {
-    std::string model;
-    ConfigOptions config;
-    RunOptions run;
-    std::string report, csv, mxu_model = "fast";
-    TraceArgs trace;
-    bool no_check = false;
-    std::vector<std::string> custom_call_costs;
-    std::vector<std::string> trip_counts;
-    int64_t partitions = 0;
-    bool json = false;
-    std::string scaling;
-    uint64_t max_cycles = uint64_t{1} << 50;
-    int64_t steps = 0;
-    bool host_input = false;
-    std::vector<int64_t> host_input_params;
-  };
-  auto args = std::make_shared<Args>();
-  CLI::App* cmd = app.add_subcommand(
-      "run", "compile an HLO module, simulate it cycle by cycle, check it against the CPU");
+namespace {
+
+// The options of `tpusim run`, as parsed.
+struct RunArgs {
+  std::string model;
+  ConfigOptions config;
+  RunOptions run;
+  std::string report, csv, mxu_model = "fast";
+  TraceArgs trace;
+  bool no_check = false;
+  std::vector<std::string> custom_call_costs;
+  std::vector<std::string> trip_counts;
+  int64_t partitions = 0;
+  bool json = false;
+  std::string scaling;
+  uint64_t max_cycles = uint64_t{1} << 50;
+  int64_t steps = 0;
+  bool host_input = false;
+  std::vector<int64_t> host_input_params;
+};
+
+void AddRunOptions(CLI::App* cmd, RunArgs* args) {
   cmd->add_option("model", args->model, "HLO text file (XLA dump)")->required();
   args->config.AddTo(cmd);
   cmd->add_option("--replicas", args->run.replicas,
@@ -116,75 +117,88 @@ void RegisterRunCommand(CLI::App& app) {
       "--dump-after", args->run.dump_after,
       "print the HLO after this compiler pass (fusion: the lowering's fusion decisions)");
   cmd->add_flag("--json", args->json, "print the JSON report on stdout instead of the table");
-  cmd->callback([args] {
-    OutputSet outputs;  // written together after a complete run, or not at all
-    if (!args->report.empty()) OrFail(outputs.Declare("--report", args->report));
-    if (!args->csv.empty()) OrFail(outputs.Declare("--csv", args->csv));
-    // --trace streams into `outputs` while the simulation runs (memory stays flat).
-    std::unique_ptr<TraceOutput> trace = OrFail(TraceOutput::Open(args->trace, outputs));
-    hlo::LoadedHloModule loaded = OrFail(hlo::LoadHloModule(args->model));
-    const std::string& text = loaded.text;
-    std::unique_ptr<hlo::HloModule> module = std::move(loaded.module);
-    if (args->partitions > 0) module->set_num_partitions(args->partitions);
-    config::ChipConfig chip = args->config.Load();
-    RunOptions options = args->run;
-    options.custom_call_cycles = OrFail(ParseCustomCallCosts(args->custom_call_costs));
-    options.trip_counts = OrFail(ParseTripCounts(args->trip_counts));
-    options.sim.mxu_model = OrFail(sim::ParseMxuModelKind(args->mxu_model));
-    options.sim.max_cycles = Cycles(args->max_cycles);
-    options.sim.trace_sink = trace ? trace->sink() : nullptr;  // --scaling: the last count's run
-    options.sim.progress = SimProgressPrinter("simulating " + args->model);
-    options.check_progress = CheckProgressPrinter("checking " + args->model);
-    std::vector<ScalingRow> rows;
-    RunModuleResult r;
-    const bool host_loop = args->steps > 0 || args->host_input;
-    HostLoopOptions host{std::max<int64_t>(1, args->steps), args->host_input,
-                         args->host_input_params};
-    if (args->scaling.empty()) {
-      r = OrFail(RunModule(*module, chip, options));
-    } else {
-      // One run per core count; the report and the per-run text are those of the last count.
-      ScalingRuns runs =
-          OrFail(RunScaling(text, args->model, chip, options,
-                            OrFail(ParseCoreCounts(args->scaling)), host_loop ? &host : nullptr));
-      rows = std::move(runs.rows);
-      r = std::move(runs.last);
-    }
-    if (!options.dump_after.empty()) std::cout << r.compiled.dump;
-    Json report = WithProvenance(RunReportJson(r, args->model), chip);
-    if (!rows.empty()) report["scaling"] = ScalingJson(rows);
-    if (trace) {
-      trace->Finish();
-      report["trace"] = trace->ReportJson();
-    }
-    std::string host_text;
-    if (host_loop) {
-      HostLoop h = OrFail(ComputeHostLoop(r, host));
-      report["host_loop"] = HostLoopJson(h, r.config);
-      host_text = HostLoopText(h);
-    }
-    if (!args->report.empty()) outputs.Set("--report", report.Dump());
-    if (!args->csv.empty()) {
-      sim::ReportOptions ropts;
-      ropts.hlo_opcodes = r.hlo_opcodes;
-      ropts.compiler_inserted = r.hlo_compiler_inserted;
-      outputs.Set("--csv", sim::BuildOpsCsv(r.sim, r.compiled.program, ropts));
-    }
-    OrFail(outputs.Commit());
-    std::string text_out = RunReportText(r, args->model);
-    text_out += host_text;
-    if (!rows.empty()) text_out += ScalingText(rows);
-    if (args->json) {
-      std::cout << report.Dump();
-    } else if (ChattyOutput()) {
-      std::cout << text_out;
-    }
-    bool failed = r.check.performed && !r.check.passed;
-    for (const ScalingRow& row : rows) failed |= row.check_performed && !row.check_passed;
-    if (failed) {
-      throw CLI::RuntimeError(ExitCodeFor(StatusCode::kCheckFailed));
-    }
-  });
+}
+
+// Runs (or, with --scaling, runs at each core count), writes the outputs, prints the report; exit
+// code 1 when a check failed.
+void Run(const RunArgs& args) {
+  OutputSet outputs;  // written together after a complete run, or not at all
+  if (!args.report.empty()) OrFail(outputs.Declare("--report", args.report));
+  if (!args.csv.empty()) OrFail(outputs.Declare("--csv", args.csv));
+  // --trace streams into `outputs` while the simulation runs (memory stays flat).
+  std::unique_ptr<TraceOutput> trace = OrFail(TraceOutput::Open(args.trace, outputs));
+  hlo::LoadedHloModule loaded = OrFail(hlo::LoadHloModule(args.model));
+  const std::string& text = loaded.text;
+  std::unique_ptr<hlo::HloModule> module = std::move(loaded.module);
+  if (args.partitions > 0) module->set_num_partitions(args.partitions);
+  config::ChipConfig chip = args.config.Load();
+  RunOptions options = args.run;
+  options.custom_call_cycles = OrFail(ParseCustomCallCosts(args.custom_call_costs));
+  options.trip_counts = OrFail(ParseTripCounts(args.trip_counts));
+  options.sim.mxu_model = OrFail(sim::ParseMxuModelKind(args.mxu_model));
+  options.sim.max_cycles = Cycles(args.max_cycles);
+  options.sim.trace_sink = trace ? trace->sink() : nullptr;  // --scaling: the last count's run
+  options.sim.progress = SimProgressPrinter("simulating " + args.model);
+  options.check_progress = CheckProgressPrinter("checking " + args.model);
+  std::vector<ScalingRow> rows;
+  RunModuleResult r;
+  const bool host_loop = args.steps > 0 || args.host_input;
+  HostLoopOptions host{std::max<int64_t>(1, args.steps), args.host_input,
+                       args.host_input_params};
+  if (args.scaling.empty()) {
+    r = OrFail(RunModule(*module, chip, options));
+  } else {
+    // One run per core count; the report and the per-run text are those of the last count.
+    ScalingRuns runs =
+        OrFail(RunScaling(text, args.model, chip, options,
+                          OrFail(ParseCoreCounts(args.scaling)), host_loop ? &host : nullptr));
+    rows = std::move(runs.rows);
+    r = std::move(runs.last);
+  }
+  if (!options.dump_after.empty()) std::cout << r.compiled.dump;
+  Json report = WithProvenance(RunReportJson(r, args.model), chip);
+  if (!rows.empty()) report["scaling"] = ScalingJson(rows);
+  if (trace) {
+    trace->Finish();
+    report["trace"] = trace->ReportJson();
+  }
+  std::string host_text;
+  if (host_loop) {
+    HostLoop h = OrFail(ComputeHostLoop(r, host));
+    report["host_loop"] = HostLoopJson(h, r.config);
+    host_text = HostLoopText(h);
+  }
+  if (!args.report.empty()) outputs.Set("--report", report.Dump());
+  if (!args.csv.empty()) {
+    sim::ReportOptions ropts;
+    ropts.hlo_opcodes = r.hlo_opcodes;
+    ropts.compiler_inserted = r.hlo_compiler_inserted;
+    outputs.Set("--csv", sim::BuildOpsCsv(r.sim, r.compiled.program, ropts));
+  }
+  OrFail(outputs.Commit());
+  std::string text_out = RunReportText(r, args.model);
+  text_out += host_text;
+  if (!rows.empty()) text_out += ScalingText(rows);
+  if (args.json) {
+    std::cout << report.Dump();
+  } else if (ChattyOutput()) {
+    std::cout << text_out;
+  }
+  bool failed = r.check.performed && !r.check.passed;
+  for (const ScalingRow& row : rows) failed |= row.check_performed && !row.check_passed;
+  if (failed) {
+    throw CLI::RuntimeError(ExitCodeFor(StatusCode::kCheckFailed));
+  }
+}
+
+}  // namespace
+
+void RegisterRunCommand(CLI::App& app) {
+  auto args = std::make_shared<RunArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "run", "compile an HLO module, simulate it cycle by cycle, check it against the CPU");
+  AddRunOptions(cmd, args.get());
+  cmd->callback([args] { Run(*args); });
 }
 
 }  // namespace tpusim::cli

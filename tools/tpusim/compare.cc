@@ -138,9 +138,9 @@ const char* BoundName(Bound b) {
   return "-";
 }
 
-StatusOr<CompareResult> RunCompare(const hlo::HloModule& module, const std::string& model_path,
-                                   const config::ChipConfig& config,
-                                   const CompareOptions& options) {
+namespace {
+
+Status CheckCompareOptions(const CompareOptions& options) {
   if (options.repeat < 1) {
     return InvalidArgument(fmt::format("--repeat must be >= 1, got {}", options.repeat));
   }
@@ -151,63 +151,30 @@ StatusOr<CompareResult> RunCompare(const hlo::HloModule& module, const std::stri
     return InvalidArgument(fmt::format(
         "--replicas must be >= 1 (or 0: the module's replica_count), got {}", options.replicas));
   }
-  CompareResult r;
-  r.model = model_path;
-  r.config_name = config.name;
-  r.config_cores = config.total_cores();
-  r.replicas =
-      options.replicas > 0 ? options.replicas : std::max<int64_t>(1, module.replica_count());
-  for (const auto& comp : module.computations()) {
-    for (const auto& inst : comp->instructions()) {
-      if (hlo::IsCollective(inst->opcode())) r.module_has_collectives = true;
-    }
+  return OkStatus();
+}
+
+// The median over the CPU runs of the time outside the entry instructions (seconds).
+double MedianOutsideOpsSeconds(const hlo::CpuRunResult& cpu) {
+  std::vector<double> outside;
+  for (size_t i = 0; i < cpu.run_seconds.size() && i < cpu.run_entry_seconds.size(); ++i) {
+    outside.push_back(std::max(0.0, cpu.run_seconds[i] - cpu.run_entry_seconds[i]));
   }
+  std::sort(outside.begin(), outside.end());
+  const size_t n = outside.size();
+  if (n == 0) return 0;
+  return n % 2 ? outside[n / 2] : 0.5 * (outside[n / 2 - 1] + outside[n / 2]);
+}
 
-  // TPU, all cores (first: a module that does not compile fails before the CPU is timed).
-  RunOptions all;
-  all.replicas = r.replicas;
-  all.seed = options.seed;
-  all.check = options.check;
-  all.timing_only = options.timing_only;
-  all.sim = options.sim;
-  TPUSIM_ASSIGN_OR_RETURN(RunModuleResult run_all, RunModule(module, config, all));
-  r.check = run_all.check;
-  // The slice simulated: `config`, or the slice of its chips sized for the replicas.
-  r.config_name = run_all.config.name;
-  r.config_cores = run_all.config.total_cores();
-  if (!run_all.slice_note.empty()) r.notes.push_back(run_all.slice_note);
-
-  // CPU: all N replicas, warm-up + `repeat` timed runs, per-instruction times.
-  hlo::CpuRunOptions cpu;
-  cpu.replicas = r.replicas;
-  cpu.partitions = 1;
-  cpu.repeat = options.repeat;
-  cpu.seed = options.seed;
-  cpu.threads = options.threads;
-  cpu.time_instructions = true;
-  TPUSIM_ASSIGN_OR_RETURN(r.cpu, hlo::RunModuleOnCpu(module, cpu));
-  {
-    std::vector<double> outside;
-    for (size_t i = 0; i < r.cpu.run_seconds.size() && i < r.cpu.run_entry_seconds.size(); ++i) {
-      outside.push_back(std::max(0.0, r.cpu.run_seconds[i] - r.cpu.run_entry_seconds[i]));
-    }
-    std::sort(outside.begin(), outside.end());
-    const size_t n = outside.size();
-    if (n > 0) {
-      r.cpu_outside_ops_seconds =
-          n % 2 ? outside[n / 2] : 0.5 * (outside[n / 2 - 1] + outside[n / 2]);
-    }
-  }
-  const hlo::ModuleCost cost = hlo::AnalyzeCost(module);
-  r.cpu_hlo_flops = cost.total.flops * static_cast<double>(r.replicas);
-  r.cpu_hlo_bytes = cost.total.bytes_accessed * static_cast<double>(r.replicas);
-  if (options.anchor) r.anchor = MeasureCpuAnchor(r.cpu.threads, options.anchor_budget_seconds);
-
-  // TPU, 1 core.
+// The 1-core row: the all-cores run itself for a single-core device; a run without megacore for
+// a megacore device; for N replicas, one replica on one core counted N times (an estimate).
+StatusOr<TpuRow> OneCoreRow(const hlo::HloModule& module, const config::ChipConfig& config,
+                            const RunOptions& all, const RunModuleResult& run_all,
+                            int64_t replicas) {
   TpuRow one;
-  if (r.replicas == 1 && run_all.compiled.cores_per_device == 1) {
+  if (replicas == 1 && run_all.compiled.cores_per_device == 1) {
     one = RowFromRun(run_all, "1 core");
-  } else if (r.replicas == 1) {
+  } else if (replicas == 1) {
     // Megacore ran the device on all of its chip's cores: the 1-core row is a run without it.
     RunOptions single = all;
     single.megacore = false;
@@ -222,20 +189,25 @@ StatusOr<CompareResult> RunCompare(const hlo::HloModule& module, const std::stri
     StatusOr<RunModuleResult> run_one = RunModule(module, config, single);
     if (run_one.ok()) {
       one = RowFromRun(*run_one, "1 core");
-      one.sequential_runs = r.replicas;
-      one.seconds_per_step *= static_cast<double>(r.replicas);
+      one.sequential_runs = replicas;
+      one.seconds_per_step *= static_cast<double>(replicas);
       one.note = fmt::format(
           "estimate: one replica simulated on one core (collectives over a group of one), x {} "
           "replicas run one after another; the gradient sum that replaces the all-reduce is "
           "not counted",
-          r.replicas);
+          replicas);
     } else {
       one.label = "1 core";
       one.note =
           "not simulated: one replica does not compile or run: " + run_one.status().message();
     }
   }
-  TpuRow all_row = RowFromRun(run_all, "all cores");
+  return one;
+}
+
+// The all-cores row's note and the result's notes: what "all cores" means for this module.
+void DescribeAllCores(const config::ChipConfig& config, const RunModuleResult& run_all,
+                      TpuRow& all_row, CompareResult& r) {
   if (r.replicas == 1 && run_all.compiled.cores_per_device > 1) {
     all_row.note = fmt::format(
         "megacore: the one device runs on {} TensorCores sharing the chip's HBM; large dots are "
@@ -268,12 +240,11 @@ StatusOr<CompareResult> RunCompare(const hlo::HloModule& module, const std::stri
           "exchange)");
     }
   }
-  for (TpuRow* row : {&one, &all_row}) {
-    if (row->seconds_per_step > 0) row->speedup = r.cpu.median_seconds / row->seconds_per_step;
-  }
-  r.tpu = {one, all_row};
+}
 
-  // Per op: TPU tags of the all-cores run, then CPU entry instructions the TPU has no tag for.
+// Per op: the TPU tags of the all-cores run (cycles, FLOP, bound), then the CPU entry
+// instructions the TPU has no tag for; XLA's cost-analysis FLOP for every op of the module.
+void AddOpRows(const RunModuleResult& run_all, const hlo::ModuleCost& cost, CompareResult& r) {
   sim::ReportOptions ropts;
   ropts.hlo_opcodes = run_all.hlo_opcodes;
   ropts.compiler_inserted = run_all.hlo_compiler_inserted;
@@ -319,8 +290,10 @@ StatusOr<CompareResult> RunCompare(const hlo::HloModule& module, const std::stri
     auto it = hlo_flops.find(row.name);
     if (it != hlo_flops.end()) row.hlo_flops = it->second;
   }
+}
 
-  // By opcode.
+// Per opcode: the ops' CPU and TPU time, by share of the step (CPU + TPU), largest first.
+void AddOpcodeRows(const TpuRow& all_row, CompareResult& r) {
   std::map<std::string, OpcodeRow> by_opcode;
   for (const OpRow& row : r.ops) {
     if (row.opcode.empty()) continue;
@@ -337,6 +310,66 @@ StatusOr<CompareResult> RunCompare(const hlo::HloModule& module, const std::stri
     return a.cpu_seconds / cpu_total + a.tpu_seconds / tpu_total >
            b.cpu_seconds / cpu_total + b.tpu_seconds / tpu_total;
   });
+}
+
+}  // namespace
+
+StatusOr<CompareResult> RunCompare(const hlo::HloModule& module, const std::string& model_path,
+                                   const config::ChipConfig& config,
+                                   const CompareOptions& options) {
+  TPUSIM_RETURN_IF_ERROR(CheckCompareOptions(options));
+  CompareResult r;
+  r.model = model_path;
+  r.config_name = config.name;
+  r.config_cores = config.total_cores();
+  r.replicas =
+      options.replicas > 0 ? options.replicas : std::max<int64_t>(1, module.replica_count());
+  for (const auto& comp : module.computations()) {
+    for (const auto& inst : comp->instructions()) {
+      if (hlo::IsCollective(inst->opcode())) r.module_has_collectives = true;
+    }
+  }
+
+  // TPU, all cores (first: a module that does not compile fails before the CPU is timed).
+  RunOptions all;
+  all.replicas = r.replicas;
+  all.seed = options.seed;
+  all.check = options.check;
+  all.timing_only = options.timing_only;
+  all.sim = options.sim;
+  TPUSIM_ASSIGN_OR_RETURN(RunModuleResult run_all, RunModule(module, config, all));
+  r.check = run_all.check;
+  // The slice simulated: `config`, or the slice of its chips sized for the replicas.
+  r.config_name = run_all.config.name;
+  r.config_cores = run_all.config.total_cores();
+  if (!run_all.slice_note.empty()) r.notes.push_back(run_all.slice_note);
+
+  // CPU: all N replicas, warm-up + `repeat` timed runs, per-instruction times.
+  hlo::CpuRunOptions cpu;
+  cpu.replicas = r.replicas;
+  cpu.partitions = 1;
+  cpu.repeat = options.repeat;
+  cpu.seed = options.seed;
+  cpu.threads = options.threads;
+  cpu.time_instructions = true;
+  TPUSIM_ASSIGN_OR_RETURN(r.cpu, hlo::RunModuleOnCpu(module, cpu));
+  r.cpu_outside_ops_seconds = MedianOutsideOpsSeconds(r.cpu);
+  const hlo::ModuleCost cost = hlo::AnalyzeCost(module);
+  r.cpu_hlo_flops = cost.total.flops * static_cast<double>(r.replicas);
+  r.cpu_hlo_bytes = cost.total.bytes_accessed * static_cast<double>(r.replicas);
+  if (options.anchor) r.anchor = MeasureCpuAnchor(r.cpu.threads, options.anchor_budget_seconds);
+
+  // TPU, 1 core.
+  TPUSIM_ASSIGN_OR_RETURN(TpuRow one, OneCoreRow(module, config, all, run_all, r.replicas));
+  TpuRow all_row = RowFromRun(run_all, "all cores");
+  DescribeAllCores(config, run_all, all_row, r);
+  for (TpuRow* row : {&one, &all_row}) {
+    if (row->seconds_per_step > 0) row->speedup = r.cpu.median_seconds / row->seconds_per_step;
+  }
+  r.tpu = {one, all_row};
+
+  AddOpRows(run_all, cost, r);
+  AddOpcodeRows(all_row, r);
   return r;
 }
 

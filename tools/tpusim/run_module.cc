@@ -122,42 +122,11 @@ StatusOr<std::map<std::string, int64_t>> CountTripsOnTheEvaluator(
   return counted;
 }
 
-}  // namespace
-
-StatusOr<RunModuleResult> RunModule(const hlo::HloModule& module, const config::ChipConfig& config,
-                                    const RunOptions& options) {
-  RunModuleResult r;
-  const int64_t cores = options.replicas > 0 ? options.replicas : hlo::InferDeviceCount(module);
-  StatusOr<config::ChipConfig> slice = config::SliceForCores(config, cores, &r.slice_note);
-  if (!slice.ok()) {
-    return options.replicas > 0 ? slice.status()
-                                : hlo::LocateDeviceCountError(module, slice.status());
-  }
-  r.config = std::move(slice).value();
-  compiler::CompileOptions copts;
-  copts.num_replicas = options.replicas;  // 0: the compiler infers it from the module
-  copts.timing_only = options.timing_only;
-  copts.dump_after = options.dump_after;
-  copts.megacore = options.megacore;
-  copts.max_unrolled_instructions = options.max_unrolled_instructions;
-  copts.custom_call_cycles = options.custom_call_cycles;
-  copts.trip_counts = options.trip_counts;
-  SetPhase("evaluate");
-  TPUSIM_ASSIGN_OR_RETURN(
-      r.counted_trip_counts,
-      CountTripsOnTheEvaluator(module, cores, DataDependentWhiles(module, options.trip_counts),
-                               options));
-  // Counted loops run as real control flow (a branch on their condition every trip); the count
-  // is what a timing-only simulation assumes.
-  copts.branch_trip_counts = r.counted_trip_counts;
-  SetPhase("compile");
-  TPUSIM_ASSIGN_OR_RETURN(r.compiled, compiler::Compile(module, r.config, copts));
-  LogCompiled(r.compiled);
-  r.replicas = r.compiled.devices;
-  // SPMD-partitioned dumps: each core is one (replica, partition) pair for the evaluator.
-  const int64_t partitions = std::max<int64_t>(1, module.num_partitions());
-  r.partitions = partitions;
-  const int64_t eval_replicas = std::max<int64_t>(1, r.replicas / partitions);
+// Whether the run computes values: r.timing_only and its reason, from --timing-only and what the
+// compiled module needs (a custom-call with a given cost, a --trip-count, values too large for
+// --max-check-bytes or too much DMA traffic for --max-check-traffic).
+void ChooseTimingOnly(const hlo::HloModule& module, const RunOptions& options,
+                      RunModuleResult& r) {
   r.timing_only = options.timing_only;
   if (!r.timing_only && !r.compiled.estimated_custom_calls.empty()) {
     r.timing_only = true;
@@ -192,122 +161,122 @@ StatusOr<RunModuleResult> RunModule(const hlo::HloModule& module, const config::
         "loop trip), more than --max-check-traffic {}: ran timing-only",
         traffic, options.max_check_traffic);
   }
+}
 
-  r.hlo_opcodes = r.compiled.hlo_opcodes;  // per HLO tag, for the per-op report
-  r.hlo_compiler_inserted = r.compiled.hlo_compiler_inserted;
-
-  // Inputs: the same deterministic arguments the evaluator gets, written where the compiler put
-  // them.
-  // A module tpusim's SPMD partitioner split (r.compiled.spmd): replica q's full-size arguments
-  // are made once, and core d = q * partitions + p gets partition p's shard of them
-  // (compiler/passes/spmd_check.h).
-  const std::optional<compiler::SpmdSignature>& spmd = r.compiled.spmd;
+// The run's inputs: per core the same deterministic arguments the evaluator gets, and the HBM
+// segments that put them where the compiler placed the parameters.
+struct RunInputs {
   std::vector<std::vector<Literal>> full_args;  // per replica, full size (SPMD only)
   std::vector<std::vector<Literal>> args;       // per core
-  std::vector<isa::DataSegment> inputs;
-  if (!r.timing_only) {
-    if (spmd) {
-      for (int64_t q = 0; q < eval_replicas; ++q) {
-        TPUSIM_ASSIGN_OR_RETURN(auto a, hlo::Evaluator::MakeRandomArguments(
-                                            module, options.seed, q, options.max_check_bytes));
-        full_args.push_back(std::move(a));
-      }
+  std::vector<isa::DataSegment> segments;
+};
+
+// A module tpusim's SPMD partitioner split (r.compiled.spmd): replica q's full-size arguments are
+// made once, and core d = q * partitions + p gets partition p's shard of them
+// (compiler/passes/spmd_check.h).
+StatusOr<RunInputs> MakeInputs(const hlo::HloModule& module, const RunOptions& options,
+                               const RunModuleResult& r) {
+  const std::optional<compiler::SpmdSignature>& spmd = r.compiled.spmd;
+  const int64_t partitions = r.partitions;
+  const int64_t eval_replicas = std::max<int64_t>(1, r.replicas / partitions);
+  RunInputs in;
+  std::vector<std::vector<Literal>>& full_args = in.full_args;
+  std::vector<std::vector<Literal>>& args = in.args;
+  if (spmd) {
+    for (int64_t q = 0; q < eval_replicas; ++q) {
+      TPUSIM_ASSIGN_OR_RETURN(auto a, hlo::Evaluator::MakeRandomArguments(
+                                          module, options.seed, q, options.max_check_bytes));
+      full_args.push_back(std::move(a));
     }
-    for (int64_t d = 0; d < r.replicas; ++d) {
-      if (spmd) {
-        TPUSIM_ASSIGN_OR_RETURN(
-            auto a, compiler::ShardArguments(
-                        *spmd, full_args.at(static_cast<size_t>(d / partitions)), d % partitions));
-        args.push_back(std::move(a));
-        continue;
-      }
-      TPUSIM_ASSIGN_OR_RETURN(auto a, hlo::Evaluator::MakeRandomArguments(module, options.seed, d,
-                                                                          options.max_check_bytes));
+  }
+  for (int64_t d = 0; d < r.replicas; ++d) {
+    if (spmd) {
+      TPUSIM_ASSIGN_OR_RETURN(
+          auto a, compiler::ShardArguments(
+                      *spmd, full_args.at(static_cast<size_t>(d / partitions)), d % partitions));
       args.push_back(std::move(a));
+      continue;
     }
-    for (const compiler::BufferPlacement& p : r.compiled.parameters) {
-      const Literal* lit =
-          &args.at(static_cast<size_t>(p.core)).at(static_cast<size_t>(p.parameter_number));
-      for (int64_t i : p.tuple_index) lit = &lit->element(i);
-      isa::DataSegment seg;
-      seg.space = isa::MemSpace::kHbm;
-      seg.core = p.core;
-      seg.address = p.hbm_address;
-      seg.bytes = compiler::DeviceBytes(*lit);
-      inputs.push_back(std::move(seg));
-    }
+    TPUSIM_ASSIGN_OR_RETURN(auto a, hlo::Evaluator::MakeRandomArguments(module, options.seed, d,
+                                                                        options.max_check_bytes));
+    args.push_back(std::move(a));
   }
+  for (const compiler::BufferPlacement& p : r.compiled.parameters) {
+    const Literal* lit =
+        &args.at(static_cast<size_t>(p.core)).at(static_cast<size_t>(p.parameter_number));
+    for (int64_t i : p.tuple_index) lit = &lit->element(i);
+    isa::DataSegment seg;
+    seg.space = isa::MemSpace::kHbm;
+    seg.core = p.core;
+    seg.address = p.hbm_address;
+    seg.bytes = compiler::DeviceBytes(*lit);
+    in.segments.push_back(std::move(seg));
+  }
+  return in;
+}
 
-  sim::SimOptions sopts = options.sim;
-  sopts.compute_values = !r.timing_only;
-  SetPhase("simulate");
-  spdlog::info("simulating {} core(s) of '{}'{}", r.compiled.program.cores.size(), r.config.name,
-               r.timing_only ? " (timing only)" : "");
-  TPUSIM_ASSIGN_OR_RETURN(r.sim, sim::Simulator(r.config, sopts).Run(r.compiled.program, inputs));
-  spdlog::info("simulated {} cycles, {} instructions", r.sim.cycles.value(),
-               r.sim.instructions_executed);
-
-  CheckResult& c = r.check;
-  c.atol = options.atol;
-  c.rtol = options.rtol;
-  if (r.timing_only) {
-    c.reason = r.timing_only_reason.empty() ? "--timing-only" : r.timing_only_reason;
-    return r;
-  }
-  if (!options.check) {
-    c.reason = "--no-check";
-    return r;
-  }
-  spdlog::info("checking every output against the CPU evaluator (TPU DEFAULT precision, then f32)");
-  // Reference values: with TPU DEFAULT-precision semantics (checked) and in full f32 (reported).
-  std::vector<Literal> want, want_f32;
-  for (bool tpu : {true, false}) {
-    SetPhase("evaluate");
-    hlo::EvaluatorOptions eo;
-    eo.seed = options.seed;
-    eo.max_bytes = options.max_check_bytes;
-    eo.tpu_default_precision = tpu;
-    // TPU semantics also sum each dot in the MXU's order: K in tiles of mxu.rows rows.
-    if (tpu) eo.mxu_rows = r.config.core.mxu.rows;
-    CheckProgress progress{tpu ? 1 : 2, 0, 0, 0, false};
-    const auto start = std::chrono::steady_clock::now();
-    const auto elapsed = [start] {
-      return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    };
-    if (options.check_progress) {
-      const hlo::HloComputation* entry = module.entry_computation();
-      for (const auto& inst : entry->instructions()) {
-        progress.instructions_total += inst->opcode() != hlo::HloOpcode::kParameter;
-      }
-      eo.on_instruction = [&, entry](const hlo::HloInstruction& inst, double) {
-        if (inst.parent() != entry) return;
-        ++progress.instructions_done;
-        progress.elapsed_seconds = elapsed();
-        options.check_progress(progress);
-      };
+// The reference output of every core: the evaluator with the TPU's numerics (`tpu`: DEFAULT-
+// precision dots with bf16 operands, summed in the MXU's order) or in full f32.
+StatusOr<std::vector<Literal>> EvaluateReference(const hlo::HloModule& module,
+                                                 const RunOptions& options,
+                                                 const RunModuleResult& r, const RunInputs& in,
+                                                 bool tpu) {
+  const std::optional<compiler::SpmdSignature>& spmd = r.compiled.spmd;
+  const int64_t partitions = r.partitions;
+  const int64_t eval_replicas = std::max<int64_t>(1, r.replicas / partitions);
+  SetPhase("evaluate");
+  hlo::EvaluatorOptions eo;
+  eo.seed = options.seed;
+  eo.max_bytes = options.max_check_bytes;
+  eo.tpu_default_precision = tpu;
+  // TPU semantics also sum each dot in the MXU's order: K in tiles of mxu.rows rows.
+  if (tpu) eo.mxu_rows = r.config.core.mxu.rows;
+  CheckProgress progress{tpu ? 1 : 2, 0, 0, 0, false};
+  const auto start = std::chrono::steady_clock::now();
+  const auto elapsed = [start] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  if (options.check_progress) {
+    const hlo::HloComputation* entry = module.entry_computation();
+    for (const auto& inst : entry->instructions()) {
+      progress.instructions_total += inst->opcode() != hlo::HloOpcode::kParameter;
     }
-    hlo::Evaluator ev(eo);
-    std::vector<Literal> out;
-    if (spmd) {
-      // The unpartitioned module on one device per replica; each core's reference is its shard.
-      TPUSIM_ASSIGN_OR_RETURN(auto full,
-                              ev.EvaluateReplicated(module, eval_replicas, 1, full_args));
-      for (int64_t d = 0; d < r.replicas; ++d) {
-        TPUSIM_ASSIGN_OR_RETURN(
-            auto shard, compiler::ExpectedPartitionOutput(
-                            *spmd, full.at(static_cast<size_t>(d / partitions)), d % partitions));
-        out.push_back(std::move(shard));
-      }
-    } else {
-      TPUSIM_ASSIGN_OR_RETURN(out, ev.EvaluateReplicated(module, eval_replicas, partitions, args));
-    }
-    (tpu ? want : want_f32) = std::move(out);
-    if (options.check_progress) {
-      progress.done = true;
+    eo.on_instruction = [&, entry](const hlo::HloInstruction& inst, double) {
+      if (inst.parent() != entry) return;
+      ++progress.instructions_done;
       progress.elapsed_seconds = elapsed();
       options.check_progress(progress);
-    }
+    };
   }
+  hlo::Evaluator ev(eo);
+  std::vector<Literal> out;
+  if (spmd) {
+    // The unpartitioned module on one device per replica; each core's reference is its shard.
+    TPUSIM_ASSIGN_OR_RETURN(auto full,
+                            ev.EvaluateReplicated(module, eval_replicas, 1, in.full_args));
+    for (int64_t d = 0; d < r.replicas; ++d) {
+      TPUSIM_ASSIGN_OR_RETURN(
+          auto shard, compiler::ExpectedPartitionOutput(
+                          *spmd, full.at(static_cast<size_t>(d / partitions)), d % partitions));
+      out.push_back(std::move(shard));
+    }
+  } else {
+    TPUSIM_ASSIGN_OR_RETURN(out, ev.EvaluateReplicated(module, eval_replicas, partitions, in.args));
+  }
+  if (options.check_progress) {
+    progress.done = true;
+    progress.elapsed_seconds = elapsed();
+    options.check_progress(progress);
+  }
+  return out;
+}
+
+// Reads every output leaf of every core from the simulated HBM and compares it with both
+// references (r.check).
+Status CheckOutputs(const hlo::HloModule& module, const RunOptions& options,
+                    const std::vector<Literal>& want, const std::vector<Literal>& want_f32,
+                    RunModuleResult& r) {
+  CheckResult& c = r.check;
   hlo::LiteralErrorStats checked, vs_f32;
   std::map<int32_t, int64_t> leaf_of_core;
   for (const compiler::BufferPlacement& p : r.compiled.outputs) {
@@ -350,6 +319,85 @@ StatusOr<RunModuleResult> RunModule(const hlo::HloModule& module, const config::
     c.reason = fmt::format("{} element(s) outside tolerance; first: {}", checked.mismatches,
                            checked.first_mismatch);
   }
+  return OkStatus();
+}
+
+}  // namespace
+
+StatusOr<RunModuleResult> RunModule(const hlo::HloModule& module, const config::ChipConfig& config,
+                                    const RunOptions& options) {
+  RunModuleResult r;
+  const int64_t cores = options.replicas > 0 ? options.replicas : hlo::InferDeviceCount(module);
+  StatusOr<config::ChipConfig> slice = config::SliceForCores(config, cores, &r.slice_note);
+  if (!slice.ok()) {
+    return options.replicas > 0 ? slice.status()
+                                : hlo::LocateDeviceCountError(module, slice.status());
+  }
+  r.config = std::move(slice).value();
+  compiler::CompileOptions copts;
+  copts.num_replicas = options.replicas;  // 0: the compiler infers it from the module
+  copts.timing_only = options.timing_only;
+  copts.dump_after = options.dump_after;
+  copts.megacore = options.megacore;
+  copts.max_unrolled_instructions = options.max_unrolled_instructions;
+  copts.custom_call_cycles = options.custom_call_cycles;
+  copts.trip_counts = options.trip_counts;
+  SetPhase("evaluate");
+  TPUSIM_ASSIGN_OR_RETURN(
+      r.counted_trip_counts,
+      CountTripsOnTheEvaluator(module, cores, DataDependentWhiles(module, options.trip_counts),
+                               options));
+  // Counted loops run as real control flow (a branch on their condition every trip); the count
+  // is what a timing-only simulation assumes.
+  copts.branch_trip_counts = r.counted_trip_counts;
+  SetPhase("compile");
+  TPUSIM_ASSIGN_OR_RETURN(r.compiled, compiler::Compile(module, r.config, copts));
+  LogCompiled(r.compiled);
+  r.replicas = r.compiled.devices;
+  // SPMD-partitioned dumps: each core is one (replica, partition) pair for the evaluator.
+  const int64_t partitions = std::max<int64_t>(1, module.num_partitions());
+  r.partitions = partitions;
+  ChooseTimingOnly(module, options, r);
+
+  r.hlo_opcodes = r.compiled.hlo_opcodes;  // per HLO tag, for the per-op report
+  r.hlo_compiler_inserted = r.compiled.hlo_compiler_inserted;
+
+  // Inputs: the same deterministic arguments the evaluator gets, written where the compiler put
+  // them.
+  std::vector<isa::DataSegment> inputs;
+  RunInputs in;
+  if (!r.timing_only) {
+    TPUSIM_ASSIGN_OR_RETURN(in, MakeInputs(module, options, r));
+    inputs = std::move(in.segments);
+  }
+
+  sim::SimOptions sopts = options.sim;
+  sopts.compute_values = !r.timing_only;
+  SetPhase("simulate");
+  spdlog::info("simulating {} core(s) of '{}'{}", r.compiled.program.cores.size(), r.config.name,
+               r.timing_only ? " (timing only)" : "");
+  TPUSIM_ASSIGN_OR_RETURN(r.sim, sim::Simulator(r.config, sopts).Run(r.compiled.program, inputs));
+  spdlog::info("simulated {} cycles, {} instructions", r.sim.cycles.value(),
+               r.sim.instructions_executed);
+
+  CheckResult& c = r.check;
+  c.atol = options.atol;
+  c.rtol = options.rtol;
+  if (r.timing_only) {
+    c.reason = r.timing_only_reason.empty() ? "--timing-only" : r.timing_only_reason;
+    return r;
+  }
+  if (!options.check) {
+    c.reason = "--no-check";
+    return r;
+  }
+  spdlog::info("checking every output against the CPU evaluator (TPU DEFAULT precision, then f32)");
+  // Reference values: with TPU DEFAULT-precision semantics (checked) and in full f32 (reported).
+  TPUSIM_ASSIGN_OR_RETURN(std::vector<Literal> want,
+                          EvaluateReference(module, options, r, in, /*tpu=*/true));
+  TPUSIM_ASSIGN_OR_RETURN(std::vector<Literal> want_f32,
+                          EvaluateReference(module, options, r, in, /*tpu=*/false));
+  TPUSIM_RETURN_IF_ERROR(CheckOutputs(module, options, want, want_f32, r));
   return r;
 }
 
