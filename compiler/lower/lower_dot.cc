@@ -318,7 +318,8 @@ Status Lowerer::EmitDot(DotKernel& k) {
   const DotShape& d = k.plan.shape;
   const DotBlocks& bl = k.plan.blocks;
   const int nin = k.plan.input_buffers;
-  const bool double_acc = k.plan.double_acc;
+  const int64_t acc_sets = k.plan.acc_sets;
+  const bool double_acc = acc_sets > 1;
   DotOutBlock pending_pop, pending_store;
   TPUSIM_ASSIGN_OR_RETURN(int64_t loads_pending, EmitDotLoads(k, k.steps[0]));
   int64_t out_block = 0;
@@ -341,7 +342,7 @@ Status Lowerer::EmitDot(DotKernel& k) {
     if (i + 1 < k.steps.size() && nin > 1) {
       TPUSIM_ASSIGN_OR_RETURN(loads_pending, EmitDotLoads(k, k.steps[i + 1]));
     }
-    const int64_t acc0 = double_acc ? (out_block % 2) * bl.Mc * bl.tiles_per_mxu : 0;
+    const int64_t acc0 = (out_block % acc_sets) * bl.Mc * bl.tiles_per_mxu;
     EmitDotMatmuls(k, st, acc0);
     if (i + 1 < k.steps.size() && nin == 1) {
       TPUSIM_ASSIGN_OR_RETURN(loads_pending, EmitDotLoads(k, k.steps[i + 1]));

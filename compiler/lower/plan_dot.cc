@@ -12,11 +12,55 @@ namespace {
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// The estimated time of a dot of `d` with blocks Mc x Kc x Nc (tpm tiles per MXU, acc_sets
-// accumulator sets) on one core, in cycles (PlanDot's estimate).
-double EstimateCycles(const DotPlan& p, const config::ChipConfig& config, int64_t Mc, int64_t Kc,
-                      int64_t Nc, int64_t tpm, int64_t acc_sets) {
+// The MXU pipeline of a dot's output blocks on its busiest MXU, in cycles: block j's matmuls
+// (k_tiles x units x FoldCycles(rows per unit)) start when block j-1's are done and when the pop of
+// the block that last held their accumulator set (j - acc_sets) is done; its results are in the
+// accumulators R + C - 2 cycles after its last row entered (isa::MxuTiming::MatmulCycles); its pop
+// (units x rows per unit + core.mxu.pop_latency_cycles, mxu_unit.h) starts when those results are
+// there and the previous pop is done. The blocks of one batch in schedule order (M block -> N
+// block) repeat B times; past kMaxBlocks blocks the time is extrapolated linearly.
+double PipelineCycles(const DotPlan& p, const config::ChipConfig& config, int64_t acc_sets) {
+  constexpr int64_t kMaxBlocks = 4096;
   const DotShape& d = p.shape;
+  const DotBlocks& bl = p.blocks;
+  const int64_t R = p.mxu.rows, C = p.mxu.cols, nm = p.mxus;
+  const double k_tiles =
+      static_cast<double>(CeilDiv(d.K, R)) / static_cast<double>(p.ksplit);
+  struct Block {
+    double mm, pop;
+  };
+  std::vector<Block> batch;
+  for (int64_t m0 = 0; m0 < d.M; m0 += bl.Mc) {
+    for (int64_t n0 = 0; n0 < d.N; n0 += bl.Nc) {
+      const int64_t mc = std::min(bl.Mc, d.M - m0), nc = std::min(bl.Nc, d.N - n0);
+      const int64_t G = p.RowGroups(mc, nc);
+      const int64_t units = p.ksplit > 1 ? 1 : CeilDiv(CeilDiv(nc, C) * G, nm);
+      const int64_t rows = CeilDiv(mc, G);
+      batch.push_back({k_tiles * static_cast<double>(units * p.mxu.FoldCycles(rows)),
+                       static_cast<double>(units * rows + config.core.mxu.pop_latency_cycles)});
+    }
+  }
+  const int64_t total = d.B * static_cast<int64_t>(batch.size());
+  const int64_t n = std::min(total, kMaxBlocks);
+  std::vector<double> pop_end(static_cast<size_t>(n), 0.0);
+  double mm_end = 0, last_pop = 0;
+  for (int64_t j = 0; j < n; ++j) {
+    const Block& b = batch[static_cast<size_t>(j) % batch.size()];
+    const double start =
+        std::max(mm_end, j >= acc_sets ? pop_end[static_cast<size_t>(j - acc_sets)] : 0.0);
+    mm_end = start + b.mm;
+    const double ready = mm_end + static_cast<double>(R + C - 2);
+    last_pop = std::max(ready, last_pop) + b.pop;
+    pop_end[static_cast<size_t>(j)] = last_pop;
+  }
+  return last_pop * static_cast<double>(total) / static_cast<double>(std::max<int64_t>(n, 1));
+}
+
+// The estimated time of a dot with blocks p.blocks (acc_sets accumulator sets) on one core, in
+// cycles (PlanDot's estimate).
+double EstimateCycles(const DotPlan& p, const config::ChipConfig& config, int64_t acc_sets) {
+  const DotShape& d = p.shape;
+  const int64_t Mc = p.blocks.Mc, Kc = p.blocks.Kc, Nc = p.blocks.Nc;
   const int64_t R = p.mxu.rows, C = p.mxu.cols;
   const double bw = std::max(1e-9, config.HbmBytesPerCycle());
   const int64_t mb = CeilDiv(d.M, Mc), nb = CeilDiv(d.N, Nc), kb = CeilDiv(d.K, Kc);
@@ -26,16 +70,8 @@ double EstimateCycles(const DotPlan& p, const config::ChipConfig& config, int64_
       static_cast<double>(d.B) * (lhs_reads * static_cast<double>(d.M * d.K * d.le) +
                                   rhs_reads * static_cast<double>(d.K * d.N * d.re) +
                                   static_cast<double>(d.M * d.N * d.oe));
-  const double k_tiles = static_cast<double>(CeilDiv(d.K, R)) / static_cast<double>(p.ksplit);
-  const double mxu_time = static_cast<double>(d.B * mb * nb) * k_tiles *
-                          static_cast<double>(tpm * p.mxu.FoldCycles(std::min(Mc, d.M)));
   const double steps = static_cast<double>(d.B * mb * nb * kb);
-  // Popping a block is not hidden behind the next block's matmuls: measured on
-  // gemm_bf16_8192 (tpu-v4), ~1.8 * Mc exposed cycles per owned tile and output block with
-  // two accumulator sets and ~3.5 * Mc with one; the estimate uses 2 and 4.
-  const double pops =
-      static_cast<double>((acc_sets == 2 ? 2 : 4) * d.B * mb * nb * tpm * std::min(Mc, d.M));
-  return std::max(mxu_time, traffic / bw) + pops +
+  return std::max(PipelineCycles(p, config, acc_sets), traffic / bw) +
          steps * static_cast<double>(config.hbm.latency_cycles + R + C);
 }
 
@@ -71,7 +107,7 @@ bool ChooseDotBlocks(DotPlan& p, const config::ChipConfig& config, int64_t vmem,
       const int64_t Nc = p.ksplit > 1 ? d.N : std::min(d.N, t * nm * C);
       const int64_t tpm = p.ksplit > 1 ? 1 : CeilDiv(CeilDiv(Nc, C), nm);
       if (t > 1 && tpm < t) break;  // Nc already covers N
-      for (const int64_t acc_sets : {int64_t{2}, int64_t{1}}) {
+      for (const int64_t acc_sets : {int64_t{3}, int64_t{2}, int64_t{1}}) {
         int64_t Mc = std::min(d.M, p.acc_rows / (acc_sets * tpm));
         if (Mc < d.M && Mc > 8) Mc = Mc / 8 * 8;  // whole sublane groups
         int64_t Kc = 0;
@@ -84,10 +120,12 @@ bool ChooseDotBlocks(DotPlan& p, const config::ChipConfig& config, int64_t vmem,
         // Balance the K chunks (no short last chunk whose compute cannot hide the next loads).
         const int64_t R = p.mxu.rows;
         if (Kc < d.K) Kc = std::min(Kc, CeilDiv(CeilDiv(d.K, CeilDiv(d.K, Kc)), R) * R);
-        const double cost = EstimateCycles(p, config, Mc, Kc, Nc, tpm, acc_sets);
+        DotPlan candidate = p;
+        candidate.blocks = DotBlocks{Mc, Kc, Nc, tpm, nbuf};
+        const double cost = EstimateCycles(candidate, config, acc_sets);
         if (best_cost < 0 || cost < best_cost) {
           best_cost = cost;
-          p.blocks = DotBlocks{Mc, Kc, Nc, tpm, nbuf};
+          p.blocks = candidate.blocks;
         }
       }
     }
@@ -121,7 +159,9 @@ StatusOr<DotPlan> PlanDot(const DotShape& shape, const config::ChipConfig& confi
         config.core.vmem_bytes));
   }
   p.input_buffers = DotInputBuffers(p.blocks.nbuf);
-  p.double_acc = p.ksplit == 1 && 2 * p.blocks.Mc * p.blocks.tiles_per_mxu <= p.acc_rows;
+  p.acc_sets = p.ksplit > 1 ? 1
+               : static_cast<int>(std::clamp<int64_t>(
+                     p.acc_rows / (p.blocks.Mc * p.blocks.tiles_per_mxu), 1, kMaxAccumulatorSets));
   return p;
 }
 

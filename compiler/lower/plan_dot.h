@@ -27,6 +27,9 @@
 
 namespace tpusim::compiler {
 
+/// Most accumulator sets a dot's output blocks rotate through (DotPlan::acc_sets).
+inline constexpr int64_t kMaxAccumulatorSets = 3;
+
 /// A canonical dot's sizes: batch B, [M,K] x [K,N] (N: this core's share of the columns), element
 /// bytes of LHS (le), RHS (re) and result (oe).
 struct DotShape {
@@ -80,9 +83,11 @@ struct DotPlan {
   int64_t ksplit = 1;
   DotBlocks blocks;
   int input_buffers = 1;  // DotInputBuffers(blocks.nbuf)
-  // With room for two [Mc, tiles_per_mxu * C] accumulator sets per MXU, consecutive output blocks
-  // alternate between them, so the next block's matmuls run while the previous block is popped.
-  bool double_acc = false;
+  // Accumulator sets: with room for several [Mc, tiles_per_mxu * C] sets per MXU (at most
+  // kMaxAccumulatorSets), consecutive output blocks take them in turn, so the next blocks' matmuls
+  // run while the previous blocks are popped — with three, a short block's matmuls need not hide a
+  // long block's pop. 1: each block's matmuls wait for the previous pop.
+  int acc_sets = 1;
 
   /// Row split (as in the convolution kernel): when an [mc, nc] block's N tiles do not divide
   /// evenly over the MXUs (3 tiles on 2 MXUs), each tile's rows are cut into G contiguous groups
@@ -98,15 +103,16 @@ struct DotPlan {
 /// Chooses the plan of a dot of `shape` on a core of `config` with `vmem` bytes of VMEM for its
 /// blocks (`double_buffer`: pipeline with two result and three operand buffers when they fit).
 /// The blocks minimize an estimate of the dot's time on one core:
-///   max(MXU time, HBM traffic / HBM bytes per cycle) + exposed pops
-///     + steps * (HBM latency + R + C),
-/// with MXU time = per MXU, for each weight tile it owns, isa::MxuTiming::FoldCycles(Mc) — the
-/// simulator's closed form: a weight tile cannot be used for less than its shift time, which is
-/// what bounds a GEMV with tiny M — and traffic = the LHS read once per N block (once when
+///   max(MXU pipeline time, HBM traffic / HBM bytes per cycle) + steps * (HBM latency + R + C),
+/// with the MXU pipeline time = the busiest MXU's matmuls and pops block after block (each weight
+/// tile it owns costs isa::MxuTiming::FoldCycles(rows) — the simulator's closed form: a weight
+/// tile cannot be used for less than its shift time, which is what bounds a GEMV with tiny M — a
+/// block's matmuls wait for the pop of the block that last used their accumulator set, and its
+/// pop moves one row per cycle) and traffic = the LHS read once per N block (once when
 /// Kc = K) + the weights read once per M block (once when Kc = K and Nc = N) + the result written
 /// once. Candidates: Nc = t * mxu.count * C for t = 1, 2, ...; Mc as large as the accumulators
-/// allow with two accumulator sets (so popping a block overlaps the next block's matmuls), else
-/// one; Kc the largest multiple of R that fits VMEM. ResourceExhausted (the message says which
+/// allow with three, two or one accumulator sets (so popping a block overlaps the next blocks'
+/// matmuls); Kc the largest multiple of R that fits VMEM. ResourceExhausted (the message says which
 /// blocks need how many bytes) when not even [1, min(K, R)] x [min(K, R), min(N, C)] fits.
 StatusOr<DotPlan> PlanDot(const DotShape& shape, const config::ChipConfig& config, int64_t vmem,
                           bool double_buffer);

@@ -104,7 +104,8 @@ void MxuUnit::Step(Cycles now) {
       Cycles start = now < pop_free_ ? pop_free_ : now;
       pop_free_ = start + Cycles(o.m);
       pops_.push(PendingPop{pop_free_ + Cycles(static_cast<uint64_t>(pop_latency_)), cmd});
-      pull_after_ = start;
+      // The pop waits for the result path in the result path's own queue (pops_): the commands
+      // behind it (the next blocks' matmuls) are taken now, not when it starts (mxu_unit.h).
       pops_count_->Add(1);
       pop_cycles_->Add(o.m);
       vmem_written_->Add(o.m * o.n * static_cast<uint64_t>(isa::DTypeBytes(o.dtype)));

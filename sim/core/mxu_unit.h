@@ -13,8 +13,12 @@
 //  * pop of M rows: the result path moves one accumulator row (C words) per cycle into the VPU and
 //  VMEM
 //    (assumption, matching TPU v1's "one 256-element partial sum per clock" [P S1 §2]), plus
-//    core.mxu.pop_latency_cycles: done = start + M + pop_latency. Its accumulator rows are
-//    scoreboarded by the sequencer, so the matmuls it reads have completed when it arrives.
+//    core.mxu.pop_latency_cycles: done = start + M + pop_latency, start = when the result path
+//    is free. A pop queues on the result path, not in front of the array: the unit takes the
+//    commands behind it at once, so the next blocks' matmuls stream while earlier blocks pop, as
+//    TPU v2+ issue MXU pushes and pops from separate VLIW slots (tpu-specs.md §3.2, [S S2, S3]).
+//    Its accumulator rows are scoreboarded by the sequencer, so the matmuls it reads have
+//    completed when it arrives, and a matmul overwriting rows a queued pop still reads waits.
 #pragma once
 
 #include <cstdint>

@@ -59,6 +59,40 @@ TEST_P(GemmTest, OneGemmMatchesTheWeightStationaryFormulaExactly) {
   EXPECT_EQ(sum, expected);  // the stall categories partition the core's cycles
 }
 
+// A pop waits for the result path in its own queue: the matmul behind it streams meanwhile
+// (mxu_unit.h; TPU v2+ push and pop from separate VLIW slots).
+TEST_P(GemmTest, AMatmulBehindAQueuedPopDoesNotWaitForThePopToStart) {
+  const config::ChipConfig chip = TinyChip();
+  isa::Program p = Asm(R"(
+    mxu.load_weights mxu=0, addr=0, k=8, n=8, stride=8, dtype=bf16
+    mxu.matmul mxu=0, lhs=1024, stride=8, m=64, k=8, n=8, dtype=bf16, acc=0, latch=1
+    mxu.matmul mxu=0, lhs=1024, stride=8, m=8, k=8, n=8, dtype=bf16, acc=64, latch=0
+    mxu.pop mxu=0, acc=0, m=64, n=8, acc_dtype=f32, dst=8192, stride=8, dtype=f32
+    mxu.pop mxu=0, acc=64, m=8, n=8, acc_dtype=f32, dst=12288, stride=8, dtype=f32
+    mxu.matmul mxu=0, lhs=1024, stride=8, m=64, k=8, n=8, dtype=bf16, acc=128, latch=0
+    mxu.pop mxu=0, acc=128, m=64, n=8, acc_dtype=f32, dst=16384, stride=8, dtype=f32
+    ctrl.halt
+  )");
+  std::mt19937_64 rng(2);
+  p.data.push_back(
+      testing::Bf16Segment(isa::MemSpace::kVmem, 0, 0, testing::RandomFloats(rng, 64)));
+  p.data.push_back(
+      testing::Bf16Segment(isa::MemSpace::kVmem, 0, 1024, testing::RandomFloats(rng, 64 * 8)));
+  SimOptions o;
+  o.mxu_model = GetParam();
+  auto r = RunAndCheck(chip, p, o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  // The first pop holds the result path for its 64 rows, from when the first matmul's results are
+  // in (cycle 89, as above) to 153; the second pop (issued at 96, when the 8-row matmul is done)
+  // queues behind it. The third matmul is issued right after the second pop and is taken by the
+  // MXU at once: it streams from 98 and its last result is in at 98 + 64 + 8 + 8 - 2 = 176,
+  // reported at 177; its pop reaches the MXU at 178 and ends at 178 + 64 + 2. Had the matmul
+  // waited for the queued pop to start (153), it would end at 231 and the run at 299.
+  const uint64_t kPopLatency = 2, R = 8, N = 8, M = 64;
+  EXPECT_EQ(r->cycles.value(), (98 + M + R + N - 2) + 2 + M + kPopLatency);
+  EXPECT_EQ(r->cycles.value(), 244u);
+}
+
 INSTANTIATE_TEST_SUITE_P(BothModels, GemmTest,
                          ::testing::Values(MxuModelKind::kFast, MxuModelKind::kPe),
                          [](const auto& info) {
