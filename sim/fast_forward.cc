@@ -18,7 +18,8 @@ uint64_t Hash(const std::vector<uint64_t>& words) {
 
 }  // namespace
 
-FastForward::FastForward(System& system) : system_(system), units_(system.units()) {}
+FastForward::FastForward(System& system, Engine* engine)
+    : system_(system), engine_(engine), units_(system.units()) {}
 
 int FastForward::Leader() const {
   auto& cores = system_.cores();
@@ -65,6 +66,9 @@ void FastForward::AdvanceStats(const std::vector<uint64_t>& delta, uint64_t time
 }
 
 bool FastForward::Take(Cycles now, Snapshot& s) {
+  // The engine steps only the units with work; a snapshot compares every unit's state as of `now`
+  // (time-additive bookkeeping such as a stall counter brought up to `now`).
+  engine_->StepAllNow();
   auto& cores = system_.cores();
   for (auto& core : cores) {
     core->FlushAttribution();

@@ -44,7 +44,8 @@ class FastForward {
   static constexpr uint64_t kSparseStride = 8;
   static constexpr size_t kHistory = 32;
 
-  explicit FastForward(System& system);
+  /// `engine` runs `system`; a snapshot first steps every unit at its cycle (Engine::StepAllNow).
+  FastForward(System& system, Engine* engine);
 
   /// Called between engine cycles (after every unit stepped at `now`): returns the cycles the
   /// whole system was advanced by (0: nothing skipped).
@@ -84,6 +85,7 @@ class FastForward {
   int Leader() const;
 
   System& system_;
+  Engine* engine_;
   std::vector<Unit*> units_;
   bool enabled_ = true;
   int leader_ = -1;

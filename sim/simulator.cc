@@ -240,7 +240,7 @@ StatusOr<SimResult> Simulator::Run(const isa::Program& program,
   TPUSIM_ASSIGN_OR_RETURN(
       std::unique_ptr<System> system,
       System::Create(config_, program, options_.compute_values ? &state : nullptr, sys_options));
-  Engine engine(options_.step_order, options_.step_seed);
+  Engine engine(options_.step_order, options_.step_seed, options_.step_every_unit);
   TPUSIM_RETURN_IF_ERROR(SetDeadline(options_.max_seconds, engine));
   system->AddTo(engine);
   if (trace != nullptr) {
@@ -258,7 +258,7 @@ StatusOr<SimResult> Simulator::Run(const isa::Program& program,
   std::unique_ptr<FastForward> fast_forward;
   if (options_.fast_forward && !options_.compute_values && trace == nullptr &&
       options_.mxu_model == MxuModelKind::kFast) {
-    fast_forward = std::make_unique<FastForward>(*system);
+    fast_forward = std::make_unique<FastForward>(*system, &engine);
   }
   engine.set_after_step([&](Cycles now) -> uint64_t {
     if (++steps % kAttributionFlushInterval == 0) {

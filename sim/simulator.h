@@ -60,6 +60,9 @@ struct SimOptions {
   StepOrder step_order = StepOrder::kForward;
   // tests: prove the result does not depend on it
   uint64_t step_seed = 1;
+  /// Step every unit at every event cycle instead of only the units with work (engine.h): the
+  /// reference stepping, for tests that prove the schedule changes nothing.
+  bool step_every_unit = false;
 };
 
 /// The dynamic instruction count and loop trips of `core` run to its ctrl.halt, from its static

@@ -10,8 +10,8 @@ SyncHub::SyncHub(int cores, const isa::Program& program, isa::MachineState* stat
                  ErrorSink* errors, int unit_id)
     : program_(program), state_(state), errors_(errors), unit_id_(unit_id) {
   for (int c = 0; c < cores; ++c) {
-    barrier_in_.emplace_back();
-    collective_in_.emplace_back();
+    barrier_in_.emplace_back().set_receiver(this);
+    collective_in_.emplace_back().set_receiver(this);
   }
   barrier_out_.assign(cores, nullptr);
   collective_out_.assign(cores, nullptr);

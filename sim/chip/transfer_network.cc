@@ -32,7 +32,7 @@ int TransferNetwork::AddResource(const std::string& path, double bytes_per_cycle
 }
 
 TransferNetwork::Connection TransferNetwork::Connect(Cycles issue_cycles, TagKind tags, int core) {
-  requests_.emplace_back(issue_cycles.value() == 0 ? Cycles(1) : issue_cycles);
+  requests_.emplace_back(issue_cycles.value() == 0 ? Cycles(1) : issue_cycles).set_receiver(this);
   dones_.emplace_back(Cycles(1));
   tag_kinds_.emplace_back(tags, core);
   return Connection{&requests_.back(), &dones_.back(), static_cast<int>(dones_.size()) - 1};

@@ -104,6 +104,7 @@ class TransferNetwork : public Unit {
   const std::string& path() const override { return path_; }
   void Step(Cycles now) override;
   Cycles NextWork(Cycles now) const override;
+  bool event_driven() const override { return true; }
 
  private:
   struct Resource {

@@ -26,6 +26,9 @@ CollectiveUnit::CollectiveUnit(std::string path, int core, const isa::Program& p
       conn_(network->Connect(issue_cycles, TransferNetwork::TagKind::kCollective, core)),
       errors_(errors),
       unit_id_(unit_id) {
+  commands_.set_receiver(this);
+  go_.set_receiver(this);
+  conn_.done->set_receiver(this);
   StatGroup& g = stats.AddGroup(path_);
   collectives_ = g.Add("collectives", StatUnit::kCount, "collective instructions completed");
   bytes_sent_ = g.Add("bytes_sent", StatUnit::kBytes, "bytes this core sent over ICI");

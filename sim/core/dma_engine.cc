@@ -24,6 +24,8 @@ DmaEngine::DmaEngine(std::string path, int core, const Interconnect* ic, Transfe
       unit_id_(unit_id),
       issue_cycles_(issue_cycles),
       vmem_bytes_per_cycle_(std::max<uint64_t>(vmem_bytes_per_cycle, 1)) {
+  commands_.set_receiver(this);
+  conn_.done->set_receiver(this);
   StatGroup& g = stats.AddGroup(path_);
   transfers_ = g.Add("transfers", StatUnit::kCount, "descriptors completed");
   bytes_ = g.Add("bytes", StatUnit::kBytes, "bytes moved");

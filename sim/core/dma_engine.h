@@ -60,6 +60,7 @@ class DmaEngine : public Unit {
   const std::string& path() const override { return path_; }
   void Step(Cycles now) override;
   Cycles NextWork(Cycles now) const override;
+  bool event_driven() const override { return true; }
   bool SaveState(StateWriter& w) const override;
   void ShiftState(uint64_t delta) override;
 

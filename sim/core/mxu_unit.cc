@@ -66,6 +66,7 @@ MxuUnit::MxuUnit(std::string path, int core, int index, const config::ChipConfig
       errors_(errors),
       unit_id_(unit_id) {
   single_buffer_ = config.core.mxu.weight_buffers == 1;
+  commands_.set_receiver(this);
   (void)index_;
   StatGroup& g = stats.AddGroup(path_);
   matmuls_ = g.Add("matmuls", StatUnit::kCount, "mxu.matmul instructions");

@@ -55,6 +55,7 @@ class MxuUnit : public Unit {
   const std::string& path() const override { return path_; }
   void Step(Cycles now) override;
   Cycles NextWork(Cycles now) const override;
+  bool event_driven() const override { return true; }
   bool SaveState(StateWriter& w) const override;
   void ShiftState(uint64_t delta) override;
   /// The array model's counters as statistics (fast-forward); null for the PE model.

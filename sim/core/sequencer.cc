@@ -34,6 +34,9 @@ Sequencer::Sequencer(std::string path, int core, const isa::Program& program,
   ici_ = static_cast<int>(targets_.size());
   targets_.push_back(targets.ici);
   TPUSIM_CHECK(targets_.size() == reports_.size());
+  for (Port<Report>& p : reports_) p.set_receiver(this);
+  arrivals_.done->set_receiver(this);
+  release_.set_receiver(this);
   credits_.assign(targets_.size(), static_cast<int>(targets.queue_depth));
   outstanding_.assign(targets_.size(), 0);
   profile_.resize(code_.instructions.size());

@@ -64,6 +64,9 @@ class Sequencer : public Unit {
   const std::string& path() const override { return path_; }
   void Step(Cycles now) override;
   Cycles NextWork(Cycles now) const override;
+  bool event_driven() const override { return true; }
+  /// After ctrl.halt the core counts issue cycles up to the next event cycle of the run.
+  bool StepAtNextEvent() const override { return halted_ && state_ != State::kHalted; }
 
   /// Halted with every instruction retired.
   bool finished() const { return halted_ && inflight_.empty(); }

@@ -15,6 +15,7 @@ VectorUnit::VectorUnit(std::string path, int core, const config::ChipConfig& con
       state_(state),
       errors_(errors),
       unit_id_(unit_id) {
+  commands_.set_receiver(this);
   StatGroup& g = stats.AddGroup(path_);
   ops_ = g.Add("instructions", StatUnit::kCount, "instructions executed");
   elements_ = g.Add("elements", StatUnit::kCount, "elements produced");

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include <numeric>
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -10,40 +10,150 @@
 
 namespace tpusim::sim {
 
-void Engine::StepAll(Cycles now) {
-  const size_t n = units_.size();
-  if (perm_.size() != n) {
-    perm_.resize(n);
-    std::iota(perm_.begin(), perm_.end(), 0);
+void Engine::AddUnit(Unit* unit) {
+  unit->set_waker(this, units_.size());
+  units_.push_back(unit);
+}
+
+void Engine::Wake(size_t unit, Cycles at) {
+  if (!in_run_ || at >= next_[unit]) return;
+  next_[unit] = at;
+  heap_.emplace(at.value(), unit);
+}
+
+void Engine::CollectDue(Cycles now) {
+  due_.clear();
+  while (!heap_.empty() && heap_.top().first == now.value()) {
+    const size_t u = heap_.top().second;
+    heap_.pop();
+    if (next_[u] != now) continue;  // stale, or already taken at this cycle
+    next_[u] = kNever;
+    due_.push_back(u);
   }
-  switch (order_) {
-    case StepOrder::kForward:
-      for (size_t i = 0; i < n; ++i) units_[i]->Step(now);
-      break;
-    case StepOrder::kReverse:
-      for (size_t i = n; i-- > 0;) units_[i]->Step(now);
-      break;
-    case StepOrder::kShuffled:
-      // Fisher-Yates with xorshift64: deterministic for a seed, different every cycle.
-      for (size_t i = n; i > 1; --i) {
-        rng_ ^= rng_ << 13;
-        rng_ ^= rng_ >> 7;
-        rng_ ^= rng_ << 17;
-        std::swap(perm_[i - 1], perm_[rng_ % i]);
-      }
-      for (size_t i : perm_) units_[i]->Step(now);
-      break;
+  const bool extra = !always_.empty() || !watchers_.empty();
+  due_.insert(due_.end(), always_.begin(), always_.end());
+  for (size_t u : watchers_) {
+    watching_[u] = false;
+    due_.push_back(u);
+  }
+  watchers_.clear();
+  if (extra) {
+    std::sort(due_.begin(), due_.end());
+    due_.erase(std::unique(due_.begin(), due_.end()), due_.end());
+    for (size_t u : due_) next_[u] = kNever;  // rescheduled from scratch after the step
   }
 }
 
+void Engine::StepDue(Cycles now) {
+  switch (order_) {
+    case StepOrder::kForward:
+      break;
+    case StepOrder::kReverse:
+      std::reverse(due_.begin(), due_.end());
+      break;
+    case StepOrder::kShuffled:
+      // Fisher-Yates with xorshift64: deterministic for a seed, different every cycle.
+      for (size_t i = due_.size(); i > 1; --i) {
+        rng_ ^= rng_ << 13;
+        rng_ ^= rng_ >> 7;
+        rng_ ^= rng_ << 17;
+        std::swap(due_[i - 1], due_[rng_ % i]);
+      }
+      break;
+  }
+  for (size_t u : due_) {
+    units_[u]->Step(now);
+    stepped_[u] = now;
+  }
+  unit_steps_ += due_.size();
+}
+
+void Engine::Reschedule(size_t u, Cycles now) {
+  const Cycles t = units_[u]->NextWork(now);
+  TPUSIM_CHECK(t > now) << units_[u]->path() << " asked for work at cycle " << t.value()
+                        << " which is not after the current cycle " << now.value();
+  if (t < next_[u]) {
+    next_[u] = t;
+    heap_.emplace(t.value(), u);
+  }
+  if (units_[u]->StepAtNextEvent() && !watching_[u]) {
+    watching_[u] = true;
+    watchers_.push_back(u);
+  }
+}
+
+void Engine::RescheduleAll(Cycles now) {
+  heap_ = {};
+  watchers_.clear();
+  std::fill(watching_.begin(), watching_.end(), false);
+  std::fill(next_.begin(), next_.end(), kNever);
+  for (size_t u = 0; u < units_.size(); ++u) Reschedule(u, now);
+  rescheduled_all_ = true;
+}
+
+void Engine::StepAllNow() {
+  TPUSIM_CHECK(in_run_) << "StepAllNow outside a run";
+  for (size_t u = 0; u < units_.size(); ++u) {
+    if (stepped_[u] == now_) continue;
+    units_[u]->Step(now_);
+    stepped_[u] = now_;
+    ++unit_steps_;
+  }
+  RescheduleAll(now_);
+}
+
+Cycles Engine::NextCycle() {
+  while (!heap_.empty()) {
+    const auto [cycle, u] = heap_.top();
+    if (next_[u] == Cycles(cycle)) return Cycles(cycle);
+    heap_.pop();  // stale: the unit was rescheduled since
+  }
+  return kNever;
+}
+
 StatusOr<Cycles> Engine::Run(Cycles max_cycles) {
+  const size_t n = units_.size();
   Cycles now(0);
   events_ = 0;
+  unit_steps_ = 0;
+  heap_ = {};
+  due_.clear();
+  always_.clear();
+  watchers_.clear();
+  watching_.assign(n, false);
+  stepped_.assign(n, kNever);
+  next_.assign(n, now);  // every unit is stepped at cycle 0
+  for (size_t u = 0; u < n; ++u) {
+    if (step_every_unit_ || !units_[u]->event_driven()) {
+      always_.push_back(u);
+      next_[u] = kNever;
+    } else {
+      heap_.emplace(now.value(), u);
+    }
+  }
+  in_run_ = true;
+  struct Leave {
+    bool& flag;
+    ~Leave() { flag = false; }
+  } leave{in_run_};
   while (true) {
-    StepAll(now);
+    now_ = now;
+    CollectDue(now);
+    StepDue(now);
     ++events_;
     if (errors_ != nullptr && errors_->has_error()) return errors_->status();
-    if (after_step_) now = now + Cycles(after_step_(now));
+    rescheduled_all_ = false;
+    if (after_step_) {
+      const uint64_t shift = after_step_(now);
+      if (shift > 0) {
+        now = now + Cycles(shift);
+        now_ = now;
+        RescheduleAll(now);
+      }
+    }
+    if (!rescheduled_all_) {
+      for (size_t u : due_) Reschedule(u, now);
+    }
     if (observer_ && events_ % kObserverInterval == 0) observer_(now);
     if (deadline_ && events_ % kDeadlineCheckInterval == 0 &&
         std::chrono::steady_clock::now() > *deadline_) {
@@ -52,13 +162,7 @@ StatusOr<Cycles> Engine::Run(Cycles max_cycles) {
           "SimOptions::max_seconds)",
           deadline_seconds_, now.value()));
     }
-    Cycles next = kNever;
-    for (Unit* u : units_) {
-      Cycles t = u->NextWork(now);
-      TPUSIM_CHECK(t > now) << u->path() << " asked for work at cycle " << t.value()
-                            << " which is not after the current cycle " << now.value();
-      next = EarliestOf(next, t);
-    }
+    const Cycles next = NextCycle();
     if (next == kNever) break;
     if (next > max_cycles) {
       return ResourceExhausted("simulation exceeded the cycle limit of " +

@@ -32,6 +32,9 @@ class Port {
 
   Cycles latency() const { return latency_; }
 
+  /// The unit that receives on this port: every Send wakes it for the delivery cycle (unit.h).
+  void set_receiver(Unit* unit) { receiver_ = unit; }
+
   /// True if a message may be sent at `now` without exceeding the capacity.
   bool CanSend(Cycles now) const {
     uint64_t occupied = heap_.size() + (pop_cycle_ == now ? pops_this_cycle_ : 0);
@@ -41,8 +44,10 @@ class Port {
   /// Sends `msg`, delivered at now + latency + extra. The caller checked CanSend.
   void Send(Cycles now, T msg, Cycles extra = Cycles(0)) {
     TPUSIM_CHECK(CanSend(now)) << "port over capacity";
-    heap_.push_back(Entry{now + latency_ + extra, next_seq_++, std::move(msg)});
+    const Cycles deliver = now + latency_ + extra;
+    heap_.push_back(Entry{deliver, next_seq_++, std::move(msg)});
     std::push_heap(heap_.begin(), heap_.end(), std::greater<Entry>());
+    if (receiver_ != nullptr) receiver_->Wake(deliver);
   }
 
   /// True if a message is delivered at or before `now`.
@@ -103,6 +108,7 @@ class Port {
   };
   Cycles latency_;
   uint64_t capacity_;
+  Unit* receiver_ = nullptr;
   uint64_t next_seq_ = 0;
   Cycles pop_cycle_ = kNever;
   uint64_t pops_this_cycle_ = 0;

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -15,10 +17,13 @@ namespace {
 // A unit that forwards every token it receives to its neighbour after `delay` cycles, counting.
 class Relay : public Unit {
  public:
-  Relay(std::string path, StatRegistry& stats, uint64_t delay)
-      : path_(std::move(path)), delay_(delay) {
+  // event_driven: its port wakes it, so the engine steps it only when a token arrives.
+  Relay(std::string path, StatRegistry& stats, uint64_t delay, bool event_driven = false)
+      : path_(std::move(path)), delay_(delay), event_driven_(event_driven) {
     received_ = stats.AddGroup(path_).Add("received", StatUnit::kCount, "tokens received");
+    if (event_driven_) in_.set_receiver(this);
   }
+  bool event_driven() const override { return event_driven_; }
   void Connect(Port<int>* out) { out_ = out; }
   Port<int>& in() { return in_; }
   const std::string& path() const override { return path_; }
@@ -34,6 +39,7 @@ class Relay : public Unit {
  private:
   std::string path_;
   uint64_t delay_;
+  bool event_driven_;
   Port<int> in_;
   Port<int>* out_ = nullptr;
   Counter* received_;
@@ -69,6 +75,42 @@ TEST(EngineTest, StepOrderDoesNotChangeResults) {
   EXPECT_EQ(forward, RunRing(StepOrder::kShuffled, s3));
   EXPECT_EQ(s1.Flatten(), s2.Flatten());
   EXPECT_EQ(s1.Flatten(), s3.Flatten());
+}
+
+// Eight event-driven relays in a ring, two tokens travelling: each relay is stepped at cycle 0 and
+// at its receptions only, and the run equals stepping every relay at every event cycle.
+struct RingRun {
+  Cycles end;
+  uint64_t events = 0, unit_steps = 0;
+  std::map<std::string, uint64_t> stats;
+};
+RingRun RunBigRing(bool step_every_unit) {
+  StatRegistry stats;
+  std::vector<std::unique_ptr<Relay>> relays;
+  for (int i = 0; i < 8; ++i) {
+    relays.push_back(
+        std::make_unique<Relay>(std::string(1, static_cast<char>('a' + i)), stats, 2 + i % 3, true));
+  }
+  for (int i = 0; i < 8; ++i) relays[i]->Connect(&relays[(i + 1) % 8]->in());
+  relays[0]->in().Send(Cycles(0), 20);
+  relays[4]->in().Send(Cycles(0), 13, Cycles(6));
+  Engine engine(StepOrder::kForward, 1, step_every_unit);
+  for (auto& r : relays) engine.AddUnit(r.get());
+  auto end = engine.Run(Cycles(10000));
+  EXPECT_TRUE(end.ok());
+  return RingRun{*end, engine.events(), engine.unit_steps(), stats.Flatten()};
+}
+
+TEST(EngineTest, StepsOnlyTheUnitsWithWork) {
+  const RingRun scheduled = RunBigRing(false), every = RunBigRing(true);
+  EXPECT_EQ(scheduled.end, every.end);
+  EXPECT_EQ(scheduled.events, every.events);
+  EXPECT_EQ(scheduled.stats, every.stats);
+  uint64_t received = 0;
+  for (const auto& [name, v] : scheduled.stats) received += v;
+  EXPECT_EQ(received, 21u + 14u);
+  EXPECT_EQ(scheduled.unit_steps, 8u + received);  // cycle 0, then one step per reception
+  EXPECT_EQ(every.unit_steps, 8u * every.events);
 }
 
 TEST(EngineTest, CycleLimitIsResourceExhausted) {

@@ -97,6 +97,14 @@ TEST(FastForward, EveryStatisticEqualsTheFullSimulation) {
     const SimResult fast = Simulate(p, true);
     ExpectSameStatistics(fast, full);
     EXPECT_EQ(full.fast_forward_trips, 0u);
+    SimOptions every;
+    every.compute_values = false;
+    every.step_every_unit = true;
+    auto reference = Simulator(TinyChip(2), every).Run(p);
+    ASSERT_TRUE(reference.ok()) << reference.status().message();
+    ExpectSameStatistics(fast, *reference);
+    EXPECT_EQ(fast.fast_forward_trips, reference->fast_forward_trips) << trips;
+    EXPECT_EQ(fast.events, reference->events) << trips;
     if (trips >= 40) {
       EXPECT_GT(fast.fast_forward_trips, static_cast<uint64_t>(trips) / 2) << trips;
       EXPECT_GT(fast.fast_forward_cycles, full.cycles.value() / 2) << trips;
@@ -179,6 +187,14 @@ TEST(FastForward, RandomLoopBodiesGiveTheFullSimulationsStatistics) {
       SCOPED_TRACE(::testing::Message() << cores << " cores, seed " << seed);
       ExpectSameStatistics(*fast, *full);
       skipped += fast->fast_forward_trips;
+      // Stepping every unit at every event cycle finds the same periods at the same cycles.
+      o.step_every_unit = true;
+      auto reference = Simulator(chip, o).Run(p);
+      ASSERT_TRUE(reference.ok()) << reference.status().message();
+      ExpectSameStatistics(*fast, *reference);
+      EXPECT_EQ(fast->fast_forward_trips, reference->fast_forward_trips);
+      EXPECT_EQ(fast->fast_forward_cycles, reference->fast_forward_cycles);
+      EXPECT_EQ(fast->events, reference->events);
     }
   }
   EXPECT_GT(skipped, 0u);
