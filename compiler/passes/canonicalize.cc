@@ -334,11 +334,54 @@ bool StaticSliceFromConstantStarts(HloComputation& comp, HloInstruction* inst) {
   return true;
 }
 
+// broadcast(x) along a run of middle dimensions [d0, d1] (d0 > 0, d1 < rank - 1), read only by
+// elementwise ops -> broadcast(broadcast(x) along [d0, d1] into the leading dimensions, one value
+// per row) along the leading dimensions. The outer broadcast is a per-row column its readers take
+// as they stream (lower/hbm_plan.cc, VirtualBroadcastKind kCol); only the [rows] column is
+// materialized, not the last dimension's copies (a per-channel scale of an image in
+// [H, W, C, N] order: [H, W, C] values instead of [H, W, C, N]).
+bool SplitMiddleBroadcast(HloComputation& comp, HloInstruction* inst) {
+  if (inst->opcode() != HloOpcode::kBroadcast || !inst->shape().IsArray() ||
+      inst == comp.root_instruction() || inst->users().empty()) {
+    return false;
+  }
+  const Shape& out = inst->shape();
+  const int64_t rank = out.rank();
+  const std::vector<int64_t>& dims = inst->dimensions();
+  if (rank < 3 || dims.empty() || dims.front() == 0 || dims.back() >= rank - 1 ||
+      out.dimensions(rank - 1) < 2) {
+    return false;
+  }
+  for (size_t i = 1; i < dims.size(); ++i) {
+    if (dims[i] != dims[i - 1] + 1) return false;  // one contiguous run, in order
+  }
+  for (const HloInstruction* user : inst->users()) {
+    if (!hlo::IsElementwise(user->opcode()) || user->shape().dimensions() != out.dimensions()) {
+      return false;
+    }
+  }
+  std::vector<int64_t> rows(out.dimensions().begin(), out.dimensions().end() - 1);
+  std::vector<int64_t> leading(static_cast<size_t>(rank - 1));
+  for (size_t i = 0; i < leading.size(); ++i) leading[i] = static_cast<int64_t>(i);
+  auto column = std::make_unique<HloInstruction>(
+      HloOpcode::kBroadcast, Shape(out.element_type(), rows), UniqueName(comp, inst->name() + ".rows"));
+  column->mutable_dimensions() = dims;
+  column->set_has_dimensions(true);
+  column->AppendOperand(inst->operand(0));
+  HloInstruction* col = Insert(comp, std::move(column), inst);
+  inst->ReplaceOperandWith(0, col);
+  inst->mutable_dimensions() = leading;
+  return true;
+}
+
 bool RunOnComputation(HloComputation& comp) {
   bool changed = false;
   std::vector<HloInstruction*> order;
   for (const auto& i : comp.instructions()) order.push_back(i.get());
-  for (HloInstruction* inst : order) changed |= StaticSliceFromConstantStarts(comp, inst);
+  for (HloInstruction* inst : order) {
+    changed |= StaticSliceFromConstantStarts(comp, inst);
+    changed |= SplitMiddleBroadcast(comp, inst);
+  }
   order.clear();
   for (const auto& i : comp.instructions()) order.push_back(i.get());
   for (HloInstruction* inst : order) {

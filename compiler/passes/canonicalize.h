@@ -24,6 +24,10 @@
 //    get-tuple-element of a tuple (an inlined callee's result), and
 //    transposes/reshapes/bitcasts/copies/tuples/get-tuple-elements left without users.
 //  * gather / dynamic-slice with constant start indices become static slices.
+//  * A broadcast along a contiguous run of middle dimensions (not the first, not the last), read
+//    only by elementwise ops, becomes a broadcast into the leading dimensions (a [rows] column,
+//    materialized) broadcast again along the last dimension (read as a per-row column as the
+//    elementwise kernels stream: lower/hbm_plan.cc, VirtualBroadcastKind).
 //  * Never changes values: the rewritten module computes bit-identical results on the evaluator.
 #pragma once
 

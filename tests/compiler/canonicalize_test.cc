@@ -209,5 +209,52 @@ ENTRY e {
   EXPECT_EQ(m->entry_computation()->root_instruction()->operand(0)->name(), "a");
 }
 
+// A per-channel scale broadcast along a middle dimension, read by elementwise ops, becomes a
+// per-row column ([4,5,3]) broadcast along the leading dimensions (which the lowering reads as it
+// streams instead of materializing [4,5,3,16]); the values are unchanged.
+TEST(CanonicalizeTest, MiddleDimensionBroadcastBecomesAPerRowColumn) {
+  auto m = CanonicalizeAndCheck(R"(
+HloModule m
+ENTRY e {
+  x = f32[4,5,3,16] parameter(0)
+  s = f32[3] parameter(1)
+  b = f32[4,5,3,16] broadcast(s), dimensions={2}
+  ROOT y = f32[4,5,3,16] multiply(x, b)
+})",
+                                true);
+  ASSERT_NE(m, nullptr);
+  const HloInstruction* b = m->entry_computation()->root_instruction()->operand(1);
+  ASSERT_EQ(b->opcode(), HloOpcode::kBroadcast);
+  EXPECT_EQ(b->dimensions(), (std::vector<int64_t>{0, 1, 2}));
+  const HloInstruction* rows = b->operand(0);
+  ASSERT_EQ(rows->opcode(), HloOpcode::kBroadcast);
+  EXPECT_EQ(rows->shape().dimensions(), (std::vector<int64_t>{4, 5, 3}));
+  EXPECT_EQ(rows->dimensions(), (std::vector<int64_t>{2}));
+}
+
+// Left alone: a broadcast along the last dimension (a bias: already read as a row), one along
+// the leading dimensions, one with a non-elementwise reader, and a transposing broadcast.
+TEST(CanonicalizeTest, OtherBroadcastsAreNotSplit) {
+  for (const char* body : {
+           "b = f32[4,5,3,16] broadcast(s16), dimensions={3}\n  ROOT y = f32[4,5,3,16] add(x, b)",
+           "b = f32[4,5,3,16] broadcast(s453), dimensions={0,1,2}\n  ROOT y = f32[4,5,3,16] add(x, b)",
+           "b = f32[4,5,3,16] broadcast(s3), dimensions={2}\n  ROOT y = f32[4,5,16,3] transpose(b), dimensions={0,1,3,2}",
+           "b = f32[4,5,3,16] broadcast(s53), dimensions={2,1}\n  ROOT y = f32[4,5,3,16] add(x, b)",
+       }) {
+    const std::string text = std::string(R"(
+HloModule m
+ENTRY e {
+  x = f32[4,5,3,16] parameter(0)
+  s16 = f32[16] parameter(1)
+  s453 = f32[4,5,3] parameter(2)
+  s3 = f32[3] parameter(3)
+  s53 = f32[3,5] parameter(4)
+  )") + body + "\n}";
+    auto m = CanonicalizeAndCheck(text, false);
+    ASSERT_NE(m, nullptr) << body;
+    EXPECT_EQ(Count(*m, HloOpcode::kBroadcast), 1) << body;
+  }
+}
+
 }  // namespace
 }  // namespace tpusim::compiler
