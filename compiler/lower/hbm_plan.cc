@@ -225,6 +225,13 @@ bool IsAliasOfOperand(const hlo::HloInstruction& inst) {
       }
       return inst.shape().IsArray() && inst.operand(0)->shape().IsArray();
     }
+    case hlo::HloOpcode::kReverse: {  // no reversed dimension longer than 1 (XLA's algebraic
+                                      // simplifier replaces it by its operand)
+      for (int64_t d : inst.dimensions()) {
+        if (inst.shape().dimensions(d) > 1) return false;
+      }
+      return inst.shape().IsArray();
+    }
     case hlo::HloOpcode::kBitcastConvert: {  // same-width types: the same bits read as another type
       const hlo::Shape& in = inst.operand(0)->shape();
       const auto from = DeviceType(in.element_type());

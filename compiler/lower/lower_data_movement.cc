@@ -1,6 +1,7 @@
-// Data movement kernels: broadcast, transpose, slice, concatenate, pad, iota. All but the XLU
-// transpose are strided DMAs through VMEM (GatherKernel / ScatterKernel): the DMA descriptor's
-// strides do the index arithmetic (a 0 stride repeats, a permuted stride transposes).
+// Data movement kernels: broadcast, transpose, slice, reverse, concatenate, pad, iota. All but the
+// XLU transpose are strided DMAs through VMEM (GatherKernel / ScatterKernel): the DMA descriptor's
+// strides do the index arithmetic (a 0 stride repeats, a permuted stride transposes; a negative
+// one, which the DMA cannot take, reverses: the block is loaded forwards and vpu.copy reverses it).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -82,6 +83,20 @@ Status Lowerer::LowerSlice(const HloInstruction& inst) {
     const int64_t step = i < inst.slice_strides().size() ? inst.slice_strides()[i] : 1;
     base += static_cast<uint64_t>(inst.slice_starts()[i] * in_strides[i]);
     ss.push_back(in_strides[i] * step);
+  }
+  return GatherKernel(inst, base, ss, out);
+}
+
+Status Lowerer::LowerReverse(const HloInstruction& inst) {
+  const HbmBuffer& in = Buffer(inst.operand(0));
+  const HbmBuffer& out = Buffer(&inst);
+  std::vector<int64_t> ss = RowMajorStrides(in.dims, in.elem_bytes());
+  // out[i] reads in[dims - 1 - i] along each reversed dimension: from its last element, backwards.
+  uint64_t base = in.address;
+  for (int64_t dim : inst.dimensions()) {
+    const size_t k = static_cast<size_t>(dim);
+    if (in.dims[k] > 0) base += static_cast<uint64_t>((in.dims[k] - 1) * ss[k]);
+    ss[k] = -ss[k];
   }
   return GatherKernel(inst, base, ss, out);
 }

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <functional>
 
 #include "compiler/lower/blocking.h"
@@ -142,6 +143,8 @@ Status Lowerer::LowerInstruction(const HloInstruction& inst) {
       return LowerTranspose(inst);
     case HloOpcode::kSlice:
       return LowerSlice(inst);
+    case HloOpcode::kReverse:
+      return LowerReverse(inst);
     case HloOpcode::kConcatenate:
       return LowerConcatenate(inst);
     case HloOpcode::kPad:
@@ -215,7 +218,7 @@ Status Lowerer::LowerInstruction(const HloInstruction& inst) {
       inst,
       "no lowering for this opcode (supported: parameter, constant, tuple, get-tuple-element, "
       "dot, elementwise unary/binary/compare/select/clamp/convert, broadcast, reshape, bitcast, "
-      "copy, transpose, slice, concatenate, pad, iota, reduce, gather, scatter, dynamic-slice, "
+      "copy, transpose, slice, reverse, concatenate, pad, iota, reduce, gather, scatter, dynamic-slice, "
       "dynamic-update-slice, all-reduce, all-gather, "
       "reduce-scatter, collective-permute, custom-call AwsNeuronTransferWithStaticRing)");
 }
@@ -320,26 +323,45 @@ Status Lowerer::GatherKernel(const HloInstruction& inst, uint64_t src_base,
   int64_t rep = 1;
   for (size_t j = keep; j < dims.size(); ++j) rep *= dims[j];
   const bool replicate = rep > 1;
+  // Dimensions read backwards (a negative stride, a reverse): the DMA, whose strides are unsigned,
+  // loads each block's source box in address order into a staging buffer, and vpu.copy with
+  // negative strides writes it in the result's order (ReverseInVmem).
+  std::vector<bool> flip(dims.size());
+  bool any_flip = false;
+  for (size_t k = 0; k < dims.size(); ++k) {
+    flip[k] = ss[k] < 0 && dims[k] > 1;
+    any_flip = any_flip || flip[k];
+  }
   int64_t total = 1;
   for (int64_t x : dims) total *= x;
   // Double buffering: two sets of buffers, each within half of VMEM, when there are two blocks
-  // (a little VMEM is kept back for the 64-byte rounding of four buffers).
+  // (a little VMEM is kept back for the 64-byte rounding of the buffers).
   int64_t budget = em_.vmem_free() - 512;
   const bool db = double_buffer_ && total * e > budget;
   if (db) budget /= 2;
   // With replication the block shares its set with its compressed source (at most half its size);
-  // vpu.broadcast's rows and cols are 24-bit fields: blocks stay under 2^24 elements.
-  if (replicate) budget = std::min(budget * 2 / 3, kMaxVpuBroadcastElements * e);
+  // with flipping, with the staging buffer of what it loads (its size, or its compressed source's
+  // and that source). vpu.broadcast's and vpu.copy's counts are 24-bit fields: blocks stay under
+  // 2^24 elements.
+  if (any_flip) {
+    budget = std::min(budget / 2, kMaxVpuBroadcastElements * e);
+  } else if (replicate) {
+    budget = std::min(budget * 2 / 3, kMaxVpuBroadcastElements * e);
+  }
   const auto blocking = ChooseBlocking(dims, e, budget);
   if (!blocking) return DoesNotFit(inst, "VMEM: not even one row of the result fits");
   const int64_t block_elems = blocking->blk * blocking->inner;
-  uint64_t buf[2] = {0, 0}, cbuf[2] = {0, 0};
+  uint64_t buf[2] = {0, 0}, cbuf[2] = {0, 0}, stage[2] = {0, 0};
   for (int set = 0; set < (db ? 2 : 1); ++set) {
     TPUSIM_ASSIGN_OR_RETURN(buf[set], Vmem(inst, block_elems * e, "block"));
+    int64_t loaded = block_elems;
     if (replicate) {
       const int64_t rep_in_block = blocking->d >= keep ? block_elems : rep;
-      TPUSIM_ASSIGN_OR_RETURN(
-          cbuf[set], Vmem(inst, (block_elems / rep_in_block + 1) * e, "block's source elements"));
+      loaded = block_elems / rep_in_block + 1;
+      TPUSIM_ASSIGN_OR_RETURN(cbuf[set], Vmem(inst, loaded * e, "block's source elements"));
+    }
+    if (any_flip) {
+      TPUSIM_ASSIGN_OR_RETURN(stage[set], Vmem(inst, loaded * e, "reversed source elements"));
     }
   }
   const std::vector<int64_t> out_strides = RowMajorStrides(dims, e);
@@ -347,32 +369,39 @@ Status Lowerer::GatherKernel(const HloInstruction& inst, uint64_t src_base,
   const size_t d = blocking->d;
   // The block's distinct source elements when replicating: dims [d, keep) (none when the whole
   // block repeats one element).
-  const size_t kept = keep > d ? keep - d : 0;
+  const size_t kept = replicate ? (keep > d ? keep - d : 0) : dims.size() - d;
+  const std::vector<bool> block_flip(flip.begin() + static_cast<std::ptrdiff_t>(d),
+                                     flip.begin() + static_cast<std::ptrdiff_t>(d + kept));
   auto load = [&](int64_t i, int set, uint64_t flag) -> StatusOr<int64_t> {
     const auto& [start, bdims] = blocks[static_cast<size_t>(i)];
+    // The box's origin is its lowest address: the last index of a dimension read backwards.
     int64_t src_off = 0;
-    for (size_t k = 0; k < start.size(); ++k) src_off += start[k] * ss[k];
-    const uint64_t src = src_base + static_cast<uint64_t>(src_off);
-    if (!replicate) {
-      std::vector<int64_t> bss(ss.begin() + static_cast<std::ptrdiff_t>(d), ss.end());
-      return em_.Dma(isa::Opcode::kDmaHbmToVmem, src, bss, buf[set], RowMajorStrides(bdims, e),
-                     bdims, e, flag);
+    for (size_t k = 0; k < start.size(); ++k) {
+      const int64_t last = k >= d ? start[k] + bdims[k - d] - 1 : start[k];
+      src_off += (ss[k] < 0 ? last : start[k]) * ss[k];
     }
+    const uint64_t src = src_base + static_cast<uint64_t>(src_off);
+    const uint64_t dst = any_flip ? stage[set] : replicate ? cbuf[set] : buf[set];
     std::vector<int64_t> cdims(bdims.begin(), bdims.begin() + static_cast<std::ptrdiff_t>(kept));
-    std::vector<int64_t> css(ss.begin() + static_cast<std::ptrdiff_t>(d),
-                             ss.begin() + static_cast<std::ptrdiff_t>(d + kept));
+    std::vector<int64_t> css;
+    for (size_t k = d; k < d + kept; ++k) css.push_back(std::abs(ss[k]));
     if (cdims.empty()) {
-      em_.DmaContiguous(isa::Opcode::kDmaHbmToVmem, src, cbuf[set], e, e, flag);
+      em_.DmaContiguous(isa::Opcode::kDmaHbmToVmem, src, dst, e, e, flag);
       return int64_t{1};
     }
-    return em_.Dma(isa::Opcode::kDmaHbmToVmem, src, css, cbuf[set], RowMajorStrides(cdims, e),
-                   cdims, e, flag);
+    return em_.Dma(isa::Opcode::kDmaHbmToVmem, src, css, dst, RowMajorStrides(cdims, e), cdims, e,
+                   flag);
   };
   auto store = [&](int64_t i, int set, uint64_t flag) -> StatusOr<int64_t> {
     const auto& [start, bdims] = blocks[static_cast<size_t>(i)];
     int64_t dst_off = 0, count = 1;
     for (size_t k = 0; k < start.size(); ++k) dst_off += start[k] * out_strides[k];
     for (int64_t x : bdims) count *= x;
+    if (any_flip && count > 0) {
+      const std::vector<int64_t> cdims(bdims.begin(),
+                                       bdims.begin() + static_cast<std::ptrdiff_t>(kept));
+      ReverseInVmem(out.dtype, stage[set], replicate ? cbuf[set] : buf[set], cdims, block_flip);
+    }
     if (replicate) {
       int64_t distinct = 1;
       for (size_t k = 0; k < kept; ++k) distinct *= bdims[k];
@@ -389,6 +418,62 @@ Status Lowerer::GatherKernel(const HloInstruction& inst, uint64_t src_base,
     return int64_t{1};
   };
   return PipelineBlocks(static_cast<int64_t>(blocks.size()), db, load, store);
+}
+
+void Lowerer::ReverseInVmem(isa::DType dtype, uint64_t src, uint64_t dst,
+                            const std::vector<int64_t>& dims, const std::vector<bool>& flip) {
+  // Runs of dimensions that are all reversed or all kept merge into one (reversing a row-major
+  // [a, b] reverses its a * b elements); dimensions of size 1 drop out.
+  struct Level {
+    int64_t n;
+    bool flip;
+  };
+  std::vector<Level> lv;
+  for (size_t k = 0; k < dims.size(); ++k) {
+    if (dims[k] == 1) continue;
+    if (!lv.empty() && lv.back().flip == flip[k]) {
+      lv.back().n *= dims[k];
+    } else {
+      lv.push_back({dims[k], flip[k]});
+    }
+  }
+  while (lv.size() < 3) lv.insert(lv.begin(), Level{1, false});
+  std::vector<int64_t> n, stride(lv.size());
+  for (const Level& l : lv) n.push_back(l.n);
+  int64_t s = 1;
+  for (size_t k = lv.size(); k-- > 0;) {
+    stride[k] = s;
+    s *= lv[k].n;
+  }
+  // Element offsets of level k's index i on the source (from its last index when reversed) and
+  // the destination side.
+  auto src_at = [&](size_t k, int64_t i) { return (lv[k].flip ? lv[k].n - 1 - i : i) * stride[k]; };
+  auto src_s = [&](size_t k) { return lv[k].flip ? -stride[k] : stride[k]; };
+  const int64_t e = isa::DTypeBytes(dtype);
+  const size_t outer = lv.size() - 3;  // levels beyond vpu.copy's three: one copy per index
+  std::vector<int64_t> idx(outer, 0);
+  while (true) {
+    int64_t so = src_at(outer, 0) + src_at(outer + 1, 0) + src_at(outer + 2, 0), d_off = 0;
+    for (size_t k = 0; k < outer; ++k) {
+      so += src_at(k, idx[k]);
+      d_off += idx[k] * stride[k];
+    }
+    em_.Emit(isa::op::VpuCopy{.dtype = dtype,
+                              .dst = dst + static_cast<uint64_t>(d_off * e),
+                              .src = src + static_cast<uint64_t>(so * e),
+                              .n0 = static_cast<uint64_t>(n[outer + 2]),
+                              .n1 = static_cast<uint64_t>(n[outer + 1]),
+                              .n2 = static_cast<uint64_t>(n[outer]),
+                              .src_s0 = src_s(outer + 2),
+                              .src_s1 = src_s(outer + 1),
+                              .src_s2 = src_s(outer),
+                              .dst_s0 = stride[outer + 2],
+                              .dst_s1 = stride[outer + 1],
+                              .dst_s2 = stride[outer]});
+    size_t k = outer;
+    while (k > 0 && ++idx[k - 1] == n[k - 1]) idx[--k] = 0;
+    if (k == 0) return;
+  }
 }
 
 Status Lowerer::FillBox(const HloInstruction& inst, const HbmBuffer& value, uint64_t dst_base,

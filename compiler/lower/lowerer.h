@@ -76,9 +76,10 @@ StatusOr<HbmPlan> PlanHbm(const hlo::HloModule& module, const ElementwiseGroups&
 
 /// True for instructions whose value is their operand 0's buffers (reshape, bitcast, copy,
 /// opt-barrier, add-dependency, identity custom-calls, a broadcast to its operand's own shape, a
-/// pad of zero widths, a unit-stride slice that is one contiguous run of its operand — whole
-/// trailing dimensions under one partial dimension, x[1:] of a row-major array — which is its
-/// operand's buffer at an offset (ContiguousSliceOffset)): no code, no allocation.
+/// pad of zero widths, a reverse of no dimension longer than 1, a unit-stride slice that is one
+/// contiguous run of its operand — whole trailing dimensions under one partial dimension, x[1:] of
+/// a row-major array — which is its operand's buffer at an offset (ContiguousSliceOffset)): no
+/// code, no allocation.
 bool IsAliasOfOperand(const hlo::HloInstruction& inst);
 /// The byte offset of a slice that is one contiguous run of its operand (see IsAliasOfOperand);
 /// -1 for anything else.
@@ -343,6 +344,8 @@ class Lowerer {
   Status LowerBroadcast(const hlo::HloInstruction& inst);
   Status LowerTranspose(const hlo::HloInstruction& inst);
   Status LowerSlice(const hlo::HloInstruction& inst);
+  /// reverse: a GatherKernel whose reversed dimensions have negative strides.
+  Status LowerReverse(const hlo::HloInstruction& inst);
   Status LowerConcatenate(const hlo::HloInstruction& inst);
   Status LowerPad(const hlo::HloInstruction& inst);
   Status LowerIota(const hlo::HloInstruction& inst);
@@ -383,8 +386,16 @@ class Lowerer {
   /// that fit VMEM (leading-dimension split), double-buffered (PipelineBlocks). Minor dimensions
   /// with source stride 0 are loaded once per block and replicated by vpu.broadcast. Used by
   /// broadcast, transpose, slice, copies.
+  /// A negative stride reads its dimension backwards (reverse): `src_base` is then the address of
+  /// the element out[0...] reads, each block's box is loaded in address order and reversed in VMEM
+  /// (ReverseInVmem) before it is stored.
   Status GatherKernel(const hlo::HloInstruction& inst, uint64_t src_base,
                       const std::vector<int64_t>& src_strides, const HbmBuffer& out);
+  /// dst[i...] = src[i with the dimensions `flip` reversed] for a row-major [dims] block of `dtype`
+  /// at VMEM `src` (disjoint from `dst`): vpu.copy with negative element strides, one per index of
+  /// the levels beyond its three (runs of reversed or of kept dimensions merge into one level).
+  void ReverseInVmem(isa::DType dtype, uint64_t src, uint64_t dst, const std::vector<int64_t>& dims,
+                     const std::vector<bool>& flip);
   /// Runs `blocks` blocks through VMEM: load(i, set, flag) issues block i's loads into buffer set
   /// `set` signalling `flag` and returns how many; store(i, set, flag) computes on and stores it.
   /// With `db` (double buffering) block i + 1's loads are issued before block i is stored, on two

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -108,6 +109,49 @@ inline config::ChipConfig Config(const std::string& name) {
   auto c = config::LoadChipConfig(name);
   EXPECT_TRUE(c.ok()) << c.status().message();
   return c.ok() ? *c : config::ChipConfig{};
+}
+
+/// Runs `text` on `config` with the evaluator's random arguments (seed 7) and expects every output
+/// leaf to have exactly the evaluator's bytes (the evaluator sums dots in the MXU's K tiles, as
+/// `tpusim run`'s check does). Returns the run for further checks (empty when it did not run).
+inline RunResult ExpectSameBits(const std::string& text, const config::ChipConfig& config) {
+  RunResult r;
+  auto module = Parse(text);
+  if (!module) return r;
+  auto args = hlo::Evaluator::MakeRandomArguments(*module, 7);
+  EXPECT_TRUE(args.ok()) << args.status().message();
+  if (!args.ok()) return r;
+  hlo::EvaluatorOptions eo;
+  eo.tpu_default_precision = true;
+  eo.mxu_rows = config.core.mxu.rows;
+  hlo::Evaluator ev(eo);
+  auto want = ev.Evaluate(*module, *args);
+  EXPECT_TRUE(want.ok()) << want.status().message();
+  if (!want.ok()) return r;
+  auto run = CompileAndRun(*module, config, {*args});
+  EXPECT_TRUE(run.ok()) << run.status().message();
+  if (!run.ok()) return r;
+  const std::vector<const hlo::Literal*> leaves = want->Leaves();
+  EXPECT_EQ(leaves.size(), run->outputs.size());
+  for (size_t i = 0; i < std::min(leaves.size(), run->outputs.size()); ++i) {
+    const hlo::Literal& got = run->outputs[i];
+    EXPECT_EQ(got.size_bytes(), leaves[i]->size_bytes()) << "leaf " << i;
+    if (got.size_bytes() != leaves[i]->size_bytes()) continue;
+    const int64_t eb = got.size_bytes() / std::max<int64_t>(got.element_count(), 1);
+    int64_t differ = 0, first = -1;
+    for (int64_t k = 0; k < got.element_count(); ++k) {
+      if (std::memcmp(got.raw() + k * eb, leaves[i]->raw() + k * eb, static_cast<size_t>(eb))) {
+        if (differ++ == 0) first = k;
+      }
+    }
+    EXPECT_EQ(differ, 0) << "leaf " << i << ": " << differ << " elements differ; first " << first
+                         << ": got " << got.GetAsDouble(first) << " want "
+                         << leaves[i]->GetAsDouble(first);
+  }
+  return std::move(run).value();
+}
+inline RunResult ExpectSameBits(const std::string& text, const std::string& config_name = "tiny") {
+  return ExpectSameBits(text, Config(config_name));
 }
 
 /// Compiles and runs `text` on `config_name` with random arguments and checks every output leaf

@@ -1,10 +1,10 @@
 // Every integer and float element type the device holds, per op class, compiled and run on the
 // interpreter and compared BIT FOR BIT with the evaluator (hlo/eval): elementwise arithmetic,
 // compare/select, convert (int <-> float, one rounding), shifts, remainder, reduce, data movement
-// (transpose, slice, pad, iota, concatenate), gather and dynamic-slice with indices of every index
-// type. A large constant is added to every input so that the values leave the narrow range the
-// random arguments have: an s64 add that overflows s32, a u32 compare of values >= 2^31, a u64
-// shift. The types the device cannot hold (f64, c64, f8, s4) and the dots the MXU does not take are
+// (transpose, slice, pad, iota, concatenate, reverse), gather and dynamic-slice with indices of
+// every index type. A large constant is added to every input so that the values leave the narrow
+// range the random arguments have: an s64 add that overflows s32, a u32 compare of values >= 2^31,
+// a u64 shift. The types the device cannot hold (f64, c64, f8, s4) and the dots the MXU does not take are
 // located errors naming the instruction and the type.
 #include <gtest/gtest.h>
 
@@ -17,41 +17,9 @@
 namespace tpusim::compiler {
 namespace {
 
-using testing::CompileAndRun;
 using testing::Config;
+using testing::ExpectSameBits;
 using testing::Parse;
-
-// Runs `text` on the "tiny" chip with the evaluator's random arguments and expects every output
-// leaf to have exactly the evaluator's bytes.
-void ExpectSameBits(const std::string& text) {
-  auto module = Parse(text);
-  ASSERT_NE(module, nullptr);
-  auto args = hlo::Evaluator::MakeRandomArguments(*module, 7);
-  ASSERT_TRUE(args.ok()) << args.status().message();
-  hlo::EvaluatorOptions eo;
-  eo.tpu_default_precision = true;
-  hlo::Evaluator ev(eo);
-  auto want = ev.Evaluate(*module, *args);
-  ASSERT_TRUE(want.ok()) << want.status().message();
-  auto run = CompileAndRun(*module, Config("tiny"), {*args});
-  ASSERT_TRUE(run.ok()) << run.status().message();
-  const std::vector<const hlo::Literal*> leaves = want->Leaves();
-  ASSERT_EQ(leaves.size(), run->outputs.size());
-  for (size_t i = 0; i < leaves.size(); ++i) {
-    const hlo::Literal& got = run->outputs[i];
-    ASSERT_EQ(got.size_bytes(), leaves[i]->size_bytes()) << "leaf " << i;
-    const int64_t eb = got.size_bytes() / std::max<int64_t>(got.element_count(), 1);
-    int64_t differ = 0, first = -1;
-    for (int64_t k = 0; k < got.element_count(); ++k) {
-      if (std::memcmp(got.raw() + k * eb, leaves[i]->raw() + k * eb, static_cast<size_t>(eb))) {
-        if (differ++ == 0) first = k;
-      }
-    }
-    EXPECT_EQ(differ, 0) << "leaf " << i << ": " << differ << " elements differ; first " << first
-                         << ": got " << got.GetAsDouble(first) << " want "
-                         << leaves[i]->GetAsDouble(first);
-  }
-}
 
 struct TypeCase {
   const char* type;
@@ -153,7 +121,9 @@ TEST_P(ElementTypeTest, DataMovement) {
   z = $T[] constant(0)
   pd = $T[70,8] pad(sl, z), padding=3_3x0_0
   io = $T[70,8] iota(), iota_dimension=0
-  ROOT r = $T[140,8] concatenate(pd, io), dimensions={0}
+  cc = $T[140,8] concatenate(pd, io), dimensions={0}
+  rv = $T[140,8] reverse(cc), dimensions={0,1}
+  ROOT r = ($T[140,8], $T[140,8]) tuple(cc, rv)
 )",
                                     c.type)));
 }

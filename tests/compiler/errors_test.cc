@@ -30,13 +30,15 @@ CompileOptions DumpAfter(const std::string& pass) {
 TEST(CompileErrorsTest, UnsupportedOpNamesItsLocationAndTheSupportedOps) {
   Status s = CompileText(R"(HloModule m
 ENTRY e {
-  a = f32[4] parameter(0)
-  ROOT r = f32[4] reverse(a), dimensions={0}
+  l = f32[8,16] parameter(0)
+  w = f32[2,16,4] parameter(1)
+  g = s32[2] parameter(2)
+  ROOT r = f32[8,4] ragged-dot(l, w, g), lhs_contracting_dims={1}, rhs_contracting_dims={1}, lhs_ragged_dims={0}, rhs_group_dims={0}
 })",
                          "tiny");
   EXPECT_EQ(s.code(), StatusCode::kUnimplemented);
-  EXPECT_NE(s.message().find("test.hlo:4:"), std::string::npos) << s.message();
-  EXPECT_NE(s.message().find("%r (reverse)"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("test.hlo:6:"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("%r (ragged-dot)"), std::string::npos) << s.message();
   EXPECT_NE(s.message().find("supported:"), std::string::npos) << s.message();
 }
 
