@@ -288,19 +288,28 @@ Status ValidateConsistency(const ChipConfig& c,
     }
   }
   const SystemConfig& s = c.system;
+  // "system.chips is N", saying where N came from when that is not where `path` came from (a
+  // --set system.chips=N against a file's topology).
+  auto chips_are = [&](const std::string& path) {
+    const std::string from = origin("system.chips");
+    return "system.chips is " + std::to_string(s.chips) +
+           (from != origin(path) ? " (" + from + ")" : std::string());
+  };
   if (s.chips == 1) {
     if (s.topology != Topology::kSingle && s.topology != Topology::kRing) {
-      return error("system.topology", std::string("a single chip has no ") +
+      return error("system.topology", std::string("a single chip (") +
+                                          chips_are("system.topology") + ") has no " +
                                           TopologyName(s.topology) + "; use single");
     }
     if (!s.shape.empty() && !(s.shape.size() == 1 && s.shape[0] == 1)) {
       return error("system.shape",
-                   fmt::format("{} dimension(s) given but system.chips is 1", s.shape.size()));
+                   fmt::format("{} dimension(s) given but {}", s.shape.size(),
+                               chips_are("system.shape")));
     }
     return OkStatus();
   }
   if (s.topology == Topology::kSingle) {
-    return error("system.topology", "system.chips is " + std::to_string(s.chips) +
+    return error("system.topology", chips_are("system.topology") +
                                         ", so the chips need a topology: ring, torus2d or torus3d");
   }
   const size_t want_dims = s.topology == Topology::kRing      ? 1
@@ -316,7 +325,7 @@ Status ValidateConsistency(const ChipConfig& c,
     for (int64_t d : s.shape) product *= d;
     if (product != s.chips) {
       return error("system.shape", "product of the dimensions is " + std::to_string(product) +
-                                       " but system.chips is " + std::to_string(s.chips));
+                                       " but " + chips_are("system.shape"));
     }
   }
   if (s.ici_links_per_chip <= 0) {

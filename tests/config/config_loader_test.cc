@@ -116,7 +116,10 @@ INSTANTIATE_TEST_SUITE_P(
                 "system.chips is 4"},
         BadCase{"chips without topology",
                 {"system.chips=4"},
-                "system.topology: system.chips is 4, so the chips need a topology"},
+                // The message names where the chip count came from, not only the file whose
+                // topology it contradicts.
+                "configs/tpu-v4.yaml: system.topology: system.chips is 4 (--set system.chips=4), "
+                "so the chips need a topology"},
         BadCase{"weight buffers",
                 {"core.mxu.weight_buffers=3"},
                 "core.mxu.weight_buffers: expected a positive integer at most 2, got 3"},

@@ -64,13 +64,15 @@ void AddRunOptions(CLI::App* cmd, RunArgs* args) {
                   "model a training loop of N steps with its host side: host CPU, PCIe infeed / "
                   "outfeed and device, pipelined (tools/tpusim/host_loop.h; config keys host.*)")
       ->check(NonNegative());
-  cmd->add_flag("--host-input", args->host_input,
-                "the step's input batch crosses PCIe into HBM every step (infeed, as "
-                "ParallelLoader feeds it); implies --steps 1 when --steps is not given");
+  CLI::Option* host_input =
+      cmd->add_flag("--host-input", args->host_input,
+                    "the step's input batch crosses PCIe into HBM every step (infeed, as "
+                    "ParallelLoader feeds it); implies --steps 1 when --steps is not given");
   cmd->add_option("--host-input-params", args->host_input_params,
                   "parameter numbers of the batch (default: parameters whose shape matches no "
-                  "output, i.e. not weights or optimizer state)")
-      ->delimiter(',');
+                  "output, i.e. not weights or optimizer state); needs --host-input")
+      ->delimiter(',')
+      ->needs(host_input);
   cmd->add_option("--report", args->report, "write the JSON report (docs/report-schema.md)");
   cmd->add_option("--csv", args->csv, "write the per-HLO-op table as CSV");
   args->trace.AddTo(cmd);
