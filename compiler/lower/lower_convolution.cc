@@ -38,6 +38,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <numeric>
 #include <optional>
 #include <set>
 #include <span>
@@ -205,7 +206,8 @@ class DirectConvEmitter {
         int_path_(int_path),
         C_(config.core.mxu.cols),
         nm_(std::max<int64_t>(1, config.core.mxu.count)),
-        double_weights_(config.core.mxu.weight_buffers >= 2) {}
+        double_weights_(config.core.mxu.weight_buffers >= 2),
+        timing_(isa::MxuTiming::FromConfig(config.core.mxu)) {}
 
   Status Run() {
     TPUSIM_RETURN_IF_ERROR(Allocate());
@@ -261,16 +263,41 @@ class DirectConvEmitter {
   // accumulator rows) are cut into as many contiguous groups, one per MXU — the same weights,
   // different LHS rows — so no MXU idles (a 64-feature layer on a core of two 128-wide MXUs); a
   // block of one output row is cut within the row. Group g of `pixels` is
-  // [GroupBegin(g), ..(g + 1)).
+  // [GroupBegin(g), ..(g + 1)). When the tiles do not divide evenly over the MXUs (3 tiles of a
+  // 324-feature layer on 2 MXUs), each tile is cut into G = mxus / gcd(tiles, mxus) groups and the
+  // (tile, group) units go round-robin over the MXUs, as the dot kernel does (DotPlan::RowGroups),
+  // when that shortens the busiest MXU (units x FoldCycles(rows per unit)) and the units fit the
+  // accumulator rows the block was given (tpm x mc per MXU).
   int64_t RowGroups(int64_t nc, int64_t pixels) const {
     const int64_t tiles = CeilDiv(nc, C_);
-    return tiles >= nm_ ? 1 : std::max<int64_t>(1, std::min(pixels, nm_ / tiles));
+    if (tiles < nm_) return std::max<int64_t>(1, std::min(pixels, nm_ / tiles));
+    if (tiles % nm_ == 0) return 1;
+    const int64_t G = nm_ / std::gcd(tiles, nm_);
+    const auto busiest = [&](int64_t g) {
+      return CeilDiv(tiles * g, nm_) * timing_.FoldCycles(CeilDiv(pixels, g));
+    };
+    if (pixels < G || busiest(G) >= busiest(1) ||
+        CeilDiv(tiles * G, nm_) * CeilDiv(b_.mc(), G) > b_.tpm * b_.mc()) {
+      return 1;
+    }
+    return G;
   }
   static int64_t GroupBegin(int64_t g, int64_t groups, int64_t pixels) {
     return g * pixels / groups;
   }
   uint64_t Unit(int64_t j, int64_t g, int64_t groups) const {
-    return static_cast<uint64_t>(groups > 1 ? j * groups + g : j % nm_);
+    return static_cast<uint64_t>(groups > 1 ? (j * groups + g) % nm_ : j % nm_);
+  }
+  // The accumulator row (from the block's set) of pixel p of `pixels` for unit (j, g): tile j's
+  // own rows without a split; with fewer tiles than MXUs (one unit per MXU) the pixel's own row;
+  // otherwise the unit's slot on its MXU (its position among that MXU's units) times the rows of a
+  // group, plus the pixel's row within its group.
+  int64_t AccRow(int64_t j, int64_t g, int64_t groups, int64_t nc, int64_t pixels,
+                 int64_t p) const {
+    if (groups == 1) return (j / nm_) * b_.mc() + p;
+    if (CeilDiv(nc, C_) < nm_) return p;
+    const int64_t slot = (j * groups + g) / nm_;
+    return slot * CeilDiv(pixels, groups) + p - GroupBegin(g, groups, pixels);
   }
   uint64_t Band(int64_t ver) const {
     return band0_ + static_cast<uint64_t>((ver % b_.nband) * band_bytes_);
@@ -469,7 +496,6 @@ class DirectConvEmitter {
       const int64_t rows = bn * bh, pixels = rows * bw, groups = RowGroups(nc, pixels);
       for (int64_t nt = 0; nt < nc; nt += C_) {
         const int64_t j = nt / C_, nn = std::min(C_, nc - nt);
-        const int64_t acc = acc0 + (groups > 1 ? 0 : (j / nm_) * b_.mc());
         for (size_t q = 0; q < passes_.size(); ++q) {
           for (int64_t g = 0; g < groups; ++g) {
             const uint64_t unit = Unit(j, g, groups);
@@ -504,7 +530,8 @@ class DirectConvEmitter {
                   .n = static_cast<uint64_t>(nn),
                   .dtype = L_.dtype,
                   .part = passes_[q].lhs,
-                  .acc = static_cast<uint64_t>(acc + r * bw + c_lo),
+                  .acc = static_cast<uint64_t>(
+                      acc0 + AccRow(j, g, groups, nc, pixels, r * bw + c_lo)),
                   .accumulate = !(first_tile && q == 0),
                   .latch = run.mms.empty()});
             }
@@ -600,7 +627,7 @@ class DirectConvEmitter {
       const int64_t j = nt / C_;
       for (int64_t g = 0; g < groups; ++g) {
         const int64_t p0 = GroupBegin(g, groups, mc), p1 = GroupBegin(g + 1, groups, mc);
-        const int64_t acc = bl.acc0 + (groups > 1 ? p0 : (j / nm_) * b_.mc());
+        const int64_t acc = bl.acc0 + AccRow(j, g, groups, nc, mc, p0);
         em_.Emit(isa::op::MxuPop{
             .mxu = Unit(j, g, groups),
             .acc = static_cast<uint64_t>(acc),
@@ -653,6 +680,7 @@ class DirectConvEmitter {
   const bool oi_, int_path_;
   const int64_t C_, nm_;
   const bool double_weights_;
+  const isa::MxuTiming timing_;
   int64_t image_band_bytes_ = 0, band_bytes_ = 0, w_bytes_ = 0, out_bytes_ = 0;
   uint64_t band0_ = 0, w0_ = 0, stage0_ = 0, out0_ = 0;
   std::vector<Step> steps_;

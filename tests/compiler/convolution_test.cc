@@ -408,6 +408,23 @@ TEST(ConvolutionStreamingTest, OneNTileUsesEveryMxu) {
   EXPECT_EQ(loads[0], loads[1]);
 }
 
+// 324 output features are 3 N tiles: on two MXUs one would stream 2 tiles and the other 1. Each
+// tile's rows are cut into 2 groups instead and the 6 (tile, group) units go round-robin, so
+// both MXUs stream the same number of rows; the values are checked against the evaluator.
+TEST(ConvolutionStreamingTest, OddTileCountsAreRowSplitAcrossTheMxus) {
+  const std::string hlo = Conv("bf16[2,12,12,64]", "bf16[3,3,64,324]", "f32[2,12,12,324]",
+                               "size=3x3 pad=1_1x1_1", "b01f_01io->b01f");
+  auto run = testing::CheckAgainstEvaluator(hlo, "tpu-v3", 1e-3, 1e-3);
+  int64_t rows[2] = {0, 0};
+  for (const isa::Instruction& i : run.compiled.program.cores[0].instructions) {
+    if (i.opcode != isa::Opcode::kMxuMatmul) continue;
+    const auto mm = i.As<isa::op::MxuMatmul>();
+    rows[mm.mxu] += static_cast<int64_t>(mm.m);
+  }
+  EXPECT_GT(rows[0], 0);
+  EXPECT_EQ(rows[0], rows[1]);
+}
+
 // With double-buffered weights the next tile's load on an MXU follows the current tile's first
 // (latching) matmul, so it shifts in while the other per-row matmuls stream: some load is followed
 // by non-latching matmuls of the previous tile on the same MXU.
