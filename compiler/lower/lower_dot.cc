@@ -631,9 +631,13 @@ StatusOr<std::optional<Lowerer::Epilogue>> Lowerer::PlanEpilogue(
   const auto loaded_once = [](const Epilogue::External& x) {
     return x.mode == isa::Broadcast::kScalar && (x.repeat == 0 || x.whole);
   };
-  int64_t per_set = 0, shared = 0, wholes = 0;
+  int64_t per_set = 0, shared = 0, wholes = 0, absorbed_blocks = 0;
   for (Epilogue::External& x : ep.ext) {
-    if (x.repeat > 0) wholes += rounded(x.buf->bytes());
+    if (x.repeat > 0) {  // whole (shared) or one value per block (per set): decided below
+      wholes += rounded(x.buf->bytes());
+      absorbed_blocks += ext_block_bytes(x);
+      continue;
+    }
     (loaded_once(x) ? shared : per_set) += ext_block_bytes(x);
   }
   for (size_t m = 0; m < ops.size(); ++m) {
@@ -650,7 +654,7 @@ StatusOr<std::optional<Lowerer::Epilogue>> Lowerer::PlanEpilogue(
   const int64_t tmp_bytes = needs_tmp ? 4 : 0;
   shared += (tmp_bytes > 0 ? rounded(Mc * Nc * tmp_bytes) : 0) + (needs_zero ? 64 : 0);
   const bool whole = shared + wholes + per_set <= budget;
-  if (whole) shared += wholes;
+  (whole ? shared : per_set) += whole ? wholes : absorbed_blocks;
   ep.sets = shared + 2 * per_set <= budget ? 2 : 1;
   if (shared + per_set > budget) return std::optional<Epilogue>();
   auto alloc = [&](int64_t bytes, uint64_t* at) {
