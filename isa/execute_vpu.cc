@@ -25,320 +25,354 @@ float ReduceF(ReduceOp op, float acc, float x) {
   return op == ReduceOp::kMax ? MaxF(acc, x) : MinF(acc, x);
 }
 
+// One function per VPU/XLU opcode; ExecuteVector dispatches on the opcode.
+
+Status ExecuteVpuUnary(SparseMemory& vm, const Instruction& inst) {
+  auto u = inst.As<op::VpuUnary>();
+  if (!UnarySupports(u.op, u.dtype)) {
+    return InvalidArgument(
+        fmt::format("op={} is not defined for {}", Name(u.op), Name(u.dtype)));
+  }
+  TPUSIM_ASSIGN_OR_RETURN(std::string buf, ReadElems(vm, u.src, u.count, u.dtype, "src"));
+  const int eb = DTypeBytes(u.dtype);
+  for (uint64_t i = 0; i < u.count; ++i) {
+    char* p = buf.data() + i * eb;
+    if (IsFloat(u.dtype)) {
+      StoreFloat(p, u.dtype, ApplyUnaryF(u.op, LoadFloat(p, u.dtype)));
+    } else {
+      StoreInt(p, u.dtype, ApplyUnaryI(u.op, LoadInt(p, u.dtype), u.dtype));
+    }
+  }
+  return WriteBytes(vm, u.dst, buf, "dst");
+}
+
+Status ExecuteVpuBinaryOrCompare(SparseMemory& vm, const Instruction& inst) {
+  bool cmp = inst.opcode == Opcode::kVpuCompare;
+  DType dt;
+  uint64_t dst, a_addr, b_addr, rows, cols;
+  Broadcast ab, bb;
+  BinaryOp bop{};
+  CompareOp cop{};
+  if (cmp) {
+    auto x = inst.As<op::VpuCompare>();
+    dt = x.dtype, dst = x.dst, a_addr = x.a, b_addr = x.b, rows = x.rows, cols = x.cols;
+    ab = x.a_bcast, bb = x.b_bcast, cop = x.op;
+  } else {
+    auto x = inst.As<op::VpuBinary>();
+    dt = x.dtype, dst = x.dst, a_addr = x.a, b_addr = x.b, rows = x.rows, cols = x.cols;
+    ab = x.a_bcast, bb = x.b_bcast, bop = x.op;
+    if (!BinarySupports(bop, dt)) {
+      return InvalidArgument(fmt::format("op={} is not defined for {}", Name(bop), Name(dt)));
+    }
+  }
+  if (rows > vm.capacity() || cols > vm.capacity() || rows * cols > vm.capacity()) {
+    return InvalidArgument(fmt::format("a {}x{} region does not fit in VMEM", rows, cols));
+  }
+  TPUSIM_ASSIGN_OR_RETURN(
+      std::string av, ReadElems(vm, a_addr, BroadcastOperandElements(ab, rows, cols), dt, "a"));
+  TPUSIM_ASSIGN_OR_RETURN(
+      std::string bv, ReadElems(vm, b_addr, BroadcastOperandElements(bb, rows, cols), dt, "b"));
+  const int eb = DTypeBytes(dt);
+  const DType out_t = cmp ? DType::kPred : dt;
+  const int ob = DTypeBytes(out_t);
+  std::string out(rows * cols * ob, '\0');
+  for (uint64_t r = 0; r < rows; ++r) {
+    for (uint64_t col = 0; col < cols; ++col) {
+      const char* pa = av.data() + BroadcastOperandIndex(ab, r, col, cols) * eb;
+      const char* pb = bv.data() + BroadcastOperandIndex(bb, r, col, cols) * eb;
+      char* po = out.data() + (r * cols + col) * ob;
+      if (IsFloat(dt)) {
+        float x = LoadFloat(pa, dt), y = LoadFloat(pb, dt);
+        if (cmp) {
+          StoreInt(po, out_t, CompareF(cop, x, y));
+        } else {
+          StoreFloat(po, out_t, ApplyBinaryF(bop, x, y));
+        }
+      } else {
+        const int64_t x = LoadInt(pa, dt), y = LoadInt(pb, dt);
+        if (cmp) {
+          StoreInt(po, out_t, CompareI(cop, x, y, dt));
+        } else {
+          StoreInt(po, out_t, ApplyBinaryI(bop, x, y, dt));
+        }
+      }
+    }
+  }
+  return WriteBytes(vm, dst, out, "dst");
+}
+
+Status ExecuteVpuSelect(SparseMemory& vm, const Instruction& inst) {
+  auto s = inst.As<op::VpuSelect>();
+  if (s.rows > vm.capacity() || s.cols > vm.capacity() || s.rows * s.cols > vm.capacity()) {
+    return InvalidArgument(fmt::format("a {}x{} region does not fit in VMEM", s.rows, s.cols));
+  }
+  TPUSIM_ASSIGN_OR_RETURN(
+      std::string pv, ReadElems(vm, s.pred, BroadcastOperandElements(s.pred_bcast, s.rows, s.cols),
+                                DType::kPred, "pred"));
+  TPUSIM_ASSIGN_OR_RETURN(
+      std::string av,
+      ReadElems(vm, s.a, BroadcastOperandElements(s.a_bcast, s.rows, s.cols), s.dtype, "a"));
+  TPUSIM_ASSIGN_OR_RETURN(
+      std::string bv,
+      ReadElems(vm, s.b, BroadcastOperandElements(s.b_bcast, s.rows, s.cols), s.dtype, "b"));
+  const uint64_t eb = DTypeBytes(s.dtype);
+  std::string out(s.rows * s.cols * eb, '\0');
+  for (uint64_t r = 0; r < s.rows; ++r) {
+    for (uint64_t c = 0; c < s.cols; ++c) {
+      const bool take_a = pv[BroadcastOperandIndex(s.pred_bcast, r, c, s.cols)] != 0;
+      const char* from = take_a ? av.data() + BroadcastOperandIndex(s.a_bcast, r, c, s.cols) * eb
+                                : bv.data() + BroadcastOperandIndex(s.b_bcast, r, c, s.cols) * eb;
+      std::memcpy(out.data() + (r * s.cols + c) * eb, from, eb);
+    }
+  }
+  return WriteBytes(vm, s.dst, out, "dst");
+}
+
+Status ExecuteVpuRngBits(SparseMemory& vm, const Instruction& inst) {
+  auto g = inst.As<op::VpuRngBits>();
+  TPUSIM_ASSIGN_OR_RETURN(std::string st, ReadElems(vm, g.state, 2, DType::kU64, "state"));
+  uint64_t key, ctr;
+  std::memcpy(&key, st.data(), 8);
+  std::memcpy(&ctr, st.data() + 8, 8);
+  const uint64_t blocks = (g.count + 3) / 4;
+  std::string out(g.count * 4, '\0');
+  for (uint64_t b = 0; b < blocks; ++b) {
+    const uint64_t c = ctr + b;  // mod 2^64
+    const std::array<uint32_t, 4> r =
+        Philox4x32({static_cast<uint32_t>(c), static_cast<uint32_t>(c >> 32),
+                    static_cast<uint32_t>(b >> 32), 0u},
+                   {static_cast<uint32_t>(key), static_cast<uint32_t>(key >> 32)});
+    for (uint64_t j = 0; j < 4 && 4 * b + j < g.count; ++j) {
+      std::memcpy(out.data() + (4 * b + j) * 4, &r[j], 4);
+    }
+  }
+  TPUSIM_RETURN_IF_ERROR(WriteBytes(vm, g.dst, out, "dst"));
+  const uint64_t next = ctr + blocks;
+  std::memcpy(st.data() + 8, &next, 8);
+  return WriteBytes(vm, g.state, st, "state");
+}
+
+Status ExecuteVpuConvert(SparseMemory& vm, const Instruction& inst) {
+  auto v = inst.As<op::VpuConvert>();
+  TPUSIM_ASSIGN_OR_RETURN(std::string in, ReadElems(vm, v.src, v.count, v.src_dtype, "src"));
+  const int ib = DTypeBytes(v.src_dtype), ob = DTypeBytes(v.dtype);
+  std::string out(v.count * ob, '\0');
+  for (uint64_t i = 0; i < v.count; ++i) {
+    const char* p = in.data() + i * ib;
+    char* q = out.data() + i * ob;
+    if (IsFloat(v.src_dtype)) {
+      const float x = LoadFloat(p, v.src_dtype);
+      if (IsFloat(v.dtype)) {
+        StoreFloat(q, v.dtype, x);
+      } else {
+        StoreInt(q, v.dtype, FloatToInt(x, v.dtype));  // saturating; pred is x != 0
+      }
+    } else {
+      const int64_t x = LoadInt(p, v.src_dtype);
+      if (IsFloat(v.dtype)) {
+        StoreFloat(q, v.dtype, IntToFloat(x, v.src_dtype, v.dtype));
+      } else {
+        StoreInt(q, v.dtype, x);  // keeps the low bits; pred is x != 0
+      }
+    }
+  }
+  return WriteBytes(vm, v.dst, out, "dst");
+}
+
+Status ExecuteVpuReduce(SparseMemory& vm, const Instruction& inst) {
+  auto r = inst.As<op::VpuReduce>();
+  if (r.rows * r.cols > vm.capacity() || r.rows > vm.capacity() || r.cols > vm.capacity()) {
+    return InvalidArgument(fmt::format("a {}x{} region does not fit in VMEM", r.rows, r.cols));
+  }
+  if (r.rows == 0 || r.cols == 0) return InvalidArgument("rows and cols must be >= 1");
+  TPUSIM_ASSIGN_OR_RETURN(std::string in,
+                          ReadElems(vm, r.src, r.rows * r.cols, r.dtype, "src"));
+  const int eb = DTypeBytes(r.dtype);
+  // outer x inner: the result index and the reduced index for each axis.
+  uint64_t outs = r.axis == ReduceAxis::kLanes      ? r.rows
+                  : r.axis == ReduceAxis::kSublanes ? r.cols
+                                                    : 1;
+  uint64_t inner = (r.rows * r.cols) / outs;
+  std::string out(outs * eb, '\0');
+  if (r.acc) {  // each result continues from its dst value
+    TPUSIM_ASSIGN_OR_RETURN(out, ReadElems(vm, r.dst, outs, r.dtype, "dst"));
+  }
+  for (uint64_t o = 0; o < outs; ++o) {
+    auto at = [&](uint64_t i) -> const char* {
+      uint64_t idx = r.axis == ReduceAxis::kLanes      ? o * r.cols + i
+                     : r.axis == ReduceAxis::kSublanes ? i * r.cols + o
+                                                       : i;
+      return in.data() + idx * eb;
+    };
+    char* res = out.data() + o * eb;
+    if (IsFloat(r.dtype)) {
+      float acc = r.acc ? ReduceF(r.op, LoadFloat(res, r.dtype), LoadFloat(at(0), r.dtype))
+                        : LoadFloat(at(0), r.dtype);
+      for (uint64_t i = 1; i < inner; ++i) acc = ReduceF(r.op, acc, LoadFloat(at(i), r.dtype));
+      StoreFloat(res, r.dtype, acc);
+    } else {
+      const int64_t x0 = LoadInt(at(0), r.dtype);
+      int64_t acc = r.acc ? ReduceI(r.op, LoadInt(res, r.dtype), x0, r.dtype) : x0;
+      for (uint64_t i = 1; i < inner; ++i) {
+        acc = ReduceI(r.op, acc, LoadInt(at(i), r.dtype), r.dtype);
+      }
+      StoreInt(res, r.dtype, acc);
+    }
+  }
+  return WriteBytes(vm, r.dst, out, "dst");
+}
+
+Status ExecuteVpuBroadcast(SparseMemory& vm, const Instruction& inst) {
+  auto b = inst.As<op::VpuBroadcast>();
+  if (b.mode == Broadcast::kNone) return InvalidArgument("mode must be scalar, row or col");
+  if (b.rows * b.cols > vm.capacity() || b.rows > vm.capacity() || b.cols > vm.capacity()) {
+    return InvalidArgument(fmt::format("a {}x{} region does not fit in VMEM", b.rows, b.cols));
+  }
+  TPUSIM_ASSIGN_OR_RETURN(
+      std::string in,
+      ReadElems(vm, b.src, BroadcastOperandElements(b.mode, b.rows, b.cols), b.dtype, "src"));
+  const int eb = DTypeBytes(b.dtype);
+  std::string out(b.rows * b.cols * eb, '\0');
+  for (uint64_t r = 0; r < b.rows; ++r) {
+    for (uint64_t col = 0; col < b.cols; ++col) {
+      std::memcpy(out.data() + (r * b.cols + col) * eb,
+                  in.data() + BroadcastOperandIndex(b.mode, r, col, b.cols) * eb, eb);
+    }
+  }
+  return WriteBytes(vm, b.dst, out, "dst");
+}
+
+Status ExecuteXluTranspose(SparseMemory& vm, const Instruction& inst) {
+  auto t = inst.As<op::XluTranspose>();
+  if (t.rows * t.cols > vm.capacity() || t.rows > vm.capacity() || t.cols > vm.capacity()) {
+    return InvalidArgument(fmt::format("a {}x{} region does not fit in VMEM", t.rows, t.cols));
+  }
+  TPUSIM_ASSIGN_OR_RETURN(std::string in,
+                          ReadElems(vm, t.src, t.rows * t.cols, t.dtype, "src"));
+  const int eb = DTypeBytes(t.dtype);
+  std::string out(in.size(), '\0');
+  for (uint64_t r = 0; r < t.rows; ++r) {
+    for (uint64_t col = 0; col < t.cols; ++col) {
+      std::memcpy(out.data() + (col * t.rows + r) * eb, in.data() + (r * t.cols + col) * eb,
+                  eb);
+    }
+  }
+  return WriteBytes(vm, t.dst, out, "dst");
+}
+
+Status ExecuteVpuCopy(SparseMemory& vm, const Instruction& inst) {
+  auto cp = inst.As<op::VpuCopy>();
+  const int64_t eb = DTypeBytes(cp.dtype);
+  uint64_t total = cp.n0 * cp.n1 * cp.n2;  // each < 2^24, product < 2^72 is checked below
+  if (cp.n0 > vm.capacity() || cp.n1 > vm.capacity() || cp.n2 > vm.capacity() ||
+      cp.n0 * cp.n1 > vm.capacity() || total > vm.capacity()) {
+    return InvalidArgument("copy larger than VMEM");
+  }
+  std::string buf(total * eb, '\0');
+  auto addr = [&](uint64_t base, int64_t s0, int64_t s1, int64_t s2, uint64_t i0, uint64_t i1,
+                  uint64_t i2, uint64_t& out) -> Status {
+    // |i| < 2^24 and |s| < 2^31 per term, eb <= 4, base < 2^32: no int64 overflow.
+    int64_t off = (static_cast<int64_t>(i2) * s2 + static_cast<int64_t>(i1) * s1 +
+                   static_cast<int64_t>(i0) * s0) *
+                      eb +
+                  static_cast<int64_t>(base);
+    if (off < 0 || static_cast<uint64_t>(off) + eb > vm.capacity()) {
+      return InvalidArgument(fmt::format("element ({}, {}, {}) is outside VMEM", i2, i1, i0));
+    }
+    out = static_cast<uint64_t>(off);
+    return OkStatus();
+  };
+  size_t k = 0;
+  for (uint64_t i2 = 0; i2 < cp.n2; ++i2) {
+    for (uint64_t i1 = 0; i1 < cp.n1; ++i1) {
+      for (uint64_t i0 = 0; i0 < cp.n0; ++i0, ++k) {
+        uint64_t a;
+        TPUSIM_RETURN_IF_ERROR(addr(cp.src, cp.src_s0, cp.src_s1, cp.src_s2, i0, i1, i2, a));
+        TPUSIM_RETURN_IF_ERROR(vm.Read(a, buf.data() + k * eb, eb));
+      }
+    }
+  }
+  k = 0;
+  for (uint64_t i2 = 0; i2 < cp.n2; ++i2) {
+    for (uint64_t i1 = 0; i1 < cp.n1; ++i1) {
+      for (uint64_t i0 = 0; i0 < cp.n0; ++i0, ++k) {
+        uint64_t a;
+        TPUSIM_RETURN_IF_ERROR(addr(cp.dst, cp.dst_s0, cp.dst_s1, cp.dst_s2, i0, i1, i2, a));
+        TPUSIM_RETURN_IF_ERROR(vm.Write(a, buf.data() + k * eb, eb));
+      }
+    }
+  }
+  return OkStatus();
+}
+
+Status ExecuteVpuFill(SparseMemory& vm, const Instruction& inst) {
+  auto f = inst.As<op::VpuFill>();
+  if (f.count > vm.capacity()) return InvalidArgument("fill larger than VMEM");
+  const int eb = DTypeBytes(f.dtype);
+  std::string one(eb, '\0');
+  if (IsFloat(f.dtype)) {
+    StoreFloat(one.data(), f.dtype, std::bit_cast<float>(f.value));
+  } else {
+    // The 32-bit immediate, sign-extended for a 64-bit type.
+    StoreInt(one.data(), f.dtype, static_cast<int32_t>(f.value));
+  }
+  std::string out;
+  out.reserve(f.count * eb);
+  for (uint64_t i = 0; i < f.count; ++i) out += one;
+  return WriteBytes(vm, f.dst, out, "dst");
+}
+
+Status ExecuteVpuIota(SparseMemory& vm, const Instruction& inst) {
+  auto io = inst.As<op::VpuIota>();
+  if (io.rows * io.cols > vm.capacity() || io.rows > vm.capacity() || io.cols > vm.capacity()) {
+    return InvalidArgument(
+        fmt::format("a {}x{} region does not fit in VMEM", io.rows, io.cols));
+  }
+  const int eb = DTypeBytes(io.dtype);
+  std::string out(io.rows * io.cols * eb, '\0');
+  for (uint64_t r = 0; r < io.rows; ++r) {
+    for (uint64_t col = 0; col < io.cols; ++col) {
+      uint64_t v = io.axis == ReduceAxis::kLanes      ? col
+                   : io.axis == ReduceAxis::kSublanes ? r
+                                                      : r * io.cols + col;
+      char* p = out.data() + (r * io.cols + col) * eb;
+      if (IsFloat(io.dtype)) {
+        StoreFloat(p, io.dtype, static_cast<float>(v));
+      } else {
+        StoreInt(p, io.dtype, static_cast<int64_t>(v));
+      }
+    }
+  }
+  return WriteBytes(vm, io.dst, out, "dst");
+}
 }  // namespace
 
 Status ExecuteVector(MachineState& state, int core, const Instruction& inst) {
   SparseMemory& vm = state.vmem(core);
   switch (inst.opcode) {
-    case Opcode::kVpuUnary: {
-      auto u = inst.As<op::VpuUnary>();
-      if (!UnarySupports(u.op, u.dtype)) {
-        return InvalidArgument(
-            fmt::format("op={} is not defined for {}", Name(u.op), Name(u.dtype)));
-      }
-      TPUSIM_ASSIGN_OR_RETURN(std::string buf, ReadElems(vm, u.src, u.count, u.dtype, "src"));
-      const int eb = DTypeBytes(u.dtype);
-      for (uint64_t i = 0; i < u.count; ++i) {
-        char* p = buf.data() + i * eb;
-        if (IsFloat(u.dtype)) {
-          StoreFloat(p, u.dtype, ApplyUnaryF(u.op, LoadFloat(p, u.dtype)));
-        } else {
-          StoreInt(p, u.dtype, ApplyUnaryI(u.op, LoadInt(p, u.dtype), u.dtype));
-        }
-      }
-      return WriteBytes(vm, u.dst, buf, "dst");
-    }
+    case Opcode::kVpuUnary:
+      return ExecuteVpuUnary(vm, inst);
     case Opcode::kVpuBinary:
-    case Opcode::kVpuCompare: {
-      bool cmp = inst.opcode == Opcode::kVpuCompare;
-      DType dt;
-      uint64_t dst, a_addr, b_addr, rows, cols;
-      Broadcast ab, bb;
-      BinaryOp bop{};
-      CompareOp cop{};
-      if (cmp) {
-        auto x = inst.As<op::VpuCompare>();
-        dt = x.dtype, dst = x.dst, a_addr = x.a, b_addr = x.b, rows = x.rows, cols = x.cols;
-        ab = x.a_bcast, bb = x.b_bcast, cop = x.op;
-      } else {
-        auto x = inst.As<op::VpuBinary>();
-        dt = x.dtype, dst = x.dst, a_addr = x.a, b_addr = x.b, rows = x.rows, cols = x.cols;
-        ab = x.a_bcast, bb = x.b_bcast, bop = x.op;
-        if (!BinarySupports(bop, dt)) {
-          return InvalidArgument(fmt::format("op={} is not defined for {}", Name(bop), Name(dt)));
-        }
-      }
-      if (rows > vm.capacity() || cols > vm.capacity() || rows * cols > vm.capacity()) {
-        return InvalidArgument(fmt::format("a {}x{} region does not fit in VMEM", rows, cols));
-      }
-      TPUSIM_ASSIGN_OR_RETURN(
-          std::string av, ReadElems(vm, a_addr, BroadcastOperandElements(ab, rows, cols), dt, "a"));
-      TPUSIM_ASSIGN_OR_RETURN(
-          std::string bv, ReadElems(vm, b_addr, BroadcastOperandElements(bb, rows, cols), dt, "b"));
-      const int eb = DTypeBytes(dt);
-      const DType out_t = cmp ? DType::kPred : dt;
-      const int ob = DTypeBytes(out_t);
-      std::string out(rows * cols * ob, '\0');
-      for (uint64_t r = 0; r < rows; ++r) {
-        for (uint64_t col = 0; col < cols; ++col) {
-          const char* pa = av.data() + BroadcastOperandIndex(ab, r, col, cols) * eb;
-          const char* pb = bv.data() + BroadcastOperandIndex(bb, r, col, cols) * eb;
-          char* po = out.data() + (r * cols + col) * ob;
-          if (IsFloat(dt)) {
-            float x = LoadFloat(pa, dt), y = LoadFloat(pb, dt);
-            if (cmp) {
-              StoreInt(po, out_t, CompareF(cop, x, y));
-            } else {
-              StoreFloat(po, out_t, ApplyBinaryF(bop, x, y));
-            }
-          } else {
-            const int64_t x = LoadInt(pa, dt), y = LoadInt(pb, dt);
-            if (cmp) {
-              StoreInt(po, out_t, CompareI(cop, x, y, dt));
-            } else {
-              StoreInt(po, out_t, ApplyBinaryI(bop, x, y, dt));
-            }
-          }
-        }
-      }
-      return WriteBytes(vm, dst, out, "dst");
-    }
-    case Opcode::kVpuSelect: {
-      auto s = inst.As<op::VpuSelect>();
-      if (s.rows > vm.capacity() || s.cols > vm.capacity() || s.rows * s.cols > vm.capacity()) {
-        return InvalidArgument(fmt::format("a {}x{} region does not fit in VMEM", s.rows, s.cols));
-      }
-      TPUSIM_ASSIGN_OR_RETURN(
-          std::string pv, ReadElems(vm, s.pred, BroadcastOperandElements(s.pred_bcast, s.rows, s.cols),
-                                    DType::kPred, "pred"));
-      TPUSIM_ASSIGN_OR_RETURN(
-          std::string av,
-          ReadElems(vm, s.a, BroadcastOperandElements(s.a_bcast, s.rows, s.cols), s.dtype, "a"));
-      TPUSIM_ASSIGN_OR_RETURN(
-          std::string bv,
-          ReadElems(vm, s.b, BroadcastOperandElements(s.b_bcast, s.rows, s.cols), s.dtype, "b"));
-      const uint64_t eb = DTypeBytes(s.dtype);
-      std::string out(s.rows * s.cols * eb, '\0');
-      for (uint64_t r = 0; r < s.rows; ++r) {
-        for (uint64_t c = 0; c < s.cols; ++c) {
-          const bool take_a = pv[BroadcastOperandIndex(s.pred_bcast, r, c, s.cols)] != 0;
-          const char* from = take_a ? av.data() + BroadcastOperandIndex(s.a_bcast, r, c, s.cols) * eb
-                                    : bv.data() + BroadcastOperandIndex(s.b_bcast, r, c, s.cols) * eb;
-          std::memcpy(out.data() + (r * s.cols + c) * eb, from, eb);
-        }
-      }
-      return WriteBytes(vm, s.dst, out, "dst");
-    }
-    case Opcode::kVpuRngBits: {
-      auto g = inst.As<op::VpuRngBits>();
-      TPUSIM_ASSIGN_OR_RETURN(std::string st, ReadElems(vm, g.state, 2, DType::kU64, "state"));
-      uint64_t key, ctr;
-      std::memcpy(&key, st.data(), 8);
-      std::memcpy(&ctr, st.data() + 8, 8);
-      const uint64_t blocks = (g.count + 3) / 4;
-      std::string out(g.count * 4, '\0');
-      for (uint64_t b = 0; b < blocks; ++b) {
-        const uint64_t c = ctr + b;  // mod 2^64
-        const std::array<uint32_t, 4> r =
-            Philox4x32({static_cast<uint32_t>(c), static_cast<uint32_t>(c >> 32),
-                        static_cast<uint32_t>(b >> 32), 0u},
-                       {static_cast<uint32_t>(key), static_cast<uint32_t>(key >> 32)});
-        for (uint64_t j = 0; j < 4 && 4 * b + j < g.count; ++j) {
-          std::memcpy(out.data() + (4 * b + j) * 4, &r[j], 4);
-        }
-      }
-      TPUSIM_RETURN_IF_ERROR(WriteBytes(vm, g.dst, out, "dst"));
-      const uint64_t next = ctr + blocks;
-      std::memcpy(st.data() + 8, &next, 8);
-      return WriteBytes(vm, g.state, st, "state");
-    }
-    case Opcode::kVpuConvert: {
-      auto v = inst.As<op::VpuConvert>();
-      TPUSIM_ASSIGN_OR_RETURN(std::string in, ReadElems(vm, v.src, v.count, v.src_dtype, "src"));
-      const int ib = DTypeBytes(v.src_dtype), ob = DTypeBytes(v.dtype);
-      std::string out(v.count * ob, '\0');
-      for (uint64_t i = 0; i < v.count; ++i) {
-        const char* p = in.data() + i * ib;
-        char* q = out.data() + i * ob;
-        if (IsFloat(v.src_dtype)) {
-          const float x = LoadFloat(p, v.src_dtype);
-          if (IsFloat(v.dtype)) {
-            StoreFloat(q, v.dtype, x);
-          } else {
-            StoreInt(q, v.dtype, FloatToInt(x, v.dtype));  // saturating; pred is x != 0
-          }
-        } else {
-          const int64_t x = LoadInt(p, v.src_dtype);
-          if (IsFloat(v.dtype)) {
-            StoreFloat(q, v.dtype, IntToFloat(x, v.src_dtype, v.dtype));
-          } else {
-            StoreInt(q, v.dtype, x);  // keeps the low bits; pred is x != 0
-          }
-        }
-      }
-      return WriteBytes(vm, v.dst, out, "dst");
-    }
-    case Opcode::kVpuReduce: {
-      auto r = inst.As<op::VpuReduce>();
-      if (r.rows * r.cols > vm.capacity() || r.rows > vm.capacity() || r.cols > vm.capacity()) {
-        return InvalidArgument(fmt::format("a {}x{} region does not fit in VMEM", r.rows, r.cols));
-      }
-      if (r.rows == 0 || r.cols == 0) return InvalidArgument("rows and cols must be >= 1");
-      TPUSIM_ASSIGN_OR_RETURN(std::string in,
-                              ReadElems(vm, r.src, r.rows * r.cols, r.dtype, "src"));
-      const int eb = DTypeBytes(r.dtype);
-      // outer x inner: the result index and the reduced index for each axis.
-      uint64_t outs = r.axis == ReduceAxis::kLanes      ? r.rows
-                      : r.axis == ReduceAxis::kSublanes ? r.cols
-                                                        : 1;
-      uint64_t inner = (r.rows * r.cols) / outs;
-      std::string out(outs * eb, '\0');
-      if (r.acc) {  // each result continues from its dst value
-        TPUSIM_ASSIGN_OR_RETURN(out, ReadElems(vm, r.dst, outs, r.dtype, "dst"));
-      }
-      for (uint64_t o = 0; o < outs; ++o) {
-        auto at = [&](uint64_t i) -> const char* {
-          uint64_t idx = r.axis == ReduceAxis::kLanes      ? o * r.cols + i
-                         : r.axis == ReduceAxis::kSublanes ? i * r.cols + o
-                                                           : i;
-          return in.data() + idx * eb;
-        };
-        char* res = out.data() + o * eb;
-        if (IsFloat(r.dtype)) {
-          float acc = r.acc ? ReduceF(r.op, LoadFloat(res, r.dtype), LoadFloat(at(0), r.dtype))
-                            : LoadFloat(at(0), r.dtype);
-          for (uint64_t i = 1; i < inner; ++i) acc = ReduceF(r.op, acc, LoadFloat(at(i), r.dtype));
-          StoreFloat(res, r.dtype, acc);
-        } else {
-          const int64_t x0 = LoadInt(at(0), r.dtype);
-          int64_t acc = r.acc ? ReduceI(r.op, LoadInt(res, r.dtype), x0, r.dtype) : x0;
-          for (uint64_t i = 1; i < inner; ++i) {
-            acc = ReduceI(r.op, acc, LoadInt(at(i), r.dtype), r.dtype);
-          }
-          StoreInt(res, r.dtype, acc);
-        }
-      }
-      return WriteBytes(vm, r.dst, out, "dst");
-    }
-    case Opcode::kVpuBroadcast: {
-      auto b = inst.As<op::VpuBroadcast>();
-      if (b.mode == Broadcast::kNone) return InvalidArgument("mode must be scalar, row or col");
-      if (b.rows * b.cols > vm.capacity() || b.rows > vm.capacity() || b.cols > vm.capacity()) {
-        return InvalidArgument(fmt::format("a {}x{} region does not fit in VMEM", b.rows, b.cols));
-      }
-      TPUSIM_ASSIGN_OR_RETURN(
-          std::string in,
-          ReadElems(vm, b.src, BroadcastOperandElements(b.mode, b.rows, b.cols), b.dtype, "src"));
-      const int eb = DTypeBytes(b.dtype);
-      std::string out(b.rows * b.cols * eb, '\0');
-      for (uint64_t r = 0; r < b.rows; ++r) {
-        for (uint64_t col = 0; col < b.cols; ++col) {
-          std::memcpy(out.data() + (r * b.cols + col) * eb,
-                      in.data() + BroadcastOperandIndex(b.mode, r, col, b.cols) * eb, eb);
-        }
-      }
-      return WriteBytes(vm, b.dst, out, "dst");
-    }
-    case Opcode::kXluTranspose: {
-      auto t = inst.As<op::XluTranspose>();
-      if (t.rows * t.cols > vm.capacity() || t.rows > vm.capacity() || t.cols > vm.capacity()) {
-        return InvalidArgument(fmt::format("a {}x{} region does not fit in VMEM", t.rows, t.cols));
-      }
-      TPUSIM_ASSIGN_OR_RETURN(std::string in,
-                              ReadElems(vm, t.src, t.rows * t.cols, t.dtype, "src"));
-      const int eb = DTypeBytes(t.dtype);
-      std::string out(in.size(), '\0');
-      for (uint64_t r = 0; r < t.rows; ++r) {
-        for (uint64_t col = 0; col < t.cols; ++col) {
-          std::memcpy(out.data() + (col * t.rows + r) * eb, in.data() + (r * t.cols + col) * eb,
-                      eb);
-        }
-      }
-      return WriteBytes(vm, t.dst, out, "dst");
-    }
-    case Opcode::kVpuCopy: {
-      auto cp = inst.As<op::VpuCopy>();
-      const int64_t eb = DTypeBytes(cp.dtype);
-      uint64_t total = cp.n0 * cp.n1 * cp.n2;  // each < 2^24, product < 2^72 is checked below
-      if (cp.n0 > vm.capacity() || cp.n1 > vm.capacity() || cp.n2 > vm.capacity() ||
-          cp.n0 * cp.n1 > vm.capacity() || total > vm.capacity()) {
-        return InvalidArgument("copy larger than VMEM");
-      }
-      std::string buf(total * eb, '\0');
-      auto addr = [&](uint64_t base, int64_t s0, int64_t s1, int64_t s2, uint64_t i0, uint64_t i1,
-                      uint64_t i2, uint64_t& out) -> Status {
-        // |i| < 2^24 and |s| < 2^31 per term, eb <= 4, base < 2^32: no int64 overflow.
-        int64_t off = (static_cast<int64_t>(i2) * s2 + static_cast<int64_t>(i1) * s1 +
-                       static_cast<int64_t>(i0) * s0) *
-                          eb +
-                      static_cast<int64_t>(base);
-        if (off < 0 || static_cast<uint64_t>(off) + eb > vm.capacity()) {
-          return InvalidArgument(fmt::format("element ({}, {}, {}) is outside VMEM", i2, i1, i0));
-        }
-        out = static_cast<uint64_t>(off);
-        return OkStatus();
-      };
-      size_t k = 0;
-      for (uint64_t i2 = 0; i2 < cp.n2; ++i2) {
-        for (uint64_t i1 = 0; i1 < cp.n1; ++i1) {
-          for (uint64_t i0 = 0; i0 < cp.n0; ++i0, ++k) {
-            uint64_t a;
-            TPUSIM_RETURN_IF_ERROR(addr(cp.src, cp.src_s0, cp.src_s1, cp.src_s2, i0, i1, i2, a));
-            TPUSIM_RETURN_IF_ERROR(vm.Read(a, buf.data() + k * eb, eb));
-          }
-        }
-      }
-      k = 0;
-      for (uint64_t i2 = 0; i2 < cp.n2; ++i2) {
-        for (uint64_t i1 = 0; i1 < cp.n1; ++i1) {
-          for (uint64_t i0 = 0; i0 < cp.n0; ++i0, ++k) {
-            uint64_t a;
-            TPUSIM_RETURN_IF_ERROR(addr(cp.dst, cp.dst_s0, cp.dst_s1, cp.dst_s2, i0, i1, i2, a));
-            TPUSIM_RETURN_IF_ERROR(vm.Write(a, buf.data() + k * eb, eb));
-          }
-        }
-      }
-      return OkStatus();
-    }
-    case Opcode::kVpuFill: {
-      auto f = inst.As<op::VpuFill>();
-      if (f.count > vm.capacity()) return InvalidArgument("fill larger than VMEM");
-      const int eb = DTypeBytes(f.dtype);
-      std::string one(eb, '\0');
-      if (IsFloat(f.dtype)) {
-        StoreFloat(one.data(), f.dtype, std::bit_cast<float>(f.value));
-      } else {
-        // The 32-bit immediate, sign-extended for a 64-bit type.
-        StoreInt(one.data(), f.dtype, static_cast<int32_t>(f.value));
-      }
-      std::string out;
-      out.reserve(f.count * eb);
-      for (uint64_t i = 0; i < f.count; ++i) out += one;
-      return WriteBytes(vm, f.dst, out, "dst");
-    }
-    case Opcode::kVpuIota: {
-      auto io = inst.As<op::VpuIota>();
-      if (io.rows * io.cols > vm.capacity() || io.rows > vm.capacity() || io.cols > vm.capacity()) {
-        return InvalidArgument(
-            fmt::format("a {}x{} region does not fit in VMEM", io.rows, io.cols));
-      }
-      const int eb = DTypeBytes(io.dtype);
-      std::string out(io.rows * io.cols * eb, '\0');
-      for (uint64_t r = 0; r < io.rows; ++r) {
-        for (uint64_t col = 0; col < io.cols; ++col) {
-          uint64_t v = io.axis == ReduceAxis::kLanes      ? col
-                       : io.axis == ReduceAxis::kSublanes ? r
-                                                          : r * io.cols + col;
-          char* p = out.data() + (r * io.cols + col) * eb;
-          if (IsFloat(io.dtype)) {
-            StoreFloat(p, io.dtype, static_cast<float>(v));
-          } else {
-            StoreInt(p, io.dtype, static_cast<int64_t>(v));
-          }
-        }
-      }
-      return WriteBytes(vm, io.dst, out, "dst");
-    }
+    case Opcode::kVpuCompare:
+      return ExecuteVpuBinaryOrCompare(vm, inst);
+    case Opcode::kVpuSelect:
+      return ExecuteVpuSelect(vm, inst);
+    case Opcode::kVpuRngBits:
+      return ExecuteVpuRngBits(vm, inst);
+    case Opcode::kVpuConvert:
+      return ExecuteVpuConvert(vm, inst);
+    case Opcode::kVpuReduce:
+      return ExecuteVpuReduce(vm, inst);
+    case Opcode::kVpuBroadcast:
+      return ExecuteVpuBroadcast(vm, inst);
+    case Opcode::kXluTranspose:
+      return ExecuteXluTranspose(vm, inst);
+    case Opcode::kVpuCopy:
+      return ExecuteVpuCopy(vm, inst);
+    case Opcode::kVpuFill:
+      return ExecuteVpuFill(vm, inst);
+    case Opcode::kVpuIota:
+      return ExecuteVpuIota(vm, inst);
     default:
       break;
   }

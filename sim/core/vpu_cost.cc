@@ -62,151 +62,168 @@ uint64_t LaneOps(isa::DType t, uint64_t e, bool arithmetic, const config::VpuCon
                          : 2);
 }
 
-}  // namespace
-
-VectorCost VectorInstructionCost(const isa::Instruction& inst, const config::VpuConfig& vpu,
-                                 int64_t vmem_bytes_per_cycle) {
-  namespace op = isa::op;
-  VectorCost c;
+// What one VPU/XLU instruction does, before timing: its latency class, element ops and VMEM bytes.
+struct VectorWork {
   LatencyClass cls = LatencyClass::kAlu;
-  uint64_t e = 0;
-  bool arithmetic = false;
-  uint64_t extra_latency = 0;
-  uint64_t produced = 0;  // elements written, when not e
-  uint64_t lane_ops = 0;  // 32-bit element ops, when not e (64-bit types: LaneOps)
+  uint64_t e = 0;              // elements operated on
+  bool arithmetic = false;     // each of the e elements is a FLOP
+  uint64_t extra_latency = 0;  // cycles beyond the class latency (cross-lane reduce stages)
+  uint64_t produced = 0;       // elements written, when not e
+  uint64_t lane_ops = 0;       // 32-bit element ops, when not e (64-bit types: LaneOps)
+  Bytes vmem_bytes_read;
+  Bytes vmem_bytes_written;
+};
+
+VectorWork WorkOf(const isa::Instruction& inst, const config::VpuConfig& vpu) {
+  namespace op = isa::op;
+  VectorWork w;
   switch (inst.opcode) {
     case isa::Opcode::kVpuUnary: {
       auto o = inst.As<op::VpuUnary>();
-      e = o.count;
-      cls = UnaryClass(o.op);
-      arithmetic = true;
-      c.vmem_bytes_read = ElementBytes(o.dtype, e);
-      c.vmem_bytes_written = ElementBytes(o.dtype, e);
-      lane_ops = LaneOps(o.dtype, e, true, vpu);
+      w.e = o.count;
+      w.cls = UnaryClass(o.op);
+      w.arithmetic = true;
+      w.vmem_bytes_read = ElementBytes(o.dtype, w.e);
+      w.vmem_bytes_written = ElementBytes(o.dtype, w.e);
+      w.lane_ops = LaneOps(o.dtype, w.e, true, vpu);
       break;
     }
     case isa::Opcode::kVpuBinary: {
       auto o = inst.As<op::VpuBinary>();
-      e = o.rows * o.cols;
-      cls = BinaryClass(o.op);
-      arithmetic = true;
-      c.vmem_bytes_read = ElementBytes(o.dtype, e) * 2;
-      c.vmem_bytes_written = ElementBytes(o.dtype, e);
-      lane_ops = LaneOps(o.dtype, e, true, vpu);
+      w.e = o.rows * o.cols;
+      w.cls = BinaryClass(o.op);
+      w.arithmetic = true;
+      w.vmem_bytes_read = ElementBytes(o.dtype, w.e) * 2;
+      w.vmem_bytes_written = ElementBytes(o.dtype, w.e);
+      w.lane_ops = LaneOps(o.dtype, w.e, true, vpu);
       break;
     }
     case isa::Opcode::kVpuCompare: {
       auto o = inst.As<op::VpuCompare>();
-      e = o.rows * o.cols;
-      arithmetic = true;
-      c.vmem_bytes_read = ElementBytes(o.dtype, e) * 2;
-      c.vmem_bytes_written = Bytes(e);
-      lane_ops = LaneOps(o.dtype, e, true, vpu);
+      w.e = o.rows * o.cols;
+      w.arithmetic = true;
+      w.vmem_bytes_read = ElementBytes(o.dtype, w.e) * 2;
+      w.vmem_bytes_written = Bytes(w.e);
+      w.lane_ops = LaneOps(o.dtype, w.e, true, vpu);
       break;
     }
     case isa::Opcode::kVpuSelect: {
       auto o = inst.As<op::VpuSelect>();
-      e = o.rows * o.cols;
-      c.vmem_bytes_read = ElementBytes(o.dtype, e) * 2 + Bytes(e);
-      c.vmem_bytes_written = ElementBytes(o.dtype, e);
-      lane_ops = LaneOps(o.dtype, e, false, vpu);
+      w.e = o.rows * o.cols;
+      w.vmem_bytes_read = ElementBytes(o.dtype, w.e) * 2 + Bytes(w.e);
+      w.vmem_bytes_written = ElementBytes(o.dtype, w.e);
+      w.lane_ops = LaneOps(o.dtype, w.e, false, vpu);
       break;
     }
     case isa::Opcode::kVpuRngBits: {
       // Philox-4x32-10: 15 ALU element-ops per output word (isa/opcodes.def, assumption); integer
       // work, so no FLOP.
       auto o = inst.As<op::VpuRngBits>();
-      e = 15 * o.count;
-      produced = o.count;
-      c.vmem_bytes_read = Bytes(16);
-      c.vmem_bytes_written = Bytes(16 + 4 * o.count);
+      w.e = 15 * o.count;
+      w.produced = o.count;
+      w.vmem_bytes_read = Bytes(16);
+      w.vmem_bytes_written = Bytes(16 + 4 * o.count);
       break;
     }
     case isa::Opcode::kVpuConvert: {
       auto o = inst.As<op::VpuConvert>();
-      e = o.count;
-      c.vmem_bytes_read = ElementBytes(o.src_dtype, e);
-      c.vmem_bytes_written = ElementBytes(o.dtype, e);
-      lane_ops = LaneOps(Is64Bit(o.src_dtype) ? o.src_dtype : o.dtype, e, true, vpu);
+      w.e = o.count;
+      w.vmem_bytes_read = ElementBytes(o.src_dtype, w.e);
+      w.vmem_bytes_written = ElementBytes(o.dtype, w.e);
+      w.lane_ops = LaneOps(Is64Bit(o.src_dtype) ? o.src_dtype : o.dtype, w.e, true, vpu);
       break;
     }
     case isa::Opcode::kVpuReduce: {
       auto o = inst.As<op::VpuReduce>();
-      e = o.rows * o.cols;
-      arithmetic = true;
-      c.vmem_bytes_read = ElementBytes(o.dtype, e);
+      w.e = o.rows * o.cols;
+      w.arithmetic = true;
+      w.vmem_bytes_read = ElementBytes(o.dtype, w.e);
       uint64_t out = o.axis == isa::ReduceAxis::kLanes      ? o.rows
                      : o.axis == isa::ReduceAxis::kSublanes ? o.cols
                                                             : 1;
-      c.vmem_bytes_written = ElementBytes(o.dtype, out);
-      if (o.acc) c.vmem_bytes_read += ElementBytes(o.dtype, out);  // the running results
+      w.vmem_bytes_written = ElementBytes(o.dtype, out);
+      if (o.acc) w.vmem_bytes_read += ElementBytes(o.dtype, out);  // the running results
       if (o.axis != isa::ReduceAxis::kSublanes) {
         uint64_t stages = 0;
         while ((int64_t{1} << stages) < vpu.lanes) ++stages;
-        extra_latency = stages * static_cast<uint64_t>(vpu.alu_latency_cycles);
+        w.extra_latency = stages * static_cast<uint64_t>(vpu.alu_latency_cycles);
       }
-      lane_ops = LaneOps(o.dtype, e, true, vpu);
+      w.lane_ops = LaneOps(o.dtype, w.e, true, vpu);
       break;
     }
     case isa::Opcode::kVpuBroadcast: {
       auto o = inst.As<op::VpuBroadcast>();
-      e = o.rows * o.cols;
-      c.vmem_bytes_read = ElementBytes(o.dtype, o.mode == isa::Broadcast::kRow   ? o.cols
+      w.e = o.rows * o.cols;
+      w.vmem_bytes_read = ElementBytes(o.dtype, o.mode == isa::Broadcast::kRow   ? o.cols
                                                 : o.mode == isa::Broadcast::kCol ? o.rows
                                                                                  : 1);
-      c.vmem_bytes_written = ElementBytes(o.dtype, e);
-      lane_ops = LaneOps(o.dtype, e, false, vpu);
+      w.vmem_bytes_written = ElementBytes(o.dtype, w.e);
+      w.lane_ops = LaneOps(o.dtype, w.e, false, vpu);
       break;
     }
     case isa::Opcode::kXluTranspose: {
       auto o = inst.As<op::XluTranspose>();
-      e = o.rows * o.cols;
-      cls = LatencyClass::kTranspose;
-      c.vmem_bytes_read = ElementBytes(o.dtype, e);
-      c.vmem_bytes_written = ElementBytes(o.dtype, e);
-      lane_ops = LaneOps(o.dtype, e, false, vpu);
+      w.e = o.rows * o.cols;
+      w.cls = LatencyClass::kTranspose;
+      w.vmem_bytes_read = ElementBytes(o.dtype, w.e);
+      w.vmem_bytes_written = ElementBytes(o.dtype, w.e);
+      w.lane_ops = LaneOps(o.dtype, w.e, false, vpu);
       break;
     }
     case isa::Opcode::kVpuCopy: {
       auto o = inst.As<op::VpuCopy>();
-      e = o.n0 * o.n1 * o.n2;
-      c.vmem_bytes_read = ElementBytes(o.dtype, e);
-      c.vmem_bytes_written = ElementBytes(o.dtype, e);
-      lane_ops = LaneOps(o.dtype, e, false, vpu);
+      w.e = o.n0 * o.n1 * o.n2;
+      w.vmem_bytes_read = ElementBytes(o.dtype, w.e);
+      w.vmem_bytes_written = ElementBytes(o.dtype, w.e);
+      w.lane_ops = LaneOps(o.dtype, w.e, false, vpu);
       break;
     }
     case isa::Opcode::kVpuFill: {
       auto o = inst.As<op::VpuFill>();
-      e = o.count;
-      c.vmem_bytes_written = ElementBytes(o.dtype, e);
-      lane_ops = LaneOps(o.dtype, e, false, vpu);
+      w.e = o.count;
+      w.vmem_bytes_written = ElementBytes(o.dtype, w.e);
+      w.lane_ops = LaneOps(o.dtype, w.e, false, vpu);
       break;
     }
     case isa::Opcode::kVpuIota: {
       auto o = inst.As<op::VpuIota>();
-      e = o.rows * o.cols;
-      c.vmem_bytes_written = ElementBytes(o.dtype, e);
-      lane_ops = LaneOps(o.dtype, e, false, vpu);
+      w.e = o.rows * o.cols;
+      w.vmem_bytes_written = ElementBytes(o.dtype, w.e);
+      w.lane_ops = LaneOps(o.dtype, w.e, false, vpu);
       break;
     }
     default:
       TPUSIM_CHECK(false) << "VectorInstructionCost: not a VPU/XLU opcode";
   }
-  uint64_t class_latency = 0;
+  return w;
+}
+
+// The latency of one vreg op of class `cls` (cycles): the config key of the class.
+uint64_t ClassLatency(LatencyClass cls, const config::VpuConfig& vpu) {
   switch (cls) {
     case LatencyClass::kAlu:
-      class_latency = static_cast<uint64_t>(vpu.alu_latency_cycles);
-      break;
+      return static_cast<uint64_t>(vpu.alu_latency_cycles);
     case LatencyClass::kTranscendental:
-      class_latency = static_cast<uint64_t>(vpu.transcendental_latency_cycles);
-      break;
+      return static_cast<uint64_t>(vpu.transcendental_latency_cycles);
     case LatencyClass::kDivide:
-      class_latency = static_cast<uint64_t>(vpu.divide_latency_cycles);
-      break;
+      return static_cast<uint64_t>(vpu.divide_latency_cycles);
     case LatencyClass::kTranspose:
-      class_latency = static_cast<uint64_t>(vpu.transpose_latency_cycles);
-      break;
+      return static_cast<uint64_t>(vpu.transpose_latency_cycles);
   }
+  return 0;
+}
+
+}  // namespace
+
+VectorCost VectorInstructionCost(const isa::Instruction& inst, const config::VpuConfig& vpu,
+                                 int64_t vmem_bytes_per_cycle) {
+  const VectorWork w = WorkOf(inst, vpu);
+  VectorCost c;
+  c.vmem_bytes_read = w.vmem_bytes_read;
+  c.vmem_bytes_written = w.vmem_bytes_written;
+  const uint64_t class_latency = ClassLatency(w.cls, vpu);
+  const uint64_t e = w.e;
+  const uint64_t lane_ops = w.lane_ops;
   const uint64_t tile = static_cast<uint64_t>(std::max<int64_t>(vpu.lanes * vpu.sublanes, 1));
   const uint64_t per_cycle = static_cast<uint64_t>(std::max<int64_t>(vpu.ops_per_cycle, 1));
   const uint64_t ops = lane_ops > 0 ? lane_ops : e;
@@ -217,9 +234,9 @@ VectorCost VectorInstructionCost(const isa::Instruction& inst, const config::Vpu
   }
   occupancy = std::max<uint64_t>(occupancy, 1);
   c.occupancy = Cycles(occupancy);
-  c.latency = Cycles(std::max<uint64_t>(class_latency, 1) + extra_latency + occupancy - 1);
-  c.elements = produced > 0 ? produced : e;
-  c.flop = arithmetic ? e : 0;
+  c.latency = Cycles(std::max<uint64_t>(class_latency, 1) + w.extra_latency + occupancy - 1);
+  c.elements = w.produced > 0 ? w.produced : e;
+  c.flop = w.arithmetic ? e : 0;
   return c;
 }
 
