@@ -222,4 +222,18 @@ TripCount KnownTripCount(const HloInstruction& w) {
   return TripCount{trips, ""};
 }
 
+std::vector<std::string> DataDependentWhiles(const HloModule& module,
+                                             const std::map<std::string, int64_t>& given) {
+  std::vector<std::string> out;
+  for (const auto& comp : module.computations()) {
+    for (const auto& inst : comp->instructions()) {
+      if (inst->opcode() == HloOpcode::kWhile && given.count(inst->name()) == 0 &&
+          !KnownTripCount(*inst).trips) {
+        out.push_back(inst->name());
+      }
+    }
+  }
+  return out;
+}
+
 }  // namespace tpusim::hlo

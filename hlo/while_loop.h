@@ -8,14 +8,18 @@
 // subtract, multiply, divide, remainder, maximum, minimum, tuple elements — as XLA's constant
 // folding would leave it (while-lowering runs before tpusim's constant-folding). The count is found
 // by stepping i from its initial value until the condition fails, at most kMaxKnownTrips times.
-// Used by while-lowering (compiler/passes/while_lowering.h) and the cost analysis.
+// Used by while-lowering (compiler/passes/while_lowering.h), the cost analysis and `tpusim run`
+// (DataDependentWhiles: the loops whose count the evaluator counts or --trip-count gives).
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "hlo/instruction.h"
+#include "hlo/module.h"
 
 namespace tpusim::hlo {
 
@@ -27,5 +31,11 @@ struct TripCount {
 };
 
 TripCount KnownTripCount(const HloInstruction& w);
+
+/// The names of the module's whiles whose trip count depends on data: not found by KnownTripCount
+/// and not a key of `given` (trip counts the user gave, `--trip-count NAME=N`), in computation and
+/// instruction order.
+std::vector<std::string> DataDependentWhiles(const HloModule& module,
+                                             const std::map<std::string, int64_t>& given);
 
 }  // namespace tpusim::hlo

@@ -508,4 +508,15 @@ ModuleFootprint ComputeFootprint(const HloModule& module) {
   return f;
 }
 
+int64_t EstimateCheckBytes(const HloModule& module, int64_t devices) {
+  const ModuleFootprint f = ComputeFootprint(module);
+  int64_t bytes = 0;
+  if (__builtin_add_overflow(f.largest_value_bytes, f.largest_value_bytes, &bytes) ||
+      __builtin_add_overflow(bytes, f.parameter_bytes, &bytes) ||
+      __builtin_mul_overflow(bytes, devices, &bytes)) {
+    return std::numeric_limits<int64_t>::max();
+  }
+  return bytes;
+}
+
 }  // namespace tpusim::hlo

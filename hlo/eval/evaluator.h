@@ -134,4 +134,10 @@ struct ModuleFootprint {
 };
 ModuleFootprint ComputeFootprint(const HloModule& module);
 
+/// Estimated memory (bytes) of checking `devices` devices' outputs against the evaluator: per
+/// device its arguments plus twice its largest value (two reference runs are never alive at once,
+/// but the simulated outputs are), from shapes only. Saturates at INT64_MAX: absurd shapes read as
+/// "too big", never wrap (issue 8).
+int64_t EstimateCheckBytes(const HloModule& module, int64_t devices);
+
 }  // namespace tpusim::hlo

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 #include "tests/eval/test_util.h"
 
@@ -415,6 +416,37 @@ ENTRY e {
 })");
   EXPECT_EQ(r.element(0).GetAsDouble(0), 9.0);
   EXPECT_EQ(r.element(1).GetAsInt64(0), 1);
+}
+
+}  // namespace
+}  // namespace tpusim::hlo
+
+namespace tpusim::hlo {
+namespace {
+
+// EstimateCheckBytes: per device the parameters plus twice the largest value, from shapes only;
+// saturating for shapes whose sizes overflow.
+TEST(EstimateCheckBytesTest, ParametersPlusTwiceTheLargestValuePerDevice) {
+  auto module = ParseHloModule(R"(
+HloModule m
+ENTRY e {
+  a = f32[16,8] parameter(0)
+  b = f32[8] parameter(1)
+  big = f32[16,8,4] broadcast(a), dimensions={0,1}
+  ROOT r = f32[16,8] reduce(big, c), dimensions={2}, to_apply=add
+  c = f32[] constant(0)
+}
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+)");
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  const int64_t params = 16 * 8 * 4 + 8 * 4, largest = 16 * 8 * 4 * 4;
+  EXPECT_EQ(EstimateCheckBytes(**module, 1), params + 2 * largest);
+  EXPECT_EQ(EstimateCheckBytes(**module, 3), 3 * (params + 2 * largest));
+  EXPECT_EQ(EstimateCheckBytes(**module, int64_t{1} << 62), std::numeric_limits<int64_t>::max());
 }
 
 }  // namespace

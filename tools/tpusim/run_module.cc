@@ -33,19 +33,6 @@ namespace {
 using hlo::Literal;
 using hlo::PrimitiveType;
 
-// Estimated evaluator memory: every replica's arguments plus its largest value, twice (two
-// reference runs are never alive at once, but the simulated outputs are).
-int64_t CheckBytes(const hlo::HloModule& module, int64_t replicas) {
-  hlo::ModuleFootprint f = hlo::ComputeFootprint(module);
-  int64_t bytes = 0;  // saturating: absurd shapes must read as "too big", never wrap (issue 8)
-  if (__builtin_add_overflow(f.largest_value_bytes, f.largest_value_bytes, &bytes) ||
-      __builtin_add_overflow(bytes, f.parameter_bytes, &bytes) ||
-      __builtin_mul_overflow(bytes, replicas, &bytes)) {
-    return std::numeric_limits<int64_t>::max();
-  }
-  return bytes;
-}
-
 Json SliceJson(const config::ChipConfig& c, const std::string& note) {
   Json::Array shape;
   for (int64_t d : c.system.shape) shape.push_back(Json(d));
@@ -62,21 +49,6 @@ Json SliceJson(const config::ChipConfig& c, const std::string& note) {
 
 namespace {
 
-// Whiles whose trip count is neither found at compile time nor given with --trip-count.
-std::vector<std::string> DataDependentWhiles(const hlo::HloModule& module,
-                                             const std::map<std::string, int64_t>& given) {
-  std::vector<std::string> out;
-  for (const auto& comp : module.computations()) {
-    for (const auto& inst : comp->instructions()) {
-      if (inst->opcode() == hlo::HloOpcode::kWhile && given.count(inst->name()) == 0 &&
-          !hlo::KnownTripCount(*inst).trips) {
-        out.push_back(inst->name());
-      }
-    }
-  }
-  return out;
-}
-
 // The most trips of one while a timing-only run counts on the evaluator: 2^16, an assumption that
 // bounds the host time counting may take in a run that asked for no values (2^20 trips of a 2-op
 // body took 2.5 s of CPU on the development machine, tests/data/hostile/while_s32_wraps.hlo; the
@@ -92,7 +64,7 @@ StatusOr<std::map<std::string, int64_t>> CountTripsOnTheEvaluator(
     const RunOptions& options) {
   std::map<std::string, int64_t> counted;
   if (whiles.empty() || module.num_partitions() > 1 ||
-      CheckBytes(module, cores) > options.max_check_bytes) {
+      hlo::EstimateCheckBytes(module, cores) > options.max_check_bytes) {
     return counted;
   }
   std::vector<std::vector<Literal>> args;
@@ -146,7 +118,7 @@ void ChooseTimingOnly(const hlo::HloModule& module, const RunOptions& options,
       break;
     }
   }
-  const int64_t check_bytes = CheckBytes(module, r.replicas);
+  const int64_t check_bytes = hlo::EstimateCheckBytes(module, r.replicas);
   if (!r.timing_only && check_bytes > options.max_check_bytes) {  // values too big to check
     r.timing_only = true;
     r.timing_only_reason = fmt::format(
@@ -345,7 +317,7 @@ StatusOr<RunModuleResult> RunModule(const hlo::HloModule& module, const config::
   SetPhase("evaluate");
   TPUSIM_ASSIGN_OR_RETURN(
       r.counted_trip_counts,
-      CountTripsOnTheEvaluator(module, cores, DataDependentWhiles(module, options.trip_counts),
+      CountTripsOnTheEvaluator(module, cores, hlo::DataDependentWhiles(module, options.trip_counts),
                                options));
   // Counted loops run as real control flow (a branch on their condition every trip); the count
   // is what a timing-only simulation assumes.
