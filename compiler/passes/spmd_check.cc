@@ -7,6 +7,7 @@
 
 #include "compiler/passes/spmd_tiling.h"
 #include "hlo/eval/evaluator.h"
+#include "hlo/eval/literal_compare.h"
 
 namespace tpusim::compiler {
 namespace {
@@ -190,7 +191,7 @@ StatusOr<SpmdCheckResult> CheckPartitionedModule(const hlo::HloModule& unpartiti
         const bool same = (std::isnan(g) && std::isnan(w)) || g == w;
         ++r.elements_compared;
         if (!same) r.max_abs_error = std::max(r.max_abs_error, err);
-        if (!same && !(err <= options.atol + options.rtol * std::fabs(w))) {
+        if (!hlo::WithinTolerance(g, w, options.atol, options.rtol)) {
           if (r.mismatches++ == 0) {
             r.first_mismatch =
                 fmt::format("replica {} partition {} output {} element {}: got {}, want {}", d / n,

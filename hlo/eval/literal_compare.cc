@@ -10,6 +10,9 @@ namespace tpusim::hlo {
 bool WithinTolerance(double got, double want, double atol, double rtol) {
   if (std::isnan(got) && std::isnan(want)) return true;
   if (got == want) return true;  // also equal infinities
+  // Otherwise a non-finite value on either side is a mismatch: with want = inf the bound
+  // atol + rtol * |want| is itself infinite and would pass any got.
+  if (!std::isfinite(got) || !std::isfinite(want)) return false;
   const double abs_err = std::isfinite(got - want) ? std::abs(got - want) : INFINITY;
   return abs_err <= atol + rtol * std::abs(want);
 }

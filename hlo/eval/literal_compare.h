@@ -1,5 +1,6 @@
 // Comparing computed values with a reference within a tolerance: the rule of `tpusim run`'s
-// functional check (tools/tpusim/run_module.h, DESIGN.md §8).
+// functional check (tools/tpusim/run_module.h, DESIGN.md §8) and of the SPMD partitioner's check
+// (compiler/passes/spmd_check.h).
 #pragma once
 
 #include <cstdint>
@@ -10,8 +11,8 @@
 
 namespace tpusim::hlo {
 
-/// True when `got` matches `want`: both NaN, equal (also equal infinities), or
-/// |got - want| <= atol + rtol * |want| (a non-finite difference never passes).
+/// True when `got` matches `want`: both NaN, equal (also equal infinities), or both finite and
+/// |got - want| <= atol + rtol * |want| (a difference that overflows never passes).
 bool WithinTolerance(double got, double want, double atol, double rtol);
 
 /// Errors of computed values against a reference, accumulated over literals (CompareLiterals).

@@ -24,6 +24,11 @@ TEST(LiteralCompareTest, WithinToleranceIsAbsolutePlusRelative) {
   EXPECT_TRUE(WithinTolerance(INFINITY, INFINITY, 0, 0));
   EXPECT_FALSE(WithinTolerance(std::nan(""), 1.0, 1e9, 0));
   EXPECT_FALSE(WithinTolerance(INFINITY, 1.0, 1e9, 1e9));
+  // A reference of +-inf makes atol + rtol * |want| infinite: it must not pass everything.
+  EXPECT_FALSE(WithinTolerance(1.0, INFINITY, 1e-4, 1e-3));
+  EXPECT_FALSE(WithinTolerance(-INFINITY, INFINITY, 1e-4, 1e-3));
+  EXPECT_FALSE(WithinTolerance(std::nan(""), -INFINITY, 1e-4, 1e-3));
+  EXPECT_TRUE(WithinTolerance(-INFINITY, -INFINITY, 1e-4, 1e-3));
 }
 
 TEST(LiteralCompareTest, StatsAccumulateOverLiteralsAndNameTheFirstMismatch) {
@@ -43,11 +48,11 @@ TEST(LiteralCompareTest, StatsAccumulateOverLiteralsAndNameTheFirstMismatch) {
 
 TEST(LiteralCompareTest, NonFiniteOnOneSideIsCountedNotAMagnitude) {
   LiteralErrorStats s;
-  const Literal want = Literal::FromVector<float>({4}, {kInf, kNan, 3, -5});
-  const Literal got = Literal::FromVector<float>({4}, {kInf, kNan, kInf, kNan});
+  const Literal want = Literal::FromVector<float>({5}, {kInf, kNan, 3, -5, kInf});
+  const Literal got = Literal::FromVector<float>({5}, {kInf, kNan, kInf, kNan, 1});
   ASSERT_TRUE(CompareLiterals(got, want, 1e-3, 1e-3, "y", s).ok());
-  EXPECT_EQ(s.non_finite, 2);
-  EXPECT_EQ(s.mismatches, 2);
+  EXPECT_EQ(s.non_finite, 3);
+  EXPECT_EQ(s.mismatches, 3);  // 1 against a reference of inf is a mismatch too
   EXPECT_EQ(s.max_abs, 0);
   EXPECT_EQ(s.max_rel, 0);
   EXPECT_DOUBLE_EQ(s.max_ref, 5);  // the largest finite |reference|
