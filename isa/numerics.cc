@@ -88,6 +88,9 @@ bool UnarySupports(UnaryOp op, DType t) {
       return t != DType::kPred;
     case UnaryOp::kNot:
       return !IsFloat(t);
+    case UnaryOp::kClz:
+    case UnaryOp::kPopcnt:
+      return IsInteger(t);
     default:
       return IsFloat(t);
   }
@@ -157,6 +160,8 @@ float ApplyUnaryF(UnaryOp op, float x) {
       if (std::isnan(x)) return x;
       return x > 0 ? 1.0f : (x < 0 ? -1.0f : x);
     case UnaryOp::kNot:
+    case UnaryOp::kClz:
+    case UnaryOp::kPopcnt:
       return x;  // not defined for floats (UnarySupports); never reached
     case UnaryOp::kExpm1:
       return std::expm1(x);
@@ -170,6 +175,10 @@ float ApplyUnaryF(UnaryOp op, float x) {
       return std::erf(x);
     case UnaryOp::kRoundAfz:
       return std::round(x);
+    case UnaryOp::kTan:
+      return std::tan(x);
+    case UnaryOp::kCbrt:
+      return std::cbrt(x);
   }
   return x;
 }

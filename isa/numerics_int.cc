@@ -94,6 +94,10 @@ int64_t ApplyUnaryI(UnaryOp op, int64_t x, DType t) {
       return x > 0 ? 1 : (x < 0 ? -1 : 0);
     case UnaryOp::kNot:
       return t == DType::kPred ? (x == 0 ? 1 : 0) : NormalizeInt(~x, t);
+    case UnaryOp::kClz:  // leading zeros of t's own width
+      return std::countl_zero(LowBits(static_cast<uint64_t>(x), IntBits(t))) - (64 - IntBits(t));
+    case UnaryOp::kPopcnt:
+      return std::popcount(LowBits(static_cast<uint64_t>(x), IntBits(t)));
     default:
       return x;  // float-only ops (UnarySupports); never reached
   }

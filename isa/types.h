@@ -54,7 +54,11 @@ namespace tpusim::isa {
   X(kSin, "sin")                 \
   X(kCos, "cos")                 \
   X(kErf, "erf")                 \
-  X(kRoundAfz, "round_afz")
+  X(kRoundAfz, "round_afz")      \
+  X(kTan, "tan")                 \
+  X(kCbrt, "cbrt")               \
+  X(kClz, "clz")                 \
+  X(kPopcnt, "popcnt")
 
 #define TPUSIM_ISA_BINARY_LIST(X) \
   X(kAdd, "add")                  \

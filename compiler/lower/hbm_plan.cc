@@ -240,11 +240,14 @@ bool IsAliasOfOperand(const hlo::HloInstruction& inst) {
              isa::DTypeBytes(*from) == isa::DTypeBytes(*to) &&
              hlo::BitWidth(in.element_type()) == hlo::BitWidth(inst.shape().element_type());
     }
+    case hlo::HloOpcode::kReal:  // of a real value: the value (complex values have no device type)
+      return inst.shape().IsArray() && !hlo::IsComplex(inst.operand(0)->shape().element_type());
     case hlo::HloOpcode::kReshape:
     case hlo::HloOpcode::kBitcast:
     case hlo::HloOpcode::kCopy:
     case hlo::HloOpcode::kOptimizationBarrier:
     case hlo::HloOpcode::kAddDependency:
+    case hlo::HloOpcode::kDomain:  // a sharding domain's boundary: no data movement
       return true;
     case hlo::HloOpcode::kCustomCall:
       return IsIdentityCustomCall(inst);
@@ -516,6 +519,17 @@ StatusOr<HbmPlan> PlanHbm(const hlo::HloModule& module, const ElementwiseGroups&
       }
       case hlo::HloOpcode::kAfterAll:
         break;
+      case hlo::HloOpcode::kInfeed:
+      case hlo::HloOpcode::kOutfeed:
+      case hlo::HloOpcode::kSend:
+      case hlo::HloOpcode::kSendDone:
+      case hlo::HloOpcode::kRecv:
+      case hlo::HloOpcode::kRecvDone:
+        return Unsupported(inst,
+                           "infeed, outfeed, send and recv move data between the device and the "
+                           "host or another program, which tpusim does not model (supported: "
+                           "values enter as ENTRY parameters and leave as its result; pass the "
+                           "fed data as a parameter and return what is sent)");
       default:
         if (IsLoopEnd(inst)) {  // the loop state: loop_begin's buffers
           leaves = plan.values.at(inst.operand(0));

@@ -19,8 +19,12 @@ std::optional<isa::UnaryOp> UnaryFor(HloOpcode op) {
   switch (op) {
     case HloOpcode::kAbs:
       return isa::UnaryOp::kAbs;
+    case HloOpcode::kCbrt:
+      return isa::UnaryOp::kCbrt;
     case HloOpcode::kCeil:
       return isa::UnaryOp::kCeil;
+    case HloOpcode::kClz:
+      return isa::UnaryOp::kClz;
     case HloOpcode::kCos:
       return isa::UnaryOp::kCos;
     case HloOpcode::kErf:
@@ -41,6 +45,8 @@ std::optional<isa::UnaryOp> UnaryFor(HloOpcode op) {
       return isa::UnaryOp::kNeg;
     case HloOpcode::kNot:
       return isa::UnaryOp::kNot;
+    case HloOpcode::kPopulationCount:
+      return isa::UnaryOp::kPopcnt;
     case HloOpcode::kRoundNearestAfz:
       return isa::UnaryOp::kRoundAfz;
     case HloOpcode::kRoundNearestEven:
@@ -53,6 +59,8 @@ std::optional<isa::UnaryOp> UnaryFor(HloOpcode op) {
       return isa::UnaryOp::kSin;
     case HloOpcode::kSqrt:
       return isa::UnaryOp::kSqrt;
+    case HloOpcode::kTan:
+      return isa::UnaryOp::kTan;
     case HloOpcode::kTanh:
       return isa::UnaryOp::kTanh;
     default:
@@ -221,9 +229,10 @@ Status Lowerer::LowerElementwise(const HloInstruction& inst) {
   const bool is_finite = opc == HloOpcode::kIsFinite;
   if (!unary && !binary && !is_compare && !is_select && !is_clamp && !is_convert && !is_finite) {
     return Unsupported(inst,
-                       "elementwise op with no VPU function (supported: abs ceil cosine erf "
+                       "elementwise op with no VPU function (supported: abs cbrt ceil cosine erf "
                        "exponential exponential-minus-one floor log log-plus-one logistic "
-                       "negate not round-nearest-* rsqrt sign sine sqrt tanh is-finite convert add "
+                       "negate not popcnt count-leading-zeros round-nearest-* rsqrt sign sine sqrt "
+                       "tan tanh is-finite convert add "
                        "subtract multiply divide maximum minimum power remainder and or xor "
                        "atan2 shift-left shift-right-logical shift-right-arithmetic compare "
                        "select clamp)");

@@ -75,11 +75,11 @@ StatusOr<HbmPlan> PlanHbm(const hlo::HloModule& module, const ElementwiseGroups&
                           const hlo::TileRule& tiles);
 
 /// True for instructions whose value is their operand 0's buffers (reshape, bitcast, copy,
-/// opt-barrier, add-dependency, identity custom-calls, a broadcast to its operand's own shape, a
-/// pad of zero widths, a reverse of no dimension longer than 1, a unit-stride slice that is one
-/// contiguous run of its operand — whole trailing dimensions under one partial dimension, x[1:] of
-/// a row-major array — which is its operand's buffer at an offset (ContiguousSliceOffset)): no
-/// code, no allocation.
+/// opt-barrier, add-dependency, domain, real of a real value, identity custom-calls, a broadcast
+/// to its operand's own shape, a pad of zero widths, a reverse of no dimension longer than 1, a
+/// unit-stride slice that is one contiguous run of its operand — whole trailing dimensions under
+/// one partial dimension, x[1:] of a row-major array — which is its operand's buffer at an offset
+/// (ContiguousSliceOffset)): no code, no allocation.
 bool IsAliasOfOperand(const hlo::HloInstruction& inst);
 /// The byte offset of a slice that is one contiguous run of its operand (see IsAliasOfOperand);
 /// -1 for anything else.

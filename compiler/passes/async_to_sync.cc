@@ -36,6 +36,17 @@ std::optional<HloOpcode> SyncOpcode(HloOpcode done, HloOpcode start) {
   return std::nullopt;
 }
 
+// The start of `done`'s pair: its operand, through the async-updates an async-done's chain may
+// hold (async-start -> async-update* -> async-done, each read only by the next).
+HloInstruction* StartOf(const HloInstruction& done) {
+  HloInstruction* x = done.operand(0);
+  while (done.opcode() == HloOpcode::kAsyncDone && x->opcode() == HloOpcode::kAsyncUpdate &&
+         x->operand_count() == 1 && x->users().size() == 1) {
+    x = x->operand(0);
+  }
+  return x;
+}
+
 }  // namespace
 
 StatusOr<bool> AsyncToSync::Run(hlo::HloModule& module) {
@@ -46,12 +57,12 @@ StatusOr<bool> AsyncToSync::Run(hlo::HloModule& module) {
     std::vector<HloInstruction*> dones;
     for (const auto& i : comp->instructions()) {
       if (i->operand_count() == 1 && i->operand(0)->users().size() == 1 &&
-          SyncOpcode(i->opcode(), i->operand(0)->opcode())) {
+          SyncOpcode(i->opcode(), StartOf(*i)->opcode()) && StartOf(*i)->users().size() == 1) {
         dones.push_back(i.get());
       }
     }
     for (HloInstruction* done : dones) {
-      HloInstruction* start = done->operand(0);
+      HloInstruction* start = StartOf(*done);
       HloBuilder b(comp, done);
       const HloOpcode op = *SyncOpcode(done->opcode(), start->opcode());
       // copy-start(x) holds (destination, source, context); the copy reads x. The others keep the
@@ -61,7 +72,11 @@ StatusOr<bool> AsyncToSync::Run(hlo::HloModule& module) {
           CloneInstructionAs(*start, op, done->shape(), operands, b.UniqueName(done->name())));
       done->ReplaceAllUsesWith(sync);
       if (comp->root_instruction() == done) comp->set_root_instruction(sync);
-      comp->RemoveInstruction(done);
+      for (HloInstruction* x = done; x != start;) {
+        HloInstruction* next = x->operand(0);
+        comp->RemoveInstruction(x);
+        x = next;
+      }
       comp->RemoveInstruction(start);
       changed = true;
     }

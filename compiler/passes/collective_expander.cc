@@ -209,6 +209,40 @@ bool ExpandAllToAll(hlo::HloModule& module, hlo::HloComputation& comp, HloInstru
   return true;
 }
 
+// collective-broadcast of one array x: an all-gather of x as [1, ...] along a new dimension 0 into
+// [N, ...] in the same groups of N, of which every member keeps row 0 — its group's first member's
+// x, the broadcast's source. Only when the groups cover every replica (or, with
+// use_global_device_ids, every device) in groups of one size: a replica outside every group would
+// get zeros, which an all-gather does not give.
+bool ExpandCollectiveBroadcast(const hlo::HloModule& module, hlo::HloComputation& comp,
+                               HloInstruction* cb) {
+  if (cb->operand_count() != 1 || !cb->shape().IsArray()) return false;
+  if (module.num_partitions() > 1 && !cb->use_global_device_ids()) return false;
+  const int64_t devices = module.replica_count() * module.num_partitions();
+  auto groups = hlo::ExpandReplicaGroups(cb->replica_groups(), devices);
+  if (!groups.ok() || groups->empty()) return false;
+  const size_t n = (*groups)[0].size();
+  for (const auto& g : *groups) {
+    if (g.size() != n) return false;
+  }
+  if (static_cast<int64_t>(n * groups->size()) != devices) return false;
+  HloBuilder b(&comp, cb);
+  const Shape& s = cb->shape();
+  std::vector<int64_t> row = {1}, gathered = {static_cast<int64_t>(n)};
+  row.insert(row.end(), s.dimensions().begin(), s.dimensions().end());
+  gathered.insert(gathered.end(), s.dimensions().begin(), s.dimensions().end());
+  auto ag = CloneInstructionAs(*cb, HloOpcode::kAllGather, Shape(s.element_type(), gathered),
+                               {b.Reshape(cb->operand(0), row, "row")},
+                               b.UniqueName(cb->name() + ".gathered"));
+  ag->mutable_dimensions() = {0};
+  HloInstruction* all = b.Add(std::move(ag));
+  std::vector<int64_t> start(row.size(), 0), step(row.size(), 1);
+  cb->ReplaceAllUsesWith(
+      b.Reshape(b.Slice(all, start, row, step, "source"), s.dimensions(), "value"));
+  comp.RemoveInstruction(cb);
+  return true;
+}
+
 }  // namespace
 
 StatusOr<bool> CollectiveExpander::Run(hlo::HloModule& module) {
@@ -218,11 +252,16 @@ StatusOr<bool> CollectiveExpander::Run(hlo::HloModule& module) {
   for (hlo::HloComputation* comp : comps) {
     std::vector<HloInstruction*> todo;
     for (const auto& i : comp->instructions()) {
-      if (NeedsTranspose(*i) || i->opcode() == HloOpcode::kAllToAll) todo.push_back(i.get());
+      if (NeedsTranspose(*i) || i->opcode() == HloOpcode::kAllToAll ||
+          i->opcode() == HloOpcode::kCollectiveBroadcast) {
+        todo.push_back(i.get());
+      }
     }
     for (HloInstruction* inst : todo) {
       if (inst->opcode() == HloOpcode::kAllToAll) {
         changed = ExpandAllToAll(module, *comp, inst) || changed;
+      } else if (inst->opcode() == HloOpcode::kCollectiveBroadcast) {
+        changed = ExpandCollectiveBroadcast(module, *comp, inst) || changed;
       } else {
         TransposeCollective(*comp, inst);
         changed = true;

@@ -11,6 +11,10 @@
 //    exchange schedule all-to-all uses on a torus. Each device moves (N-1)/N of its data over ICI,
 //    as the real all-to-all does. A device's rank in its group is read from a constant table
 //    indexed by its global id, replica-id * num_partitions + partition-id.
+//  * collective-broadcast of one array in groups of one size that cover every replica: an
+//    all-gather along a new dimension 0 of which every member keeps row 0, its group's first
+//    member's value (the source). Exact; the all-gather moves N - 1 rows to each member where a
+//    broadcast moves one (a pessimism of this expansion).
 //
 // Errors: none; collectives outside this contract are left for the lowering to report by name.
 #pragma once

@@ -22,6 +22,8 @@ LatencyClass UnaryClass(isa::UnaryOp op) {
     case UnaryOp::kSin:
     case UnaryOp::kCos:
     case UnaryOp::kErf:
+    case UnaryOp::kTan:
+    case UnaryOp::kCbrt:
       return LatencyClass::kTranscendental;
     case UnaryOp::kSqrt:
     case UnaryOp::kRsqrt:

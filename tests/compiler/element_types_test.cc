@@ -1,11 +1,12 @@
 // Every integer and float element type the device holds, per op class, compiled and run on the
 // interpreter and compared BIT FOR BIT with the evaluator (hlo/eval): elementwise arithmetic,
-// compare/select, convert (int <-> float, one rounding), shifts, remainder, reduce, data movement
-// (transpose, slice, pad, iota, concatenate, reverse), gather and dynamic-slice with indices of
-// every index type. A large constant is added to every input so that the values leave the narrow
-// range the random arguments have: an s64 add that overflows s32, a u32 compare of values >= 2^31,
-// a u64 shift. The types the device cannot hold (f64, c64, f8, s4) and the dots the MXU does not take are
-// located errors naming the instruction and the type.
+// compare/select, convert (int <-> float, one rounding), shifts, remainder, popcnt,
+// count-leading-zeros, tan, cbrt, reduce, data movement (transpose, slice, pad, iota, concatenate,
+// reverse), gather and dynamic-slice with indices of every index type. A large constant is added
+// to every input so that the values leave the narrow range the random arguments have: an s64 add
+// that overflows s32, a u32 compare of values >= 2^31, a u64 shift. The types the device cannot
+// hold (f64, c64, f8, s4) and the dots the MXU does not take are located errors naming the
+// instruction and the type.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -138,7 +139,20 @@ TEST_P(ElementTypeTest, ShiftsAndBitwiseOpsActOnTheTypesOwnBits) {
   o = $T[8,128] or(x, sl)
   n = $T[8,128] not(o)
   rm = $T[8,128] remainder(s, a1)
-  ROOT r = ($T[8,128], $T[8,128]) tuple(n, rm)
+  pc = $T[8,128] popcnt(s)
+  lz = $T[8,128] count-leading-zeros(a)
+  ROOT r = ($T[8,128], $T[8,128], $T[8,128], $T[8,128]) tuple(n, rm, pc, lz)
+)",
+                                    c.type)));
+}
+
+TEST_P(ElementTypeTest, TanAndCbrt) {
+  const TypeCase& c = GetParam();
+  if (c.integer) GTEST_SKIP() << "floats only";
+  ExpectSameBits(Module(c, Sub(R"(  t = $T[8,128] tan(a)
+  n = $T[8,128] negate(s)
+  cb = $T[8,128] cbrt(n)
+  ROOT r = ($T[8,128], $T[8,128]) tuple(t, cb)
 )",
                                     c.type)));
 }

@@ -63,6 +63,15 @@ StatusOr<bool> UnaryTyped(HloOpcode op, const Literal& x, Literal& out, const Ke
     case HloOpcode::kCopy:
       out = x;
       return true;
+    // real / imag of a floating-point value (XLA's shape inference takes them): the value, and 0.
+    case HloOpcode::kReal:
+      if constexpr (kFloat) {
+        out = x;
+        return true;
+      }
+      break;
+    case HloOpcode::kImag:
+      return float_op([](C) { return C(0); });
     case HloOpcode::kAbs:
       if constexpr (kFloat) return float_op([](C v) { return std::fabs(v); });
       if constexpr (kInt) {
