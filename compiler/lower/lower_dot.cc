@@ -578,6 +578,79 @@ Status Lowerer::EmitDotStore(DotKernel& k, const DotOutBlock& pp) {
   return em_.CheckSize();
 }
 
+bool Lowerer::AllocateEpilogue(const HloInstruction& dot, Epilogue& ep, int64_t Mc, int64_t Nc,
+                               int64_t budget, int64_t tmp_bytes, bool needs_zero) {
+  // Per buffer set: the non-scalar externals' blocks and the ops' result blocks; shared: scalars,
+  // absorbed broadcasts' whole operands, running reductions, the temporary.
+  const auto rounded = [](int64_t bytes) { return (std::max<int64_t>(bytes, 64) + 63) / 64 * 64; };
+  const auto ext_block_bytes = [&](const Epilogue::External& x) {
+    const int64_t elems = x.mode == isa::Broadcast::kScalar ? 1
+                          : x.mode == isa::Broadcast::kRow  ? Nc
+                          : x.mode == isa::Broadcast::kCol  ? Mc
+                                                            : Mc * Nc;
+    return rounded(elems * x.buf->elem_bytes());
+  };
+  int64_t per_set = 0, shared = 0, wholes = 0, absorbed_blocks = 0;
+  for (Epilogue::External& x : ep.ext) {
+    if (x.repeat > 0) {  // whole (shared) or one value per block (per set): decided below
+      wholes += rounded(x.buf->bytes());
+      absorbed_blocks += ext_block_bytes(x);
+      continue;
+    }
+    (x.LoadedOnce() ? shared : per_set) += ext_block_bytes(x);
+  }
+  for (size_t m = 0; m < ep.ops.size(); ++m) {
+    if (IsAbsorbedBroadcast(dot, *ep.ops[m])) continue;
+    if (ep.ops[m]->opcode() == hlo::HloOpcode::kReduce) {
+      const auto& dims = ep.ops[m]->dimensions();
+      const bool column =
+          std::find(dims.begin(), dims.end(), dot.shape().rank() - 1) == dims.end();
+      shared += rounded((column ? ep.ops[m]->shape().ElementCount() : Mc) * 4);
+      continue;
+    }
+    per_set += rounded(Mc * Nc * Buffer(ep.ops[m]).elem_bytes());
+  }
+  shared += (tmp_bytes > 0 ? rounded(Mc * Nc * tmp_bytes) : 0) + (needs_zero ? 64 : 0);
+  const bool whole = shared + wholes + per_set <= budget;
+  (whole ? shared : per_set) += whole ? wholes : absorbed_blocks;
+  ep.sets = shared + 2 * per_set <= budget ? 2 : 1;
+  if (shared + per_set > budget) return false;
+  auto alloc = [&](int64_t bytes, uint64_t* at) {
+    const int64_t a = em_.AllocVmem(std::max<int64_t>(bytes, 64));
+    if (a < 0) return false;
+    *at = static_cast<uint64_t>(a);
+    return true;
+  };
+  for (Epilogue::External& x : ep.ext) {
+    x.whole = whole && x.repeat > 0;
+    const int64_t bytes = x.whole ? rounded(x.buf->bytes()) : ext_block_bytes(x);
+    x.set_bytes = x.LoadedOnce() ? 0 : static_cast<uint64_t>(bytes);
+    if (!alloc(x.LoadedOnce() ? bytes : bytes * ep.sets, &x.vmem)) return false;
+  }
+  ep.result.resize(ep.ops.size());
+  ep.result_set_bytes.assign(ep.ops.size(), 0);
+  for (size_t m = 0; m < ep.ops.size(); ++m) {
+    if (IsAbsorbedBroadcast(dot, *ep.ops[m])) continue;
+    if (ep.ops[m]->opcode() == hlo::HloOpcode::kReduce) {
+      // Reductions keep a running result ([N] columns or [Mc] rows).
+      Epilogue::Reduction r;
+      const auto& dims = ep.ops[m]->dimensions();
+      r.column = std::find(dims.begin(), dims.end(), dot.shape().rank() - 1) == dims.end();
+      r.op = ReducerOp(*ep.ops[m]).value_or(isa::ReduceOp::kSum);
+      const int64_t n = r.column ? ep.ops[m]->shape().ElementCount() : Mc;
+      if (!alloc(n * 4, &r.running)) return false;
+      ep.reductions[m] = r;
+      continue;
+    }
+    const int64_t bytes = rounded(Mc * Nc * Buffer(ep.ops[m]).elem_bytes());
+    ep.result_set_bytes[m] = static_cast<uint64_t>(bytes);
+    if (!alloc(bytes * ep.sets, &ep.result[m])) return false;
+  }
+  if (tmp_bytes > 0 && !alloc(Mc * Nc * tmp_bytes, &ep.tmp)) return false;
+  if (needs_zero && !alloc(64, &ep.zero)) return false;
+  return true;
+}
+
 StatusOr<std::optional<Lowerer::Epilogue>> Lowerer::PlanEpilogue(
     const HloInstruction& dot, const std::vector<const HloInstruction*>& ops, int64_t Mc,
     int64_t Nc, int64_t budget) {
@@ -617,79 +690,10 @@ StatusOr<std::optional<Lowerer::Epilogue>> Lowerer::PlanEpilogue(
       ep.source[m].push_back(-2 - static_cast<int64_t>(it->second));
     }
   }
-  // Allocations within `budget`; an epilogue that does not fit is left to the ops' own kernels.
-  // Per buffer set: the non-scalar externals' blocks and the ops' result blocks; shared: scalars,
-  // absorbed broadcasts' whole operands, running reductions, the temporary.
-  const auto rounded = [](int64_t bytes) { return (std::max<int64_t>(bytes, 64) + 63) / 64 * 64; };
-  const auto ext_block_bytes = [&](const Epilogue::External& x) {
-    const int64_t elems = x.mode == isa::Broadcast::kScalar ? 1
-                          : x.mode == isa::Broadcast::kRow  ? Nc
-                          : x.mode == isa::Broadcast::kCol  ? Mc
-                                                            : Mc * Nc;
-    return rounded(elems * x.buf->elem_bytes());
-  };
-  const auto loaded_once = [](const Epilogue::External& x) {
-    return x.mode == isa::Broadcast::kScalar && (x.repeat == 0 || x.whole);
-  };
-  int64_t per_set = 0, shared = 0, wholes = 0, absorbed_blocks = 0;
-  for (Epilogue::External& x : ep.ext) {
-    if (x.repeat > 0) {  // whole (shared) or one value per block (per set): decided below
-      wholes += rounded(x.buf->bytes());
-      absorbed_blocks += ext_block_bytes(x);
-      continue;
-    }
-    (loaded_once(x) ? shared : per_set) += ext_block_bytes(x);
+  // An epilogue that does not fit is left to the ops' own kernels.
+  if (!AllocateEpilogue(dot, ep, Mc, Nc, budget, needs_tmp ? 4 : 0, needs_zero)) {
+    return std::optional<Epilogue>();
   }
-  for (size_t m = 0; m < ops.size(); ++m) {
-    if (IsAbsorbedBroadcast(dot, *ops[m])) continue;
-    if (ops[m]->opcode() == hlo::HloOpcode::kReduce) {
-      const auto& dims = ops[m]->dimensions();
-      const bool column =
-          std::find(dims.begin(), dims.end(), dot.shape().rank() - 1) == dims.end();
-      shared += rounded((column ? ops[m]->shape().ElementCount() : Mc) * 4);
-      continue;
-    }
-    per_set += rounded(Mc * Nc * Buffer(ops[m]).elem_bytes());
-  }
-  const int64_t tmp_bytes = needs_tmp ? 4 : 0;
-  shared += (tmp_bytes > 0 ? rounded(Mc * Nc * tmp_bytes) : 0) + (needs_zero ? 64 : 0);
-  const bool whole = shared + wholes + per_set <= budget;
-  (whole ? shared : per_set) += whole ? wholes : absorbed_blocks;
-  ep.sets = shared + 2 * per_set <= budget ? 2 : 1;
-  if (shared + per_set > budget) return std::optional<Epilogue>();
-  auto alloc = [&](int64_t bytes, uint64_t* at) {
-    const int64_t a = em_.AllocVmem(std::max<int64_t>(bytes, 64));
-    if (a < 0) return false;
-    *at = static_cast<uint64_t>(a);
-    return true;
-  };
-  for (Epilogue::External& x : ep.ext) {
-    x.whole = whole && x.repeat > 0;
-    const int64_t bytes = x.whole ? rounded(x.buf->bytes()) : ext_block_bytes(x);
-    x.set_bytes = loaded_once(x) ? 0 : static_cast<uint64_t>(bytes);
-    if (!alloc(loaded_once(x) ? bytes : bytes * ep.sets, &x.vmem)) return std::optional<Epilogue>();
-  }
-  ep.result.resize(ops.size());
-  ep.result_set_bytes.assign(ops.size(), 0);
-  for (size_t m = 0; m < ops.size(); ++m) {
-    if (IsAbsorbedBroadcast(dot, *ops[m])) continue;
-    if (ops[m]->opcode() == hlo::HloOpcode::kReduce) {
-      // Reductions keep a running result ([N] columns or [Mc] rows).
-      Epilogue::Reduction r;
-      const auto& dims = ops[m]->dimensions();
-      r.column = std::find(dims.begin(), dims.end(), dot.shape().rank() - 1) == dims.end();
-      r.op = ReducerOp(*ops[m]).value_or(isa::ReduceOp::kSum);
-      const int64_t n = r.column ? ops[m]->shape().ElementCount() : Mc;
-      if (!alloc(n * 4, &r.running)) return std::optional<Epilogue>();
-      ep.reductions[m] = r;
-      continue;
-    }
-    const int64_t bytes = rounded(Mc * Nc * Buffer(ops[m]).elem_bytes());
-    ep.result_set_bytes[m] = static_cast<uint64_t>(bytes);
-    if (!alloc(bytes * ep.sets, &ep.result[m])) return std::optional<Epilogue>();
-  }
-  if (tmp_bytes > 0 && !alloc(Mc * Nc * tmp_bytes, &ep.tmp)) return std::optional<Epilogue>();
-  if (needs_zero && !alloc(64, &ep.zero)) return std::optional<Epilogue>();
   // Results read outside the epilogue are stored; so is the dot's when anything else reads it.
   const HloInstruction* root = dot.parent()->root_instruction();
   ep.stored.assign(ops.size(), false);
@@ -713,7 +717,7 @@ StatusOr<std::optional<Lowerer::Epilogue>> Lowerer::PlanEpilogue(
   // Scalars, and absorbed broadcasts' whole operands, are loaded once.
   int64_t loads = 0;
   for (const Epilogue::External& x : ep.ext) {
-    if (!loaded_once(x)) continue;
+    if (!x.LoadedOnce()) continue;
     const int64_t bytes = x.whole ? x.buf->bytes() : x.buf->elem_bytes();
     em_.DmaContiguous(isa::Opcode::kDmaHbmToVmem, x.buf->address, x.vmem, bytes,
                       x.buf->elem_bytes(), kLoadFlag);

@@ -212,6 +212,8 @@ class Lowerer {
       // Bytes between the buffer sets' copies; 0: one copy (loaded once, read by every block).
       uint64_t set_bytes = 0;
       uint64_t At(int set) const { return vmem + static_cast<uint64_t>(set) * set_bytes; }
+      // Loaded once before the first block: a scalar, or an absorbed broadcast's whole operand.
+      bool LoadedOnce() const { return mode == isa::Broadcast::kScalar && (repeat == 0 || whole); }
     };
     std::vector<const hlo::HloInstruction*> ops;
     std::vector<External> ext;
@@ -251,6 +253,11 @@ class Lowerer {
   StatusOr<std::optional<Epilogue>> PlanEpilogue(const hlo::HloInstruction& dot,
                                                  const std::vector<const hlo::HloInstruction*>& ops,
                                                  int64_t Mc, int64_t Nc, int64_t budget);
+  /// PlanEpilogue's VMEM: decides `ep.sets` and which absorbed operands are loaded whole, and
+  /// allocates the externals, results, running reductions and the temporary (`tmp_bytes` per
+  /// element, and a zero when `needs_zero`); false when they do not fit `budget` bytes.
+  bool AllocateEpilogue(const hlo::HloInstruction& dot, Epilogue& ep, int64_t Mc, int64_t Nc,
+                        int64_t budget, int64_t tmp_bytes, bool needs_zero);
   /// TPU v1's Activate, which later TPUs keep on the MXU result path: an epilogue that is only an
   /// activation of the result — maximum(D, 0), tanh(D) or logistic(D), optionally followed by a
   /// convert of f32 to bf16; or, for an s32 result, clamp(0, D, 127) or maximum(D, 0) followed by
