@@ -811,8 +811,8 @@ Status Lowerer::LoadEpilogueBlock(Epilogue& ep, int64_t seq, int64_t b, int64_t 
       case isa::Broadcast::kScalar:
         if (x.repeat > 0 && !x.whole) {  // the one value of an absorbed broadcast for this block
           const int64_t i = ((b * M + m0) * N + n0) / x.repeat;
-          em_.DmaContiguous(isa::Opcode::kDmaHbmToVmem,
-                            x.buf->address + static_cast<uint64_t>(i * e), at, e, e, flag);
+          em_.DmaContiguous(isa::Opcode::kDmaHbmToVmem, x.buf->address + static_cast<uint64_t>(i * e),
+                            at, e, e, flag);
           ++loads;
         }
         break;

@@ -57,15 +57,12 @@ double PipelineCycles(const DotPlan& p, const config::ChipConfig& config, int64_
 }
 
 // The estimated time of a dot with blocks p.blocks (acc_sets accumulator sets) on one core, in
-// cycles (PlanDot's estimate, plan_dot.h): the pipeline or the traffic at the core's share of the
-// HBM bandwidth, whichever is longer, plus what of each step's HBM latency and array fill its
-// share of the pipeline does not hide.
+// cycles (PlanDot's estimate).
 double EstimateCycles(const DotPlan& p, const config::ChipConfig& config, int64_t acc_sets) {
   const DotShape& d = p.shape;
   const int64_t Mc = p.blocks.Mc, Kc = p.blocks.Kc, Nc = p.blocks.Nc;
   const int64_t R = p.mxu.rows, C = p.mxu.cols;
-  const double cores = static_cast<double>(std::max<int64_t>(1, config.tensorcores));
-  const double bw = std::max(1e-9, config.HbmBytesPerCycle() / cores);
+  const double bw = std::max(1e-9, config.HbmBytesPerCycle());
   const int64_t mb = CeilDiv(d.M, Mc), nb = CeilDiv(d.N, Nc), kb = CeilDiv(d.K, Kc);
   const double lhs_reads = Kc == d.K ? 1.0 : static_cast<double>(nb);
   const double rhs_reads = (Kc == d.K && Nc == d.N) ? 1.0 : static_cast<double>(mb);
@@ -74,10 +71,8 @@ double EstimateCycles(const DotPlan& p, const config::ChipConfig& config, int64_
                                   rhs_reads * static_cast<double>(d.K * d.N * d.re) +
                                   static_cast<double>(d.M * d.N * d.oe));
   const double steps = static_cast<double>(d.B * mb * nb * kb);
-  const double pipeline = PipelineCycles(p, config, acc_sets);
-  const double per_step = static_cast<double>(config.hbm.latency_cycles + R + C);
-  const double exposed = std::max(0.0, per_step - pipeline / std::max(steps, 1.0));
-  return std::max(pipeline, traffic / bw) + steps * exposed;
+  return std::max(PipelineCycles(p, config, acc_sets), traffic / bw) +
+         steps * static_cast<double>(config.hbm.latency_cycles + R + C);
 }
 
 // The largest Kc (a multiple of R unless the whole K) for an Mc that fits `vmem` with nbuf result

@@ -103,11 +103,7 @@ struct DotPlan {
 /// Chooses the plan of a dot of `shape` on a core of `config` with `vmem` bytes of VMEM for its
 /// blocks (`double_buffer`: pipeline with two result and three operand buffers when they fit).
 /// The blocks minimize an estimate of the dot's time on one core:
-///   max(MXU pipeline time, HBM traffic / the core's share of HBM bytes per cycle)
-///     + steps * max(0, HBM latency + R + C - pipeline time per step)
-/// (a step's loads and fill are hidden behind the previous step's matmuls when those last long
-/// enough; the HBM share is the chip's bandwidth over its TensorCores, as both cores of a
-/// megacore stream at once),
+///   max(MXU pipeline time, HBM traffic / HBM bytes per cycle) + steps * (HBM latency + R + C),
 /// with the MXU pipeline time = the busiest MXU's matmuls and pops block after block (each weight
 /// tile it owns costs isa::MxuTiming::FoldCycles(rows) — the simulator's closed form: a weight
 /// tile cannot be used for less than its shift time, which is what bounds a GEMV with tiny M — a

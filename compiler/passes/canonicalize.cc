@@ -364,9 +364,8 @@ bool SplitMiddleBroadcast(HloComputation& comp, HloInstruction* inst) {
   std::vector<int64_t> rows(out.dimensions().begin(), out.dimensions().end() - 1);
   std::vector<int64_t> leading(static_cast<size_t>(rank - 1));
   for (size_t i = 0; i < leading.size(); ++i) leading[i] = static_cast<int64_t>(i);
-  auto column = std::make_unique<HloInstruction>(HloOpcode::kBroadcast,
-                                                 Shape(out.element_type(), rows),
-                                                 UniqueName(comp, inst->name() + ".rows"));
+  auto column = std::make_unique<HloInstruction>(
+      HloOpcode::kBroadcast, Shape(out.element_type(), rows), UniqueName(comp, inst->name() + ".rows"));
   column->mutable_dimensions() = dims;
   column->set_has_dimensions(true);
   column->AppendOperand(inst->operand(0));

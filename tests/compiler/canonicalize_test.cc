@@ -237,10 +237,8 @@ ENTRY e {
 TEST(CanonicalizeTest, OtherBroadcastsAreNotSplit) {
   for (const char* body : {
            "b = f32[4,5,3,16] broadcast(s16), dimensions={3}\n  ROOT y = f32[4,5,3,16] add(x, b)",
-           "b = f32[4,5,3,16] broadcast(s453), dimensions={0,1,2}\n"
-           "  ROOT y = f32[4,5,3,16] add(x, b)",
-           "b = f32[4,5,3,16] broadcast(s3), dimensions={2}\n"
-           "  ROOT y = f32[4,5,16,3] transpose(b), dimensions={0,1,3,2}",
+           "b = f32[4,5,3,16] broadcast(s453), dimensions={0,1,2}\n  ROOT y = f32[4,5,3,16] add(x, b)",
+           "b = f32[4,5,3,16] broadcast(s3), dimensions={2}\n  ROOT y = f32[4,5,16,3] transpose(b), dimensions={0,1,3,2}",
            "b = f32[4,5,3,16] broadcast(s53), dimensions={2,1}\n  ROOT y = f32[4,5,3,16] add(x, b)",
        }) {
     const std::string text = std::string(R"(

@@ -45,21 +45,19 @@ void ExpectConsistent(const DotPlan& p, int64_t vmem) {
 TEST(PlanDotTest, TinySmallGemmKeepsBothOperandsWholeInVmem) {
   // tiny: one 8x8 MXU, 256 accumulator rows, 1 MiB VMEM. [64,64] x [64,64] f32 fits whole, so
   // Kc = K (the LHS is read once) and the weights are read once; M is cut by the accumulators.
-  // The pipeline estimate prefers Nc = 56 (7 tiles) with Mc = 8 in three accumulator sets: with
-  // tiny's 8x8 array every block's matmuls outlast an HBM latency, so no step overhead is counted.
-  // Simulated: 5,761 cycles, against 4,628 (Nc = 40, Mc = 24) when each step was charged a full
-  // HBM latency + R + C — the estimate has no per-instruction issue cost, which tiny blocks pay
-  // (a known gap; the realistic configs' dots got faster, benchmarks/RESULTS.md).
+  // The pipeline estimate prefers Nc = 40 (5 tiles) with Mc = 24 (three M blocks, two sets of
+  // 5 x 24 rows): 4,628 simulated cycles, against 4,756 for the Nc = 16, Mc = 64 plan the
+  // earlier estimate (a fixed exposed-pop term) chose.
   const config::ChipConfig c = Config("tiny");
   const DotShape d{.B = 1, .M = 64, .K = 64, .N = 64, .le = 4, .re = 4, .oe = 4};
   const DotPlan p = Plan(d, c, DotVmem(c), /*double_buffer=*/true);
   ExpectConsistent(p, DotVmem(c));
   EXPECT_EQ(p.ksplit, 1);  // one MXU: nothing to split K over
   EXPECT_EQ(p.blocks.Kc, 64);
-  EXPECT_EQ(p.blocks.Mc, 8);
-  EXPECT_EQ(p.blocks.Nc, 56);
-  EXPECT_EQ(p.blocks.tiles_per_mxu, 7);
-  EXPECT_EQ(p.acc_sets, 3);
+  EXPECT_EQ(p.blocks.Mc, 24);
+  EXPECT_EQ(p.blocks.Nc, 40);
+  EXPECT_EQ(p.blocks.tiles_per_mxu, 5);
+  EXPECT_EQ(p.acc_sets, 2);
   EXPECT_EQ(p.blocks.nbuf, 2);
   EXPECT_EQ(p.input_buffers, 3);
   EXPECT_GE(p.acc_sets, 2);
@@ -128,12 +126,11 @@ TEST(PlanDotTest, TpuV4DotThatFitsIsReadOnceWithTwoAccumulatorSets) {
 }
 
 TEST(PlanDotTest, MBlocksAreBalanced) {
-  // tpu-v3 (2 MXUs, 2048 accumulator rows): three accumulator sets allow blocks of 682 rows
-  // (2048 / 3, in whole sublane groups: 680); M = 1792 is cut as 3 x 600 (the last 592), not
-  // 680 + 680 + 432 (a short block's matmuls would not hide a long block's pop); M = 3000 as
-  // 5 x 600; M = 1024 as 2 x 512.
+  // tpu-v3 (2 MXUs, 2048 accumulator rows): M = 1792 with two accumulator sets allows 1024-row
+  // blocks; they are cut as 2 x 896, not 1024 + 768 (the short block's matmuls would not hide the
+  // long block's pop). M = 3000 (3 blocks of at most 1024) gives 1000-row blocks.
   const config::ChipConfig c = Config("tpu-v3");
-  for (const auto& [M, Mc] : {std::pair<int64_t, int64_t>{1792, 600}, {3000, 600}, {1024, 512}}) {
+  for (const auto& [M, Mc] : {std::pair<int64_t, int64_t>{1792, 896}, {3000, 1000}, {1024, 1024}}) {
     const DotShape d{.B = 4, .M = M, .K = 7, .N = 168, .le = 2, .re = 2, .oe = 2};
     const DotPlan p = Plan(d, c, DotVmem(c), true);
     ExpectConsistent(p, DotVmem(c));
@@ -143,20 +140,20 @@ TEST(PlanDotTest, MBlocksAreBalanced) {
 }
 
 TEST(PlanDotTest, TpuV4LargerDotTradesKChunksAgainstTraffic) {
-  // tpu-v4, [1024, 1024] x [1024, 1024] bf16 in 2/3 of 16 MiB. The whole K fits beside the
-  // blocks (the LHS is read once per N block and no K chunk waits for its loads); the pipeline
-  // estimate (matmuls wait only for the pop of the block that last held their accumulator set)
-  // picks Nc = 1024 (two tiles per MXU) with Mc = 256: 14,157 simulated cycles, like Nc = 512 with
-  // Mc = 512, against 17,271 for the Mc = 1024, Kc = 512 plan of the session-7 estimate.
+  // tpu-v4, [1024, 1024] x [1024, 1024] bf16 in 2/3 of 16 MiB. Nc = 512 (one tile per MXU) with
+  // Mc = 512 in up to three accumulator sets leaves room for the whole K: the LHS is read once
+  // per N block and no K chunk waits for its loads. The pipeline estimate (matmuls wait only for
+  // the pop three blocks back) picks it: 14,157 simulated cycles, against 17,271 for the
+  // Mc = 1024, Kc = 512 plan of the earlier estimate.
   const config::ChipConfig c = Config("tpu-v4");
   const DotShape d{.B = 1, .M = 1024, .K = 1024, .N = 1024, .le = 2, .re = 2, .oe = 4};
   const DotPlan p = Plan(d, c, DotVmem(c), true);
   ExpectConsistent(p, DotVmem(c));
   EXPECT_EQ(p.ksplit, 1);
   EXPECT_EQ(p.blocks.Kc, 1024);
-  EXPECT_EQ(p.blocks.Nc, 1024);
-  EXPECT_EQ(p.blocks.Mc, 256);
-  EXPECT_EQ(p.blocks.tiles_per_mxu, 2);
+  EXPECT_EQ(p.blocks.Nc, 512);
+  EXPECT_EQ(p.blocks.Mc, 512);
+  EXPECT_EQ(p.blocks.tiles_per_mxu, 1);
   EXPECT_GE(p.acc_sets, 2);
 }
 
