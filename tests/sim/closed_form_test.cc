@@ -22,6 +22,19 @@ using testing::TinyChip;
 
 class GemmTest : public ::testing::TestWithParam<MxuModelKind> {};
 
+// Runs `p` with random bf16 weights at VMEM 0 ([8,8]) and LHS rows at 1024 ([64,8]) on `model`,
+// values checked against the interpreter.
+auto RunGemm(const config::ChipConfig& chip, isa::Program p, MxuModelKind model, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  p.data.push_back(
+      testing::Bf16Segment(isa::MemSpace::kVmem, 0, 0, testing::RandomFloats(rng, 64)));
+  p.data.push_back(
+      testing::Bf16Segment(isa::MemSpace::kVmem, 0, 1024, testing::RandomFloats(rng, 64 * 8)));
+  SimOptions o;
+  o.mxu_model = model;
+  return RunAndCheck(chip, p, o);
+}
+
 TEST_P(GemmTest, OneGemmMatchesTheWeightStationaryFormulaExactly) {
   const config::ChipConfig chip = TinyChip();
   const uint64_t R = 8, N = 8, M = 64, kPopLatency = 2;
@@ -31,14 +44,7 @@ TEST_P(GemmTest, OneGemmMatchesTheWeightStationaryFormulaExactly) {
     mxu.pop mxu=0, acc=0, m=64, n=8, acc_dtype=f32, dst=8192, stride=8, dtype=f32
     ctrl.halt
   )");
-  std::mt19937_64 rng(1);
-  p.data.push_back(
-      testing::Bf16Segment(isa::MemSpace::kVmem, 0, 0, testing::RandomFloats(rng, 64)));
-  p.data.push_back(
-      testing::Bf16Segment(isa::MemSpace::kVmem, 0, 1024, testing::RandomFloats(rng, 64 * 8)));
-  SimOptions o;
-  o.mxu_model = GetParam();
-  auto r = RunAndCheck(chip, p, o);  // values identical to the interpreter's
+  auto r = RunGemm(chip, p, GetParam(), 1);  // values identical to the interpreter's
   ASSERT_TRUE(r.ok()) << r.status().message();
   // Derivation (weight-stationary R x C array, DESIGN.md §4; mxu_fast_model.cc):
   //   cycle 0: the sequencer issues load_weights; it reaches the MXU after the 1-cycle port: L = 1.
@@ -73,14 +79,7 @@ TEST_P(GemmTest, AMatmulBehindAQueuedPopDoesNotWaitForThePopToStart) {
     mxu.pop mxu=0, acc=128, m=64, n=8, acc_dtype=f32, dst=16384, stride=8, dtype=f32
     ctrl.halt
   )");
-  std::mt19937_64 rng(2);
-  p.data.push_back(
-      testing::Bf16Segment(isa::MemSpace::kVmem, 0, 0, testing::RandomFloats(rng, 64)));
-  p.data.push_back(
-      testing::Bf16Segment(isa::MemSpace::kVmem, 0, 1024, testing::RandomFloats(rng, 64 * 8)));
-  SimOptions o;
-  o.mxu_model = GetParam();
-  auto r = RunAndCheck(chip, p, o);
+  auto r = RunGemm(chip, p, GetParam(), 2);
   ASSERT_TRUE(r.ok()) << r.status().message();
   // The first pop holds the result path for its 64 rows, from when the first matmul's results are
   // in (cycle 89, as above) to 153; the second pop (issued at 96, when the 8-row matmul is done)
