@@ -109,6 +109,23 @@ ConvBlocks GrowBands(ConvBlocks b, const hlo::DirectConvolution& p, int64_t le, 
   return b;
 }
 
+// `total` items in blocks of at most `block`: the same number of blocks, of even sizes.
+int64_t EvenBlock(int64_t total, int64_t block) { return CeilDiv(total, CeilDiv(total, block)); }
+
+// `b` (which fits) with its images, rows and columns per block evened out over the same number of
+// blocks: 19 output rows in blocks of at most 9 become 7, 7, 5 rather than 9, 9, 1, so no block
+// streams so few LHS rows per weight tile that the MXU waits on weight loads (a load takes R *
+// weight_load_cycles_per_row cycles, hidden only behind a matmul of at least that many rows). A
+// smaller block needs no more VMEM or accumulator rows, so `b` still fits.
+ConvBlocks Balance(ConvBlocks b, const hlo::DirectConvolution& p) {
+  b.bn = EvenBlock(p.N, b.bn);
+  b.bh = EvenBlock(p.OH, b.bh);
+  b.bw = EvenBlock(p.OW, b.bw);
+  b.band_h = BandExtent(b.bh, p.wh.stride, p.KH, p.wh.window_dilation);
+  b.band_w = BandExtent(b.bw, p.ww.stride, p.KW, p.ww.window_dilation);
+  return b;
+}
+
 // The blocks of `cc` input features, `nc` output features and `kt` window positions with the most
 // output rows that fit `vmem` bytes, two accumulator sets and three bands when they fit.
 std::optional<ConvBlocks> FitRows(const hlo::DirectConvolution& p, const config::MxuConfig& mxu,
@@ -137,11 +154,13 @@ std::optional<ConvBlocks> FitRows(const hlo::DirectConvolution& p, const config:
       while (true) {
         b.band_h = BandExtent(b.bh, p.wh.stride, p.KH, p.wh.window_dilation);
         b.band_w = BandExtent(b.bw, p.ww.stride, p.KW, p.ww.window_dilation);
-        if (ConvVmemBytes(b, le, re, oe, oi) <= vmem) return GrowBands(b, p, le, re, oe, oi, vmem);
+        if (ConvVmemBytes(b, le, re, oe, oi) <= vmem) {
+          return GrowBands(Balance(b, p), p, le, re, oe, oi, vmem);
+        }
         if (b.bn > 1) {
-          b.bn = b.bn / 2;
+          --b.bn;
         } else if (b.bh > 1) {
-          b.bh = b.bh / 2;
+          --b.bh;
         } else if (b.bw > 8) {
           b.bw = b.bw / 2;
         } else {

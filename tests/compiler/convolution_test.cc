@@ -313,6 +313,35 @@ TEST(ConvolutionBlocksTest, KernelLargerThanVmemKeepsTheSummationOrder) {
   }
 }
 
+// When a whole image's output rows do not fit one block (a 512 x 486 f32 kernel takes most of
+// tpu-v3's VMEM beside a scaling epilogue), its 19 rows are cut into blocks of even size (7, 6, 6 or 10, 9) rather than
+// halved (9, 9, 1): a one-row block streams 19 LHS rows per weight tile, too few to hide a
+// 128-cycle weight load. Every popped block of an image holds about the same number of rows.
+TEST(ConvolutionBlocksTest, OutputRowsAreCutIntoEvenBlocks) {
+  auto module = testing::Parse(
+      "HloModule m\nENTRY e {\n  x = bf16[2,19,19,512] parameter(0)\n"
+      "  k = f32[3,3,512,486] parameter(1)\n  s = f32[486] parameter(2)\n"
+      "  y = f32[2,19,19,486] convolution(x, k), window={size=3x3 pad=1_1x1_1}, "
+      "dim_labels=b01f_01io->b01f\n"
+      "  b = f32[2,19,19,486] broadcast(s), dimensions={3}\n"
+      "  ROOT z = f32[2,19,19,486] multiply(y, b)\n}\n");
+  ASSERT_NE(module, nullptr);
+  CompileOptions options;
+  options.timing_only = true;
+  auto compiled = Compile(*module, testing::Config("tpu-v3"), options);
+  ASSERT_TRUE(compiled.ok()) << compiled.status().message();
+  std::vector<int64_t> block_rows;
+  for (const isa::Instruction& i : compiled->program.cores[0].instructions) {
+    if (i.opcode == isa::Opcode::kMxuPop) {
+      block_rows.push_back(static_cast<int64_t>(i.As<isa::op::MxuPop>().m));
+    }
+  }
+  ASSERT_FALSE(block_rows.empty());
+  const auto [lo, hi] = std::minmax_element(block_rows.begin(), block_rows.end());
+  EXPECT_LT(*lo, 19 * 19) << "the test needs an image cut into several blocks";
+  EXPECT_LE(*hi - *lo, 19) << "blocks differ by more than one output row";
+}
+
 // A batch-norm backward's chain on the popped blocks: six full-size operands and three
 // reductions. With the kernel's usual two thirds of VMEM the epilogue does not fit tpu-v3's 16 MiB;
 // smaller blocks make it fit, so no member goes through HBM but the stored result. (Shapes of the
