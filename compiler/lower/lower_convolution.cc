@@ -535,8 +535,14 @@ class DirectConvEmitter {
               const int64_t c_lo = std::max(p0, r * bw) - r * bw;
               const int64_t c_hi = std::min(p1, (r + 1) * bw) - r * bw;
               const int64_t image = r / bh;
-              const int64_t band_row =
-                  (st.oh0 - st.band_oh0 + r % bh) * p_.wh.stride + t.kh * p_.wh.window_dilation;
+              const int64_t window_row =
+                  (st.oh0 + r % bh) * p_.wh.stride + t.kh * p_.wh.window_dilation;
+              // Rows of padding or of base-dilation holes are zeros in the band: their products
+              // add nothing (XLA's convolution skips such window positions), so the matmul is
+              // not issued — half of an lhs_dilate=2 input gradient's rows — unless it is the
+              // one that starts the accumulators.
+              if (!(first_tile && q == 0) && !IsInputRow(window_row)) continue;
+              const int64_t band_row = window_row - st.band_oh0 * p_.wh.stride;
               const int64_t band_col = t.kw * p_.ww.window_dilation + c_lo * p_.ww.stride;
               run.mms.push_back(isa::op::MxuMatmul{
                   .mxu = unit,
@@ -558,7 +564,15 @@ class DirectConvEmitter {
         }
       }
     }
+    std::erase_if(runs, [](const TileRun& run) { return run.mms.empty(); });
     EmitRuns(runs);
+  }
+
+  // Whether row `y` of the padded, base-dilated input (the coordinates a window row reads) holds
+  // an input row rather than padding or a dilation hole.
+  bool IsInputRow(int64_t y) const {
+    const int64_t x = y - p_.wh.padding_low;
+    return x >= 0 && x % p_.wh.base_dilation == 0 && x / p_.wh.base_dilation < p_.H;
   }
 
   // One weight tile on one MXU: its load and the matmuls that stream through it.

@@ -454,6 +454,26 @@ TEST(ConvolutionStreamingTest, OddTileCountsAreRowSplitAcrossTheMxus) {
   EXPECT_EQ(rows[0], rows[1]);
 }
 
+// An input gradient of a stride-2 convolution (lhs_dilate=2x2): half the window rows of each
+// output row fall on dilation holes or padding, whose products are zeros. Those matmuls are not
+// issued (only the accumulators' first tile streams every row), and the values stay exact.
+TEST(ConvolutionStreamingTest, WindowRowsOnHolesAndPaddingAreNotStreamed) {
+  const std::string hlo = Conv("bf16[2,8,8,128]", "bf16[3,3,128,128]", "f32[2,15,15,128]",
+                               "size=3x3 pad=1_1x1_1 lhs_dilate=2x2", "b01f_01io->b01f");
+  auto run = testing::CheckAgainstEvaluator(hlo, "tpu-v3", kExact, 0, {}, true);
+  int64_t rows = 0;
+  for (const isa::Instruction& i : run.compiled.program.cores[0].instructions) {
+    if (i.opcode == isa::Opcode::kMxuMatmul) {
+      rows += static_cast<int64_t>(i.As<isa::op::MxuMatmul>().m);
+    }
+  }
+  const int64_t dense = 2 * 15 * 15 * 9;  // every tap over every output pixel (one N tile)
+  // Per output row, window rows on input rows: 1 of 3 for even rows, 2 of 3 for odd rows (the
+  // first row's top tap is padding); plus the first tap's rows, always streamed.
+  EXPECT_LT(rows, dense * 6 / 10);
+  EXPECT_GT(rows, dense * 4 / 10);
+}
+
 // With double-buffered weights the next tile's load on an MXU follows the current tile's first
 // (latching) matmul, so it shifts in while the other per-row matmuls stream: some load is followed
 // by non-latching matmuls of the previous tile on the same MXU.
