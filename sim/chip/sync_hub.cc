@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "isa/execute.h"
 
 namespace tpusim::sim {
@@ -10,18 +12,27 @@ SyncHub::SyncHub(int cores, const isa::Program& program, isa::MachineState* stat
                  ErrorSink* errors, int unit_id)
     : program_(program), state_(state), errors_(errors), unit_id_(unit_id) {
   for (int c = 0; c < cores; ++c) {
-    barrier_in_.emplace_back().set_receiver(this);
-    collective_in_.emplace_back().set_receiver(this);
+    barrier_in_.emplace_back().set_receiver(this, static_cast<uint32_t>(2 * c));
+    collective_in_.emplace_back().set_receiver(this, static_cast<uint32_t>(2 * c + 1));
   }
   barrier_out_.assign(cores, nullptr);
   collective_out_.assign(cores, nullptr);
   barrier_at_.assign(cores, std::nullopt);
   collective_at_.assign(cores, std::nullopt);
+  barrier_missing_.assign(cores, -1);
+  collective_missing_.assign(cores, -1);
+}
+
+void SyncHub::Delivered(uint32_t port, Cycles at) {
+  arrivals_.emplace(at.value(), port);
+  Wake(at);
 }
 
 void SyncHub::TryRelease(Cycles now, int core, bool collective) {
   auto& slots = collective ? collective_at_ : barrier_at_;
   if (!slots[core]) return;
+  int& missing = (collective ? collective_missing_ : barrier_missing_)[core];
+  if (missing >= 0 && !slots[missing]) return;  // still incomplete: nothing to do
   const isa::Instruction& inst = slots[core]->inst;
   StatusOr<std::vector<int>> members = isa::RendezvousMembers(program_, inst, core);
   auto fail = [&](const Status& st) {
@@ -35,7 +46,10 @@ void SyncHub::TryRelease(Cycles now, int core, bool collective) {
     return;
   }
   for (int m : *members) {
-    if (!slots[m]) return;
+    if (!slots[m]) {
+      missing = m;
+      return;
+    }
   }
   std::vector<isa::Instruction> insts;
   for (int m : *members) insts.push_back(slots[m]->inst);
@@ -56,24 +70,53 @@ void SyncHub::TryRelease(Cycles now, int core, bool collective) {
   }
 }
 
-void SyncHub::Step(Cycles now) {
-  const int n = static_cast<int>(barrier_in_.size());
-  for (int c = 0; c < n; ++c) {
-    while (barrier_in_[c].HasReady(now)) barrier_at_[c] = barrier_in_[c].Pop(now);
-    while (collective_in_[c].HasReady(now)) collective_at_[c] = collective_in_[c].Pop(now);
+void SyncHub::Take(int core, bool collective, Cycles now) {
+  Port<SyncMessage>& port = collective ? collective_in_[core] : barrier_in_[core];
+  while (port.HasReady(now)) {
+    (collective ? collective_at_ : barrier_at_)[core] = port.Pop(now);
+    (collective ? collective_missing_ : barrier_missing_)[core] = -1;
+    waiting_.insert(core);
   }
-  for (int c = 0; c < n; ++c) {
+}
+
+void SyncHub::Step(Cycles now) {
+  std::vector<uint64_t> ports;
+  while (!arrivals_.empty() && arrivals_.top().first <= now.value()) {
+    ports.push_back(arrivals_.top().second);
+    arrivals_.pop();
+  }
+  std::sort(ports.begin(), ports.end());
+  ports.erase(std::unique(ports.begin(), ports.end()), ports.end());
+  for (uint64_t p : ports) {
+    Take(static_cast<int>(p / 2), p % 2 == 1, now);
+    if (!in(p).empty()) arrivals_.emplace(in(p).NextArrival().value(), p);
+  }
+  // In core order, as a scan of every core would (a core with no arrival waiting is a no-op).
+  const std::vector<int> waiting(waiting_.begin(), waiting_.end());
+  for (int c : waiting) {
     TryRelease(now, c, false);
     TryRelease(now, c, true);
+  }
+  for (int c : waiting) {
+    if (!barrier_at_[c] && !collective_at_[c]) waiting_.erase(c);
+  }
+  while (!arrivals_.empty() &&
+         in(arrivals_.top().second).NextArrival().value() != arrivals_.top().first) {
+    arrivals_.pop();  // stale: that arrival was taken
   }
 }
 
 Cycles SyncHub::NextWork(Cycles now) const {
-  Cycles next = kNever;
-  for (const auto& p : barrier_in_) next = EarliestOf(next, p.NextArrival());
-  for (const auto& p : collective_in_) next = EarliestOf(next, p.NextArrival());
+  Cycles next = arrivals_.empty() ? kNever : Cycles(arrivals_.top().first);
   if (next <= now) next = now + Cycles(1);
   return next;
+}
+
+void SyncHub::RebuildArrivals() {
+  arrivals_ = {};
+  for (uint64_t p = 0; p < 2 * barrier_in_.size(); ++p) {
+    if (!in(p).empty()) arrivals_.emplace(in(p).NextArrival().value(), p);
+  }
 }
 
 bool SyncHub::SaveState(StateWriter& w) const {
@@ -99,6 +142,7 @@ bool SyncHub::SaveState(StateWriter& w) const {
 void SyncHub::ShiftState(uint64_t delta) {
   for (auto& p : barrier_in_) p.Shift(delta);
   for (auto& p : collective_in_) p.Shift(delta);
+  RebuildArrivals();
 }
 
 }  // namespace tpusim::sim

@@ -6,11 +6,19 @@
 // completion, so nothing can observe the moment), then the members' ICI units move the bytes for
 // the timing. Modelled cost: one cycle each way (ports of latency 1); the real barrier network is
 // not published (assumption).
+//
+// Cost: a step touches the cores whose arrivals are delivered (Delivered, not a scan of every
+// core) and the cores waiting in the hub; a waiting core whose group still misses the member it
+// missed last time is skipped without recomputing its group.
 #pragma once
 
 #include <deque>
+#include <functional>
 #include <optional>
+#include <queue>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "isa/machine_state.h"
@@ -38,6 +46,7 @@ class SyncHub : public Unit {
   void Step(Cycles now) override;
   Cycles NextWork(Cycles now) const override;
   bool event_driven() const override { return true; }
+  void Delivered(uint32_t port, Cycles at) override;
   bool SaveState(StateWriter& w) const override;
   void ShiftState(uint64_t delta) override;
   /// The id the next collective instance gets (fast-forward writes instances relative to it).
@@ -45,6 +54,11 @@ class SyncHub : public Unit {
 
  private:
   void TryRelease(Cycles now, int core, bool collective);
+  void Take(int core, bool collective, Cycles now);
+  void RebuildArrivals();
+  Port<SyncMessage>& in(uint64_t port) {
+    return port % 2 == 0 ? barrier_in_[port / 2] : collective_in_[port / 2];
+  }
 
   std::string path_ = "sync_hub";
   const isa::Program& program_;
@@ -54,6 +68,13 @@ class SyncHub : public Unit {
   std::deque<Port<SyncMessage>> barrier_in_, collective_in_;
   std::vector<Port<SyncMessage>*> barrier_out_, collective_out_;
   std::vector<std::optional<SyncMessage>> barrier_at_, collective_at_;
+  // Per core: the member its barrier / collective group missed at its last check (-1: unknown).
+  std::vector<int> barrier_missing_, collective_missing_;
+  std::set<int> waiting_;  // cores with an arrival in barrier_at_ or collective_at_
+  // (delivery cycle, port) of arrivals sent: port 2c is barrier_in(c), 2c + 1 collective_in(c).
+  std::priority_queue<std::pair<uint64_t, uint64_t>, std::vector<std::pair<uint64_t, uint64_t>>,
+                      std::greater<>>
+      arrivals_;
   uint64_t next_instance_ = 1;
 };
 

@@ -1,5 +1,6 @@
 #include "sim/chip/transfer_network.h"
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 
@@ -32,109 +33,174 @@ int TransferNetwork::AddResource(const std::string& path, double bytes_per_cycle
 }
 
 TransferNetwork::Connection TransferNetwork::Connect(Cycles issue_cycles, TagKind tags, int core) {
-  requests_.emplace_back(issue_cycles.value() == 0 ? Cycles(1) : issue_cycles).set_receiver(this);
+  const auto number = static_cast<uint32_t>(requests_.size());
+  requests_.emplace_back(issue_cycles.value() == 0 ? Cycles(1) : issue_cycles)
+      .set_receiver(this, number);
   dones_.emplace_back(Cycles(1));
   tag_kinds_.emplace_back(tags, core);
   return Connection{&requests_.back(), &dones_.back(), static_cast<int>(dones_.size()) - 1};
 }
 
-void TransferNetwork::Advance(Cycles now) {
-  if (now <= last_) return;
-  const uint64_t dt = (now - last_).value();
-  for (Active& a : active_) {
-    if (a.remaining_fp == 0) continue;
-    U128 total = static_cast<U128>(a.num) * dt + a.carry;
+void TransferNetwork::Delivered(uint32_t port, Cycles at) {
+  requested_.emplace(at.value(), port);
+  Wake(at);
+}
+
+void TransferNetwork::Advance(Active& a, Cycles now) {
+  if (now <= a.last) return;
+  if (a.remaining_fp != 0) {
+    U128 total = static_cast<U128>(a.num) * (now - a.last).value() + a.carry;
     U128 served = total / a.den;
     a.carry = static_cast<uint64_t>(total % a.den);
     a.remaining_fp = served >= a.remaining_fp ? 0 : a.remaining_fp - static_cast<uint64_t>(served);
   }
-  for (Resource& r : resources_) {
-    if (r.active > 0) r.busy_cycles->Add(dt);
-  }
-  last_ = now;
+  a.last = now;
 }
 
-void TransferNetwork::Recompute() {
-  for (Active& a : active_) {
-    uint64_t num = 0, den = 1;
-    bool first = true;
-    for (const ResourceUse& u : a.uses) {
-      const Resource& r = resources_[u.resource];
-      // share r.rate_fp / r.active; keep the smallest (compare by cross-multiplying).
-      if (first || static_cast<U128>(r.rate_fp) * den < static_cast<U128>(num) * r.active) {
-        num = r.rate_fp;
-        den = r.active;
-        first = false;
-      }
+void TransferNetwork::AccountBusy(Resource& r, Cycles now) {
+  if (now <= r.busy_from) return;
+  if (r.active > 0) r.busy_cycles->Add((now - r.busy_from).value());
+  r.busy_from = now;
+}
+
+void TransferNetwork::Recompute(uint64_t id, Active& a, Cycles now) {
+  uint64_t num = 0, den = 1;
+  bool first = true;
+  for (const ResourceUse& u : a.uses) {
+    const Resource& r = resources_[u.resource];
+    // share r.rate_fp / r.active; keep the smallest (compare by cross-multiplying).
+    if (first || static_cast<U128>(r.rate_fp) * den < static_cast<U128>(num) * r.active) {
+      num = r.rate_fp;
+      den = r.active;
+      first = false;
     }
-    if (den != a.den) a.carry = static_cast<uint64_t>(static_cast<U128>(a.carry) * den / a.den);
-    a.num = num;
-    a.den = den;
+  }
+  if (den != a.den) a.carry = static_cast<uint64_t>(static_cast<U128>(a.carry) * den / a.den);
+  a.num = num;
+  a.den = den;
+  // Smallest dt >= 1 with (num * dt + carry) / den >= remaining.
+  U128 need = static_cast<U128>(a.remaining_fp) * a.den - a.carry;
+  U128 dt = (need + a.num - 1) / a.num;
+  if (dt == 0) dt = 1;
+  a.done = now + Cycles(static_cast<uint64_t>(dt));
+  completions_.emplace(a.done.value(), id);
+}
+
+void TransferNetwork::Complete(uint64_t id, Cycles now, std::vector<int>& touched) {
+  auto it = active_.find(id);
+  Active& a = it->second;
+  Advance(a, now);
+  TPUSIM_CHECK(a.remaining_fp == 0) << "transfer completed with bytes left";
+  for (const ResourceUse& u : a.uses) {
+    Resource& r = resources_[u.resource];
+    AccountBusy(r, now);
+    --r.active;
+    r.users.erase(std::find(r.users.begin(), r.users.end(), id));
+    touched.push_back(u.resource);
+    r.bytes->Add(a.bytes);
+    if (u.kind == UseKind::kRead) r.bytes_read->Add(a.bytes);
+    if (u.kind == UseKind::kWrite) r.bytes_written->Add(a.bytes);
+  }
+  Cycles extra(a.latency.value() > 0 ? a.latency.value() - 1 : 0);
+  dones_[a.conn].Send(now, TransferDone{a.tag, now}, extra);
+  if (a.notify >= 0) dones_[a.notify].Send(now, TransferDone{a.notify_tag, now}, extra);
+  active_.erase(it);
+}
+
+void TransferNetwork::Accept(size_t conn, TransferRequest req, Cycles now,
+                             std::vector<int>& touched) {
+  TPUSIM_CHECK(!req.uses.empty()) << "transfer without a resource";
+  if (req.bytes.value() == 0) {
+    Cycles extra(req.latency.value() > 0 ? req.latency.value() - 1 : 0);
+    dones_[conn].Send(now, TransferDone{req.tag, now}, extra);
+    if (req.notify >= 0) dones_[req.notify].Send(now, TransferDone{req.notify_tag, now}, extra);
+    return;
+  }
+  const uint64_t id = next_id_++;
+  Active& a = active_[id];
+  a.tag = req.tag;
+  a.conn = conn;
+  a.bytes = req.bytes.value();
+  TPUSIM_CHECK(a.bytes < (uint64_t{1} << (64 - kFracBits))) << "transfer too large";
+  a.remaining_fp = a.bytes << kFracBits;
+  a.uses = std::move(req.uses);
+  a.latency = req.latency;
+  a.notify = req.notify;
+  a.notify_tag = req.notify_tag;
+  a.last = now;
+  TPUSIM_CHECK(a.notify < static_cast<int>(dones_.size()));
+  for (const ResourceUse& u : a.uses) {
+    TPUSIM_CHECK(u.resource >= 0 && u.resource < resource_count());
+    Resource& r = resources_[u.resource];
+    AccountBusy(r, now);
+    ++r.active;
+    r.users.push_back(id);
+    touched.push_back(u.resource);
   }
 }
 
 void TransferNetwork::Step(Cycles now) {
-  Advance(now);
-  bool changed = false;
+  last_ = now;
+  std::vector<int> touched;  // resources whose number of transfers changed
   // Completions, in arrival order.
-  for (size_t i = 0; i < active_.size();) {
-    Active& a = active_[i];
-    if (a.remaining_fp != 0) {
-      ++i;
-      continue;
-    }
-    for (const ResourceUse& u : a.uses) {
-      Resource& r = resources_[u.resource];
-      --r.active;
-      r.bytes->Add(a.bytes);
-      if (u.kind == UseKind::kRead) r.bytes_read->Add(a.bytes);
-      if (u.kind == UseKind::kWrite) r.bytes_written->Add(a.bytes);
-    }
-    Cycles extra(a.latency.value() > 0 ? a.latency.value() - 1 : 0);
-    dones_[a.conn].Send(now, TransferDone{a.tag, now}, extra);
-    if (a.notify >= 0) dones_[a.notify].Send(now, TransferDone{a.notify_tag, now}, extra);
-    active_.erase(active_.begin() + static_cast<std::ptrdiff_t>(i));
-    changed = true;
+  std::vector<uint64_t> done;
+  while (!completions_.empty() && completions_.top().first <= now.value()) {
+    const auto [cycle, id] = completions_.top();
+    completions_.pop();
+    auto it = active_.find(id);
+    if (it != active_.end() && it->second.done.value() == cycle) done.push_back(id);
   }
+  std::sort(done.begin(), done.end());
+  done.erase(std::unique(done.begin(), done.end()), done.end());
+  for (uint64_t id : done) Complete(id, now, touched);
   // New requests, connection by connection (a fixed order, independent of the step order).
-  for (size_t c = 0; c < requests_.size(); ++c) {
-    while (requests_[c].HasReady(now)) {
-      TransferRequest req = requests_[c].Pop(now);
-      TPUSIM_CHECK(!req.uses.empty()) << "transfer without a resource";
-      if (req.bytes.value() == 0) {
-        Cycles extra(req.latency.value() > 0 ? req.latency.value() - 1 : 0);
-        dones_[c].Send(now, TransferDone{req.tag, now}, extra);
-        if (req.notify >= 0) dones_[req.notify].Send(now, TransferDone{req.notify_tag, now}, extra);
-        continue;
-      }
-      Active a;
-      a.tag = req.tag;
-      a.conn = c;
-      a.bytes = req.bytes.value();
-      TPUSIM_CHECK(a.bytes < (uint64_t{1} << (64 - kFracBits))) << "transfer too large";
-      a.remaining_fp = a.bytes << kFracBits;
-      a.uses = std::move(req.uses);
-      a.latency = req.latency;
-      a.notify = req.notify;
-      a.notify_tag = req.notify_tag;
-      TPUSIM_CHECK(a.notify < static_cast<int>(dones_.size()));
-      for (const ResourceUse& u : a.uses) {
-        TPUSIM_CHECK(u.resource >= 0 && u.resource < resource_count());
-        ++resources_[u.resource].active;
-      }
-      active_.push_back(std::move(a));
-      changed = true;
-    }
+  std::vector<uint64_t> conns;
+  while (!requested_.empty() && requested_.top().first <= now.value()) {
+    conns.push_back(requested_.top().second);
+    requested_.pop();
   }
-  if (changed) {
-    Recompute();
+  std::sort(conns.begin(), conns.end());
+  conns.erase(std::unique(conns.begin(), conns.end()), conns.end());
+  for (uint64_t c : conns) {
+    while (requests_[c].HasReady(now)) Accept(c, requests_[c].Pop(now), now, touched);
+    if (!requests_[c].empty()) requested_.emplace(requests_[c].NextArrival().value(), c);
+  }
+  if (!touched.empty()) {
+    // Every transfer on a resource whose count changed gets its new share (the others' shares
+    // are unchanged); its progress so far is at the old share.
+    std::vector<uint64_t> ids;
+    for (int r : touched) {
+      const auto& users = resources_[r].users;
+      ids.insert(ids.end(), users.begin(), users.end());
+    }
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    for (uint64_t id : ids) {
+      Active& a = active_.at(id);
+      Advance(a, now);
+      Recompute(id, a, now);
+    }
     if (trace_ != nullptr) TraceRates(now);
+  }
+  DropStale();
+}
+
+void TransferNetwork::DropStale() {
+  while (!completions_.empty()) {
+    const auto [cycle, id] = completions_.top();
+    auto it = active_.find(id);
+    if (it != active_.end() && it->second.done.value() == cycle) break;
+    completions_.pop();
+  }
+  while (!requested_.empty() &&
+         requests_[requested_.top().second].NextArrival().value() != requested_.top().first) {
+    requested_.pop();
   }
 }
 
 void TransferNetwork::TraceRates(Cycles now) {
   std::vector<double> rate(resources_.size(), 0.0);
-  for (const Active& a : active_) {
+  for (const auto& [id, a] : active_) {
     if (a.remaining_fp == 0) continue;
     const double bytes_per_cycle =
         std::ldexp(static_cast<double>(a.num) / static_cast<double>(a.den), -kFracBits);
@@ -150,15 +216,25 @@ void TransferNetwork::TraceRates(Cycles now) {
 
 Cycles TransferNetwork::NextWork(Cycles now) const {
   Cycles next = kNever;
-  for (const Port<TransferRequest>& p : requests_) next = EarliestOf(next, p.NextArrival());
-  for (const Active& a : active_) {
-    // Smallest dt >= 1 with (num * dt + carry) / den >= remaining.
-    U128 need = static_cast<U128>(a.remaining_fp) * a.den - a.carry;
-    U128 dt = (need + a.num - 1) / a.num;
-    if (dt == 0) dt = 1;
-    next = EarliestOf(next, now + Cycles(static_cast<uint64_t>(dt)));
-  }
+  if (!requested_.empty()) next = Cycles(requested_.top().first);
+  if (!completions_.empty()) next = EarliestOf(next, Cycles(completions_.top().first));
+  if (next <= now) next = now + Cycles(1);
   return next;
+}
+
+void TransferNetwork::Sync(Cycles now) {
+  for (auto& [id, a] : active_) Advance(a, now);
+  for (Resource& r : resources_) AccountBusy(r, now);
+  last_ = now;
+}
+
+void TransferNetwork::RebuildHeaps() {
+  completions_ = {};
+  requested_ = {};
+  for (const auto& [id, a] : active_) completions_.emplace(a.done.value(), id);
+  for (size_t c = 0; c < requests_.size(); ++c) {
+    if (!requests_[c].empty()) requested_.emplace(requests_[c].NextArrival().value(), c);
+  }
 }
 
 void TransferNetwork::WriteTag(StateWriter& w, size_t conn, uint64_t tag) const {
@@ -202,7 +278,7 @@ bool TransferNetwork::SaveState(StateWriter& w) const {
     });
   }
   w.Value(active_.size());
-  for (const Active& a : active_) {
+  for (const auto& [id, a] : active_) {
     WriteTag(w, a.conn, a.tag);
     w.Value(a.conn);
     w.Value(a.bytes);
@@ -225,10 +301,16 @@ bool TransferNetwork::SaveState(StateWriter& w) const {
 
 void TransferNetwork::ShiftState(uint64_t delta) {
   last_ = ShiftTime(last_, delta);
+  for (auto& [id, a] : active_) {
+    a.last += Cycles(delta);
+    a.done += Cycles(delta);
+  }
+  for (Resource& r : resources_) r.busy_from += Cycles(delta);
   for (auto& p : requests_) p.Shift(delta);
   for (auto& p : dones_) {
     p.Shift(delta, [delta](TransferDone& d) { d.last_byte = ShiftTime(d.last_byte, delta); });
   }
+  RebuildHeaps();
 }
 
 }  // namespace tpusim::sim

@@ -17,6 +17,12 @@
 // per-cycle stepping). A transfer of B bytes alone on a resource of rate r takes ceil(B / r)
 // cycles.
 //
+// Cost: a step touches only what changes — the connections with requests delivered (found by
+// Delivered, not by scanning), the completing transfers (a min-heap of completion cycles) and the
+// transfers sharing a resource whose number of transfers changed; every other transfer's progress
+// and every resource's busy cycles are brought up to date lazily (exact, by the same remainder
+// arithmetic), and all of them by Sync before a fast-forward snapshot.
+//
 // Timing of one transfer requested at cycle t over a request port of latency I (the DMA issue
 // cycles): served from t + I, its last byte moves in cycle t + I + ceil(B / share) - 1, and its
 // completion is delivered at t + I + ceil(B / share) + max(1, L), L = the transfer's latency (HBM
@@ -26,8 +32,12 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
+#include <map>
 #include <memory>
+#include <queue>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/units.h"
@@ -105,6 +115,8 @@ class TransferNetwork : public Unit {
   void Step(Cycles now) override;
   Cycles NextWork(Cycles now) const override;
   bool event_driven() const override { return true; }
+  void Delivered(uint32_t port, Cycles at) override;
+  void Sync(Cycles now) override;
 
  private:
   struct Resource {
@@ -115,6 +127,8 @@ class TransferNetwork : public Unit {
     Counter* bytes_read = nullptr;
     Counter* bytes_written = nullptr;
     Counter* bytes = nullptr;
+    Cycles busy_from{0};          // busy_cycles counts up to here
+    std::vector<uint64_t> users;  // ids (keys of active_) of the transfers using it, with repeats
   };
   struct Active {
     uint64_t tag;
@@ -128,9 +142,23 @@ class TransferNetwork : public Unit {
     uint64_t num = 0;  // share = num / den fixed-point bytes per cycle
     uint64_t den = 1;
     uint64_t carry = 0;  // remainder of the last division, < den
+    Cycles last{0};      // remaining_fp and carry are as of this cycle
+    Cycles done{0};      // the cycle its last byte moves at the current share
   };
-  void Advance(Cycles now);
-  void Recompute();
+  using Entry = std::pair<uint64_t, uint64_t>;  // (cycle, connection or transfer id)
+  using MinHeap = std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>>;
+
+  // Moves `a` up to `now` at its current share.
+  static void Advance(Active& a, Cycles now);
+  // Adds `r`'s busy cycles up to `now` (before its number of transfers changes).
+  void AccountBusy(Resource& r, Cycles now);
+  // The share of `a` from its resources' numbers of transfers; its completion cycle from `now`.
+  void Recompute(uint64_t id, Active& a, Cycles now);
+  void Complete(uint64_t id, Cycles now, std::vector<int>& touched);
+  void Accept(size_t conn, TransferRequest req, Cycles now, std::vector<int>& touched);
+  // Drops heap entries that no longer describe a pending completion or request.
+  void DropStale();
+  void RebuildHeaps();
   void TraceRates(Cycles now);
 
   std::string path_;
@@ -139,8 +167,11 @@ class TransferNetwork : public Unit {
   std::deque<Port<TransferRequest>> requests_;
   std::deque<Port<TransferDone>> dones_;
   std::vector<std::pair<TagKind, int>> tag_kinds_;  // per connection
-  std::vector<Active> active_;                      // in arrival order (deterministic)
-  Cycles last_{0};
+  std::map<uint64_t, Active> active_;  // by id = arrival order (deterministic)
+  uint64_t next_id_ = 0;
+  MinHeap completions_;  // (done, transfer id); stale entries dropped
+  MinHeap requested_;    // (delivery, connection) of requests sent; stale entries dropped
+  Cycles last_{0};       // the last cycle stepped or synced
   TraceSink* trace_ = nullptr;
   std::vector<double> traced_rate_;  // per resource: the last rate reported to trace_
 };

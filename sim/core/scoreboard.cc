@@ -2,23 +2,23 @@
 
 namespace tpusim::sim {
 
-bool Scoreboard::CanIssue(const isa::Footprint& f) const {
+uint64_t Scoreboard::FirstConflict(const isa::Footprint& f) const {
   for (const auto& [seq, e] : entries_) {
     for (const isa::Region& w : e.writes) {
       for (const isa::Region& r : f.reads) {
-        if (r.Overlaps(w)) return false;  // RAW
+        if (r.Overlaps(w)) return seq;  // RAW
       }
       for (const isa::Region& x : f.writes) {
-        if (x.Overlaps(w)) return false;  // WAW
+        if (x.Overlaps(w)) return seq;  // WAW
       }
     }
     for (const isa::Region& r : e.reads) {
       for (const isa::Region& x : f.writes) {
-        if (x.Overlaps(r)) return false;  // WAR
+        if (x.Overlaps(r)) return seq;  // WAR
       }
     }
   }
-  return true;
+  return kNone;
 }
 
 }  // namespace tpusim::sim

@@ -23,8 +23,14 @@ namespace tpusim::sim {
 
 class Scoreboard {
  public:
+  /// "No conflict" (FirstConflict).
+  static constexpr uint64_t kNone = UINT64_MAX;
+  /// The oldest in-flight entry an instruction with footprint `f` conflicts with, or kNone if it
+  /// may issue now. The conflict lasts as long as that entry is in the scoreboard.
+  uint64_t FirstConflict(const isa::Footprint& f) const;
   /// True if an instruction with footprint `f` may issue now.
-  bool CanIssue(const isa::Footprint& f) const;
+  bool CanIssue(const isa::Footprint& f) const { return FirstConflict(f) == kNone; }
+  bool Contains(uint64_t seq) const { return entries_.count(seq) != 0; }
   void Add(uint64_t seq, isa::Footprint f) { entries_.emplace(seq, std::move(f)); }
   void Remove(uint64_t seq) { entries_.erase(seq); }
   bool empty() const { return entries_.empty(); }

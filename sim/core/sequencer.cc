@@ -332,8 +332,14 @@ void Sequencer::Receive(Cycles now) {
 // on an error).
 bool Sequencer::IssueToUnit(Cycles now, const isa::Instruction& inst) {
   const int32_t pc = static_cast<int32_t>(pc_);
+  // The instruction at pc_ stays blocked while the entry it conflicted with is in flight.
+  if (blocked_by_ != Scoreboard::kNone && scoreboard_.Contains(blocked_by_)) {
+    state_ = State::kScoreboard;
+    return false;
+  }
   isa::Footprint fp = isa::InstructionFootprint(inst, core_, program_);
-  if (!scoreboard_.CanIssue(fp)) {
+  blocked_by_ = scoreboard_.FirstConflict(fp);
+  if (blocked_by_ != Scoreboard::kNone) {
     state_ = State::kScoreboard;
     return false;
   }

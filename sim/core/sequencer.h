@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "isa/machine_state.h"
@@ -74,6 +75,8 @@ class Sequencer : public Unit {
   std::string BlockedReason() const;
   Cycles end() const { return frontier_; }
   const std::vector<InstructionProfile>& profile() const { return profile_; }
+  /// Moves the profile out (after the run: the core's result keeps it, not a copy).
+  std::vector<InstructionProfile> TakeProfile() { return std::move(profile_); }
   /// Where retired segments go (the core's stall attribution; not owned, must be set).
   void set_attribution(StallAttribution* a) { attribution_ = a; }
   const std::vector<uint32_t>& flags() const { return flags_; }
@@ -170,6 +173,9 @@ class Sequencer : public Unit {
   bool waiting_ = false;
   uint64_t next_seq_ = 0;
   Scoreboard scoreboard_;
+  // The in-flight entry the instruction at pc_ last conflicted with (Scoreboard::kNone: none); a
+  // cache of the scoreboard check, not state: the conflict lasts while the entry is in flight.
+  uint64_t blocked_by_ = Scoreboard::kNone;
   std::map<uint64_t, InFlight> inflight_;
   Cycles frontier_;
   uint64_t executed_ = 0;

@@ -137,7 +137,7 @@ CoreResult TensorCore::Finish(Cycles end, const isa::Program& program) {
   r.core = core_;
   r.path = path_;
   r.cycles = sequencer_->end();
-  r.instructions = sequencer_->profile();
+  r.instructions = sequencer_->TakeProfile();
   const isa::CoreProgram& code = program.cores[core_];
   for (size_t pc = 0; pc < r.instructions.size(); ++pc) {
     InstructionProfile& p = r.instructions[pc];

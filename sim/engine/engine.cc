@@ -94,10 +94,12 @@ void Engine::RescheduleAll(Cycles now) {
 void Engine::StepAllNow() {
   TPUSIM_CHECK(in_run_) << "StepAllNow outside a run";
   for (size_t u = 0; u < units_.size(); ++u) {
-    if (stepped_[u] == now_) continue;
-    units_[u]->Step(now_);
-    stepped_[u] = now_;
-    ++unit_steps_;
+    if (stepped_[u] != now_) {
+      units_[u]->Step(now_);
+      stepped_[u] = now_;
+      ++unit_steps_;
+    }
+    units_[u]->Sync(now_);
   }
   RescheduleAll(now_);
 }

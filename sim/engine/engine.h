@@ -70,9 +70,9 @@ class Engine : public WakeTarget {
   /// engine's clock advances by as much.
   void set_after_step(std::function<uint64_t(Cycles)> hook) { after_step_ = std::move(hook); }
 
-  /// From the after-step hook only: steps every unit not yet stepped at the current cycle, so that
-  /// every unit's state is what stepping every unit at every event cycle gives (fast-forward
-  /// snapshots compare whole-system states).
+  /// From the after-step hook only: steps every unit not yet stepped at the current cycle and syncs
+  /// every unit (Unit::Sync), so that every unit's state is what stepping every unit at every event
+  /// cycle gives (fast-forward snapshots compare whole-system states).
   void StepAllNow();
 
   /// Runs from cycle 0 until no unit has work. Returns the cycle of the last event (the run's

@@ -32,8 +32,12 @@ class Port {
 
   Cycles latency() const { return latency_; }
 
-  /// The unit that receives on this port: every Send wakes it for the delivery cycle (unit.h).
-  void set_receiver(Unit* unit) { receiver_ = unit; }
+  /// The unit that receives on this port, and the port's number for it: every Send tells it the
+  /// delivery cycle (Unit::Delivered, which wakes it; unit.h).
+  void set_receiver(Unit* unit, uint32_t number = 0) {
+    receiver_ = unit;
+    receiver_number_ = number;
+  }
 
   /// True if a message may be sent at `now` without exceeding the capacity.
   bool CanSend(Cycles now) const {
@@ -47,7 +51,7 @@ class Port {
     const Cycles deliver = now + latency_ + extra;
     heap_.push_back(Entry{deliver, next_seq_++, std::move(msg)});
     std::push_heap(heap_.begin(), heap_.end(), std::greater<Entry>());
-    if (receiver_ != nullptr) receiver_->Wake(deliver);
+    if (receiver_ != nullptr) receiver_->Delivered(receiver_number_, deliver);
   }
 
   /// True if a message is delivered at or before `now`.
@@ -109,6 +113,7 @@ class Port {
   Cycles latency_;
   uint64_t capacity_;
   Unit* receiver_ = nullptr;
+  uint32_t receiver_number_ = 0;
   uint64_t next_seq_ = 0;
   Cycles pop_cycle_ = kNever;
   uint64_t pops_this_cycle_ = 0;

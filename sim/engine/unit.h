@@ -71,7 +71,17 @@ class Unit {
   /// then (queried after NextWork): the Engine steps it at that cycle too.
   virtual bool StepAtNextEvent() const { return false; }
 
-  /// A message for this unit is delivered at `at` (called by Port::Send).
+  /// A message on the unit's input port `port` (the number it gave Port::set_receiver) is
+  /// delivered at `at`. The default wakes the unit; a unit with many ports overrides it to find
+  /// the ports with work without scanning them all (and wakes itself).
+  virtual void Delivered(uint32_t /*port*/, Cycles at) { Wake(at); }
+
+  /// Brings state the unit keeps lazily (progress of transfers, busy counters) up to `now`, as if
+  /// it had been stepped at every event cycle up to `now` (Engine::StepAllNow calls it before
+  /// fast-forward snapshots, which compare whole-system states). The default: nothing is lazy.
+  virtual void Sync(Cycles /*now*/) {}
+
+  /// The unit has work at `at` (for the engine's schedule).
   void Wake(Cycles at) {
     if (waker_ != nullptr) waker_->Wake(waker_index_, at);
   }
