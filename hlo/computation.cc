@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <unordered_set>
 
 #include "common/check.h"
 #include "hlo/module.h"
@@ -74,6 +75,26 @@ void HloComputation::RemoveInstruction(HloInstruction* instruction) {
   TPUSIM_CHECK(it != instructions_.end()) << "RemoveInstruction: not in " << name_;
   Unindex(instruction);
   instructions_.erase(it);
+}
+
+void HloComputation::RemoveInstructions(const std::vector<HloInstruction*>& dead) {
+  std::unordered_set<const HloInstruction*> gone;
+  for (HloInstruction* instruction : dead) {
+    TPUSIM_CHECK(instruction->users().empty())
+        << "RemoveInstructions: " << instruction->name() << " still has users";
+    TPUSIM_CHECK(instruction != root_)
+        << "RemoveInstructions: " << instruction->name() << " is the root";
+    TPUSIM_CHECK(instruction->opcode() != HloOpcode::kParameter)
+        << "RemoveInstructions: " << instruction->name() << " is a parameter";
+    TPUSIM_CHECK(gone.insert(instruction).second)
+        << "RemoveInstructions: " << instruction->name() << " given twice";
+    instruction->DetachOperands();
+  }
+  size_t found = 0;
+  for (const auto& p : instructions_) found += gone.count(p.get());
+  TPUSIM_CHECK(found == gone.size()) << "RemoveInstructions: not all in " << name_;
+  for (HloInstruction* instruction : dead) Unindex(instruction);
+  std::erase_if(instructions_, [&](const auto& p) { return gone.count(p.get()) != 0; });
 }
 
 HloInstruction* HloComputation::FindInstruction(std::string_view name) const {

@@ -43,7 +43,13 @@ class HloComputation {
   /// before its users (checked: a pass that reorders must keep def-before-use).
   void ReorderInstructions(const std::vector<const HloInstruction*>& order);
   /// Removes `instruction`, which must have no users and not be the root or a parameter (checked).
+  /// Linear in the instruction count: a pass removing many instructions uses RemoveInstructions.
   void RemoveInstruction(HloInstruction* instruction);
+  /// Removes every instruction of `dead`, in one pass over the computation (linear time). Each is
+  /// detached from its operands in list order, so a chain can be given users first (reverse
+  /// def-before-use order); when detached, each must have no users left and not be the root or a
+  /// parameter (checked). The remaining instructions keep their order.
+  void RemoveInstructions(const std::vector<HloInstruction*>& dead);
 
   /// Instructions in text (def-before-use) order.
   const std::vector<std::unique_ptr<HloInstruction>>& instructions() const { return instructions_; }

@@ -449,18 +449,22 @@ bool RunOnComputation(HloComputation& comp) {
       changed = true;
     }
   }
-  // Remove dead data movement, last to first so chains disappear in one sweep.
-  for (bool removed = true; removed;) {
-    removed = false;
-    order.clear();
-    for (const auto& i : comp.instructions()) order.push_back(i.get());
-    for (auto it = order.rbegin(); it != order.rend(); ++it) {
-      HloInstruction* inst = *it;
-      if (inst->users().empty() && inst != comp.root_instruction() && IsRemovableWhenDead(inst)) {
-        comp.RemoveInstruction(inst);
-        removed = changed = true;
-      }
+  // Remove dead data movement, last to first so chains disappear in one sweep: an instruction is
+  // detached from its operands as it is found dead, so operands it alone used are dead when the
+  // sweep reaches them. One removal pass for all of them (linear, not one per instruction).
+  std::vector<HloInstruction*> dead;
+  order.clear();
+  for (const auto& i : comp.instructions()) order.push_back(i.get());
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    HloInstruction* inst = *it;
+    if (inst->users().empty() && inst != comp.root_instruction() && IsRemovableWhenDead(inst)) {
+      inst->DetachOperands();
+      dead.push_back(inst);
     }
+  }
+  if (!dead.empty()) {
+    comp.RemoveInstructions(dead);
+    changed = true;
   }
   return changed;
 }

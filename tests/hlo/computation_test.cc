@@ -1,5 +1,5 @@
 // HloComputation's instruction list and its name index (FindInstruction): kept current by
-// AddInstruction, AddInstructionBefore, RemoveInstruction and HloInstruction::set_name.
+// AddInstruction, AddInstructionBefore, RemoveInstruction(s) and HloInstruction::set_name.
 #include "hlo/computation.h"
 
 #include <fmt/format.h>
@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "hlo/shape.h"
 
@@ -61,6 +62,34 @@ TEST(HloComputationTest, FindInstructionFollowsAddRemoveAndRename) {
   EXPECT_EQ(c.FindInstruction("n"), folded);
   EXPECT_EQ(c.FindInstruction("n.folded"), nullptr);
   EXPECT_EQ(Names(c), "p,n");
+}
+
+// A dead chain given users first is removed in one call; the others keep their order, the name
+// index forgets the removed, and the survivors' user lists no longer name them.
+TEST(HloComputationTest, RemoveInstructionsTakesADeadChainUsersFirst) {
+  HloComputation c("main");
+  auto p = Op(HloOpcode::kParameter, "p");
+  p->set_parameter_number(0);
+  HloInstruction* param = c.AddInstruction(std::move(p));
+  HloInstruction* prev = param;
+  std::vector<HloInstruction*> chain;
+  for (int i = 0; i < 4; ++i) {
+    auto n = Op(HloOpcode::kNegate, fmt::format("n{}", i));
+    n->AppendOperand(prev);
+    prev = c.AddInstruction(std::move(n));
+    chain.push_back(prev);
+  }
+  auto a = Op(HloOpcode::kAbs, "a");
+  a->AppendOperand(param);
+  HloInstruction* abs = c.AddInstruction(std::move(a));
+  c.set_root_instruction(abs);
+  EXPECT_EQ(Names(c), "p,n0,n1,n2,n3,a");
+  c.RemoveInstructions({chain[3], chain[2], chain[1], chain[0]});
+  EXPECT_EQ(Names(c), "p,a");
+  EXPECT_EQ(c.FindInstruction("n0"), nullptr);
+  EXPECT_EQ(c.FindInstruction("a"), abs);
+  ASSERT_EQ(param->users().size(), 1u);
+  EXPECT_EQ(param->users()[0], abs);
 }
 
 TEST(HloComputationTest, ManyInsertionsBeforeOneAnchorKeepTheirOrder) {
