@@ -14,7 +14,8 @@
 # The growing corpus stays in build-fuzz/corpus/TARGET/; crashes, timeouts and leaks are written to
 # build-fuzz/findings/TARGET/ — reduce each, fix it, and keep it in tests/data/fuzz_regressions/TARGET/
 # (fuzz_regression_test replays them in the normal build). Results: docs/fuzzing.md.
-# Env: FUZZ_JOBS (parallel fuzzing processes, default 1), FUZZ_BUILD_DIR (default build-fuzz).
+# Env: FUZZ_JOBS (parallel fuzzing processes, default 1), FUZZ_BUILD_DIR (default build-fuzz),
+# FUZZ_SEED (the standalone driver's mutation seed: a new one per run of a campaign).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -4,11 +4,15 @@
 // time have passed; prints executions, distinct outcomes (status code + the message's first 40
 // characters: a rough measure of the behaviours reached, not code coverage); each Internal status
 // with a new message is a finding, its input written to fuzz-finding-<n>; exit 1 if any. The input
-// being run is kept in fuzz-current, so a crash leaves its input behind.
+// being run is kept in fuzz-current (in the working folder: give concurrent runs their own), so a
+// crash leaves its input behind. FUZZ_SEED (default 12345) seeds the mutations: give each run of a
+// campaign its own seed, or it replays the inputs of the last. The pipeline's logging is quiet
+// (errors stay), as with `tpusim -q`.
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <fstream>
 #include <random>
 #include <set>
@@ -19,13 +23,23 @@
 #include "common/file_util.h"
 #include "tests/fuzz/fuzz_entry_points.h"
 #include "tests/fuzz/fuzz_pipeline.h"
+#include "tools/tpusim/logging.h"
 
 namespace {
 
 // Executions finished so far; a watchdog thread ends the run when it stops moving for
-// kHangSeconds (libFuzzer's -timeout): the input in fuzz-current is then a hang.
+// kHangSeconds of the process's CPU time (libFuzzer's -timeout; CPU time, so that a loaded machine
+// does not turn a slow execution into a false hang) or kStuckSeconds of wall time (a hang that
+// blocks rather than spins): the input in fuzz-current is then a hang.
 std::atomic<long> g_done{0};
-constexpr int kHangSeconds = 10;
+constexpr double kHangSeconds = 10;
+constexpr double kStuckSeconds = 300;
+
+double ProcessCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
 
 // The input about to run, kept on disk: after a crash (a signal) or a hang it is the finding.
 void Keep(const std::string& input) {
@@ -35,16 +49,27 @@ void Keep(const std::string& input) {
 void StartHangWatchdog() {
   std::thread([] {
     long last = -1;
+    double cpu_at_last = ProcessCpuSeconds();
+    auto wall_at_last = std::chrono::steady_clock::now();
     while (true) {
-      std::this_thread::sleep_for(std::chrono::seconds(kHangSeconds));
+      std::this_thread::sleep_for(std::chrono::seconds(1));
       const long now = g_done.load();
-      if (now == last) {
-        std::printf("hang: one execution ran more than %d s (input in fuzz-current)\n",
-                    kHangSeconds);
+      if (now != last) {
+        last = now;
+        cpu_at_last = ProcessCpuSeconds();
+        wall_at_last = std::chrono::steady_clock::now();
+        continue;
+      }
+      const double cpu = ProcessCpuSeconds() - cpu_at_last;
+      const double wall =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_at_last).count();
+      if (cpu > kHangSeconds || wall > kStuckSeconds) {
+        std::printf("hang: one execution ran more than %.0f s of CPU time or %.0f s of wall time "
+                    "(input in fuzz-current)\n",
+                    kHangSeconds, kStuckSeconds);
         std::fflush(stdout);
         std::_Exit(1);
       }
-      last = now;
     }
   }).detach();
 }
@@ -68,7 +93,14 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "fuzz_standalone: no seeds\n");
     return 2;
   }
-  std::mt19937 rng(12345);
+  const char* seed_text = std::getenv("FUZZ_SEED");
+  const unsigned seed = seed_text ? static_cast<unsigned>(std::strtoul(seed_text, nullptr, 10)) : 12345u;
+  std::printf("%s: seed %u\n", target.c_str(), seed);
+  std::fflush(stdout);
+  cli::LogOptions quiet;
+  quiet.quiet = true;
+  cli::SetUpLogging(quiet);
+  std::mt19937 rng(seed);
   StartHangWatchdog();
   const auto start = std::chrono::steady_clock::now();
   long executions = 0;
