@@ -7,6 +7,8 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <unordered_map>
+#include <utility>
 
 #include "compiler/lower/fusion.h"
 #include "compiler/lower/lowerer.h"
@@ -180,6 +182,28 @@ void CollapseIdleMegacore(CompiledModule& result) {
   }
 }
 
+// The cores lowered so far, by the hash of their code: a core whose code equals an earlier one's
+// shares that copy (isa::CoreList::Share). Replicas at the same position of their chips lower to
+// the same instructions, so N replicas keep tensorcores copies, not N.
+class IdenticalCores {
+ public:
+  void ShareIfSeen(isa::CoreList& cores, size_t c) {
+    const isa::CoreList& read = cores;
+    const uint64_t h = isa::Hash(read[c]);
+    auto [first, last] = seen_.equal_range(h);
+    for (auto it = first; it != last; ++it) {
+      if (read[it->second] == read[c]) {
+        cores.Share(c, it->second);
+        return;
+      }
+    }
+    seen_.emplace(h, c);
+  }
+
+ private:
+  std::unordered_multimap<uint64_t, size_t> seen_;
+};
+
 }  // namespace
 
 StatusOr<CompiledModule> Compile(const hlo::HloModule& module, const config::ChipConfig& config,
@@ -246,6 +270,7 @@ StatusOr<CompiledModule> Compile(const hlo::HloModule& module, const config::Chi
   result.devices = replicas;
   result.cores_per_device = per_device;
   std::map<std::string, int32_t> tags;
+  IdenticalCores identical;
   for (int32_t r = 0; r < replicas; ++r) {
     TPUSIM_ASSIGN_OR_RETURN(HbmPlan plan, plan_for(r));
     result.hbm_bytes_used = std::max(result.hbm_bytes_used, plan.bytes_used);
@@ -256,6 +281,7 @@ StatusOr<CompiledModule> Compile(const hlo::HloModule& module, const config::Chi
       lowerer.set_custom_call_cycles(&options.custom_call_cycles);
       TPUSIM_RETURN_IF_ERROR(lowerer.Run());
       result.peak_vmem_bytes = std::max(result.peak_vmem_bytes, lowerer.peak_vmem());
+      identical.ShareIfSeen(program.cores, static_cast<size_t>(core));
     }
     for (const isa::DataSegment& seg : plan.constants) {
       isa::DataSegment s = seg;

@@ -41,7 +41,6 @@ Sequencer::Sequencer(std::string path, int core, const isa::Program& program,
   outstanding_.assign(targets_.size(), 0);
   profile_.resize(code_.instructions.size());
   // Loop matching (the interpreter's Load rejects unmatched loops before a run starts).
-  loop_match_.assign(code_.instructions.size(), 0);
   for (const isa::Instruction& inst : code_.instructions) {
     if (inst.opcode == isa::Opcode::kCtrlBreakUnless) {
       min_break_trips_ =
@@ -52,10 +51,11 @@ Sequencer::Sequencer(std::string path, int core, const isa::Program& program,
   for (size_t i = 0; i < code_.instructions.size(); ++i) {
     if (code_.instructions[i].opcode == isa::Opcode::kCtrlLoop) open.push_back(i);
     if (code_.instructions[i].opcode == isa::Opcode::kCtrlEndLoop && !open.empty()) {
-      loop_match_[open.back()] = i;
+      loop_ends_.emplace_back(open.back(), i);
       open.pop_back();
     }
   }
+  std::sort(loop_ends_.begin(), loop_ends_.end());
   StatGroup& g = stats.AddGroup(path_);
   issued_ = g.Add("instructions", StatUnit::kCount, "instructions issued (loop iterations count)");
   active_cycles_ = g.Add("issue_cycles", StatUnit::kCycles, "cycles issuing or ready to issue");
@@ -64,6 +64,13 @@ Sequencer::Sequencer(std::string path, int core, const isa::Program& program,
   stall_scoreboard_ =
       g.Add("scoreboard_stall_cycles", StatUnit::kCycles, "cycles blocked on a RAW/WAR/WAW region");
   stall_queue_ = g.Add("queue_full_cycles", StatUnit::kCycles, "cycles blocked on a full queue");
+}
+
+size_t Sequencer::LoopEnd(size_t loop) const {
+  auto it = std::lower_bound(loop_ends_.begin(), loop_ends_.end(),
+                             std::pair<size_t, size_t>(loop, 0));
+  TPUSIM_CHECK(it != loop_ends_.end() && it->first == loop) << "ctrl.loop without ctrl.endloop";
+  return it->second;
 }
 
 void Sequencer::Fail(Cycles now, const std::string& message) {
@@ -200,7 +207,7 @@ void Sequencer::Step(Cycles now) {
       auto l = inst.As<isa::op::CtrlLoop>();
       AddScalar(pc, t, t + Cycles(1), StallCategory::kNonMatrix);
       if (l.count == 0) {
-        pc_ = loop_match_[pc_] + 1;
+        pc_ = LoopEnd(pc_) + 1;
       } else {
         if (loops_.size() >= static_cast<size_t>(isa::kMaxLoopDepth)) {
           Fail(now, fmt::format("loops nested deeper than {}", isa::kMaxLoopDepth));
@@ -410,7 +417,7 @@ bool Sequencer::BreakUnless(Cycles now, const isa::Instruction& inst) {
             StallCategory::kRawSyncStall);
   waiting_ = false;
   if (leave) {
-    pc_ = loop_match_[loops_.back().start - 1] + 1;
+    pc_ = LoopEnd(loops_.back().start - 1) + 1;
     loops_.pop_back();
   } else {
     ++pc_;

@@ -237,7 +237,9 @@ inline isa::Program RandomProgram(uint64_t seed, int num_cores, int length) {
       p.cores[c].instructions.push_back(ar.ToInstruction());
     }
   }
-  for (auto& cp : p.cores) cp.instructions.push_back(isa::op::CtrlHalt{}.ToInstruction());
+  for (size_t c = 0; c < p.cores.size(); ++c) {
+    p.cores[c].instructions.push_back(isa::op::CtrlHalt{}.ToInstruction());
+  }
   return p;
 }
 
