@@ -431,26 +431,19 @@ std::map<const hlo::HloInstruction*, std::pair<const hlo::HloInstruction*, size_
   return out;
 }
 
-}  // namespace
+// What an HBM buffer of the plan needs while its addresses are being chosen.
+struct OwnedBuffer {
+  int64_t bytes = 0;
+  int64_t def = 0;       // instruction index that writes it
+  int64_t last_use = 0;  // last instruction index that reads it
+  bool pinned = false;   // parameters, constants, outputs: live for the whole program
+  const hlo::HloInstruction* inst = nullptr;
+  std::string what;
+};
 
-StatusOr<HbmPlan> PlanHbm(const hlo::HloModule& module, const ElementwiseGroups& groups,
-                          uint64_t base, int64_t hbm_capacity, bool timing_only,
-                          const hlo::TileRule& tiles) {
-  // Pass 1: buffer ids. Every instruction that computes a value owns new leaf buffers; aliases
-  // (reshape, tuple, get-tuple-element, ...) reuse their operand's. `address` holds the id for now.
-  HbmPlan plan;
-  struct Owned {
-    int64_t bytes = 0;
-    int64_t def = 0;       // instruction index that writes it
-    int64_t last_use = 0;  // last instruction index that reads it
-    bool pinned = false;   // parameters, constants, outputs: live for the whole program
-    const hlo::HloInstruction* inst = nullptr;
-    std::string what;
-  };
-  std::vector<Owned> owned;
-  const hlo::HloComputation* entry = module.entry_computation();
-  // An fft's operands are complex: name the fft, not the first complex value planned.
-  for (const auto& up : entry->instructions()) {
+// An fft's operands are complex: name the fft, not the first complex value planned.
+Status RejectFft(const hlo::HloComputation& entry) {
+  for (const auto& up : entry.instructions()) {
     if (up->opcode() == hlo::HloOpcode::kFft) {
       return Unsupported(*up,
                          "fft computes on complex values (c64 / c128), which tpusim's device "
@@ -459,227 +452,319 @@ StatusOr<HbmPlan> PlanHbm(const hlo::HloModule& module, const ElementwiseGroups&
                          "real and imaginary parts runs on the MXU)");
     }
   }
-  TPUSIM_ASSIGN_OR_RETURN(const LoopRegions regions, FindLoopRegions(*entry));
-  // Where each instruction defines its result and reads its operands (fused groups: all at once).
-  std::map<const hlo::HloInstruction*, int64_t> position;
-  for (const auto& up : entry->instructions()) {
-    position[up.get()] = static_cast<int64_t>(position.size());
+  return OkStatus();
+}
+
+// The leaves of the tuple `inst` reads element tuple_index() of: a run of its operand's leaves.
+std::vector<HbmBuffer> TupleElementLeaves(const hlo::HloInstruction& inst,
+                                          const std::vector<HbmBuffer>& tuple) {
+  const hlo::Shape& ts = inst.operand(0)->shape();
+  size_t first = 0;
+  for (int64_t j = 0; j < inst.tuple_index(); ++j) first += ts.tuple_shapes(j).Leaves().size();
+  const size_t count = ts.tuple_shapes(inst.tuple_index()).Leaves().size();
+  return {tuple.begin() + static_cast<std::ptrdiff_t>(first),
+          tuple.begin() + static_cast<std::ptrdiff_t>(first + count)};
+}
+
+// The leaves of an alias of its operand (IsAliasOfOperand): the operand's, seen at the alias's
+// offset, dimensions and type.
+std::vector<HbmBuffer> AliasLeaves(const hlo::HloInstruction& inst,
+                                   std::vector<HbmBuffer> leaves) {
+  if (const int64_t off = ContiguousSliceOffset(inst); off > 0) {
+    leaves[0].view_offset += static_cast<uint64_t>(off);
   }
-  auto def_at = [&](const hlo::HloInstruction* i) {
-    // A dot's epilogue ops write their results while the dot runs (fusion.h, AddDotEpilogues);
-    // its prologue ops read their operands and compute while it runs (AddDotPrologues).
-    if (auto d = groups.dot_of_epilogue.find(i); d != groups.dot_of_epilogue.end()) {
-      return position.at(d->second);
+  // A virtual broadcast keeps its 1-element source: consumers read it with bcast=scalar.
+  if (inst.shape().IsArray() && leaves.size() == 1 && !IsVirtualBroadcast(inst)) {
+    leaves[0].dims = inst.shape().dimensions();
+  }
+  if (inst.opcode() == hlo::HloOpcode::kBitcastConvert) {
+    leaves[0].dtype = *DeviceType(inst.shape().element_type());
+  }
+  return leaves;
+}
+
+// Plans the entry computation's buffers in two passes: AssignBuffers gives every value its leaf
+// buffers (ids into `owned_`) and each buffer its live range; AssignAddresses places them.
+class HbmPlanner {
+ public:
+  HbmPlanner(const hlo::HloComputation& entry, const ElementwiseGroups& groups,
+             const LoopRegions& regions, int64_t hbm_capacity, const hlo::TileRule& tiles)
+      : entry_(entry),
+        groups_(groups),
+        regions_(regions),
+        hbm_capacity_(hbm_capacity),
+        tiles_(tiles) {
+    for (const auto& up : entry.instructions()) {
+      position_[up.get()] = static_cast<int64_t>(position_.size());
     }
-    if (auto d = groups.dot_of_prologue.find(i); d != groups.dot_of_prologue.end()) {
-      return position.at(d->second);
-    }
-    auto g = groups.group_of.find(i);
-    return g == groups.group_of.end() ? position.at(i)
-                                      : position.at(groups.groups[g->second].front());
-  };
-  auto use_at = [&](const hlo::HloInstruction* i) {
-    if (auto d = groups.dot_of_prologue.find(i); d != groups.dot_of_prologue.end()) {
-      return position.at(d->second);
-    }
-    // An epilogue op reads its operands while the dot runs — later than its own place when it is
-    // a broadcast scheduled before the dot and absorbed (fusion.h, IsEpilogueBatchBroadcast).
-    if (auto d = groups.dot_of_epilogue.find(i); d != groups.dot_of_epilogue.end()) {
-      return std::max(position.at(i), position.at(d->second));
-    }
-    auto g = groups.group_of.find(i);
-    return g == groups.group_of.end() ? position.at(i)
-                                      : position.at(groups.groups[g->second].back());
-  };
-  auto in_place = [&](const hlo::HloInstruction& i) {
-    return UpdatesInPlace(i, entry->root_instruction(), use_at, regions);
-  };
-  const auto state_writers = StateWriters(regions, groups, in_place, def_at, use_at);
-  int64_t index = 0;
-  for (const auto& up : entry->instructions()) {
+  }
+
+  // Pass 1: buffer ids. Every instruction that computes a value owns new leaf buffers; aliases
+  // (reshape, tuple, get-tuple-element, ...) reuse their operand's. `address` holds the id for now.
+  Status AssignBuffers(HbmPlan& plan);
+  // Pass 2: addresses from `base`, in program order; a buffer's bytes are reused after its last
+  // reader. Returns the bytes used.
+  StatusOr<int64_t> AssignAddresses(HbmPlan& plan, uint64_t base) const;
+
+ private:
+  // Where each instruction defines its result and reads its operands (fused groups: all at once).
+  int64_t DefAt(const hlo::HloInstruction* i) const;
+  int64_t UseAt(const hlo::HloInstruction* i) const;
+  bool InPlace(const hlo::HloInstruction& i) const {
+    return UpdatesInPlace(
+        i, entry_.root_instruction(),
+        [this](const hlo::HloInstruction* x) { return UseAt(x); }, regions_);
+  }
+  // The leaf buffers of `inst`'s value: its operand's for aliases, new ones otherwise.
+  StatusOr<std::vector<HbmBuffer>> LeavesOf(const hlo::HloInstruction& inst,
+                                            const HbmPlan& plan);
+  // New buffers for each leaf of the value `inst` computes.
+  StatusOr<std::vector<HbmBuffer>> NewBuffers(const hlo::HloInstruction& inst);
+  // Extends the live range of every buffer `inst` reads to `inst` (and to the loop_end of each
+  // loop region around it that the buffer was defined before).
+  void ExtendLiveRanges(const hlo::HloInstruction& inst, const HbmPlan& plan);
+
+  const hlo::HloComputation& entry_;
+  const ElementwiseGroups& groups_;
+  const LoopRegions& regions_;
+  const int64_t hbm_capacity_;
+  const hlo::TileRule& tiles_;
+  std::map<const hlo::HloInstruction*, int64_t> position_;
+  std::map<const hlo::HloInstruction*, std::pair<const hlo::HloInstruction*, size_t>>
+      state_writers_;
+  std::vector<OwnedBuffer> owned_;
+};
+
+int64_t HbmPlanner::DefAt(const hlo::HloInstruction* i) const {
+  // A dot's epilogue ops write their results while the dot runs (fusion.h, AddDotEpilogues);
+  // its prologue ops read their operands and compute while it runs (AddDotPrologues).
+  if (auto d = groups_.dot_of_epilogue.find(i); d != groups_.dot_of_epilogue.end()) {
+    return position_.at(d->second);
+  }
+  if (auto d = groups_.dot_of_prologue.find(i); d != groups_.dot_of_prologue.end()) {
+    return position_.at(d->second);
+  }
+  auto g = groups_.group_of.find(i);
+  return g == groups_.group_of.end() ? position_.at(i)
+                                     : position_.at(groups_.groups[g->second].front());
+}
+
+int64_t HbmPlanner::UseAt(const hlo::HloInstruction* i) const {
+  if (auto d = groups_.dot_of_prologue.find(i); d != groups_.dot_of_prologue.end()) {
+    return position_.at(d->second);
+  }
+  // An epilogue op reads its operands while the dot runs — later than its own place when it is
+  // a broadcast scheduled before the dot and absorbed (fusion.h, IsEpilogueBatchBroadcast).
+  if (auto d = groups_.dot_of_epilogue.find(i); d != groups_.dot_of_epilogue.end()) {
+    return std::max(position_.at(i), position_.at(d->second));
+  }
+  auto g = groups_.group_of.find(i);
+  return g == groups_.group_of.end() ? position_.at(i)
+                                     : position_.at(groups_.groups[g->second].back());
+}
+
+Status HbmPlanner::AssignBuffers(HbmPlan& plan) {
+  state_writers_ = StateWriters(
+      regions_, groups_, [this](const hlo::HloInstruction& i) { return InPlace(i); },
+      [this](const hlo::HloInstruction* i) { return DefAt(i); },
+      [this](const hlo::HloInstruction* i) { return UseAt(i); });
+  for (const auto& up : entry_.instructions()) {
     const hlo::HloInstruction& inst = *up;
-    std::vector<HbmBuffer> leaves;
-    switch (inst.opcode()) {
-      case hlo::HloOpcode::kTuple:
-        for (const hlo::HloInstruction* op : inst.operands()) {
-          const auto& v = plan.values.at(op);
-          leaves.insert(leaves.end(), v.begin(), v.end());
-        }
-        break;
-      case hlo::HloOpcode::kGetTupleElement: {
-        const hlo::Shape& ts = inst.operand(0)->shape();
-        size_t first = 0;
-        for (int64_t j = 0; j < inst.tuple_index(); ++j)
-          first += ts.tuple_shapes(j).Leaves().size();
-        const size_t count = ts.tuple_shapes(inst.tuple_index()).Leaves().size();
-        const auto& v = plan.values.at(inst.operand(0));
-        leaves.assign(v.begin() + static_cast<std::ptrdiff_t>(first),
-                      v.begin() + static_cast<std::ptrdiff_t>(first + count));
-        break;
+    TPUSIM_ASSIGN_OR_RETURN(std::vector<HbmBuffer> leaves, LeavesOf(inst, plan));
+    ExtendLiveRanges(inst, plan);
+    plan.values[&inst] = std::move(leaves);
+  }
+  for (const HbmBuffer& b : plan.values.at(entry_.root_instruction())) {
+    owned_[b.address].pinned = true;
+  }
+  return OkStatus();
+}
+
+StatusOr<std::vector<HbmBuffer>> HbmPlanner::LeavesOf(const hlo::HloInstruction& inst,
+                                                      const HbmPlan& plan) {
+  switch (inst.opcode()) {
+    case hlo::HloOpcode::kTuple: {
+      std::vector<HbmBuffer> leaves;
+      for (const hlo::HloInstruction* op : inst.operands()) {
+        const auto& v = plan.values.at(op);
+        leaves.insert(leaves.end(), v.begin(), v.end());
       }
-      case hlo::HloOpcode::kAfterAll:
-        break;
-      case hlo::HloOpcode::kInfeed:
-      case hlo::HloOpcode::kOutfeed:
-      case hlo::HloOpcode::kSend:
-      case hlo::HloOpcode::kSendDone:
-      case hlo::HloOpcode::kRecv:
-      case hlo::HloOpcode::kRecvDone:
-        return Unsupported(inst,
-                           "infeed, outfeed, send and recv move data between the device and the "
-                           "host or another program, which tpusim does not model (supported: "
-                           "values enter as ENTRY parameters and leave as its result; pass the "
-                           "fed data as a parameter and return what is sent)");
-      default:
-        if (IsLoopEnd(inst)) {  // the loop state: loop_begin's buffers
-          leaves = plan.values.at(inst.operand(0));
-          break;
-        }
-        if (auto w = state_writers.find(&inst); w != state_writers.end()) {
-          leaves = {plan.values.at(w->second.first).at(w->second.second)};  // loop_end copies none
-          break;
-        }
-        if (in_place(inst)) {
-          leaves = plan.values.at(inst.operand(0));
-          leaves[0].dims = inst.shape().dimensions();
-          break;
-        }
-        if (IsAliasOfOperand(inst)) {
-          leaves = plan.values.at(inst.operand(0));
-          if (const int64_t off = ContiguousSliceOffset(inst); off > 0) {
-            leaves[0].view_offset += static_cast<uint64_t>(off);
-          }
-          // A virtual broadcast keeps its 1-element source: consumers read it with bcast=scalar.
-          if (inst.shape().IsArray() && leaves.size() == 1 && !IsVirtualBroadcast(inst)) {
-            leaves[0].dims = inst.shape().dimensions();
-          }
-          if (inst.opcode() == hlo::HloOpcode::kBitcastConvert) {
-            leaves[0].dtype = *DeviceType(inst.shape().element_type());
-          }
-          break;
-        }
-        for (const hlo::Shape* leaf : inst.shape().Leaves()) {
-          auto dt = DeviceType(leaf->element_type());
-          if (!dt) {
-            return Unsupported(inst, NoDeviceTypeReason(leaf->element_type()));
-          }
-          for (int64_t i = 0; i < leaf->rank(); ++i) {
-            if (leaf->is_dynamic_dimension(i)) {
-              return Unsupported(inst, "dynamic dimensions are not supported");
-            }
-          }
-          HbmBuffer b;
-          b.dtype = *dt;
-          b.dims = leaf->dimensions();
-          if (inst.opcode() == hlo::HloOpcode::kIota && IsVirtualBroadcast(inst)) {
-            b.dims = {b.dims.back()};  // its one row (VirtualBroadcastKind)
-          }
-          // A value that lives only inside its fusion (read by members of its elementwise group
-          // alone) never reaches HBM and takes no HBM capacity, at any logical size.
-          if (FusionInternal(inst, groups)) {
-            b.fusion_internal = true;
-            b.address = owned.size();
-            owned.push_back(
-                Owned{64, def_at(&inst), def_at(&inst), false, &inst, leaf->ToString(false)});
-            leaves.push_back(std::move(b));
-            continue;
-          }
-          b.address = owned.size();
-          // Tiles of what the buffer stores (an iota's one row is a 1-D array of its own).
-          const hlo::Shape stored =
-              b.dims == leaf->dimensions() ? *leaf : hlo::Shape(leaf->element_type(), b.dims);
-          if (const std::vector<int64_t> tile = hlo::TpuTile(stored, tiles); !tile.empty()) {
-            b.tiled_bytes = hlo::TiledByteSize(stored, tile);
-          }
-          const int64_t footprint = std::max(b.bytes(), b.tiled_bytes);
-          // One buffer larger than HBM can never fit; rejecting it here also keeps the 64-byte
-          // rounding and the heap's running total far from int64 overflow (issue 8).
-          if (footprint > hbm_capacity) {
-            const bool by_tiles = b.bytes() <= hbm_capacity;
-            return DoesNotFit(inst,
-                              fmt::format("HBM: a {} of {} bytes{}, over this core's share "
+      return leaves;
+    }
+    case hlo::HloOpcode::kGetTupleElement:
+      return TupleElementLeaves(inst, plan.values.at(inst.operand(0)));
+    case hlo::HloOpcode::kAfterAll:
+      return std::vector<HbmBuffer>{};
+    case hlo::HloOpcode::kInfeed:
+    case hlo::HloOpcode::kOutfeed:
+    case hlo::HloOpcode::kSend:
+    case hlo::HloOpcode::kSendDone:
+    case hlo::HloOpcode::kRecv:
+    case hlo::HloOpcode::kRecvDone:
+      return Unsupported(inst,
+                         "infeed, outfeed, send and recv move data between the device and the "
+                         "host or another program, which tpusim does not model (supported: "
+                         "values enter as ENTRY parameters and leave as its result; pass the "
+                         "fed data as a parameter and return what is sent)");
+    default:
+      break;
+  }
+  if (IsLoopEnd(inst)) return plan.values.at(inst.operand(0));  // the loop state: loop_begin's
+  if (auto w = state_writers_.find(&inst); w != state_writers_.end()) {
+    // loop_end copies none
+    return std::vector<HbmBuffer>{plan.values.at(w->second.first).at(w->second.second)};
+  }
+  if (InPlace(inst)) {
+    std::vector<HbmBuffer> leaves = plan.values.at(inst.operand(0));
+    leaves[0].dims = inst.shape().dimensions();
+    return leaves;
+  }
+  if (IsAliasOfOperand(inst)) return AliasLeaves(inst, plan.values.at(inst.operand(0)));
+  return NewBuffers(inst);
+}
+
+StatusOr<std::vector<HbmBuffer>> HbmPlanner::NewBuffers(const hlo::HloInstruction& inst) {
+  std::vector<HbmBuffer> leaves;
+  for (const hlo::Shape* leaf : inst.shape().Leaves()) {
+    auto dt = DeviceType(leaf->element_type());
+    if (!dt) {
+      return Unsupported(inst, NoDeviceTypeReason(leaf->element_type()));
+    }
+    for (int64_t i = 0; i < leaf->rank(); ++i) {
+      if (leaf->is_dynamic_dimension(i)) {
+        return Unsupported(inst, "dynamic dimensions are not supported");
+      }
+    }
+    HbmBuffer b;
+    b.dtype = *dt;
+    b.dims = leaf->dimensions();
+    if (inst.opcode() == hlo::HloOpcode::kIota && IsVirtualBroadcast(inst)) {
+      b.dims = {b.dims.back()};  // its one row (VirtualBroadcastKind)
+    }
+    b.address = owned_.size();
+    // A value that lives only inside its fusion (read by members of its elementwise group
+    // alone) never reaches HBM and takes no HBM capacity, at any logical size.
+    if (FusionInternal(inst, groups_)) {
+      b.fusion_internal = true;
+      owned_.push_back(
+          OwnedBuffer{64, DefAt(&inst), DefAt(&inst), false, &inst, leaf->ToString(false)});
+      leaves.push_back(std::move(b));
+      continue;
+    }
+    // Tiles of what the buffer stores (an iota's one row is a 1-D array of its own).
+    const hlo::Shape stored =
+        b.dims == leaf->dimensions() ? *leaf : hlo::Shape(leaf->element_type(), b.dims);
+    if (const std::vector<int64_t> tile = hlo::TpuTile(stored, tiles_); !tile.empty()) {
+      b.tiled_bytes = hlo::TiledByteSize(stored, tile);
+    }
+    const int64_t footprint = std::max(b.bytes(), b.tiled_bytes);
+    // One buffer larger than HBM can never fit; rejecting it here also keeps the 64-byte
+    // rounding and the heap's running total far from int64 overflow (issue 8).
+    if (footprint > hbm_capacity_) {
+      const bool by_tiles = b.bytes() <= hbm_capacity_;
+      return DoesNotFit(inst, fmt::format("HBM: a {} of {} bytes{}, over this core's share "
                                           "of chip.hbm.capacity_bytes = {}",
                                           leaf->ToString(false), by_tiles ? footprint : b.bytes(),
-                                          by_tiles ? " in its TPU tiles" : "", hbm_capacity));
-          }
-          const bool pinned = inst.opcode() == hlo::HloOpcode::kParameter ||
-                              inst.opcode() == hlo::HloOpcode::kConstant;
-          owned.push_back(Owned{(std::max<int64_t>(footprint, 1) + 63) / 64 * 64, def_at(&inst),
-                                def_at(&inst), pinned, &inst, leaf->ToString(false)});
-          leaves.push_back(std::move(b));
-        }
-        break;
+                                          by_tiles ? " in its TPU tiles" : "", hbm_capacity_));
     }
-    // A loop region runs again after its last instruction: what it reads from before it stays
-    // live until its loop_end.
-    const std::vector<const hlo::HloInstruction*> enclosing = regions.Enclosing(&inst);
-    // A virtual pad's readers also read its padding value.
-    std::vector<const hlo::HloInstruction*> reads(inst.operands().begin(), inst.operands().end());
-    for (const hlo::HloInstruction* op : inst.operands()) {
-      if (const hlo::HloInstruction* pad = VirtualPadOf(op)) reads.push_back(pad->operand(1));
-    }
-    for (const hlo::HloInstruction* op : reads) {
-      for (const HbmBuffer& b : plan.values.at(op)) {
-        Owned& o = owned[b.address];
-        o.last_use = std::max(o.last_use, use_at(&inst));
-        for (const hlo::HloInstruction* r : enclosing) {
-          if (position.at(r) > o.def) {
-            o.last_use = std::max(o.last_use, position.at(regions.end_of.at(r)));
-          }
+    const bool pinned = inst.opcode() == hlo::HloOpcode::kParameter ||
+                        inst.opcode() == hlo::HloOpcode::kConstant;
+    owned_.push_back(OwnedBuffer{(std::max<int64_t>(footprint, 1) + 63) / 64 * 64, DefAt(&inst),
+                                 DefAt(&inst), pinned, &inst, leaf->ToString(false)});
+    leaves.push_back(std::move(b));
+  }
+  return leaves;
+}
+
+void HbmPlanner::ExtendLiveRanges(const hlo::HloInstruction& inst, const HbmPlan& plan) {
+  // A loop region runs again after its last instruction: what it reads from before it stays
+  // live until its loop_end.
+  const std::vector<const hlo::HloInstruction*> enclosing = regions_.Enclosing(&inst);
+  // A virtual pad's readers also read its padding value.
+  std::vector<const hlo::HloInstruction*> reads(inst.operands().begin(), inst.operands().end());
+  for (const hlo::HloInstruction* op : inst.operands()) {
+    if (const hlo::HloInstruction* pad = VirtualPadOf(op)) reads.push_back(pad->operand(1));
+  }
+  for (const hlo::HloInstruction* op : reads) {
+    for (const HbmBuffer& b : plan.values.at(op)) {
+      OwnedBuffer& o = owned_[b.address];
+      o.last_use = std::max(o.last_use, UseAt(&inst));
+      for (const hlo::HloInstruction* r : enclosing) {
+        if (position_.at(r) > o.def) {
+          o.last_use = std::max(o.last_use, position_.at(regions_.end_of.at(r)));
         }
       }
     }
-    plan.values[&inst] = std::move(leaves);
-    ++index;
   }
-  for (const HbmBuffer& b : plan.values.at(entry->root_instruction()))
-    owned[b.address].pinned = true;
+}
 
-  // Pass 2: addresses, in program order; a buffer's bytes are reused after its last reader.
-  std::vector<std::vector<size_t>> dies(static_cast<size_t>(index) + 1);
-  std::vector<std::vector<size_t>> born(static_cast<size_t>(index) + 1);
+StatusOr<int64_t> HbmPlanner::AssignAddresses(HbmPlan& plan, uint64_t base) const {
+  const size_t steps = position_.size() + 1;
+  std::vector<std::vector<size_t>> dies(steps);
+  std::vector<std::vector<size_t>> born(steps);
   // Parameters and constants hold their values from the start (the driver and the DataSegments
   // write them before the program runs), so they are placed before anything else.
-  for (size_t id = 0; id < owned.size(); ++id) {
-    const hlo::HloOpcode op = owned[id].inst->opcode();
+  for (size_t id = 0; id < owned_.size(); ++id) {
+    const hlo::HloOpcode op = owned_[id].inst->opcode();
     const bool initial = op == hlo::HloOpcode::kParameter || op == hlo::HloOpcode::kConstant;
-    born[initial ? 0 : static_cast<size_t>(owned[id].def)].push_back(id);
-    if (!owned[id].pinned) dies[static_cast<size_t>(owned[id].last_use)].push_back(id);
+    born[initial ? 0 : static_cast<size_t>(owned_[id].def)].push_back(id);
+    if (!owned_[id].pinned) dies[static_cast<size_t>(owned_[id].last_use)].push_back(id);
   }
-  std::vector<int64_t> address(owned.size(), 0);
+  std::vector<int64_t> address(owned_.size(), 0);
   FirstFit heap;
   for (size_t i = 0; i < born.size(); ++i) {
     for (size_t id : born[i]) {
-      address[id] = heap.Allocate(owned[id].bytes);
-      if (heap.top() > hbm_capacity) {
-        return DoesNotFit(*owned[id].inst,
+      address[id] = heap.Allocate(owned_[id].bytes);
+      if (heap.top() > hbm_capacity_) {
+        return DoesNotFit(*owned_[id].inst,
                           fmt::format("HBM: {} bytes of live buffers needed here (a {} of {} "
                                       "bytes), over this core's share of chip.hbm.capacity_bytes "
                                       "= {}",
-                                      heap.top(), owned[id].what, owned[id].bytes, hbm_capacity));
+                                      heap.top(), owned_[id].what, owned_[id].bytes,
+                                      hbm_capacity_));
       }
     }
-    for (size_t id : dies[i]) heap.Free(address[id], owned[id].bytes);
+    for (size_t id : dies[i]) heap.Free(address[id], owned_[id].bytes);
   }
   for (auto& [inst, leaves] : plan.values) {
     for (HbmBuffer& b : leaves) {
       b.address = base + static_cast<uint64_t>(address[b.address]) + b.view_offset;
     }
   }
-  if (!timing_only) {
-    for (const auto& up : entry->instructions()) {
-      const hlo::HloInstruction& inst = *up;
-      if (inst.opcode() != hlo::HloOpcode::kConstant) continue;
-      if (!inst.shape().IsArray()) return Unsupported(inst, "tuple constants");
-      const HbmBuffer& b = plan.values.at(&inst)[0];
-      TPUSIM_ASSIGN_OR_RETURN(std::string bytes, ConstantBytes(inst, b.dtype));
-      plan.constants.push_back(isa::DataSegment{.space = isa::MemSpace::kHbm,
-                                                .core = 0,
-                                                .address = b.address,
-                                                .bytes = std::move(bytes)});
-    }
+  return heap.top();
+}
+
+// The values of the entry computation's constants, at their planned addresses.
+StatusOr<std::vector<isa::DataSegment>> ConstantSegments(const hlo::HloComputation& entry,
+                                                         const HbmPlan& plan) {
+  std::vector<isa::DataSegment> segments;
+  for (const auto& up : entry.instructions()) {
+    const hlo::HloInstruction& inst = *up;
+    if (inst.opcode() != hlo::HloOpcode::kConstant) continue;
+    if (!inst.shape().IsArray()) return Unsupported(inst, "tuple constants");
+    const HbmBuffer& b = plan.values.at(&inst)[0];
+    TPUSIM_ASSIGN_OR_RETURN(std::string bytes, ConstantBytes(inst, b.dtype));
+    segments.push_back(isa::DataSegment{
+        .space = isa::MemSpace::kHbm, .core = 0, .address = b.address, .bytes = std::move(bytes)});
   }
-  plan.bytes_used = heap.top();
+  return segments;
+}
+
+}  // namespace
+
+StatusOr<HbmPlan> PlanHbm(const hlo::HloModule& module, const ElementwiseGroups& groups,
+                          uint64_t base, int64_t hbm_capacity, bool timing_only,
+                          const hlo::TileRule& tiles) {
+  const hlo::HloComputation& entry = *module.entry_computation();
+  TPUSIM_RETURN_IF_ERROR(RejectFft(entry));
+  TPUSIM_ASSIGN_OR_RETURN(const LoopRegions regions, FindLoopRegions(entry));
+  HbmPlanner planner(entry, groups, regions, hbm_capacity, tiles);
+  HbmPlan plan;
+  TPUSIM_RETURN_IF_ERROR(planner.AssignBuffers(plan));
+  TPUSIM_ASSIGN_OR_RETURN(plan.bytes_used, planner.AssignAddresses(plan, base));
+  if (!timing_only) {
+    TPUSIM_ASSIGN_OR_RETURN(plan.constants, ConstantSegments(entry, plan));
+  }
   return plan;
 }
 
