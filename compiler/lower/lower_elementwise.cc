@@ -3,6 +3,7 @@
 // allowed for clamp's bounds and select's predicate) is loaded once and read with bcast=scalar.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <optional>
 
@@ -218,16 +219,78 @@ bool HasVpuFunction(HloOpcode op) {
          op == HloOpcode::kClamp || op == HloOpcode::kConvert || op == HloOpcode::kIsFinite;
 }
 
+int64_t StreamChunkElements(int64_t n, int64_t budget, int64_t bytes_per_element, bool by_rows,
+                            int64_t cols) {
+  int64_t chunk = std::min<int64_t>(n, budget / std::max<int64_t>(1, bytes_per_element));
+  if (by_rows) chunk = chunk / cols * cols;                                // whole rows
+  if (!by_rows && chunk < n && chunk > 1024) chunk = chunk / 1024 * 1024;  // whole 8x128 vregs
+  return chunk;
+}
+
+StreamedOperand Lowerer::StreamOperand(const HloInstruction* op, int64_t n) const {
+  const HbmBuffer& b = Buffer(op);
+  isa::Broadcast mode = VirtualBroadcastKind(*op);
+  if (mode == isa::Broadcast::kNone && b.elements() == 1 && n > 1) mode = isa::Broadcast::kScalar;
+  const HloInstruction* pad = mode == isa::Broadcast::kNone ? VirtualPadOf(op) : nullptr;
+  return {.buf = &b, .mode = mode, .vmem = 0, .pad = pad};
+}
+
+StatusOr<int64_t> Lowerer::LoadOnceOperands(const HloInstruction& kernel,
+                                            std::vector<StreamedOperand>& ops) {
+  int64_t once_loads = 0;
+  for (StreamedOperand& o : ops) {
+    if (o.pad != nullptr) {
+      TPUSIM_ASSIGN_OR_RETURN(o.pad_value, LoadPaddingValue(kernel, *o.pad));
+      ++once_loads;
+    }
+    if (!o.once()) continue;
+    const int64_t bytes =
+        o.mode == isa::Broadcast::kScalar ? o.buf->elem_bytes() : o.buf->bytes();
+    TPUSIM_ASSIGN_OR_RETURN(o.vmem,
+                            Vmem(kernel, std::max<int64_t>(bytes, 64), "broadcast operand"));
+    em_.DmaContiguous(isa::Opcode::kDmaHbmToVmem, o.buf->address, o.vmem, bytes,
+                      o.buf->elem_bytes(), kLoadFlag);
+    ++once_loads;
+  }
+  return once_loads;
+}
+
+StatusOr<int64_t> Lowerer::LoadOperandChunk(const StreamedOperand& op, int64_t off, int64_t c,
+                                            int64_t cols, uint64_t dst, uint64_t flag) {
+  if (op.pad != nullptr) {  // whole rows: by_rows
+    return LoadPaddedRows(*op.pad, off / cols, c / cols, dst, op.pad_value, flag);
+  }
+  const int64_t e = op.buf->elem_bytes();
+  const bool col = op.mode == isa::Broadcast::kCol;
+  const int64_t first = col ? off / cols : off, count = col ? c / cols : c;
+  em_.DmaContiguous(isa::Opcode::kDmaHbmToVmem, op.buf->address + static_cast<uint64_t>(first * e),
+                    dst, count * e, e, flag);
+  return 1;
+}
+
+// An elementwise kernel of one instruction: how it reads its operands, its chunks and its VMEM
+// buffer sets (two with double buffering).
+struct ElementwiseKernel {
+  const HloInstruction* inst = nullptr;
+  const HbmBuffer* out = nullptr;
+  int64_t n = 0;  // elements
+  std::vector<StreamedOperand> ops;
+  // With a row/col operand the region is [rows, cols] with cols = the last dimension, processed in
+  // whole rows; otherwise a flat [1, count] run.
+  bool by_rows = false;
+  int64_t cols = 1;
+  int64_t bytes_per_elem = 0;  // VMEM bytes per element of one buffer set, the temporary's included
+  int64_t tmp_bytes = 0;       // the max(x, lo) / x - x temporary's
+  uint64_t zero = 0, tmp = 0;
+  int64_t chunk = 0;
+  bool db = false;
+  std::vector<std::array<uint64_t, 2>> op_sets;  // per operand read per chunk: VMEM per set
+  std::array<uint64_t, 2> dst_sets{0, 0};
+};
+
 Status Lowerer::LowerElementwise(const HloInstruction& inst) {
   const HloOpcode opc = inst.opcode();
-  const auto unary = UnaryFor(opc);
-  const auto binary = BinaryFor(opc);
-  const bool is_compare = opc == HloOpcode::kCompare;
-  const bool is_select = opc == HloOpcode::kSelect;
-  const bool is_clamp = opc == HloOpcode::kClamp;
-  const bool is_convert = opc == HloOpcode::kConvert;
-  const bool is_finite = opc == HloOpcode::kIsFinite;
-  if (!unary && !binary && !is_compare && !is_select && !is_clamp && !is_convert && !is_finite) {
+  if (!HasVpuFunction(opc)) {
     return Unsupported(inst,
                        "elementwise op with no VPU function (supported: abs cbrt ceil cosine erf "
                        "exponential exponential-minus-one floor log log-plus-one logistic "
@@ -237,111 +300,80 @@ Status Lowerer::LowerElementwise(const HloInstruction& inst) {
                        "atan2 shift-left shift-right-logical shift-right-arithmetic compare "
                        "select clamp)");
   }
-  const HbmBuffer& out = Buffer(&inst);
-  const int64_t n = out.elements();
-  if (n == 0) return OkStatus();
-
-  // How each operand is read: whole (kNone), one element (kScalar: loaded once), a [cols] row
-  // repeated per row (kRow: loaded once) or one value per row (kCol: loaded per chunk of rows).
-  struct Operand {
-    const HbmBuffer* buf;
-    isa::Broadcast mode;
-    uint64_t vmem = 0;
-    const HloInstruction* pad = nullptr;  // a virtual pad (IsVirtualPad), read by LoadPaddedRows
-    uint64_t pad_value = 0;               // its padding value in VMEM
-    bool scalar() const { return mode == isa::Broadcast::kScalar; }
-    bool once() const { return mode == isa::Broadcast::kScalar || mode == isa::Broadcast::kRow; }
-  };
-  std::vector<Operand> ops;
-  int64_t bytes_per_elem = out.elem_bytes();
-  bool by_rows = false;
+  ElementwiseKernel k;
+  k.inst = &inst;
+  k.out = &Buffer(&inst);
+  k.n = k.out->elements();
+  if (k.n == 0) return OkStatus();
+  k.bytes_per_elem = k.out->elem_bytes();
   for (const HloInstruction* o : inst.operands()) {
-    const HbmBuffer& b = Buffer(o);
-    isa::Broadcast mode = VirtualBroadcastKind(*o);
-    if (mode == isa::Broadcast::kNone && b.elements() == 1 && n > 1) mode = isa::Broadcast::kScalar;
-    const HloInstruction* pad = mode == isa::Broadcast::kNone ? VirtualPadOf(o) : nullptr;
-    by_rows =
-        by_rows || pad != nullptr || mode == isa::Broadcast::kRow || mode == isa::Broadcast::kCol;
-    ops.push_back({&b, mode, 0, pad});
-    if (!ops.back().once()) bytes_per_elem += b.elem_bytes();
+    const StreamedOperand& op = k.ops.emplace_back(StreamOperand(o, k.n));
+    k.by_rows = k.by_rows || op.pad != nullptr || op.mode == isa::Broadcast::kRow ||
+                op.mode == isa::Broadcast::kCol;
+    if (!op.once()) k.bytes_per_elem += op.buf->elem_bytes();
   }
-  // With a row/col operand the region is [rows, cols] with cols = the last dimension, processed in
-  // whole rows; otherwise a flat [1, count] run.
-  const int64_t cols = by_rows ? out.dims.back() : 1;
-  // The max(x, lo) / x - x temporary.
-  const int64_t tmp_bytes = (is_clamp || is_finite) ? 4 : 0;
-  bytes_per_elem += tmp_bytes;
-  uint64_t zero = 0;
+  k.cols = k.by_rows ? k.out->dims.back() : 1;
+  const bool is_finite = opc == HloOpcode::kIsFinite;
+  k.tmp_bytes = (opc == HloOpcode::kClamp || is_finite) ? 4 : 0;
+  k.bytes_per_elem += k.tmp_bytes;
   if (is_finite) {
-    TPUSIM_ASSIGN_OR_RETURN(zero, Vmem(inst, 64, "zero"));
-    em_.Emit(isa::op::VpuFill{.dtype = ops[0].buf->dtype, .dst = zero, .count = 1, .value = 0});
+    TPUSIM_ASSIGN_OR_RETURN(k.zero, Vmem(inst, 64, "zero"));
+    em_.Emit(isa::op::VpuFill{.dtype = k.ops[0].buf->dtype, .dst = k.zero, .count = 1, .value = 0});
   }
-  int64_t once_loads = 0;
-  for (Operand& o : ops) {
-    if (o.pad != nullptr) {
-      TPUSIM_ASSIGN_OR_RETURN(o.pad_value, LoadPaddingValue(inst, *o.pad));
-      ++once_loads;
-    }
-    if (!o.once()) continue;
-    const int64_t bytes = o.scalar() ? o.buf->elem_bytes() : o.buf->bytes();
-    TPUSIM_ASSIGN_OR_RETURN(o.vmem, Vmem(inst, std::max<int64_t>(bytes, 64), "broadcast operand"));
-    em_.DmaContiguous(isa::Opcode::kDmaHbmToVmem, o.buf->address, o.vmem, bytes,
-                      o.buf->elem_bytes(), kLoadFlag);
-    ++once_loads;
-  }
+  TPUSIM_ASSIGN_OR_RETURN(const int64_t once_loads, LoadOnceOperands(inst, k.ops));
   em_.Wait(kLoadFlag, once_loads);
+  TPUSIM_RETURN_IF_ERROR(AllocateElementwiseChunks(k));
+  return EmitElementwiseChunks(k);
+}
+
+Status Lowerer::AllocateElementwiseChunks(ElementwiseKernel& k) {
+  const HloInstruction& inst = *k.inst;
   // Chunks stream through VMEM; with double buffering chunk i+1 loads and chunk i-1 stores while
-  // chunk i computes (two sets of operand and result buffers).
+  // chunk i computes (two sets of operand and result buffers; one temporary).
   const int64_t budget = em_.vmem_free() - 64 * 12;
-  bool db = double_buffer_ && n > 1 &&
-            (budget / (2 * bytes_per_elem - tmp_bytes)) >= std::min<int64_t>(n, 1024);
-  int64_t chunk =
-      std::min<int64_t>(n, budget / (db ? 2 * bytes_per_elem - tmp_bytes : bytes_per_elem));
-  if (by_rows) chunk = chunk / cols * cols;  // whole rows
-  if (chunk < 1) return DoesNotFit(inst, "VMEM: no room for one element (row) of every operand");
-  if (!by_rows && chunk < n && chunk > 1024) chunk = chunk / 1024 * 1024;  // whole 8x128 vregs
-  if (chunk >= n) db = false;  // one chunk: nothing to overlap
-  const int nsets = db ? 2 : 1;
-  std::vector<std::array<uint64_t, 2>> op_sets(ops.size(), {0, 0});
-  for (size_t k = 0; k < ops.size(); ++k) {
-    if (ops[k].once()) continue;
-    const int64_t elems = ops[k].mode == isa::Broadcast::kCol ? chunk / cols : chunk;
+  const int64_t two_sets = 2 * k.bytes_per_elem - k.tmp_bytes;
+  k.db = double_buffer_ && k.n > 1 && (budget / two_sets) >= std::min<int64_t>(k.n, 1024);
+  k.chunk =
+      StreamChunkElements(k.n, budget, k.db ? two_sets : k.bytes_per_elem, k.by_rows, k.cols);
+  if (k.chunk < 1) {
+    return DoesNotFit(inst, "VMEM: no room for one element (row) of every operand");
+  }
+  if (k.chunk >= k.n) k.db = false;  // one chunk: nothing to overlap
+  const int nsets = k.db ? 2 : 1;
+  k.op_sets.assign(k.ops.size(), {0, 0});
+  for (size_t i = 0; i < k.ops.size(); ++i) {
+    if (k.ops[i].once()) continue;
+    const int64_t elems = k.ops[i].mode == isa::Broadcast::kCol ? k.chunk / k.cols : k.chunk;
     for (int set = 0; set < nsets; ++set) {
-      TPUSIM_ASSIGN_OR_RETURN(op_sets[k][static_cast<size_t>(set)],
-                              Vmem(inst, elems * ops[k].buf->elem_bytes(), "operand"));
+      TPUSIM_ASSIGN_OR_RETURN(k.op_sets[i][static_cast<size_t>(set)],
+                              Vmem(inst, elems * k.ops[i].buf->elem_bytes(), "operand"));
     }
   }
-  std::array<uint64_t, 2> dst_sets{0, 0};
   for (int set = 0; set < nsets; ++set) {
-    TPUSIM_ASSIGN_OR_RETURN(dst_sets[static_cast<size_t>(set)],
-                            Vmem(inst, chunk * out.elem_bytes(), "result"));
+    TPUSIM_ASSIGN_OR_RETURN(k.dst_sets[static_cast<size_t>(set)],
+                            Vmem(inst, k.chunk * k.out->elem_bytes(), "result"));
   }
-  uint64_t tmp = 0;
-  if (tmp_bytes > 0) {
-    TPUSIM_ASSIGN_OR_RETURN(tmp,
-                            Vmem(inst, chunk * std::max(tmp_bytes, out.elem_bytes()), "temporary"));
+  if (k.tmp_bytes > 0) {
+    TPUSIM_ASSIGN_OR_RETURN(
+        k.tmp, Vmem(inst, k.chunk * std::max(k.tmp_bytes, k.out->elem_bytes()), "temporary"));
   }
+  return OkStatus();
+}
+
+Status Lowerer::EmitElementwiseChunks(const ElementwiseKernel& k) {
+  const int64_t n = k.n, chunk = k.chunk, cols = k.cols;
+  const bool db = k.db;
   // Flags: set s loads on kLoadFlag (no double buffering) or 2 + s, stores on 4 + s.
   constexpr uint64_t kSetLoadFlag0 = 2, kSetStoreFlag0 = 4;
   auto issue_loads = [&](int64_t off, int set, uint64_t flag) -> StatusOr<int64_t> {
     const int64_t c = std::min(chunk, n - off);
     int64_t loads = 0;
-    for (size_t k = 0; k < ops.size(); ++k) {
-      if (ops[k].once()) continue;
-      if (ops[k].pad != nullptr) {  // whole rows: by_rows
-        TPUSIM_ASSIGN_OR_RETURN(int64_t d, LoadPaddedRows(*ops[k].pad, off / cols, c / cols,
-                                                          op_sets[k][static_cast<size_t>(set)],
-                                                          ops[k].pad_value, flag));
-        loads += d;
-        continue;
-      }
-      const int64_t e = ops[k].buf->elem_bytes();
-      const bool col = ops[k].mode == isa::Broadcast::kCol;
-      const int64_t first = col ? off / cols : off, count = col ? c / cols : c;
-      em_.DmaContiguous(isa::Opcode::kDmaHbmToVmem,
-                        ops[k].buf->address + static_cast<uint64_t>(first * e),
-                        op_sets[k][static_cast<size_t>(set)], count * e, e, flag);
-      ++loads;
+    for (size_t i = 0; i < k.ops.size(); ++i) {
+      if (k.ops[i].once()) continue;
+      TPUSIM_ASSIGN_OR_RETURN(
+          const int64_t d,
+          LoadOperandChunk(k.ops[i], off, c, cols, k.op_sets[i][static_cast<size_t>(set)], flag));
+      loads += d;
     }
     return loads;
   };
@@ -349,11 +381,8 @@ Status Lowerer::LowerElementwise(const HloInstruction& inst) {
   if (db) {
     TPUSIM_ASSIGN_OR_RETURN(pending_loads[0], issue_loads(0, 0, kSetLoadFlag0));
   }
-  uint64_t dst = 0;
-
   for (int64_t off = 0, ci = 0; off < n; off += chunk, ++ci) {
     const int64_t c = std::min(chunk, n - off);
-    const uint64_t cu = static_cast<uint64_t>(c);
     const int set = db ? static_cast<int>(ci % 2) : 0;
     if (db) {
       em_.Wait(kSetLoadFlag0 + static_cast<uint64_t>(set), pending_loads[set]);
@@ -367,20 +396,23 @@ Status Lowerer::LowerElementwise(const HloInstruction& inst) {
       TPUSIM_ASSIGN_OR_RETURN(int64_t loads, issue_loads(off, 0, kLoadFlag));
       em_.Wait(kLoadFlag, loads);
     }
-    for (size_t k = 0; k < ops.size(); ++k) {
-      if (!ops[k].once()) ops[k].vmem = op_sets[k][static_cast<size_t>(set)];
-    }
-    const uint64_t region_rows = static_cast<uint64_t>(by_rows ? c / cols : 1);
-    const uint64_t region_cols = static_cast<uint64_t>(by_rows ? cols : c);
-    dst = dst_sets[static_cast<size_t>(set)];
+    const uint64_t region_rows = static_cast<uint64_t>(k.by_rows ? c / cols : 1);
+    const uint64_t region_cols = static_cast<uint64_t>(k.by_rows ? cols : c);
+    const uint64_t dst = k.dst_sets[static_cast<size_t>(set)];
     em_.Wait(kSetStoreFlag0 + static_cast<uint64_t>(set), pending_store[set]);
     pending_store[set] = 0;
     std::vector<VpuOperand> vops;
-    for (const Operand& o : ops) vops.push_back({o.vmem, o.mode, o.buf->dtype});
-    EmitVpuOp(inst, out.dtype, vops, dst, tmp, zero, region_rows, region_cols, cu);
-    const int64_t e = out.elem_bytes();
-    em_.DmaContiguous(isa::Opcode::kDmaVmemToHbm, dst, out.address + static_cast<uint64_t>(off * e),
-                      c * e, e, kSetStoreFlag0 + static_cast<uint64_t>(set));
+    for (size_t i = 0; i < k.ops.size(); ++i) {
+      const StreamedOperand& o = k.ops[i];
+      vops.push_back(
+          {o.once() ? o.vmem : k.op_sets[i][static_cast<size_t>(set)], o.mode, o.buf->dtype});
+    }
+    EmitVpuOp(*k.inst, k.out->dtype, vops, dst, k.tmp, k.zero, region_rows, region_cols,
+              static_cast<uint64_t>(c));
+    const int64_t e = k.out->elem_bytes();
+    em_.DmaContiguous(isa::Opcode::kDmaVmemToHbm, dst,
+                      k.out->address + static_cast<uint64_t>(off * e), c * e, e,
+                      kSetStoreFlag0 + static_cast<uint64_t>(set));
     pending_store[set] = 1;
     if (!db) {
       em_.Wait(kSetStoreFlag0, 1);

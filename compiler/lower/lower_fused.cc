@@ -18,189 +18,185 @@ namespace tpusim::compiler {
 using hlo::HloInstruction;
 using hlo::HloOpcode;
 
-Status Lowerer::LowerFusedElementwise(const std::vector<const HloInstruction*>& group) {
-  const HloInstruction& first = *group.front();
-  const std::vector<int64_t> dims = first.shape().dimensions();
-  int64_t n = 1;
-  for (int64_t d : dims) n *= d;
-  if (n == 0) return OkStatus();
+// A fused group's kernel: where each member reads its operands, the external operands, which
+// members are stored, its chunks and VMEM buffers.
+struct FusedKernel {
+  const std::vector<const HloInstruction*>* group = nullptr;
+  int64_t n = 0;  // elements of the common shape
+  // External operands, deduplicated by (buffer, mode); a virtual pad (which has its operand's
+  // address) by itself.
+  std::vector<StreamedOperand> ext;
+  // For each member and operand: a member index (>= 0) or -1 - external index.
+  std::vector<std::vector<int64_t>> source;
+  std::vector<bool> stored;  // read by someone outside the group (or the result)
+  // An input fusion's reduce (fusion.h) or a row/col/pad operand: whole rows of `cols` per chunk.
+  bool by_rows = false;
+  int64_t cols = 1;
+  bool needs_zero = false;     // is-finite compares with a VMEM 0
+  int64_t tmp_bytes = 0;       // clamp / is-finite's temporary, per element
+  int64_t bytes_per_elem = 0;  // VMEM bytes per element of a chunk
+  uint64_t zero = 0, tmp = 0;
+  int64_t chunk = 0;
+  std::vector<uint64_t> result;  // each member's chunk in VMEM
+  const HloInstruction& first() const { return *group->front(); }
+};
+
+FusedKernel Lowerer::PlanFusedOperands(const std::vector<const HloInstruction*>& group,
+                                       int64_t n) const {
+  FusedKernel k;
+  k.group = &group;
+  k.n = n;
   auto member_index = [&](const HloInstruction* i) -> int {
     auto it = std::find(group.begin(), group.end(), i);
     return it == group.end() ? -1 : static_cast<int>(it - group.begin());
   };
-
-  // External operands, deduplicated by (buffer, mode).
-  struct External {
-    const HbmBuffer* buf;
-    isa::Broadcast mode;
-    uint64_t vmem = 0;
-    const HloInstruction* pad = nullptr;  // a virtual pad (IsVirtualPad), read by LoadPaddedRows
-    uint64_t pad_value = 0;               // its padding value in VMEM
-    bool once() const { return mode == isa::Broadcast::kScalar || mode == isa::Broadcast::kRow; }
-  };
-  std::vector<External> ext;
-  // (A virtual pad has its operand's address: it is keyed by itself.)
   std::map<std::pair<uint64_t, isa::Broadcast>, size_t> ext_index;
   std::map<const HloInstruction*, size_t> pad_index;
-  // For each member and operand: a member index (>= 0) or -1 - external index.
-  std::vector<std::vector<int64_t>> source(group.size());
-  bool by_rows = false, needs_tmp = false, needs_zero = false;
+  k.source.resize(group.size());
+  bool needs_tmp = false;
   for (size_t m = 0; m < group.size(); ++m) {
     const HloInstruction& inst = *group[m];
-    // An input fusion's reduce (fusion.h) reduces whole rows of each chunk.
-    by_rows = by_rows || inst.opcode() == HloOpcode::kReduce;
+    k.by_rows = k.by_rows || inst.opcode() == HloOpcode::kReduce;
     needs_tmp =
         needs_tmp || inst.opcode() == HloOpcode::kClamp || inst.opcode() == HloOpcode::kIsFinite;
-    needs_zero = needs_zero || inst.opcode() == HloOpcode::kIsFinite;
+    k.needs_zero = k.needs_zero || inst.opcode() == HloOpcode::kIsFinite;
     for (const HloInstruction* op : inst.operands()) {
-      const int mi = member_index(op);
-      if (mi >= 0) {
-        source[m].push_back(mi);
+      if (const int mi = member_index(op); mi >= 0) {
+        k.source[m].push_back(mi);
         continue;
       }
-      const HbmBuffer& b = Buffer(op);
-      isa::Broadcast mode = VirtualBroadcastKind(*op);
-      if (mode == isa::Broadcast::kNone && b.elements() == 1 && n > 1) {
-        mode = isa::Broadcast::kScalar;
-      }
-      if (const HloInstruction* pad = mode == isa::Broadcast::kNone ? VirtualPadOf(op) : nullptr) {
-        by_rows = true;
-        auto [it, inserted] = pad_index.try_emplace(pad, ext.size());
-        if (inserted) ext.push_back({&b, mode, 0, pad});
-        source[m].push_back(-1 - static_cast<int64_t>(it->second));
-        continue;
-      }
-      by_rows = by_rows || mode == isa::Broadcast::kRow || mode == isa::Broadcast::kCol;
-      auto [it, inserted] = ext_index.try_emplace({b.address, mode}, ext.size());
-      if (inserted) ext.push_back({&b, mode});
-      source[m].push_back(-1 - static_cast<int64_t>(it->second));
+      const StreamedOperand x = StreamOperand(op, k.n);
+      k.by_rows = k.by_rows || x.pad != nullptr || x.mode == isa::Broadcast::kRow ||
+                  x.mode == isa::Broadcast::kCol;
+      // (A virtual pad has its operand's address: it is keyed by itself.)
+      const size_t next = k.ext.size();
+      const size_t index = x.pad != nullptr
+                               ? pad_index.try_emplace(x.pad, next).first->second
+                               : ext_index.try_emplace({x.buf->address, x.mode}, next).first->second;
+      if (index == next) k.ext.push_back(x);
+      k.source[m].push_back(-1 - static_cast<int64_t>(index));
     }
   }
-  // Members read by someone outside the group (or the result) are stored.
-  std::vector<bool> stored(group.size(), false);
-  const HloInstruction* root = first.parent()->root_instruction();
-  const int64_t tmp_bytes = needs_tmp ? 4 : 0;
-  int64_t bytes_per_elem = tmp_bytes;
+  k.stored.assign(group.size(), false);
+  const HloInstruction* root = k.first().parent()->root_instruction();
+  k.tmp_bytes = needs_tmp ? 4 : 0;
+  k.bytes_per_elem = k.tmp_bytes;
   for (size_t m = 0; m < group.size(); ++m) {
-    stored[m] = group[m] == root || group[m]->users().empty();
-    for (const HloInstruction* u : group[m]->users()) stored[m] = stored[m] || member_index(u) < 0;
-    bytes_per_elem += Buffer(group[m]).elem_bytes();
-  }
-  for (const External& x : ext) {
-    if (!x.once()) bytes_per_elem += x.buf->elem_bytes();
-  }
-  const int64_t cols = by_rows ? dims.back() : 1;
-
-  uint64_t zero = 0;
-  if (needs_zero) {
-    TPUSIM_ASSIGN_OR_RETURN(zero, Vmem(first, 64, "zero"));
-  }
-  int64_t once_loads = 0;
-  for (External& x : ext) {
-    if (x.pad != nullptr) {
-      TPUSIM_ASSIGN_OR_RETURN(x.pad_value, LoadPaddingValue(first, *x.pad));
-      ++once_loads;
+    k.stored[m] = group[m] == root || group[m]->users().empty();
+    for (const HloInstruction* u : group[m]->users()) {
+      k.stored[m] = k.stored[m] || member_index(u) < 0;
     }
-    if (!x.once()) continue;
-    const int64_t bytes = x.mode == isa::Broadcast::kScalar ? x.buf->elem_bytes() : x.buf->bytes();
-    TPUSIM_ASSIGN_OR_RETURN(x.vmem, Vmem(first, std::max<int64_t>(bytes, 64), "broadcast operand"));
-    em_.DmaContiguous(isa::Opcode::kDmaHbmToVmem, x.buf->address, x.vmem, bytes,
-                      x.buf->elem_bytes(), kLoadFlag);
-    ++once_loads;
+    k.bytes_per_elem += Buffer(group[m]).elem_bytes();
   }
-  const int64_t budget = em_.vmem_free() - 64 * static_cast<int64_t>(ext.size() + group.size() + 4);
-  int64_t chunk = std::min<int64_t>(n, budget / std::max<int64_t>(1, bytes_per_elem));
-  if (by_rows) chunk = chunk / cols * cols;
-  if (chunk < 1) {
+  for (const StreamedOperand& x : k.ext) {
+    if (!x.once()) k.bytes_per_elem += x.buf->elem_bytes();
+  }
+  k.cols = k.by_rows ? k.first().shape().dimensions().back() : 1;
+  return k;
+}
+
+Status Lowerer::AllocateFusedChunks(FusedKernel& k) {
+  const HloInstruction& first = k.first();
+  const std::vector<const HloInstruction*>& group = *k.group;
+  if (k.needs_zero) {
+    TPUSIM_ASSIGN_OR_RETURN(k.zero, Vmem(first, 64, "zero"));
+  }
+  TPUSIM_ASSIGN_OR_RETURN(const int64_t once_loads, LoadOnceOperands(first, k.ext));
+  const int64_t budget =
+      em_.vmem_free() - 64 * static_cast<int64_t>(k.ext.size() + group.size() + 4);
+  k.chunk = StreamChunkElements(k.n, budget, k.bytes_per_elem, k.by_rows, k.cols);
+  if (k.chunk < 1) {
     return DoesNotFit(first, fmt::format("VMEM: a fused chain of {} elementwise ops needs {} bytes "
                                          "per element",
-                                         group.size(), bytes_per_elem));
+                                         group.size(), k.bytes_per_elem));
   }
-  if (!by_rows && chunk < n && chunk > 1024) chunk = chunk / 1024 * 1024;
-  for (External& x : ext) {
+  for (StreamedOperand& x : k.ext) {
     if (x.once()) continue;
-    const int64_t elems = x.mode == isa::Broadcast::kCol ? chunk / cols : chunk;
+    const int64_t elems = x.mode == isa::Broadcast::kCol ? k.chunk / k.cols : k.chunk;
     TPUSIM_ASSIGN_OR_RETURN(x.vmem, Vmem(first, elems * x.buf->elem_bytes(), "operand"));
   }
-  std::vector<uint64_t> result(group.size());
+  k.result.resize(group.size());
   for (size_t m = 0; m < group.size(); ++m) {
     const bool reduce = group[m]->opcode() == HloOpcode::kReduce;  // one value per row
-    TPUSIM_ASSIGN_OR_RETURN(
-        result[m],
-        Vmem(*group[m], (reduce ? chunk / cols : chunk) * Buffer(group[m]).elem_bytes(), "result"));
+    TPUSIM_ASSIGN_OR_RETURN(k.result[m], Vmem(*group[m],
+                                              (reduce ? k.chunk / k.cols : k.chunk) *
+                                                  Buffer(group[m]).elem_bytes(),
+                                              "result"));
   }
-  uint64_t tmp = 0;
-  if (tmp_bytes > 0) {
-    TPUSIM_ASSIGN_OR_RETURN(tmp, Vmem(first, chunk * tmp_bytes, "temporary"));
+  if (k.tmp_bytes > 0) {
+    TPUSIM_ASSIGN_OR_RETURN(k.tmp, Vmem(first, k.chunk * k.tmp_bytes, "temporary"));
   }
   em_.Wait(kLoadFlag, once_loads);
+  return OkStatus();
+}
 
-  const int32_t first_tag = TagOf(first);
-  for (int64_t off = 0; off < n; off += chunk) {
-    const int64_t c = std::min(chunk, n - off);
-    em_.set_tag(first_tag);
-    int64_t loads = 0;
-    for (const External& x : ext) {
-      if (x.once()) continue;
-      if (x.pad != nullptr) {  // whole rows: by_rows
-        TPUSIM_ASSIGN_OR_RETURN(int64_t d, LoadPaddedRows(*x.pad, off / cols, c / cols, x.vmem,
-                                                          x.pad_value, kLoadFlag));
-        loads += d;
-        continue;
+Status Lowerer::EmitFusedChunk(const FusedKernel& k, int64_t off, int64_t c) {
+  const std::vector<const HloInstruction*>& group = *k.group;
+  const int64_t cols = k.cols;
+  em_.set_tag(TagOf(k.first()));
+  int64_t loads = 0;
+  for (const StreamedOperand& x : k.ext) {
+    if (x.once()) continue;
+    TPUSIM_ASSIGN_OR_RETURN(const int64_t d, LoadOperandChunk(x, off, c, cols, x.vmem, kLoadFlag));
+    loads += d;
+  }
+  em_.Wait(kLoadFlag, loads);
+  const uint64_t rows = static_cast<uint64_t>(k.by_rows ? c / cols : 1);
+  const uint64_t rcols = static_cast<uint64_t>(k.by_rows ? cols : c);
+  int64_t stores = 0;
+  for (size_t m = 0; m < group.size(); ++m) {
+    const HloInstruction& inst = *group[m];
+    em_.set_tag(TagOf(inst));
+    std::vector<VpuOperand> vops;
+    for (int64_t s : k.source[m]) {
+      if (s >= 0) {
+        vops.push_back({k.result[static_cast<size_t>(s)], isa::Broadcast::kNone,
+                        Buffer(group[static_cast<size_t>(s)]).dtype});
+      } else {
+        const StreamedOperand& x = k.ext[static_cast<size_t>(-1 - s)];
+        vops.push_back({x.vmem, x.mode, x.buf->dtype});
       }
-      const int64_t e = x.buf->elem_bytes();
-      const bool col = x.mode == isa::Broadcast::kCol;
-      const int64_t start = col ? off / cols : off, count = col ? c / cols : c;
-      em_.DmaContiguous(isa::Opcode::kDmaHbmToVmem,
-                        x.buf->address + static_cast<uint64_t>(start * e), x.vmem, count * e, e,
-                        kLoadFlag);
-      ++loads;
     }
-    em_.Wait(kLoadFlag, loads);
-    const uint64_t rows = static_cast<uint64_t>(by_rows ? c / cols : 1);
-    const uint64_t rcols = static_cast<uint64_t>(by_rows ? cols : c);
-    int64_t stores = 0;
-    for (size_t m = 0; m < group.size(); ++m) {
-      const HloInstruction& inst = *group[m];
-      em_.set_tag(TagOf(inst));
-      std::vector<VpuOperand> vops;
-      for (int64_t s : source[m]) {
-        if (s >= 0) {
-          vops.push_back({result[static_cast<size_t>(s)], isa::Broadcast::kNone,
-                          Buffer(group[static_cast<size_t>(s)]).dtype});
-        } else {
-          const External& x = ext[static_cast<size_t>(-1 - s)];
-          vops.push_back({x.vmem, x.mode, x.buf->dtype});
-        }
-      }
-      const HbmBuffer& out = Buffer(&inst);
-      if (inst.opcode() == HloOpcode::kReduce) {
-        // The chunk's rows reduced along the lanes into results that start at the init value.
-        em_.Emit(RunningResultsFromInit(isa::DType::kF32, result[m], vops[1].vmem,
-                                        static_cast<int64_t>(rows)));
-        em_.Emit(ReduceInto(*ReducerOp(inst), isa::ReduceAxis::kLanes, isa::DType::kF32, result[m],
-                            vops[0].vmem, static_cast<int64_t>(rows),
-                            static_cast<int64_t>(rcols)));
-        if (stored[m]) {
-          em_.DmaContiguous(isa::Opcode::kDmaVmemToHbm, result[m],
-                            out.address + static_cast<uint64_t>(off / cols * 4),
-                            static_cast<int64_t>(rows) * 4, 4, kStoreFlag);
-          ++stores;
-        }
-        continue;
-      }
-      if (inst.opcode() == HloOpcode::kIsFinite) {  // the 0 it compares with, in its type
-        em_.Emit(isa::op::VpuFill{.dtype = vops[0].dtype, .dst = zero, .count = 1, .value = 0});
-      }
-      EmitVpuOp(inst, out.dtype, vops, result[m], tmp, zero, rows, rcols, static_cast<uint64_t>(c));
-      if (stored[m]) {
-        const int64_t e = out.elem_bytes();
-        em_.DmaContiguous(isa::Opcode::kDmaVmemToHbm, result[m],
-                          out.address + static_cast<uint64_t>(off * e), c * e, e, kStoreFlag);
+    const HbmBuffer& out = Buffer(&inst);
+    if (inst.opcode() == HloOpcode::kReduce) {
+      // The chunk's rows reduced along the lanes into results that start at the init value.
+      em_.Emit(RunningResultsFromInit(isa::DType::kF32, k.result[m], vops[1].vmem,
+                                      static_cast<int64_t>(rows)));
+      em_.Emit(ReduceInto(*ReducerOp(inst), isa::ReduceAxis::kLanes, isa::DType::kF32,
+                          k.result[m], vops[0].vmem, static_cast<int64_t>(rows),
+                          static_cast<int64_t>(rcols)));
+      if (k.stored[m]) {
+        em_.DmaContiguous(isa::Opcode::kDmaVmemToHbm, k.result[m],
+                          out.address + static_cast<uint64_t>(off / cols * 4),
+                          static_cast<int64_t>(rows) * 4, 4, kStoreFlag);
         ++stores;
       }
+      continue;
     }
-    em_.Wait(kStoreFlag, stores);
+    if (inst.opcode() == HloOpcode::kIsFinite) {  // the 0 it compares with, in its type
+      em_.Emit(isa::op::VpuFill{.dtype = vops[0].dtype, .dst = k.zero, .count = 1, .value = 0});
+    }
+    EmitVpuOp(inst, out.dtype, vops, k.result[m], k.tmp, k.zero, rows, rcols,
+              static_cast<uint64_t>(c));
+    if (k.stored[m]) {
+      const int64_t e = out.elem_bytes();
+      em_.DmaContiguous(isa::Opcode::kDmaVmemToHbm, k.result[m],
+                        out.address + static_cast<uint64_t>(off * e), c * e, e, kStoreFlag);
+      ++stores;
+    }
+  }
+  em_.Wait(kStoreFlag, stores);
+  return OkStatus();
+}
+
+Status Lowerer::LowerFusedElementwise(const std::vector<const HloInstruction*>& group) {
+  int64_t n = 1;
+  for (int64_t d : group.front()->shape().dimensions()) n *= d;
+  if (n == 0) return OkStatus();
+  FusedKernel k = PlanFusedOperands(group, n);
+  TPUSIM_RETURN_IF_ERROR(AllocateFusedChunks(k));
+  for (int64_t off = 0; off < k.n; off += k.chunk) {
+    TPUSIM_RETURN_IF_ERROR(EmitFusedChunk(k, off, std::min(k.chunk, k.n - off)));
   }
   return OkStatus();
 }

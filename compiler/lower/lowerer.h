@@ -29,7 +29,9 @@
 
 namespace tpusim::compiler {
 
-struct DotOutBlock;  // lower_dot.cc
+struct DotOutBlock;        // lower_dot.cc
+struct ElementwiseKernel;  // lower_elementwise.cc
+struct FusedKernel;        // lower_fused.cc
 
 /// One array value in HBM.
 struct HbmBuffer {
@@ -123,6 +125,27 @@ isa::op::VpuReduce ReduceInto(isa::ReduceOp op, isa::ReduceAxis axis, isa::DType
 
 /// True for the elementwise opcodes the VPU lowering implements (lower_elementwise.cc).
 bool HasVpuFunction(hlo::HloOpcode op);
+
+/// How an elementwise kernel (Lowerer::LowerElementwise, LowerFusedElementwise) reads one operand
+/// from HBM: whole (kNone: loaded chunk by chunk), one element (kScalar: loaded once), a [cols]
+/// row repeated per row (kRow: loaded once), one value per row (kCol: loaded per chunk of rows),
+/// or the rows of a virtual pad (`pad` set, mode kNone: Lowerer::LoadPaddedRows).
+struct StreamedOperand {
+  const HbmBuffer* buf = nullptr;
+  isa::Broadcast mode = isa::Broadcast::kNone;
+  uint64_t vmem = 0;                           // where a once-loaded operand sits in VMEM
+  const hlo::HloInstruction* pad = nullptr;    // a virtual pad (IsVirtualPad)
+  uint64_t pad_value = 0;                      // its padding value in VMEM
+  /// Loaded once per kernel (a scalar or a row), not per chunk.
+  bool once() const { return mode == isa::Broadcast::kScalar || mode == isa::Broadcast::kRow; }
+};
+
+/// Elements per chunk of an `n`-element elementwise kernel that needs `bytes_per_element` bytes of
+/// VMEM per element of a chunk out of `budget` free bytes: at most n; whole rows of `cols`
+/// elements when `by_rows`; otherwise whole 8x128 vregs (a multiple of 1024 elements) when the
+/// kernel takes more than one chunk of more than 1024. Below 1 when not one element (row) fits.
+int64_t StreamChunkElements(int64_t n, int64_t budget, int64_t bytes_per_element, bool by_rows,
+                            int64_t cols);
 
 /// "file:line:col: error: cannot lower %name (opcode): what" as an Unimplemented Status.
 Status Unsupported(const hlo::HloInstruction& inst, const std::string& what);
@@ -334,10 +357,33 @@ class Lowerer {
   /// sync.barrier over the cores of this megacore device.
   void MegacoreBarrier();
   Status LowerElementwise(const hlo::HloInstruction& inst);
+  /// How an elementwise kernel of `n` elements reads `op` (StreamedOperand; vmem unset).
+  StreamedOperand StreamOperand(const hlo::HloInstruction* op, int64_t n) const;
+  /// Loads the padding value of every virtual-pad operand and every once-read operand (into VMEM
+  /// allocated in `kernel`'s kernel, setting `vmem`); returns the DMAs issued on kLoadFlag.
+  StatusOr<int64_t> LoadOnceOperands(const hlo::HloInstruction& kernel,
+                                     std::vector<StreamedOperand>& ops);
+  /// Loads elements [off, off + c) of a per-chunk operand (rows of `cols` elements for a kCol
+  /// operand or a virtual pad; c is then whole rows) into VMEM `dst`, signalling `flag`; returns
+  /// the DMAs issued.
+  StatusOr<int64_t> LoadOperandChunk(const StreamedOperand& op, int64_t off, int64_t c,
+                                     int64_t cols, uint64_t dst, uint64_t flag);
+  /// An elementwise kernel's chunk size, double buffering and VMEM buffer sets.
+  Status AllocateElementwiseChunks(ElementwiseKernel& k);
+  /// The chunk loop of an elementwise kernel (double-buffered when k.db).
+  Status EmitElementwiseChunks(const ElementwiseKernel& k);
   /// A chain of elementwise ops (an ElementwiseGroup) as one kernel: per chunk, the external
   /// operands are loaded once, every member computes into VMEM, and only the members used outside
   /// the group are stored.
   Status LowerFusedElementwise(const std::vector<const hlo::HloInstruction*>& group);
+  /// A fused group's operands (`n` elements in its common shape): each member's sources (a member
+  /// or an external operand), the external operands deduplicated, and the members stored to HBM.
+  FusedKernel PlanFusedOperands(const std::vector<const hlo::HloInstruction*>& group,
+                                int64_t n) const;
+  /// A fused kernel's once-read operands loaded, its chunk size and VMEM buffers.
+  Status AllocateFusedChunks(FusedKernel& k);
+  /// One chunk of a fused kernel ([off, off + c) of the common shape): loads, every member, stores.
+  Status EmitFusedChunk(const FusedKernel& k, int64_t off, int64_t c);
   struct VpuOperand {
     uint64_t vmem = 0;
     isa::Broadcast mode = isa::Broadcast::kNone;
