@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <string>
 
+#include "common/saturating.h"
 #include "isa/execute.h"
 #include "isa/footprint.h"
 #include "isa/indirect_dma.h"
@@ -95,20 +96,33 @@ DmaDescriptor DmaDescriptorOf(const Instruction& inst) {
   return DmaDescriptor::FromInstruction(inst);
 }
 
+namespace {
+
+// (n2-1)*s2 + (n1-1)*s1 + n0*elem_bytes, saturating (n0, n1, n2 >= 1 on a verified program).
+uint64_t BoxExtent(const DmaDescriptor& d, uint64_t s1, uint64_t s2) {
+  return SaturatingAdd(
+      SaturatingAdd(SaturatingMul(d.n2 - 1, s2), SaturatingMul(d.n1 - 1, s1)),
+      SaturatingMul(d.n0, d.elem_bytes));
+}
+
+}  // namespace
+
 uint64_t DmaSourceExtent(const Instruction& inst) {
   const DmaDescriptor d = DmaDescriptorOf(inst);
-  return (d.n2 - 1) * d.src_s2 + (d.n1 - 1) * d.src_s1 + d.n0 * d.elem_bytes;
+  return BoxExtent(d, d.src_s1, d.src_s2);
 }
 
 uint64_t DmaDestinationExtent(const Instruction& inst) {
   const DmaDescriptor d = DmaDescriptorOf(inst);
-  return (d.n2 - 1) * d.dst_s2 + (d.n1 - 1) * d.dst_s1 + d.n0 * d.elem_bytes;
+  return BoxExtent(d, d.dst_s1, d.dst_s2);
 }
 
 uint64_t DmaBytesMoved(const Instruction& inst) {
   const DmaDescriptor d = DmaDescriptorOf(inst);
   const uint64_t slices = IsIndirectDma(inst.opcode) ? IndirectDma::From(inst).count : 1;
-  return d.n0 * d.n1 * d.n2 * d.elem_bytes * slices;
+  uint64_t bytes = d.elem_bytes;
+  for (uint64_t n : {d.n0, d.n1, d.n2, slices}) bytes = SaturatingMul(bytes, n);
+  return bytes;
 }
 
 double DmaBytesMovedDouble(const Instruction& inst) {

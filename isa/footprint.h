@@ -98,11 +98,13 @@ using DmaDescriptor = op::DmaHbmToVmem;
 DmaDescriptor DmaDescriptorOf(const Instruction& inst);
 
 /// Bytes a strided DMA descriptor spans on its source / destination side:
-/// (n2-1)*s2 + (n1-1)*s1 + n0*elem_bytes (any DMA opcode but the indirect ones).
+/// (n2-1)*s2 + (n1-1)*s1 + n0*elem_bytes (any DMA opcode but the indirect ones); UINT64_MAX when
+/// that does not fit in 64 bits (common/saturating.h: the verifier rejects such a descriptor).
 uint64_t DmaSourceExtent(const Instruction& inst);
 uint64_t DmaDestinationExtent(const Instruction& inst);
 /// Bytes one execution of a DMA moves: n0 * n1 * n2 * elem_bytes (times `count` slices for
-/// dma.gather / dma.scatter).
+/// dma.gather / dma.scatter); UINT64_MAX when the product does not fit in 64 bits (a descriptor
+/// with zero strides may repeat a small box that often), never a wrapped small number.
 uint64_t DmaBytesMoved(const Instruction& inst);
 /// DmaBytesMoved in double arithmetic, elem_bytes * n0 * n1 * n2 (* count): never wraps, exact
 /// below 2^53 (for totals over a program, isa/program_traffic.h).

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "common/saturating.h"
 #include "isa/numerics.h"
 
 namespace tpusim::isa {
@@ -37,14 +38,9 @@ IndirectDma IndirectDma::From(const Instruction& inst) {
 
 namespace {
 
-uint64_t MulSat(uint64_t a, uint64_t b) {
-  return (a != 0 && b > UINT64_MAX / a) ? UINT64_MAX : a * b;
-}
-uint64_t AddSat(uint64_t a, uint64_t b) { return b > UINT64_MAX - a ? UINT64_MAX : a + b; }
-
 // Bytes spanned by a box side with strides s1, s2: (n2-1)*s2 + (n1-1)*s1 + n0*elem_bytes.
 uint64_t BoxExtent(const IndirectDma& d, uint64_t s1, uint64_t s2) {
-  return AddSat(AddSat(MulSat(d.n2 - 1, s2), MulSat(d.n1 - 1, s1)), MulSat(d.n0, d.elem_bytes));
+  return SaturatingAdd(SaturatingAdd(SaturatingMul(d.n2 - 1, s2), SaturatingMul(d.n1 - 1, s1)), SaturatingMul(d.n0, d.elem_bytes));
 }
 
 }  // namespace
@@ -52,13 +48,13 @@ uint64_t BoxExtent(const IndirectDma& d, uint64_t s1, uint64_t s2) {
 uint64_t IndirectDma::hbm_extent() const {
   const uint64_t box =
       scatter ? BoxExtent(*this, dst_s1, dst_s2) : BoxExtent(*this, src_s1, src_s2);
-  return AddSat(MulSat(bound, idx_scale), box);
+  return SaturatingAdd(SaturatingMul(bound, idx_scale), box);
 }
 
 uint64_t IndirectDma::vmem_extent() const {
   const uint64_t box =
       scatter ? BoxExtent(*this, src_s1, src_s2) : BoxExtent(*this, dst_s1, dst_s2);
-  return AddSat(MulSat(count - 1, slice_stride), box);
+  return SaturatingAdd(SaturatingMul(count - 1, slice_stride), box);
 }
 
 namespace {

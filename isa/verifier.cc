@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "common/saturating.h"
 #include "isa/disassembler.h"
 #include "isa/encoding.h"
 #include "isa/indirect_dma.h"
@@ -87,24 +88,19 @@ class Verifier {
       Err(field, fmt::format("address {:#x} is not aligned to {} bytes", addr, align));
     }
   }
-  // Product with saturation (huge products just fail the range check).
-  static uint64_t Mul(uint64_t a, uint64_t b) {
-    return (a != 0 && b > UINT64_MAX / a) ? UINT64_MAX : a * b;
-  }
-  static uint64_t AddSat(uint64_t a, uint64_t b) { return b > UINT64_MAX - a ? UINT64_MAX : a + b; }
 
   void Positive(std::string_view field, uint64_t v) {
     if (v == 0) Err(field, "must be >= 1");
   }
   void Vmem(std::string_view field, uint64_t addr, uint64_t elems, DType t) {
     uint64_t eb = static_cast<uint64_t>(DTypeBytes(t));
-    Range(field, MemSpace::kVmem, addr, Mul(elems, eb), eb);
+    Range(field, MemSpace::kVmem, addr, SaturatingMul(elems, eb), eb);
   }
   // Rows of `cols` elements `stride` apart.
   void VmemRows(std::string_view field, uint64_t addr, uint64_t rows, uint64_t cols,
                 uint64_t stride, DType t) {
     if (rows == 0) return;
-    Vmem(field, addr, AddSat(Mul(rows - 1, stride), cols), t);
+    Vmem(field, addr, SaturatingAdd(SaturatingMul(rows - 1, stride), cols), t);
   }
   void Mxu(uint64_t mxu) {
     if (mxu >= static_cast<uint64_t>(s_.mxu_count)) {
@@ -120,10 +116,10 @@ class Verifier {
     }
   }
   void AccRows(uint64_t acc, uint64_t m) {
-    if (AddSat(acc, m) > static_cast<uint64_t>(s_.accumulator_rows)) {
+    if (SaturatingAdd(acc, m) > static_cast<uint64_t>(s_.accumulator_rows)) {
       Err("acc", fmt::format("rows [{}, {}) are outside the {} accumulator rows per MXU "
                              "(core.mxu.accumulator_rows)",
-                             acc, AddSat(acc, m), s_.accumulator_rows));
+                             acc, SaturatingAdd(acc, m), s_.accumulator_rows));
     }
   }
   void MxuDtype(DType t, PrecisionPart part) {
@@ -276,9 +272,9 @@ class Verifier {
         break;
     }
     signalled_.insert({c_, F(inst, "flag")});
-    uint64_t run = Mul(n0, eb);
+    uint64_t run = SaturatingMul(n0, eb);
     auto extent = [&](uint64_t s1, uint64_t s2) {
-      return AddSat(AddSat(Mul(n2 - 1, s2), Mul(n1 - 1, s1)), run);
+      return SaturatingAdd(SaturatingAdd(SaturatingMul(n2 - 1, s2), SaturatingMul(n1 - 1, s1)), run);
     };
     Range("src", from, F(inst, "src"), extent(F(inst, "src_s1"), F(inst, "src_s2")), eb);
     Range("dst", to, F(inst, "dst"), extent(F(inst, "dst_s1"), F(inst, "dst_s2")), eb);
@@ -356,7 +352,7 @@ class Verifier {
 
   // The ISA's broadcast-extent rule (types.h), with rows * cols saturating.
   static uint64_t BLen(Broadcast b, uint64_t rows, uint64_t cols) {
-    return b == Broadcast::kNone ? Mul(rows, cols) : BroadcastOperandElements(b, rows, cols);
+    return b == Broadcast::kNone ? SaturatingMul(rows, cols) : BroadcastOperandElements(b, rows, cols);
   }
 
   void VpuOp(const Instruction& inst) {
@@ -380,7 +376,7 @@ class Verifier {
         Positive("cols", b.cols);
         Vmem("a", b.a, BLen(b.a_bcast, b.rows, b.cols), b.dtype);
         Vmem("b", b.b, BLen(b.b_bcast, b.rows, b.cols), b.dtype);
-        Vmem("dst", b.dst, Mul(b.rows, b.cols), b.dtype);
+        Vmem("dst", b.dst, SaturatingMul(b.rows, b.cols), b.dtype);
         return;
       }
       case Opcode::kVpuCompare: {
@@ -389,7 +385,7 @@ class Verifier {
         Positive("cols", b.cols);
         Vmem("a", b.a, BLen(b.a_bcast, b.rows, b.cols), b.dtype);
         Vmem("b", b.b, BLen(b.b_bcast, b.rows, b.cols), b.dtype);
-        Vmem("dst", b.dst, Mul(b.rows, b.cols), DType::kPred);
+        Vmem("dst", b.dst, SaturatingMul(b.rows, b.cols), DType::kPred);
         return;
       }
       case Opcode::kVpuSelect: {
@@ -399,7 +395,7 @@ class Verifier {
         Vmem("pred", s.pred, BLen(s.pred_bcast, s.rows, s.cols), DType::kPred);
         Vmem("a", s.a, BLen(s.a_bcast, s.rows, s.cols), s.dtype);
         Vmem("b", s.b, BLen(s.b_bcast, s.rows, s.cols), s.dtype);
-        Vmem("dst", s.dst, Mul(s.rows, s.cols), s.dtype);
+        Vmem("dst", s.dst, SaturatingMul(s.rows, s.cols), s.dtype);
         return;
       }
       case Opcode::kVpuRngBits: {
@@ -420,7 +416,7 @@ class Verifier {
         auto r = inst.As<op::VpuReduce>();
         Positive("rows", r.rows);
         Positive("cols", r.cols);
-        Vmem("src", r.src, Mul(r.rows, r.cols), r.dtype);
+        Vmem("src", r.src, SaturatingMul(r.rows, r.cols), r.dtype);
         uint64_t outs = r.axis == ReduceAxis::kLanes      ? r.rows
                         : r.axis == ReduceAxis::kSublanes ? r.cols
                                                           : 1;
@@ -433,15 +429,15 @@ class Verifier {
         Positive("rows", b.rows);
         Positive("cols", b.cols);
         Vmem("src", b.src, BLen(b.mode, b.rows, b.cols), b.dtype);
-        Vmem("dst", b.dst, Mul(b.rows, b.cols), b.dtype);
+        Vmem("dst", b.dst, SaturatingMul(b.rows, b.cols), b.dtype);
         return;
       }
       case Opcode::kXluTranspose: {
         auto t = inst.As<op::XluTranspose>();
         Positive("rows", t.rows);
         Positive("cols", t.cols);
-        Vmem("src", t.src, Mul(t.rows, t.cols), t.dtype);
-        Vmem("dst", t.dst, Mul(t.rows, t.cols), t.dtype);
+        Vmem("src", t.src, SaturatingMul(t.rows, t.cols), t.dtype);
+        Vmem("dst", t.dst, SaturatingMul(t.rows, t.cols), t.dtype);
         return;
       }
       case Opcode::kVpuCopy: {
@@ -485,7 +481,7 @@ class Verifier {
         auto io = inst.As<op::VpuIota>();
         Positive("rows", io.rows);
         Positive("cols", io.cols);
-        Vmem("dst", io.dst, Mul(io.rows, io.cols), io.dtype);
+        Vmem("dst", io.dst, SaturatingMul(io.rows, io.cols), io.dtype);
         return;
       }
       default:
@@ -539,12 +535,12 @@ class Verifier {
       }
     }
     uint64_t in = count, out = count;
-    if (inst.opcode == Opcode::kIciAllGather) out = Mul(count, n);
-    if (inst.opcode == Opcode::kIciReduceScatter) in = Mul(count, n);
-    if (inst.opcode == Opcode::kIciAllToAll) in = out = Mul(count, n);
+    if (inst.opcode == Opcode::kIciAllGather) out = SaturatingMul(count, n);
+    if (inst.opcode == Opcode::kIciReduceScatter) in = SaturatingMul(count, n);
+    if (inst.opcode == Opcode::kIciAllToAll) in = out = SaturatingMul(count, n);
     uint64_t eb = static_cast<uint64_t>(DTypeBytes(dtype));
-    Range("src", space, F(inst, "src"), Mul(in, eb), eb);
-    Range("dst", space, F(inst, "dst"), Mul(out, eb), eb);
+    Range("src", space, F(inst, "src"), SaturatingMul(in, eb), eb);
+    Range("dst", space, F(inst, "dst"), SaturatingMul(out, eb), eb);
   }
 
   void Flags() {

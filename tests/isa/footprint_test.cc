@@ -77,5 +77,40 @@ TEST(FootprintTest, PopsIntoInterleavedColumnsOfOneBlockAreIndependent) {
   EXPECT_FALSE(MxuFootprint(p2, 0).writes[0].Overlaps(f0.writes[0]));
 }
 
+TEST(FootprintTest, DmaBytesMovedSaturatesInsteadOfWrapping) {
+  // Every count at its field's largest value (opcodes.def: n0 32 bits, n1 and n2 24, count 24,
+  // strides 40): the products and extents reach past 2^64.
+  constexpr uint64_t kN0 = (uint64_t{1} << 32) - 1, kN12 = (uint64_t{1} << 24) - 1;
+  constexpr uint64_t kStride = (uint64_t{1} << 40) - 1;
+  auto dma = [](uint64_t elem_bytes, uint64_t n0, uint64_t n1, uint64_t n2) {
+    return op::DmaHbmToVmem{.flag = 0, .src = 0, .dst = 0, .elem_bytes = elem_bytes, .n0 = n0,
+                            .n1 = n1, .n2 = n2}
+        .ToInstruction();
+  };
+  // Exact while the product fits in 64 bits.
+  EXPECT_EQ(DmaBytesMoved(dma(4, 3, 5, 7)), uint64_t{420});
+  EXPECT_EQ(DmaBytesMoved(dma(8, kN0, kN12, 1)), 8 * kN0 * kN12);
+  // 4 * 2^32 * 2^24 * 2^8 is 2^66: plain uint64 arithmetic wraps it to a small number (a
+  // descriptor with zero strides may ask for it and still pass the verifier's range checks).
+  EXPECT_EQ(DmaBytesMoved(dma(4, kN0, kN12, 256)), UINT64_MAX);
+  EXPECT_EQ(DmaBytesMoved(dma(8, kN0, kN12, kN12)), UINT64_MAX);
+  EXPECT_EQ(DmaHbmBytes(dma(8, kN0, kN12, kN12)), UINT64_MAX);
+  // dma.gather's `count` slices multiply too.
+  auto gather = [](uint64_t n1, uint64_t count) {
+    return op::DmaGather{.flag = 0, .src = 0, .dst = 0, .elem_bytes = 4, .n0 = uint64_t{1} << 31,
+                         .n1 = n1, .n2 = 1, .count = count}
+        .ToInstruction();
+  };
+  EXPECT_EQ(DmaBytesMoved(gather(1, uint64_t{1} << 23)), uint64_t{1} << 56);
+  EXPECT_EQ(DmaBytesMoved(gather(uint64_t{1} << 20, uint64_t{1} << 23)), UINT64_MAX);
+  // The extents: (n2-1)*s2 + (n1-1)*s1 past 2^64 saturates as well.
+  const Instruction wide = op::DmaHbmToVmem{.flag = 0, .src = 0, .dst = 0, .elem_bytes = 4,
+                                            .n0 = 1, .n1 = kN12, .n2 = kN12, .src_s1 = kStride,
+                                            .src_s2 = kStride, .dst_s1 = 4, .dst_s2 = 4 * kN12}
+                               .ToInstruction();
+  EXPECT_EQ(DmaSourceExtent(wide), UINT64_MAX);
+  EXPECT_EQ(DmaDestinationExtent(wide), (kN12 - 1) * 4 * kN12 + (kN12 - 1) * 4 + 4);
+}
+
 }  // namespace
 }  // namespace tpusim::isa
