@@ -100,7 +100,7 @@ TEST(CompareTest, OneReplicaRowsAreTheSameRunAndConsistent) {
   EXPECT_EQ(dot->tpu_flops, 2u * 16 * 32 * 8);
   EXPECT_DOUBLE_EQ(dot->hlo_flops, 2.0 * 16 * 32 * 8);
   EXPECT_DOUBLE_EQ(dot->tpu_seconds, static_cast<double>(dot->tpu_cycles) / 1e9);
-  EXPECT_NE(dot->bound, Bound::kNone);
+  EXPECT_NE(dot->bound, sim::OpBound::kNone);
   EXPECT_GT(dot->bound_fraction, 0.0);
   EXPECT_LE(dot->bound_fraction, 1.0);
   // The per-op TPU seconds add up to the run (every cycle of the core is charged to one op or to
@@ -171,7 +171,7 @@ TEST(CompareTest, ReplicatedStepCountsOneCoreRunsSequentially) {
   EXPECT_TRUE(r->check.passed) << r->check.reason;
   for (const OpRow& o : r->ops) {
     if (o.opcode == "all-reduce") {
-      EXPECT_EQ(o.bound, Bound::kIci) << o.name;
+      EXPECT_EQ(o.bound, sim::OpBound::kIci) << o.name;
     }
   }
 }

@@ -3,72 +3,15 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <map>
 
 #include "hlo/cost_analysis.h"
-#include "isa/opcode.h"
+#include "sim/report/op_bound.h"
 #include "sim/report/report.h"
 
 namespace tpusim::cli {
 namespace {
-
-constexpr int kNumBounds = 7;
-
-// The class of an instruction for the per-op bound (compare.h): its resource (isa::ResourceOf, the
-// class behind the simulator's stall categories), the scalar unit's time counted as sync.
-Bound ClassOf(isa::Opcode op) {
-  switch (isa::ResourceOf(op)) {
-    case isa::Resource::kMxu:
-      return Bound::kMxu;
-    case isa::Resource::kHbm:
-      return Bound::kHbm;
-    case isa::Resource::kHost:
-      return Bound::kHost;
-    case isa::Resource::kIci:
-      return Bound::kIci;
-    case isa::Resource::kVpu:
-      return Bound::kVpu;
-    case isa::Resource::kSync:
-    case isa::Resource::kScalar:
-      break;
-  }
-  return Bound::kSync;
-}
-
-// Per HLO tag: retirement cycles charged to each class, summed over cores.
-std::vector<std::array<uint64_t, kNumBounds>> CyclesByClass(const sim::SimResult& sim,
-                                                            const isa::Program& program) {
-  std::vector<std::array<uint64_t, kNumBounds>> out(program.hlo_names.size());
-  for (const sim::CoreResult& core : sim.cores) {
-    if (core.core >= program.num_cores()) continue;
-    const isa::CoreProgram& cp = program.cores[static_cast<size_t>(core.core)];
-    for (size_t pc = 0; pc < core.instructions.size() && pc < cp.instructions.size(); ++pc) {
-      const int32_t tag = cp.hlo_tag(pc);
-      if (tag < 0 || static_cast<size_t>(tag) >= out.size()) continue;
-      out[static_cast<size_t>(tag)][static_cast<int>(ClassOf(cp.instructions[pc].opcode))] +=
-          core.instructions[pc].cycles;
-    }
-  }
-  return out;
-}
-
-void SetBound(const std::array<uint64_t, kNumBounds>& by_class, OpRow& row) {
-  uint64_t total = 0, best = 0;
-  Bound bound = Bound::kNone;
-  // Ties go to the first listed: MXU, HBM, VPU, ICI, host.
-  for (Bound b : {Bound::kMxu, Bound::kHbm, Bound::kVpu, Bound::kIci, Bound::kHost}) {
-    const uint64_t c = by_class[static_cast<int>(b)];
-    total += c;
-    if (c > best) best = c, bound = b;
-  }
-  const uint64_t sync = by_class[static_cast<int>(Bound::kSync)];
-  if (bound == Bound::kNone && sync > 0) bound = Bound::kSync, best = sync;
-  total += sync;
-  row.bound = bound;
-  row.bound_fraction = total > 0 ? static_cast<double>(best) / static_cast<double>(total) : 0;
-}
 
 TpuRow RowFromRun(const RunModuleResult& run, const std::string& label) {
   TpuRow row;
@@ -115,30 +58,6 @@ std::string Ratio(double cpu, double tpu) {
   if (cpu <= 0 || tpu <= 0) return "-";
   return Times(cpu / tpu);
 }
-
-}  // namespace
-
-const char* BoundName(Bound b) {
-  switch (b) {
-    case Bound::kMxu:
-      return "MXU";
-    case Bound::kVpu:
-      return "VPU";
-    case Bound::kHbm:
-      return "HBM";
-    case Bound::kIci:
-      return "ICI";
-    case Bound::kHost:
-      return "host";
-    case Bound::kSync:
-      return "sync";
-    case Bound::kNone:
-      break;
-  }
-  return "-";
-}
-
-namespace {
 
 Status CheckCompareOptions(const CompareOptions& options) {
   if (options.repeat < 1) {
@@ -250,7 +169,8 @@ void AddOpRows(const RunModuleResult& run_all, const hlo::ModuleCost& cost, Comp
   ropts.compiler_inserted = run_all.hlo_compiler_inserted;
   const std::vector<sim::OpSummary> tpu_ops =
       sim::SummarizeOps(run_all.sim, run_all.compiled.program, ropts);
-  const auto by_class = CyclesByClass(run_all.sim, run_all.compiled.program);
+  const std::vector<sim::OpBoundShare> bounds =
+      sim::OpBounds(run_all.sim, run_all.compiled.program);
   const double cores_used = static_cast<double>(std::max<size_t>(1, run_all.sim.cores.size()));
   std::map<std::string, size_t> row_of;
   for (size_t t = 0; t < tpu_ops.size(); ++t) {
@@ -264,7 +184,10 @@ void AddOpRows(const RunModuleResult& run_all, const hlo::ModuleCost& cost, Comp
     row.tpu_seconds = run_all.sim.clock_hz > 0
                           ? static_cast<double>(s.cycles) / cores_used / run_all.sim.clock_hz
                           : 0;
-    if (t < by_class.size()) SetBound(by_class[t], row);
+    if (t < bounds.size()) {
+      row.bound = bounds[t].bound;
+      row.bound_fraction = bounds[t].fraction;
+    }
     row_of[row.name] = r.ops.size();
     r.ops.push_back(std::move(row));
   }
@@ -435,7 +358,7 @@ Json CompareJson(const CompareResult& r) {
     oj["cpu_seconds"] = o.on_cpu ? Json(o.cpu_seconds) : Json(nullptr);
     oj["tpu_seconds"] = o.on_tpu ? Json(o.tpu_seconds) : Json(nullptr);
     oj["tpu_cycles"] = o.tpu_cycles;
-    oj["bound"] = BoundName(o.bound);
+    oj["bound"] = sim::OpBoundName(o.bound);
     oj["bound_fraction"] = o.bound_fraction;
     ops.push_back(std::move(oj));
   }
@@ -519,9 +442,9 @@ std::string CompareText(const CompareResult& r, int top) {
           "  {:<26}{:<14}{:>10}{:>11}{:>11}{:>10}  {}\n", o->name, o->opcode, Count(o->flops()),
           o->on_cpu ? Sec(o->cpu_seconds) : "-", o->on_tpu ? Sec(o->tpu_seconds) : "-",
           Ratio(o->cpu_seconds, o->tpu_seconds),
-          o->bound == Bound::kNone
+          o->bound == sim::OpBound::kNone
               ? std::string("-")
-              : fmt::format("{} {:.0f}%", BoundName(o->bound), 100 * o->bound_fraction));
+              : fmt::format("{} {:.0f}%", sim::OpBoundName(o->bound), 100 * o->bound_fraction));
     }
   };
   table("top ops by TPU time (all-cores run; seconds = cycles / cores / clock)",
@@ -559,7 +482,7 @@ std::string CompareOpsCsv(const CompareResult& r) {
                        o.flops() >= 0 ? fmt::format("{:.17g}", o.flops()) : "",
                        o.on_cpu ? fmt::format("{:.9g}", o.cpu_seconds) : "",
                        o.on_tpu ? fmt::format("{:.9g}", o.tpu_seconds) : "", o.tpu_cycles,
-                       BoundName(o.bound), o.bound_fraction);
+                       sim::OpBoundName(o.bound), o.bound_fraction);
   }
   return out;
 }

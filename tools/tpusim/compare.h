@@ -26,12 +26,8 @@
 // (names not in the module) have no CPU time; instructions the compiler made free (parameter,
 // tuple, get-tuple-element, bitcast-like reshapes) have no TPU cycles.
 //
-// What bounds an op on the TPU: each of the op's instructions is put in a class — MXU
-// (mxu.load_weights, mxu.matmul), VPU (vpu.*, xlu.*, mxu.pop), HBM (dma.hbm_to_vmem,
-// dma.vmem_to_hbm), ICI (dma.vmem_to_remote, ici.*), host (dma.host_to_hbm, dma.hbm_to_host),
-// sync (sync.*, scalar) — the same classes as the stall categories of docs/report-schema.md; the
-// op's bound is the class whose instructions were charged the most of its retirement cycles, with
-// that share. Sync cycles count only when nothing else was charged.
+// What bounds an op on the TPU: sim/report/op_bound.h (the class of its instructions charged the
+// most of its retirement cycles, with that share).
 #pragma once
 
 #include <cstdint>
@@ -44,6 +40,7 @@
 #include "config/chip_config.h"
 #include "hlo/eval/cpu_run.h"
 #include "hlo/module.h"
+#include "sim/report/op_bound.h"
 #include "tools/tpusim/cpu_anchor.h"
 #include "tools/tpusim/run_module.h"
 
@@ -75,10 +72,6 @@ struct TpuRow {
   std::string note;             // how the row was obtained when it is not a plain run
 };
 
-/// Time-bound class of an op's instructions (see the file comment).
-enum class Bound { kNone, kMxu, kVpu, kHbm, kIci, kHost, kSync };
-const char* BoundName(Bound b);  // "MXU", "VPU", "HBM", "ICI", "host", "sync", "-"
-
 struct OpRow {
   std::string name;
   std::string opcode;
@@ -89,7 +82,7 @@ struct OpRow {
   uint64_t tpu_cycles = 0;  // attributed cycles summed over cores
   double tpu_seconds = 0;   // tpu_cycles / cores / clock_hz
   double cpu_seconds = 0;   // median over the CPU runs
-  Bound bound = Bound::kNone;
+  sim::OpBound bound = sim::OpBound::kNone;  // sim/report/op_bound.h
   double bound_fraction = 0;  // share of the op's cycles charged to the bound's class
   double flops() const { return on_tpu ? static_cast<double>(tpu_flops) : hlo_flops; }
 };
