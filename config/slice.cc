@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "config/schema.h"
+
 namespace tpusim::config {
 
 StatusOr<ChipConfig> SliceForCores(const ChipConfig& config, int64_t cores, std::string* note) {
@@ -54,6 +56,18 @@ StatusOr<ChipConfig> SliceForCores(const ChipConfig& config, int64_t cores, std:
                       : dims == 2 ? "2D torus"
                                   : "ring");
   return out;
+}
+
+Json SliceJson(const ChipConfig& slice, const std::string& note) {
+  Json::Array shape;
+  for (int64_t d : slice.system.shape) shape.push_back(Json(d));
+  Json j = Json::Object{{"chips", slice.system.chips},
+                        {"tensorcores_per_chip", slice.tensorcores},
+                        {"topology", TopologyName(slice.system.topology)},
+                        {"shape", Json(std::move(shape))},
+                        {"derived", !note.empty()}};
+  if (!note.empty()) j["note"] = note;
+  return j;
 }
 
 }  // namespace tpusim::config

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "common/json.h"
 #include "common/status.h"
 #include "config/chip_config.h"
 
@@ -30,5 +31,10 @@ inline constexpr int64_t kMaxSliceChips = 4096;
 /// has no ICI (system.ici.links_per_chip 0, e.g. TPU v1), or the slice would exceed kMaxSliceChips
 /// — naming the config and the count.
 StatusOr<ChipConfig> SliceForCores(const ChipConfig& config, int64_t cores, std::string* note);
+
+/// The slice a run used, for its report's `slice` (docs/report-schema.md): {"chips",
+/// "tensorcores_per_chip", "topology", "shape" [chips per dimension], "derived" (whether
+/// SliceForCores sized it: `note` is non-empty), "note" (when derived)}.
+Json SliceJson(const ChipConfig& slice, const std::string& note);
 
 }  // namespace tpusim::config

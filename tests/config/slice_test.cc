@@ -91,5 +91,24 @@ TEST(SliceForCores, LargerThanAPodIsAnError) {
   EXPECT_NE(s.status().message().find("more than the largest"), std::string::npos);
 }
 
+TEST(SliceJson, SaysWhichSliceRanAndWhetherItWasDerived) {
+  std::string note;
+  auto one = SliceForCores(Load("tpu-v4"), 2, &note);
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ(SliceJson(*one, note).Dump(0),
+            R"({"chips":1,"tensorcores_per_chip":2,"topology":"single","shape":[],)"
+            R"("derived":false})");
+  auto grown = SliceForCores(Load("tpu-v5e"), 8, &note);
+  ASSERT_TRUE(grown.ok());
+  const Json j = SliceJson(*grown, note);
+  EXPECT_EQ(j.Find("chips")->Dump(0), "8");
+  EXPECT_EQ(j.Find("shape")->Dump(0), "[4,2]");
+  EXPECT_EQ(j.Find("topology")->Dump(0), "\"torus2d\"");
+  EXPECT_EQ(j.Find("derived")->Dump(0), "true");
+  ASSERT_NE(j.Find("note"), nullptr);
+  EXPECT_EQ(j.Find("note")->Dump(0), Json(note).Dump(0));
+  EXPECT_FALSE(note.empty());
+}
+
 }  // namespace
 }  // namespace tpusim::config

@@ -14,7 +14,6 @@
 
 #include "compiler/device_literal.h"
 #include "compiler/passes/spmd_check.h"
-#include "config/schema.h"
 #include "config/slice.h"
 #include "hlo/eval/evaluator.h"
 #include "hlo/eval/literal.h"
@@ -32,22 +31,6 @@ namespace {
 
 using hlo::Literal;
 using hlo::PrimitiveType;
-
-Json SliceJson(const config::ChipConfig& c, const std::string& note) {
-  Json::Array shape;
-  for (int64_t d : c.system.shape) shape.push_back(Json(d));
-  Json j = Json::Object{{"chips", c.system.chips},
-                        {"tensorcores_per_chip", c.tensorcores},
-                        {"topology", config::TopologyName(c.system.topology)},
-                        {"shape", Json(std::move(shape))},
-                        {"derived", !note.empty()}};
-  if (!note.empty()) j["note"] = note;
-  return j;
-}
-
-}  // namespace
-
-namespace {
 
 // The most trips of one while a timing-only run counts on the evaluator: 2^16, an assumption that
 // bounds the host time counting may take in a run that asked for no values (2^20 trips of a 2-op
@@ -406,7 +389,7 @@ Json RunReportJson(const RunModuleResult& r, const std::string& model_path) {
   j["replicas"] = r.replicas;
   j["partitions"] = r.partitions;
   j["cores_per_device"] = r.compiled.cores_per_device;
-  j["slice"] = SliceJson(r.config, r.slice_note);
+  j["slice"] = config::SliceJson(r.config, r.slice_note);
   j["timing_only"] = r.timing_only;
   j["fast_forward"]["trips_skipped"] = r.sim.fast_forward_trips;
   j["fast_forward"]["cycles_skipped"] = r.sim.fast_forward_cycles;
