@@ -53,7 +53,7 @@ struct EvaluatorOptions {
   int64_t max_while_iterations = kMaxKnownTrips;
   /// When set, the trips each `while` ran are recorded by instruction name; a while that ran
   /// several times with different counts records -1. How a data-dependent loop's count is found
-  /// for a run on these inputs (tools/tpusim/run_module.cc).
+  /// for a run on these inputs (hlo/eval/while_trips.h).
   std::map<std::string, int64_t>* while_trips = nullptr;
   /// Round f32 dot/convolution operands to bf16 when operand_precision is DEFAULT (TPU's one-pass
   /// MXU, DESIGN.md Numerics). Off: exact f32 products as XLA's CPU backend computes them.

@@ -18,6 +18,7 @@
 #include "hlo/eval/evaluator.h"
 #include "hlo/eval/literal.h"
 #include "hlo/eval/literal_compare.h"
+#include "hlo/eval/while_trips.h"
 #include "hlo/verify_devices.h"
 #include "hlo/while_loop.h"
 #include "isa/program_traffic.h"
@@ -38,44 +39,6 @@ using hlo::PrimitiveType;
 // fuzz_pipeline harness's 10 s watchdog fired on it under load). Longer data-dependent loops in
 // timing-only runs need --trip-count.
 constexpr int64_t kTimingOnlyCountedTrips = int64_t{1} << 16;
-
-// The trips each data-dependent while runs on this run's inputs (the evaluator's), for a module
-// whose values are small enough to check and that tpusim does not partition: name -> count.
-// Whiles whose count varies between executions are left out (their error stays).
-StatusOr<std::map<std::string, int64_t>> CountTripsOnTheEvaluator(
-    const hlo::HloModule& module, int64_t cores, const std::vector<std::string>& whiles,
-    const RunOptions& options) {
-  std::map<std::string, int64_t> counted;
-  if (whiles.empty() || module.num_partitions() > 1 ||
-      hlo::EstimateCheckBytes(module, cores) > options.max_check_bytes) {
-    return counted;
-  }
-  std::vector<std::vector<Literal>> args;
-  for (int64_t d = 0; d < cores; ++d) {
-    StatusOr<std::vector<Literal>> a =
-        hlo::Evaluator::MakeRandomArguments(module, options.seed, d, options.max_check_bytes);
-    if (!a.ok() && options.timing_only) return counted;
-    TPUSIM_RETURN_IF_ERROR(a.status());
-    args.push_back(std::move(a).value());
-  }
-  std::map<std::string, int64_t> trips;
-  hlo::EvaluatorOptions eo;
-  eo.seed = options.seed;
-  eo.max_bytes = options.max_check_bytes;
-  eo.while_trips = &trips;
-  // A timing-only run only counts: at most kTimingOnlyCountedTrips trips of any while, and a
-  // module the evaluator cannot finish is left to --trip-count (the compiler's refusal says why).
-  if (options.timing_only) eo.max_while_iterations = kTimingOnlyCountedTrips;
-  hlo::Evaluator ev(eo);
-  Status st = ev.EvaluateReplicated(module, cores, 1, args).status();
-  if (!st.ok() && options.timing_only) return counted;
-  TPUSIM_RETURN_IF_ERROR(st);
-  for (const std::string& w : whiles) {
-    auto it = trips.find(w);
-    if (it != trips.end() && it->second >= 0) counted[w] = it->second;
-  }
-  return counted;
-}
 
 // Whether the run computes values: r.timing_only and its reason, from --timing-only and what the
 // compiled module needs (a custom-call with a given cost, a --trip-count, values too large for
@@ -298,10 +261,17 @@ StatusOr<RunModuleResult> RunModule(const hlo::HloModule& module, const config::
   copts.custom_call_cycles = options.custom_call_cycles;
   copts.trip_counts = options.trip_counts;
   SetPhase("evaluate");
+  // A timing-only run only counts: at most kTimingOnlyCountedTrips trips of any while, and a
+  // module the evaluator cannot finish is left to --trip-count (the compiler's refusal says why).
+  hlo::WhileTripOptions trip_options;
+  trip_options.seed = options.seed;
+  trip_options.max_bytes = options.max_check_bytes;
+  if (options.timing_only) trip_options.max_trips = kTimingOnlyCountedTrips;
+  trip_options.lenient = options.timing_only;
   TPUSIM_ASSIGN_OR_RETURN(
       r.counted_trip_counts,
-      CountTripsOnTheEvaluator(module, cores, hlo::DataDependentWhiles(module, options.trip_counts),
-                               options));
+      hlo::CountWhileTrips(module, cores, hlo::DataDependentWhiles(module, options.trip_counts),
+                           trip_options));
   // Counted loops run as real control flow (a branch on their condition every trip); the count
   // is what a timing-only simulation assumes.
   copts.branch_trip_counts = r.counted_trip_counts;

@@ -1,0 +1,92 @@
+// hlo::CountWhileTrips: the trips of a while whose count only the values decide, counted on the
+// evaluator with the run's arguments; what it leaves uncounted and when it fails.
+#include "hlo/eval/while_trips.h"
+
+#include <gtest/gtest.h>
+
+#include "hlo/while_loop.h"
+#include "tests/eval/test_util.h"
+
+namespace tpusim::hlo {
+namespace {
+
+// n = p * 0 + 5 is 5 for every argument, but not a constant expression: KnownTripCount cannot see
+// through the parameter, so the while is data-dependent and runs 5 trips.
+constexpr const char* kFiveTrips = R"(
+HloModule count
+cond {
+  s = (s32[], s32[]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] get-tuple-element(s), index=1
+  ROOT c = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], s32[]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] get-tuple-element(s), index=1
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  ROOT t = (s32[], s32[]) tuple(j, n)
+}
+ENTRY e {
+  p = s32[] parameter(0)
+  zero = s32[] constant(0)
+  five = s32[] constant(5)
+  pz = s32[] multiply(p, zero)
+  n = s32[] add(pz, five)
+  init = (s32[], s32[]) tuple(zero, n)
+  w = (s32[], s32[]) while(init), condition=cond, body=body
+  ROOT r = s32[] get-tuple-element(w), index=0
+}
+)";
+
+TEST(CountWhileTripsTest, CountsTheTripsTheValuesMake) {
+  auto module = ParseHloModule(kFiveTrips);
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  const std::vector<std::string> whiles = DataDependentWhiles(**module, {});
+  ASSERT_EQ(whiles, std::vector<std::string>{"w"});
+  for (int64_t devices : {1, 3}) {
+    auto counted = CountWhileTrips(**module, devices, whiles, WhileTripOptions{});
+    ASSERT_TRUE(counted.ok()) << counted.status().message();
+    EXPECT_EQ(*counted, (std::map<std::string, int64_t>{{"w", 5}})) << devices;
+  }
+}
+
+TEST(CountWhileTripsTest, CountsOnlyTheWhilesAskedFor) {
+  auto module = ParseHloModule(kFiveTrips);
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  for (const std::vector<std::string>& whiles :
+       {std::vector<std::string>{}, std::vector<std::string>{"not_a_while"}}) {
+    auto counted = CountWhileTrips(**module, 1, whiles, WhileTripOptions{});
+    ASSERT_TRUE(counted.ok()) << counted.status().message();
+    EXPECT_TRUE(counted->empty());
+  }
+}
+
+TEST(CountWhileTripsTest, AWhilePastTheTripLimitIsAnErrorUnlessLenient) {
+  auto module = ParseHloModule(kFiveTrips);
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  WhileTripOptions options;
+  options.max_trips = 3;
+  auto strict = CountWhileTrips(**module, 1, {"w"}, options);
+  ASSERT_FALSE(strict.ok());
+  EXPECT_EQ(strict.status().code(), StatusCode::kResourceExhausted) << strict.status().message();
+  options.lenient = true;
+  auto lenient = CountWhileTrips(**module, 1, {"w"}, options);
+  ASSERT_TRUE(lenient.ok()) << lenient.status().message();
+  EXPECT_TRUE(lenient->empty());
+}
+
+TEST(CountWhileTripsTest, AModuleTooLargeToCheckIsNotEvaluated) {
+  auto module = ParseHloModule(kFiveTrips);
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  WhileTripOptions options;
+  options.max_bytes = 1;  // below EstimateCheckBytes of any module
+  options.max_trips = 3;  // an evaluation would fail: the empty result shows none ran
+  auto counted = CountWhileTrips(**module, 1, {"w"}, options);
+  ASSERT_TRUE(counted.ok()) << counted.status().message();
+  EXPECT_TRUE(counted->empty());
+}
+
+}  // namespace
+}  // namespace tpusim::hlo
