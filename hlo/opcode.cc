@@ -47,8 +47,15 @@ bool IsCollective(HloOpcode opcode) {
 
 bool IsTranscendental(HloOpcode opcode) {
   switch (opcode) {
+    case HloOpcode::kAcos:
+    case HloOpcode::kAcosh:
+    case HloOpcode::kAsin:
+    case HloOpcode::kAsinh:
+    case HloOpcode::kAtan:
     case HloOpcode::kAtan2:
+    case HloOpcode::kAtanh:
     case HloOpcode::kCbrt:
+    case HloOpcode::kCosh:
     case HloOpcode::kCos:
     case HloOpcode::kErf:
     case HloOpcode::kExp:
@@ -59,6 +66,7 @@ bool IsTranscendental(HloOpcode opcode) {
     case HloOpcode::kPower:
     case HloOpcode::kRsqrt:
     case HloOpcode::kSin:
+    case HloOpcode::kSinh:
     case HloOpcode::kSqrt:
     case HloOpcode::kTan:
     case HloOpcode::kTanh:

@@ -43,7 +43,8 @@ bool IsElementwise(HloOpcode opcode);
 /// Collective or async half of one (all-reduce, all-gather-start, collective-permute-done, ...).
 bool IsCollective(HloOpcode opcode);
 /// Opcodes XLA's HloCostAnalysis counts as transcendental (exp, log, tanh, logistic, sqrt, rsqrt,
-/// cbrt, sin, cos, tan, atan2, erf, power, expm1, log1p) rather than as FLOPs.
+/// cbrt, sin, cos, tan, atan2, erf, power, expm1, log1p; and the inverse and hyperbolic functions
+/// acos, acosh, asin, asinh, atan, atanh, cosh, sinh) rather than as FLOPs.
 bool IsTranscendental(HloOpcode opcode);
 
 }  // namespace tpusim::hlo

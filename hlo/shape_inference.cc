@@ -108,6 +108,10 @@ StatusOr<Shape> InferElementwise(const HloInstruction& inst, const Shape& declar
                              PrimitiveTypeName(a.element_type()),
                              PrimitiveTypeName(b.element_type())));
     }
+    if (op == HloOpcode::kMulhi && !IsInteger(a.element_type())) {
+      return Err(fmt::format("mulhi takes integer operands, got {}",
+                             PrimitiveTypeName(a.element_type())));
+    }
     if (op == HloOpcode::kComplex) {
       return ArrayLike(
           a.element_type() == PrimitiveType::kF64 ? PrimitiveType::kC128 : PrimitiveType::kC64,

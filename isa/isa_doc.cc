@@ -77,12 +77,14 @@ that implement them (`isa/numerics.h`, `isa/collectives.h`). All arithmetic roun
 * **VPU.** bf16 and f32 compute in f32 (bf16 inputs upcast exactly) and round the result once to the
   destination type; s8/s32 compute in s32 with wrap-around and s8 results wrap; pred computes on 0/1.
   Transcendentals are glibc's single-precision functions (`expf`, `logf`, `tanhf`, `expm1f`, `log1pf`,
-  `sinf`, `cosf`, `tanf`, `cbrtf`, `erff`, `powf`, `atan2f`); `logistic(x) = 1 / (1 + expf(-x))`;
+  `sinf`, `cosf`, `tanf`, `cbrtf`, `erff`, `powf`, `atan2f`, `acosf`, `acoshf`, `asinf`, `asinhf`,
+  `atanf`, `atanhf`, `coshf`, `sinhf`); `logistic(x) = 1 / (1 + expf(-x))`;
   `rsqrt(x) = 1 / sqrtf(x)` (two roundings); `round_ne` rounds half to even, `round_afz` half away from
   zero; `max`/`min` propagate NaN and order -0 < +0. Integer `div` truncates toward zero, `x / 0 = -1`,
   `INT_MIN / -1 = INT_MIN`; `rem` has the sign of the dividend, `x % 0 = x`; integer `pow` with a
-  negative exponent is 0 (except bases 1 and -1); `clz` and `popcnt` count the bits of the type's own
-  width (an s8 `clz(1)` is 7).
+  negative exponent is 0 (except bases 1 and -1); `mulhi` is the high half of the double-width product
+  (an s32 `mulhi(a, b)` is `(s64(a) * s64(b)) >> 32`; unsigned for unsigned types); `clz` and `popcnt`
+  count the bits of the type's own width (an s8 `clz(1)` is 7).
 * **Reductions** (`vpu.reduce`, collectives): sequential in index / rank order, starting from the first
   element: `r = x0; r = fl(r op x1); ...` (with `vpu.reduce acc=1`, from the result's value in `dst`:
   `r = dst; r = fl(r op x0); ...`), in f32 for bf16/f32 (rounded once at the end) and in s32 for

@@ -110,6 +110,7 @@ bool BinarySupports(BinaryOp op, DType t) {
     case BinaryOp::kShl:
     case BinaryOp::kShrl:
     case BinaryOp::kShra:
+    case BinaryOp::kMulhi:
       // s32 on the 32-bit pattern (HLO u32 is stored as s32); s8/u8/s16/u16 on their own width
       // (ShiftOperand).
       return IsInteger(t);
@@ -179,6 +180,22 @@ float ApplyUnaryF(UnaryOp op, float x) {
       return std::tan(x);
     case UnaryOp::kCbrt:
       return std::cbrt(x);
+    case UnaryOp::kAcos:
+      return std::acos(x);
+    case UnaryOp::kAcosh:
+      return std::acosh(x);
+    case UnaryOp::kAsin:
+      return std::asin(x);
+    case UnaryOp::kAsinh:
+      return std::asinh(x);
+    case UnaryOp::kAtan:
+      return std::atan(x);
+    case UnaryOp::kAtanh:
+      return std::atanh(x);
+    case UnaryOp::kCosh:
+      return std::cosh(x);
+    case UnaryOp::kSinh:
+      return std::sinh(x);
   }
   return x;
 }
@@ -209,6 +226,7 @@ float ApplyBinaryF(BinaryOp op, float a, float b) {
     case BinaryOp::kShl:
     case BinaryOp::kShrl:
     case BinaryOp::kShra:
+    case BinaryOp::kMulhi:
       return a;  // integer-only (BinarySupports); never reached
   }
   return a;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "common/mulhi.h"
 #include "isa/numerics.h"
 
 namespace tpusim::isa {
@@ -112,6 +113,8 @@ int64_t ApplyBinaryI(BinaryOp op, int64_t a, int64_t b, DType t) {
       return NormalizeInt(static_cast<int64_t>(ua - ub), t);
     case BinaryOp::kMul:
       return NormalizeInt(static_cast<int64_t>(ua * ub), t);
+    case BinaryOp::kMulhi:
+      return NormalizeInt(MulHi(a, b, IntBits(t), IsUnsigned(t)), t);
     case BinaryOp::kDiv:
       return Divide(a, b, t, /*rem=*/false);
     case BinaryOp::kRem:

@@ -58,7 +58,15 @@ namespace tpusim::isa {
   X(kTan, "tan")                 \
   X(kCbrt, "cbrt")               \
   X(kClz, "clz")                 \
-  X(kPopcnt, "popcnt")
+  X(kPopcnt, "popcnt")           \
+  X(kAcos, "acos")               \
+  X(kAcosh, "acosh")             \
+  X(kAsin, "asin")               \
+  X(kAsinh, "asinh")             \
+  X(kAtan, "atan")               \
+  X(kAtanh, "atanh")             \
+  X(kCosh, "cosh")               \
+  X(kSinh, "sinh")
 
 #define TPUSIM_ISA_BINARY_LIST(X) \
   X(kAdd, "add")                  \
@@ -75,7 +83,8 @@ namespace tpusim::isa {
   X(kAtan2, "atan2")              \
   X(kShl, "shl")                  \
   X(kShrl, "shrl")                \
-  X(kShra, "shra")
+  X(kShra, "shra")                \
+  X(kMulhi, "mulhi")
 
 #define TPUSIM_ISA_COMPARE_LIST(X) \
   X(kEq, "eq")                     \

@@ -20,6 +20,18 @@ std::optional<isa::UnaryOp> UnaryFor(HloOpcode op) {
   switch (op) {
     case HloOpcode::kAbs:
       return isa::UnaryOp::kAbs;
+    case HloOpcode::kAcos:
+      return isa::UnaryOp::kAcos;
+    case HloOpcode::kAcosh:
+      return isa::UnaryOp::kAcosh;
+    case HloOpcode::kAsin:
+      return isa::UnaryOp::kAsin;
+    case HloOpcode::kAsinh:
+      return isa::UnaryOp::kAsinh;
+    case HloOpcode::kAtan:
+      return isa::UnaryOp::kAtan;
+    case HloOpcode::kAtanh:
+      return isa::UnaryOp::kAtanh;
     case HloOpcode::kCbrt:
       return isa::UnaryOp::kCbrt;
     case HloOpcode::kCeil:
@@ -28,6 +40,8 @@ std::optional<isa::UnaryOp> UnaryFor(HloOpcode op) {
       return isa::UnaryOp::kClz;
     case HloOpcode::kCos:
       return isa::UnaryOp::kCos;
+    case HloOpcode::kCosh:
+      return isa::UnaryOp::kCosh;
     case HloOpcode::kErf:
       return isa::UnaryOp::kErf;
     case HloOpcode::kExp:
@@ -58,6 +72,8 @@ std::optional<isa::UnaryOp> UnaryFor(HloOpcode op) {
       return isa::UnaryOp::kSign;
     case HloOpcode::kSin:
       return isa::UnaryOp::kSin;
+    case HloOpcode::kSinh:
+      return isa::UnaryOp::kSinh;
     case HloOpcode::kSqrt:
       return isa::UnaryOp::kSqrt;
     case HloOpcode::kTan:
@@ -77,6 +93,8 @@ std::optional<isa::BinaryOp> BinaryFor(HloOpcode op) {
       return isa::BinaryOp::kSub;
     case HloOpcode::kMultiply:
       return isa::BinaryOp::kMul;
+    case HloOpcode::kMulhi:
+      return isa::BinaryOp::kMulhi;
     case HloOpcode::kDivide:
       return isa::BinaryOp::kDiv;
     case HloOpcode::kMaximum:

@@ -24,6 +24,14 @@ LatencyClass UnaryClass(isa::UnaryOp op) {
     case UnaryOp::kErf:
     case UnaryOp::kTan:
     case UnaryOp::kCbrt:
+    case UnaryOp::kAcos:
+    case UnaryOp::kAcosh:
+    case UnaryOp::kAsin:
+    case UnaryOp::kAsinh:
+    case UnaryOp::kAtan:
+    case UnaryOp::kAtanh:
+    case UnaryOp::kCosh:
+    case UnaryOp::kSinh:
       return LatencyClass::kTranscendental;
     case UnaryOp::kSqrt:
     case UnaryOp::kRsqrt:

@@ -1,8 +1,8 @@
 // Every integer and float element type the device holds, per op class, compiled and run on the
 // interpreter and compared BIT FOR BIT with the evaluator (hlo/eval): elementwise arithmetic,
 // compare/select, convert (int <-> float, one rounding), shifts, remainder, popcnt,
-// count-leading-zeros, tan, cbrt, reduce, data movement (transpose, slice, pad, iota, concatenate,
-// reverse), gather and dynamic-slice with indices of every index type. A large constant is added
+// count-leading-zeros, tan, cbrt, the inverse trigonometric and hyperbolic functions, mulhi,
+// reduce, data movement (transpose, slice, pad, iota, concatenate, reverse), gather and dynamic-slice with indices of every index type. A large constant is added
 // to every input so that the values leave the narrow range the random arguments have: an s64 add
 // that overflows s32, a u32 compare of values >= 2^31, a u64 shift. The types the device cannot
 // hold (f64, c64, f8, s4) and the dots the MXU does not take are located errors naming the
@@ -153,6 +153,38 @@ TEST_P(ElementTypeTest, TanAndCbrt) {
   n = $T[8,128] negate(s)
   cb = $T[8,128] cbrt(n)
   ROOT r = ($T[8,128], $T[8,128]) tuple(t, cb)
+)",
+                                    c.type)));
+}
+
+// tanh keeps the operands of acos, asin and atanh inside [-1, 1] and cosh those of acosh at >= 1, so
+// the values compared are numbers, not NaNs.
+TEST_P(ElementTypeTest, InverseTrigonometricAndHyperbolicFunctions) {
+  const TypeCase& c = GetParam();
+  if (c.integer) GTEST_SKIP() << "floats only";
+  ExpectSameBits(Module(c, Sub(R"(  u = $T[8,128] tanh(a)
+  ch = $T[8,128] cosh(a)
+  sh = $T[8,128] sinh(a1)
+  ac = $T[8,128] acos(u)
+  as = $T[8,128] asin(u)
+  at = $T[8,128] atan(s)
+  ath = $T[8,128] atanh(u)
+  ach = $T[8,128] acosh(ch)
+  ash = $T[8,128] asinh(s)
+  ROOT r = ($T[8,128], $T[8,128], $T[8,128], $T[8,128], $T[8,128], $T[8,128], $T[8,128], $T[8,128]) tuple(sh, ac, as, at, ath, ach, ash, ch)
+)",
+                                    c.type)));
+}
+
+// The high half of the double-width product, for every integer type (signed and unsigned, 8 to 64
+// bits), with operands near the top of the type's range.
+TEST_P(ElementTypeTest, MulhiHighHalf) {
+  const TypeCase& c = GetParam();
+  if (!c.integer) GTEST_SKIP() << "integers only";
+  ExpectSameBits(Module(c, Sub(R"(  h = $T[8,128] mulhi(s, a1)
+  n = $T[8,128] negate(s)
+  hn = $T[8,128] mulhi(n, s)
+  ROOT r = ($T[8,128], $T[8,128]) tuple(h, hn)
 )",
                                     c.type)));
 }

@@ -95,6 +95,67 @@ ENTRY e {
   EXPECT_EQ(Values(r.element(3)), (std::vector<double>{1, 1, 1}));
 }
 
+TEST(ElementwiseTest, InverseTrigonometricAndHyperbolicFunctions) {
+  Literal r = EvalHlo(R"(
+HloModule m
+ENTRY e {
+  x = f32[3] constant({0, 0.5, -1})
+  y = f32[3] constant({1, 2, 10})
+  ac = f32[3] acos(x)
+  as = f32[3] asin(x)
+  at = f32[3] atan(x)
+  ath = f32[3] atanh(x)
+  ach = f32[3] acosh(y)
+  ash = f32[3] asinh(x)
+  ch = f32[3] cosh(x)
+  sh = f32[3] sinh(x)
+  ROOT t = (f32[3], f32[3], f32[3], f32[3], f32[3], f32[3], f32[3], f32[3]) tuple(ac, as, at, ath, ach, ash, ch, sh)
+})");
+  ASSERT_TRUE(r.IsTuple());
+  const double pi = std::acos(-1.0);
+  EXPECT_FLOAT_EQ(r.element(0).GetAsDouble(0), pi / 2);
+  EXPECT_FLOAT_EQ(r.element(0).GetAsDouble(1), pi / 3);
+  EXPECT_FLOAT_EQ(r.element(0).GetAsDouble(2), pi);
+  EXPECT_FLOAT_EQ(r.element(1).GetAsDouble(1), pi / 6);
+  EXPECT_FLOAT_EQ(r.element(2).GetAsDouble(2), -pi / 4);
+  EXPECT_FLOAT_EQ(r.element(3).GetAsDouble(1), 0.5 * std::log(3.0));
+  EXPECT_TRUE(std::isinf(r.element(3).GetAsDouble(2)));  // atanh(-1) = -inf
+  EXPECT_EQ(r.element(4).GetAsDouble(0), 0.0);             // acosh(1)
+  EXPECT_FLOAT_EQ(r.element(4).GetAsDouble(2), std::log(10.0 + std::sqrt(99.0)));
+  EXPECT_FLOAT_EQ(r.element(5).GetAsDouble(2), -std::log(1.0 + std::sqrt(2.0)));
+  EXPECT_FLOAT_EQ(r.element(6).GetAsDouble(2), (std::exp(1.0) + std::exp(-1.0)) / 2);
+  EXPECT_FLOAT_EQ(r.element(7).GetAsDouble(2), -(std::exp(1.0) - std::exp(-1.0)) / 2);
+}
+
+TEST(ElementwiseTest, MulhiIsTheHighHalfOfTheDoubleWidthProduct) {
+  Literal r = EvalHlo(R"(
+HloModule m
+ENTRY e {
+  a = s32[3] constant({65536, -1, 2147483647})
+  b = s32[3] constant({65536, 1, 2147483647})
+  ua = u32[2] constant({4294967295, 65536})
+  ub = u32[2] constant({4294967295, 65536})
+  la = s64[2] constant({-1, 4294967296})
+  lb = s64[2] constant({5, 4294967296})
+  qa = u64[1] constant({18446744073709551615})
+  qb = u64[1] constant({18446744073709551615})
+  s8a = s8[2] constant({-128, 100})
+  s8b = s8[2] constant({-128, 100})
+  m = s32[3] mulhi(a, b)
+  u = u32[2] mulhi(ua, ub)
+  l = s64[2] mulhi(la, lb)
+  q = u64[1] mulhi(qa, qb)
+  n = s8[2] mulhi(s8a, s8b)
+  ROOT t = (s32[3], u32[2], s64[2], u64[1], s8[2]) tuple(m, u, l, q, n)
+})");
+  ASSERT_TRUE(r.IsTuple());
+  EXPECT_EQ(Values(r.element(0)), (std::vector<double>{1, -1, 1073741823}));
+  EXPECT_EQ(Values(r.element(1)), (std::vector<double>{4294967294.0, 1}));
+  EXPECT_EQ(Values(r.element(2)), (std::vector<double>{-1, 1}));
+  EXPECT_EQ(r.element(3).data<uint64_t>()[0], uint64_t{18446744073709551614u});
+  EXPECT_EQ(Values(r.element(4)), (std::vector<double>{64, 39}));
+}
+
 TEST(ElementwiseTest, Bf16AddRoundsOnce) {
   // bf16 1 + bf16 2^-8: exact sum 1.00390625 is a tie -> 1.0 (even). Computed in f32, rounded once.
   Literal r = EvalHlo(R"(

@@ -88,7 +88,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"vpu.unary op=expp, dtype=f32, dst=0, src=0, count=1\n",
                 "bad.tasm:1:14: error: field 'op': 'expp' is not a UnaryOp (one of: neg, abs, exp, "
                 "log, tanh, logistic, sqrt, rsqrt, floor, ceil, round_ne, sign, not, expm1, log1p, "
-                "sin, cos, erf, round_afz, tan, cbrt, clz, popcnt)"},
+                "sin, cos, erf, round_afz, tan, cbrt, clz, popcnt, acos, acosh, asin, asinh, atan, "
+                "atanh, cosh, sinh)"},
         BadCase{"vpu.fill dtype=f32, dst=0, count=1, value=abc\n",
                 "bad.tasm:1:43: error: field 'value': 'abc' is not a valid f32 immediate"},
         BadCase{"ctrl.endloop\n", "bad.tasm:1:1: error: ctrl.endloop without a matching ctrl.loop"},

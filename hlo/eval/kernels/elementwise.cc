@@ -146,6 +146,22 @@ StatusOr<bool> UnaryTyped(HloOpcode op, const Literal& x, Literal& out, const Ke
       return float_op([](C v) { return std::tan(v); });
     case HloOpcode::kTanh:
       return float_op([](C v) { return std::tanh(v); });
+    case HloOpcode::kAcos:
+      return float_op([](C v) { return std::acos(v); });
+    case HloOpcode::kAcosh:
+      return float_op([](C v) { return std::acosh(v); });
+    case HloOpcode::kAsin:
+      return float_op([](C v) { return std::asin(v); });
+    case HloOpcode::kAsinh:
+      return float_op([](C v) { return std::asinh(v); });
+    case HloOpcode::kAtan:
+      return float_op([](C v) { return std::atan(v); });
+    case HloOpcode::kAtanh:
+      return float_op([](C v) { return std::atanh(v); });
+    case HloOpcode::kCosh:
+      return float_op([](C v) { return std::cosh(v); });
+    case HloOpcode::kSinh:
+      return float_op([](C v) { return std::sinh(v); });
     case HloOpcode::kErf:
       return float_op([](C v) { return std::erf(v); });
     case HloOpcode::kIsFinite:
@@ -204,6 +220,9 @@ StatusOr<bool> BinaryTyped(HloOpcode op, const Literal& a, const Literal& b, Lit
       return run(ew::Pow<T>);
     case HloOpcode::kAtan2:
       if constexpr (kFloat) return run(ew::Atan2<T>);
+      break;
+    case HloOpcode::kMulhi:
+      if constexpr (kIsInt<T>) return run(ew::Mulhi<T>);
       break;
     case HloOpcode::kAnd:
       if constexpr (!kFloat) return run(ew::And<T>);

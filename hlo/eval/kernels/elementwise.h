@@ -11,14 +11,14 @@ namespace tpusim::hlo {
 
 /// abs, negate, sign, not, floor, ceil, round-nearest-afz, round-nearest-even, exponential,
 /// exponential-minus-one, log, log-plus-one, logistic, sqrt, rsqrt, cbrt, sine, cosine, tan, tanh,
-/// erf, is-finite (-> pred), popcnt, count-leading-zeros, copy. `out` is the result shape (element
+/// acos, acosh, asin, asinh, atan, atanh, cosh, sinh, erf, is-finite (-> pred), popcnt, count-leading-zeros, copy. `out` is the result shape (element
 /// type of the result, e.g. pred for is-finite). Unimplemented for an opcode/type pair XLA does not
 /// define (e.g. sqrt on s32), naming both.
 StatusOr<Literal> EvaluateUnary(HloOpcode opcode, const Literal& x, const Shape& out,
                                 const KernelOptions& options);
 
-/// add, subtract, multiply, divide, remainder, maximum, minimum, power, atan2, and, or, xor,
-/// shift-left, shift-right-arithmetic, shift-right-logical. Operands have the result's dims and
+/// add, subtract, multiply, mulhi (integers), divide, remainder, maximum, minimum, power, atan2,
+/// and, or, xor, shift-left, shift-right-arithmetic, shift-right-logical. Operands have the result's dims and
 /// type.
 StatusOr<Literal> EvaluateBinary(HloOpcode opcode, const Literal& a, const Literal& b,
                                  const Shape& out, const KernelOptions& options);

@@ -10,6 +10,8 @@
 //   - maximum/minimum propagate NaN (EmitFloatMax: `rhs is NaN ? rhs : (lhs >=u rhs ? lhs : rhs)`).
 //   - shifts: a shift amount >= the bit width (as unsigned) gives 0 for shift-left and
 //     shift-right-logical and the sign fill for shift-right-arithmetic.
+//   - mulhi (integers only): the high half of the double-width product, signed or unsigned as the
+//     type is (common/mulhi.h).
 //   - integer power: exponent < 0 gives 0 except base 1 (-> 1) and base -1 (-> +-1); otherwise
 //   exact
 //     repeated squaring with wrap.
@@ -24,6 +26,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "common/mulhi.h"
 #include "hlo/attributes.h"
 #include "hlo/eval/native_types.h"
 
@@ -134,6 +137,13 @@ T Pow(T a, T b) {
   } else {
     return static_cast<T>(std::pow(static_cast<ComputeType<T>>(a), static_cast<ComputeType<T>>(b)));
   }
+}
+/// mulhi: the high half of the double-width product, signed or unsigned as T is (integers only).
+template <typename T>
+T Mulhi(T a, T b) {
+  static_assert(kIsInt<T>);
+  return static_cast<T>(MulHi(static_cast<int64_t>(a), static_cast<int64_t>(b),
+                              static_cast<int>(sizeof(T) * 8), std::is_unsigned_v<T>));
 }
 template <typename T>
 T Atan2(T a, T b) {
