@@ -533,6 +533,10 @@ bool XlaInfersShapeOf(HloOpcode op) {
     case HloOpcode::kRngBitGenerator:
     case HloOpcode::kRngGetAndUpdateState:
     case HloOpcode::kStochasticConvert:
+    case HloOpcode::kCollectiveReduce:
+    case HloOpcode::kScaledDot:
+    case HloOpcode::kScan:
+    case HloOpcode::kShuffle:
       return false;
     default:
       return true;

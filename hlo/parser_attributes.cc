@@ -164,11 +164,11 @@ bool IsXlaAttributeName(std::string_view name) {
       "custom_call_schedule", "custom_call_target", "delta", "dim_labels", "dimensions",
       "direction", "distribution", "domain", "dynamic_slice_sizes", "epsilon", "exponent_bits",
       "feature_group_count", "feature_index", "fft_length", "fft_type", "false_computation",
-      "index", "index_vector_dim", "indices_are_sorted", "inferred_dimension", "infeed_config",
-      "input_batching_dims", "inserted_window_dims", "iota_dimension", "is_composite",
-      "is_cross_program_prefetch", "is_host_transfer", "is_stable", "k", "kind", "largest",
+      "has_dynamic_root", "index", "index_vector_dim", "indices_are_sorted", "inferred_dimension", "infeed_config",
+      "input_batching_dims", "inserted_window_dims", "iota_dimension", "is_associative",
+      "is_composite", "is_cross_program_prefetch", "is_host_transfer", "is_reverse", "is_stable", "k", "kind", "largest",
       "left_side", "lhs_batch_dims", "lhs_contracting_dims", "lhs_ragged_dims", "literal", "lower",
-      "mantissa_bits", "offset_dims", "operand_batching_dims", "operand_layout_constraints",
+      "mantissa_bits", "num_carries", "offset_dims", "operand_batching_dims", "operand_layout_constraints",
       "operand_precision", "outfeed_config", "outfeed_shape", "output_to_operand_aliasing",
       "padding", "replica_groups", "rhs_batch_dims", "rhs_contracting_dims", "rhs_group_dims",
       "schedule", "scatter", "scatter_dims_to_operand_dims", "scatter_indices_batching_dims",
@@ -276,7 +276,7 @@ std::optional<Status> HloParserImpl::ParseIndexingAttribute(
     }
     return OkStatus();
   }
-  if (op == HloOpcode::kDot || op == HloOpcode::kRaggedDot) {
+  if (op == HloOpcode::kDot || op == HloOpcode::kRaggedDot || op == HloOpcode::kScaledDot) {
     DotDimensionNumbers& d = inst.mutable_dot_dimension_numbers();
     if (name == "lhs_batch_dims") return ParseIntList(&d.lhs_batch_dimensions);
     if (name == "lhs_contracting_dims") return ParseIntList(&d.lhs_contracting_dimensions);
@@ -566,8 +566,10 @@ Status HloParserImpl::ParseAttribute(HloInstruction& inst, const Token& name_tok
     if (std::optional<Status> parsed = (this->*family)(inst, name, vtok)) return *std::move(parsed);
   }
   // Another attribute XLA's parser knows: kept verbatim (printed back as it was). A name XLA's
-  // parser does not know is an error there ("unexpected attribute"), and so here.
-  if (!IsXlaAttributeName(name)) {
+  // parser does not know is an error there ("unexpected attribute"), and so here. shuffle's mode
+  // attributes are not in the XLA sources tpusim was written against (xla/shuffle.h), so a shuffle
+  // keeps every attribute verbatim.
+  if (!IsXlaAttributeName(name) && op != HloOpcode::kShuffle) {
     return ErrorAtToken(name_tok, fmt::format("unknown attribute '{}' for {} (XLA's HLO parser "
                                               "refuses attributes it does not define)",
                                               name, HloOpcodeString(op)));

@@ -218,7 +218,7 @@ void AppendIndexingAttributes(const HloInstruction& inst, std::string& out) {
   if (inst.batch_group_count() != 1) {
     AppendAttr(out, "batch_group_count", std::to_string(inst.batch_group_count()));
   }
-  if (op == HloOpcode::kDot || op == HloOpcode::kRaggedDot) {
+  if (op == HloOpcode::kDot || op == HloOpcode::kRaggedDot || op == HloOpcode::kScaledDot) {
     const DotDimensionNumbers& d = inst.dot_dimension_numbers();
     if (!d.lhs_batch_dimensions.empty()) {
       AppendAttr(out, "lhs_batch_dims", Braced(d.lhs_batch_dimensions));

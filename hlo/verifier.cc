@@ -142,6 +142,7 @@ class Verifier {
       case HloOpcode::kAllReduce:
       case HloOpcode::kAllReduceStart:
       case HloOpcode::kReduceScatter:
+      case HloOpcode::kCollectiveReduce:
       case HloOpcode::kScatter: {
         // A reducer of N values takes 2N scalars.
         const HloComputation* c = inst.to_apply();
@@ -153,7 +154,8 @@ class Verifier {
           n = (inst.operand_count() - 1) / 2;
         }
         if (inst.opcode() == HloOpcode::kAllReduce || inst.opcode() == HloOpcode::kAllReduceStart ||
-            inst.opcode() == HloOpcode::kReduceScatter) {
+            inst.opcode() == HloOpcode::kReduceScatter ||
+            inst.opcode() == HloOpcode::kCollectiveReduce) {
           n = 1;  // the reducer is applied per element of each operand
         }
         if (c->num_parameters() != 2 * n) {
@@ -162,6 +164,31 @@ class Verifier {
         }
         return OkStatus();
       }
+      case HloOpcode::kScan: {
+        // to_apply takes one slice of each input and each carry: one parameter per operand
+        // (XLA's ScanExpander calls it with the sliced inputs, then the carries).
+        const HloComputation* c = inst.to_apply();
+        if (c == nullptr) return Error(inst, "scan needs to_apply=");
+        if (c->num_parameters() != inst.operand_count()) {
+          return Error(inst, fmt::format("to_apply '%{}' takes {} parameters; a scan of {} "
+                                         "operands (inputs and initial carries) passes {}",
+                                         c->name(), c->num_parameters(), inst.operand_count(),
+                                         inst.operand_count()));
+        }
+        return OkStatus();
+      }
+      case HloOpcode::kScaledDot:
+        if (inst.operand_count() != 4) {
+          return Error(inst, fmt::format("scaled-dot takes 4 operands (lhs, rhs, lhs_scale, "
+                                         "rhs_scale), got {}",
+                                         inst.operand_count()));
+        }
+        return OkStatus();
+      case HloOpcode::kShuffle:
+        if (inst.operand_count() != 1) {
+          return Error(inst, fmt::format("shuffle takes 1 operand, got {}", inst.operand_count()));
+        }
+        return OkStatus();
       default:
         return OkStatus();
     }

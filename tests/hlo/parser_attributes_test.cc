@@ -385,6 +385,60 @@ StackFrames
   EXPECT_EQ(*Find(*m, "p")->FindRawAttribute("parameter_replication"), "{false}");
 }
 
+// The opcodes XLA added after tpusim's first table (xla/hlo/ir/hlo_opcode.h): each parses with
+// the attributes XLA writes, keeps them through a print, and takes its written result shape.
+TEST(ParserTest, CollectiveReduceScaledDotScanShuffleAndMulhi) {
+  auto m = Parse(R"(HloModule m, replica_count=2
+
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+
+step {
+  x = f32[4] parameter(0)
+  c = f32[4] parameter(1)
+  s = f32[4] add(x, c)
+  ROOT t = (f32[4], f32[4]) tuple(s, s)
+}
+
+ENTRY e {
+  p = f32[2,4] parameter(0)
+  cr = f32[2,4] collective-reduce(p), channel_id=1, replica_groups={{0,1}}, use_global_device_ids=true, has_dynamic_root=false, to_apply=add
+  lhs = bf16[2,4] parameter(1)
+  rhs = bf16[4,4] parameter(2)
+  ls = bf16[2,1] parameter(3)
+  rs = bf16[1,4] parameter(4)
+  sd = f32[2,4] scaled-dot(lhs, rhs, ls, rs), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  z = f32[4] parameter(5)
+  sc = (f32[2,4], f32[4]) scan(p, z), dimensions={0}, num_carries=1, to_apply=step, is_reverse=true, is_associative=true
+  sh = f32[2,4] shuffle(p), dimensions={1}, mode=rotate, shifts={1}
+  i = s32[2,4] parameter(6)
+  mh = s32[2,4] mulhi(i, i)
+  ROOT t = (f32[2,4], f32[2,4], (f32[2,4], f32[4]), f32[2,4], s32[2,4]) tuple(cr, sd, sc, sh, mh)
+})");
+  ASSERT_NE(m, nullptr);
+  const HloInstruction* cr = Find(*m, "cr");
+  EXPECT_EQ(cr->opcode(), HloOpcode::kCollectiveReduce);
+  EXPECT_EQ(cr->channel_id(), 1);
+  ASSERT_NE(cr->FindRawAttribute("has_dynamic_root"), nullptr);
+  EXPECT_EQ(*cr->FindRawAttribute("has_dynamic_root"), "false");
+  const HloInstruction* sd = Find(*m, "sd");
+  EXPECT_EQ(sd->operand_count(), 4);
+  EXPECT_EQ(sd->dot_dimension_numbers().lhs_contracting_dimensions, std::vector<int64_t>{1});
+  EXPECT_EQ(sd->shape().ToString(false), "f32[2,4]");
+  const HloInstruction* sc = Find(*m, "sc");
+  EXPECT_EQ(sc->dimensions(), std::vector<int64_t>{0});
+  EXPECT_EQ(*sc->FindRawAttribute("num_carries"), "1");
+  EXPECT_EQ(*sc->FindRawAttribute("is_reverse"), "true");
+  EXPECT_EQ(*sc->FindRawAttribute("is_associative"), "true");
+  const HloInstruction* sh = Find(*m, "sh");
+  EXPECT_EQ(*sh->FindRawAttribute("mode"), "rotate");
+  EXPECT_EQ(*sh->FindRawAttribute("shifts"), "{1}");
+  EXPECT_EQ(Find(*m, "mh")->opcode(), HloOpcode::kMulhi);
+}
+
 TEST(ParserTest, ControlFlowAndFusion) {
   auto m = Parse(R"(HloModule m
 cond {

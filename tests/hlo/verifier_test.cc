@@ -25,6 +25,37 @@ const char* kMax =
     "max {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] maximum(a, "
     "b)\n}\n";
 
+// The opcodes without shape inference still get their operand counts and reducers checked, and
+// mulhi its integer operands.
+TEST(VerifierTest, MulhiScanScaledDotShuffleAndCollectiveReduce) {
+  EXPECT_EQ(Verify("  a = f32[2] parameter(0)\n  ROOT r = f32[2] mulhi(a, a)\n"),
+            "v.hlo:4:8: error: '%r' (mulhi): mulhi takes integer operands, got f32");
+  EXPECT_EQ(Verify("  a = u32[2] parameter(0)\n  ROOT r = u32[2] mulhi(a, a)\n"), "");
+  const std::string step =
+      "step {\n  x = f32[4] parameter(0)\n  c = f32[4] parameter(1)\n  s = f32[4] add(x, c)\n"
+      "  ROOT t = (f32[4], f32[4]) tuple(s, s)\n}\n";
+  const std::string scan_ops = "  p = f32[2,4] parameter(0)\n  z = f32[4] parameter(1)\n";
+  EXPECT_EQ(Verify(scan_ops + "  ROOT s = (f32[2,4], f32[4]) scan(p, z), dimensions={0}, "
+                              "num_carries=1, to_apply=step\n",
+                   step),
+            "");
+  EXPECT_EQ(Verify(scan_ops + "  ROOT s = (f32[2,4], f32[4]) scan(p, z, z), dimensions={0}, "
+                              "num_carries=2, to_apply=step\n",
+                   step),
+            "v.hlo:11:8: error: '%s' (scan): to_apply '%step' takes 2 parameters; a scan of 3 "
+            "operands (inputs and initial carries) passes 3");
+  EXPECT_EQ(Verify("  a = bf16[2,4] parameter(0)\n  ROOT d = f32[2,2] scaled-dot(a, a, a), "
+                   "lhs_contracting_dims={1}, rhs_contracting_dims={1}\n"),
+            "v.hlo:4:8: error: '%d' (scaled-dot): scaled-dot takes 4 operands (lhs, rhs, "
+            "lhs_scale, rhs_scale), got 3");
+  EXPECT_EQ(Verify("  a = f32[4] parameter(0)\n  ROOT s = f32[4] shuffle(a, a), dimensions={0}\n"),
+            "v.hlo:4:8: error: '%s' (shuffle): shuffle takes 1 operand, got 2");
+  EXPECT_EQ(Verify("  a = f32[4] parameter(0)\n  ROOT c = f32[4] collective-reduce(a), "
+                   "replica_groups={}, to_apply=max\n",
+                   kMax),
+            "");
+}
+
 TEST(VerifierTest, DotWithBatchDimensions) {
   // [3,4,5] x [3,5,6], batch {0}/{0}, contracting {2}/{1} -> [batch 3, lhs free 4, rhs free 6].
   const std::string ops = "  l = f32[3,4,5] parameter(0)\n  r = f32[3,5,6] parameter(1)\n";
