@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
 #include <chrono>
+#include <optional>
 #include <limits>
 #include <map>
 #include <unordered_map>
@@ -10,6 +12,7 @@
 #include "hlo/eval/collectives.h"
 #include "hlo/eval/evaluator_ops.h"
 #include "hlo/eval/kernels/called_computation.h"
+#include "hlo/eval/kernels/rng.h"
 
 namespace tpusim::hlo {
 
@@ -46,6 +49,9 @@ class EvaluatorImpl {
                                         const std::vector<const DeviceValues*>& ops);
   const CalledComputation& Called(const HloComputation* c);
   Status Annotate(const Status& st, const HloInstruction& inst) const;
+  /// The generator state u64[2] {kRngKey, counter} an rng or rng-get-and-update-state of `inst`
+  /// draws, advancing the counter by its words (rng) or its delta= (rng-get-and-update-state).
+  StatusOr<Literal> TakeRngState(const HloInstruction& inst);
 
   const HloModule& module_;
   EvaluatorOptions options_;
@@ -54,7 +60,29 @@ class EvaluatorImpl {
   std::map<const HloComputation*, std::unique_ptr<CalledComputation>> called_;
   int depth_ = 0;
   int applied_depth_ = 0;  // > 0 inside an applied computation (no on_instruction reports)
+  uint64_t rng_counter_ = 0;  // the module's generator state's counter (kernels/rng.h)
 };
+
+StatusOr<Literal> EvaluatorImpl::TakeRngState(const HloInstruction& inst) {
+  int64_t delta = 0;
+  if (inst.opcode() == HloOpcode::kRng) {
+    delta = RngWords(inst.distribution(), inst.shape());
+  } else {
+    const std::string* d = inst.FindRawAttribute("delta");
+    const auto parsed =
+        d == nullptr ? std::from_chars_result{nullptr, std::errc::invalid_argument}
+                     : std::from_chars(d->data(), d->data() + d->size(), delta);
+    if (d == nullptr || parsed.ec != std::errc() || parsed.ptr != d->data() + d->size() ||
+        delta < 0) {
+      return InvalidArgument("rng-get-and-update-state needs delta=N (N >= 0)");
+    }
+  }
+  TPUSIM_ASSIGN_OR_RETURN(Literal state, Literal::Create(Shape(PrimitiveType::kU64, {2})));
+  state.mutable_data<uint64_t>()[0] = kRngKey;
+  state.mutable_data<uint64_t>()[1] = rng_counter_;
+  rng_counter_ += static_cast<uint64_t>(delta);
+  return state;
+}
 
 namespace {
 
@@ -290,6 +318,10 @@ StatusOr<EvaluatorImpl::DeviceValues> EvaluatorImpl::EvalInstruction(
       }
       return out;
     }
+    case HloOpcode::kRngGetAndUpdateState: {
+      TPUSIM_ASSIGN_OR_RETURN(Literal state, TakeRngState(inst));
+      return DeviceValues(devices.size(), state);
+    }
     default:
       break;
   }
@@ -297,6 +329,11 @@ StatusOr<EvaluatorImpl::DeviceValues> EvaluatorImpl::EvalInstruction(
   DeviceValues out;
   out.reserve(devices.size());
   LocalContext ctx;
+  std::optional<Literal> rng_state;
+  if (op == HloOpcode::kRng) {  // one draw of the module's state, the same on every device
+    TPUSIM_ASSIGN_OR_RETURN(rng_state, TakeRngState(inst));
+    ctx.rng_state = &*rng_state;
+  }
   ctx.options = &options_;
   ctx.kernel_options = &kopt_;
   ctx.called = [this](const HloComputation* c) -> const CalledComputation& { return Called(c); };

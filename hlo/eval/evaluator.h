@@ -38,7 +38,8 @@
 namespace tpusim::hlo {
 
 struct EvaluatorOptions {
-  /// Seed for rng ops (and for MakeRandomArguments). Elided constants do not use it: they are the
+  /// Seed for MakeRandomArguments (rng ops draw from the module's generator state instead:
+  /// hlo/eval/kernels/rng.h, RngFromState). Elided constants do not use it: they are the
   /// module's own data (its weights), filled with FillRandom(kElidedConstantSeed, name) whatever
   /// the seed, so the inputs a seed picks always meet the same weights and the compiler's copy of
   /// the constants (compiler/lower/constant_data.h) needs no seed.

@@ -22,6 +22,7 @@
 #include "hlo/eval/kernels/reduce.h"
 #include "hlo/eval/kernels/rng.h"
 #include "hlo/eval/kernels/sort.h"
+#include "hlo/eval/kernels/stochastic_convert.h"
 
 namespace tpusim::hlo {
 namespace {
@@ -114,29 +115,9 @@ StatusOr<Literal> FillConstant(const Shape& shape, const LiteralValues& v, uint6
 StatusOr<Literal> Rng(const HloInstruction& inst, const std::vector<const Literal*>& ops,
                       const LocalContext& ctx) {
   TPUSIM_RETURN_IF_ERROR(Arity(inst, ops, 2));
-  TPUSIM_ASSIGN_OR_RETURN(Literal out,
-                          Literal::Create(inst.shape(), ctx.kernel_options->max_bytes));
-  Literal u = out;
-  if (!IsFloatingPoint(inst.shape().element_type())) {
-    return Unimplemented("rng with a non-float result");
-  }
-  TPUSIM_ASSIGN_OR_RETURN(u, Literal::Create(Shape(PrimitiveType::kF64, inst.shape().dimensions()),
-                                             ctx.kernel_options->max_bytes));
-  FillRandom(u, ctx.options->seed, inst.name());  // uniform in [-1, 1)
-  const double a = ops[0]->GetAsDouble(0), b = ops[1]->GetAsDouble(0);
-  const double* d = u.data<double>();
-  for (int64_t i = 0; i < out.element_count(); ++i) {
-    double x = (d[i] + 1.0) / 2.0;  // [0, 1)
-    if (inst.distribution() == RandomDistribution::kUniform) {
-      out.SetFromDouble(i, a + (b - a) * x);
-    } else {
-      // Box-Muller with the partner element (deterministic pairing).
-      double y = (d[(i + 1) % out.element_count()] + 1.0) / 2.0;
-      double z = std::sqrt(-2.0 * std::log(1.0 - x)) * std::cos(2.0 * std::numbers::pi * y);
-      out.SetFromDouble(i, a + b * z);
-    }
-  }
-  return out;
+  if (ctx.rng_state == nullptr) return Internal("rng evaluated without a generator state");
+  return RngFromState(inst.distribution(), *ops[0], *ops[1], *ctx.rng_state, inst.shape(),
+                      *ctx.kernel_options);
 }
 
 // The kernel options of a dot/convolution: in the MXU's summation order
@@ -242,6 +223,9 @@ Evaluated EvaluateMixedTypeOp(const HloInstruction& inst, const std::vector<cons
     case HloOpcode::kClamp:
       TPUSIM_RETURN_IF_ERROR(Arity(inst, ops, 3));
       return EvaluateClamp(*ops[0], *ops[1], *ops[2], out, kopt);
+    case HloOpcode::kStochasticConvert:
+      TPUSIM_RETURN_IF_ERROR(Arity(inst, ops, 2));
+      return EvaluateStochasticConvert(*ops[0], *ops[1], out, kopt);
     default:
       return std::nullopt;
   }

@@ -23,6 +23,9 @@ struct LocalContext {
   int64_t partition_id = 0;
   /// The recognized form of a called computation (reducers, comparators, ...).
   std::function<const CalledComputation&(const HloComputation*)> called;
+  /// For an rng: the generator state it draws from (u64[2], as rng-get-and-update-state returns
+  /// it), taken once for all devices (EvaluatorImpl::TakeRngState).
+  const Literal* rng_state = nullptr;
 };
 
 /// Evaluates `inst` on this device's operand values. Unimplemented for opcodes the CPU evaluator

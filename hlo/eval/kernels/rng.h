@@ -9,6 +9,7 @@
 
 #include "common/status.h"
 #include "hlo/eval/kernels/kernel_options.h"
+#include "hlo/attributes.h"
 #include "hlo/eval/literal.h"
 
 namespace tpusim::hlo {
@@ -17,5 +18,26 @@ namespace tpusim::hlo {
 /// tuple.
 StatusOr<Literal> RngBitGenerator(const Literal& state, const Shape& out,
                                   const KernelOptions& options);
+
+/// The module's random generator, as XLA's RngExpander builds `rng` from it: a state u64[2] =
+/// {key, counter} that starts at {kRngKey, 0} for each evaluation and that every
+/// rng-get-and-update-state (delta=D) returns and then advances by D, in evaluation order (the
+/// compiler's rng-state-assignment gives each one the same value as a constant).
+inline constexpr uint64_t kRngKey = 0;
+
+/// The 32-bit words an rng of `shape` draws (its rng-get-and-update-state delta): one per element
+/// for rng_uniform, two for rng_normal.
+int64_t RngWords(RandomDistribution distribution, const Shape& shape);
+
+/// rng(a, b) of float `out` (f32, bf16, f16) from `state`: w = the RngWords(out) words
+/// rng-bit-generator draws from `state` (u32), u = bitcast-f32((w >> 9) | 0x3F800000) - 1 in [0, 1)
+/// (XLA's ConvertRandomBitsToUniformFloatingPoint); rng_uniform: u * (b - a) + a; rng_normal
+/// (Box-Muller, u1 from the first n words, u2 from the next n): sqrt(-2 * log(1 - u1)) *
+/// cos(2pi * u2) * b + a (a = mean, b = sigma). Every step in f32, rounded once to `out`'s type
+/// at the end: what compiler/passes/rng_expander.h writes as HLO, bit for bit. Unimplemented for
+/// integer results, naming the shape.
+StatusOr<Literal> RngFromState(RandomDistribution distribution, const Literal& a, const Literal& b,
+                               const Literal& state, const Shape& out,
+                               const KernelOptions& options);
 
 }  // namespace tpusim::hlo
