@@ -16,10 +16,13 @@
 #include "compiler/passes/pred_reduce_expander.h"
 #include "compiler/passes/reduce_precision_expander.h"
 #include "compiler/passes/reduce_window_lowering.h"
+#include "compiler/passes/rng_expander.h"
 #include "compiler/passes/select_and_scatter_expander.h"
 #include "compiler/passes/sort_expander.h"
 #include "compiler/passes/triangular_solve_expander.h"
 #include "compiler/passes/spmd_partitioner.h"
+#include "compiler/passes/static_dimension_size.h"
+#include "compiler/passes/stochastic_convert_decomposer.h"
 #include "compiler/passes/topk_expander.h"
 #include "compiler/passes/variadic_reduce_expander.h"
 #include "compiler/passes/variadic_scatter_splitter.h"
@@ -28,10 +31,11 @@
 
 namespace tpusim::compiler {
 
-// Order (DESIGN.md §1): async-to-sync -> call-inliner -> while-lowering -> constant-folding ->
-// batch-norm-expander -> cholesky-expander -> triangular-solve-expander -> custom-call-expander ->
-// spmd-partitioner -> collective-expander -> convolution-negative-padding -> lower-convolution -> lower-reduce-window ->
-// select-and-scatter-expander -> map-expander -> reduce-precision-expander -> topk-expander ->
+// Order (DESIGN.md §1): async-to-sync -> call-inliner -> rng-expander -> while-lowering ->
+// constant-folding -> rng-state-assignment -> static-dimension-size -> batch-norm-expander ->
+// cholesky-expander -> triangular-solve-expander -> custom-call-expander -> spmd-partitioner -> collective-expander -> convolution-negative-padding ->
+// lower-convolution -> lower-reduce-window -> select-and-scatter-expander -> map-expander ->
+// reduce-precision-expander -> stochastic-convert-decomposer -> topk-expander ->
 // variadic-reduce-expander -> variadic-scatter-splitter -> pred-reduce-expander -> sort-expander ->
 // canonicalize -> all-reduce-combiner -> output-fusion-scheduling -> [fuse-elementwise ->
 // tile-for-mxu] -> plan-memory -> schedule. The bracketed passes do not exist yet; tiling, memory
@@ -47,8 +51,11 @@ HloPassPipeline BuildHloPipeline(const config::ChipConfig& config,
   pipeline.set_verifier([](const hlo::HloModule& m) { return hlo::VerifyModule(m); });
   pipeline.AddPass<AsyncToSync>();  // before call-inliner: async-start/done become calls
   pipeline.AddPass<CallInliner>();
+  pipeline.AddPass<RngExpander>();  // before while-lowering: each unrolled trip draws its state
   pipeline.AddPass<WhileLowering>(max_unrolled_instructions, trip_counts, branch_trip_counts);
   pipeline.AddPass<ConstantFolding>();  // after unrolling: copies' induction variables fold too
+  pipeline.AddPass<RngStateAssignment>();   // after unrolling, in the evaluator's order
+  pipeline.AddPass<StaticDimensionSize>();  // after constant-folding: computed sizes are constants
   pipeline.AddPass<BatchNormExpander>();
   pipeline.AddPass<CholeskyExpander>();  // before triangular-solve-expander, as in XLA
   pipeline.AddPass<TriangularSolveExpander>();
@@ -61,6 +68,7 @@ HloPassPipeline BuildHloPipeline(const config::ChipConfig& config,
   pipeline.AddPass<SelectAndScatterExpander>();
   pipeline.AddPass<MapExpander>();
   pipeline.AddPass<ReducePrecisionExpander>();
+  pipeline.AddPass<StochasticConvertDecomposer>();
   pipeline.AddPass<TopKExpander>();  // before sort-expander: it becomes a sort
   pipeline.AddPass<VariadicReduceExpander>();
   pipeline.AddPass<VariadicScatterSplitter>();

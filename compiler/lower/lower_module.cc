@@ -174,10 +174,37 @@ Status Lowerer::LowerInstruction(const HloInstruction& inst) {
     case HloOpcode::kRngBitGenerator:
       return LowerRngBitGenerator(inst);
     case HloOpcode::kRng:
+      return Unsupported(inst,
+                         "rng is expanded (rng-expander) only with scalar bounds and an f32, bf16 "
+                         "or f16 result; integer rng is not supported");
     case HloOpcode::kRngGetAndUpdateState:
       return Unsupported(inst,
-                         "rng / rng-get-and-update-state are not lowered (rng-bit-generator is); "
-                         "feed random values as parameters");
+                         "rng-get-and-update-state gets its state (rng-state-assignment) only in "
+                         "the entry computation; in a loop that is not unrolled every trip would "
+                         "draw the same state (raise --unroll-budget to unroll it)");
+    case HloOpcode::kCollectiveReduce:
+      return Unsupported(inst,
+                         "collective-reduce (a reduction delivered to one root device) is not "
+                         "lowered; the collectives that lower are all-reduce, all-gather, "
+                         "reduce-scatter, all-to-all, collective-permute and collective-broadcast");
+    case HloOpcode::kScaledDot:
+      return Unsupported(inst,
+                         "scaled-dot (a dot of block-scaled, typically f8/f4, operands) is not "
+                         "lowered: the MXU takes bf16, f32 and s8 dots; dequantize the operands "
+                         "(multiply by the broadcast scales) and write a dot");
+    case HloOpcode::kStochasticConvert:
+      return Unsupported(inst,
+                         "stochastic-convert is lowered (stochastic-convert-decomposer) from a "
+                         "float (f16, bf16, f32) with random bits of its width (u16, u16, u32) "
+                         "to a signed integer, as XLA's StochasticConvertDecomposer");
+    case HloOpcode::kScan:
+      return Unsupported(inst,
+                         "scan is not lowered (XLA's ScanExpander turns it into a while loop; "
+                         "tpusim has no scan expansion yet): write the loop as a while");
+    case HloOpcode::kShuffle:
+      return Unsupported(inst,
+                         "shuffle is not lowered (XLA's ShuffleExpander turns it into slices and a "
+                         "concatenate, or a gather; tpusim has no shuffle expansion yet)");
     case HloOpcode::kWhile:
       return Unsupported(inst,
                          "a while reaches the lowering only as copies or a loop region "

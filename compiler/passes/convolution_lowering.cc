@@ -40,21 +40,15 @@ class ConvBuilder {
     r->AppendOperand(x);
     return b_.Add(std::move(r));
   }
-  /// `x` (a kernel: a few window positions per dimension) reversed along `dims`, as the slices of
-  /// one position each concatenated in reverse order.
+  /// `x` (a kernel) reversed along `dims`: one `reverse`, which the lowering copies with
+  /// negative strides (Lowerer::LowerReverse).
   HloInstruction* Reverse(HloInstruction* x, const std::vector<int64_t>& dims) {
-    for (const int64_t d : dims) {
-      const std::vector<int64_t>& shape = x->shape().dimensions();
-      std::vector<HloInstruction*> parts;
-      for (int64_t i = shape[static_cast<size_t>(d)]; i-- > 0;) {
-        std::vector<int64_t> start(shape.size(), 0), limit(shape), step(shape.size(), 1);
-        start[static_cast<size_t>(d)] = i;
-        limit[static_cast<size_t>(d)] = i + 1;
-        parts.push_back(b_.Slice(x, start, limit, step, "reversed"));
-      }
-      x = Concat(parts, d, "reversed");
-    }
-    return x;
+    auto r = std::make_unique<HloInstruction>(HloOpcode::kReverse, x->shape(), Name("reversed"));
+    r->mutable_shape().clear_layout();
+    r->mutable_dimensions() = dims;
+    r->set_has_dimensions(true);
+    r->AppendOperand(x);
+    return b_.Add(std::move(r));
   }
   HloInstruction* Pad(HloInstruction* x, const hlo::PaddingConfig& pc) {
     HloInstruction* zero = b_.ScalarConstant(x->shape().element_type(), 0.0, "pad_value");
@@ -426,7 +420,7 @@ bool FoldKernelReverse(hlo::HloComputation& comp, HloInstruction* conv) {
 
 // A window reversal only the direct form takes (it reads the kernel reversed as it loads it): for
 // any other form (a grouped convolution, a feature map smaller than the window) the kernel is
-// reversed — slices and a concatenate — and the window no longer is. The reference plans such a
+// reversed — one `reverse` — and the window no longer is. The reference plans such a
 // convolution the same way (hlo::ConvolutionSummationOrder).
 bool UnfoldReversal(hlo::HloComputation& comp, HloInstruction* conv, int64_t mxu_rows) {
   auto& win = conv->mutable_window().dimensions;

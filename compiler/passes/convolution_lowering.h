@@ -29,7 +29,7 @@
 // folded into the window reversal first; the direct form reads the reversed kernel as it loads it.
 // A reversed window without a direct form (a grouped convolution: a depthwise layer's input
 // gradient; a feature map smaller than the window) is unfolded again: the kernel is reversed by
-// slices and a concatenate, and the convolution takes the filter-gradient form or im2col + dot.
+// one `reverse`, and the convolution takes the filter-gradient form or im2col + dot.
 #pragma once
 
 #include "compiler/pass/hlo_pass.h"

@@ -184,6 +184,29 @@ TEST_P(ConvolutionTest, ReversedKernelsInEveryLayoutAreExact) {
   } while (std::next_permutation(kernel.begin(), kernel.end()));
 }
 
+// A reversed window without a direct form (feature groups; a feature map smaller than the window)
+// reverses its kernel with one `reverse` (lowered as a negative-stride copy), not one slice per
+// window position and a concatenate.
+TEST(ConvolutionUnfoldTest, UnfoldedReversalIsOneReverse) {
+  for (const char* conv :
+       {"  ROOT y = f32[2,6,6,6] convolution(x, k), window={size=3x3 pad=1_1x1_1 "
+        "rhs_reversal=1x1}, dim_labels=b01f_01io->b01f, feature_group_count=2\n",
+        "  ROOT y = f32[2,6,6,6] convolution(x, k), window={size=3x3 pad=1_1x1_1 "
+        "rhs_reversal=0x1}, dim_labels=b01f_01io->b01f, feature_group_count=2\n"}) {
+    auto module = testing::Parse(std::string("HloModule m\nENTRY e {\n  x = f32[2,6,6,8] "
+                                             "parameter(0)\n  k = f32[3,3,4,6] parameter(1)\n") +
+                                 conv + "}\n");
+    ASSERT_NE(module, nullptr);
+    CompileOptions o;
+    o.dump_after = "lower-convolution";
+    auto r = Compile(*module, testing::Config("tiny"), o);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_NE(r->dump.find(" reverse("), std::string::npos) << r->dump;
+    EXPECT_EQ(r->dump.find("reversed.1 = "), std::string::npos) << r->dump;
+    EXPECT_EQ(r->dump.find("rhs_reversal"), std::string::npos) << r->dump;
+  }
+}
+
 // Reversed windows with the other window attributes: the input gradient of a strided convolution
 // (lhs dilation), a dilated window (taps never folded), other input and output labels, feature
 // groups (im2col + dot) and feature maps smaller than the window (the filter-gradient form), the
