@@ -429,6 +429,7 @@ class Partitioner {
         }
         return PlanGeneric(inst, p);
       case HloOpcode::kDot:
+      case HloOpcode::kConvolution:
         return PlanDot(inst, p);
       case HloOpcode::kReduce:
         if (inst.operand_count() == 2 && inst.shape().IsArray()) return PlanReduce(inst, p);
@@ -440,7 +441,9 @@ class Partitioner {
     if (inst.shape().IsArray() && inst.operand_count() > 0 &&
         (spmd::KeepsTiling(inst) || op == HloOpcode::kBroadcast || op == HloOpcode::kTranspose ||
          op == HloOpcode::kReshape || op == HloOpcode::kBitcast || op == HloOpcode::kSlice ||
-         op == HloOpcode::kPad || op == HloOpcode::kConcatenate || op == HloOpcode::kReverse)) {
+         op == HloOpcode::kPad || op == HloOpcode::kConcatenate || op == HloOpcode::kReverse ||
+         (op == HloOpcode::kReduceWindow && inst.operand_count() == 2) ||
+         op == HloOpcode::kSelectAndScatter)) {
       return PlanLocal(inst, p);
     }
     return PlanGeneric(inst, p);
@@ -510,7 +513,8 @@ class Partitioner {
   }
 
   // Ops that need no collective once their operands are cut to match: elementwise, broadcast,
-  // transpose, reshape, and slice / pad / concatenate / reverse on uncut dimensions.
+  // transpose, reshape, slice / pad / concatenate / reverse on uncut dimensions, and
+  // reduce-window / select-and-scatter on dimensions their window does not span.
   Status PlanLocal(const HloInstruction& inst, Plan& p) {
     const Tiling& t = Assigned(&inst);
     for (int64_t i = 0; i < inst.operand_count(); ++i) {

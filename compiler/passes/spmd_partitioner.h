@@ -13,7 +13,8 @@
 //    instruction is rewritten in place to its per-partition shape and the collectives the math
 //    needs are inserted as HLO instructions:
 //      - all-reduce over the partitions holding different pieces of a cut contracting dimension
-//        (dot) or a cut reduced dimension (reduce, same reducer), inserted before the first user;
+//        (dot; convolution's input feature, e.g. the batch of a weight gradient) or a cut reduced
+//        dimension (reduce, same reducer), inserted before the first user;
 //        reduce-scatter instead when every user wants the sum cut along one more dimension;
 //      - all-gather (one per cut dimension) where a user needs the whole value or another cut;
 //        collective-permute where a user wants the same cut on other partitions;

@@ -55,6 +55,7 @@ std::vector<Tiling> DotCandidates(const HloInstruction& dot, const DotAxes& ax,
       const std::vector<int64_t>& map = *axes[s];
       const auto st_index = st.Indices();
       for (size_t d = 0; d < map.size(); ++d) {
+        if (map[d] < 0) continue;  // a dimension the contraction never cuts
         const auto a = static_cast<size_t>(map[d]);
         if (set[a] && t[a] != st.tiles[d]) return std::nullopt;
         for (int64_t p = 0; p < n; ++p) {
@@ -107,6 +108,13 @@ std::optional<HloOpcode> ReducerOpcode(const HloInstruction& reduce) {
   return root->opcode();
 }
 
+// True if a window dimension takes one element at stride 1 with no padding or dilation: output
+// element i reads operand element i only.
+bool IsTrivialWindow(const hlo::WindowDimension& w) {
+  return w.size == 1 && w.stride == 1 && w.padding_low == 0 && w.padding_high == 0 &&
+         w.base_dilation == 1 && w.window_dilation == 1;
+}
+
 // Dimensions slice / pad / concatenate / reverse change (so they must be whole on every partition);
 // nullopt for other opcodes.
 std::optional<std::vector<int64_t>> ChangedDims(const HloInstruction& inst) {
@@ -135,6 +143,18 @@ std::optional<std::vector<int64_t>> ChangedDims(const HloInstruction& inst) {
     case HloOpcode::kConcatenate:
     case HloOpcode::kReverse:
       return inst.dimensions();
+    case HloOpcode::kReduceWindow:
+    case HloOpcode::kSelectAndScatter: {
+      // A dimension whose window is one element, stride 1, no padding or dilation maps element i
+      // of the operand to element i of the result: it may stay cut. The others are windowed.
+      if (inst.opcode() == HloOpcode::kReduceWindow && inst.operand_count() != 2)
+        return std::nullopt;
+      const auto& wd = inst.window().dimensions;
+      for (size_t i = 0; i < wd.size(); ++i) {
+        if (!IsTrivialWindow(wd[i])) d.push_back(static_cast<int64_t>(i));
+      }
+      return d;
+    }
     default:
       return std::nullopt;
   }
@@ -292,7 +312,8 @@ class Propagator {
         if (!t || !inst.operand(0)->shape().IsArray()) return std::nullopt;
         return ReshapeTiling(Dims(inst.operand(0)), Dims(&inst), *t);
       }
-      case HloOpcode::kDot: {
+      case HloOpcode::kDot:
+      case HloOpcode::kConvolution: {
         auto l = Find(inst.operand(0));
         auto r = Find(inst.operand(1));
         if (!l && !r) return std::nullopt;
@@ -310,19 +331,23 @@ class Propagator {
       case HloOpcode::kSlice:
       case HloOpcode::kPad:
       case HloOpcode::kConcatenate:
-      case HloOpcode::kReverse: {
-        // The most split array operand's tiling, with the changed dimensions made whole.
+      case HloOpcode::kReverse:
+      case HloOpcode::kReduceWindow:
+      case HloOpcode::kSelectAndScatter: {
+        // The most split operand's tiling (operands of the result's rank: not pad's, reduce-window's
+        // or select-and-scatter's scalar), with the changed dimensions made whole.
+        const std::optional<std::vector<int64_t>> changed = ChangedDims(inst);
+        if (!changed) return std::nullopt;
         std::optional<Tiling> best;
-        const int64_t arrays = inst.opcode() == HloOpcode::kPad ? 1 : inst.operand_count();
-        for (int64_t i = 0; i < arrays; ++i) {
-          auto t = Find(inst.operand(i));
+        for (const HloInstruction* op : inst.operands()) {
+          if (!op->shape().IsArray() || op->shape().rank() != inst.shape().rank()) continue;
+          auto t = Find(op);
           if (t && (!best || t->num_tiles() > best->num_tiles())) best = t;
         }
         if (!best) return std::nullopt;
         std::vector<int64_t> axes;
-        const std::vector<int64_t> changed = *ChangedDims(inst);
         for (int64_t d = 0; d < best->rank(); ++d) {
-          axes.push_back(std::find(changed.begin(), changed.end(), d) == changed.end() ? d : -1);
+          axes.push_back(std::find(changed->begin(), changed->end(), d) == changed->end() ? d : -1);
         }
         return Remap(*best, axes);
       }
@@ -342,12 +367,21 @@ class Propagator {
     if (!op->shape().IsArray()) return std::nullopt;
     if (user.opcode() == HloOpcode::kTuple) {
       auto it = a_.tuple.find(&user);
-      if (it == a_.tuple.end()) return std::nullopt;
-      return it->second[static_cast<size_t>(i)];
+      if (it != a_.tuple.end()) return it->second[static_cast<size_t>(i)];
+      // get-tuple-element(tuple(...), i) is element i itself (what XLA's tuple simplifier folds;
+      // an unrolled while loop leaves one per loop-carried value): the element is wanted as the
+      // most split of those reads is.
+      std::optional<Tiling> best;
+      for (const HloInstruction* gte : user.users()) {
+        if (gte->opcode() != HloOpcode::kGetTupleElement || gte->tuple_index() != i) continue;
+        auto t = Find(gte);
+        if (t && (!best || t->num_tiles() > best->num_tiles())) best = t;
+      }
+      return best;
     }
     auto ut = Find(&user);
     if (!ut) return std::nullopt;
-    if (user.opcode() == HloOpcode::kDot) {
+    if (user.opcode() == HloOpcode::kDot || user.opcode() == HloOpcode::kConvolution) {
       if (i > 1) return std::nullopt;
       const DotAxes ax = MakeDotAxes(user);
       const std::optional<Tiling> other = Find(user.operand(1 - i));
@@ -379,7 +413,51 @@ class Propagator {
 
 }  // namespace
 
+namespace {
+
+// A convolution as a dot (XLA's dot_as_convolution_util does the same classification): the input
+// batch is a free dimension of the lhs, the kernel's output feature a free dimension of the rhs,
+// the input feature the contracting dimension; a spatial dimension with a one-element window
+// (a 1x1 convolution's) is a free dimension of the lhs too. Windowed spatial dimensions are never
+// cut (-1): a cut would need the neighbours' halo. Grouped convolutions tie the feature (or batch)
+// dimensions to the groups: only the dimensions the groups leave alone may be cut.
+DotAxes MakeConvolutionAxes(const HloInstruction& conv) {
+  const hlo::ConvolutionDimensionNumbers& cd = conv.convolution_dimension_numbers();
+  const bool feature_groups = conv.feature_group_count() > 1;
+  const bool batch_groups = conv.batch_group_count() > 1;
+  DotAxes ax;
+  ax.lhs.assign(static_cast<size_t>(conv.operand(0)->shape().rank()), -1);
+  ax.rhs.assign(static_cast<size_t>(conv.operand(1)->shape().rank()), -1);
+  ax.out.assign(static_cast<size_t>(conv.shape().rank()), -1);
+  auto lhs_free = [&](int64_t lhs_dim, int64_t out_dim) {
+    ax.lhs[static_cast<size_t>(lhs_dim)] = ax.rank;
+    ax.out[static_cast<size_t>(out_dim)] = ax.rank;
+    ++ax.rank;
+  };
+  if (!batch_groups) lhs_free(cd.input_batch_dimension, cd.output_batch_dimension);
+  const auto& wd = conv.window().dimensions;
+  for (size_t k = 0; k < cd.input_spatial_dimensions.size() && k < wd.size(); ++k) {
+    if (IsTrivialWindow(wd[k]))
+      lhs_free(cd.input_spatial_dimensions[k], cd.output_spatial_dimensions[k]);
+  }
+  if (!feature_groups && !batch_groups) {
+    ax.rhs[static_cast<size_t>(cd.kernel_output_feature_dimension)] = ax.rank;
+    ax.out[static_cast<size_t>(cd.output_feature_dimension)] = ax.rank;
+    ++ax.rank;
+  }
+  if (!feature_groups) {
+    ax.lhs[static_cast<size_t>(cd.input_feature_dimension)] = ax.rank;
+    ax.rhs[static_cast<size_t>(cd.kernel_input_feature_dimension)] = ax.rank;
+    ax.contracting.push_back(ax.rank);
+    ++ax.rank;
+  }
+  return ax;
+}
+
+}  // namespace
+
 DotAxes MakeDotAxes(const HloInstruction& dot) {
+  if (dot.opcode() == HloOpcode::kConvolution) return MakeConvolutionAxes(dot);
   const hlo::DotDimensionNumbers& dn = dot.dot_dimension_numbers();
   const int64_t lr = dot.operand(0)->shape().rank();
   const int64_t rr = dot.operand(1)->shape().rank();
@@ -471,6 +549,12 @@ bool ReduceCanAllReduce(const HloInstruction& reduce) {
 }
 
 bool KeepsTiling(const HloInstruction& inst) {
+  if (inst.opcode() == HloOpcode::kBitcastConvert) {
+    // Elementwise when the element widths match (the shapes are then equal); a width change adds
+    // or drops a minor dimension.
+    return inst.operand_count() == 1 && inst.shape().IsArray() &&
+           inst.operand(0)->shape().IsArray() && Dims(inst.operand(0)) == Dims(&inst);
+  }
   return hlo::IsElementwise(inst.opcode()) ||
          (inst.opcode() == HloOpcode::kCustomCall && inst.custom_call_target() == "Sharding");
 }
@@ -483,8 +567,8 @@ std::optional<Tiling> OperandTilingFor(const HloInstruction& user, int64_t i, co
     return ut;
   }
   if (auto changed = ChangedDims(user)) {
-    if (user.opcode() == HloOpcode::kPad && i != 0)
-      return Tiling::Replicated(0, ut.num_partitions());
+    if (op->shape().rank() != user.shape().rank())  // pad's, reduce-window's, ... scalar
+      return Tiling::Replicated(op->shape().rank(), ut.num_partitions());
     for (int64_t d : *changed) {
       if (ut.tiles[static_cast<size_t>(d)] != 1) return std::nullopt;
     }

@@ -11,11 +11,14 @@
 //     replicated.
 //
 // What an instruction's operands imply / its users want (the same rules the partitioner uses):
-// elementwise ops (and copy, convert, custom-call "Sharding") keep the tiling; broadcast, transpose
-// and reshape (when a cut dimension meets a dimension at the same row-major position) map it;
-// slice, pad, concatenate and reverse keep it on the dimensions they do not change;
-// reduce drops the reduced dimensions; dot maps batch and free dimensions and may split the
-// contracting dimensions (DotTilingSpace below); get-tuple-element of a tuple takes the element's.
+// elementwise ops (and copy, convert, bitcast-convert of equal widths, custom-call "Sharding") keep
+// the tiling; broadcast, transpose and reshape (when a cut dimension meets a dimension at the same
+// row-major position) map it; slice, pad, concatenate and reverse keep it on the dimensions they do
+// not change, reduce-window and select-and-scatter on the dimensions their window does not span
+// (one element, stride 1: a pooling window's batch and feature dimensions); reduce drops the
+// reduced dimensions; dot and convolution map batch and free dimensions and may split the
+// contracting dimensions (DotAxes below); get-tuple-element of a tuple takes the element's, and
+// the element is wanted as its get-tuple-elements are (an unrolled while loop's carried values).
 // Everything else is replicated.
 #pragma once
 
@@ -36,6 +39,15 @@ namespace tpusim::compiler::spmd {
 /// tile (b, lf, c) by rhs tile (b, c, rf) into a partial result tile (b, lf, rf); when the
 /// contracting dimensions are cut the partial results of the partitions differing only in c are
 /// summed with an all-reduce.
+///
+/// A convolution is the same contraction (as XLA's dot_as_convolution_util sees it):
+/// D = [input batch and spatial dimensions with a one-element window (lhs free), kernel output
+/// feature (rhs free), input feature (contracting)]. Its windowed spatial dimensions map to -1:
+/// never cut, since a cut would need the neighbouring partitions' halo; with feature_group_count
+/// > 1 the feature dimensions, with batch_group_count > 1 the batch and output feature dimensions,
+/// are tied to the groups and map to -1 too. So a batch-split convolution stays batch-split, and
+/// its weight gradient (the batch is then the contracting dimension) is summed by an all-reduce,
+/// as in data parallelism.
 struct DotAxes {
   std::vector<int64_t> lhs;          // lhs dimension -> axis of D
   std::vector<int64_t> rhs;          // rhs dimension -> axis of D
@@ -43,6 +55,7 @@ struct DotAxes {
   std::vector<int64_t> contracting;  // axes of D that are contracting dimensions
   int64_t rank = 0;
 };
+/// For a kDot or kConvolution.
 DotAxes MakeDotAxes(const hlo::HloInstruction& dot);
 
 /// The tiling of D that moves the fewest bytes given what is known: the current tilings of the

@@ -3,6 +3,7 @@
 // shard of the unpartitioned module's output — plus the collectives inserted and bad input.
 #include "compiler/passes/spmd_partitioner.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -337,6 +338,121 @@ TEST(SpmdPartitionerTest, SliceConcatPadKeepUncutSplits) {
   EXPECT_EQ(Find(m, "padded")->shape().ToString(false), "f32[4,36]");
   EXPECT_EQ(Find(m, "rows")->shape().ToString(false), "f32[3,48]");
   EXPECT_EQ(r.check.elements_compared, 2 * (4 * 36 + 3 * 48));
+}
+
+// A batch split over both axes of a 2x2 mesh stays a batch split through convolution, pooling
+// and their gradients: the partitioned step is data parallelism (issue 17: MNIST's SPMD step ran
+// every convolution on the whole batch on every core).
+TEST(SpmdPartitionerTest, BatchSplitConvolutionNetIsDataParallel) {
+  Partitioned r = PartitionAndCheck(Read("tests/data/hlo/spmd/conv_net_batch_sharded.hlo"),
+                                    LocalSlice::kDynamicSlice);
+  ASSERT_NE(r.partitioned, nullptr);
+  const HloModule& m = *r.partitioned;
+  auto n = CountOpcodes(m);
+  EXPECT_EQ(n[HloOpcode::kAllGather], 0) << m.ToString();
+  EXPECT_EQ(n[HloOpcode::kDynamicSlice], 0) << "nothing is sliced locally\n" << m.ToString();
+  EXPECT_EQ(n[HloOpcode::kAllReduce], 2) << m.ToString();  // the kernel gradient and the loss
+  EXPECT_EQ(Find(m, "x")->shape().ToString(false), "f32[2,6,6,2]");
+  EXPECT_EQ(Find(m, "conv")->shape().ToString(false), "f32[2,4,4,4]");
+  EXPECT_EQ(Find(m, "pool")->shape().ToString(false), "f32[2,2,2,4]");
+  EXPECT_EQ(Find(m, "dpool")->shape().ToString(false), "f32[2,4,4,4]");
+  EXPECT_EQ(Find(m, "dx")->shape().ToString(false), "f32[2,6,6,2]");
+  // The kernel gradient contracts the batch: each partition's partial sum, all-reduced over the
+  // four partitions in the order the mesh lists them.
+  const HloInstruction* dw = Find(m, "dw");
+  EXPECT_EQ(dw->shape().ToString(false), "f32[3,3,2,4]");
+  ASSERT_EQ(dw->users().size(), 1u);
+  EXPECT_EQ(dw->users()[0]->opcode(), HloOpcode::kAllReduce);
+  EXPECT_EQ(dw->users()[0]->replica_groups().ToString(), "{{0,2,1,3}}");
+  EXPECT_EQ(r.check.partitions, 4);
+}
+
+// The other cuts of a convolution, as of a dot: the kernel's output feature (no collective), the
+// input feature (partial sums, one all-reduce), a spatial dimension under a one-element window
+// (kept); a windowed spatial dimension is gathered (its halo lives on the neighbour), and a
+// grouped convolution keeps a batch split but not a feature split.
+TEST(SpmdPartitionerTest, ConvolutionCutsLikeADot) {
+  struct Case {
+    const char* name;
+    const char* x_sharding;
+    const char* w_sharding;
+    const char* window;  // and the kernel's spatial size
+    int64_t feature_groups;
+    const char* conv_shape;  // per partition
+    int all_reduces;
+    int all_gathers;
+  };
+  const Case cases[] = {
+      {"output feature", "{replicated}", "{devices=[1,1,1,2]0,1}", "3x3", 1, "f32[4,4,4,3]", 0, 0},
+      {"input feature", "{devices=[1,1,1,2]0,1}", "{devices=[1,1,2,1]0,1}", "3x3", 1,
+       "f32[4,4,4,6]", 1, 0},
+      {"1x1 spatial", "{devices=[1,2,1,1]0,1}", "{replicated}", "1x1", 1, "f32[4,3,6,6]", 0, 0},
+      {"windowed spatial", "{devices=[1,2,1,1]0,1}", "{replicated}", "3x3", 1, "f32[4,4,4,6]", 0,
+       1},
+      {"grouped, batch", "{devices=[2,1,1,1]0,1}", "{replicated}", "3x3", 2, "f32[2,4,4,6]", 0, 0},
+      {"grouped, feature", "{devices=[1,1,1,2]0,1}", "{replicated}", "3x3", 2, "f32[4,4,4,6]", 0,
+       1},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const int64_t k = c.window[0] - '0';
+    const int64_t out = 6 - k + 1;
+    const int64_t in_features = 4 / c.feature_groups;
+    const std::string w_shape = fmt::format("f32[{},{},{},6]", k, k, in_features);
+    const std::string out_shape = fmt::format("f32[4,{},{},6]", out, out);
+    const std::string text = fmt::format(
+        R"(HloModule m, num_partitions=2
+ENTRY %main (x: f32[4,6,6,4], w: {0}) -> {1} {{
+  %x = f32[4,6,6,4]{{3,2,1,0}} parameter(0), sharding={2}
+  %w = {0}{{3,2,1,0}} parameter(1), sharding={3}
+  ROOT %conv = {1}{{3,2,1,0}} convolution(f32[4,6,6,4]{{3,2,1,0}} %x, {0}{{3,2,1,0}} %w), window={{size={4}}}, dim_labels=b01f_01io->b01f, feature_group_count={5}
+}}
+)",
+        w_shape, out_shape, c.x_sharding, c.w_sharding, c.window, c.feature_groups);
+    Partitioned r = PartitionAndCheck(text);
+    ASSERT_NE(r.partitioned, nullptr);
+    const HloModule& m = *r.partitioned;
+    auto n = CountOpcodes(m);
+    EXPECT_EQ(Find(m, "conv")->shape().ToString(false), c.conv_shape) << m.ToString();
+    EXPECT_EQ(n[HloOpcode::kAllReduce], c.all_reduces) << m.ToString();
+    EXPECT_EQ(n[HloOpcode::kAllGather], c.all_gathers) << m.ToString();
+  }
+}
+
+// An unrolled while loop carries its values through tuple(...) / get-tuple-element pairs, and
+// JAX's threefry random bits end in a bitcast-convert: a split wanted after them reaches back to
+// the bits' source, so each partition generates only its piece (MNIST's dropout mask).
+TEST(SpmdPartitionerTest, SplitReachesBackThroughTuplesAndBitcastConvert) {
+  constexpr char kText[] = R"(HloModule m, num_partitions=2
+ENTRY %main (x: f32[8,4], k: u32[]) -> f32[8,4] {
+  %x = f32[8,4]{1,0} parameter(0), sharding={devices=[2,1]0,1}
+  %k = u32[] parameter(1)
+  %io = u32[8]{0} iota(), iota_dimension=0
+  %rows = u32[8,4]{1,0} broadcast(u32[8]{0} %io), dimensions={0}
+  %kb = u32[8,4]{1,0} broadcast(u32[] %k), dimensions={}
+  %bits = u32[8,4]{1,0} add(u32[8,4]{1,0} %rows, u32[8,4]{1,0} %kb)
+  %carry = (u32[8,4]{1,0}, u32[]) tuple(u32[8,4]{1,0} %bits, u32[] %k)
+  %next = u32[8,4]{1,0} get-tuple-element((u32[8,4]{1,0}, u32[]) %carry), index=0
+  %mixed = u32[8,4]{1,0} multiply(u32[8,4]{1,0} %next, u32[8,4]{1,0} %next)
+  %nine = u32[] constant(9)
+  %nines = u32[8,4]{1,0} broadcast(u32[] %nine), dimensions={}
+  %mant = u32[8,4]{1,0} shift-right-logical(u32[8,4]{1,0} %mixed, u32[8,4]{1,0} %nines)
+  %one = u32[] constant(1065353216)
+  %ones = u32[8,4]{1,0} broadcast(u32[] %one), dimensions={}
+  %fbits = u32[8,4]{1,0} or(u32[8,4]{1,0} %mant, u32[8,4]{1,0} %ones)
+  %f = f32[8,4]{1,0} bitcast-convert(u32[8,4]{1,0} %fbits)
+  ROOT %y = f32[8,4]{1,0} multiply(f32[8,4]{1,0} %x, f32[8,4]{1,0} %f)
+}
+)";
+  Partitioned r = PartitionAndCheck(kText);
+  ASSERT_NE(r.partitioned, nullptr);
+  const HloModule& m = *r.partitioned;
+  EXPECT_EQ(Find(m, "f")->shape().ToString(false), "f32[4,4]");
+  EXPECT_EQ(Find(m, "next")->shape().ToString(false), "u32[4,4]");
+  EXPECT_EQ(Find(m, "bits")->shape().ToString(false), "u32[4,4]");
+  EXPECT_EQ(Find(m, "rows")->shape().ToString(false), "u32[4,4]");
+  auto n = CountOpcodes(m);
+  EXPECT_EQ(n[HloOpcode::kAllGather], 0) << m.ToString();
 }
 
 TEST(SpmdPartitionerTest, LeavesReplicatedAndPartitionedModulesAlone) {
