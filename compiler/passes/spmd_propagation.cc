@@ -500,6 +500,18 @@ Tiling ChooseDotTiling(const HloInstruction& dot, const std::optional<Tiling>& l
                        int64_t num_partitions) {
   const DotAxes ax = MakeDotAxes(dot);
   std::vector<Tiling> cands = DotCandidates(dot, ax, lhs, rhs, out, num_partitions);
+  // Operands whose cuts agree are used as they are, as XLA's dot handler does: no operand moves
+  // and the work stays split, even when an all-reduce of the result moves more bytes than
+  // gathering the operands would (a weight gradient, larger than its batch-split operands, whose
+  // gathered form every partition would compute whole).
+  if (lhs && rhs) {
+    for (const Tiling& d : cands) {
+      if (d.num_tiles() > 1 && SameLayout(Remap(d, ax.lhs), *lhs) &&
+          SameLayout(Remap(d, ax.rhs), *rhs)) {
+        return d;
+      }
+    }
+  }
   const Tiling* best = nullptr;
   double best_cost = 0;
   for (const Tiling& d : cands) {

@@ -58,8 +58,10 @@ struct DotAxes {
 /// For a kDot or kConvolution.
 DotAxes MakeDotAxes(const hlo::HloInstruction& dot);
 
-/// The tiling of D that moves the fewest bytes given what is known: the current tilings of the
-/// operands and the wanted tiling of the result (each optional). Candidates: both operands' cuts
+/// The tiling of D given what is known: the current tilings of the operands and the wanted tiling
+/// of the result (each optional). When both operands are known and their cuts agree on a split of
+/// D, that split (no operand moves; XLA's dot handler partitions such a dot as it is). Otherwise
+/// the tiling that moves the fewest bytes. Candidates: both operands' cuts
 /// combined (when they agree on batch and contracting cuts), the result's cuts, either operand's
 /// cuts alone, and no cut; cost = bytes of operands that must be resharded + bytes of the result if
 /// it must be all-reduced or resharded; ties go to the candidate with more tiles.

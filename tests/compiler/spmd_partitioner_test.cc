@@ -419,6 +419,33 @@ ENTRY %main (x: f32[4,6,6,4], w: {0}) -> {1} {{
   }
 }
 
+// A weight gradient is larger than its batch-split operands: gathering them would move fewer
+// bytes than the all-reduce of the partial sums, but every partition would then compute the whole
+// gradient. Operands whose cuts agree are used as they are (XLA's dot handler), for a dot and a
+// convolution alike.
+TEST(SpmdPartitionerTest, WeightGradientLargerThanItsOperandsStaysSplit) {
+  constexpr char kText[] = R"(HloModule m, num_partitions=4
+ENTRY %main (x: f32[8,64], dy: f32[8,64], a: f32[8,4,4,32], g: f32[8,4,4,32]) -> (f32[64,64], f32[3,3,32,32]) {
+  %x = f32[8,64]{1,0} parameter(0), sharding={devices=[4,1]<=[4]}
+  %dy = f32[8,64]{1,0} parameter(1), sharding={devices=[4,1]<=[4]}
+  %a = f32[8,4,4,32]{3,2,1,0} parameter(2), sharding={devices=[4,1,1,1]<=[4]}
+  %g = f32[8,4,4,32]{3,2,1,0} parameter(3), sharding={devices=[4,1,1,1]<=[4]}
+  %dw = f32[64,64]{1,0} dot(f32[8,64]{1,0} %x, f32[8,64]{1,0} %dy), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  %dk = f32[3,3,32,32]{3,2,1,0} convolution(f32[8,4,4,32]{3,2,1,0} %a, f32[8,4,4,32]{3,2,1,0} %g), window={size=4x4 pad=1_1x1_1}, dim_labels=f01b_i01o->01bf
+  ROOT %out = (f32[64,64]{1,0}, f32[3,3,32,32]{3,2,1,0}) tuple(f32[64,64]{1,0} %dw, f32[3,3,32,32]{3,2,1,0} %dk)
+}
+)";
+  Partitioned r = PartitionAndCheck(kText);
+  ASSERT_NE(r.partitioned, nullptr);
+  const HloModule& m = *r.partitioned;
+  auto n = CountOpcodes(m);
+  EXPECT_EQ(n[HloOpcode::kAllGather], 0) << m.ToString();
+  EXPECT_EQ(n[HloOpcode::kAllReduce], 2) << m.ToString();
+  EXPECT_EQ(Find(m, "dw")->operand(0)->shape().ToString(false), "f32[2,64]");
+  EXPECT_EQ(Find(m, "dk")->operand(0)->shape().ToString(false), "f32[2,4,4,32]");
+  EXPECT_EQ(Find(m, "dk")->users()[0]->opcode(), HloOpcode::kAllReduce);
+}
+
 // An unrolled while loop carries its values through tuple(...) / get-tuple-element pairs, and
 // JAX's threefry random bits end in a bitcast-convert: a split wanted after them reaches back to
 // the bits' source, so each partition generates only its piece (MNIST's dropout mask).
