@@ -443,7 +443,8 @@ class Partitioner {
          op == HloOpcode::kReshape || op == HloOpcode::kBitcast || op == HloOpcode::kSlice ||
          op == HloOpcode::kPad || op == HloOpcode::kConcatenate || op == HloOpcode::kReverse ||
          (op == HloOpcode::kReduceWindow && inst.operand_count() == 2) ||
-         op == HloOpcode::kSelectAndScatter)) {
+         op == HloOpcode::kSelectAndScatter || op == HloOpcode::kDynamicSlice ||
+         op == HloOpcode::kDynamicUpdateSlice)) {
       return PlanLocal(inst, p);
     }
     return PlanGeneric(inst, p);
@@ -513,8 +514,9 @@ class Partitioner {
   }
 
   // Ops that need no collective once their operands are cut to match: elementwise, broadcast,
-  // transpose, reshape, slice / pad / concatenate / reverse on uncut dimensions, and
-  // reduce-window / select-and-scatter on dimensions their window does not span.
+  // transpose, reshape, slice / pad / concatenate / reverse / dynamic-slice /
+  // dynamic-update-slice on uncut dimensions, and reduce-window / select-and-scatter on dimensions
+  // their window does not span.
   Status PlanLocal(const HloInstruction& inst, Plan& p) {
     const Tiling& t = Assigned(&inst);
     for (int64_t i = 0; i < inst.operand_count(); ++i) {
@@ -626,6 +628,12 @@ class Partitioner {
         for (size_t d = 0; d < inst->slice_limits().size(); ++d) {
           if (p.shard_as->tiles[d] > 1)
             inst->mutable_slice_limits()[d] = inst->shape().dimensions()[d];
+        }
+      }
+      if (inst->opcode() == HloOpcode::kDynamicSlice) {
+        for (size_t d = 0; d < inst->dynamic_slice_sizes().size(); ++d) {
+          if (p.shard_as->tiles[d] > 1)
+            inst->mutable_dynamic_slice_sizes()[d] = inst->shape().dimensions()[d];
         }
       }
     }

@@ -115,6 +115,23 @@ bool IsTrivialWindow(const hlo::WindowDimension& w) {
          w.base_dilation == 1 && w.window_dilation == 1;
 }
 
+// How many leading operands of a ChangedDims op are arrays cut like its result (the rest — pad's
+// padding value, reduce-window's and select-and-scatter's init value, dynamic-slice's start
+// indices — are whole on every partition).
+int64_t CutOperandCount(const HloInstruction& inst) {
+  switch (inst.opcode()) {
+    case HloOpcode::kPad:
+    case HloOpcode::kReduceWindow:
+    case HloOpcode::kDynamicSlice:
+      return 1;
+    case HloOpcode::kSelectAndScatter:
+    case HloOpcode::kDynamicUpdateSlice:
+      return 2;
+    default:
+      return inst.operand_count();
+  }
+}
+
 // Dimensions slice / pad / concatenate / reverse change (so they must be whole on every partition);
 // nullopt for other opcodes.
 std::optional<std::vector<int64_t>> ChangedDims(const HloInstruction& inst) {
@@ -143,6 +160,20 @@ std::optional<std::vector<int64_t>> ChangedDims(const HloInstruction& inst) {
     case HloOpcode::kConcatenate:
     case HloOpcode::kReverse:
       return inst.dimensions();
+    case HloOpcode::kDynamicSlice:
+    case HloOpcode::kDynamicUpdateSlice: {
+      // A dimension taken (or updated) whole: its start index is clamped to 0, so it may stay cut.
+      const HloInstruction* data = inst.operand(0);
+      if (!data->shape().IsArray()) return std::nullopt;
+      const std::vector<int64_t>& taken = inst.opcode() == HloOpcode::kDynamicSlice
+                                              ? inst.dynamic_slice_sizes()
+                                              : inst.operand(1)->shape().dimensions();
+      for (int64_t i = 0; i < data->shape().rank(); ++i) {
+        const auto u = static_cast<size_t>(i);
+        if (u >= taken.size() || taken[u] != data->shape().dimensions(i)) d.push_back(i);
+      }
+      return d;
+    }
     case HloOpcode::kReduceWindow:
     case HloOpcode::kSelectAndScatter: {
       // A dimension whose window is one element, stride 1, no padding or dilation maps element i
@@ -333,13 +364,15 @@ class Propagator {
       case HloOpcode::kConcatenate:
       case HloOpcode::kReverse:
       case HloOpcode::kReduceWindow:
-      case HloOpcode::kSelectAndScatter: {
-        // The most split operand's tiling (operands of the result's rank: not pad's, reduce-window's
-        // or select-and-scatter's scalar), with the changed dimensions made whole.
+      case HloOpcode::kSelectAndScatter:
+      case HloOpcode::kDynamicSlice:
+      case HloOpcode::kDynamicUpdateSlice: {
+        // The most split cut operand's tiling, with the changed dimensions made whole.
         const std::optional<std::vector<int64_t>> changed = ChangedDims(inst);
         if (!changed) return std::nullopt;
         std::optional<Tiling> best;
-        for (const HloInstruction* op : inst.operands()) {
+        for (int64_t i = 0; i < CutOperandCount(inst); ++i) {
+          const HloInstruction* op = inst.operand(i);
           if (!op->shape().IsArray() || op->shape().rank() != inst.shape().rank()) continue;
           auto t = Find(op);
           if (t && (!best || t->num_tiles() > best->num_tiles())) best = t;
@@ -579,8 +612,8 @@ std::optional<Tiling> OperandTilingFor(const HloInstruction& user, int64_t i, co
     return ut;
   }
   if (auto changed = ChangedDims(user)) {
-    if (op->shape().rank() != user.shape().rank())  // pad's, reduce-window's, ... scalar
-      return Tiling::Replicated(op->shape().rank(), ut.num_partitions());
+    if (i >= CutOperandCount(user)) return Tiling::Replicated(op->shape().rank(), ut.num_partitions());
+    if (op->shape().rank() != user.shape().rank()) return std::nullopt;
     for (int64_t d : *changed) {
       if (ut.tiles[static_cast<size_t>(d)] != 1) return std::nullopt;
     }

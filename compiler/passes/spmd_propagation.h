@@ -13,8 +13,9 @@
 // What an instruction's operands imply / its users want (the same rules the partitioner uses):
 // elementwise ops (and copy, convert, bitcast-convert of equal widths, custom-call "Sharding") keep
 // the tiling; broadcast, transpose and reshape (when a cut dimension meets a dimension at the same
-// row-major position) map it; slice, pad, concatenate and reverse keep it on the dimensions they do
-// not change, reduce-window and select-and-scatter on the dimensions their window does not span
+// row-major position) map it; slice, pad, concatenate, reverse, dynamic-slice and
+// dynamic-update-slice keep it on the dimensions they do not change (a scan's time step taken from a
+// batch-split sequence stays batch-split), reduce-window and select-and-scatter on the dimensions their window does not span
 // (one element, stride 1: a pooling window's batch and feature dimensions); reduce drops the
 // reduced dimensions; dot and convolution map batch and free dimensions and may split the
 // contracting dimensions (DotAxes below); get-tuple-element of a tuple takes the element's, and

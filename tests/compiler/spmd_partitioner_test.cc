@@ -446,6 +446,32 @@ ENTRY %main (x: f32[8,64], dy: f32[8,64], a: f32[8,4,4,32], g: f32[8,4,4,32]) ->
   EXPECT_EQ(Find(m, "dk")->users()[0]->opcode(), HloOpcode::kAllReduce);
 }
 
+// A scan (an LSTM's, unrolled) reads time step t of a batch-split sequence with dynamic-slice and
+// writes its output with dynamic-update-slice; both take the batch dimension whole, so it stays
+// cut (its start index is clamped to 0 on every partition).
+TEST(SpmdPartitionerTest, DynamicSliceOfAnUncutDimensionKeepsTheSplit) {
+  constexpr char kText[] = R"(HloModule m, num_partitions=2
+ENTRY %main (xs: f32[4,8,3], ys: f32[4,8,3], t: s32[]) -> f32[4,8,3] {
+  %xs = f32[4,8,3]{2,1,0} parameter(0), sharding={devices=[1,2,1]0,1}
+  %ys = f32[4,8,3]{2,1,0} parameter(1), sharding={devices=[1,2,1]0,1}
+  %t = s32[] parameter(2)
+  %z = s32[] constant(0)
+  %x = f32[1,8,3]{2,1,0} dynamic-slice(f32[4,8,3]{2,1,0} %xs, s32[] %t, s32[] %z, s32[] %z), dynamic_slice_sizes={1,8,3}
+  %h = f32[1,8,3]{2,1,0} tanh(f32[1,8,3]{2,1,0} %x)
+  ROOT %out = f32[4,8,3]{2,1,0} dynamic-update-slice(f32[4,8,3]{2,1,0} %ys, f32[1,8,3]{2,1,0} %h, s32[] %t, s32[] %z, s32[] %z)
+}
+)";
+  Partitioned r = PartitionAndCheck(kText);  // t: a random index, clamped as XLA clamps it
+  ASSERT_NE(r.partitioned, nullptr);
+  const HloModule& m = *r.partitioned;
+  auto n = CountOpcodes(m);
+  EXPECT_EQ(n[HloOpcode::kAllGather], 0) << m.ToString();
+  EXPECT_EQ(Find(m, "x")->shape().ToString(false), "f32[1,4,3]");
+  EXPECT_EQ(Find(m, "x")->dynamic_slice_sizes(), (std::vector<int64_t>{1, 4, 3}));
+  EXPECT_EQ(Find(m, "out")->shape().ToString(false), "f32[4,4,3]");
+  EXPECT_EQ(r.check.elements_compared, 2 * 4 * 4 * 3);
+}
+
 // An unrolled while loop carries its values through tuple(...) / get-tuple-element pairs, and
 // JAX's threefry random bits end in a bitcast-convert: a split wanted after them reaches back to
 // the bits' source, so each partition generates only its piece (MNIST's dropout mask).
