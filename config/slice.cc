@@ -60,7 +60,7 @@ StatusOr<ChipConfig> SliceForCores(const ChipConfig& config, int64_t cores, std:
 
 Json SliceJson(const ChipConfig& slice, const std::string& note) {
   Json::Array shape;
-  for (int64_t d : slice.system.shape) shape.push_back(Json(d));
+  for (int64_t d : slice.system.shape) shape.emplace_back(d);
   Json j = Json::Object{{"chips", slice.system.chips},
                         {"tensorcores_per_chip", slice.tensorcores},
                         {"topology", TopologyName(slice.system.topology)},
