@@ -93,4 +93,24 @@ std::unique_ptr<hlo::HloInstruction> CloneInstructionAs(
     const hlo::HloInstruction& inst, hlo::HloOpcode opcode, const hlo::Shape& shape,
     const std::vector<hlo::HloInstruction*>& operands, const std::string& name);
 
+/// Runs `rewrite(comp, inst)` on every instruction of every computation of `module` for which
+/// `matches(inst)` holds (XLA's OpExpanderPass): each computation's matches are collected before
+/// any is rewritten, and the computations before the first rewrite, so a rewrite may add
+/// instructions and computations. True when anything matched.
+template <typename Matches, typename Rewrite>
+bool RewriteEach(hlo::HloModule& module, Matches matches, Rewrite rewrite) {
+  std::vector<hlo::HloComputation*> comps;
+  for (const auto& c : module.computations()) comps.push_back(c.get());
+  bool changed = false;
+  for (hlo::HloComputation* comp : comps) {
+    std::vector<hlo::HloInstruction*> todo;
+    for (const auto& i : comp->instructions()) {
+      if (matches(*i)) todo.push_back(i.get());
+    }
+    for (hlo::HloInstruction* inst : todo) rewrite(*comp, inst);
+    changed = changed || !todo.empty();
+  }
+  return changed;
+}
+
 }  // namespace tpusim::compiler

@@ -159,18 +159,7 @@ int64_t Delta(const HloInstruction& s) {
 }  // namespace
 
 StatusOr<bool> RngExpander::Run(hlo::HloModule& module) {
-  bool changed = false;
-  std::vector<hlo::HloComputation*> comps;
-  for (const auto& c : module.computations()) comps.push_back(c.get());
-  for (hlo::HloComputation* comp : comps) {
-    std::vector<HloInstruction*> todo;
-    for (const auto& i : comp->instructions()) {
-      if (Expandable(*i)) todo.push_back(i.get());
-    }
-    for (HloInstruction* r : todo) Expand(*comp, r);
-    changed = changed || !todo.empty();
-  }
-  return changed;
+  return RewriteEach(module, Expandable, Expand);
 }
 
 StatusOr<bool> RngStateAssignment::Run(hlo::HloModule& module) {

@@ -97,18 +97,7 @@ void Decompose(hlo::HloComputation& comp, HloInstruction* s) {
 }  // namespace
 
 StatusOr<bool> StochasticConvertDecomposer::Run(hlo::HloModule& module) {
-  bool changed = false;
-  std::vector<hlo::HloComputation*> comps;
-  for (const auto& c : module.computations()) comps.push_back(c.get());
-  for (hlo::HloComputation* comp : comps) {
-    std::vector<HloInstruction*> todo;
-    for (const auto& i : comp->instructions()) {
-      if (Decomposable(*i)) todo.push_back(i.get());
-    }
-    for (HloInstruction* s : todo) Decompose(*comp, s);
-    changed = changed || !todo.empty();
-  }
-  return changed;
+  return RewriteEach(module, Decomposable, Decompose);
 }
 
 }  // namespace tpusim::compiler

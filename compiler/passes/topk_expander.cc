@@ -101,18 +101,9 @@ void Expand(hlo::HloModule& module, hlo::HloComputation& comp, HloInstruction* t
 }  // namespace
 
 StatusOr<bool> TopKExpander::Run(hlo::HloModule& module) {
-  bool changed = false;
-  std::vector<hlo::HloComputation*> comps;
-  for (const auto& c : module.computations()) comps.push_back(c.get());
-  for (hlo::HloComputation* comp : comps) {
-    std::vector<HloInstruction*> todo;
-    for (const auto& i : comp->instructions()) {
-      if (Expandable(*i)) todo.push_back(i.get());
-    }
-    for (HloInstruction* t : todo) Expand(module, *comp, t);
-    changed = changed || !todo.empty();
-  }
-  return changed;
+  return RewriteEach(module, Expandable, [&module](hlo::HloComputation& comp, HloInstruction* t) {
+    Expand(module, comp, t);
+  });
 }
 
 }  // namespace tpusim::compiler
