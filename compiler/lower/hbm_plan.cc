@@ -10,6 +10,7 @@
 #include "compiler/lower/constant_data.h"
 #include "compiler/lower/device_types.h"
 #include "compiler/lower/lowerer.h"
+#include "compiler/passes/layout_assignment.h"
 #include "compiler/passes/loop_region.h"
 #include "hlo/computation.h"
 
@@ -493,7 +494,8 @@ class HbmPlanner {
         groups_(groups),
         regions_(regions),
         hbm_capacity_(hbm_capacity),
-        tiles_(tiles) {
+        tiles_(tiles),
+        layouts_(AssignTpuLayouts(entry, tiles)) {
     for (const auto& up : entry.instructions()) {
       position_[up.get()] = static_cast<int64_t>(position_.size());
     }
@@ -529,6 +531,8 @@ class HbmPlanner {
   const LoopRegions& regions_;
   const int64_t hbm_capacity_;
   const hlo::TileRule& tiles_;
+  // The layouts of the arrays the module leaves free (passes/layout_assignment.h).
+  const TpuLayouts layouts_;
   std::map<const hlo::HloInstruction*, int64_t> position_;
   std::map<const hlo::HloInstruction*, std::pair<const hlo::HloInstruction*, size_t>>
       state_writers_;
@@ -651,9 +655,15 @@ StatusOr<std::vector<HbmBuffer>> HbmPlanner::NewBuffers(const hlo::HloInstructio
       leaves.push_back(std::move(b));
       continue;
     }
-    // Tiles of what the buffer stores (an iota's one row is a 1-D array of its own).
-    const hlo::Shape stored =
+    // Tiles of what the buffer stores (an iota's one row is a 1-D array of its own), in the
+    // layout XLA's TPU layout assignment gives it (passes/layout_assignment.h).
+    hlo::Shape stored =
         b.dims == leaf->dimensions() ? *leaf : hlo::Shape(leaf->element_type(), b.dims);
+    if (auto l = layouts_.find(&inst); l != layouts_.end() && stored.rank() == inst.shape().rank()) {
+      hlo::Layout layout;
+      layout.minor_to_major = l->second;
+      stored.set_layout(std::move(layout));
+    }
     if (const std::vector<int64_t> tile = hlo::TpuTile(stored, tiles_); !tile.empty()) {
       b.tiled_bytes = hlo::TiledByteSize(stored, tile);
     }
