@@ -20,6 +20,7 @@
 #include "compiler/passes/select_and_scatter_expander.h"
 #include "compiler/passes/sort_expander.h"
 #include "compiler/passes/triangular_solve_expander.h"
+#include "compiler/passes/sharding_remover.h"
 #include "compiler/passes/spmd_partitioner.h"
 #include "compiler/passes/static_dimension_size.h"
 #include "compiler/passes/stochastic_convert_decomposer.h"
@@ -33,7 +34,7 @@ namespace tpusim::compiler {
 
 // Order (DESIGN.md §1): async-to-sync -> call-inliner -> rng-expander -> while-lowering ->
 // constant-folding -> rng-state-assignment -> static-dimension-size -> batch-norm-expander ->
-// cholesky-expander -> triangular-solve-expander -> custom-call-expander -> spmd-partitioner -> collective-expander -> convolution-negative-padding ->
+// cholesky-expander -> triangular-solve-expander -> custom-call-expander -> sharding-remover -> spmd-partitioner -> collective-expander -> convolution-negative-padding ->
 // lower-convolution -> lower-reduce-window -> select-and-scatter-expander -> map-expander ->
 // reduce-precision-expander -> stochastic-convert-decomposer -> topk-expander ->
 // variadic-reduce-expander -> variadic-scatter-splitter -> pred-reduce-expander -> sort-expander ->
@@ -60,6 +61,7 @@ HloPassPipeline BuildHloPipeline(const config::ChipConfig& config,
   pipeline.AddPass<CholeskyExpander>();  // before triangular-solve-expander, as in XLA
   pipeline.AddPass<TriangularSolveExpander>();
   pipeline.AddPass<CustomCallExpander>();
+  pipeline.AddPass<ShardingRemover>();     // Sharding stays only for the partitioner
   pipeline.AddPass<SpmdPartitioner>();     // a no-op unless num_partitions > 1
   pipeline.AddPass<CollectiveExpander>();  // after the partitioner, which inserts collectives
   pipeline.AddPass<ConvolutionNegativePadding>();  // before lower-convolution: slices, not pads

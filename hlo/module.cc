@@ -103,4 +103,54 @@ int64_t InferDeviceCount(const HloModule& m) {
   return n;
 }
 
+namespace {
+
+bool HasTiledSharding(const HloSharding& s) {
+  if (s.kind == HloSharding::Kind::kTiled) return true;
+  return std::any_of(s.tuple_elements.begin(), s.tuple_elements.end(), HasTiledSharding);
+}
+
+// Device counts of the `#sdy.mesh<["x"=2, "y"=4]>` declarations in `text`.
+std::vector<int64_t> ShardyMeshSizes(std::string_view text) {
+  constexpr int64_t kCap = kMaxDevices + 1;
+  std::vector<int64_t> sizes;
+  constexpr std::string_view kOpen = "#sdy.mesh<[";
+  for (size_t at = text.find(kOpen); at != std::string_view::npos; at = text.find(kOpen, at)) {
+    at += kOpen.size();
+    const size_t end = text.find(']', at);
+    if (end == std::string_view::npos) break;
+    int64_t devices = 1;
+    for (size_t eq = text.find('=', at); eq < end; eq = text.find('=', eq + 1)) {
+      int64_t axis = 0;
+      size_t i = eq + 1;
+      while (i < end && text[i] == ' ') ++i;
+      for (; i < end && text[i] >= '0' && text[i] <= '9'; ++i) {
+        axis = std::min(kCap, axis * 10 + (text[i] - '0'));
+      }
+      devices = std::min(kCap, devices * std::max<int64_t>(axis, 1));
+    }
+    sizes.push_back(devices);
+    at = end;
+  }
+  return sizes;
+}
+
+}  // namespace
+
+int64_t ShardyMeshPartitions(const HloModule& m) {
+  if (m.replica_count() != 1 || m.num_partitions() != 1) return 1;
+  int64_t devices = 1;
+  for (const auto& [key, value] : m.other_attributes()) {
+    if (key != "frontend_attributes") continue;
+    for (int64_t n : ShardyMeshSizes(value)) devices = std::max(devices, n);
+  }
+  if (devices <= 1) return 1;
+  for (const auto& comp : m.computations()) {
+    for (const auto& inst : comp->instructions()) {
+      if (inst->sharding() && HasTiledSharding(*inst->sharding())) return devices;
+    }
+  }
+  return 1;
+}
+
 }  // namespace tpusim::hlo

@@ -84,4 +84,13 @@ class HloModule {
 /// at 1 and names its devices only there).
 int64_t InferDeviceCount(const HloModule& module);
 
+/// The partitions a JAX module runs on when its text does not say: a module lowered by jax.jit on a
+/// Mesh declares the mesh in Shardy form (`frontend_attributes={xla.sdy.meshes={mesh =
+/// #sdy.mesh<["x"=2, "y"=4]>}}`) and shards values (`sharding={devices=[2,4]<=[8]}`), and JAX
+/// compiles it with num_partitions = the mesh's device count, which the HLO text leaves out. Returns
+/// that count (the largest declared mesh's, saturating at kMaxDevices + 1) for a module with no
+/// replica_count and num_partitions, a mesh of more than one device and at least one tiled
+/// sharding; 1 otherwise.
+int64_t ShardyMeshPartitions(const HloModule& module);
+
 }  // namespace tpusim::hlo

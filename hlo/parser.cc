@@ -155,6 +155,15 @@ StatusOr<std::unique_ptr<HloModule>> HloParserImpl::ParseModule() {
   if (headerless) module->set_name("module_" + module->entry_computation()->name());
   TPUSIM_RETURN_IF_ERROR(ResolveComputationRefs(*module));
   TPUSIM_RETURN_IF_ERROR(CheckCallGraphAcyclic(*module));
+  // A JAX module sharded on a Mesh runs on the mesh's devices (jax.jit compiles it with
+  // num_partitions = the mesh size, which the text leaves out).
+  if (const int64_t n = ShardyMeshPartitions(*module); n > 1) {
+    if (n > kMaxDevices) {
+      return ErrorAt(0, fmt::format("the module's Shardy mesh has {} devices, over {}", n,
+                                    kMaxDevices));
+    }
+    module->set_num_partitions(n);
+  }
   return module;
 }
 

@@ -231,7 +231,8 @@ Status Lowerer::LowerInstruction(const HloInstruction& inst) {
       return Unsupported(inst,
                          "custom_call_target=\"" + inst.custom_call_target() +
                              "\" is not in the known-target table (known: "
-                             "AwsNeuronTransferWithStaticRing = identity; f32 AwsNeuronGelu, "
+                             "AwsNeuronTransferWithStaticRing = identity; Sharding, "
+                             "xla.sdy.FuncResultSharding removed by sharding-remover; f32 AwsNeuronGelu, "
                              "AwsNeuronGeluApprxTanh, AwsNeuronGeluBackward, AwsNeuronSoftmax, "
                              "AwsNeuronSoftmaxBackward, AwsNeuronRmsNorm via "
                              "custom-call-expander). To time the module anyway, give the "

@@ -246,20 +246,28 @@ StatusOr<Literal> RmsNorm(const CustomCallInfo& info, std::span<const Literal* c
   return out;
 }
 
+// The identity y = x of a marker target: a host<->device transfer (AwsNeuronTransferWithStaticRing)
+// or a sharding annotation (Sharding, xla.sdy.FuncResultSharding: values are the same on one
+// device and partitioned).
+Handler Identity(const char* target) {
+  return [target](const CustomCallInfo& info, std::span<const Literal* const> ops,
+                  const KernelOptions&) -> StatusOr<Literal> {
+    if (ops.size() != 1 || !info.result_shape->Compatible(ops[0]->shape())) {
+      return InvalidArgument(fmt::format("custom-call '{}' ({}): result {} must equal operand 0",
+                                         info.instruction_name, target,
+                                         info.result_shape->ToString(false)));
+    }
+    Literal out = *ops[0];
+    if (out.IsArray()) out.ReshapeInPlace(*info.result_shape);
+    return out;
+  };
+}
+
 const std::map<std::string, Handler, std::less<>>& Table() {
   static const auto* table = new std::map<std::string, Handler, std::less<>>{
-      {"AwsNeuronTransferWithStaticRing",
-       [](const CustomCallInfo& info, std::span<const Literal* const> ops,
-          const KernelOptions&) -> StatusOr<Literal> {
-         if (ops.empty() || !info.result_shape->Compatible(ops[0]->shape())) {
-           return InvalidArgument(fmt::format(
-               "custom-call '{}' (AwsNeuronTransferWithStaticRing): result {} must equal operand 0",
-               info.instruction_name, info.result_shape->ToString(false)));
-         }
-         Literal out = *ops[0];
-         if (out.IsArray()) out.ReshapeInPlace(*info.result_shape);
-         return out;
-       }},
+      {"AwsNeuronTransferWithStaticRing", Identity("AwsNeuronTransferWithStaticRing")},
+      {"Sharding", Identity("Sharding")},
+      {"xla.sdy.FuncResultSharding", Identity("xla.sdy.FuncResultSharding")},
       {"AwsNeuronGelu",
        [](const CustomCallInfo& i, std::span<const Literal* const> o, const KernelOptions& k) {
          return Pointwise(

@@ -1,6 +1,9 @@
 // The custom-call targets the CPU evaluator knows, each with its semantics and the source it was
 // taken from. Real dumps (PyTorch/XLA on AWS Trainium) call vendor kernels by name; an unknown
 // target is an Unimplemented error naming the target and the instruction, never a guess.
+// Sharding annotations are identities on values: `Sharding` (with_sharding_constraint,
+// mark_sharding) and `xla.sdy.FuncResultSharding` (JAX with Shardy), as XLA's ShardingRemover
+// treats them (compiler/passes/sharding_remover.h removes them before the lowering).
 //
 // Target                          | operands                       | semantics
 // --------------------------------|--------------------------------|------------------------------------------
