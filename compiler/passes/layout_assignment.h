@@ -22,14 +22,18 @@
 //    from the seeds, breadth-first in program order, through ops that keep their operand's
 //    dimensions (elementwise ops, convert, copy, pad, slice, dynamic-slice, dynamic-update-slice,
 //    concatenate, reverse, reduce-window, select-and-scatter), through transposes (the layout
-//    permuted, so the transpose of a laid-out array is the bitcast XLA makes of it), from a
-//    broadcast's result to its operand, and from a reduce's operand to its result. The first
-//    layout to reach an array wins.
+//    permuted, so the transpose of a laid-out array is the bitcast XLA makes of it), and from a
+//    reduce's operand to its result. The first layout to reach an array wins. Then, in a dump
+//    taken after XLA's layout assignment, outward from every layout the dump states, to the
+//    arrays the compiler inserted.
+//  * The rest: an array no constraint reaches takes the order that pads least (row-major unless
+//    another pair of dimensions on the lanes and sublanes pads strictly less — the profiles show
+//    f32[4,512,7,4]{1,3,2,0}, f32[4,4,512,4]{2,1,3,0}), and spreads it the same way.
 //  * Fixed: ENTRY parameters and the entry result (the entry computation layout), tuples, and every
 //    array whose layout the module states — in a dump taken after XLA's layout assignment (any
 //    tiled or non-row-major layout in the entry), each stated layout is XLA's and is kept; in a dump
 //    taken before it every printed layout is the printer's default and all but the fixed ones are
-//    free. Arrays nothing reaches keep their row-major order.
+//    free.
 //
 // The layouts change no value: tpusim's simulated memory holds every array row-major in its logical
 // dimensions; the layout decides only how many bytes the array takes and moves in its TPU tiles.

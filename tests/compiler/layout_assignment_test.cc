@@ -130,6 +130,25 @@ ENTRY e {
   EXPECT_EQ(LayoutOf(text, "xs"), (Order{3, 2, 1, 0}));
 }
 
+TEST(LayoutAssignmentTest, WhatNoConvolutionReachesTakesTheOrderThatPadsLeast) {
+  const char* text = R"(HloModule m
+ENTRY e {
+  p = f32[4,512,7,4] parameter(0)
+  t = f32[4,512,7,4] negate(p)
+  u = f32[4,512,7,4] exponential(t)
+  q = f32[64,256] parameter(1)
+  v = f32[64,256] negate(q)
+  w = f32[4,512,7,4] negate(u)
+  ROOT r = (f32[4,512,7,4], f32[64,256]) tuple(w, v)
+})";
+  // Row-major puts 4 on the lanes (32x); 512 on the lanes and the last 4 on the sublanes pads
+  // nothing, the profile's f32[4,512,7,4]{1,3,2,0}. The exponential follows its operand.
+  EXPECT_EQ(LayoutOf(text, "t"), (Order{1, 3, 2, 0}));
+  EXPECT_EQ(LayoutOf(text, "u"), (Order{1, 3, 2, 0}));
+  // An array row-major already pads nothing: kept.
+  EXPECT_EQ(LayoutOf(text, "v"), (Order{1, 0}));
+}
+
 TEST(LayoutAssignmentTest, UntiledArraysGetNoLayout) {
   auto m = testing::Parse(kNchw);
   EXPECT_TRUE(AssignTpuLayouts(*m->entry_computation(), hlo::TileRule{}).empty());
