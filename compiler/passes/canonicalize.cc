@@ -9,6 +9,7 @@
 
 #include "common/check.h"
 #include "compiler/passes/hlo_builder.h"
+#include "compiler/passes/loop_region.h"
 #include "hlo/computation.h"
 #include "hlo/instruction.h"
 
@@ -335,12 +336,30 @@ bool StaticSliceFromConstantStarts(HloComputation& comp, HloInstruction* inst) {
   return true;
 }
 
+// The earliest place for an instruction computed from `x` alone that `user` reads: just after x,
+// but never before a loop region marker between them (no pass moves code across one).
+const HloInstruction* EarliestAfter(const HloComputation& comp, const HloInstruction* x,
+                                    const HloInstruction* user) {
+  const auto& insts = comp.instructions();
+  size_t at = 0;
+  while (at < insts.size() && insts[at].get() != user) ++at;
+  while (at > 0) {
+    const HloInstruction* prev = insts[at - 1].get();
+    if (prev == x || IsLoopMarker(*prev)) break;
+    --at;
+  }
+  return insts[at].get();
+}
+
 // broadcast(x) along a run of middle dimensions [d0, d1] (d0 > 0, d1 < rank - 1), read only by
 // elementwise ops -> broadcast(broadcast(x) along [d0, d1] into the leading dimensions, one value
 // per row) along the leading dimensions. The outer broadcast is a per-row column its readers take
 // as they stream (lower/hbm_plan.cc, VirtualBroadcastKind kCol); only the [rows] column is
 // materialized, not the last dimension's copies (a per-channel scale of an image in
-// [H, W, C, N] order: [H, W, C] values instead of [H, W, C, N]).
+// [H, W, C, N] order: [H, W, C] values instead of [H, W, C, N]). The column is computed right
+// after x, so that it does not split a run of elementwise ops that read it into two loop-fusion
+// kernels (fusion.h, FormElementwiseGroups: a scale-and-shift x * s + b with two such columns is
+// one kernel, as XLA's loop fusion makes it).
 bool SplitMiddleBroadcast(HloComputation& comp, HloInstruction* inst) {
   if (inst->opcode() != HloOpcode::kBroadcast || !inst->shape().IsArray() ||
       inst == comp.root_instruction() || inst->users().empty()) {
@@ -369,7 +388,7 @@ bool SplitMiddleBroadcast(HloComputation& comp, HloInstruction* inst) {
   column->mutable_dimensions() = dims;
   column->set_has_dimensions(true);
   column->AppendOperand(inst->operand(0));
-  HloInstruction* col = Insert(comp, std::move(column), inst);
+  HloInstruction* col = Insert(comp, std::move(column), EarliestAfter(comp, inst->operand(0), inst));
   inst->ReplaceOperandWith(0, col);
   inst->mutable_dimensions() = leading;
   return true;
