@@ -12,15 +12,100 @@ namespace tpusim::compiler {
 
 using hlo::HloInstruction;
 
+namespace {
+
+// A strided view: (count, element stride) per dimension, outer to inner.
+using View = std::vector<std::pair<int64_t, int64_t>>;
+
+// `dims` with source element strides `ss`, size-1 dimensions dropped and each dimension merged into
+// the next inner one where the two walk the source as one (ss[k] == ss[k+1] * dims[k+1]; two
+// repeated dimensions, stride 0, merge too).
+View MergedView(const std::vector<int64_t>& dims, const std::vector<int64_t>& ss) {
+  View v;
+  for (size_t k = dims.size(); k-- > 0;) {
+    if (dims[k] == 1) continue;
+    if (!v.empty() && ss[k] == v.front().second * v.front().first) {
+      v.front().first *= dims[k];
+    } else {
+      v.insert(v.begin(), {dims[k], ss[k]});
+    }
+  }
+  if (v.empty()) v.push_back({1, 0});
+  return v;
+}
+
+}  // namespace
+
+// A broadcast of an operand that fits VMEM (per-channel vectors, [C] -> [H, W, C], [C] ->
+// [N, C, H, W]): the operand is loaded once and each block of the result is built in VMEM by one
+// vpu.copy with zero source strides along the repeated dimensions (the inner three dimensions of
+// the merged view, whole outer rows of it per block; one copy per index of any dimension further
+// out), then stored — the replication a TPU does in its vector registers, with HBM moving the
+// operand once and the result once. A broadcast whose operand does not fit, or that would take more
+// than kMaxBroadcastCopies copies, is a GatherKernel (the DMA's zero strides re-read the operand
+// from HBM per repeat).
 Status Lowerer::LowerBroadcast(const HloInstruction& inst) {
   const HbmBuffer& in = Buffer(inst.operand(0));
   const HbmBuffer& out = Buffer(&inst);
-  const std::vector<int64_t> in_strides = RowMajorStrides(in.dims, in.elem_bytes());
+  const int64_t e = in.elem_bytes();
+  const std::vector<int64_t> in_strides = RowMajorStrides(in.dims, e);
   std::vector<int64_t> ss(out.dims.size(), 0);
   for (size_t i = 0; i < inst.dimensions().size(); ++i) {
     ss[static_cast<size_t>(inst.dimensions()[i])] = in_strides[i];
   }
-  return GatherKernel(inst, in.address, ss, out);
+  std::vector<int64_t> elem_ss;
+  for (int64_t x : ss) elem_ss.push_back(x / e);
+  View v = MergedView(out.dims, elem_ss);
+  while (v.size() < 3) v.insert(v.begin(), {1, 0});
+  // v = outer dimensions..., then [rows, middle, inner] of the vpu.copy.
+  const View outer(v.begin(), v.end() - 3);
+  const View inner(v.end() - 3, v.end());
+  int64_t copies = 1;
+  for (const auto& d : outer) copies *= d.first;
+  constexpr int64_t kMaxBroadcastCopies = 4096;
+  constexpr int64_t kMaxCount = (int64_t{1} << 24) - 1;  // vpu.copy's 24-bit counts
+  const int64_t budget = em_.vmem_free() - 512 - in.bytes();
+  const int64_t row = inner[1].first * inner[2].first;  // elements of one row of the copy
+  const bool fits = in.bytes() > 0 && copies <= kMaxBroadcastCopies && budget >= row * e &&
+                    inner[1].first <= kMaxCount && inner[2].first <= kMaxCount;
+  if (!fits || out.elements() == 0 || in.elements() == out.elements()) {
+    return GatherKernel(inst, in.address, ss, out);
+  }
+  const int64_t rows_per_block = std::min({inner[0].first, budget / (row * e), kMaxCount});
+  TPUSIM_ASSIGN_OR_RETURN(uint64_t src, Vmem(inst, in.bytes(), "operand"));
+  TPUSIM_ASSIGN_OR_RETURN(uint64_t blk, Vmem(inst, rows_per_block * row * e, "result block"));
+  em_.DmaContiguous(isa::Opcode::kDmaHbmToVmem, in.address, src, in.bytes(), e, kLoadFlag);
+  em_.Wait(kLoadFlag, 1);
+  int64_t written = 0;  // result elements stored so far (row-major order)
+  for (int64_t c = 0; c < copies; ++c) {
+    int64_t src_off = 0;  // the outer index's source element offset
+    for (int64_t k = static_cast<int64_t>(outer.size()) - 1, rest = c; k >= 0; --k) {
+      src_off += rest % outer[static_cast<size_t>(k)].first * outer[static_cast<size_t>(k)].second;
+      rest /= outer[static_cast<size_t>(k)].first;
+    }
+    for (int64_t r0 = 0; r0 < inner[0].first; r0 += rows_per_block) {
+      const int64_t n = std::min(rows_per_block, inner[0].first - r0);
+      em_.Emit(isa::op::VpuCopy{
+          .dtype = in.dtype,
+          .dst = blk,
+          .src = src + static_cast<uint64_t>((src_off + r0 * inner[0].second) * e),
+          .n0 = static_cast<uint64_t>(inner[2].first),
+          .n1 = static_cast<uint64_t>(inner[1].first),
+          .n2 = static_cast<uint64_t>(n),
+          .src_s0 = inner[2].second,
+          .src_s1 = inner[1].second,
+          .src_s2 = inner[0].second,
+          .dst_s0 = 1,
+          .dst_s1 = inner[2].first,
+          .dst_s2 = row});
+      em_.DmaContiguous(isa::Opcode::kDmaVmemToHbm, blk,
+                        out.address + static_cast<uint64_t>(written * e), n * row * e, e,
+                        kStoreFlag);
+      em_.Wait(kStoreFlag, 1);
+      written += n * row;
+    }
+  }
+  return OkStatus();
 }
 
 Status Lowerer::LowerTranspose(const HloInstruction& inst) {
