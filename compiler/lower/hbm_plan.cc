@@ -63,28 +63,13 @@ static bool VirtualUsers(const hlo::HloInstruction& inst,
   using isa::Broadcast;
   const hlo::Shape& out = inst.shape();
   for (const hlo::HloInstruction* user : inst.users()) {
-    switch (user->opcode()) {
-      case hlo::HloOpcode::kAdd:
-      case hlo::HloOpcode::kSubtract:
-      case hlo::HloOpcode::kMultiply:
-      case hlo::HloOpcode::kDivide:
-      case hlo::HloOpcode::kMaximum:
-      case hlo::HloOpcode::kMinimum:
-      case hlo::HloOpcode::kPower:
-      case hlo::HloOpcode::kRemainder:
-      case hlo::HloOpcode::kAnd:
-      case hlo::HloOpcode::kOr:
-      case hlo::HloOpcode::kXor:
-      case hlo::HloOpcode::kAtan2:
-      case hlo::HloOpcode::kCompare:
-      case hlo::HloOpcode::kSelect:  // expanded on the VPU (Lowerer::EmitVpuOp)
-        break;
-      case hlo::HloOpcode::kClamp:
-        if (kind != Broadcast::kScalar) return false;
-        break;
-      default:
-        return false;
-    }
+    // vpu.binary (every binary elementwise op), vpu.compare and select (expanded on the VPU,
+    // Lowerer::EmitVpuOp) read a broadcast operand; clamp only a scalar one.
+    const hlo::HloOpcode op = user->opcode();
+    const bool reads = VpuBinaryOp(op).has_value() || op == hlo::HloOpcode::kCompare ||
+                       op == hlo::HloOpcode::kSelect ||
+                       (op == hlo::HloOpcode::kClamp && kind == Broadcast::kScalar);
+    if (!reads) return false;
     if (user->shape().dimensions() != out.dimensions()) return false;
   }
   return true;

@@ -85,7 +85,27 @@ std::optional<isa::UnaryOp> UnaryFor(HloOpcode op) {
   }
 }
 
-std::optional<isa::BinaryOp> BinaryFor(HloOpcode op) {
+isa::CompareOp CompareFor(hlo::ComparisonDirection d) {
+  switch (d) {
+    case hlo::ComparisonDirection::kEq:
+      return isa::CompareOp::kEq;
+    case hlo::ComparisonDirection::kNe:
+      return isa::CompareOp::kNe;
+    case hlo::ComparisonDirection::kGe:
+      return isa::CompareOp::kGe;
+    case hlo::ComparisonDirection::kGt:
+      return isa::CompareOp::kGt;
+    case hlo::ComparisonDirection::kLe:
+      return isa::CompareOp::kLe;
+    case hlo::ComparisonDirection::kLt:
+      return isa::CompareOp::kLt;
+  }
+  return isa::CompareOp::kEq;
+}
+
+}  // namespace
+
+std::optional<isa::BinaryOp> VpuBinaryOp(HloOpcode op) {
   switch (op) {
     case HloOpcode::kAdd:
       return isa::BinaryOp::kAdd;
@@ -124,32 +144,13 @@ std::optional<isa::BinaryOp> BinaryFor(HloOpcode op) {
   }
 }
 
-isa::CompareOp CompareFor(hlo::ComparisonDirection d) {
-  switch (d) {
-    case hlo::ComparisonDirection::kEq:
-      return isa::CompareOp::kEq;
-    case hlo::ComparisonDirection::kNe:
-      return isa::CompareOp::kNe;
-    case hlo::ComparisonDirection::kGe:
-      return isa::CompareOp::kGe;
-    case hlo::ComparisonDirection::kGt:
-      return isa::CompareOp::kGt;
-    case hlo::ComparisonDirection::kLe:
-      return isa::CompareOp::kLe;
-    case hlo::ComparisonDirection::kLt:
-      return isa::CompareOp::kLt;
-  }
-  return isa::CompareOp::kEq;
-}
-
-}  // namespace
 
 void Lowerer::EmitVpuOp(const HloInstruction& inst, isa::DType out_dtype,
                         const std::vector<VpuOperand>& ops, uint64_t dst, uint64_t tmp,
                         uint64_t zero, uint64_t region_rows, uint64_t region_cols, uint64_t cu) {
   const HloOpcode opc = inst.opcode();
   const auto unary = UnaryFor(opc);
-  const auto binary = BinaryFor(opc);
+  const auto binary = VpuBinaryOp(opc);
   const bool is_compare = opc == HloOpcode::kCompare;
   const bool is_select = opc == HloOpcode::kSelect;
   const bool is_convert = opc == HloOpcode::kConvert;
@@ -233,7 +234,7 @@ void Lowerer::EmitVpuOp(const HloInstruction& inst, isa::DType out_dtype,
 }
 
 bool HasVpuFunction(HloOpcode op) {
-  return UnaryFor(op) || BinaryFor(op) || op == HloOpcode::kCompare || op == HloOpcode::kSelect ||
+  return UnaryFor(op) || VpuBinaryOp(op) || op == HloOpcode::kCompare || op == HloOpcode::kSelect ||
          op == HloOpcode::kClamp || op == HloOpcode::kConvert || op == HloOpcode::kIsFinite;
 }
 

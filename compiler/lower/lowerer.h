@@ -123,6 +123,9 @@ isa::op::VpuBroadcast RunningResultsFromInit(isa::DType dtype, uint64_t dst, uin
 isa::op::VpuReduce ReduceInto(isa::ReduceOp op, isa::ReduceAxis axis, isa::DType dtype,
                               uint64_t dst, uint64_t src, int64_t rows, int64_t cols);
 
+/// The vpu.binary op of an elementwise binary opcode (add .. atan2, the shifts, mulhi); nullopt
+/// for the others (lower_elementwise.cc).
+std::optional<isa::BinaryOp> VpuBinaryOp(hlo::HloOpcode op);
 /// True for the elementwise opcodes the VPU lowering implements (lower_elementwise.cc).
 bool HasVpuFunction(hlo::HloOpcode op);
 

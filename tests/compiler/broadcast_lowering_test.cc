@@ -45,5 +45,26 @@ INSTANTIATE_TEST_SUITE_P(
         // A scalar.
         BroadcastCase{"s32[]", "s32[33,65]", "", 4, 33 * 65 * 4}));
 
+// A broadcast read only by shifts and the other binary ops (a threefry's shift amounts, u32 on
+// [64,64,12,12]) is never materialized: its readers take the scalar or the row as they stream.
+TEST(VirtualBroadcastTest, ShiftsAndMulhiReadBroadcastOperandsInPlace) {
+  const std::string text = R"(HloModule m
+ENTRY e {
+  x = u32[64,64,12,12] parameter(0)
+  k = u32[] parameter(1)
+  r = u32[12] parameter(2)
+  kb = u32[64,64,12,12] broadcast(k), dimensions={}
+  rb = u32[64,64,12,12] broadcast(r), dimensions={3}
+  a = u32[64,64,12,12] shift-left(x, kb)
+  b = u32[64,64,12,12] shift-right-logical(a, rb)
+  c = u32[64,64,12,12] mulhi(b, kb)
+  ROOT d = u32[64,64,12,12] xor(c, a)
+})";
+  const testing::RunResult r = testing::ExpectSameBits(text, "tpu-v4");
+  // x read once, d written once, k and r once: no [64,64,12,12] broadcast goes through HBM.
+  const double array = 64.0 * 64 * 12 * 12 * 4;
+  EXPECT_LE(isa::ProgramDmaBytes(r.compiled.program), 2 * array + 4 + 48);
+}
+
 }  // namespace
 }  // namespace tpusim::compiler
