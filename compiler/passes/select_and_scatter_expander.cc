@@ -47,6 +47,52 @@ bool Expandable(const HloInstruction& ss) {
   return true;
 }
 
+// True if the windows tile the operand exactly (stride == size and no padding in every dimension,
+// the operand `out` windows long: 2x2/2 max pooling): every operand position is in one window.
+bool WindowsTile(const HloInstruction& ss) {
+  const auto& win = ss.window().dimensions;
+  const hlo::Shape& operand = ss.operand(0)->shape();
+  const hlo::Shape& source = ss.operand(1)->shape();
+  for (size_t i = 0; i < win.size(); ++i) {
+    const auto d = static_cast<int64_t>(i);
+    if (win[i].stride != win[i].size || win[i].padding_low != 0 || win[i].padding_high != 0 ||
+        operand.dimensions(d) != source.dimensions(d) * win[i].size) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// The scatter of windows that tile the operand (WindowsTile): each position receives at most one
+// contribution, so the result is init + the windows' contributions interleaved. `contrib[k]`
+// (source-shaped, window position k in row-major order) is reshaped to [s0, 1, s1, 1, ...];
+// the contributions are concatenated along the interleaving dimensions, the last window dimension
+// first, into [s0, w0, s1, w1, ...], which is the operand's row-major order: a reshape. The data
+// moves about twice the result's bytes, where placing and adding each position moves 2W times.
+HloInstruction* InterleaveTiles(HloBuilder& b, const HloInstruction& ss,
+                                std::vector<HloInstruction*> contrib) {
+  const auto& win = ss.window().dimensions;
+  const std::vector<int64_t>& s = ss.operand(1)->shape().dimensions();
+  const size_t rank = win.size();
+  std::vector<int64_t> dims;
+  for (size_t i = 0; i < rank; ++i) dims.insert(dims.end(), {s[i], 1});
+  for (HloInstruction*& c : contrib) c = b.Reshape(c, dims, "tile");
+  for (size_t d = rank; d-- > 0;) {
+    const int64_t w = win[d].size;
+    if (w == 1) continue;
+    std::vector<HloInstruction*> next;
+    for (size_t g = 0; g < contrib.size(); g += static_cast<size_t>(w)) {
+      std::vector<HloInstruction*> group(contrib.begin() + static_cast<std::ptrdiff_t>(g),
+                                         contrib.begin() + static_cast<std::ptrdiff_t>(g) + w);
+      next.push_back(b.Concatenate(group, static_cast<int64_t>(2 * d + 1), "tiles"));
+    }
+    contrib = std::move(next);
+  }
+  HloInstruction* tiled = b.Reshape(contrib.front(), ss.shape().dimensions(), "interleaved");
+  return b.Binary(HloOpcode::kAdd, b.Broadcast(ss.operand(2), ss.shape(), {}, "init"), tiled,
+                  "scattered");
+}
+
 void Expand(hlo::HloComputation& comp, HloInstruction* ss) {
   HloBuilder b(&comp, ss);
   const auto& win = ss->window().dimensions;
@@ -138,6 +184,16 @@ void Expand(hlo::HloComputation& comp, HloInstruction* ss) {
   // (row-major) are o1 = (p - k1) / stride < o2, so each position's contributions are added in
   // window (source) order, as the evaluator adds them.
   HloInstruction* zero = b.Broadcast(b.ScalarConstant(type, 0, "zero"), out_shape, {}, "zeros");
+  if (WindowsTile(*ss)) {
+    std::vector<HloInstruction*> contrib;
+    for (int64_t k = 0; k < positions; ++k) {
+      HloInstruction* chosen = b.Compare(idx, index(k), hlo::ComparisonDirection::kEq, "chosen");
+      contrib.push_back(b.Select(chosen, source, zero, "contribution"));
+    }
+    ss->ReplaceAllUsesWith(InterleaveTiles(b, *ss, std::move(contrib)));
+    comp.RemoveInstruction(ss);
+    return;
+  }
   HloInstruction* zero_scalar = b.ScalarConstant(type, 0, "pad_zero");
   HloInstruction* result = b.Broadcast(init, ss->shape(), {}, "init");
   for (int64_t k = positions - 1; k >= 0; --k) {

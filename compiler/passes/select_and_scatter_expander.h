@@ -12,9 +12,11 @@
 // Of the windows that hold one operand position, a later one (in row-major window order) holds it
 // at an earlier window position, so descending k adds every position's contributions in window
 // order — the evaluator's (and XLA's HloEvaluator's) order, bit for bit, however deep the windows
-// overlap (a ResNet's 3x3/2 max pool: up to four). On a TPU XLA runs select-and-scatter as one
-// kernel; this expansion moves about 2W times the operand's bytes, so its cycles are an upper
-// bound.
+// overlap (a ResNet's 3x3/2 max pool: up to four). Windows that tile the operand (stride ==
+// size, no padding: 2x2/2 max pooling) give each position at most one contribution: the W
+// contributions are interleaved by concatenation and a reshape and added to init once (about
+// twice the result's bytes). On a TPU XLA runs select-and-scatter as one kernel; the general
+// expansion moves about 2W times the operand's bytes, so its cycles are an upper bound.
 //
 // Contract: rewritten when the select computation's root is compare(parameter 0, parameter 1)
 // (any direction), the scatter computation's root is add(parameter 0, parameter 1), the init is a

@@ -52,6 +52,27 @@ TEST(SelectAndScatterExpanderTest, MaxPool2x2Stride2) {
   CheckAgainstEvaluator(text, "tiny", 0, 0);
 }
 
+// Windows that tile the operand (NCHW 2x2/2 here) are interleaved by concatenation: no pad, and
+// no per-position add; an operand the windows do not cover (7 rows of 2x2/2 windows) takes the
+// general expansion. Both bit for bit.
+TEST(SelectAndScatterExpanderTest, TilingWindowsAreInterleavedNotPadded) {
+  const std::string tiled =
+      MaxPoolGrad("f32[2,3,8,6]", "f32[2,3,4,3]", "size=1x1x2x2 stride=1x1x2x2");
+  auto m = testing::Parse(tiled);
+  ASSERT_NE(m, nullptr);
+  ASSERT_TRUE(SelectAndScatterExpander().Run(*m).ok());
+  int pads = 0, concats = 0;
+  for (const auto& i : m->entry_computation()->instructions()) {
+    pads += i->opcode() == hlo::HloOpcode::kPad;
+    concats += i->opcode() == hlo::HloOpcode::kConcatenate;
+  }
+  EXPECT_EQ(pads, 0);
+  EXPECT_EQ(concats, 3);  // two along the last window dimension, one along the other
+  CheckAgainstEvaluator(tiled, "tiny", 0, 0);
+  CheckAgainstEvaluator(MaxPoolGrad("f32[1,7,7,2]", "f32[1,3,3,2]", "size=1x2x2x1 stride=1x2x2x1"),
+                        "tiny", 0, 0);
+}
+
 TEST(SelectAndScatterExpanderTest, MaxPool3x3Stride2SamePadding) {
   CheckAgainstEvaluator(MaxPoolGrad("f32[1,9,9,2]", "f32[1,5,5,2]",
                                     "size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_1x1_1x0_0"),
