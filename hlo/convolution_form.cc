@@ -7,8 +7,10 @@ namespace tpusim::hlo {
 namespace {
 
 // A convolution's sizes in normalized 2-D terms (a 1-D one has H = KH = OH = 1); nullopt unless it
-// has no feature or batch groups, one or two spatial dimensions, ranks that agree, a window without
-// negative padding, and kernel input features equal to the input's. What both MXU forms need.
+// has no batch groups, `groups` feature groups (feature_group_count must equal it), one or two
+// spatial dimensions, ranks that agree, a window without negative padding, kernel input features
+// equal to the input's divided by the groups, and output features a multiple of the groups.
+// `feature` is the input's features (all groups), `out_feature` the kernel's output features.
 struct ConvSizes : ConvGeometry {
   int64_t batch = 1, feature = 1, out_feature = 1;
 };
@@ -17,9 +19,10 @@ std::optional<ConvSizes> Normalize(const std::vector<int64_t>& lhs, const std::v
                                    const std::vector<int64_t>& out, const Window& window,
                                    const ConvolutionDimensionNumbers& dnums,
                                    int64_t feature_group_count, int64_t batch_group_count,
-                                   int64_t mxu_rows) {
+                                   int64_t mxu_rows, int64_t groups = 1) {
   const size_t s = dnums.input_spatial_dimensions.size();
-  if (feature_group_count != 1 || batch_group_count != 1 || s < 1 || s > 2 || mxu_rows < 1 ||
+  if (feature_group_count != groups || groups < 1 || batch_group_count != 1 || s < 1 || s > 2 ||
+      mxu_rows < 1 ||
       window.dimensions.size() != s || dnums.kernel_spatial_dimensions.size() != s ||
       dnums.output_spatial_dimensions.size() != s || lhs.size() != s + 2 || rhs.size() != s + 2 ||
       out.size() != s + 2) {
@@ -38,7 +41,10 @@ std::optional<ConvSizes> Normalize(const std::vector<int64_t>& lhs, const std::v
   c.batch = at(lhs, dnums.input_batch_dimension);
   c.feature = at(lhs, dnums.input_feature_dimension);
   c.out_feature = at(rhs, dnums.kernel_output_feature_dimension);
-  if (at(rhs, dnums.kernel_input_feature_dimension) != c.feature) return std::nullopt;
+  if (c.feature % groups != 0 || c.out_feature % groups != 0 ||
+      at(rhs, dnums.kernel_input_feature_dimension) != c.feature / groups) {
+    return std::nullopt;
+  }
   // Spatial dimension 0 of a 1-D convolution is W (H = 1).
   const size_t wd = s - 1;
   c.W = at(lhs, dnums.input_spatial_dimensions[wd]);
@@ -55,20 +61,33 @@ std::optional<ConvSizes> Normalize(const std::vector<int64_t>& lhs, const std::v
   return c;
 }
 
+// Feature groups of `cg` input features each run as direct convolutions on the MXUs when a group's
+// features fill at least 1/kMxuGroupFraction of the array's rows; fewer (a depthwise convolution's
+// one) run on the VPU (VpuConvolution).
+constexpr int64_t kMxuGroupFraction = 8;
+bool GroupsOnMxu(int64_t cg, int64_t mxu_rows) { return cg * kMxuGroupFraction >= mxu_rows; }
+
 }  // namespace
 
 std::optional<DirectConvolution> PlanDirectConvolution(
     const std::vector<int64_t>& lhs, const std::vector<int64_t>& rhs,
     const std::vector<int64_t>& out, const Window& window, const ConvolutionDimensionNumbers& dnums,
     int64_t feature_group_count, int64_t batch_group_count, int64_t mxu_rows) {
-  const auto n =
-      Normalize(lhs, rhs, out, window, dnums, feature_group_count, batch_group_count, mxu_rows);
+  const int64_t groups = std::max<int64_t>(1, feature_group_count);
+  if (groups > 1 &&
+      (mxu_rows < 1 || lhs.size() <= static_cast<size_t>(dnums.input_feature_dimension) ||
+       !GroupsOnMxu(lhs[static_cast<size_t>(dnums.input_feature_dimension)] / groups, mxu_rows))) {
+    return std::nullopt;
+  }
+  const auto n = Normalize(lhs, rhs, out, window, dnums, feature_group_count, batch_group_count,
+                           mxu_rows, groups);
   if (!n) return std::nullopt;
   DirectConvolution c;
   static_cast<ConvGeometry&>(c) = *n;
   c.N = n->batch;
-  c.C = n->feature;
-  c.O = n->out_feature;
+  c.groups = groups;
+  c.C = n->feature / groups;
+  c.O = n->out_feature / groups;
   if (c.KH * c.KW > c.OH * c.OW) return std::nullopt;
   // Row-major strides of the input as stored.
   std::vector<int64_t> stride(lhs.size(), 1);
@@ -92,6 +111,38 @@ std::optional<DirectConvolution> PlanDirectConvolution(
       }
     }
   }
+  return c;
+}
+
+std::optional<VpuConvolution> PlanVpuConvolution(const std::vector<int64_t>& lhs,
+                                                 const std::vector<int64_t>& rhs,
+                                                 const std::vector<int64_t>& out,
+                                                 const Window& window,
+                                                 const ConvolutionDimensionNumbers& dnums,
+                                                 int64_t feature_group_count,
+                                                 int64_t batch_group_count, int64_t mxu_rows) {
+  const int64_t groups = feature_group_count;
+  if (groups < 2 || mxu_rows < 1 ||
+      lhs.size() <= static_cast<size_t>(dnums.input_feature_dimension) ||
+      GroupsOnMxu(lhs[static_cast<size_t>(dnums.input_feature_dimension)] / groups, mxu_rows)) {
+    return std::nullopt;
+  }
+  const auto n = Normalize(lhs, rhs, out, window, dnums, feature_group_count, batch_group_count,
+                           mxu_rows, groups);
+  if (!n || n->wh.window_reversal || n->ww.window_reversal) return std::nullopt;
+  VpuConvolution c;
+  static_cast<ConvGeometry&>(c) = *n;
+  c.N = n->batch;
+  c.G = groups;
+  c.cg = n->feature / groups;
+  c.og = n->out_feature / groups;
+  std::vector<int64_t> stride(lhs.size(), 1);
+  for (size_t d = lhs.size() - 1; d-- > 0;) stride[d] = stride[d + 1] * lhs[d + 1];
+  const auto st = [&](int64_t d) { return stride[static_cast<size_t>(d)]; };
+  const auto& sp = dnums.input_spatial_dimensions;
+  c.sN = st(dnums.input_batch_dimension);
+  c.sW = st(sp.back());
+  c.sH = sp.size() == 2 ? st(sp[0]) : c.sW * c.W;
   return c;
 }
 
@@ -183,6 +234,11 @@ ConvSummationOrder ConvolutionSummationOrder(const std::vector<int64_t>& lhs,
   int64_t ki = 1;
   for (int64_t d : dnums.kernel_spatial_dimensions) ki *= rhs[static_cast<size_t>(d)];
   ki *= rhs[static_cast<size_t>(dnums.kernel_input_feature_dimension)];
+  if (PlanVpuConvolution(lhs, rhs, out, unreversed, dnums, feature_group_count, batch_group_count,
+                         mxu_rows)) {
+    so.tile_ends.push_back(ki);  // the VPU adds product after product, in im2col order
+    return so;
+  }
   for (int64_t t0 = 0; t0 < ki; t0 += mxu_rows) so.tile_ends.push_back(std::min(ki, t0 + mxu_rows));
   return so;
 }

@@ -45,10 +45,10 @@ struct ConvKTile {
   int64_t k() const { return taps * c; }
 };
 
-/// A convolution with one or two spatial dimensions, no feature or batch groups and non-negative
-/// padding, in normalized 2-D terms (a 1-D convolution has H = KH = OH = 1). Sizes are elements;
-/// the window fields are XLA's (Window): stride, padding, base (lhs) dilation, window (rhs)
-/// dilation, reversal.
+/// A convolution with one or two spatial dimensions, no batch groups, feature groups of at least
+/// mxu_rows / 8 input features (or none) and non-negative padding, in normalized 2-D terms (a 1-D
+/// convolution has H = KH = OH = 1). Sizes are elements; the window fields are XLA's (Window):
+/// stride, padding, base (lhs) dilation, window (rhs) dilation, reversal.
 /// The spatial part both MXU forms share: input H x W, window KH x KW, output OH x OW, and XLA's
 /// window attributes along H and W.
 struct ConvGeometry {
@@ -59,21 +59,60 @@ struct ConvGeometry {
 struct DirectConvolution : ConvGeometry {
   int64_t N = 1, C = 1, O = 1;     // input [N, H, W, C], kernel [KH, KW, C, O], out [N, OH, OW, O]
   std::vector<ConvKTile> k_tiles;  // in summation order
+  /// Feature groups (feature_group_count): C and O are one group's; the input holds groups * C
+  /// features per pixel (group g's at g * C ..), the kernel and the output groups * O output
+  /// features (group g's at g * O ..). Each group is a direct convolution of its own: the same
+  /// band and kernel loads at the group's feature offset (XLA's TPU backend keeps grouped
+  /// convolutions whole rather than expanding the kernel; see docs/codegen.md).
+  int64_t groups = 1;
+  int64_t Ct() const { return groups * C; }
+  int64_t Ot() const { return groups * O; }
   /// Elements between consecutive images, input rows and input columns in the input as stored
-  /// (row-major in the order `dnums` gives its dimensions): W * C, C and H * W * C for [N, H, W, C];
-  /// C * N, C and W * C * N for [H, W, N, C] (dim_labels 01bf), read in place.
+  /// (row-major in the order `dnums` gives its dimensions; C counting all groups' features here):
+  /// W * C, C and H * W * C for [N, H, W, C]; C * N, C and W * C * N for [H, W, N, C] (dim_labels
+  /// 01bf), read in place.
   int64_t sN = 1, sH = 1, sW = 1;
 };
 
 /// The direct form of a convolution with input dims `lhs`, kernel dims `rhs` and output dims
 /// `out` (logical, in the order `dnums` names them) on an MXU of `mxu_rows` rows; nullopt when it
-/// is computed as im2col + dot instead: feature_group_count or batch_group_count > 1, more than two
-/// spatial dimensions, negative padding, or a filter-gradient shape (a window with more positions
-/// than the output has per image, where the contraction runs over the window).
+/// takes another form: batch_group_count > 1, feature groups of fewer than mxu_rows / 8 input
+/// features (VpuConvolution), more than two spatial dimensions, negative padding, or a
+/// filter-gradient shape (a window with more positions than the output has per image, where the
+/// contraction runs over the window).
 std::optional<DirectConvolution> PlanDirectConvolution(
     const std::vector<int64_t>& lhs, const std::vector<int64_t>& rhs,
     const std::vector<int64_t>& out, const Window& window, const ConvolutionDimensionNumbers& dnums,
     int64_t feature_group_count, int64_t batch_group_count, int64_t mxu_rows);
+
+/// The vector-unit form of a grouped convolution with few input features per group (a depthwise
+/// convolution: one per group; its input gradient: the depthwise multiplier's), as XLA's TPU
+/// backend runs depthwise convolutions (convolution_group_converter leaves them to the code
+/// generator, which needs no filter expansion): output features on the VPU lanes, and per window
+/// position ("tap") and input feature j of a group, a multiply-accumulate of the shifted input
+/// window — lane o reading input feature (o / og) * cg + j — by that tap's weight row [G * og].
+/// No MXU, no im2col. Input [N, H, W, G * cg] (features minor; batch and spatial dimensions in any
+/// order, at strides sN, sH, sW elements), kernel [KH, KW, cg, G * og], output [N, OH, OW, G * og].
+/// Normalized 2-D like DirectConvolution. Summation order: per output element, the products in
+/// (tap row-major, j) order — the evaluator's im2col order — added one after another in f32 (s32
+/// for integers).
+struct VpuConvolution : ConvGeometry {
+  int64_t N = 1, G = 1, cg = 1, og = 1;
+  int64_t sN = 1, sH = 1, sW = 1;
+  int64_t C() const { return G * cg; }
+  int64_t O() const { return G * og; }
+};
+
+/// The VPU form (VpuConvolution): feature_group_count G > 1 with C / G * 8 < mxu_rows, no batch
+/// groups, one or two spatial dimensions, non-negative padding, no window reversal (the lowering
+/// reverses the kernel first); nullopt otherwise.
+std::optional<VpuConvolution> PlanVpuConvolution(const std::vector<int64_t>& lhs,
+                                                 const std::vector<int64_t>& rhs,
+                                                 const std::vector<int64_t>& out,
+                                                 const Window& window,
+                                                 const ConvolutionDimensionNumbers& dnums,
+                                                 int64_t feature_group_count,
+                                                 int64_t batch_group_count, int64_t mxu_rows);
 
 /// The filter-gradient form: a convolution whose window is larger than its output (XLA's
 /// backward-filter convolution, e.g. dim_labels f01b_i01o->01bf, window = the output gradient's
@@ -126,8 +165,9 @@ std::optional<SlicedConvolutionInput> SliceNegativePadding(
 /// The MXU's summation order of a convolution on an R-row MXU, as indices into the evaluator's
 /// im2col contraction axis ((window position, input feature) order, window positions row-major):
 /// `order` lists the K indices in the order they are summed and `tile_ends` where each K tile ends
-/// in that list. The direct form keeps im2col order; the filter-gradient form is feature-major;
-/// any other convolution (im2col + dot) sums im2col order in R-row tiles. Window positions count in
+/// in that list. The direct form keeps im2col order (per feature group); the filter-gradient form
+/// is feature-major; the VPU form is one tile in im2col order; any other convolution (im2col +
+/// dot) sums im2col order in R-row tiles. Window positions count in
 /// input-offset order (the kernel reversed first where the window is); a window reversal matters
 /// only to the direct form, the others take the reversed kernel and an unreversed window. Negative
 /// padding is read as SliceNegativePadding does (the same K axis).

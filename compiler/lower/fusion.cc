@@ -203,9 +203,10 @@ void AddDotEpilogues(const hlo::HloModule& module, int64_t min_split_n, Elementw
   for (size_t i = 0; i < list.size(); ++i) {
     const HloInstruction* dot = list[i].get();
     // A convolution reaching the lowering is a direct one in canonical dim_labels (its result
-    // [N, OH, OW, O] is an [N*OH*OW, O] matrix popped block by block, like a dot's).
+    // [N, OH, OW, O] is an [N*OH*OW, O] matrix popped block by block, like a dot's). Grouped ones
+    // (direct per group, or on the VPU) store their result whole; their consumers run apart.
     const bool direct_conv =
-        dot->opcode() == HloOpcode::kConvolution &&
+        dot->opcode() == HloOpcode::kConvolution && dot->feature_group_count() == 1 &&
         dot->convolution_dimension_numbers().output_batch_dimension == 0 &&
         dot->convolution_dimension_numbers().input_feature_dimension == dot->shape().rank() - 1 &&
         dot->convolution_dimension_numbers().output_feature_dimension == dot->shape().rank() - 1;

@@ -44,6 +44,7 @@
 #include <span>
 #include <vector>
 
+#include "compiler/lower/conv_band.h"
 #include "compiler/lower/lowerer.h"
 #include "compiler/lower/mxu_passes.h"
 #include "hlo/convolution_form.h"
@@ -81,10 +82,6 @@ struct ConvBlocks {
   int64_t bn = 1;                  // whole images per M block (> 1 only when an image is one block)
   int64_t mc() const { return bn * bh * bw; }
 };
-
-int64_t BandExtent(int64_t outputs, int64_t stride, int64_t taps, int64_t dilation) {
-  return (outputs - 1) * stride + (taps - 1) * dilation + 1;
-}
 
 // VMEM bytes of `b` for element sizes le (input), re (kernel), oe (output).
 int64_t ConvVmemBytes(const ConvBlocks& b, int64_t le, int64_t re, int64_t oe, bool oi) {
@@ -210,7 +207,7 @@ class DirectConvEmitter {
                     const hlo::DirectConvolution& p, const ConvBlocks& b,
                     std::vector<PassParts> passes, const HbmBuffer& lhs, const HbmBuffer& kernel,
                     const HbmBuffer& out, bool oi, bool int_path, ConvEpilogue epilogue,
-                    isa::Activation act)
+                    isa::Activation act, int64_t group = 0)
       : epilogue_(std::move(epilogue)),
         act_(act),
         em_(em),
@@ -223,6 +220,7 @@ class DirectConvEmitter {
         O_(out),
         oi_(oi),
         int_path_(int_path),
+        g_(group),
         C_(config.core.mxu.cols),
         nm_(std::max<int64_t>(1, config.core.mxu.count)),
         double_weights_(config.core.mxu.weight_buffers >= 2),
@@ -375,31 +373,13 @@ class DirectConvEmitter {
     }
   }
 
-  // The input rows (or columns) that land in a band starting at padded, dilated position `first`
-  // with `extent` positions: [lo, hi] of the `size` input positions, and whether the band also
-  // holds padding or dilation holes.
-  struct Span {
-    int64_t lo = 0, hi = -1;
-    bool holes = false;
-  };
-  static Span InputSpan(int64_t first, int64_t extent, int64_t size,
-                        const hlo::WindowDimension& w) {
-    Span s;
-    const int64_t b = w.base_dilation;
-    const int64_t a = first - w.padding_low;  // band position 0 in dilated input coordinates
-    s.lo = std::max<int64_t>(0, a <= 0 ? 0 : CeilDiv(a, b));
-    s.hi = std::min(size - 1, (a + extent - 1) < 0 ? -1 : (a + extent - 1) / b);
-    s.holes = b > 1 || s.hi < s.lo || s.lo * b != a || s.hi * b != a + extent - 1;
-    return s;
-  }
-
   // The band of each image of the block (image i at band + i * image_band_bytes_).
   StatusOr<int64_t> LoadBand(const Step& st) {
     const int64_t out_rows = std::min(b_.band_rows, p_.OH - st.band_oh0);
     const int64_t rows = BandExtent(out_rows, p_.wh.stride, p_.KH, p_.wh.window_dilation);
     const int64_t cols = BandExtent(Bw(st), p_.ww.stride, p_.KW, p_.ww.window_dilation);
-    const Span hs = InputSpan(st.band_oh0 * p_.wh.stride, rows, p_.H, p_.wh);
-    const Span ws = InputSpan(st.ow0 * p_.ww.stride, cols, p_.W, p_.ww);
+    const BandSpan hs = InputSpan(st.band_oh0 * p_.wh.stride, rows, p_.H, p_.wh);
+    const BandSpan ws = InputSpan(st.ow0 * p_.ww.stride, cols, p_.W, p_.ww);
     const int64_t cc = Cc(st.c0), le = L_.elem_bytes();
     const uint64_t band = Band(st.band_ver);
     if (hs.holes || ws.holes) {
@@ -421,7 +401,8 @@ class DirectConvEmitter {
     for (int64_t i = 0; i < Bn(st); ++i) {
       const uint64_t src =
           L_.address +
-          static_cast<uint64_t>(((st.n + i) * p_.sN + hs.lo * p_.sH + ws.lo * p_.sW + st.c0) * le);
+          static_cast<uint64_t>(
+              ((st.n + i) * p_.sN + hs.lo * p_.sH + ws.lo * p_.sW + g_ * p_.C + st.c0) * le);
       const uint64_t dst =
           band + static_cast<uint64_t>(i * image_band_bytes_ + (r0 * b_.band_w + q0) * cc * le);
       TPUSIM_ASSIGN_OR_RETURN(int64_t d, em_.Dma(isa::Opcode::kDmaHbmToVmem, src, ss, dst, ds, dims,
@@ -447,13 +428,14 @@ class DirectConvEmitter {
   // transposed per tap once loaded). A reversed kernel takes one DMA per tap.
   StatusOr<int64_t> LoadWeights(const Step& st) {
     const int64_t cc = Cc(st.c0), nc = Nc(st.n0), kt = Kt(st.s0), re = W_.elem_bytes();
-    // Per tap: HBM [C, O] ("io") or [O, C] ("oi") rows; VMEM [Cc, Nc] or [Nc, Cc].
-    const std::vector<int64_t> ss =
-        oi_ ? std::vector<int64_t>{p_.O * p_.C * re, p_.C * re, re}
-            : std::vector<int64_t>{p_.C * p_.O * re, p_.O * re, re};
+    // Per tap: HBM [C, Ot] ("io") or [Ot, C] ("oi") rows (Ot: all groups' output features);
+    // VMEM [Cc, Nc] or [Nc, Cc].
+    const int64_t Ot = p_.Ot(), o0 = g_ * p_.O + st.n0;
+    const std::vector<int64_t> ss = oi_ ? std::vector<int64_t>{Ot * p_.C * re, p_.C * re, re}
+                                        : std::vector<int64_t>{p_.C * Ot * re, Ot * re, re};
     const std::vector<int64_t> ds = oi_ ? std::vector<int64_t>{nc * cc * re, cc * re, re}
                                         : std::vector<int64_t>{cc * nc * re, nc * re, re};
-    const int64_t first = oi_ ? st.n0 * p_.C + st.c0 : st.c0 * p_.O + st.n0;
+    const int64_t first = oi_ ? o0 * p_.C + st.c0 : st.c0 * Ot + o0;
     const uint64_t dst = oi_ ? Staging(st.w_ver) : Weights(st.w_ver);
     const int64_t rows = oi_ ? nc : cc, cols = oi_ ? cc : nc;
     if (!Reversed()) {
@@ -690,10 +672,10 @@ class DirectConvEmitter {
       }
     }
     const std::vector<int64_t> dims{bh, bw, nc}, ss{bw * nc * oe, nc * oe, oe};
-    const std::vector<int64_t> ds{p_.OW * p_.O * oe, p_.O * oe, oe};
+    const std::vector<int64_t> ds{p_.OW * p_.Ot() * oe, p_.Ot() * oe, oe};
+    const int64_t pixel = (bl.n * p_.OH + bl.oh0) * p_.OW + bl.ow0;
     const uint64_t dst =
-        O_.address +
-        static_cast<uint64_t>((((bl.n * p_.OH + bl.oh0) * p_.OW + bl.ow0) * p_.O + bl.n0) * oe);
+        O_.address + static_cast<uint64_t>((pixel * p_.Ot() + g_ * p_.O + bl.n0) * oe);
     TPUSIM_ASSIGN_OR_RETURN(store_count_[o],
                             em_.Dma(isa::Opcode::kDmaVmemToHbm, OutBuf(bl.index), ss, dst, ds, dims,
                                     oe, kOutFlag0 + static_cast<uint64_t>(o)));
@@ -711,6 +693,7 @@ class DirectConvEmitter {
   const HbmBuffer& W_;
   const HbmBuffer& O_;
   const bool oi_, int_path_;
+  const int64_t g_;  // the feature group (hlo::DirectConvolution::groups)
   const int64_t C_, nm_;
   const bool double_weights_;
   const isa::MxuTiming timing_;
@@ -1147,6 +1130,11 @@ Status Lowerer::LowerConvolution(const HloInstruction& inst) {
   const int64_t R = config_.core.mxu.rows;
   if (cd.input_feature_dimension == rank - 1 && cd.output_feature_dimension == rank - 1) {
     if (const auto plan =
+            hlo::PlanVpuConvolution(lhs, rhs, out, inst.window(), cd, inst.feature_group_count(),
+                                    inst.batch_group_count(), R)) {
+      return LowerVpuConvolution(inst, *plan);
+    }
+    if (const auto plan =
             hlo::PlanDirectConvolution(lhs, rhs, out, inst.window(), cd, inst.feature_group_count(),
                                        inst.batch_group_count(), R)) {
       return LowerDirectConvolution(inst, *plan);
@@ -1167,9 +1155,9 @@ Status Lowerer::LowerConvolution(const HloInstruction& inst) {
     }
   }
   return Unsupported(inst,
-                     "this convolution has no direct, filter-gradient or im2col form (supported: "
-                     "one or two spatial dimensions without groups, or any convolution "
-                     "without negative padding, through im2col)");
+                     "this convolution has no direct, VPU, filter-gradient or im2col form "
+                     "(supported: one or two spatial dimensions with feature groups, or any "
+                     "convolution without negative padding, through im2col)");
 }
 
 Status Lowerer::LowerFilterGradConvolution(const HloInstruction& inst,
@@ -1330,9 +1318,15 @@ Status Lowerer::LowerDirectConvolution(const HloInstruction& inst,
       return epi->store_dot;
     };
   }
-  DirectConvEmitter kernel(em_, config_, inst, p, *blocks, passes, L, Wt, O, oi, int_path,
-                           run_epilogue, pop_act ? pop_act->act : isa::Activation::kNone);
-  TPUSIM_RETURN_IF_ERROR(kernel.Run());
+  // Feature groups (no epilogue: AddDotEpilogues leaves grouped convolutions alone) run one after
+  // another, each with the same blocks at its own feature offsets; a group's stores are done
+  // before the next reuses the VMEM.
+  for (int64_t g = 0; g < p.groups; ++g) {
+    if (g > 0) em_.ResetVmem();
+    DirectConvEmitter kernel(em_, config_, inst, p, *blocks, passes, L, Wt, O, oi, int_path,
+                             run_epilogue, pop_act ? pop_act->act : isa::Activation::kNone, g);
+    TPUSIM_RETURN_IF_ERROR(kernel.Run());
+  }
   return CloseEpilogue(inst, pop_act.has_value(), epi ? &*epi : nullptr);
 }
 

@@ -197,7 +197,7 @@ class Lowerer {
   void EmitDotMatmuls(const DotKernel& k, const DotStep& st, int64_t acc0);
   void EmitDotPop(DotKernel& k, const DotOutBlock& pp);
   Status EmitDotStore(DotKernel& k, const DotOutBlock& pp);
-  /// A canonical convolution in its direct or filter-gradient form (lower_convolution.cc).
+  /// A canonical convolution in its direct, VPU or filter-gradient form (lower_convolution.cc).
   Status LowerConvolution(const hlo::HloInstruction& inst);
   /// A convolution in the filter-gradient form (lower_convolution.cc), with the prologues of its
   /// operands (AddConvPrologues) run as their bands are loaded when they fit VMEM beside it.
@@ -205,6 +205,9 @@ class Lowerer {
                                     const hlo::FilterGradientConvolution& p,
                                     std::vector<PassParts> passes, bool int_path);
   Status LowerDirectConvolution(const hlo::HloInstruction& inst, const hlo::DirectConvolution& p);
+  /// A grouped convolution with few features per group (a depthwise one) on the VPU
+  /// (lower_vpu_convolution.cc).
+  Status LowerVpuConvolution(const hlo::HloInstruction& inst, const hlo::VpuConvolution& p);
   /// The megacore share of a dot with N output columns: this core's columns [begin, end), and how
   /// many cores split it (1 = not split: rank 0 does it all).
   struct ColumnShare {

@@ -71,14 +71,15 @@ class ConvBuilder {
     for (HloInstruction* x : xs) c->AppendOperand(x);
     return b_.Add(std::move(c));
   }
-  /// `c` (operands appended) with `dn`, this convolution's window and precision, no groups.
+  /// `c` (operands appended) with `dn`, this convolution's window, precision and feature groups,
+  /// no batch groups.
   HloInstruction* NewConv(std::unique_ptr<HloInstruction> c,
                           const hlo::ConvolutionDimensionNumbers& dn) {
     c->mutable_convolution_dimension_numbers() = dn;
     c->set_has_convolution_dimension_numbers(true);
     c->mutable_window() = conv_->window();
     c->set_has_window(true);
-    c->set_feature_group_count(1);
+    c->set_feature_group_count(conv_->feature_group_count());
     c->set_batch_group_count(1);
     c->mutable_precision_config() = conv_->precision_config();
     return b_.Add(std::move(c));
@@ -189,7 +190,9 @@ bool Lowerable(const HloInstruction& conv) {
 // spatial dimensions (01bf: the kernel's band loads stride over it, DirectConvolution::sN/sH/sW);
 // other inputs, the kernel and the result in other dim_labels are transposed (a documented
 // departure from XLA, whose layout assignment picks the layouts instead).
-void Canonicalize(hlo::HloComputation& comp, HloInstruction* conv) {
+// `force_io`: the kernel is brought to [S.., C, O] whatever its order (the VPU form reads weight
+// rows of output features).
+void Canonicalize(hlo::HloComputation& comp, HloInstruction* conv, bool force_io = false) {
   const auto& cd = conv->convolution_dimension_numbers();
   const bool input_in_place =
       cd.input_feature_dimension == conv->operand(0)->shape().rank() - 1;
@@ -197,7 +200,8 @@ void Canonicalize(hlo::HloComputation& comp, HloInstruction* conv) {
   std::vector<int64_t> in_perm{cd.input_batch_dimension};
   for (int64_t d : cd.input_spatial_dimensions) in_perm.push_back(d);
   in_perm.push_back(cd.input_feature_dimension);
-  const bool kernel_oi = cd.kernel_input_feature_dimension > cd.kernel_output_feature_dimension;
+  const bool kernel_oi =
+      !force_io && cd.kernel_input_feature_dimension > cd.kernel_output_feature_dimension;
   std::vector<int64_t> k_perm(cd.kernel_spatial_dimensions);
   k_perm.push_back(kernel_oi ? cd.kernel_output_feature_dimension
                              : cd.kernel_input_feature_dimension);
@@ -466,6 +470,17 @@ StatusOr<bool> ConvolutionLowering::Run(hlo::HloModule& module) {
                                      c->feature_group_count(), c->batch_group_count(), mxu_rows_)) {
         if (IsCanonicalDirect(*c)) continue;
         Canonicalize(*comp, c);
+        changed = true;
+      } else if (hlo::PlanVpuConvolution(
+                     c->operand(0)->shape().dimensions(), c->operand(1)->shape().dimensions(),
+                     c->shape().dimensions(), c->window(), c->convolution_dimension_numbers(),
+                     c->feature_group_count(), c->batch_group_count(), mxu_rows_)) {
+        const auto& cd = c->convolution_dimension_numbers();
+        if (IsCanonicalDirect(*c) &&
+            cd.kernel_input_feature_dimension < cd.kernel_output_feature_dimension) {
+          continue;
+        }
+        Canonicalize(*comp, c, /*force_io=*/true);
         changed = true;
       } else if (hlo::PlanFilterGradientConvolution(
                      c->operand(0)->shape().dimensions(), c->operand(1)->shape().dimensions(),

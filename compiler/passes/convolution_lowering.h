@@ -1,11 +1,17 @@
-// lower-convolution: prepares every `convolution` for the MXUs.
+// lower-convolution: prepares every `convolution` for the MXUs and the VPU.
 //
-// A convolution with a direct form (hlo/convolution_form.h: no groups, one or two spatial
-// dimensions, non-negative padding, not a filter-gradient shape) is kept and only brought into
-// canonical dim_labels — input [N, S.., C], kernel [S.., C, O] or [S.., O, C], output
-// [N, S.., O], transposing operands and result where their dim_labels differ — for the direct
-// kernel (compiler/lower/lower_convolution.cc), which streams input bands through VMEM and
-// accumulates the taps in the MXUs: no im2col array anywhere.
+// A convolution with a direct form (hlo/convolution_form.h: one or two spatial dimensions,
+// non-negative padding, not a filter-gradient shape, no batch groups, feature groups — if any — of
+// at least mxu_rows / 8 input features each) is kept and only brought into canonical dim_labels —
+// input [N, S.., C], kernel [S.., C, O] or [S.., O, C], output [N, S.., O], transposing operands
+// and result where their dim_labels differ — for the direct kernel
+// (compiler/lower/lower_convolution.cc), which streams input bands through VMEM and accumulates the
+// taps in the MXUs, one feature group after another: no im2col array anywhere.
+//
+// A grouped convolution with fewer input features per group (a depthwise convolution, its
+// multiplier, its input gradient: hlo::VpuConvolution) is kept too, in the same dim_labels with an
+// [S.., C/G, O] kernel, for the VPU kernel (compiler/lower/lower_vpu_convolution.cc): output
+// features on the lanes, a multiply-accumulate of the shifted band per tap. No im2col either.
 //
 // Every other convolution is rewritten into im2col + dot (below). For input dims (any dim_labels)
 // [N, S1..Sk, C] (after a transpose to that order), window W1..Wk with stride, padding, lhs (base)
@@ -14,7 +20,8 @@
 //   2. one strided `slice` per window position (start = w * rhs_dilation, step = stride) giving
 //      [N, O1..Ok, C] each; `concatenate` them along C -> [N, O1..Ok, Wn*C] (the im2col matrix);
 //   3. reshape to [M = N*O1*..*Ok, Wn*C] and dot with the kernel reshaped to [Wn*C, O];
-//      feature_group_count G > 1 (grouped / depthwise) becomes a batched dot over the G groups:
+//      feature_group_count G > 1 (only where neither grouped form applies: more than two spatial
+//      dimensions, a filter-gradient shape) becomes a batched dot over the G groups:
 //      [G, M, Wn*C/G] x [G, Wn*C/G, O/G]; batch_group_count B > 1 (weight gradients) becomes a
 //      dot batched over the B groups, batch group g (input batches g*N/B ..) with output feature
 //      group g: [B, M/B, Wn*C] x [B, Wn*C, O/B];
@@ -27,9 +34,9 @@
 //
 // A `reverse` of the kernel's spatial dimensions (how JAX and PyTorch write an input gradient) is
 // folded into the window reversal first; the direct form reads the reversed kernel as it loads it.
-// A reversed window without a direct form (a grouped convolution: a depthwise layer's input
-// gradient; a feature map smaller than the window) is unfolded again: the kernel is reversed by
-// one `reverse`, and the convolution takes the filter-gradient form or im2col + dot.
+// A reversed window without a direct form (a depthwise layer's input gradient; a feature map
+// smaller than the window) is unfolded again: the kernel is reversed by one `reverse`, and the
+// convolution takes the VPU form, the filter-gradient form or im2col + dot.
 #pragma once
 
 #include "compiler/pass/hlo_pass.h"

@@ -184,27 +184,38 @@ TEST_P(ConvolutionTest, ReversedKernelsInEveryLayoutAreExact) {
   } while (std::next_permutation(kernel.begin(), kernel.end()));
 }
 
-// A reversed window without a direct form (feature groups; a feature map smaller than the window)
-// reverses its kernel with one `reverse` (lowered as a negative-stride copy), not one slice per
-// window position and a concatenate.
+// A reversed window without a direct form (a depthwise convolution, on the VPU; a feature map
+// smaller than the window) reverses its kernel with one `reverse` (lowered as a negative-stride
+// copy), not one slice per window position and a concatenate. Feature groups on the MXU (direct
+// per group) read the kernel reversed as they load it: no `reverse`.
 TEST(ConvolutionUnfoldTest, UnfoldedReversalIsOneReverse) {
   for (const char* conv :
-       {"  ROOT y = f32[2,6,6,6] convolution(x, k), window={size=3x3 pad=1_1x1_1 "
-        "rhs_reversal=1x1}, dim_labels=b01f_01io->b01f, feature_group_count=2\n",
-        "  ROOT y = f32[2,6,6,6] convolution(x, k), window={size=3x3 pad=1_1x1_1 "
-        "rhs_reversal=0x1}, dim_labels=b01f_01io->b01f, feature_group_count=2\n"}) {
+       {"  ROOT y = f32[2,6,6,8] convolution(x, k), window={size=3x3 pad=1_1x1_1 "
+        "rhs_reversal=1x1}, dim_labels=b01f_01io->b01f, feature_group_count=8\n",
+        "  ROOT y = f32[2,6,6,8] convolution(x, k), window={size=3x3 pad=1_1x1_1 "
+        "rhs_reversal=0x1}, dim_labels=b01f_01io->b01f, feature_group_count=8\n"}) {
     auto module = testing::Parse(std::string("HloModule m\nENTRY e {\n  x = f32[2,6,6,8] "
-                                             "parameter(0)\n  k = f32[3,3,4,6] parameter(1)\n") +
+                                             "parameter(0)\n  k = f32[3,3,1,8] parameter(1)\n") +
                                  conv + "}\n");
     ASSERT_NE(module, nullptr);
     CompileOptions o;
     o.dump_after = "lower-convolution";
-    auto r = Compile(*module, testing::Config("tiny"), o);
+    auto r = Compile(*module, testing::Config("tpu-v4"), o);
     ASSERT_TRUE(r.ok()) << r.status().message();
     EXPECT_NE(r->dump.find(" reverse("), std::string::npos) << r->dump;
     EXPECT_EQ(r->dump.find("reversed.1 = "), std::string::npos) << r->dump;
     EXPECT_EQ(r->dump.find("rhs_reversal"), std::string::npos) << r->dump;
   }
+  auto module = testing::Parse(Conv("f32[2,6,6,64]", "f32[3,3,32,6]", "f32[2,6,6,6]",
+                                    "size=3x3 pad=1_1x1_1 rhs_reversal=1x1", "b01f_01io->b01f",
+                                    ", feature_group_count=2"));
+  ASSERT_NE(module, nullptr);
+  CompileOptions o;
+  o.dump_after = "lower-convolution";
+  auto r = Compile(*module, testing::Config("tpu-v4"), o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->dump.find(" reverse("), std::string::npos) << r->dump;
+  EXPECT_NE(r->dump.find("rhs_reversal=1x1"), std::string::npos) << r->dump;
 }
 
 // Reversed windows with the other window attributes: the input gradient of a strided convolution
