@@ -2,12 +2,19 @@
 
 #include <algorithm>
 #include <set>
+#include <string>
+#include <string_view>
 
 #include "common/check.h"
 #include "hlo/printer.h"
 #include "hlo/sharding.h"
 
 namespace tpusim::hlo {
+
+void HloModule::RemoveComputation(const HloComputation* c) {
+  TPUSIM_CHECK(c != entry_) << "RemoveComputation of the entry";
+  std::erase_if(computations_, [c](const std::unique_ptr<HloComputation>& p) { return p.get() == c; });
+}
 
 HloComputation* HloModule::AddComputation(std::unique_ptr<HloComputation> computation) {
   TPUSIM_CHECK(computation != nullptr);
@@ -110,16 +117,29 @@ bool HasTiledSharding(const HloSharding& s) {
   return std::any_of(s.tuple_elements.begin(), s.tuple_elements.end(), HasTiledSharding);
 }
 
-// Device counts of the `#sdy.mesh<["x"=2, "y"=4]>` declarations in `text`.
-std::vector<int64_t> ShardyMeshSizes(std::string_view text) {
+// The quoted names in `text` (`"x", "y"`).
+std::set<std::string> QuotedNames(std::string_view text) {
+  std::set<std::string> names;
+  for (size_t q = text.find('"'); q != std::string_view::npos; q = text.find('"', q + 1)) {
+    const size_t end = text.find('"', q + 1);
+    if (end == std::string_view::npos) break;
+    names.emplace(text.substr(q + 1, end - q - 1));
+    q = end;
+  }
+  return names;
+}
+
+// The `#sdy.mesh<["x"=2, "y"=4]>` declarations in `text`.
+std::vector<ShardyMesh> ShardyMeshes(std::string_view text) {
   constexpr int64_t kCap = kMaxDevices + 1;
-  std::vector<int64_t> sizes;
+  std::vector<ShardyMesh> meshes;
   constexpr std::string_view kOpen = "#sdy.mesh<[";
   for (size_t at = text.find(kOpen); at != std::string_view::npos; at = text.find(kOpen, at)) {
     at += kOpen.size();
     const size_t end = text.find(']', at);
     if (end == std::string_view::npos) break;
-    int64_t devices = 1;
+    ShardyMesh mesh;
+    mesh.axes = QuotedNames(text.substr(at, end - at));
     for (size_t eq = text.find('=', at); eq < end; eq = text.find('=', eq + 1)) {
       int64_t axis = 0;
       size_t i = eq + 1;
@@ -127,23 +147,41 @@ std::vector<int64_t> ShardyMeshSizes(std::string_view text) {
       for (; i < end && text[i] >= '0' && text[i] <= '9'; ++i) {
         axis = std::min(kCap, axis * 10 + (text[i] - '0'));
       }
-      devices = std::min(kCap, devices * std::max<int64_t>(axis, 1));
+      mesh.devices = std::min(kCap, mesh.devices * std::max<int64_t>(axis, 1));
     }
-    sizes.push_back(devices);
+    meshes.push_back(std::move(mesh));
     at = end;
   }
-  return sizes;
+  return meshes;
+}
+
+bool IsTarget(const HloInstruction& i, std::string_view target) {
+  return i.opcode() == HloOpcode::kCustomCall && i.custom_call_target() == target;
+}
+
+std::string_view FrontendAttribute(const HloInstruction& i, std::string_view key) {
+  for (const auto& [k, v] : i.frontend_attributes()) {
+    if (k == key) return v;
+  }
+  return {};
 }
 
 }  // namespace
 
-int64_t ShardyMeshPartitions(const HloModule& m) {
-  if (m.replica_count() != 1 || m.num_partitions() != 1) return 1;
-  int64_t devices = 1;
+ShardyMesh LargestShardyMesh(const HloModule& m) {
+  ShardyMesh best;
   for (const auto& [key, value] : m.other_attributes()) {
     if (key != "frontend_attributes") continue;
-    for (int64_t n : ShardyMeshSizes(value)) devices = std::max(devices, n);
+    for (ShardyMesh& mesh : ShardyMeshes(value)) {
+      if (mesh.devices > best.devices) best = std::move(mesh);
+    }
   }
+  return best;
+}
+
+int64_t ShardyMeshPartitions(const HloModule& m) {
+  if (m.replica_count() != 1 || m.num_partitions() != 1) return 1;
+  const int64_t devices = LargestShardyMesh(m).devices;
   if (devices <= 1) return 1;
   for (const auto& comp : m.computations()) {
     for (const auto& inst : comp->instructions()) {
@@ -151,6 +189,37 @@ int64_t ShardyMeshPartitions(const HloModule& m) {
     }
   }
   return 1;
+}
+
+HloComputation* FullyManualShardMapBody(const HloModule& m) {
+  if (m.replica_count() != 1 || m.num_partitions() != 1) return nullptr;
+  const ShardyMesh mesh = LargestShardyMesh(m);
+  if (mesh.devices <= 1) return nullptr;
+  HloComputation* body = nullptr;
+  for (const auto& up : m.entry_computation()->instructions()) {
+    const HloInstruction& i = *up;
+    switch (i.opcode()) {
+      case HloOpcode::kParameter:
+      case HloOpcode::kGetTupleElement:
+      case HloOpcode::kTuple:
+        continue;
+      case HloOpcode::kCall:
+        if (body != nullptr || i.to_apply() == nullptr ||
+            !i.to_apply()->name().starts_with("xla.sdy.manual_computation_body")) {
+          return nullptr;
+        }
+        body = i.to_apply();
+        continue;
+      default:
+        break;
+    }
+    if (IsTarget(i, "xla.sdy.GlobalToLocalShape") || IsTarget(i, "xla.sdy.LocalToGlobalShape")) {
+      if (QuotedNames(FrontendAttribute(i, "xla.sdy.manual_axes")) != mesh.axes) return nullptr;
+      continue;
+    }
+    if (!IsTarget(i, "xla.sdy.FuncResultSharding") && !IsTarget(i, "Sharding")) return nullptr;
+  }
+  return body;
 }
 
 }  // namespace tpusim::hlo

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -29,6 +30,8 @@ class HloModule {
   /// The ENTRY computation (the last one if none was marked).
   HloComputation* entry_computation() const { return entry_; }
   void set_entry_computation(HloComputation* c) { entry_ = c; }
+  /// Removes `c`, which must not be the entry and which no instruction may call.
+  void RemoveComputation(const HloComputation* c);
 
   /// Computations in post order: every callee before its callers, entry last; each once.
   std::vector<HloComputation*> MakeComputationPostOrder() const;
@@ -92,5 +95,22 @@ int64_t InferDeviceCount(const HloModule& module);
 /// replica_count and num_partitions, a mesh of more than one device and at least one tiled
 /// sharding; 1 otherwise.
 int64_t ShardyMeshPartitions(const HloModule& module);
+
+/// A mesh a JAX module declares in Shardy form: its axis names and device count (the product of
+/// the axis sizes, saturating at kMaxDevices + 1).
+struct ShardyMesh {
+  std::set<std::string> axes;
+  int64_t devices = 1;
+};
+/// The module's largest declared mesh (JAX also declares an `empty_mesh`); no axes and 1 device
+/// without one.
+ShardyMesh LargestShardyMesh(const HloModule& module);
+
+/// The per-device program of a module whose ENTRY is one fully manual shard_map (jax.shard_map over
+/// every axis of the mesh; JAX's pmap lowers to one): the `xla.sdy.manual_computation_body`
+/// computation its ENTRY calls between `xla.sdy.GlobalToLocalShape` and `LocalToGlobalShape`, with
+/// nothing else computed there. nullptr for every other module (a partially manual shard_map, or
+/// one inside an SPMD program, is left to the partitioner, which reports it).
+HloComputation* FullyManualShardMapBody(const HloModule& module);
 
 }  // namespace tpusim::hlo

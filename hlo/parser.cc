@@ -155,9 +155,21 @@ StatusOr<std::unique_ptr<HloModule>> HloParserImpl::ParseModule() {
   if (headerless) module->set_name("module_" + module->entry_computation()->name());
   TPUSIM_RETURN_IF_ERROR(ResolveComputationRefs(*module));
   TPUSIM_RETURN_IF_ERROR(CheckCallGraphAcyclic(*module));
-  // A JAX module sharded on a Mesh runs on the mesh's devices (jax.jit compiles it with
-  // num_partitions = the mesh size, which the text leaves out).
-  if (const int64_t n = ShardyMeshPartitions(*module); n > 1) {
+  // A fully manual shard_map (JAX's pmap) is its body run on every device of the mesh as replicas,
+  // each on its own shard; a JAX module sharded on a Mesh runs on the mesh's devices (jax.jit
+  // compiles it with num_partitions = the mesh size, which the text leaves out).
+  if (HloComputation* body = FullyManualShardMapBody(*module)) {
+    const int64_t n = LargestShardyMesh(*module).devices;
+    if (n > kMaxDevices) {
+      return ErrorAt(0, fmt::format("the module's Shardy mesh has {} devices, over {}", n,
+                                    kMaxDevices));
+    }
+    HloComputation* global = module->entry_computation();
+    module->set_entry_computation(body);
+    module->RemoveComputation(global);
+    module->set_entry_computation_layout("");
+    module->set_replica_count(n);
+  } else if (const int64_t n = ShardyMeshPartitions(*module); n > 1) {
     if (n > kMaxDevices) {
       return ErrorAt(0, fmt::format("the module's Shardy mesh has {} devices, over {}", n,
                                     kMaxDevices));

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "hlo/parser.h"
 
@@ -52,6 +53,55 @@ TEST(ShardyMeshTest, AMeshOverTheDeviceLimitIsALocatedError) {
   ASSERT_FALSE(m.ok());
   EXPECT_NE(m.status().message().find("m.hlo:1:1"), std::string::npos) << m.status().message();
   EXPECT_NE(m.status().message().find("Shardy mesh"), std::string::npos);
+}
+
+// jax.shard_map over every axis of the mesh (as JAX lowers it, Shardy round-trip custom calls around
+// a call of the manual body): the body runs on every device as replicas, each on its own shard.
+std::string ShardMap(const std::string& manual_axes) {
+  return R"(HloModule jit_f, entry_computation_layout={(f32[16,64]{1,0}, f32[64,32]{1,0})->f32[16,32]{1,0}}, frontend_attributes={xla.sdy.meshes={mesh = #sdy.mesh<["x"=2, "y"=4]>}}
+
+region_0.1 {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT add.1 = f32[] add(a, b)
+}
+
+xla.sdy.manual_computation_body.2 {
+  l = f32[8,16]{1,0} parameter(0)
+  r = f32[16,32]{1,0} parameter(1)
+  d = f32[8,32]{1,0} dot(l, r), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT s = f32[8,32]{1,0} all-reduce(d), channel_id=1, replica_groups={{0,1,2,3},{4,5,6,7}}, use_global_device_ids=true, to_apply=region_0.1
+}
+
+ENTRY main.3 {
+  a.1 = f32[16,64]{1,0} parameter(0), sharding={devices=[2,4]<=[8]}
+  w.1 = f32[64,32]{1,0} parameter(1), sharding={devices=[4,1,2]<=[2,4]T(1,0) last_tile_dim_replicate}
+  g = (f32[8,16]{1,0}, f32[16,32]{1,0}) custom-call(a.1, w.1), custom_call_target="xla.sdy.GlobalToLocalShape", custom_call_has_side_effect=true, frontend_attributes={xla.sdy.manual_axes="#sdy<manual_axes{\")" + manual_axes + R"(\"}>"}
+  g0 = f32[8,16]{1,0} get-tuple-element(g), index=0
+  g1 = f32[16,32]{1,0} get-tuple-element(g), index=1
+  c = f32[8,32]{1,0} call(g0, g1), to_apply=xla.sdy.manual_computation_body.2
+  o = f32[16,32]{1,0} custom-call(c), custom_call_target="xla.sdy.LocalToGlobalShape", custom_call_has_side_effect=true, frontend_attributes={xla.sdy.manual_axes="#sdy<manual_axes{\")" + manual_axes + R"(\"}>"}
+  ROOT f = f32[16,32]{1,0} custom-call(o), custom_call_target="xla.sdy.FuncResultSharding", custom_call_has_side_effect=true
+})";
+}
+
+TEST(ShardyMeshTest, AFullyManualShardMapRunsItsBodyOnEveryDevice) {
+  auto m = ParseHloModule(ShardMap(R"(x\", \"y)"), "m.hlo");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ((*m)->replica_count(), 8);
+  EXPECT_EQ((*m)->num_partitions(), 1);
+  EXPECT_EQ((*m)->entry_computation()->name(), "xla.sdy.manual_computation_body.2");
+  EXPECT_EQ((*m)->entry_computation()->parameter_instruction(0)->shape().dimensions(),
+            (std::vector<int64_t>{8, 16}));
+  EXPECT_EQ((*m)->FindComputation("main.3"), nullptr);
+}
+
+TEST(ShardyMeshTest, APartiallyManualShardMapStaysAnSpmdProgram) {
+  auto m = ParseHloModule(ShardMap("x"), "m.hlo");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ((*m)->replica_count(), 1);
+  EXPECT_EQ((*m)->num_partitions(), 8);
+  EXPECT_EQ((*m)->entry_computation()->name(), "main.3");
 }
 
 }  // namespace
