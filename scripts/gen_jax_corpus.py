@@ -15,7 +15,9 @@ the command. The modules are pre-optimization HLO (what tpusim compiles itself).
     XLA_FLAGS=--xla_force_host_platform_device_count=8 python3 scripts/gen_jax_corpus.py \
         [--models resnet18,vit_ti16] [--forms single,pmap,spmd] [--out DIR]
 
-Deterministic: the same versions write the same files.
+Deterministic: the same versions write the same bytes, whatever --models / --forms selects and in
+which order (JAX's caches are cleared before each lowering; the manifest is written with sorted
+keys and holds no paths or times).
 """
 
 from __future__ import annotations
@@ -323,6 +325,10 @@ def example(spec: Spec, key: Any) -> Tuple[Any, Any]:
 
 
 def lower(name: str, form: str) -> Tuple[tpusim.jax.LoweredModule, Dict[str, Any]]:
+    # JAX caches traced helpers (threefry2x32, _one_hot, ...) across lowerings, and a cached
+    # helper keeps the instruction names of the first model that traced it: without a clear, a
+    # module's text would depend on which models ran before it in the same process.
+    jax.clear_caches()
     spec = MODELS[name]
     net, tx = spec.factory(), spec.tx
     key = jax.random.PRNGKey(0)
