@@ -434,6 +434,8 @@ class Partitioner {
       case HloOpcode::kReduce:
         if (inst.operand_count() == 2 && inst.shape().IsArray()) return PlanReduce(inst, p);
         return PlanGeneric(inst, p);
+      case HloOpcode::kGather:
+        return PlanGather(inst, p);
       default:
         break;
     }
@@ -510,6 +512,28 @@ class Partitioner {
     p.operand_wants[0] = *want;
     p.shard_as = t;
     p.value.tiling = t;
+    return OkStatus();
+  }
+
+  // A gather whose start indices are cut along batch dimensions: the operand whole on every
+  // partition, each partition gathers the rows its indices name into its piece of the result, no
+  // collective (XLA's gather handler for cut index-passthrough dimensions). The result is cut as
+  // the indices' batch dimensions are; a cut the propagation gave its offset dimensions is left to
+  // the users' resharding. Unsplit indices: the whole gather on every partition.
+  Status PlanGather(const HloInstruction& inst, Plan& p) {
+    const std::optional<std::vector<int64_t>> axes = spmd::GatherBatchAxes(inst);
+    if (!axes) return PlanGeneric(inst, p);
+    const HloInstruction* indices = inst.operand(1);
+    std::optional<Tiling> want = spmd::OperandTilingFor(inst, 1, Assigned(&inst));
+    if (!want || want->IsReplicated() ||
+        !spmd::DividesEvenly(indices->shape().dimensions(), *want)) {
+      return PlanGeneric(inst, p);
+    }
+    const Tiling out = spmd::Remap(*want, *axes);
+    p.operand_wants[0] = Tiling::Replicated(inst.operand(0)->shape().rank(), n_);
+    p.operand_wants[1] = *want;
+    p.shard_as = out;
+    p.value.tiling = out;
     return OkStatus();
   }
 

@@ -389,6 +389,12 @@ class Propagator {
         if (tuple->opcode() != HloOpcode::kTuple) return std::nullopt;
         return Find(tuple->operand(inst.tuple_index()));
       }
+      case HloOpcode::kGather: {
+        const std::optional<std::vector<int64_t>> axes = GatherBatchAxes(inst);
+        auto t = Find(inst.operand(1));
+        if (!axes || !t) return std::nullopt;
+        return Remap(*t, *axes);
+      }
       default:
         return std::nullopt;
     }
@@ -565,6 +571,33 @@ Tiling ChooseDotTiling(const HloInstruction& dot, const std::optional<Tiling>& l
   return *best;  // the unsplit candidate always exists
 }
 
+std::optional<std::vector<int64_t>> GatherBatchAxes(const HloInstruction& gather) {
+  if (gather.opcode() != HloOpcode::kGather || gather.operand_count() != 2 ||
+      !gather.shape().IsArray() || !gather.operand(1)->shape().IsArray()) {
+    return std::nullopt;
+  }
+  const hlo::GatherDimensionNumbers& g = gather.gather_dimension_numbers();
+  if (!g.operand_batching_dims.empty() || !g.start_indices_batching_dims.empty())
+    return std::nullopt;
+  const int64_t index_rank = gather.operand(1)->shape().rank();
+  std::vector<int64_t> batch;  // start-indices dimensions but index_vector_dim, in order
+  for (int64_t d = 0; d < index_rank; ++d) {
+    if (d != g.index_vector_dim) batch.push_back(d);
+  }
+  std::vector<int64_t> axes;
+  size_t next = 0;
+  for (int64_t d = 0; d < gather.shape().rank(); ++d) {
+    if (std::find(g.offset_dims.begin(), g.offset_dims.end(), d) != g.offset_dims.end()) {
+      axes.push_back(-1);
+    } else {
+      if (next >= batch.size()) return std::nullopt;  // malformed: more batch dims than indices
+      axes.push_back(batch[next++]);
+    }
+  }
+  if (next != batch.size()) return std::nullopt;
+  return axes;
+}
+
 bool ReduceCanAllReduce(const HloInstruction& reduce) {
   if (reduce.opcode() != HloOpcode::kReduce || reduce.operand_count() != 2) return false;
   const std::optional<HloOpcode> op = ReducerOpcode(reduce);
@@ -638,6 +671,18 @@ std::optional<Tiling> OperandTilingFor(const HloInstruction& user, int64_t i, co
       std::vector<int64_t> kept = Complement(op->shape().rank(), user.dimensions(), {});
       for (size_t k = 0; k < kept.size(); ++k) {
         src[static_cast<size_t>(kept[k])] = static_cast<int64_t>(k);
+      }
+      return Remap(ut, src);
+    }
+    case HloOpcode::kGather: {
+      const std::optional<std::vector<int64_t>> axes = GatherBatchAxes(user);
+      if (!axes) return std::nullopt;
+      if (i == 0) return Tiling::Replicated(op->shape().rank(), ut.num_partitions());
+      // Start-indices dimension k is cut as the result dimension running over it; the index
+      // vector dimension stays whole (result offset dimensions' cuts fold into replication).
+      std::vector<int64_t> src(static_cast<size_t>(op->shape().rank()), -1);
+      for (size_t d = 0; d < axes->size(); ++d) {
+        if ((*axes)[d] >= 0) src[static_cast<size_t>((*axes)[d])] = static_cast<int64_t>(d);
       }
       return Remap(ut, src);
     }

@@ -19,7 +19,9 @@
 // (one element, stride 1: a pooling window's batch and feature dimensions); reduce drops the
 // reduced dimensions; dot and convolution map batch and free dimensions and may split the
 // contracting dimensions (DotAxes below); get-tuple-element of a tuple takes the element's, and
-// the element is wanted as its get-tuple-elements are (an unrolled while loop's carried values).
+// the element is wanted as its get-tuple-elements are (an unrolled while loop's carried values);
+// gather keeps a cut of its start indices' batch dimensions on the result's batch dimensions, the
+// operand whole (an embedding lookup of batch-split token ids: GatherBatchAxes below).
 // Everything else is replicated.
 #pragma once
 
@@ -70,6 +72,16 @@ Tiling ChooseDotTiling(const hlo::HloInstruction& dot, const std::optional<Tilin
                        const std::optional<Tiling>& rhs, const std::optional<Tiling>& out,
                        int64_t num_partitions);
 
+/// For a kGather whose operand can stay whole while its start indices are cut along their batch
+/// dimensions (every dimension but index_vector_dim): result dimension -> the start-indices
+/// dimension it runs over (its batch dimensions, in order), -1 for the offset (slice) dimensions.
+/// Each partition then gathers the rows its own indices name from the whole operand into its
+/// piece of the result, with no collective — XLA's gather handler does the same for cuts of the
+/// indices' passthrough dimensions (xla/service/spmd/gather_scatter_handler.cc). nullopt for a
+/// gather with operand_batching_dims (their implicit index is the global batch position, which a
+/// cut would make local).
+std::optional<std::vector<int64_t>> GatherBatchAxes(const hlo::HloInstruction& gather);
+
 /// True if `reduce` can be computed on cut reduced dimensions as a local reduce followed by an
 /// all-reduce with the same reducer: one operand, a reducer whose root is add / multiply /
 /// maximum / minimum / and / or of its two parameters, and an init value that is a constant
@@ -83,7 +95,8 @@ bool KeepsTiling(const hlo::HloInstruction& inst);
 
 /// How operand `i` of `user` must be cut for `user` to produce tiling `user_tiling` with no
 /// collective: elementwise (same-shaped operands), broadcast, transpose, reshape/bitcast (nullopt
-/// if the cut dimensions do not line up) and reduce (reduced dimensions uncut). nullopt for dot
+/// if the cut dimensions do not line up), reduce (reduced dimensions uncut) and gather (operand
+/// whole; start indices cut along the result's batch dimensions). nullopt for dot
 /// (see ChooseDotTiling) and every other opcode.
 std::optional<Tiling> OperandTilingFor(const hlo::HloInstruction& user, int64_t i,
                                        const Tiling& user_tiling);

@@ -112,7 +112,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values("mlp_batch_sharded.hlo", "megatron_mlp.hlo", "reduce_sharded.hlo",
                       "mesh_2x2.hlo", "megatron_sequence_parallel.hlo",
                       "pt_linear_megatron_unpartitioned.hlo", "attention_heads.hlo", "reshard.hlo",
-                      "slice_concat.hlo"),
+                      "slice_concat.hlo", "embedding_batch_sharded.hlo"),
     [](const auto& info) { return info.param.substr(0, info.param.find('.')); });
 
 }  // namespace

@@ -508,6 +508,85 @@ ENTRY %main (x: f32[8,4], k: u32[]) -> f32[8,4] {
   EXPECT_EQ(n[HloOpcode::kAllGather], 0) << m.ToString();
 }
 
+int CollectiveCount(const HloModule& m) {
+  auto n = CountOpcodes(m);
+  return n[HloOpcode::kAllGather] + n[HloOpcode::kAllReduce] + n[HloOpcode::kReduceScatter] +
+         n[HloOpcode::kCollectivePermute] + n[HloOpcode::kAllToAll];
+}
+
+// An embedding lookup of batch-split token ids: the table stays whole, each partition gathers the
+// rows of its own ids into its piece of the result — no collective, no partition-id slicing (XLA's
+// gather handler for cut index-passthrough dimensions). Before, the ids were all-gathered and every
+// partition gathered the whole batch.
+TEST(SpmdPartitionerTest, GatherWithBatchSplitIndicesNeedsNoCollective) {
+  constexpr char kText[] = R"(HloModule m, num_partitions=2
+ENTRY %main (table: f32[16,4], ids: s32[8,3], x: f32[8,3,4]) -> f32[8,3,4] {
+  %table = f32[16,4]{1,0} parameter(0), sharding={replicated}
+  %ids = s32[8,3]{1,0} parameter(1), sharding={devices=[2,1]0,1}
+  %x = f32[8,3,4]{2,1,0} parameter(2), sharding={devices=[2,1,1]0,1}
+  %ix = s32[8,3,1]{2,1,0} reshape(s32[8,3]{1,0} %ids)
+  %rows = f32[8,3,4]{2,1,0} gather(f32[16,4]{1,0} %table, s32[8,3,1]{2,1,0} %ix), offset_dims={2}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=2, slice_sizes={1,4}
+  ROOT %y = f32[8,3,4]{2,1,0} add(f32[8,3,4]{2,1,0} %rows, f32[8,3,4]{2,1,0} %x)
+}
+)";
+  Partitioned r = PartitionAndCheck(kText);  // random ids, clamped into the table as XLA does
+  ASSERT_NE(r.partitioned, nullptr);
+  const HloModule& m = *r.partitioned;
+  EXPECT_EQ(CollectiveCount(m), 0) << m.ToString();
+  EXPECT_EQ(CountOpcodes(m)[HloOpcode::kPartitionId], 0) << m.ToString();
+  EXPECT_EQ(Find(m, "table")->shape().ToString(false), "f32[16,4]");
+  EXPECT_EQ(Find(m, "ix")->shape().ToString(false), "s32[4,3,1]");
+  EXPECT_EQ(Find(m, "rows")->shape().ToString(false), "f32[4,3,4]");
+  EXPECT_EQ(Find(m, "rows")->gather_slice_sizes(), (std::vector<int64_t>{1, 4}));
+  EXPECT_EQ(r.check.elements_compared, 2 * 4 * 3 * 4);
+}
+
+// The result's batch dimensions need not lead: a gather of columns (offset dimension 0) with its
+// index vector implicit (index_vector_dim = rank of the indices) on a 2x2 mesh that cuts both
+// index dimensions, and a split wanted only on the result reaches back to the indices.
+TEST(SpmdPartitionerTest, GatherCutFollowsTheIndicesBatchDimensions) {
+  constexpr char kText[] = R"(HloModule m, num_partitions=4
+ENTRY %main (w: f32[5,16], ids: s32[4,6]) -> f32[5,4,6] {
+  %w = f32[5,16]{1,0} parameter(0)
+  %ids = s32[4,6]{1,0} parameter(1)
+  %cols = f32[5,4,6]{2,1,0} gather(f32[5,16]{1,0} %w, s32[4,6]{1,0} %ids), offset_dims={0}, collapsed_slice_dims={1}, start_index_map={1}, index_vector_dim=2, slice_sizes={5,1}
+  ROOT %e = f32[5,4,6]{2,1,0} exponential(f32[5,4,6]{2,1,0} %cols), sharding={devices=[1,2,2]0,1,2,3}
+}
+)";
+  Partitioned r = PartitionAndCheck(kText);
+  ASSERT_NE(r.partitioned, nullptr);
+  const HloModule& m = *r.partitioned;
+  EXPECT_EQ(CollectiveCount(m), 0) << m.ToString();
+  EXPECT_EQ(Find(m, "w")->shape().ToString(false), "f32[5,16]");
+  EXPECT_EQ(Find(m, "ids")->shape().ToString(false), "s32[2,3]");
+  EXPECT_EQ(Find(m, "ids")->sharding()->ToString(), "{devices=[2,2]0,1,2,3}");
+  EXPECT_EQ(Find(m, "cols")->shape().ToString(false), "f32[5,2,3]");
+  EXPECT_EQ(r.check.partitions, 4);
+  EXPECT_EQ(r.check.elements_compared, 4 * 5 * 2 * 3);
+}
+
+// A table split by rows cannot be read locally by arbitrary ids: it is all-gathered once and the
+// gather stays batch-split; a cut of the index vector dimension is gathered before the lookup.
+TEST(SpmdPartitionerTest, GatherOperandAndIndexVectorCutsAreGathered) {
+  constexpr char kText[] = R"(HloModule m, num_partitions=2
+ENTRY %main (table: f32[8,3,2], ids: s32[4,2]) -> f32[4,2] {
+  %table = f32[8,3,2]{2,1,0} parameter(0), sharding={devices=[2,1,1]0,1}
+  %ids = s32[4,2]{1,0} parameter(1), sharding={devices=[1,2]0,1}
+  %g = f32[4,2]{1,0} gather(f32[8,3,2]{2,1,0} %table, s32[4,2]{1,0} %ids), offset_dims={1}, collapsed_slice_dims={0,1}, start_index_map={0,1}, index_vector_dim=1, slice_sizes={1,1,2}
+  ROOT %n = f32[4,2]{1,0} negate(f32[4,2]{1,0} %g), sharding={devices=[2,1]0,1}
+}
+)";
+  Partitioned r = PartitionAndCheck(kText);
+  ASSERT_NE(r.partitioned, nullptr);
+  const HloModule& m = *r.partitioned;
+  const HloInstruction* g = Find(m, "g");
+  EXPECT_EQ(g->shape().ToString(false), "f32[2,2]");
+  EXPECT_EQ(g->operand(0)->opcode(), HloOpcode::kAllGather) << m.ToString();
+  EXPECT_EQ(g->operand(0)->shape().ToString(false), "f32[8,3,2]");
+  EXPECT_EQ(g->operand(1)->shape().ToString(false), "s32[2,2]");
+  EXPECT_EQ(r.check.elements_compared, 2 * 2 * 2);
+}
+
 TEST(SpmdPartitionerTest, LeavesReplicatedAndPartitionedModulesAlone) {
   constexpr char kReplicated[] = R"(HloModule m, num_partitions=2
 ENTRY %main (x: f32[4]) -> f32[4] {
