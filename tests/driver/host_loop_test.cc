@@ -74,6 +74,38 @@ TEST(HostLoopTest, BatchIsTheParametersNoOutputMatches) {
   EXPECT_FALSE(ComputeHostLoop(r, HostLoopOptions{0, true, {}}).ok());
 }
 
+// JAX's pmap lowers to a per-device body whose every argument is the device's [1, ...] slice: the
+// examples are the batch dimension after the mapped one, not the 1 in front of it.
+TEST(HostLoopTest, PmapBodyCountsTheBatchAfterTheMappedAxis) {
+  constexpr char kPmapBody[] = R"(HloModule step, replica_count=2
+ENTRY main {
+  x = f32[1,16,32]{2,1,0} parameter(0)
+  w = f32[1,32,8]{2,1,0} parameter(1)
+  y = s32[1,16]{1,0} parameter(2)
+  w2 = f32[1,32,8]{2,1,0} negate(w)
+  yf = f32[1,16]{1,0} convert(y)
+  z = f32[] constant(0)
+  one = f32[1]{0} broadcast(z), dimensions={}
+  ROOT t = (f32[1]{0}, f32[1,32,8]{2,1,0}, f32[1,16,32]{2,1,0}) tuple(one, w2, x)
+}
+)";
+  auto m = hlo::ParseHloModule(kPmapBody, "pmap.hlo");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  RunOptions o;
+  o.timing_only = true;
+  o.megacore = false;
+  auto r = RunModule(**m, Config({}), o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  auto h = ComputeHostLoop(*r, HostLoopOptions{1, true, {2}});
+  ASSERT_TRUE(h.ok()) << h.status().message();
+  EXPECT_EQ(h->examples_per_replica, 16);
+  // One leaf without the leading 1 (here the ordinary step): the leading dimension, as before.
+  RunModuleResult plain = RunStep(Config({}), 1);
+  auto hp = ComputeHostLoop(plain, HostLoopOptions{1, true, {3}});
+  ASSERT_TRUE(hp.ok());
+  EXPECT_EQ(hp->examples_per_replica, 16);
+}
+
 TEST(HostLoopTest, StagesComeFromTheConfigKeysAndPipeline) {
   config::ChipConfig c =
       Config({"host.step_overhead_seconds=0.002", "host.input_seconds_per_example=0.0001",

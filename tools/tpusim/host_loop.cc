@@ -58,6 +58,19 @@ SplitLeaves(const compiler::CompiledModule& m, const std::vector<int64_t>& chose
   return {in, out};
 }
 
+// True if every parameter leaf of core 0 leads with a dimension of 1: JAX's pmap gives each device
+// its [1, ...] slice of every argument (the mapped axis), so the batch is the next dimension.
+bool MappedAxis(const compiler::CompiledModule& m) {
+  bool any = false;
+  for (const auto& p : m.parameters) {
+    if (p.core != 0) continue;
+    const std::vector<int64_t>& dims = p.shape.dimensions();
+    if (dims.empty() || dims.front() != 1) return false;
+    any = true;
+  }
+  return any;
+}
+
 }  // namespace
 
 StatusOr<HostLoop> ComputeHostLoop(const RunModuleResult& r, const HostLoopOptions& options) {
@@ -85,7 +98,8 @@ StatusOr<HostLoop> ComputeHostLoop(const RunModuleResult& r, const HostLoopOptio
     }
     h.input_parameters.assign(numbers.begin(), numbers.end());
     if (!in.empty() && !in.front()->shape.dimensions().empty()) {
-      h.examples_per_replica = in.front()->shape.dimensions().front();
+      const std::vector<int64_t>& dims = in.front()->shape.dimensions();
+      h.examples_per_replica = MappedAxis(r.compiled) && dims.size() > 1 ? dims[1] : dims[0];
     }
   }
   for (const auto* o : out) h.outfeed_bytes_per_replica += o->bytes;

@@ -25,7 +25,9 @@
 // parameter leaf whose element type and dims match no output leaf of the same device (a training
 // step returns its updated weights and optimizer state with their parameters' shapes, so what is
 // left is the batch). Outfeed: the output leaves that match no parameter leaf (the loss, metrics).
-// The examples of a step: the leading dimension of the first input leaf.
+// The examples of a step: the leading dimension of the first input leaf — the next one when every
+// parameter leaf leads with a dimension of 1 (a JAX pmap body: each device gets its [1, ...] slice
+// of every argument).
 #pragma once
 
 #include <cstdint>
@@ -48,7 +50,7 @@ struct HostLoop {
   int64_t steps = 1;
   int64_t replicas = 1;
   int64_t hosts = 1;
-  int64_t examples_per_replica = 0;      // leading dim of the first input leaf (0: no input)
+  int64_t examples_per_replica = 0;      // batch dim of the first input leaf (0: no input)
   int64_t infeed_bytes_per_replica = 0;  // bytes
   int64_t outfeed_bytes_per_replica = 0;
   std::vector<int64_t> input_parameters;  // parameter numbers fed from the host
