@@ -3,7 +3,8 @@
 suite runs and checks, python/tests/test_jax_corpus.py), with the versions that made them.
 
 Models: an MLP, the MNIST CNN, an LSTM, a BERT-base encoder layer, a full BERT (BERT-Mini),
-GPT-2 small, ResNet-18, ResNet-50 and ViT-Ti/16 (MODELS: published architectures at reduced batch,
+GPT-2 small (and a reduced GPT-2 whose 8-device forms fit the value check), ResNet-18, ResNet-50
+and ViT-Ti/16 (MODELS: published architectures at reduced batch,
 image size or sequence length, recorded in each module's `note`).
 
 Each model's step (forward, loss, backward, optimizer update) is lowered by JAX itself with
@@ -278,6 +279,14 @@ MODELS: Dict[str, Spec] = {
     "gpt2_small": Spec(Gpt2, (1, 64), 50257, optax.adamw(6e-4), inputs="tokens", vocab=50257,
                        labels="next_token",
                        note="GPT-2 small (12 layers, hidden 768), batch 1, sequence 64 (not 1024)"),
+    # GPT-2's architecture and vocabulary at a width and depth whose 8-device forms fit the value
+    # check: gpt2_small's need about 36 GB (--max-check-bytes estimate) and run timing-only.
+    "gpt2_tiny": Spec(lambda: Gpt2(layers=2, hidden=64, heads=4), (1, 64), 50257, optax.adamw(6e-4),
+                      inputs="tokens", vocab=50257, labels="next_token",
+                      note="GPT-2 architecture (pre-LN blocks, causal attention, tied LM head, "
+                           "50257-token vocabulary, 1024 positions) reduced to 2 blocks of hidden "
+                           "64 with 4 heads, batch 1, sequence 64: small enough for the value "
+                           "check of its pmap and SPMD forms"),
     "vit_ti16": Spec(Vit, (2, 64, 64, 3), 1000, optax.adamw(1e-3),
                      note="ViT-Ti/16, batch 2 of 64x64 images (16 patches + [CLS])"),
 }
