@@ -16,7 +16,7 @@ install(TARGETS tpusim RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS ${TPUSIM_LIBRARIES} tpusim_warnings EXPORT tpusimTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
-foreach(layer common config isa hlo compiler sim tools)
+foreach(layer common config isa hlo compiler sim driver)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${layer} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tpusim
           FILES_MATCHING PATTERN "*.h" PATTERN "*.def")
 endforeach()

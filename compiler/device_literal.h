@@ -1,7 +1,7 @@
 // Literals in the device storage format of compile.h (what a driver writes into HBM before a run
 // and reads back after it): the literal's own bytes (every device type is stored at its own width,
 // little-endian, as the evaluator's Literal holds it). One implementation for
-// `tpusim run` (tools/tpusim/run_module.cc) and the compiler's tests.
+// `tpusim run` (driver/run_module.cc) and the compiler's tests.
 #pragma once
 
 #include <string>

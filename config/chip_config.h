@@ -77,7 +77,7 @@ struct SystemConfig {
   int64_t ici_hop_latency_cycles = 0;  // system.ici.hop_latency_cycles
 };
 
-/// The host machine driving the chips: the host side of a training loop (tools/tpusim/host_loop.h).
+/// The host machine driving the chips: the host side of a training loop (driver/host_loop.h).
 /// `host.*`.
 struct HostConfig {
   int64_t chips_per_host = 4;            // host.chips_per_host: chips one host drives

@@ -1,7 +1,7 @@
 // tpusim._core: pybind11 bindings of the C++ libraries for the Python package (python/tpusim/).
 //
 // The bindings are thin on purpose: each function parses and verifies the HLO exactly as the
-// `tpusim` command does, calls the same driver (tools/tpusim: RunModule, RunScaling, RunCompare)
+// `tpusim` command does, calls the same driver (driver/: RunModule, RunScaling, RunCompare)
 // and returns the same JSON report (docs/report-schema.md) as a string; python/tpusim/report.py
 // turns it into typed objects. Nothing is re-implemented here.
 //
@@ -25,12 +25,12 @@
 #include "hlo/eval/cpu_run.h"
 #include "hlo/parser.h"
 #include "hlo/verifier.h"
-#include "tools/tpusim/compare.h"
-#include "tools/tpusim/host_loop.h"
-#include "tools/tpusim/logging.h"
-#include "tools/tpusim/provenance.h"
-#include "tools/tpusim/run_module.h"
-#include "tools/tpusim/scaling.h"
+#include "driver/compare.h"
+#include "driver/host_loop.h"
+#include "driver/logging.h"
+#include "driver/provenance.h"
+#include "driver/run_module.h"
+#include "driver/scaling.h"
 
 namespace py = pybind11;
 
@@ -82,15 +82,15 @@ config::ChipConfig LoadConfig(const std::string& name_or_path,
   return ValueOrRaise(config::LoadChipConfig(name_or_path, overrides));
 }
 
-// `report` with the `provenance` of `tpusim run` (tools/tpusim/provenance.h): the command line is
+// `report` with the `provenance` of `tpusim run` (driver/provenance.h): the command line is
 // the Python process's (`argv`: the interpreter and sys.argv), and `python_call` the call that made
 // the report.
 Json WithPythonProvenance(const Json& report, const config::ChipConfig& chip,
                           const std::vector<std::string>& argv, const std::string& python_call) {
   std::vector<const char*> args;
   for (const std::string& a : argv) args.push_back(a.c_str());
-  cli::SetCommandLine(static_cast<int>(args.size()), args.data());
-  Json out = cli::WithProvenance(report, chip);
+  driver::SetCommandLine(static_cast<int>(args.size()), args.data());
+  Json out = driver::WithProvenance(report, chip);
   out["provenance"]["python_call"] = python_call;
   return out;
 }
@@ -112,7 +112,7 @@ std::string Run(const std::string& text, const std::string& filename,
         "steps must be >= 0"));
   }
   std::unique_ptr<hlo::HloModule> module = ParseVerified(text, filename, partitions);
-  cli::RunOptions options;
+  driver::RunOptions options;
   options.replicas = replicas;
   options.timing_only = timing_only;
   options.check = check;
@@ -125,36 +125,37 @@ std::string Run(const std::string& text, const std::string& filename,
   options.sim.max_cycles = Cycles(max_cycles);
   options.sim.max_seconds = max_seconds;
   const bool host_loop = steps > 0 || host_input;
-  const cli::HostLoopOptions host{std::max<int64_t>(1, steps), host_input, host_input_params};
-  StatusOr<cli::RunModuleResult> result = Status();
-  StatusOr<cli::ScalingRuns> runs = Status();
+  const driver::HostLoopOptions host{std::max<int64_t>(1, steps), host_input, host_input_params};
+  StatusOr<driver::RunModuleResult> result = Status();
+  StatusOr<driver::ScalingRuns> runs = Status();
   {
     py::gil_scoped_release release;
     if (scaling.empty()) {
-      result = cli::RunModule(*module, chip, options);
+      result = driver::RunModule(*module, chip, options);
     } else {
-      runs = cli::RunScaling(text, filename, chip, options, scaling, host_loop ? &host : nullptr);
+      runs = driver::RunScaling(text, filename, chip, options, scaling,
+                                host_loop ? &host : nullptr);
     }
   }
   Json report;
-  const cli::RunModuleResult* last = nullptr;
-  cli::ScalingRuns r;
+  const driver::RunModuleResult* last = nullptr;
+  driver::ScalingRuns r;
   if (scaling.empty()) {
     r.last = ValueOrRaise(std::move(result));
   } else {
     r = ValueOrRaise(std::move(runs));
   }
   last = &r.last;
-  report = cli::RunReportJson(*last, filename);
-  if (!scaling.empty()) report["scaling"] = cli::ScalingJson(r.rows);
+  report = driver::RunReportJson(*last, filename);
+  if (!scaling.empty()) report["scaling"] = driver::ScalingJson(r.rows);
   if (host_loop) {
     report["host_loop"] =
-        cli::HostLoopJson(ValueOrRaise(cli::ComputeHostLoop(*last, host)), last->config);
+        driver::HostLoopJson(ValueOrRaise(driver::ComputeHostLoop(*last, host)), last->config);
   }
   return WithPythonProvenance(report, chip, argv, python_call).Dump();
 }
 
-// `tpusim compare`'s JSON (tools/tpusim/compare.h: CompareJson).
+// `tpusim compare`'s JSON (driver/compare.h: CompareJson).
 std::string Compare(const std::string& text, const std::string& filename,
                     const config::ChipConfig& chip, int64_t replicas, int repeat, int threads,
                     uint64_t seed, bool check, bool timing_only, bool anchor,
@@ -163,7 +164,7 @@ std::string Compare(const std::string& text, const std::string& filename,
     Raise(InvalidArgument("compare: replicas >= 0, repeat >= 1 and threads >= 0 are required"));
   }
   std::unique_ptr<hlo::HloModule> module = ParseVerified(text, filename, 0);
-  cli::CompareOptions options;
+  driver::CompareOptions options;
   options.replicas = replicas;
   options.repeat = repeat;
   options.threads = threads;
@@ -171,12 +172,12 @@ std::string Compare(const std::string& text, const std::string& filename,
   options.check = check;
   options.timing_only = timing_only;
   options.anchor = anchor;
-  StatusOr<cli::CompareResult> result = Status();
+  StatusOr<driver::CompareResult> result = Status();
   {
     py::gil_scoped_release release;
-    result = cli::RunCompare(*module, filename, chip, options);
+    result = driver::RunCompare(*module, filename, chip, options);
   }
-  return WithPythonProvenance(cli::CompareJson(ValueOrRaise(std::move(result))), chip, argv,
+  return WithPythonProvenance(driver::CompareJson(ValueOrRaise(std::move(result))), chip, argv,
                               python_call)
       .Dump();
 }
@@ -213,9 +214,9 @@ PYBIND11_MODULE(_core, m) {
   m.doc() = "tpusim's C++ libraries (compiler, simulator, driver); use the tpusim package instead";
   // The command's default logging: warnings and errors on stderr ("tpusim: warning: ..."), no
   // per-pass info lines (spdlog's own default level, info, would print them in every notebook).
-  cli::LogOptions log;
-  log.progress = cli::ProgressMode::kNever;
-  cli::SetUpLogging(log);
+  driver::LogOptions log;
+  log.progress = driver::ProgressMode::kNever;
+  driver::SetUpLogging(log);
 
   py::class_<config::ChipConfig>(m, "ChipConfig",
                                  "A loaded, validated chip config (config/chip_config.h).")

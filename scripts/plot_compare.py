@@ -8,7 +8,7 @@ whiskers = min..max), on one simulated TPU core and on all the cores the module 
 each bar labelled with its time and its speedup over the CPU (CPU seconds / TPU seconds). Right: the
 top N ops by CPU time plus the top N by TPU time (union), CPU and TPU time side by side, log scale,
 labelled with what bounds the op on the TPU (MXU, VPU, HBM, ICI). The definitions are those of
-tools/tpusim/compare.h. Needs Debian's python3-matplotlib (Agg backend).
+driver/compare.h. Needs Debian's python3-matplotlib (Agg backend).
 """
 import argparse
 import json

@@ -4,7 +4,7 @@
 usage: python3 scripts/plot_sweep.py SWEEP.csv -o sweep.png [--metric cycles] [--heatmap]
 
 SWEEP.csv has one row per point: `point`, one column per grid key (the config keys of --grid), then
-`exit_code` and the results (tools/tpusim/sweep.h: cycles, seconds, achieved_flops_per_s,
+`exit_code` and the results (driver/sweep.h: cycles, seconds, achieved_flops_per_s,
 fraction_of_peak, mxu_utilization, hbm_bandwidth_bytes_per_s, ...). Lines (default): the metric
 against the first grid key, one line per value of the second key (and of any further keys).
 --heatmap (two grid keys): the metric over the grid, one cell per point. Failed points (no

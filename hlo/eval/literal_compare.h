@@ -1,5 +1,5 @@
 // Comparing computed values with a reference within a tolerance: the rule of `tpusim run`'s
-// functional check (tools/tpusim/run_module.h, DESIGN.md §8) and of the SPMD partitioner's check
+// functional check (driver/run_module.h, DESIGN.md §8) and of the SPMD partitioner's check
 // (compiler/passes/spmd_check.h).
 #pragma once
 

@@ -71,7 +71,7 @@ def compare(
     argv: List[str],
     python_call: str,
 ) -> str:
-    """The JSON of `tpusim compare --json` (tools/tpusim/compare.h), with `provenance`."""
+    """The JSON of `tpusim compare --json` (driver/compare.h), with `provenance`."""
 
 def evaluate(
     text: str,

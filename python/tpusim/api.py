@@ -265,7 +265,7 @@ def compare(
     anchor: bool = True,
 ) -> Comparison:
     """The simulated TPU time of a module beside its measured CPU time on this host —
-    ``tpusim compare`` (tools/tpusim/compare.h says exactly what is compared).
+    ``tpusim compare`` (driver/compare.h says exactly what is compared).
 
     Args:
       repeat: timed CPU runs after one warm-up (the median is reported).

@@ -1,8 +1,8 @@
 """Typed views of the reports the C++ driver writes.
 
 :class:`Report` is the report of ``tpusim run --report`` (schema: docs/report-schema.md), built
-by the C++ driver (tools/tpusim/run_module.cc) and read here field by field; :class:`Comparison`
-is ``tpusim compare --json`` (tools/tpusim/compare.h). No figure is computed in Python: every
+by the C++ driver (driver/run_module.cc) and read here field by field; :class:`Comparison`
+is ``tpusim compare --json`` (driver/compare.h). No figure is computed in Python: every
 attribute is a value of the JSON, and ``to_json()`` returns that JSON unchanged.
 
 Units: cycles are core-clock cycles (``clock_hz``), seconds are simulated seconds
@@ -125,7 +125,7 @@ def _scaling_row(j: Dict[str, Any]) -> ScalingRow:
 
 @dataclass(frozen=True)
 class HostLoop:
-    """A training loop's host side (tools/tpusim/host_loop.h): per step, in seconds.
+    """A training loop's host side (driver/host_loop.h): per step, in seconds.
 
     The host CPU stage (host.step_overhead_seconds + examples x host.input_seconds_per_example per
     replica process, shared over host.cpu_cores), the PCIe stage (infeed of the batch and outfeed

@@ -5,7 +5,7 @@
 // other replica-group syntax — and each variant must parse, verify, survive print -> parse
 // unchanged, describe the same computation as the original (opcodes, shapes without layouts,
 // operands, attributes but layouts and literal values), and run as `tpusim run --timing-only` does
-// (cli::RunModule: compile, then simulate) to the same number of ISA instructions and the same
+// (driver::RunModule: compile, then simulate) to the same number of ISA instructions and the same
 // cycles as the original where the rewrite cannot change values.
 #include <gtest/gtest.h>
 
@@ -25,7 +25,7 @@
 #include "hlo/printer.h"
 #include "hlo/structural_equal.h"
 #include "hlo/verifier.h"
-#include "tools/tpusim/run_module.h"
+#include "driver/run_module.h"
 
 namespace tpusim::compiler {
 namespace {
@@ -299,9 +299,9 @@ struct RunFigures {
 
 RunFigures TimingOnlyRun(const hlo::HloModule& m) {
   static const config::ChipConfig chip = *config::LoadChipConfig("tpu-v4");
-  cli::RunOptions o;
+  driver::RunOptions o;
   o.timing_only = true;
-  StatusOr<cli::RunModuleResult> r = cli::RunModule(m, chip, o);
+  StatusOr<driver::RunModuleResult> r = driver::RunModule(m, chip, o);
   if (!r.ok()) return {};
   RunFigures f;
   f.instructions = 0;

@@ -1,8 +1,9 @@
 // Every opcode tpusim's parser accepts (hlo/opcode.def, XLA's HLO_OPCODE_LIST as tpusim spells
-// it) either lowers — a small module using it runs through `tpusim run`'s path (cli::RunModule:
-// compile, simulate, check against the evaluator) on tpu-v4 and its check passes — or stops with
-// the error `tpusim run` exits 2 on, located at the instruction ("FILE:LINE:COL: ... %name
-// (opcode)", or its start's for a done) and saying what is supported. One module per opcode in tests/data/hlo/opcodes/
+// it) either lowers — a small module using it runs through `tpusim run`'s path
+// (driver::RunModule: compile, simulate, check against the evaluator) on tpu-v4 and its check
+// passes — or stops with the error `tpusim run` exits 2 on, located at the instruction
+// ("FILE:LINE:COL: ... %name (opcode)", or its start's for a done) and saying what is supported.
+// One module per opcode in tests/data/hlo/opcodes/
 // <opcode>.hlo; its first line says which: `// OPCODE: expect: runs` or `// OPCODE: expect: error:
 // TEXT` (TEXT a part of the message). A new opcode in the table fails this test until it has its
 // module.
@@ -15,7 +16,7 @@
 #include "hlo/computation.h"
 #include "hlo/opcode.h"
 #include "hlo/parser.h"
-#include "tools/tpusim/run_module.h"
+#include "driver/run_module.h"
 
 namespace tpusim {
 namespace {
@@ -52,7 +53,7 @@ TEST_P(OpcodeSweepTest, LowersOrIsALocatedErrorSayingWhatIsSupported) {
   ASSERT_TRUE(UsesOpcode(**module, op)) << path << " does not use " << name;
 
   static const config::ChipConfig chip = *config::LoadChipConfig("tpu-v4");
-  StatusOr<cli::RunModuleResult> r = cli::RunModule(**module, chip, cli::RunOptions{});
+  StatusOr<driver::RunModuleResult> r = driver::RunModule(**module, chip, driver::RunOptions{});
   if (expect == "runs") {
     ASSERT_TRUE(r.ok()) << r.status().message();
     EXPECT_TRUE(r->check.performed) << r->check.reason;

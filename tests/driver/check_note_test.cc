@@ -3,9 +3,9 @@
 // counted in words, not shown as an infinite "max abs error".
 #include <gtest/gtest.h>
 
-#include "tools/tpusim/run_module.h"
+#include "driver/run_module.h"
 
-namespace tpusim::cli {
+namespace tpusim::driver {
 namespace {
 
 CheckResult Performed() {
@@ -44,4 +44,4 @@ TEST(CheckNoteTest, OverflowOnOneSideIsCountedInWords) {
 }
 
 }  // namespace
-}  // namespace tpusim::cli
+}  // namespace tpusim::driver

@@ -1,7 +1,7 @@
-// RunCompare (tools/tpusim/compare.h): the rows are consistent with the simulated cycles and the
+// RunCompare (driver/compare.h): the rows are consistent with the simulated cycles and the
 // measured CPU time (seconds = cycles / clock_hz, speedup = CPU / TPU), the JSON carries them, and
 // the per-op table joins both sides. No assertion depends on how fast the host is.
-#include "tools/tpusim/compare.h"
+#include "driver/compare.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -13,7 +13,7 @@
 #include "hlo/parser.h"
 #include "sim/report/report.h"
 
-namespace tpusim::cli {
+namespace tpusim::driver {
 namespace {
 
 constexpr const char* kDense = R"(
@@ -222,4 +222,4 @@ TEST(CompareTest, BadOptionsAreErrors) {
 }
 
 }  // namespace
-}  // namespace tpusim::cli
+}  // namespace tpusim::driver

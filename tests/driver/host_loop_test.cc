@@ -1,6 +1,6 @@
-// The host side of a training loop (tools/tpusim/host_loop.h): which parameters are the batch,
+// The host side of a training loop (driver/host_loop.h): which parameters are the batch,
 // the three stages from the config keys, the pipeline, and the --scaling rows with host time.
-#include "tools/tpusim/host_loop.h"
+#include "driver/host_loop.h"
 
 #include <gtest/gtest.h>
 
@@ -9,10 +9,10 @@
 
 #include "config/config_loader.h"
 #include "hlo/parser.h"
-#include "tools/tpusim/run_module.h"
-#include "tools/tpusim/scaling.h"
+#include "driver/run_module.h"
+#include "driver/scaling.h"
 
-namespace tpusim::cli {
+namespace tpusim::driver {
 namespace {
 
 // A training step's shape: weights w[32,8] and b[8] come back updated, the batch x[16,32] and
@@ -168,4 +168,4 @@ TEST(HostLoopTest, ScalingRowsCarryTheHostBoundThroughput) {
 }
 
 }  // namespace
-}  // namespace tpusim::cli
+}  // namespace tpusim::driver

@@ -1,6 +1,6 @@
-// The report's one description (tools/tpusim/report_schema.h): docs/report-schema.md is its text,
+// The report's one description (driver/report_schema.h): docs/report-schema.md is its text,
 // and a real `tpusim run` report has exactly the keys it lists, provenance included.
-#include "tools/tpusim/report_schema.h"
+#include "driver/report_schema.h"
 
 #include <gtest/gtest.h>
 
@@ -13,10 +13,10 @@
 #include "config/config_loader.h"
 #include "hlo/parser.h"
 #include "sim/report/report.h"
-#include "tools/tpusim/provenance.h"
-#include "tools/tpusim/run_module.h"
+#include "driver/provenance.h"
+#include "driver/run_module.h"
 
-namespace tpusim::cli {
+namespace tpusim::driver {
 namespace {
 
 TEST(ReportSchema, DocsReportSchemaMdIsTheGeneratedText) {
@@ -89,9 +89,9 @@ TEST(Provenance, ShellQuoteReadsBackInAShell) {
 }
 
 }  // namespace
-}  // namespace tpusim::cli
+}  // namespace tpusim::driver
 
-namespace tpusim::cli {
+namespace tpusim::driver {
 namespace {
 
 // An op is marked compiler-inserted exactly when the input module has no instruction of its name:
@@ -127,4 +127,4 @@ TEST(ReportOps, CompilerInsertedOpsAreTheOnesNotInTheInput) {
 }
 
 }  // namespace
-}  // namespace tpusim::cli
+}  // namespace tpusim::driver

@@ -1,6 +1,6 @@
-// Many cores (issue 6): `tpusim run --scaling` (tools/tpusim/scaling.h), the per-core collective
+// Many cores (issue 6): `tpusim run --scaling` (driver/scaling.h), the per-core collective
 // report (run_module.h), and the ICI collectives against their closed forms.
-#include "tools/tpusim/scaling.h"
+#include "driver/scaling.h"
 
 #include <gtest/gtest.h>
 
@@ -17,9 +17,9 @@
 #include "sim/trace/trace_check.h"
 #include "sim/trace/trace_writer.h"
 #include "tests/sim/sim_test_util.h"
-#include "tools/tpusim/run_module.h"
+#include "driver/run_module.h"
 
-namespace tpusim::cli {
+namespace tpusim::driver {
 namespace {
 
 constexpr char kMnist[] = "../shared/hlo/real/jax_mnist_pmap_train_step.hlo";
@@ -246,4 +246,4 @@ ENTRY %main (x: f32[8,16], w: f32[16,32]) -> f32[8,32] {
 }
 
 }  // namespace
-}  // namespace tpusim::cli
+}  // namespace tpusim::driver

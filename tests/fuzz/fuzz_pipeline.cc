@@ -17,7 +17,7 @@
 #include "hlo/module.h"
 #include "hlo/parser.h"
 #include "hlo/verifier.h"
-#include "tools/tpusim/run_module.h"
+#include "driver/run_module.h"
 
 namespace tpusim::fuzz {
 
@@ -29,16 +29,16 @@ Status FuzzPipeline(std::string_view text) {
   static const StatusOr<config::ChipConfig> tiny = config::LoadChipConfig("tiny");
   if (!tiny.ok())
     return Internal("fuzz: cannot load configs/tiny.yaml: " + tiny.status().message());
-  cli::RunOptions options;
+  driver::RunOptions options;
   options.timing_only = true;
   options.check = false;
   options.max_unrolled_instructions = 1000;
   options.sim.max_cycles = Cycles(1'000'000);
   options.sim.max_seconds = 2;
-  StatusOr<cli::RunModuleResult> r = cli::RunModule(**module, *tiny, options);
+  StatusOr<driver::RunModuleResult> r = driver::RunModule(**module, *tiny, options);
   if (!r.ok()) return r.status();
-  (void)cli::RunReportJson(*r, "fuzz.hlo").Dump();
-  (void)cli::RunReportText(*r, "fuzz.hlo");
+  (void)driver::RunReportJson(*r, "fuzz.hlo").Dump();
+  (void)driver::RunReportText(*r, "fuzz.hlo");
   return OkStatus();
 }
 

@@ -23,7 +23,7 @@
 #include "common/file_util.h"
 #include "tests/fuzz/fuzz_entry_points.h"
 #include "tests/fuzz/fuzz_pipeline.h"
-#include "tools/tpusim/logging.h"
+#include "driver/logging.h"
 
 namespace {
 
@@ -97,9 +97,9 @@ int main(int argc, char** argv) {
   const unsigned seed = seed_text ? static_cast<unsigned>(std::strtoul(seed_text, nullptr, 10)) : 12345u;
   std::printf("%s: seed %u\n", target.c_str(), seed);
   std::fflush(stdout);
-  cli::LogOptions quiet;
+  driver::LogOptions quiet;
   quiet.quiet = true;
-  cli::SetUpLogging(quiet);
+  driver::SetUpLogging(quiet);
   std::mt19937 rng(seed);
   StartHangWatchdog();
   const auto start = std::chrono::steady_clock::now();

@@ -11,7 +11,7 @@
 
 #include "config/config_loader.h"
 #include "hlo/sharding.h"
-#include "tools/tpusim/limits.h"
+#include "driver/limits.h"
 
 namespace tpusim::cli {
 
@@ -116,8 +116,8 @@ void AddLimitOptions(CLI::App* cmd, double* max_seconds) {
                   "parse, compile, evaluate, interpret, simulate (0: none)")
       ->check(NonNegative());
   cmd->parse_complete_callback([bytes, max_seconds] {
-    SetMemoryLimit(*bytes);
-    StartDeadline(*max_seconds);
+    driver::SetMemoryLimit(*bytes);
+    driver::StartDeadline(*max_seconds);
   });
 }
 

@@ -3,7 +3,7 @@
 // [--max-cycles N] [--max-seconds S] [--json] [--csv OPS.csv] [--out COMPARE.json]`: the simulated
 // TPU time (1 core and all cores) beside the measured CPU time of the same module on this host, per
 // step and per op, with speedups and the host's own GEMM and memory-bandwidth anchor. The logic and
-// its definitions are in tools/tpusim/compare.h. Exit 0 ok, 1 the all-cores run's value check
+// its definitions are in driver/compare.h. Exit 0 ok, 1 the all-cores run's value check
 // failed (the outputs are still written), 2 bad input.
 #include <fmt/format.h>
 
@@ -14,9 +14,9 @@
 #include "hlo/load.h"
 #include "tools/tpusim/cli_util.h"
 #include "tools/tpusim/commands.h"
-#include "tools/tpusim/compare.h"
-#include "tools/tpusim/logging.h"
-#include "tools/tpusim/provenance.h"
+#include "driver/compare.h"
+#include "driver/logging.h"
+#include "driver/provenance.h"
 
 namespace tpusim::cli {
 
@@ -24,7 +24,7 @@ void RegisterCompareCommand(CLI::App& app) {
   struct Args {
     std::string model;
     ConfigOptions config;
-    CompareOptions compare;
+    driver::CompareOptions compare;
     std::string csv, out, mxu_model = "fast";
     bool json = false;
     bool no_anchor = false;
@@ -66,8 +66,9 @@ void RegisterCompareCommand(CLI::App& app) {
     if (!args->csv.empty()) OrFail(outputs.Declare("--csv", args->csv));
     std::unique_ptr<hlo::HloModule> module = OrFail(hlo::LoadHloModule(args->model)).module;
     config::ChipConfig chip = args->config.Load();
-    CompareOptions options = args->compare;
-    // Range errors here and in RunCompare name the flag (CLI11 2.1's range messages print DBL_MAX).
+    driver::CompareOptions options = args->compare;
+    // Range errors here and in driver::RunCompare name the flag (CLI11 2.1's range messages print
+    // DBL_MAX).
     if (options.sim.max_seconds < 0) {
       Fail(InvalidArgument(
           fmt::format("--max-seconds must be >= 0, got {:g}", options.sim.max_seconds)));
@@ -77,16 +78,16 @@ void RegisterCompareCommand(CLI::App& app) {
     options.anchor = !args->no_anchor;
     options.sim.mxu_model = OrFail(sim::ParseMxuModelKind(args->mxu_model));
     options.sim.max_cycles = Cycles(args->max_cycles);
-    options.sim.progress = SimProgressPrinter("simulating " + args->model);
-    CompareResult r = OrFail(RunCompare(*module, args->model, chip, options));
-    const Json json = WithProvenance(CompareJson(r), chip);
+    options.sim.progress = driver::SimProgressPrinter("simulating " + args->model);
+    driver::CompareResult r = OrFail(driver::RunCompare(*module, args->model, chip, options));
+    const Json json = driver::WithProvenance(driver::CompareJson(r), chip);
     if (!args->out.empty()) outputs.Set("--out", json.Dump());
-    if (!args->csv.empty()) outputs.Set("--csv", CompareOpsCsv(r));
+    if (!args->csv.empty()) outputs.Set("--csv", driver::CompareOpsCsv(r));
     OrFail(outputs.Commit());
     if (args->json) {
       std::cout << json.Dump() << "\n";
-    } else if (ChattyOutput()) {
-      std::cout << CompareText(r, options.top);
+    } else if (driver::ChattyOutput()) {
+      std::cout << driver::CompareText(r, options.top);
     }
     if (r.check.performed && !r.check.passed) {
       throw CLI::RuntimeError(ExitCodeFor(StatusCode::kCheckFailed));

@@ -16,7 +16,7 @@
 #include "isa/disassembler.h"
 #include "tools/tpusim/cli_util.h"
 #include "tools/tpusim/commands.h"
-#include "tools/tpusim/limits.h"
+#include "driver/limits.h"
 
 namespace tpusim::cli {
 namespace {
@@ -109,7 +109,7 @@ void RegisterCompileCommand(CLI::App& app) {
     }
     chip = OrFail(std::move(slice));
     if (!note.empty()) std::cerr << "tpusim: note: " << note << "\n";
-    SetPhase("compile");
+    driver::SetPhase("compile");
     compiler::CompiledModule compiled = OrFail(compiler::Compile(*module, chip, options));
     if (!args->dump_after.empty()) std::cout << compiled.dump;
     outputs.Set("-o", isa::Disassemble(compiled.program));

@@ -11,7 +11,7 @@
 #include "hlo/eval/cpu_run.h"
 #include "tools/tpusim/cli_util.h"
 #include "tools/tpusim/commands.h"
-#include "tools/tpusim/limits.h"
+#include "driver/limits.h"
 
 namespace tpusim::cli {
 
@@ -46,7 +46,7 @@ void RegisterCpuCommand(CLI::App& app) {
   cmd->add_flag("--json", args->json, "print the result as JSON");
   AddLimitOptions(cmd, &args->max_seconds);
   cmd->callback([args] {
-    SetPhase("evaluate");
+    driver::SetPhase("evaluate");
     hlo::CpuRunResult r = OrFail(hlo::RunOnCpu(args->model, args->options));
     if (args->json) {
       std::cout << r.ToJson().Dump() << "\n";

@@ -20,9 +20,9 @@
 #include "sim/run_and_check.h"
 #include "tools/tpusim/cli_util.h"
 #include "tools/tpusim/commands.h"
-#include "tools/tpusim/limits.h"
-#include "tools/tpusim/logging.h"
-#include "tools/tpusim/provenance.h"
+#include "driver/limits.h"
+#include "driver/logging.h"
+#include "driver/provenance.h"
 #include "tools/tpusim/trace_output.h"
 
 namespace tpusim::cli {
@@ -93,7 +93,7 @@ void RegisterExecCommand(CLI::App& app) {
     isa::InterpreterOptions options;
     options.max_instructions = args->max_instructions;
     // The interpreter run verifies the program and produces the dumps.
-    SetPhase("interpret");
+    driver::SetPhase("interpret");
     std::string interp_text = OrFail(isa::ExecProgram(program, chip, dumps, options));
     if (args->engine == "interp") {
       std::cout << interp_text;
@@ -104,8 +104,8 @@ void RegisterExecCommand(CLI::App& app) {
     sim_options.max_cycles = Cycles(args->max_cycles);
     sim_options.max_seconds = args->max_seconds;
     sim_options.trace_sink = trace ? trace->sink() : nullptr;
-    SetPhase("simulate");
-    sim_options.progress = SimProgressPrinter("simulating " + args->input);
+    driver::SetPhase("simulate");
+    sim_options.progress = driver::SimProgressPrinter("simulating " + args->input);
     sim::SimResult result = OrFail(sim::RunAndCheck(chip, program, sim_options));
     Json trace_json;
     if (trace) {
@@ -113,12 +113,12 @@ void RegisterExecCommand(CLI::App& app) {
       trace_json = trace->ReportJson();
     }
     if (!args->report.empty()) {
-      Json report = WithProvenance(sim::BuildReportJson(result, program), loaded);
+      Json report = driver::WithProvenance(sim::BuildReportJson(result, program), loaded);
       if (trace) report["trace"] = trace_json;
       outputs.Set("--report", report.Dump(2));
     }
     OrFail(outputs.Commit());
-    if (ChattyOutput()) {
+    if (driver::ChattyOutput()) {
       std::cout << sim::BuildReportTable(result, program);
       std::cout << "check: simulator final state equals the interpreter's\n";
     }

@@ -1,17 +1,17 @@
 // `tpusim report-schema`: prints docs/report-schema.md, the description of the JSON report
-// (tools/tpusim/report_schema.h); regenerate the doc with `tpusim report-schema >
+// (driver/report_schema.h); regenerate the doc with `tpusim report-schema >
 // docs/report-schema.md`.
 #include <iostream>
 
 #include "tools/tpusim/commands.h"
-#include "tools/tpusim/report_schema.h"
+#include "driver/report_schema.h"
 
 namespace tpusim::cli {
 
 void RegisterReportSchemaCommand(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "report-schema", "print the JSON report's schema as Markdown (docs/report-schema.md)");
-  cmd->callback([] { std::cout << ReportSchemaMarkdown(); });
+  cmd->callback([] { std::cout << driver::ReportSchemaMarkdown(); });
 }
 
 }  // namespace tpusim::cli

@@ -6,7 +6,7 @@
 // [--mxu-model fast|pe] [--max-cycles N]
 // [--max-seconds S] [--dump-after PASS] [--steps N] [--host-input] [--host-input-params LIST]
 // [--json]`: the main job. Compiles the module for the chip, simulates it cycle by cycle and checks
-// every output against the CPU evaluator (tools/tpusim/run_module.h). Exit 0 ok, 1 the check failed
+// every output against the CPU evaluator (driver/run_module.h). Exit 0 ok, 1 the check failed
 // (the report is still written), 2 bad input, 3 internal error. The outputs are written together,
 // and only after a complete run (common/output_set.h).
 #include <iostream>
@@ -18,11 +18,11 @@
 #include "sim/report/report.h"
 #include "tools/tpusim/cli_util.h"
 #include "tools/tpusim/commands.h"
-#include "tools/tpusim/host_loop.h"
-#include "tools/tpusim/logging.h"
-#include "tools/tpusim/provenance.h"
-#include "tools/tpusim/run_module.h"
-#include "tools/tpusim/scaling.h"
+#include "driver/host_loop.h"
+#include "driver/logging.h"
+#include "driver/provenance.h"
+#include "driver/run_module.h"
+#include "driver/scaling.h"
 #include "tools/tpusim/trace_output.h"
 
 namespace tpusim::cli {
@@ -33,7 +33,7 @@ namespace {
 struct RunArgs {
   std::string model;
   ConfigOptions config;
-  RunOptions run;
+  driver::RunOptions run;
   std::string report, csv, mxu_model = "fast";
   TraceArgs trace;
   bool no_check = false;
@@ -62,7 +62,7 @@ void AddRunOptions(CLI::App* cmd, RunArgs* args) {
                   "run at each of these core counts (e.g. 1,2,4,8) and print the scaling table");
   cmd->add_option("--steps", args->steps,
                   "model a training loop of N steps with its host side: host CPU, PCIe infeed / "
-                  "outfeed and device, pipelined (tools/tpusim/host_loop.h; config keys host.*)")
+                  "outfeed and device, pipelined (driver/host_loop.h; config keys host.*)")
       ->check(NonNegative());
   CLI::Option* host_input =
       cmd->add_flag("--host-input", args->host_input,
@@ -134,41 +134,41 @@ void Run(const RunArgs& args) {
   std::unique_ptr<hlo::HloModule> module = std::move(loaded.module);
   if (args.partitions > 0) module->set_num_partitions(args.partitions);
   config::ChipConfig chip = args.config.Load();
-  RunOptions options = args.run;
+  driver::RunOptions options = args.run;
   options.custom_call_cycles = OrFail(ParseCustomCallCosts(args.custom_call_costs));
   options.trip_counts = OrFail(ParseTripCounts(args.trip_counts));
   options.sim.mxu_model = OrFail(sim::ParseMxuModelKind(args.mxu_model));
   options.sim.max_cycles = Cycles(args.max_cycles);
   options.sim.trace_sink = trace ? trace->sink() : nullptr;  // --scaling: the last count's run
-  options.sim.progress = SimProgressPrinter("simulating " + args.model);
-  options.check_progress = CheckProgressPrinter("checking " + args.model);
-  std::vector<ScalingRow> rows;
-  RunModuleResult r;
+  options.sim.progress = driver::SimProgressPrinter("simulating " + args.model);
+  options.check_progress = driver::CheckProgressPrinter("checking " + args.model);
+  std::vector<driver::ScalingRow> rows;
+  driver::RunModuleResult r;
   const bool host_loop = args.steps > 0 || args.host_input;
-  HostLoopOptions host{std::max<int64_t>(1, args.steps), args.host_input,
-                       args.host_input_params};
+  driver::HostLoopOptions host{std::max<int64_t>(1, args.steps), args.host_input,
+                               args.host_input_params};
   if (args.scaling.empty()) {
-    r = OrFail(RunModule(*module, chip, options));
+    r = OrFail(driver::RunModule(*module, chip, options));
   } else {
     // One run per core count; the report and the per-run text are those of the last count.
-    ScalingRuns runs =
-        OrFail(RunScaling(text, args.model, chip, options,
-                          OrFail(ParseCoreCounts(args.scaling)), host_loop ? &host : nullptr));
+    driver::ScalingRuns runs = OrFail(
+        driver::RunScaling(text, args.model, chip, options,
+                           OrFail(driver::ParseCoreCounts(args.scaling)), host_loop ? &host : nullptr));
     rows = std::move(runs.rows);
     r = std::move(runs.last);
   }
   if (!options.dump_after.empty()) std::cout << r.compiled.dump;
-  Json report = WithProvenance(RunReportJson(r, args.model), chip);
-  if (!rows.empty()) report["scaling"] = ScalingJson(rows);
+  Json report = driver::WithProvenance(driver::RunReportJson(r, args.model), chip);
+  if (!rows.empty()) report["scaling"] = driver::ScalingJson(rows);
   if (trace) {
     trace->Finish();
     report["trace"] = trace->ReportJson();
   }
   std::string host_text;
   if (host_loop) {
-    HostLoop h = OrFail(ComputeHostLoop(r, host));
-    report["host_loop"] = HostLoopJson(h, r.config);
-    host_text = HostLoopText(h);
+    driver::HostLoop h = OrFail(driver::ComputeHostLoop(r, host));
+    report["host_loop"] = driver::HostLoopJson(h, r.config);
+    host_text = driver::HostLoopText(h);
   }
   if (!args.report.empty()) outputs.Set("--report", report.Dump());
   if (!args.csv.empty()) {
@@ -178,16 +178,16 @@ void Run(const RunArgs& args) {
     outputs.Set("--csv", sim::BuildOpsCsv(r.sim, r.compiled.program, ropts));
   }
   OrFail(outputs.Commit());
-  std::string text_out = RunReportText(r, args.model);
+  std::string text_out = driver::RunReportText(r, args.model);
   text_out += host_text;
-  if (!rows.empty()) text_out += ScalingText(rows);
+  if (!rows.empty()) text_out += driver::ScalingText(rows);
   if (args.json) {
     std::cout << report.Dump();
-  } else if (ChattyOutput()) {
+  } else if (driver::ChattyOutput()) {
     std::cout << text_out;
   }
   bool failed = r.check.performed && !r.check.passed;
-  for (const ScalingRow& row : rows) failed |= row.check_performed && !row.check_passed;
+  for (const driver::ScalingRow& row : rows) failed |= row.check_performed && !row.check_passed;
   if (failed) {
     throw CLI::RuntimeError(ExitCodeFor(StatusCode::kCheckFailed));
   }

@@ -1,6 +1,6 @@
 // `tpusim sweep MODEL [--config C] [--set K=V] --grid K=V1,V2 [--grid ...] [--jobs N] --out S.csv
 // [--work-dir DIR] [--plan-only | --collect] [-- RUN OPTIONS]`: runs every point of the grid as an
-// independent `tpusim run` (GNU parallel, tools/tpusim/sweep.h) and writes one CSV row per point.
+// independent `tpusim run` (GNU parallel, driver/sweep.h) and writes one CSV row per point.
 // Exit 0 every point ran, 1 some point failed (its row has no results; DIR/point_N.err says why),
 // 2 bad input (a grid value the config rejects is reported before anything runs).
 #include <fmt/format.h>
@@ -14,9 +14,9 @@
 #include "config/config_loader.h"
 #include "tools/tpusim/cli_util.h"
 #include "tools/tpusim/commands.h"
-#include "tools/tpusim/logging.h"
-#include "tools/tpusim/provenance.h"
-#include "tools/tpusim/sweep.h"
+#include "driver/logging.h"
+#include "driver/provenance.h"
+#include "driver/sweep.h"
 
 namespace tpusim::cli {
 namespace {
@@ -60,8 +60,9 @@ std::string JobsText(const SweepArgs& a, const fs::path& dir,
     for (const std::string& o : points[i]) cmd.insert(cmd.end(), {"--set", o});
     cmd.insert(cmd.end(), {"--report", PointName(dir, i, "json")});
     cmd.insert(cmd.end(), a.run_args.begin(), a.run_args.end());
-    text += ShellQuote(cmd) + " >/dev/null 2>" + ShellQuote({PointName(dir, i, "err")}) +
-            "; echo $? >" + ShellQuote({PointName(dir, i, "rc")}) + "\n";
+    text += driver::ShellQuote(cmd) + " >/dev/null 2>" +
+            driver::ShellQuote({PointName(dir, i, "err")}) + "; echo $? >" +
+            driver::ShellQuote({PointName(dir, i, "rc")}) + "\n";
   }
   return text;
 }
@@ -75,9 +76,9 @@ void RunWithParallel(const SweepArgs& a, const std::string& jobs_file, size_t po
   }
   std::string cmd = "parallel --will-cite --halt never";
   if (a.jobs > 0) cmd += " --jobs " + std::to_string(a.jobs);
-  cmd += " < " + ShellQuote({jobs_file});
+  cmd += " < " + driver::ShellQuote({jobs_file});
   spdlog::info("running {} points: {}", points, cmd);
-  if (ChattyOutput()) {
+  if (driver::ChattyOutput()) {
     std::cerr << fmt::format("tpusim: sweep: {} points with GNU parallel ({})\n", points,
                              a.jobs > 0 ? fmt::format("{} at a time", a.jobs) : "one per CPU");
   }
@@ -86,10 +87,10 @@ void RunWithParallel(const SweepArgs& a, const std::string& jobs_file, size_t po
 }
 
 void RunSweep(const SweepArgs& a) {
-  std::vector<GridAxis> axes;
-  for (const std::string& g : a.grid) axes.push_back(OrFail(ParseGridAxis(g)));
+  std::vector<driver::GridAxis> axes;
+  for (const std::string& g : a.grid) axes.push_back(OrFail(driver::ParseGridAxis(g)));
   if (axes.empty()) Fail(InvalidArgument("tpusim sweep: give at least one --grid KEY=V1,V2,..."));
-  const std::vector<std::vector<std::string>> points = GridPoints(axes);
+  const std::vector<std::vector<std::string>> points = driver::GridPoints(axes);
   // Every point's config must load before anything runs: a bad grid value is a usage error.
   for (size_t i = 0; i < points.size(); ++i) {
     std::vector<std::string> all = a.config.overrides;
@@ -114,21 +115,21 @@ void RunSweep(const SweepArgs& a) {
     }
     RunWithParallel(a, jobs_file, points.size());
   }
-  std::string csv = SweepCsvHeader(axes);
+  std::string csv = driver::SweepCsvHeader(axes);
   int failed = 0;
   for (size_t i = 0; i < points.size(); ++i) {
     std::string rc = FirstLine(PointName(dir, i, "rc"));
     const std::string report = PointName(dir, i, "json");
-    csv += OrFail(SweepCsvRow(static_cast<int>(i + 1), points[i], rc, report));
+    csv += OrFail(driver::SweepCsvRow(static_cast<int>(i + 1), points[i], rc, report));
     if (!fs::exists(report, ec)) {
       ++failed;
       std::string why = FirstLine(PointName(dir, i, "err"));
-      spdlog::error("sweep point {} ({}) failed{}{}", i + 1, ShellQuote(points[i]),
+      spdlog::error("sweep point {} ({}) failed{}{}", i + 1, driver::ShellQuote(points[i]),
                     rc.empty() ? "" : " with exit code " + rc, why.empty() ? "" : ": " + why);
     }
   }
   OrFail(WriteFileAtomic(a.out, csv));
-  if (ChattyOutput()) {
+  if (driver::ChattyOutput()) {
     std::cout << fmt::format("{}: {} points ({} failed); reports in {}\n", a.out, points.size(),
                              failed, dir.string());
   }

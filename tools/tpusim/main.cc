@@ -13,8 +13,8 @@
 #include "common/file_util.h"
 #include "tools/tpusim/cli_util.h"
 #include "tools/tpusim/commands.h"
-#include "tools/tpusim/logging.h"
-#include "tools/tpusim/provenance.h"
+#include "driver/logging.h"
+#include "driver/provenance.h"
 
 namespace {
 
@@ -55,14 +55,14 @@ int WithStandardOutputChecked(int rc) {
 
 int main(int argc, char** argv) {
   InstallTerminationHandlers();
-  tpusim::cli::SetCommandLine(argc, argv);
+  tpusim::driver::SetCommandLine(argc, argv);
   CLI::App app{"tpusim: simulate XLA HLO on TPU-style chips, cycle by cycle"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("tpusim ") + tpusim::TpusimVersion() + " (commit " +
                                         tpusim::TpusimGitCommit() + ")");
   // Global flags: accepted before or after the subcommand (fallthrough).
   app.fallthrough();
-  tpusim::cli::LogOptions log;
+  tpusim::driver::LogOptions log;
   std::string progress = "auto";
   app.add_flag("-v,--verbose", log.verbosity,
                "more log output on stderr: -v per-pass timings and kernel counts, -vv per kernel");
@@ -71,10 +71,10 @@ int main(int argc, char** argv) {
                  "progress of long simulations on stderr: auto (runs past 2 s), always, never")
       ->check(CLI::IsMember({"auto", "always", "never"}));
   app.parse_complete_callback([&] {
-    log.progress = progress == "always"  ? tpusim::cli::ProgressMode::kAlways
-                   : progress == "never" ? tpusim::cli::ProgressMode::kNever
-                                         : tpusim::cli::ProgressMode::kAuto;
-    tpusim::cli::SetUpLogging(log);
+    log.progress = progress == "always"  ? tpusim::driver::ProgressMode::kAlways
+                   : progress == "never" ? tpusim::driver::ProgressMode::kNever
+                                         : tpusim::driver::ProgressMode::kAuto;
+    tpusim::driver::SetUpLogging(log);
   });
 
   tpusim::cli::RegisterRunCommand(app);

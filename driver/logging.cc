@@ -1,4 +1,4 @@
-#include "tools/tpusim/logging.h"
+#include "driver/logging.h"
 
 #include <fmt/format.h>
 #include <spdlog/pattern_formatter.h>
@@ -13,7 +13,7 @@
 
 #include "isa/opcode.h"
 
-namespace tpusim::cli {
+namespace tpusim::driver {
 namespace {
 
 LogOptions& Options() {
@@ -215,4 +215,4 @@ void LogCompiled(const compiler::CompiledModule& compiled) {
   }
 }
 
-}  // namespace tpusim::cli
+}  // namespace tpusim::driver

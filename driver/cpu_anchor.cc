@@ -1,4 +1,4 @@
-#include "tools/tpusim/cpu_anchor.h"
+#include "driver/cpu_anchor.h"
 
 #include <algorithm>
 #include <chrono>
@@ -7,7 +7,7 @@
 #include "hlo/eval/kernels/dot.h"
 #include "hlo/eval/kernels/parallel.h"
 
-namespace tpusim::cli {
+namespace tpusim::driver {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -112,4 +112,4 @@ CpuAnchor MeasureCpuAnchor(int threads, double budget_seconds) {
   return a;
 }
 
-}  // namespace tpusim::cli
+}  // namespace tpusim::driver

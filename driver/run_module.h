@@ -23,7 +23,7 @@
 #include "hlo/module.h"
 #include "sim/simulator.h"
 
-namespace tpusim::cli {
+namespace tpusim::driver {
 
 /// Where the value check's CPU evaluation is: `pass` 1 of 2 with the TPU's numerics (checked),
 /// 2 with full f32 (reported); HLO instructions of the entry computation evaluated (for every
@@ -38,7 +38,7 @@ struct CheckProgress {
 
 struct RunOptions {
   /// Called while the check's evaluator runs (CheckProgress; may be empty): long checks show
-  /// progress like the simulation (tools/tpusim/logging.h CheckProgressPrinter).
+  /// progress like the simulation (driver/logging.h CheckProgressPrinter).
   std::function<void(const CheckProgress&)> check_progress;
   int64_t replicas = 0;      // 0: the module's replica_count (1 if absent)
   bool timing_only = false;  // no values anywhere: cycles only (huge logical shapes)
@@ -115,4 +115,4 @@ std::string F32Note(const CheckResult& c);
 /// The readable summary printed on stdout.
 std::string RunReportText(const RunModuleResult& r, const std::string& model_path);
 
-}  // namespace tpusim::cli
+}  // namespace tpusim::driver

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-namespace tpusim::cli {
+namespace tpusim::driver {
 
 /// The phase a command is in, named in the --max-seconds message ("compile", "simulate", ...).
 /// `phase` must be a string literal (it is read from the watchdog thread).
@@ -22,4 +22,4 @@ void StartDeadline(double seconds);
 /// std::bad_alloc, which `tpusim` reports as out of memory, exit 2.
 void SetMemoryLimit(int64_t bytes);
 
-}  // namespace tpusim::cli
+}  // namespace tpusim::driver

@@ -20,7 +20,7 @@
 
 #include "common/json.h"
 
-namespace tpusim::cli {
+namespace tpusim::driver {
 
 struct CpuAnchor {
   int threads = 1;
@@ -45,4 +45,4 @@ struct CpuAnchor {
 /// Measures the anchor with `threads` threads (>= 1) within about `budget_seconds` (> 0).
 CpuAnchor MeasureCpuAnchor(int threads, double budget_seconds = 0.6);
 
-}  // namespace tpusim::cli
+}  // namespace tpusim::driver

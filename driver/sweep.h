@@ -10,7 +10,7 @@
 
 #include "common/status.h"
 
-namespace tpusim::cli {
+namespace tpusim::driver {
 
 /// One --grid KEY=V1,V2,...: a config key and its values (commas inside [...] belong to a value,
 /// so `system.shape=[2,2],[4,1]` has two values).
@@ -39,4 +39,4 @@ StatusOr<std::string> SweepCsvRow(int point, const std::vector<std::string>& ove
 /// "point,KEY1,KEY2,...,exit_code,<results>,report\n".
 std::string SweepCsvHeader(const std::vector<GridAxis>& axes);
 
-}  // namespace tpusim::cli
+}  // namespace tpusim::driver

@@ -1,4 +1,4 @@
-#include "tools/tpusim/sweep.h"
+#include "driver/sweep.h"
 
 #include <fmt/format.h>
 
@@ -7,7 +7,7 @@
 
 #include "common/file_util.h"
 
-namespace tpusim::cli {
+namespace tpusim::driver {
 namespace {
 
 std::string CsvField(const std::string& s) {
@@ -148,4 +148,4 @@ StatusOr<std::string> SweepCsvRow(int point, const std::vector<std::string>& ove
   return row;
 }
 
-}  // namespace tpusim::cli
+}  // namespace tpusim::driver

@@ -8,7 +8,7 @@
 #include "common/json.h"
 #include "config/chip_config.h"
 
-namespace tpusim::cli {
+namespace tpusim::driver {
 
 /// Records the process's command line (main() calls it first); CommandLine() returns it.
 void SetCommandLine(int argc, const char* const* argv);
@@ -30,4 +30,4 @@ Json ProvenanceJson(const config::ChipConfig& config);
 /// it has none (objects keep key order).
 Json WithProvenance(const Json& report, const config::ChipConfig& config);
 
-}  // namespace tpusim::cli
+}  // namespace tpusim::driver

@@ -9,7 +9,7 @@
 //    one warm-up run, then `repeat` timed runs; seconds_per_step is their median (min and max are
 //    reported as the spread). Per-op CPU time comes from the same runs through
 //    EvaluatorOptions::on_instruction (median over the runs of each entry instruction's time).
-//  * TPU, all cores: the N replicas simulated on N cores of the config (tools/tpusim/run_module.h),
+//  * TPU, all cores: the N replicas simulated on N cores of the config (driver/run_module.h),
 //    seconds_per_step = cycles / clock_hz. With N = 1 the module is one program on one core: the
 //    config's other cores have nothing to run, so "all cores" is the same run as "1 core" (the row
 //    says so; tpusim never invents data parallelism the module does not have).
@@ -41,10 +41,10 @@
 #include "hlo/eval/cpu_run.h"
 #include "hlo/module.h"
 #include "sim/report/op_bound.h"
-#include "tools/tpusim/cpu_anchor.h"
-#include "tools/tpusim/run_module.h"
+#include "driver/cpu_anchor.h"
+#include "driver/run_module.h"
 
-namespace tpusim::cli {
+namespace tpusim::driver {
 
 struct CompareOptions {
   int64_t replicas = 0;  // 0: the module's replica_count (1 if absent)
@@ -130,4 +130,4 @@ std::string CompareText(const CompareResult& r, int top);
 /// "name,opcode,flops,cpu_seconds,tpu_seconds,tpu_cycles,bound,bound_fraction" + one line per op.
 std::string CompareOpsCsv(const CompareResult& r);
 
-}  // namespace tpusim::cli
+}  // namespace tpusim::driver

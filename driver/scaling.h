@@ -17,10 +17,10 @@
 #include "common/json.h"
 #include "common/status.h"
 #include "hlo/module.h"
-#include "tools/tpusim/host_loop.h"
-#include "tools/tpusim/run_module.h"
+#include "driver/host_loop.h"
+#include "driver/run_module.h"
 
-namespace tpusim::cli {
+namespace tpusim::driver {
 
 struct ScalingRow {
   int64_t cores = 0;
@@ -79,4 +79,4 @@ Json ScalingJson(const std::vector<ScalingRow>& rows);
 /// The readable table.
 std::string ScalingText(const std::vector<ScalingRow>& rows);
 
-}  // namespace tpusim::cli
+}  // namespace tpusim::driver

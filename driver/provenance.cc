@@ -1,9 +1,9 @@
-#include "tools/tpusim/provenance.h"
+#include "driver/provenance.h"
 
 #include "common/build_info.h"
 #include "config/schema.h"
 
-namespace tpusim::cli {
+namespace tpusim::driver {
 namespace {
 
 std::vector<std::string>& CommandLineStorage() {
@@ -71,4 +71,4 @@ Json WithProvenance(const Json& report, const config::ChipConfig& config) {
   return out;
 }
 
-}  // namespace tpusim::cli
+}  // namespace tpusim::driver

@@ -1,4 +1,4 @@
-#include "tools/tpusim/compare.h"
+#include "driver/compare.h"
 
 #include <fmt/format.h>
 
@@ -10,7 +10,7 @@
 #include "sim/report/op_bound.h"
 #include "sim/report/report.h"
 
-namespace tpusim::cli {
+namespace tpusim::driver {
 namespace {
 
 TpuRow RowFromRun(const RunModuleResult& run, const std::string& label) {
@@ -487,4 +487,4 @@ std::string CompareOpsCsv(const CompareResult& r) {
   return out;
 }
 
-}  // namespace tpusim::cli
+}  // namespace tpusim::driver

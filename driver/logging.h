@@ -9,9 +9,9 @@
 
 #include "compiler/compile.h"
 #include "sim/simulator.h"
-#include "tools/tpusim/run_module.h"
+#include "driver/run_module.h"
 
-namespace tpusim::cli {
+namespace tpusim::driver {
 
 enum class ProgressMode { kAuto, kAlways, kNever };
 
@@ -54,4 +54,4 @@ std::function<void(const CheckProgress&)> CheckProgressPrinter(const std::string
 /// static instructions by unit).
 void LogCompiled(const compiler::CompiledModule& compiled);
 
-}  // namespace tpusim::cli
+}  // namespace tpusim::driver

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace tpusim::cli {
+namespace tpusim::driver {
 
 struct ReportKey {
   std::string key;      // top-level key, or "provenance.<key>" for a provenance member
@@ -19,12 +19,12 @@ struct ReportKey {
 /// Keys of every simulation report, in report order: sim::BuildReportJson's, with `provenance`
 /// (inserted by the commands, provenance.h) second.
 const std::vector<ReportKey>& SimReportKeys();
-/// Keys `tpusim run` adds (tools/tpusim/run_module.cc, scaling.cc), in report order.
+/// Keys `tpusim run` adds (driver/run_module.cc, scaling.cc), in report order.
 const std::vector<ReportKey>& RunReportKeys();
-/// Members of `provenance` (tools/tpusim/provenance.h), in report order.
+/// Members of `provenance` (driver/provenance.h), in report order.
 const std::vector<ReportKey>& ProvenanceKeys();
 
 /// The whole of docs/report-schema.md.
 std::string ReportSchemaMarkdown();
 
-}  // namespace tpusim::cli
+}  // namespace tpusim::driver

@@ -1,4 +1,4 @@
-#include "tools/tpusim/limits.h"
+#include "driver/limits.h"
 
 #include <sys/resource.h>
 
@@ -11,7 +11,7 @@
 
 #include "common/output_set.h"
 
-namespace tpusim::cli {
+namespace tpusim::driver {
 namespace {
 
 std::atomic<const char*> g_phase{"start-up"};
@@ -53,4 +53,4 @@ void SetMemoryLimit(int64_t bytes) {
   }
 }
 
-}  // namespace tpusim::cli
+}  // namespace tpusim::driver

@@ -36,9 +36,9 @@
 
 #include "common/json.h"
 #include "common/status.h"
-#include "tools/tpusim/run_module.h"
+#include "driver/run_module.h"
 
-namespace tpusim::cli {
+namespace tpusim::driver {
 
 struct HostLoopOptions {
   int64_t steps = 1;                      // N >= 1
@@ -78,4 +78,4 @@ Json HostLoopJson(const HostLoop& h, const config::ChipConfig& c);
 /// The readable table.
 std::string HostLoopText(const HostLoop& h);
 
-}  // namespace tpusim::cli
+}  // namespace tpusim::driver

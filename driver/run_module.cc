@@ -1,4 +1,4 @@
-#include "tools/tpusim/run_module.h"
+#include "driver/run_module.h"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -24,10 +24,10 @@
 #include "isa/program_traffic.h"
 #include "sim/report/collectives.h"
 #include "sim/report/report.h"
-#include "tools/tpusim/limits.h"
-#include "tools/tpusim/logging.h"
+#include "driver/limits.h"
+#include "driver/logging.h"
 
-namespace tpusim::cli {
+namespace tpusim::driver {
 namespace {
 
 using hlo::Literal;
@@ -481,4 +481,4 @@ std::string RunReportText(const RunModuleResult& r, const std::string& model_pat
   return out;
 }
 
-}  // namespace tpusim::cli
+}  // namespace tpusim::driver

@@ -1,4 +1,4 @@
-#include "tools/tpusim/scaling.h"
+#include "driver/scaling.h"
 
 #include <fmt/format.h>
 
@@ -9,7 +9,7 @@
 #include "hlo/parser.h"
 #include "hlo/sharding.h"
 
-namespace tpusim::cli {
+namespace tpusim::driver {
 namespace {
 
 // Largest device id + 1 named by any collective, at least replica_count.
@@ -215,4 +215,4 @@ std::string ScalingText(const std::vector<ScalingRow>& rows) {
   return out;
 }
 
-}  // namespace tpusim::cli
+}  // namespace tpusim::driver

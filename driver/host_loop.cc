@@ -1,4 +1,4 @@
-#include "tools/tpusim/host_loop.h"
+#include "driver/host_loop.h"
 
 #include <fmt/format.h>
 
@@ -7,7 +7,7 @@
 #include <set>
 #include <utility>
 
-namespace tpusim::cli {
+namespace tpusim::driver {
 namespace {
 
 using LeafKey = std::pair<int, std::vector<int64_t>>;  // element type, dims
@@ -186,4 +186,4 @@ std::string HostLoopText(const HostLoop& h) {
   return out;
 }
 
-}  // namespace tpusim::cli
+}  // namespace tpusim::driver
