@@ -258,7 +258,7 @@ std::string ReportSchemaMarkdown() {
       "are integers, rates are doubles. \"Core cycles\" are cycles of the core clock "
       "(`clock_hz`).\n\n";
   out += Table(SimReportKeys());
-  out += "\n`tpusim run` adds (driver/run_module.cc, scaling.cc):\n\n";
+  out += "\n`tpusim run` adds (driver/run_report.cc, scaling.cc):\n\n";
   out += Table(RunReportKeys());
   out +=
       "\n## Provenance\n\n`provenance` (driver/provenance.h) makes a report traceable to "

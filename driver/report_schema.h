@@ -19,7 +19,7 @@ struct ReportKey {
 /// Keys of every simulation report, in report order: sim::BuildReportJson's, with `provenance`
 /// (inserted by the commands, provenance.h) second.
 const std::vector<ReportKey>& SimReportKeys();
-/// Keys `tpusim run` adds (driver/run_module.cc, scaling.cc), in report order.
+/// Keys `tpusim run` adds (driver/run_report.cc, scaling.cc), in report order.
 const std::vector<ReportKey>& RunReportKeys();
 /// Members of `provenance` (driver/provenance.h), in report order.
 const std::vector<ReportKey>& ProvenanceKeys();

@@ -30,6 +30,7 @@
 #include "driver/logging.h"
 #include "driver/provenance.h"
 #include "driver/run_module.h"
+#include "driver/run_report.h"
 #include "driver/scaling.h"
 
 namespace py = pybind11;

@@ -1,7 +1,7 @@
 """Typed views of the reports the C++ driver writes.
 
 :class:`Report` is the report of ``tpusim run --report`` (schema: docs/report-schema.md), built
-by the C++ driver (driver/run_module.cc) and read here field by field; :class:`Comparison`
+by the C++ driver (driver/run_report.cc) and read here field by field; :class:`Comparison`
 is ``tpusim compare --json`` (driver/compare.h). No figure is computed in Python: every
 attribute is a value of the JSON, and ``to_json()`` returns that JSON unchanged.
 

@@ -15,6 +15,7 @@
 #include "sim/report/report.h"
 #include "driver/provenance.h"
 #include "driver/run_module.h"
+#include "driver/run_report.h"
 
 namespace tpusim::driver {
 namespace {

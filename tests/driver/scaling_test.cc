@@ -18,6 +18,7 @@
 #include "sim/trace/trace_writer.h"
 #include "tests/sim/sim_test_util.h"
 #include "driver/run_module.h"
+#include "driver/run_report.h"
 
 namespace tpusim::driver {
 namespace {

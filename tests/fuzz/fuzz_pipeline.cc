@@ -18,6 +18,7 @@
 #include "hlo/parser.h"
 #include "hlo/verifier.h"
 #include "driver/run_module.h"
+#include "driver/run_report.h"
 
 namespace tpusim::fuzz {
 
