@@ -38,11 +38,11 @@
 #include "common/json.h"
 #include "common/status.h"
 #include "config/chip_config.h"
+#include "driver/cpu_anchor.h"
+#include "driver/run_module.h"
 #include "hlo/eval/cpu_run.h"
 #include "hlo/module.h"
 #include "sim/report/op_bound.h"
-#include "driver/cpu_anchor.h"
-#include "driver/run_module.h"
 
 namespace tpusim::driver {
 

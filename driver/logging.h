@@ -8,8 +8,8 @@
 #include <string>
 
 #include "compiler/compile.h"
-#include "sim/simulator.h"
 #include "driver/run_module.h"
+#include "sim/simulator.h"
 
 namespace tpusim::driver {
 

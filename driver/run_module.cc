@@ -15,6 +15,8 @@
 #include "compiler/device_literal.h"
 #include "compiler/passes/spmd_check.h"
 #include "config/slice.h"
+#include "driver/limits.h"
+#include "driver/logging.h"
 #include "hlo/eval/evaluator.h"
 #include "hlo/eval/literal.h"
 #include "hlo/eval/literal_compare.h"
@@ -22,8 +24,6 @@
 #include "hlo/verify_devices.h"
 #include "hlo/while_loop.h"
 #include "isa/program_traffic.h"
-#include "driver/limits.h"
-#include "driver/logging.h"
 
 namespace tpusim::driver {
 namespace {

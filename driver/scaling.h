@@ -16,9 +16,9 @@
 
 #include "common/json.h"
 #include "common/status.h"
-#include "hlo/module.h"
 #include "driver/host_loop.h"
 #include "driver/run_module.h"
+#include "hlo/module.h"
 
 namespace tpusim::driver {
 

@@ -22,9 +22,6 @@
 #include "common/status.h"
 #include "config/config_loader.h"
 #include "config/derived.h"
-#include "hlo/eval/cpu_run.h"
-#include "hlo/parser.h"
-#include "hlo/verifier.h"
 #include "driver/compare.h"
 #include "driver/host_loop.h"
 #include "driver/logging.h"
@@ -32,6 +29,9 @@
 #include "driver/run_module.h"
 #include "driver/run_report.h"
 #include "driver/scaling.h"
+#include "hlo/eval/cpu_run.h"
+#include "hlo/parser.h"
+#include "hlo/verifier.h"
 
 namespace py = pybind11;
 

@@ -20,12 +20,12 @@
 #include "common/file_util.h"
 #include "compiler/compile.h"
 #include "config/config_loader.h"
+#include "driver/run_module.h"
 #include "hlo/computation.h"
 #include "hlo/parser.h"
 #include "hlo/printer.h"
 #include "hlo/structural_equal.h"
 #include "hlo/verifier.h"
-#include "driver/run_module.h"
 
 namespace tpusim::compiler {
 namespace {

@@ -13,10 +13,10 @@
 
 #include "common/file_util.h"
 #include "config/config_loader.h"
+#include "driver/run_module.h"
 #include "hlo/computation.h"
 #include "hlo/opcode.h"
 #include "hlo/parser.h"
-#include "driver/run_module.h"
 
 namespace tpusim {
 namespace {

@@ -8,9 +8,9 @@
 #include <string>
 
 #include "config/config_loader.h"
-#include "hlo/parser.h"
 #include "driver/run_module.h"
 #include "driver/scaling.h"
+#include "hlo/parser.h"
 
 namespace tpusim::driver {
 namespace {

@@ -11,11 +11,11 @@
 
 #include "common/file_util.h"
 #include "config/config_loader.h"
-#include "hlo/parser.h"
-#include "sim/report/report.h"
 #include "driver/provenance.h"
 #include "driver/run_module.h"
 #include "driver/run_report.h"
+#include "hlo/parser.h"
+#include "sim/report/report.h"
 
 namespace tpusim::driver {
 namespace {

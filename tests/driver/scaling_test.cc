@@ -12,13 +12,13 @@
 
 #include "common/file_util.h"
 #include "config/config_loader.h"
+#include "driver/run_module.h"
+#include "driver/run_report.h"
 #include "hlo/parser.h"
 #include "sim/run_and_check.h"
 #include "sim/trace/trace_check.h"
 #include "sim/trace/trace_writer.h"
 #include "tests/sim/sim_test_util.h"
-#include "driver/run_module.h"
-#include "driver/run_report.h"
 
 namespace tpusim::driver {
 namespace {

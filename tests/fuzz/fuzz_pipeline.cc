@@ -14,11 +14,11 @@
 #include "common/file_util.h"
 #include "common/output_set.h"
 #include "config/config_loader.h"
+#include "driver/run_module.h"
+#include "driver/run_report.h"
 #include "hlo/module.h"
 #include "hlo/parser.h"
 #include "hlo/verifier.h"
-#include "driver/run_module.h"
-#include "driver/run_report.h"
 
 namespace tpusim::fuzz {
 

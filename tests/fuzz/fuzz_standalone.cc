@@ -21,9 +21,9 @@
 #include <vector>
 
 #include "common/file_util.h"
+#include "driver/logging.h"
 #include "tests/fuzz/fuzz_entry_points.h"
 #include "tests/fuzz/fuzz_pipeline.h"
-#include "driver/logging.h"
 
 namespace {
 

@@ -10,8 +10,8 @@
 #include <string_view>
 
 #include "config/config_loader.h"
-#include "hlo/sharding.h"
 #include "driver/limits.h"
+#include "hlo/sharding.h"
 
 namespace tpusim::cli {
 

@@ -11,12 +11,12 @@
 #include <memory>
 
 #include "common/file_util.h"
-#include "hlo/load.h"
-#include "tools/tpusim/cli_util.h"
-#include "tools/tpusim/commands.h"
 #include "driver/compare.h"
 #include "driver/logging.h"
 #include "driver/provenance.h"
+#include "hlo/load.h"
+#include "tools/tpusim/cli_util.h"
+#include "tools/tpusim/commands.h"
 
 namespace tpusim::cli {
 

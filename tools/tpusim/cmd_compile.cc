@@ -11,12 +11,12 @@
 #include "common/json.h"
 #include "compiler/compile.h"
 #include "config/slice.h"
+#include "driver/limits.h"
 #include "hlo/load.h"
 #include "hlo/verify_devices.h"
 #include "isa/disassembler.h"
 #include "tools/tpusim/cli_util.h"
 #include "tools/tpusim/commands.h"
-#include "driver/limits.h"
 
 namespace tpusim::cli {
 namespace {

@@ -8,10 +8,10 @@
 #include <iostream>
 #include <memory>
 
+#include "driver/limits.h"
 #include "hlo/eval/cpu_run.h"
 #include "tools/tpusim/cli_util.h"
 #include "tools/tpusim/commands.h"
-#include "driver/limits.h"
 
 namespace tpusim::cli {
 

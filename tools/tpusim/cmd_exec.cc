@@ -12,17 +12,17 @@
 #include <memory>
 
 #include "common/diagnostic.h"
-#include "common/output_set.h"
 #include "common/file_util.h"
+#include "common/output_set.h"
 #include "config/slice.h"
+#include "driver/limits.h"
+#include "driver/logging.h"
+#include "driver/provenance.h"
 #include "isa/exec.h"
 #include "sim/report/report.h"
 #include "sim/run_and_check.h"
 #include "tools/tpusim/cli_util.h"
 #include "tools/tpusim/commands.h"
-#include "driver/limits.h"
-#include "driver/logging.h"
-#include "driver/provenance.h"
 #include "tools/tpusim/trace_output.h"
 
 namespace tpusim::cli {

@@ -3,8 +3,8 @@
 // docs/report-schema.md`.
 #include <iostream>
 
-#include "tools/tpusim/commands.h"
 #include "driver/report_schema.h"
+#include "tools/tpusim/commands.h"
 
 namespace tpusim::cli {
 

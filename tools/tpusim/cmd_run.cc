@@ -13,17 +13,17 @@
 #include <memory>
 
 #include "common/file_util.h"
-#include "hlo/load.h"
-#include "hlo/parser.h"
-#include "sim/report/report.h"
-#include "tools/tpusim/cli_util.h"
-#include "tools/tpusim/commands.h"
 #include "driver/host_loop.h"
 #include "driver/logging.h"
 #include "driver/provenance.h"
 #include "driver/run_module.h"
 #include "driver/run_report.h"
 #include "driver/scaling.h"
+#include "hlo/load.h"
+#include "hlo/parser.h"
+#include "sim/report/report.h"
+#include "tools/tpusim/cli_util.h"
+#include "tools/tpusim/commands.h"
 #include "tools/tpusim/trace_output.h"
 
 namespace tpusim::cli {

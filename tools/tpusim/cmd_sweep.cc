@@ -12,11 +12,11 @@
 
 #include "common/file_util.h"
 #include "config/config_loader.h"
-#include "tools/tpusim/cli_util.h"
-#include "tools/tpusim/commands.h"
 #include "driver/logging.h"
 #include "driver/provenance.h"
 #include "driver/sweep.h"
+#include "tools/tpusim/cli_util.h"
+#include "tools/tpusim/commands.h"
 
 namespace tpusim::cli {
 namespace {

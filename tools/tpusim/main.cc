@@ -11,10 +11,10 @@
 
 #include "common/build_info.h"
 #include "common/file_util.h"
-#include "tools/tpusim/cli_util.h"
-#include "tools/tpusim/commands.h"
 #include "driver/logging.h"
 #include "driver/provenance.h"
+#include "tools/tpusim/cli_util.h"
+#include "tools/tpusim/commands.h"
 
 namespace {
 
