@@ -645,9 +645,7 @@ StatusOr<std::vector<HbmBuffer>> HbmPlanner::NewBuffers(const hlo::HloInstructio
     hlo::Shape stored =
         b.dims == leaf->dimensions() ? *leaf : hlo::Shape(leaf->element_type(), b.dims);
     if (auto l = layouts_.find(&inst); l != layouts_.end() && stored.rank() == inst.shape().rank()) {
-      hlo::Layout layout;
-      layout.minor_to_major = l->second;
-      stored.set_layout(std::move(layout));
+      stored = InLayout(stored, l->second);
     }
     if (const std::vector<int64_t> tile = hlo::TpuTile(stored, tiles_); !tile.empty()) {
       b.tiled_bytes = hlo::TiledByteSize(stored, tile);

@@ -22,6 +22,12 @@ Order RowMajor(int64_t rank) {
   return m2m;
 }
 
+// Bytes `shape` takes in its TPU tiles when its dimensions are in the order `m2m`.
+int64_t PaddedBytes(const hlo::Shape& shape, const Order& m2m, const hlo::TileRule& tiles) {
+  const hlo::Shape s = InLayout(shape, m2m);
+  return hlo::TiledByteSize(s, hlo::TpuTile(s, tiles));
+}
+
 // True if the entry states layouts of XLA's layout assignment: a tile, or an order other than the
 // printer's default, on any array.
 bool HasAssignedLayouts(const hlo::HloComputation& entry) {
@@ -46,15 +52,8 @@ Order PreferMinor(const hlo::Shape& shape, int64_t minor, int64_t second,
     for (auto it = spatial.rbegin(); it != spatial.rend(); ++it) m2m.push_back(*it);
     return m2m;
   };
-  auto padded = [&](const Order& m2m) {
-    hlo::Shape s = shape;
-    hlo::Layout layout;
-    layout.minor_to_major = m2m;
-    s.set_layout(std::move(layout));
-    return hlo::TiledByteSize(s, hlo::TpuTile(s, tiles));
-  };
   const Order first = with(minor, second), swapped = with(second, minor);
-  return padded(swapped) < padded(first) ? swapped : first;
+  return PaddedBytes(shape, swapped, tiles) < PaddedBytes(shape, first, tiles) ? swapped : first;
 }
 
 bool IsPermutation(const Order& m2m, int64_t rank) {
@@ -204,15 +203,8 @@ class LayoutAssigner {
   // (as XLA's TPU backend lays out f32[4,512,7,4] as {1,3,2,0} in the calibration profiles).
   Order LeastPadding(const hlo::Shape& shape) const {
     const int64_t rank = shape.rank();
-    auto padded = [&](const Order& m2m) {
-      hlo::Shape s = shape;
-      hlo::Layout layout;
-      layout.minor_to_major = m2m;
-      s.set_layout(std::move(layout));
-      return hlo::TiledByteSize(s, hlo::TpuTile(s, tiles_));
-    };
     Order best = RowMajor(rank);
-    int64_t best_bytes = padded(best);
+    int64_t best_bytes = PaddedBytes(shape, best, tiles_);
     for (int64_t a = rank - 1; a >= 0; --a) {
       for (int64_t b = rank - 1; b >= 0; --b) {
         if (a == b) continue;
@@ -220,7 +212,7 @@ class LayoutAssigner {
         for (int64_t d : RowMajor(rank)) {
           if (d != a && d != b) m2m.push_back(d);
         }
-        if (const int64_t bytes = padded(m2m); bytes < best_bytes) {
+        if (const int64_t bytes = PaddedBytes(shape, m2m, tiles_); bytes < best_bytes) {
           best = m2m;
           best_bytes = bytes;
         }
@@ -251,6 +243,14 @@ class LayoutAssigner {
 };
 
 }  // namespace
+
+hlo::Shape InLayout(const hlo::Shape& shape, const std::vector<int64_t>& minor_to_major) {
+  hlo::Shape s = shape;
+  hlo::Layout layout;
+  layout.minor_to_major = minor_to_major;
+  s.set_layout(std::move(layout));
+  return s;
+}
 
 TpuLayouts AssignTpuLayouts(const hlo::HloComputation& entry, const hlo::TileRule& tiles) {
   if (tiles.min_tile_bytes <= 0) return {};

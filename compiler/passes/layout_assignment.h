@@ -57,4 +57,7 @@ using TpuLayouts = std::map<const hlo::HloInstruction*, std::vector<int64_t>>;
 /// (arrays stored untiled) nothing is assigned. Deterministic; never fails.
 TpuLayouts AssignTpuLayouts(const hlo::HloComputation& entry, const hlo::TileRule& tiles);
 
+/// `shape` with the physical order `minor_to_major` (no tiles: TpuTile picks them).
+hlo::Shape InLayout(const hlo::Shape& shape, const std::vector<int64_t>& minor_to_major);
+
 }  // namespace tpusim::compiler

@@ -160,10 +160,8 @@ TEST(LayoutAssignmentTest, AnNchwActivationTakesTwiceNotFiveTimesItsBytes) {
   hlo::Shape relu(hlo::PrimitiveType::kF32, {64, 64, 24, 24});
   const int64_t logical = relu.ByteSize();
   EXPECT_EQ(hlo::TiledByteSize(relu, hlo::TpuTile(relu, kTpuV3Tiles)), logical * 128 / 24);
-  hlo::Layout assigned;
-  assigned.minor_to_major = LayoutOf(kNchw, "relu");
-  relu.set_layout(assigned);
-  EXPECT_EQ(hlo::TiledByteSize(relu, hlo::TpuTile(relu, kTpuV3Tiles)), 2 * logical);
+  const hlo::Shape assigned = InLayout(relu, LayoutOf(kNchw, "relu"));
+  EXPECT_EQ(hlo::TiledByteSize(assigned, hlo::TpuTile(assigned, kTpuV3Tiles)), 2 * logical);
 }
 
 }  // namespace
