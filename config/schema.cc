@@ -112,7 +112,9 @@ const Row kRows[] = {
      "extra cycles from accumulators through the VPU to VMEM on a pop (assumption)",
      Range{0, 1e5}, TPUSIM_FIELD(core.mxu.pop_latency_cycles)},
     {"core.mxu.accumulator_rows", "rows", "",
-     "accumulator memory per MXU, in rows of `cols` 32-bit accumulators",
+     "accumulator memory per MXU, in rows of `cols` 32-bit accumulators (TPU v1: 4096 rows of "
+     "256, 4 MiB [P S1 §2]); at most 2^24, what the ISA's 24-bit `acc` field addresses; a "
+     "simulation with values stores only the rows its program writes",
      Range{1, 16777216}, TPUSIM_FIELD(core.mxu.accumulator_rows)},
     {"core.vpu.lanes", "lanes", "128",
      "vector lanes",

@@ -46,11 +46,10 @@ struct MxuOperand {
 StatusOr<MxuOperand> ReadMxuWeights(const SparseMemory* vmem, const op::MxuLoadWeights& w);
 /// mxu.matmul's LHS [M, K] read from `vmem`. Checks dtype, part and stride; `vmem` as above.
 StatusOr<MxuOperand> ReadMxuLhs(const SparseMemory* vmem, const op::MxuMatmul& mm);
-/// mxu.pop's data effect: accumulator rows [acc, acc + m) (row r at `acc_words + r * row_words`,
-/// raw f32 or s32 words) through the activation and the output conversion into `vmem`. Checks
-/// acc_dtype/dtype/act and stride; the caller checks the row range.
-Status WriteMxuPop(SparseMemory& vmem, const op::MxuPop& p, const uint32_t* acc_words,
-                   uint64_t row_words);
+/// mxu.pop's data effect: accumulator rows [acc, acc + m) of `acc` (raw f32 or s32 words; rows
+/// never written read zero and stay unallocated) through the activation and the output conversion
+/// into `vmem`. Checks acc_dtype/dtype/act and stride; the caller checks the row range and n.
+Status WriteMxuPop(SparseMemory& vmem, const op::MxuPop& p, const AccumulatorMemory& acc);
 /// The three MXU instructions on the MXU state of `core` (the interpreter's untimed MXU).
 Status ExecuteMxu(MachineState& state, int core, const Instruction& inst);
 

@@ -87,8 +87,7 @@ StatusOr<MxuOperand> ReadMxuLhs(const SparseMemory* vmem, const op::MxuMatmul& m
   return t;
 }
 
-Status WriteMxuPop(SparseMemory& vmem, const op::MxuPop& p, const uint32_t* acc_words,
-                   uint64_t row_words) {
+Status WriteMxuPop(SparseMemory& vmem, const op::MxuPop& p, const AccumulatorMemory& acc) {
   const bool from_int = p.acc_dtype == DType::kS32;
   if (!from_int && p.acc_dtype != DType::kF32) {
     return InvalidArgument("acc_dtype must be f32 or s32");
@@ -105,7 +104,7 @@ Status WriteMxuPop(SparseMemory& vmem, const op::MxuPop& p, const uint32_t* acc_
   const uint64_t eb = static_cast<uint64_t>(DTypeBytes(p.dtype));
   std::string row(p.n * eb, '\0');
   for (uint64_t m = 0; m < p.m; ++m) {
-    const uint32_t* a = acc_words + (p.acc + m) * row_words;
+    const uint32_t* a = acc.Row(static_cast<int64_t>(p.acc + m));
     for (uint64_t n = 0; n < p.n; ++n) {
       char* out = row.data() + n * eb;
       if (from_int) {
@@ -191,9 +190,8 @@ Status Matmul(MachineState& state, int c, const op::MxuMatmul& mm) {
   }
   TPUSIM_RETURN_IF_ERROR(CheckAccRows(sizes, mm.acc, mm.m));
   TPUSIM_ASSIGN_OR_RETURN(MxuOperand lhs, ReadMxuLhs(&state.vmem(c), mm));
-  if (x.acc.empty()) x.acc.assign(sizes.accumulator_rows * C, 0);
   for (uint64_t m = 0; m < mm.m; ++m) {
-    uint32_t* out = &x.acc[(mm.acc + m) * C];
+    uint32_t* out = x.acc.MutableRow(static_cast<int64_t>(mm.acc + m));
     for (uint64_t n = 0; n < mm.n; ++n) {
       if (lhs_int) {
         const int32_t s = MxuDotS32(&lhs.i[m * mm.k], &x.active.i[n], mm.k, C);
@@ -217,9 +215,7 @@ Status Pop(MachineState& state, int c, const op::MxuPop& p) {
     return InvalidArgument(fmt::format("n={} outside 1..{}", p.n, C));
   }
   TPUSIM_RETURN_IF_ERROR(CheckAccRows(sizes, p.acc, p.m));
-  MxuState& x = state.cores[c].mxus[p.mxu];
-  if (x.acc.empty()) x.acc.assign(sizes.accumulator_rows * C, 0);
-  return WriteMxuPop(state.vmem(c), p, x.acc.data(), static_cast<uint64_t>(C));
+  return WriteMxuPop(state.vmem(c), p, state.cores[c].mxus[p.mxu].acc);
 }
 
 }  // namespace

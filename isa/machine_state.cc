@@ -12,7 +12,12 @@ CoreState::CoreState(const MemorySizes& s, int id)
     : vmem(fmt::format("VMEM of core {}", id), static_cast<uint64_t>(s.vmem_bytes)),
       smem(fmt::format("SMEM of core {}", id), static_cast<uint64_t>(s.smem_bytes)),
       flags(kNumSyncFlags, 0),
-      mxus(static_cast<size_t>(std::max<int64_t>(s.mxu_count, 0))) {}
+      mxus(static_cast<size_t>(std::max<int64_t>(s.mxu_count, 0))) {
+  for (MxuState& m : mxus) {
+    m.acc = AccumulatorMemory(std::max<int64_t>(s.accumulator_rows, 0),
+                              std::max<int64_t>(s.mxu_cols, 0));
+  }
+}
 
 StatusOr<MachineState> MachineState::Create(const MemorySizes& sizes, int num_cores) {
   if (num_cores > sizes.cores) {

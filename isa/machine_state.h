@@ -3,7 +3,7 @@
 // instructions on (execute.h):
 //   per core: VMEM and SMEM (byte-addressed), kNumSyncFlags 32-bit sync flags, and per MXU a shadow
 //             and an active weight buffer ([R, C] values) plus accumulator memory
-//             ([accumulator_rows, C] 32-bit words);
+//             ([accumulator_rows, C] 32-bit words, allocated as rows are written);
 //   per chip (HBM shared by its cores) or per core (v2/v3: each core owns 1/n): HBM;
 //   per system: host memory.
 // Control state (program counter, open loops) is not here: it is per engine (the interpreter's step
@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "isa/accumulator_memory.h"
 #include "isa/memory.h"
 #include "isa/memory_sizes.h"
 #include "isa/program.h"
@@ -32,7 +33,7 @@ struct MxuState {
     std::vector<int32_t> i;  // [R, C] row-major, s8 values (int path)
   };
   Weights shadow, active;
-  std::vector<uint32_t> acc;  // [accumulator_rows, C] raw 32-bit words (f32 or s32); empty = zeros
+  AccumulatorMemory acc;  // [accumulator_rows, C] raw 32-bit words (f32 or s32), pages on write
 };
 
 /// One TensorCore's architectural state.

@@ -70,17 +70,13 @@ Status CompareFinalState(const isa::Program& program, isa::Interpreter& interpre
   }
   for (int c = 0; c < program.num_cores(); ++c) {
     for (size_t m = 0; m < state.cores[c].mxus.size(); ++m) {
-      const std::vector<uint32_t>& ref = interpreter.mxu(c, static_cast<int>(m)).acc;
-      const std::vector<uint32_t>& got = state.cores[c].mxus[m].acc;
-      size_t n = std::max(ref.size(), got.size());
-      for (size_t i = 0; i < n; ++i) {
-        uint32_t x = i < got.size() ? got[i] : 0, y = i < ref.size() ? ref[i] : 0;
-        if (x != y) {
-          return CheckFailed(fmt::format(
-              "simulator and interpreter differ: core {} mxu {} accumulator word {} (row {}): "
-              "simulator {:#010x}, interpreter {:#010x}",
-              c, m, i, i / static_cast<size_t>(state.sizes.mxu_cols), x, y));
-        }
+      const isa::AccumulatorMemory& ref = interpreter.mxu(c, static_cast<int>(m)).acc;
+      const isa::AccumulatorMemory& got = state.cores[c].mxus[m].acc;
+      if (auto d = got.FirstDifference(ref)) {
+        return CheckFailed(fmt::format(
+            "simulator and interpreter differ: core {} mxu {} accumulator word {} (row {}): "
+            "simulator {:#010x}, interpreter {:#010x}",
+            c, m, d->row * got.cols() + d->col, d->row, d->mine, d->other));
       }
     }
     for (int f = 0; f < isa::kNumSyncFlags; ++f) {

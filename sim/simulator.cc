@@ -157,26 +157,14 @@ Status SetDeadline(double max_seconds, Engine& engine) {
 }
 
 // The MXU models' accumulators and the sequencers' flags into the final architectural state.
-void CopyAccumulatorsAndFlags(System& system, const isa::MemorySizes& sizes,
-                              isa::MachineState& state) {
-  const size_t acc_words =
-      static_cast<size_t>(std::max<int64_t>(sizes.accumulator_rows, 0) * sizes.mxu_cols);
+void CopyAccumulatorsAndFlags(System& system, isa::MachineState& state) {
   for (size_t c = 0; c < system.cores().size(); ++c) {
     auto& core = system.cores()[c];
     isa::CoreState& arch = state.cores[c];
     for (size_t mi = 0; mi < core->mxus().size() && mi < arch.mxus.size(); ++mi) {
-      auto& m = core->mxus()[mi];
-      const MxuAccumulators& a = m->accumulators();
-      if (a.rows() == 0) continue;  // never written (timing-only): the state's zeros stay implicit
-      std::vector<uint32_t> words(acc_words, 0);
-      for (int64_t row = 0; row < a.rows(); ++row) {
-        for (int64_t col = 0; col < a.cols() && col < sizes.mxu_cols; ++col) {
-          size_t idx = static_cast<size_t>(row * sizes.mxu_cols + col);
-          if (idx >= words.size()) words.resize(idx + 1, 0);
-          words[idx] = a.word(row, col);
-        }
-      }
-      arch.mxus[mi].acc = std::move(words);
+      const MxuAccumulators& a = core->mxus()[mi]->accumulators();
+      if (a.empty()) continue;  // never written (timing-only): the state's zeros stay implicit
+      arch.mxus[mi].acc = a;    // the written pages only
     }
     arch.flags = core->sequencer().flags();
   }
@@ -304,7 +292,7 @@ StatusOr<SimResult> Simulator::Run(const isa::Program& program,
   r.cycles = last;
   probe.Done(last);
   if (trace != nullptr) trace->End(last.value());
-  CopyAccumulatorsAndFlags(*system, sizes, state);
+  CopyAccumulatorsAndFlags(*system, state);
   RecordResourcePaths(*system, config_, chips_used, n, r);
   r.hlo_names = program.hlo_names;
   r.stats = system->stats();

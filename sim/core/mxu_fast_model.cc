@@ -82,8 +82,8 @@ namespace tpusim::sim {
 MxuFastModel::MxuFastModel(const MxuArrayConfig& config)
     : MxuModel(config),
       tiles_(config),
-      // A timing-only run never reads the accumulators: they take no memory there (1 MiB per MXU
-      // on tpu-v4, which made per-core state grow with the slice; issue 20 item 4).
+      // A timing-only run never reads the accumulators (no rows); with values, pages are made as
+      // rows are written.
       acc_(config.compute_values ? config.accumulator_rows : 0, config.cols),
       row_f32_(config.cols),
       row_s32_(config.cols) {}
@@ -162,7 +162,7 @@ void MxuFastModel::ComputeValues(const MxuOp& op, const MxuTile& tile) {
   const int64_t k_extent = op.k, n = tile.n, c = config_.cols;
   if (config_.accumulator_rows == 0) acc_.EnsureRows(op.acc_row + op.m);
   for (int64_t m = 0; m < op.m; ++m) {
-    uint32_t* acc = acc_.row_data(op.acc_row + m);
+    uint32_t* acc = acc_.MutableRow(op.acc_row + m);
     if (op.numerics == MxuNumerics::kBf16) {
       Eigen::Map<Eigen::ArrayXf> s(row_f32_.data(), n);
       s.setZero();

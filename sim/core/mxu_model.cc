@@ -75,20 +75,6 @@ std::string MxuOp::ToString() const {
                      acc_row, accumulate ? " accumulate" : "");
 }
 
-float MxuAccumulators::f32(int64_t row, int64_t col) const {
-  return std::bit_cast<float>(word(row, col));
-}
-
-int32_t MxuAccumulators::s32(int64_t row, int64_t col) const {
-  return static_cast<int32_t>(word(row, col));
-}
-
-void MxuAccumulators::EnsureRows(int64_t rows) {
-  if (rows <= rows_) return;
-  rows_ = rows;
-  words_.resize(rows_ * cols_, 0);
-}
-
 StatusOr<std::vector<MxuOpTiming>> MxuModel::Run(const std::vector<MxuOp>& ops) {
   std::vector<MxuOpTiming> timings;
   timings.reserve(ops.size());

@@ -49,6 +49,7 @@
 #include "common/status.h"
 #include "common/units.h"
 #include "config/chip_config.h"
+#include "isa/accumulator_memory.h"
 #include "isa/mxu_timing.h"
 #include "sim/engine/snapshot.h"
 
@@ -144,27 +145,10 @@ struct MxuCounters {
   bool operator==(const MxuCounters&) const = default;
 };
 
-/// The MXU's accumulator memory: rows of C 32-bit words, holding f32 (kBf16) or int32 (kInt8) bits.
-class MxuAccumulators {
- public:
-  MxuAccumulators() = default;
-  MxuAccumulators(int64_t rows, int64_t cols) : rows_(rows), cols_(cols), words_(rows * cols, 0) {}
-  int64_t rows() const { return rows_; }
-  int64_t cols() const { return cols_; }
-  uint32_t word(int64_t row, int64_t col) const { return words_[row * cols_ + col]; }
-  float f32(int64_t row, int64_t col) const;
-  int32_t s32(int64_t row, int64_t col) const;
-  uint32_t* row_data(int64_t row) { return &words_[row * cols_]; }
-  const uint32_t* row_data(int64_t row) const { return &words_[row * cols_]; }
-  /// Grows to at least `rows` rows (new rows are zero).
-  void EnsureRows(int64_t rows);
-  bool operator==(const MxuAccumulators&) const = default;
-
- private:
-  int64_t rows_ = 0;
-  int64_t cols_ = 0;
-  std::vector<uint32_t> words_;
-};
+/// The MXU's accumulator memory: rows of C 32-bit words, holding f32 (kBf16) or int32 (kInt8) bits;
+/// pages are allocated as rows are written (isa/accumulator_memory.h), so memory follows the rows a
+/// program touches, not core.mxu.accumulator_rows.
+using MxuAccumulators = isa::AccumulatorMemory;
 
 /// One MXU: issue ops in program order; each returns when it ran. Not thread-safe.
 class MxuModel {

@@ -145,7 +145,7 @@ void MxuPeModel::Step(State& s, MxuAccumulators* acc) const {
       computed = true;
       if (r == r_n - 1 && c < mm.n) {  // leaves the bottom of column c into the accumulators
         if (acc != nullptr && mm.lhs != nullptr) {
-          uint32_t& word = acc->row_data(mm.acc_row + in_row)[c];
+          uint32_t& word = acc->MutableRow(mm.acc_row + in_row)[c];
           word = mm.numerics == MxuNumerics::kBf16 ? MxuAccumulateF32(word, psum, mm.accumulate)
                                                    : MxuAccumulateS32(word, psum, mm.accumulate);
         }

@@ -38,8 +38,7 @@ Status MxuUnit::PopToVmem(const isa::Instruction& inst) {
         fmt::format("rows [{}, {}) x {} columns exceed the accumulators ({} x {})", o.acc,
                     o.acc + o.m, o.n, acc.rows(), acc.cols()));
   }
-  return isa::WriteMxuPop(state_->vmem(core_), o, acc.row_data(0),
-                          static_cast<uint64_t>(acc.cols()));
+  return isa::WriteMxuPop(state_->vmem(core_), o, acc);
 }
 
 StatusOr<std::unique_ptr<MxuUnit>> MxuUnit::Create(std::string path, int core, int index,

@@ -34,7 +34,7 @@ mxu.pop mxu=1, acc=4, m=2, n=2, acc_dtype=f32, dst=0x300, stride=2, dtype=f32
   // accumulate=1 adds the same product again: 2 * (A @ W).
   EXPECT_EQ(ReadF32(in.vmem(0), 0x300, 4), (std::vector<float>{8, 12, 4, 8}));
   // Only rows 4..5 and columns 0..1 of MXU 1's accumulators were touched; MXU 0 is untouched.
-  EXPECT_EQ(in.mxu(0, 1).acc[4 * 8 + 2], 0u);
+  EXPECT_EQ(in.mxu(0, 1).acc.word(4, 2), 0u);
   EXPECT_TRUE(in.mxu(0, 0).acc.empty());  // (core 0, MXU 0)
 }
 
