@@ -45,7 +45,24 @@ int64_t ReducedDim(const HloInstruction& cc, int64_t rank) {
 class Expander {
  public:
   Expander(hlo::HloModule& module, hlo::HloComputation& comp, HloInstruction* cc)
-      : module_(module), b_(&comp, cc), cc_(cc), shape_(cc->operand(0)->shape()) {}
+      : module_(module),
+        b_(&comp, cc),
+        cc_(cc),
+        shape_(PrimitiveType::kF32, cc->operand(0)->shape().dimensions()) {}
+
+  // Operand i in f32 (bf16 and f16 operands are converted: the kernel computes in f32).
+  HloInstruction* Operand(int64_t i) {
+    HloInstruction* op = cc_->operand(i);
+    if (op->shape().element_type() == PrimitiveType::kF32) return op;
+    return b_.Convert(op, PrimitiveType::kF32, "f32");
+  }
+
+  // The expansion in f32, converted to the call's element type.
+  HloInstruction* ExpandAndRound() {
+    HloInstruction* y = Expand();
+    if (y == nullptr || cc_->shape().element_type() == PrimitiveType::kF32) return y;
+    return b_.Convert(y, cc_->shape().element_type(), "round");
+  }
 
   HloInstruction* Const(double v) {
     return b_.Broadcast(b_.ScalarConstant(PrimitiveType::kF32, v, "c"), shape_, {}, "c_b");
@@ -73,7 +90,7 @@ class Expander {
 
   HloInstruction* Expand() {
     const std::string& t = cc_->custom_call_target();
-    HloInstruction* x = cc_->operand(0);
+    HloInstruction* x = Operand(0);
     const double kInvSqrt2 = 1.0 / std::sqrt(2.0);
     if (t == "AwsNeuronGelu") {
       HloInstruction* phi2 = Add(Const(1.0), Un(HloOpcode::kErf, Mul(x, Const(kInvSqrt2))));
@@ -99,13 +116,13 @@ class Expander {
       return b_.Binary(HloOpcode::kDivide, e, ReduceBack(e, d, false), "softmax");
     }
     if (t == "AwsNeuronSoftmaxBackward" && cc_->operand_count() == 2) {
-      HloInstruction* dy = cc_->operand(1);
+      HloInstruction* dy = Operand(1);
       HloInstruction* s = ReduceBack(Mul(dy, x), d, false);
       return Mul(x, b_.Binary(HloOpcode::kSubtract, dy, s, "diff"));
     }
     if (t == "AwsNeuronRmsNorm" && cc_->operand_count() == 3) {
-      HloInstruction* w = b_.Broadcast(cc_->operand(1), shape_, {d}, "w_b");
-      HloInstruction* eps = b_.Broadcast(cc_->operand(2), shape_, {}, "eps_b");
+      HloInstruction* w = b_.Broadcast(Operand(1), shape_, {d}, "w_b");
+      HloInstruction* eps = b_.Broadcast(Operand(2), shape_, {}, "eps_b");
       HloInstruction* mean =
           Mul(ReduceBack(Mul(x, x), d, false),
               Const(1.0 / static_cast<double>(std::max<int64_t>(1, shape_.dimensions(d)))));
@@ -121,6 +138,11 @@ class Expander {
   hlo::Shape shape_;
 };
 
+// f32, or a narrower float the expansion widens to f32 and rounds back.
+bool F32OrNarrowFloat(PrimitiveType t) {
+  return t == PrimitiveType::kF32 || t == PrimitiveType::kBF16 || t == PrimitiveType::kF16;
+}
+
 bool Expandable(const HloInstruction& cc) {
   if (cc.opcode() != HloOpcode::kCustomCall || cc.operand_count() < 1 || !cc.shape().IsArray()) {
     return false;
@@ -132,9 +154,9 @@ bool Expandable(const HloInstruction& cc) {
   for (const char* t : kTargets) known = known || cc.custom_call_target() == t;
   if (!known) return false;
   for (const HloInstruction* op : cc.operands()) {
-    if (op->shape().element_type() != PrimitiveType::kF32) return false;
+    if (!op->shape().IsArray() || !F32OrNarrowFloat(op->shape().element_type())) return false;
   }
-  return cc.shape().element_type() == PrimitiveType::kF32 &&
+  return F32OrNarrowFloat(cc.shape().element_type()) &&
          cc.shape().dimensions() == cc.operand(0)->shape().dimensions();
 }
 
@@ -142,17 +164,20 @@ bool Expandable(const HloInstruction& cc) {
 
 StatusOr<bool> CustomCallExpander::Run(hlo::HloModule& module) {
   bool changed = false;
-  hlo::HloComputation* entry = module.entry_computation();
-  std::vector<HloInstruction*> calls;
-  for (const auto& i : entry->instructions()) {
-    if (Expandable(*i)) calls.push_back(i.get());
+  // Every computation a call can sit in (the entry, while bodies, branches); collected first
+  // because the expansion adds reducer computations to the module.
+  std::vector<std::pair<hlo::HloComputation*, HloInstruction*>> calls;
+  for (hlo::HloComputation* comp : module.MakeComputationPostOrder()) {
+    for (const auto& i : comp->instructions()) {
+      if (Expandable(*i)) calls.emplace_back(comp, i.get());
+    }
   }
-  for (HloInstruction* cc : calls) {
-    Expander e(module, *entry, cc);
-    HloInstruction* result = e.Expand();
+  for (auto [comp, cc] : calls) {
+    Expander e(module, *comp, cc);
+    HloInstruction* result = e.ExpandAndRound();
     if (result == nullptr) continue;
     cc->ReplaceAllUsesWith(result);
-    entry->RemoveInstruction(cc);
+    comp->RemoveInstruction(cc);
     changed = true;
   }
   return changed;

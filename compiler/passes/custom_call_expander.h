@@ -12,8 +12,12 @@
 //   AwsNeuronRmsNorm(x, w, eps)      y = x rsqrt(mean_d(x^2) + eps) w   (w [n] along d)
 //
 // AwsNeuronTransferWithStaticRing (identity) is not rewritten: the lowering aliases its buffer.
-// Contract: only f32 calls are expanded (others stay, and the lowering names them); values agree
-// with the evaluator (which computes in f64) within f32 rounding; unknown targets are left
+// Contract: calls whose operands and result are f32, bf16 or f16 are expanded, in every
+// computation (entry, while bodies, branches); bf16/f16 operands are converted to f32, the
+// expansion runs in f32 and its result is rounded once to the call's type (the Neuron kernels
+// compute in f32; assumption: no wider accumulation). Other element types stay, and the lowering
+// names them. Values agree with the evaluator's TPU arithmetic (KernelOptions::tpu_expansions, the
+// same widening) exactly and with its f64 reference within f32 rounding; unknown targets are left
 // untouched.
 #pragma once
 

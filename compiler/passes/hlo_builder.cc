@@ -53,6 +53,14 @@ HloInstruction* HloBuilder::Unary(HloOpcode op, HloInstruction* x, const std::st
   return Add(std::move(u));
 }
 
+HloInstruction* HloBuilder::Convert(HloInstruction* x, hlo::PrimitiveType type,
+                                    const std::string& suffix) {
+  auto c = std::make_unique<HloInstruction>(HloOpcode::kConvert, Shape(type, x->shape().dimensions()),
+                                            UniqueName(anchor_->name() + "." + suffix));
+  c->AppendOperand(x);
+  return Add(std::move(c));
+}
+
 HloInstruction* HloBuilder::Binary(HloOpcode op, HloInstruction* a, HloInstruction* b,
                                    const std::string& suffix) {
   auto u = std::make_unique<HloInstruction>(

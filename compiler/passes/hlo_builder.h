@@ -26,6 +26,9 @@ class HloBuilder {
   hlo::HloInstruction* Broadcast(hlo::HloInstruction* operand, const hlo::Shape& shape,
                                  std::vector<int64_t> dimensions, const std::string& suffix);
   hlo::HloInstruction* Unary(hlo::HloOpcode op, hlo::HloInstruction* x, const std::string& suffix);
+  /// convert(x) to element type `type`, x's dimensions.
+  hlo::HloInstruction* Convert(hlo::HloInstruction* x, hlo::PrimitiveType type,
+                               const std::string& suffix);
   hlo::HloInstruction* Binary(hlo::HloOpcode op, hlo::HloInstruction* a, hlo::HloInstruction* b,
                               const std::string& suffix);
   /// compare(a, b), direction `d`: pred of a's dimensions.

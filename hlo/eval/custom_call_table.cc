@@ -312,6 +312,32 @@ std::vector<std::string> KnownCustomCallTargets() {
   return names;
 }
 
+namespace {
+
+bool NarrowFloat(PrimitiveType t) { return t == PrimitiveType::kBF16 || t == PrimitiveType::kF16; }
+
+// Under the TPU's arithmetic, a kernel target (not a marker) whose operands and result are f32,
+// bf16 or f16 with at least one bf16/f16 runs as the compiler expands it
+// (compiler/passes/custom_call_expander.cc): operands converted to f32, the f32 op sequence, one
+// rounding to the result type.
+bool WidenedToF32(const CustomCallInfo& info, std::span<const Literal* const> ops,
+                  const KernelOptions& options) {
+  if (!options.tpu_expansions || !info.target.starts_with("AwsNeuron") ||
+      info.target == "AwsNeuronTransferWithStaticRing" || !info.result_shape->IsArray()) {
+    return false;
+  }
+  auto f32_or_narrow = [](PrimitiveType t) { return t == PrimitiveType::kF32 || NarrowFloat(t); };
+  bool narrow = NarrowFloat(info.result_shape->element_type());
+  if (!f32_or_narrow(info.result_shape->element_type())) return false;
+  for (const Literal* op : ops) {
+    if (!op->IsArray() || !f32_or_narrow(op->element_type())) return false;
+    narrow = narrow || NarrowFloat(op->element_type());
+  }
+  return narrow;
+}
+
+}  // namespace
+
 StatusOr<Literal> EvaluateCustomCall(const CustomCallInfo& info,
                                      std::span<const Literal* const> operands,
                                      const KernelOptions& options) {
@@ -322,7 +348,20 @@ StatusOr<Literal> EvaluateCustomCall(const CustomCallInfo& info,
                     "table (known: {})",
                     info.target, info.instruction_name, fmt::join(KnownCustomCallTargets(), ", ")));
   }
-  return it->second(info, operands, options);
+  if (!WidenedToF32(info, operands, options)) return it->second(info, operands, options);
+  std::vector<Literal> wide;
+  wide.reserve(operands.size());
+  std::vector<const Literal*> wide_ptrs;
+  for (const Literal* op : operands) {
+    TPUSIM_ASSIGN_OR_RETURN(Literal w, ConvertLiteral(*op, PrimitiveType::kF32, options.max_bytes));
+    wide.push_back(std::move(w));
+  }
+  for (const Literal& w : wide) wide_ptrs.push_back(&w);
+  const Shape f32_shape(PrimitiveType::kF32, info.result_shape->dimensions());
+  CustomCallInfo wide_info = info;
+  wide_info.result_shape = &f32_shape;
+  TPUSIM_ASSIGN_OR_RETURN(Literal y, it->second(wide_info, wide_ptrs, options));
+  return ConvertLiteral(y, info.result_shape->element_type(), options.max_bytes);
 }
 
 }  // namespace tpusim::hlo

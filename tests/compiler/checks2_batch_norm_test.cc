@@ -145,6 +145,72 @@ ENTRY e {
   ROOT t = (f32[8,300], f32[8,300], f32[8,300], f32[8,300], f32[8,300], f32[8,300]) tuple(tanh_gelu, gelu, gelu_bwd, softmax, softmax_bwd, rms)
 })";
 
+// The same kernels on bf16 and f16 (BERT in bf16 calls AwsNeuronGelu on bf16[4,128,3072]): the
+// expansion widens to f32 and rounds the result once; RmsNorm mixes a bf16 activation with an f32
+// weight.
+constexpr char kNarrowCustomCalls[] = R"(
+HloModule m
+ENTRY e {
+  p = f32[8,300] parameter(0)
+  w = f32[300] parameter(1)
+  k = f32[] constant(4)
+  kb = f32[8,300] broadcast(k), dimensions={}
+  xf = f32[8,300] multiply(p, kb)
+  x = bf16[8,300] convert(xf)
+  h = f16[8,300] convert(xf)
+  eps = bf16[] constant(1e-06)
+  gelu = bf16[8,300] custom-call(x), custom_call_target="AwsNeuronGelu"
+  tanh_gelu = f16[8,300] custom-call(h), custom_call_target="AwsNeuronGeluApprxTanh"
+  softmax = bf16[8,300] custom-call(x), custom_call_target="AwsNeuronSoftmax", backend_config="1"
+  rms = bf16[8,300] custom-call(x, w, eps), custom_call_target="AwsNeuronRmsNorm"
+  ROOT t = (bf16[8,300], f16[8,300], bf16[8,300], bf16[8,300]) tuple(gelu, tanh_gelu, softmax, rms)
+})";
+
+// A kernel call inside a while body (a scanned layer) is expanded there too.
+constexpr char kCustomCallInLoop[] = R"(
+HloModule m
+body {
+  p = (s32[], bf16[8,128]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  x = bf16[8,128] get-tuple-element(p), index=1
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  g = bf16[8,128] custom-call(x), custom_call_target="AwsNeuronGelu"
+  ROOT t = (s32[], bf16[8,128]) tuple(i1, g)
+}
+cond {
+  p = (s32[], bf16[8,128]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(3)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+ENTRY e {
+  x = bf16[8,128] parameter(0)
+  zero = s32[] constant(0)
+  init = (s32[], bf16[8,128]) tuple(zero, x)
+  w = (s32[], bf16[8,128]) while(init), condition=cond, body=body
+  ROOT r = bf16[8,128] get-tuple-element(w), index=1
+})";
+
+TEST(Checks2BatchNormTest, NarrowFloatCustomCallsMatchTheReferenceBitForBit) {
+  ExpectDeviceMatchesReference(kNarrowCustomCalls);
+  ExpectExpansionIsTheReference<CustomCallExpander>(kNarrowCustomCalls);
+}
+
+TEST(Checks2BatchNormTest, CustomCallInAWhileBodyIsExpanded) {
+  auto module = testing::Parse(kCustomCallInLoop);
+  ASSERT_NE(module, nullptr);
+  auto changed = CustomCallExpander().Run(*module);
+  ASSERT_TRUE(changed.ok()) << changed.status().message();
+  EXPECT_TRUE(*changed);
+  for (const auto& comp : module->computations()) {
+    for (const auto& inst : comp->instructions()) {
+      EXPECT_NE(inst->opcode(), hlo::HloOpcode::kCustomCall) << inst->name();
+    }
+  }
+  ExpectDeviceMatchesReference(kCustomCallInLoop);
+}
+
 TEST(Checks2BatchNormTest, LayerNormThenDotMatchesTheReferenceBitForBit) {
   ExpectDeviceMatchesReference(kLayerNormDot);
 }
