@@ -3,6 +3,7 @@
 #include "compiler/passes/all_reduce_combiner.h"
 #include "compiler/passes/async_to_sync.h"
 #include "compiler/passes/batch_norm_expander.h"
+#include "compiler/passes/batched_gather_scatter_normalizer.h"
 #include "compiler/passes/call_inliner.h"
 #include "compiler/passes/canonicalize.h"
 #include "compiler/passes/cholesky_expander.h"
@@ -37,7 +38,8 @@ namespace tpusim::compiler {
 // cholesky-expander -> triangular-solve-expander -> custom-call-expander -> sharding-remover -> spmd-partitioner -> collective-expander -> convolution-negative-padding ->
 // lower-convolution -> lower-reduce-window -> select-and-scatter-expander -> map-expander ->
 // reduce-precision-expander -> stochastic-convert-decomposer -> topk-expander ->
-// variadic-reduce-expander -> variadic-scatter-splitter -> pred-reduce-expander -> sort-expander ->
+// variadic-reduce-expander -> batched-gather-scatter-normalizer -> variadic-scatter-splitter ->
+// pred-reduce-expander -> sort-expander ->
 // canonicalize -> all-reduce-combiner -> output-fusion-scheduling -> [fuse-elementwise ->
 // tile-for-mxu] -> plan-memory -> schedule. The bracketed passes do not exist yet; tiling, memory
 // planning and emission happen in compiler/lower/ (lower_module.cc), which runs after this
@@ -73,6 +75,7 @@ HloPassPipeline BuildHloPipeline(const config::ChipConfig& config,
   pipeline.AddPass<StochasticConvertDecomposer>();
   pipeline.AddPass<TopKExpander>();  // before sort-expander: it becomes a sort
   pipeline.AddPass<VariadicReduceExpander>();
+  pipeline.AddPass<BatchedGatherScatterNormalizer>();  // after the partitioner: index components
   pipeline.AddPass<VariadicScatterSplitter>();
   pipeline.AddPass<PredReduceExpander>();
   pipeline.AddPass<SortExpander>();

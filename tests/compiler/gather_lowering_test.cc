@@ -245,6 +245,47 @@ ENTRY e {
                         GetParam(), 0, 0);
 }
 
+// Batching dimensions (JAX's vmapped indexing: jnp.take_along_axis over a batch) are normalized
+// into one more index component per batch dimension (batched-gather-scatter-normalizer).
+TEST_P(GatherLoweringTest, GatherWithBatchingDimensionsTakesAlongTheLastAxis) {
+  CheckAgainstEvaluator(R"(
+HloModule m
+ENTRY e {
+  logits = f32[3,4,10] parameter(0)
+  labels = s32[3,4,1] constant({{{0},{9},{4},{12}},{{-1},{3},{3},{8}},{{1},{2},{5},{7}}})
+  ROOT g = f32[3,4] gather(logits, labels), offset_dims={}, collapsed_slice_dims={2}, start_index_map={2}, operand_batching_dims={0,1}, start_indices_batching_dims={0,1}, index_vector_dim=2, slice_sizes={1,1,1}
+})",
+                        GetParam(), 0, 0);
+}
+
+TEST_P(GatherLoweringTest, GatherWithABatchingDimensionImplicitIndexVectorAndU8Indices) {
+  CheckAgainstEvaluator(R"(
+HloModule m
+ENTRY e {
+  x = bf16[5,6,4] parameter(0)
+  ids = u8[2,5] constant({{0,1,2,3,250},{5,4,3,2,1}})
+  ROOT g = bf16[2,5,4] gather(x, ids), offset_dims={2}, collapsed_slice_dims={1}, start_index_map={1}, operand_batching_dims={0}, start_indices_batching_dims={1}, index_vector_dim=2, slice_sizes={1,1,4}
+})",
+                        GetParam(), 0, 0);
+}
+
+TEST_P(GatherLoweringTest, ScatterAddWithBatchingDimensions) {
+  CheckAgainstEvaluator(R"(
+HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[4,9,3] parameter(0)
+  ids = s32[6,4,1] parameter(1)
+  u = f32[6,4,3] parameter(2)
+  ROOT s = f32[4,9,3] scatter(x, ids, u), update_window_dims={2}, inserted_window_dims={1}, scatter_dims_to_operand_dims={1}, input_batching_dims={0}, scatter_indices_batching_dims={1}, index_vector_dim=2, to_apply=add
+})",
+                        GetParam(), 1e-6, 1e-6);
+}
+
 INSTANTIATE_TEST_SUITE_P(Configs, GatherLoweringTest, ::testing::Values("tiny", "tpu-v4"),
                          [](const auto& info) {
                            std::string n = info.param;
