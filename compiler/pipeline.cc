@@ -26,6 +26,7 @@
 #include "compiler/passes/static_dimension_size.h"
 #include "compiler/passes/stochastic_convert_decomposer.h"
 #include "compiler/passes/topk_expander.h"
+#include "compiler/passes/trailing_window_dims.h"
 #include "compiler/passes/variadic_reduce_expander.h"
 #include "compiler/passes/variadic_scatter_splitter.h"
 #include "compiler/passes/while_lowering.h"
@@ -38,7 +39,8 @@ namespace tpusim::compiler {
 // cholesky-expander -> triangular-solve-expander -> custom-call-expander -> sharding-remover -> spmd-partitioner -> collective-expander -> convolution-negative-padding ->
 // lower-convolution -> lower-reduce-window -> select-and-scatter-expander -> map-expander ->
 // reduce-precision-expander -> stochastic-convert-decomposer -> topk-expander ->
-// variadic-reduce-expander -> batched-gather-scatter-normalizer -> variadic-scatter-splitter ->
+// variadic-reduce-expander -> batched-gather-scatter-normalizer -> trailing-window-dims ->
+// variadic-scatter-splitter ->
 // pred-reduce-expander -> sort-expander ->
 // canonicalize -> all-reduce-combiner -> output-fusion-scheduling -> [fuse-elementwise ->
 // tile-for-mxu] -> plan-memory -> schedule. The bracketed passes do not exist yet; tiling, memory
@@ -76,6 +78,7 @@ HloPassPipeline BuildHloPipeline(const config::ChipConfig& config,
   pipeline.AddPass<TopKExpander>();  // before sort-expander: it becomes a sort
   pipeline.AddPass<VariadicReduceExpander>();
   pipeline.AddPass<BatchedGatherScatterNormalizer>();  // after the partitioner: index components
+  pipeline.AddPass<TrailingWindowDims>();
   pipeline.AddPass<VariadicScatterSplitter>();
   pipeline.AddPass<PredReduceExpander>();
   pipeline.AddPass<SortExpander>();

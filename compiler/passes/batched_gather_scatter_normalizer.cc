@@ -85,29 +85,21 @@ void NormalizeScatter(hlo::HloComputation& comp, HloInstruction* s) {
 }  // namespace
 
 StatusOr<bool> BatchedGatherScatterNormalizer::Run(hlo::HloModule& module) {
-  bool changed = false;
-  for (hlo::HloComputation* comp : module.MakeComputationPostOrder()) {
-    std::vector<HloInstruction*> todo;
-    for (const auto& inst : comp->instructions()) {
-      if (inst->opcode() == HloOpcode::kGather &&
-          !inst->gather_dimension_numbers().operand_batching_dims.empty()) {
-        todo.push_back(inst.get());
-      }
-      if (inst->opcode() == HloOpcode::kScatter &&
-          !inst->scatter_dimension_numbers().input_batching_dims.empty()) {
-        todo.push_back(inst.get());
-      }
-    }
-    for (HloInstruction* inst : todo) {
-      if (inst->opcode() == HloOpcode::kGather) {
-        NormalizeGather(*comp, inst);
-      } else {
-        NormalizeScatter(*comp, inst);
-      }
-      changed = true;
-    }
-  }
-  return changed;
+  return RewriteEach(
+      module,
+      [](const HloInstruction& i) {
+        return (i.opcode() == HloOpcode::kGather &&
+                !i.gather_dimension_numbers().operand_batching_dims.empty()) ||
+               (i.opcode() == HloOpcode::kScatter &&
+                !i.scatter_dimension_numbers().input_batching_dims.empty());
+      },
+      [](hlo::HloComputation& comp, HloInstruction* inst) {
+        if (inst->opcode() == HloOpcode::kGather) {
+          NormalizeGather(comp, inst);
+        } else {
+          NormalizeScatter(comp, inst);
+        }
+      });
 }
 
 }  // namespace tpusim::compiler

@@ -163,23 +163,15 @@ bool Expandable(const HloInstruction& cc) {
 }  // namespace
 
 StatusOr<bool> CustomCallExpander::Run(hlo::HloModule& module) {
+  // Every computation a call can sit in (the entry, while bodies, branches).
   bool changed = false;
-  // Every computation a call can sit in (the entry, while bodies, branches); collected first
-  // because the expansion adds reducer computations to the module.
-  std::vector<std::pair<hlo::HloComputation*, HloInstruction*>> calls;
-  for (hlo::HloComputation* comp : module.MakeComputationPostOrder()) {
-    for (const auto& i : comp->instructions()) {
-      if (Expandable(*i)) calls.emplace_back(comp, i.get());
-    }
-  }
-  for (auto [comp, cc] : calls) {
-    Expander e(module, *comp, cc);
-    HloInstruction* result = e.ExpandAndRound();
-    if (result == nullptr) continue;
+  RewriteEach(module, Expandable, [&](hlo::HloComputation& comp, HloInstruction* cc) {
+    HloInstruction* result = Expander(module, comp, cc).ExpandAndRound();
+    if (result == nullptr) return;
     cc->ReplaceAllUsesWith(result);
-    comp->RemoveInstruction(cc);
+    comp.RemoveInstruction(cc);
     changed = true;
-  }
+  });
   return changed;
 }
 
