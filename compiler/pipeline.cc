@@ -14,6 +14,7 @@
 #include "compiler/passes/custom_call_expander.h"
 #include "compiler/passes/map_expander.h"
 #include "compiler/passes/output_fusion_scheduling.h"
+#include "compiler/passes/pad_negative_padding.h"
 #include "compiler/passes/pred_reduce_expander.h"
 #include "compiler/passes/reduce_precision_expander.h"
 #include "compiler/passes/reduce_window_lowering.h"
@@ -36,7 +37,8 @@ namespace tpusim::compiler {
 
 // Order (DESIGN.md §1): async-to-sync -> call-inliner -> rng-expander -> while-lowering ->
 // constant-folding -> rng-state-assignment -> static-dimension-size -> batch-norm-expander ->
-// cholesky-expander -> triangular-solve-expander -> custom-call-expander -> sharding-remover -> spmd-partitioner -> collective-expander -> convolution-negative-padding ->
+// cholesky-expander -> triangular-solve-expander -> custom-call-expander -> sharding-remover ->
+// spmd-partitioner -> collective-expander -> pad-negative-padding -> convolution-negative-padding ->
 // lower-convolution -> lower-reduce-window -> select-and-scatter-expander -> map-expander ->
 // reduce-precision-expander -> stochastic-convert-decomposer -> topk-expander ->
 // variadic-reduce-expander -> batched-gather-scatter-normalizer -> trailing-window-dims ->
@@ -68,6 +70,7 @@ HloPassPipeline BuildHloPipeline(const config::ChipConfig& config,
   pipeline.AddPass<ShardingRemover>();     // Sharding stays only for the partitioner
   pipeline.AddPass<SpmdPartitioner>();     // a no-op unless num_partitions > 1
   pipeline.AddPass<CollectiveExpander>();  // after the partitioner, which inserts collectives
+  pipeline.AddPass<PadNegativePadding>();
   pipeline.AddPass<ConvolutionNegativePadding>();  // before lower-convolution: slices, not pads
   pipeline.AddPass<ConvolutionLowering>(config.core.mxu.rows);
   pipeline.AddPass<ReduceWindowLowering>();
