@@ -125,6 +125,14 @@ uint64_t DmaBytesMoved(const Instruction& inst) {
   return bytes;
 }
 
+uint64_t DmaElementsMoved(const Instruction& inst) {
+  const DmaDescriptor d = DmaDescriptorOf(inst);
+  const uint64_t slices = IsIndirectDma(inst.opcode) ? IndirectDma::From(inst).count : 1;
+  uint64_t elements = 1;
+  for (uint64_t n : {d.n0, d.n1, d.n2, slices}) elements = SaturatingMul(elements, n);
+  return elements;
+}
+
 double DmaBytesMovedDouble(const Instruction& inst) {
   const DmaDescriptor d = DmaDescriptorOf(inst);
   const double box = static_cast<double>(d.elem_bytes) * static_cast<double>(d.n0) *

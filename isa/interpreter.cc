@@ -6,9 +6,11 @@
 #include <cstring>
 #include <set>
 
+#include "common/saturating.h"
 #include "isa/disassembler.h"
 #include "isa/encoding.h"
 #include "isa/execute.h"
+#include "isa/footprint.h"
 
 namespace tpusim::isa {
 
@@ -20,6 +22,7 @@ Status Interpreter::Load(const Program& program) {
   TPUSIM_ASSIGN_OR_RETURN(state_, MachineState::Create(sizes_, program.num_cores()));
   program_ = program;
   executed_ = 0;
+  work_ = 0;
   const int n = program.num_cores();
   cores_.assign(static_cast<size_t>(n), Control{});
   // Loop matching (the assembler and the verifier check nesting; a decoded binary may not have
@@ -162,6 +165,9 @@ StatusOr<Interpreter::StepResult> Interpreter::Step(int c) {
       break;
     }
     default: {
+      if (Info(inst.opcode).unit == Unit::kDma) {
+        TPUSIM_RETURN_IF_ERROR(ChargeWork(c, DmaElementsMoved(inst)));  // before the copy runs
+      }
       Status st = Execute(c, inst);
       if (!st.ok()) return Error(c, cs.pc, st.message());
     }
@@ -172,10 +178,16 @@ StatusOr<Interpreter::StepResult> Interpreter::Step(int c) {
 }
 
 Status Interpreter::CountInstruction(int c) {
-  if (++executed_ > options_.max_instructions) {
+  ++executed_;
+  return ChargeWork(c, 1);
+}
+
+Status Interpreter::ChargeWork(int c, uint64_t units) {
+  work_ = SaturatingAdd(work_, units);
+  if (work_ > options_.max_instructions) {
     return ResourceExhausted(fmt::format(
-        "instruction budget of {} exhausted (core {} at instruction {}); raise it or check for a "
-        "runaway loop",
+        "instruction budget of {} exhausted (core {} at instruction {}; an instruction counts 1, a "
+        "DMA 1 more per element it moves); raise it or check for a runaway loop",
         options_.max_instructions, c, cores_[c].pc));
   }
   return OkStatus();

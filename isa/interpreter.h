@@ -5,8 +5,8 @@
 // interleave deterministically: core 0 runs until it halts or blocks (sync.wait on a flag that is
 // too low, a barrier or a collective whose group has not all arrived), then core 1, ...,
 // round-robin, until every core has halted. A round in which no core makes progress is a deadlock
-// -> an error listing what each core waits for; more than `max_instructions` executed ->
-// ResourceExhausted. Never hangs.
+// -> an error listing what each core waits for; more work than `max_instructions` (instructions,
+// plus a DMA's elements: InterpreterOptions) -> ResourceExhausted. Never hangs.
 //
 // Runtime errors (InvalidArgument) name the core, the instruction index, its source line when
 // known, the mnemonic and the problem, e.g.
@@ -26,7 +26,11 @@
 namespace tpusim::isa {
 
 struct InterpreterOptions {
-  uint64_t max_instructions = 1'000'000'000;  // total over all cores (loop iterations count)
+  /// Work budget over all cores: every instruction executed counts 1 (every loop trip counts), and
+  /// a DMA one more per element it moves (DmaElementsMoved: n0 * n1 * n2, times `count` for
+  /// dma.gather / dma.scatter), charged before it runs, so the budget bounds the interpreter's time
+  /// even for a DMA whose zero strides repeat a small box millions of times.
+  uint64_t max_instructions = 1'000'000'000;
 };
 
 class Interpreter {
@@ -71,6 +75,9 @@ class Interpreter {
 
   StatusOr<StepResult> Step(int core);
   Status CountInstruction(int core);
+  // Adds `units` to the work budget (InterpreterOptions::max_instructions); ResourceExhausted past
+  // it, naming `core`'s instruction.
+  Status ChargeWork(int core, uint64_t units);
   Status Error(int core, size_t index, const std::string& message) const;
   Status Execute(int core, const Instruction& inst);
   StatusOr<bool> TryRendezvous(int core);
@@ -81,6 +88,7 @@ class Interpreter {
   MachineState state_;
   std::vector<Control> cores_;
   uint64_t executed_ = 0;
+  uint64_t work_ = 0;  // executed_ + the elements of every DMA run
 };
 
 }  // namespace tpusim::isa

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
@@ -10,6 +11,7 @@
 #include "common/saturating.h"
 #include "isa/disassembler.h"
 #include "isa/encoding.h"
+#include "isa/footprint.h"
 #include "isa/indirect_dma.h"
 #include "isa/memory.h"
 #include "isa/numerics.h"
@@ -278,6 +280,24 @@ class Verifier {
     };
     Range("src", from, F(inst, "src"), extent(F(inst, "src_s1"), F(inst, "src_s2")), eb);
     Range("dst", to, F(inst, "dst"), extent(F(inst, "dst_s1"), F(inst, "dst_s2")), eb);
+    Volume(inst, from, to);
+  }
+
+  // The bytes one DMA moves (n0 * n1 * n2 * elem_bytes, times count for dma.gather/scatter) fit in
+  // the larger of its two memories. With non-zero strides the source and destination ranges above
+  // already bound them; zero (or overlapping) strides repeat the same bytes, and a copy that moves
+  // more than either memory holds — up to 2^83 bytes — is refused rather than run for hours.
+  void Volume(const Instruction& inst, MemSpace from, MemSpace to) {
+    const uint64_t bytes = DmaBytesMoved(inst), cap = std::max(Capacity(from), Capacity(to));
+    if (bytes <= cap) return;
+    const bool indirect = IsIndirectDma(inst.opcode);
+    Err(indirect ? "count" : "n1",
+        fmt::format("the copy moves {} bytes (n0 x n1 x n2 x elem_bytes{}), more than {} ({} "
+                    "bytes) and {} ({} bytes) hold; zero or overlapping strides repeat the same "
+                    "bytes",
+                    bytes == UINT64_MAX ? std::string("2^64 or more") : fmt::format("{}", bytes),
+                    indirect ? " x count" : "", Name(from), Capacity(from), Name(to),
+                    Capacity(to)));
   }
 
   // dma.gather / dma.scatter: every address any index in [0, bound] can reach must be in range.
@@ -289,6 +309,7 @@ class Verifier {
     Range("idx", MemSpace::kVmem, d.idx, d.idx_bytes(), 4);
     Range(d.scatter ? "dst" : "src", MemSpace::kHbm, d.hbm_base(), d.hbm_extent(), d.elem_bytes);
     Range(d.scatter ? "src" : "dst", MemSpace::kVmem, d.vmem_base(), d.vmem_extent(), d.elem_bytes);
+    Volume(inst, MemSpace::kHbm, MemSpace::kVmem);
     if (d.combine) {
       if (d.dtype == DType::kPred) {
         Err("dtype", "pred (a scatter combiner computes on numbers, not pred)");

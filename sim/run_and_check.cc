@@ -91,8 +91,9 @@ Status CompareFinalState(const isa::Program& program, isa::Interpreter& interpre
 }
 
 StatusOr<SimResult> RunAndCheck(const config::ChipConfig& config, const isa::Program& program,
-                                const SimOptions& options) {
-  isa::Interpreter interpreter(isa::MemorySizes::FromChipConfig(config));
+                                const SimOptions& options,
+                                const isa::InterpreterOptions& interpreter_options) {
+  isa::Interpreter interpreter(isa::MemorySizes::FromChipConfig(config), interpreter_options);
   TPUSIM_RETURN_IF_ERROR(interpreter.Load(program));
   TPUSIM_RETURN_IF_ERROR(interpreter.Run());
   TPUSIM_ASSIGN_OR_RETURN(SimResult result, Simulator(config, options).Run(program));

@@ -22,8 +22,10 @@ Status CompareFinalState(const isa::Program& program, isa::Interpreter& interpre
 
 /// Runs `program` on both and compares. Returns the simulation result when the states match;
 /// the interpreter's or simulator's error if either fails (a program error is reported by both:
-/// the interpreter's message is returned); CheckFailed on a mismatch.
+/// the interpreter's message is returned); CheckFailed on a mismatch. The interpreter runs under
+/// `interpreter_options` (its work budget, `tpusim exec --max-instructions`).
 StatusOr<SimResult> RunAndCheck(const config::ChipConfig& config, const isa::Program& program,
-                                const SimOptions& options = {});
+                                const SimOptions& options = {},
+                                const isa::InterpreterOptions& interpreter_options = {});
 
 }  // namespace tpusim::sim

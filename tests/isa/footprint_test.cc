@@ -103,6 +103,10 @@ TEST(FootprintTest, DmaBytesMovedSaturatesInsteadOfWrapping) {
   };
   EXPECT_EQ(DmaBytesMoved(gather(1, uint64_t{1} << 23)), uint64_t{1} << 56);
   EXPECT_EQ(DmaBytesMoved(gather(uint64_t{1} << 20, uint64_t{1} << 23)), UINT64_MAX);
+  // Elements (the interpreter's work budget): the same products without elem_bytes.
+  EXPECT_EQ(DmaElementsMoved(dma(4, 3, 5, 7)), uint64_t{105});
+  EXPECT_EQ(DmaElementsMoved(gather(1, uint64_t{1} << 23)), uint64_t{1} << 54);
+  EXPECT_EQ(DmaElementsMoved(dma(8, kN0, kN12, kN12)), UINT64_MAX);
   // The extents: (n2-1)*s2 + (n1-1)*s1 past 2^64 saturates as well.
   const Instruction wide = op::DmaHbmToVmem{.flag = 0, .src = 0, .dst = 0, .elem_bytes = 4,
                                             .n0 = 1, .n1 = kN12, .n2 = kN12, .src_s1 = kStride,

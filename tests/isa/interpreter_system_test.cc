@@ -127,6 +127,28 @@ TEST(InterpreterControl, InstructionBudget) {
   EXPECT_NE(st.message().find("instruction budget of 1000 exhausted"), std::string::npos);
 }
 
+// A DMA counts 1 + its elements, charged before it runs: a valid copy repeated by a loop cannot
+// outrun the budget, and a copy past it leaves its destination untouched.
+TEST(InterpreterControl, InstructionBudgetCountsDmaElements) {
+  const std::string program =
+      ".data hbm core=0, addr=0x0, f32 7\n"
+      "dma.hbm_to_vmem flag=0, src=0x0, dst=0x40, elem_bytes=4, n0=1024\n"
+      "sync.wait flag=0\n";
+  // The DMA's 1024 elements are charged before it runs, its 1 after; the wait 1.
+  Interpreter tight(SmallChip(), {.max_instructions = 1023});
+  Status st = RunAsmStatus(tight, program);
+  EXPECT_EQ(st.code(), StatusCode::kResourceExhausted) << st.message();
+  EXPECT_NE(st.message().find("instruction budget of 1023 exhausted (core 0 at instruction 0; an "
+                              "instruction counts 1, a DMA 1 more per element it moves)"),
+            std::string::npos)
+      << st.message();
+  EXPECT_EQ(testing::ReadF32(tight.vmem(0), 0x40, 1)[0], 0.0f);  // not copied
+  Interpreter enough(SmallChip(), {.max_instructions = 1026});
+  RunAsm(enough, program);
+  EXPECT_EQ(enough.executed(), 2u);  // instructions, not work
+  EXPECT_EQ(testing::ReadF32(enough.vmem(0), 0x40, 1)[0], 7.0f);
+}
+
 TEST(InterpreterControl, DeadlockIsReportedNotHung) {
   Interpreter in(SmallChip());
   Status st = RunAsmStatus(in, R"(

@@ -55,6 +55,36 @@ TEST(Verifier, MxuShapesAndAccumulatorRows) {
               "as bf16");
 }
 
+// A DMA moves at most what the larger of its two memories holds: zero strides may repeat a box
+// (a broadcast), but not 2^40 bytes of it, and n0 x n1 x n2 x elem_bytes never wraps.
+TEST(Verifier, DmaBytesBoundedByTheLargerMemory) {
+  auto error = [](const std::string& text) {
+    Status st = VerifyAsm(text + "sync.wait flag=0\n");
+    return st.ok() ? std::string("ok") : st.message();
+  };
+  // A row broadcast into all of VMEM (1 MiB), and 64 MiB (all of HBM) of repeats: accepted.
+  EXPECT_EQ(error("dma.hbm_to_vmem flag=0, src=0, dst=0, elem_bytes=4, n0=256, n1=1024, "
+                  "dst_s1=1024\n"),
+            "ok");
+  EXPECT_EQ(error("dma.hbm_to_vmem flag=0, src=0, dst=0, elem_bytes=4, n0=256, n1=65536\n"), "ok");
+  // One run more: refused, naming the instruction, both memories and their sizes.
+  EXPECT_EQ(error("dma.hbm_to_vmem flag=0, src=0, dst=0, elem_bytes=4, n0=256, n1=65537\n"),
+            "core 0 instruction 0 (v.tasm:1) dma.hbm_to_vmem: field 'n1': the copy moves "
+            "67109888 bytes (n0 x n1 x n2 x elem_bytes), more than hbm (67108864 bytes) and vmem "
+            "(1048576 bytes) hold; zero or overlapping strides repeat the same bytes");
+  // Past 2^64 bytes (8 x 2^16 x (2^24 - 1)^2): said so, not wrapped to a small count.
+  EXPECT_NE(error("dma.vmem_to_hbm flag=0, src=0, dst=0, elem_bytes=8, n0=65536, n1=16777215, "
+                  "n2=16777215\n")
+                .find("field 'n1': the copy moves 2^64 or more bytes"),
+            std::string::npos);
+  // dma.gather: `count` slices of one box, all written to the same VMEM slice.
+  EXPECT_NE(error("dma.gather flag=0, src=0, dst=0, elem_bytes=4, n0=1024, idx=0, count=262144, "
+                  "idx_scale=0, bound=0, slice_stride=0\n")
+                .find("field 'count': the copy moves 1073741824 bytes (n0 x n1 x n2 x elem_bytes "
+                      "x count)"),
+            std::string::npos);
+}
+
 TEST(Verifier, AddressesAndAlignment) {
   // 1 MiB VMEM: 0x100000 is one past the end.
   ExpectError(

@@ -74,7 +74,8 @@ void RegisterExecCommand(CLI::App& app) {
   cmd->add_option("--report", args->report, "write the JSON report here");
   args->trace.AddTo(cmd);
   cmd->add_option("--max-instructions", args->max_instructions,
-                  "interpreter: stop with an error after this many instructions (all cores)");
+                  "interpreter: stop with an error after this much work, all cores: an "
+                  "instruction counts 1, a DMA 1 more per element it moves");
   cmd->add_option("--max-cycles", args->max_cycles,
                   "simulator: stop with an error past this cycle");
   AddLimitOptions(cmd, &args->max_seconds);
@@ -106,7 +107,7 @@ void RegisterExecCommand(CLI::App& app) {
     sim_options.trace_sink = trace ? trace->sink() : nullptr;
     driver::SetPhase("simulate");
     sim_options.progress = driver::SimProgressPrinter("simulating " + args->input);
-    sim::SimResult result = OrFail(sim::RunAndCheck(chip, program, sim_options));
+    sim::SimResult result = OrFail(sim::RunAndCheck(chip, program, sim_options, options));
     Json trace_json;
     if (trace) {
       trace->Finish();
