@@ -254,7 +254,7 @@ Footprint MxuFootprint(const Instruction& inst, int core) {
     }
     case Opcode::kMxuPop: {
       auto o = inst.As<op::MxuPop>();
-      f.reads.push_back(AccRegion(core, o.mxu, o.acc, o.m, /*chain=*/false));
+      f.reads.push_back(AccRegion(core, o.mxu, o.acc, o.m, /*chain=*/false, /*stream=*/true));
       const uint64_t e = ElemBytes(o.dtype);
       f.writes.push_back(StridedRegion(MemSpace::kVmem, core, o.dst, o.m, o.n * e, o.stride * e));
       break;

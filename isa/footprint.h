@@ -34,6 +34,11 @@ struct Region {
   // Matmuls accumulating into the same rows of one MXU are applied in order by the array (TPU v1's
   // accumulate flag): two such regions never conflict (sim/core/scoreboard.h).
   bool in_order_chain = false;
+  // An mxu.pop's read of accumulator rows: the results stream out of the array row by row, so the
+  // pop need not wait for the matmuls writing those rows (in_order_chain) to complete; the MXU's
+  // result path times each row (sim/core/mxu_unit.h). A later matmul overwriting the rows still
+  // waits for the pop (WAR).
+  bool result_stream = false;
 
   bool Overlaps(const Region& o) const {
     return space == o.space && core == o.core && mxu == o.mxu && lo < o.hi && o.lo < hi &&
@@ -68,7 +73,8 @@ inline Region VmemRegion(int core, uint64_t addr, uint64_t bytes) {
 Region StridedRegion(MemSpace space, int core, uint64_t addr, uint64_t rows, uint64_t width,
                      uint64_t stride);
 /// Accumulator rows [row, row + rows) of MXU `mxu` of `core`.
-inline Region AccRegion(int core, uint64_t mxu, uint64_t row, uint64_t rows, bool in_order_chain) {
+inline Region AccRegion(int core, uint64_t mxu, uint64_t row, uint64_t rows, bool in_order_chain,
+                        bool result_stream = false) {
   Region r;
   r.space = MemSpace::kAcc;
   r.core = core;
@@ -76,6 +82,7 @@ inline Region AccRegion(int core, uint64_t mxu, uint64_t row, uint64_t rows, boo
   r.lo = row;
   r.hi = row + std::max<uint64_t>(rows, 1);
   r.in_order_chain = in_order_chain;
+  r.result_stream = result_stream;
   return r;
 }
 inline uint64_t ElemBytes(DType t) { return static_cast<uint64_t>(DTypeBytes(t)); }

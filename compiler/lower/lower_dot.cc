@@ -342,7 +342,7 @@ Status Lowerer::EmitDot(DotKernel& k) {
     if (i + 1 < k.steps.size() && nin > 1) {
       TPUSIM_ASSIGN_OR_RETURN(loads_pending, EmitDotLoads(k, k.steps[i + 1]));
     }
-    const int64_t acc0 = (out_block % acc_sets) * bl.Mc * bl.tiles_per_mxu;
+    const int64_t acc0 = (out_block % acc_sets) * k.plan.AccSetRows();
     EmitDotMatmuls(k, st, acc0);
     if (i + 1 < k.steps.size() && nin == 1) {
       TPUSIM_ASSIGN_OR_RETURN(loads_pending, EmitDotLoads(k, k.steps[i + 1]));

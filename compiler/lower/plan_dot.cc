@@ -95,6 +95,14 @@ void FitKc(const DotPlan& p, int64_t vmem, int nbuf, int64_t* Mc, int64_t* Kc, i
   }
 }
 
+// The accumulator sets p's output blocks rotate through (DotPlan::acc_sets).
+int AccumulatorSets(const DotPlan& p) {
+  if (p.ksplit > 1) return 1;
+  return static_cast<int>(
+      std::clamp<int64_t>(p.acc_rows / std::max<int64_t>(1, p.AccSetRows()), 1,
+                          kMaxAccumulatorSets));
+}
+
 // The blocks of `p` that minimize EstimateCycles; false when none fits.
 bool ChooseDotBlocks(DotPlan& p, const config::ChipConfig& config, int64_t vmem, int nbuf_wanted) {
   const DotShape& d = p.shape;
@@ -122,7 +130,7 @@ bool ChooseDotBlocks(DotPlan& p, const config::ChipConfig& config, int64_t vmem,
         if (Kc < d.K) Kc = std::min(Kc, CeilDiv(CeilDiv(d.K, CeilDiv(d.K, Kc)), R) * R);
         DotPlan candidate = p;
         candidate.blocks = DotBlocks{Mc, Kc, Nc, tpm, nbuf};
-        const double cost = EstimateCycles(candidate, config, acc_sets);
+        const double cost = EstimateCycles(candidate, config, AccumulatorSets(candidate));
         if (best_cost < 0 || cost < best_cost) {
           best_cost = cost;
           p.blocks = candidate.blocks;
@@ -159,10 +167,23 @@ StatusOr<DotPlan> PlanDot(const DotShape& shape, const config::ChipConfig& confi
         config.core.vmem_bytes));
   }
   p.input_buffers = DotInputBuffers(p.blocks.nbuf);
-  p.acc_sets = p.ksplit > 1 ? 1
-               : static_cast<int>(std::clamp<int64_t>(
-                     p.acc_rows / (p.blocks.Mc * p.blocks.tiles_per_mxu), 1, kMaxAccumulatorSets));
+  p.acc_sets = AccumulatorSets(p);
   return p;
+}
+
+int64_t DotPlan::AccSetRows() const {
+  const DotShape& d = shape;
+  const int64_t Mc = blocks.Mc, Nc = blocks.Nc;
+  int64_t rows = 0;
+  // The full block and the short last blocks in M and N (their row split may differ).
+  for (const int64_t mc : {Mc, d.M % Mc == 0 ? Mc : d.M % Mc}) {
+    for (const int64_t nc : {Nc, d.N % Nc == 0 ? Nc : d.N % Nc}) {
+      const int64_t G = RowGroups(mc, nc);
+      rows = std::max(rows, G == 1 ? blocks.tiles_per_mxu * Mc
+                                   : CeilDiv(CeilDiv(nc, mxu.cols) * G, mxus) * CeilDiv(Mc, G));
+    }
+  }
+  return rows;
 }
 
 int64_t DotPlan::RowGroups(int64_t mc, int64_t nc) const {

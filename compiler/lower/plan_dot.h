@@ -83,7 +83,7 @@ struct DotPlan {
   int64_t ksplit = 1;
   DotBlocks blocks;
   int input_buffers = 1;  // DotInputBuffers(blocks.nbuf)
-  // Accumulator sets: with room for several [Mc, tiles_per_mxu * C] sets per MXU (at most
+  // Accumulator sets: with room for several AccSetRows() x C sets per MXU (at most
   // kMaxAccumulatorSets), consecutive output blocks take them in turn, so the next blocks' matmuls
   // run while the previous blocks are popped — with three, a short block's matmuls need not hide a
   // long block's pop. 1: each block's matmuls wait for the previous pop.
@@ -96,6 +96,11 @@ struct DotPlan {
   /// estimated time of the busiest MXU, units x FoldCycles(rows per unit), and the units fit the
   /// accumulator rows the block was given. 1 = no split (always with a K split).
   int64_t RowGroups(int64_t mc, int64_t nc) const;
+  /// Accumulator rows one output block takes on each MXU (the span of its units' row offsets,
+  /// RowUnit): tiles_per_mxu x Mc without a row split, units x ceil(Mc / G) with one. Sets of
+  /// this many rows rotate (acc_sets = accumulator_rows / AccSetRows(), at most
+  /// kMaxAccumulatorSets).
+  int64_t AccSetRows() const;
   /// Unit (tile j, group g of G) of an [mc, ..] block.
   DotRowUnit RowUnit(int64_t j, int64_t g, int64_t G, int64_t mc) const;
 };

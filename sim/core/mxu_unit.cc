@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <vector>
+
 #include "isa/execute.h"
 
 namespace tpusim::sim {
@@ -86,6 +88,19 @@ MxuUnit::MxuUnit(std::string path, int core, int index, const config::ChipConfig
   vmem_written_ = g.Add("vmem_bytes_written", StatUnit::kBytes, "pop results written to VMEM");
 }
 
+Cycles MxuUnit::EarliestPopStart(uint64_t acc, uint64_t m, Cycles now) {
+  std::erase_if(acc_writes_, [now](const AccWrite& w) { return w.done <= now; });
+  Cycles start = now;
+  for (const AccWrite& w : acc_writes_) {
+    if (w.hi <= acc || acc + m <= w.lo) continue;
+    // Row r of the write is final at done - (hi - 1 - r); the pop moves row r at start + r - acc.
+    const uint64_t lead = w.hi - 1 - acc;  // >= 0 when the pop's rows start before w.hi
+    const uint64_t t = w.done.value() > lead ? w.done.value() - lead : 0;
+    if (Cycles(t) > start) start = Cycles(t);
+  }
+  return start;
+}
+
 void MxuUnit::Step(Cycles now) {
   // Pops whose rows have all reached VMEM.
   while (!pops_.empty() && pops_.front().done <= now) {
@@ -101,7 +116,8 @@ void MxuUnit::Step(Cycles now) {
     const isa::Instruction& inst = cmd.inst;
     if (inst.opcode == isa::Opcode::kMxuPop) {
       auto o = inst.As<isa::op::MxuPop>();
-      Cycles start = now < pop_free_ ? pop_free_ : now;
+      Cycles start = EarliestPopStart(o.acc, o.m, now);
+      if (start < pop_free_) start = pop_free_;
       pop_free_ = start + Cycles(o.m);
       pops_.push(PendingPop{pop_free_ + Cycles(static_cast<uint64_t>(pop_latency_)), cmd});
       // The pop waits for the result path in the result path's own queue (pops_): the commands
@@ -162,6 +178,8 @@ void MxuUnit::Step(Cycles now) {
         weight_stall_cycles_->Add(start - ready);
       }
       matmul_free_ = t->unit_free;
+      std::erase_if(acc_writes_, [now](const AccWrite& w) { return w.done <= now; });
+      acc_writes_.push_back(AccWrite{o.acc, o.acc + o.m, t->done});
     }
     // Reported one cycle after `done`, like every unit's completion (latency-1 report port).
     reports_->Send(now, Report{Report::Kind::kDone, cmd.seq, t->done}, t->done - now);
@@ -197,6 +215,12 @@ bool MxuUnit::SaveState(StateWriter& w) const {
     w.Seq(core_, pops.front().cmd.seq);
     w.Value(static_cast<uint64_t>(pops.front().cmd.pc));
   }
+  w.Value(acc_writes_.size());
+  for (const AccWrite& a : acc_writes_) {
+    w.Value(a.lo);
+    w.Value(a.hi);
+    w.LowerBound(a.done);  // only its maximum with a later `now` matters
+  }
   for (int64_t v : {shadow_.first, shadow_.second, active_.first, active_.second}) {
     w.Value(static_cast<uint64_t>(v));
   }
@@ -216,6 +240,7 @@ void MxuUnit::ShiftState(uint64_t delta) {
     shifted.push(std::move(p));
   }
   pops_ = std::move(shifted);
+  for (AccWrite& a : acc_writes_) a.done = ShiftTime(a.done, delta);
 }
 
 void MxuUnit::Finish() {

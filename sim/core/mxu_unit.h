@@ -17,8 +17,12 @@
 //    is free. A pop queues on the result path, not in front of the array: the unit takes the
 //    commands behind it at once, so the next blocks' matmuls stream while earlier blocks pop, as
 //    TPU v2+ issue MXU pushes and pops from separate VLIW slots (tpu-specs.md §3.2, [S S2, S3]).
-//    Its accumulator rows are scoreboarded by the sequencer, so the matmuls it reads have
-//    completed when it arrives, and a matmul overwriting rows a queued pop still reads waits.
+//    Results stream out of the array row by row (HC32: "LHS streams in, results stream out",
+//    tpu-specs.md §3.2): a pop does not wait for the matmuls writing its rows to complete (the
+//    sequencer lets it issue, isa::Region::result_stream), but moves row q of its block no earlier
+//    than that row is final — the array finishes one row per cycle, the last at the matmul's
+//    `done` — so start >= done_j - (acc_j + M_j - 1) + acc for every matmul j still writing the
+//    rows (EarliestPopStart). A matmul overwriting rows a queued pop still reads waits (WAR).
 #pragma once
 
 #include <cstdint>
@@ -83,6 +87,15 @@ class MxuUnit : public Unit {
     Cycles done;
     Command cmd;
   };
+  // A matmul's accumulator rows [lo, hi), of which row hi - 1 is final at `done` and each earlier
+  // row one cycle before the next.
+  struct AccWrite {
+    uint64_t lo, hi;
+    Cycles done;
+  };
+  // The first cycle a pop of rows [acc, acc + m) may start moving row `acc` so that every row it
+  // moves (one per cycle) is final; drops the writes already final at `now`.
+  Cycles EarliestPopStart(uint64_t acc, uint64_t m, Cycles now);
 
   std::string path_;
   int core_;
@@ -98,6 +111,7 @@ class MxuUnit : public Unit {
   Cycles pop_free_{0};
   Cycles matmul_free_{0};  // unit_free of the last matmul
   std::queue<PendingPop> pops_;
+  std::vector<AccWrite> acc_writes_;  // matmuls whose rows are not all final yet, in issue order
   bool single_buffer_ = false;                  // core.mxu.weight_buffers == 1
   std::pair<int64_t, int64_t> shadow_{-1, -1};  // (K, N) of the shadow / active tiles
   std::pair<int64_t, int64_t> active_{-1, -1};

@@ -8,8 +8,10 @@
 // One exception, by design: matmuls accumulating into the same accumulator rows of one MXU do not
 // wait for each other — the array applies them in order (TPU v1's accumulate flag; a K loop
 // pipelines at one LHS row per cycle). Their accumulator writes are marked `in_order_chain`, and
-// two such regions never conflict. A pop reading those rows still waits (RAW), and a matmul
-// overwriting rows an earlier pop reads still waits (WAR).
+// two such regions never conflict. A pop reading those rows does not wait for them either: its read
+// is a `result_stream` (results stream out of the array as rows finish, HC32's "LHS streams in,
+// results stream out", tpu-specs.md §3.2) and the MXU's result path times it row by row
+// (mxu_unit.h). A matmul overwriting rows an earlier pop reads still waits (WAR).
 #pragma once
 
 #include <cstdint>

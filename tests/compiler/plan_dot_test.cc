@@ -36,7 +36,8 @@ void ExpectConsistent(const DotPlan& p, int64_t vmem) {
   EXPECT_TRUE(b.Mc == d.M || b.Mc % 8 == 0 || b.Mc < 8) << b.Mc;
   EXPECT_LE(b.Nc, d.N);
   EXPECT_EQ(p.input_buffers, DotInputBuffers(b.nbuf));
-  EXPECT_LE(p.acc_sets * b.Mc * b.tiles_per_mxu, p.acc_rows);
+  EXPECT_LE(p.AccSetRows(), b.Mc * b.tiles_per_mxu);
+  EXPECT_LE(p.acc_sets * p.AccSetRows(), p.acc_rows);
   const int64_t bytes = p.input_buffers * (b.Mc * b.Kc * d.le * d.lhs_copies + b.Kc * b.Nc * d.re) +
                         b.nbuf * b.Mc * b.Nc * d.oe + p.ksplit * b.Mc * d.N * 4 * (p.ksplit > 1);
   EXPECT_LE(bytes, vmem);
@@ -279,6 +280,28 @@ TEST(PlanDotTest, ScheduleRefusesTooManySteps) {
   ASSERT_FALSE(steps.ok());
   EXPECT_EQ(steps.status().code(), StatusCode::kResourceExhausted);
   EXPECT_TRUE(DotSchedule(Blocks(1, 16, 16, 16, 8, 8, 8), 8).ok());
+}
+
+TEST(PlanDotTest, RowSplitBlocksTakeOnlyTheirUnitsRowsOfAnAccumulatorSet) {
+  // Mask R-CNN's per-ROI mask dot (calibration maskrcnn_65): 2048 batches of [1792,7] x [7,84]
+  // bf16 on tpu-v3 (2 MXUs, 2048 accumulator rows each). One 84-column tile on two MXUs is
+  // split into row groups, so an MXU holds only its own group's rows of a block: the sets are
+  // ceil(Mc / G) rows, not Mc, and more of them rotate (the next block's matmuls run while the
+  // previous block pops).
+  const config::ChipConfig c = Config("tpu-v3");
+  const DotShape d{.B = 2048, .M = 1792, .K = 7, .N = 84, .le = 2, .re = 2, .oe = 2};
+  const DotPlan p = Plan(d, c, DotVmem(c), /*double_buffer=*/true);
+  ExpectConsistent(p, DotVmem(c));
+  const int64_t G = p.RowGroups(p.blocks.Mc, p.blocks.Nc);
+  ASSERT_EQ(G, 2);
+  EXPECT_EQ(p.AccSetRows(), (p.blocks.Mc + 1) / 2);  // one unit per MXU
+  EXPECT_EQ(p.acc_sets, std::min<int64_t>(kMaxAccumulatorSets, 2048 / p.AccSetRows()));
+  EXPECT_GE(p.acc_sets, 2);
+  // The units' row offsets stay inside one set.
+  for (int64_t g = 0; g < G; ++g) {
+    const DotRowUnit u = p.RowUnit(0, g, G, p.blocks.Mc);
+    EXPECT_LE(u.acc + (u.r1 - u.r0), p.AccSetRows());
+  }
 }
 
 }  // namespace

@@ -49,12 +49,14 @@ TEST_P(GemmTest, OneGemmMatchesTheWeightStationaryFormulaExactly) {
   // Derivation (weight-stationary R x C array, DESIGN.md §4; mxu_fast_model.cc):
   //   cycle 0: the sequencer issues load_weights; it reaches the MXU after the 1-cycle port: L = 1.
   //   The tile shifts in one row per cycle: the latching matmul can start at S = L + R = 9.
-  //   Its last result (M-1, N-1) is in the accumulators at S + M + R + N - 2 = 87 (fill + stream +
-  //   drain), reported to the sequencer one cycle later (88), which then issues the pop (its
-  //   accumulator rows were scoreboarded); the pop reaches the MXU at 89 and moves one row per
-  //   cycle plus the pop latency: done at 89 + M + 2 = 155 = the core's last completion.
-  const uint64_t expected = 1 + R + (M + R + N - 2) + 1 + 1 + M + kPopLatency;
-  EXPECT_EQ(expected, 155u);
+  //   Its last result (M-1, N-1) is in the accumulators at D = S + M + R + N - 2 = 87 (fill +
+  //   stream + drain), row i of the M rows one cycle after row i-1. The pop does not wait for D:
+  //   results stream out as rows finish (mxu_unit.h), so it is issued behind the matmul, taken by
+  //   the MXU when the matmul starts (9), and moves row i at D - (M - 1) + i, the last at D; it
+  //   is done after its last row plus the pop latency: D + 1 + 2 = 90 = the core's last
+  //   completion.
+  const uint64_t expected = 1 + R + (M + R + N - 2) + 1 + kPopLatency;
+  EXPECT_EQ(expected, 90u);
   EXPECT_EQ(r->cycles.value(), expected);
   // The MXU streamed for exactly M cycles and shifted weights for R.
   EXPECT_EQ(*r->stats->Get("chip0.core0.mxu0", "array_active_cycles"), M);
@@ -81,15 +83,16 @@ TEST_P(GemmTest, AMatmulBehindAQueuedPopDoesNotWaitForThePopToStart) {
   )");
   auto r = RunGemm(chip, p, GetParam(), 2);
   ASSERT_TRUE(r.ok()) << r.status().message();
-  // The first pop holds the result path for its 64 rows, from when the first matmul's results are
-  // in (cycle 89, as above) to 153; the second pop (issued at 96, when the 8-row matmul is done)
-  // queues behind it. The third matmul is issued right after the second pop and is taken by the
-  // MXU at once: it streams from 98 and its last result is in at 98 + 64 + 8 + 8 - 2 = 176,
-  // reported at 177; its pop reaches the MXU at 178 and ends at 178 + 64 + 2. Had the matmul
-  // waited for the queued pop to start (153), it would end at 231 and the run at 299.
-  const uint64_t kPopLatency = 2, R = 8, N = 8, M = 64;
-  EXPECT_EQ(r->cycles.value(), (98 + M + R + N - 2) + 2 + M + kPopLatency);
-  EXPECT_EQ(r->cycles.value(), 244u);
+  // Each command is taken once the one before it has started in the array: the first matmul
+  // streams 9..73 (done 87), the 8-row matmul 73..81 (done 95). The first pop is taken at 73 and
+  // may move its rows from then on (row i is final at 24 + i): it holds the result path 73..137.
+  // The second pop (taken at 73, rows final from 88) queues behind it: 137..145. The third matmul
+  // is taken at once behind the queued pop and streams 81..145 (done 81 + 64 + 8 + 8 - 2 = 159);
+  // its pop waits for the result path (145) and its first row (159 - 63 = 96): 145..209, done at
+  // 209 + 2. Had the matmul waited for the queued pop to start (137), the run would end at 218.
+  const uint64_t kPopLatency = 2, M = 64;
+  EXPECT_EQ(r->cycles.value(), (145 + M) + kPopLatency);
+  EXPECT_EQ(r->cycles.value(), 211u);
 }
 
 INSTANTIATE_TEST_SUITE_P(BothModels, GemmTest,
