@@ -146,6 +146,18 @@ std::optional<VpuConvolution> PlanVpuConvolution(const std::vector<int64_t>& lhs
   return c;
 }
 
+bool FilterGradientFeatureTiles(int64_t F, int64_t KH, int64_t KW, bool cross_rows,
+                                int64_t mxu_rows) {
+  if (mxu_rows < 1 || F < 1 || KH < 1 || KW < 1) return false;
+  const auto ceil_div = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
+  // Rows filled per tile issued, as fractions compared exactly: F / (ceil(F/R) R) against
+  // positions / (tiles R), i.e. F * tiles > positions * ceil(F/R).
+  const int64_t positions = KH * KW;
+  const int64_t position_tiles =
+      cross_rows ? ceil_div(positions, mxu_rows) : KH * ceil_div(KW, mxu_rows);
+  return F * position_tiles > positions * ceil_div(F, mxu_rows);
+}
+
 std::optional<FilterGradientConvolution> PlanFilterGradientConvolution(
     const std::vector<int64_t>& lhs, const std::vector<int64_t>& rhs,
     const std::vector<int64_t>& out, const Window& window, const ConvolutionDimensionNumbers& dnums,
@@ -165,6 +177,15 @@ std::optional<FilterGradientConvolution> PlanFilterGradientConvolution(
   }
   const int64_t positions = c.KH * c.KW;
   const bool cross_rows = c.wh.window_dilation == 1;
+  c.feature_tiles = FilterGradientFeatureTiles(c.F, c.KH, c.KW, cross_rows, mxu_rows);
+  if (c.feature_tiles) {
+    for (int64_t f0 = 0; f0 < c.F; f0 += mxu_rows) {
+      for (int64_t k = 0; k < positions; ++k) {
+        c.k_tiles.push_back({f0, k, std::min(mxu_rows, c.F - f0)});
+      }
+    }
+    return c;
+  }
   for (int64_t f = 0; f < c.F; ++f) {
     for (int64_t k0 = 0; k0 < positions;) {
       int64_t count = std::min(mxu_rows, positions - k0);
@@ -226,7 +247,9 @@ ConvSummationOrder ConvolutionSummationOrder(const std::vector<int64_t>& lhs,
                                                    mxu_rows)) {
     // im2col index of (window position (kh, kw), feature f) = (kh * KW + kw) * F + f.
     for (const auto& t : g->k_tiles) {
-      for (int64_t j = 0; j < t.count; ++j) so.order.push_back((t.k0 + j) * g->F + t.f);
+      for (int64_t j = 0; j < t.count; ++j) {
+        so.order.push_back(g->feature_tiles ? t.k0 * g->F + t.f + j : (t.k0 + j) * g->F + t.f);
+      }
       so.tile_ends.push_back(static_cast<int64_t>(so.order.size()));
     }
     return so;

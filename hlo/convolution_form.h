@@ -128,15 +128,29 @@ std::optional<VpuConvolution> PlanVpuConvolution(const std::vector<int64_t>& lhs
 /// [OH, OW, B, O].
 struct FilterGradientConvolution : ConvGeometry {
   int64_t F = 1, B = 1, O = 1;
-  /// K tiles in summation order: for each f, runs of up to R consecutive window positions in
-  /// row-major order (flat index kh * KW + kw), crossing window rows when the window is not
-  /// dilated along H (so a small window, 14 x 14, still fills the array's rows); one window row at
-  /// most otherwise.
+  /// K tiles in summation order. Position tiles (feature_tiles false): for each f, runs of up to
+  /// R consecutive window positions in row-major order (flat index kh * KW + kw), crossing window
+  /// rows when the window is not dilated along H (so a small window, 14 x 14, still fills the
+  /// array's rows); one window row at most otherwise. Feature tiles (true): for each chunk of R
+  /// features, for each window position in row-major order, one tile of the chunk's features at
+  /// that position — the form whose tiles fill more of the array's rows is chosen
+  /// (FilterGradientFeatureTiles): Mask R-CNN's 14 x 14 window over 512 ROIs fills 196 of 256
+  /// rows with position tiles, all of them with feature tiles.
   struct KTile {
-    int64_t f = 0, k0 = 0, count = 1;  // flat window positions k0 .. k0 + count - 1
+    // Position tiles: feature f, window positions k0 .. k0 + count - 1.
+    // Feature tiles: features f .. f + count - 1, window position k0.
+    int64_t f = 0, k0 = 0, count = 1;
   };
+  bool feature_tiles = false;
   std::vector<KTile> k_tiles;
 };
+
+/// Whether a filter-gradient convolution's K tiles run over features (F of them, per window
+/// position) rather than over window positions (per feature): true when ceil(F / R) tiles of
+/// features fill a larger share of the array's R rows than the position runs do (position runs
+/// stop at window rows when `cross_rows` is false). A compiler choice, the same for every shape.
+bool FilterGradientFeatureTiles(int64_t F, int64_t KH, int64_t KW, bool cross_rows,
+                                int64_t mxu_rows);
 
 /// The filter-gradient form of a convolution (see FilterGradientConvolution); nullopt unless it
 /// has no feature or batch groups, one or two spatial dimensions, non-negative padding, no base

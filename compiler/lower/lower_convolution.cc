@@ -759,6 +759,53 @@ std::optional<FilterGradBlocks> ChooseFilterGradBlocks(const hlo::FilterGradient
   return std::nullopt;
 }
 
+// The result blocks of a filter-gradient pass (either K tiling): rows [b0, b0 + bc) of B and
+// columns [n0, n0 + nc) of O, one [bc, C] accumulator block per output position and N tile (N tile
+// j on MXU j % mxus at row offset ((j / mxus) * positions + pos) * block_bc), popped into two
+// alternating result buffers and stored to the output [OH, OW, B, O].
+struct FilterGradOutput {
+  int64_t block_bc, block_nc, C, mxus;
+  bool int_path;
+  const HbmBuffer& O;
+  uint64_t out0;
+  int64_t out_bytes;
+};
+
+Status PopFilterGradBlocks(CoreEmitter& em, const hlo::FilterGradientConvolution& p,
+                           const FilterGradOutput& r, int64_t b0, int64_t n0) {
+  constexpr uint64_t kOutFlag0 = 4;
+  const int64_t bc = std::min(r.block_bc, p.B - b0), nc = std::min(r.block_nc, p.O - n0);
+  const int64_t oe = r.O.elem_bytes(), positions = p.OH * p.OW;
+  int64_t pending[2] = {0, 0};
+  for (int64_t pos = 0; pos < positions; ++pos) {
+    const int o = static_cast<int>(pos % 2);
+    em.Wait(kOutFlag0 + static_cast<uint64_t>(o), pending[o]);
+    const uint64_t out = r.out0 + static_cast<uint64_t>(o * r.out_bytes);
+    for (int64_t nt = 0; nt < nc; nt += r.C) {
+      const int64_t j = nt / r.C;
+      em.Emit(isa::op::MxuPop{
+          .mxu = static_cast<uint64_t>(j % r.mxus),
+          .acc = static_cast<uint64_t>(((j / r.mxus) * positions + pos) * r.block_bc),
+          .m = static_cast<uint64_t>(bc),
+          .n = static_cast<uint64_t>(std::min(r.C, nc - nt)),
+          .acc_dtype = r.int_path ? isa::DType::kS32 : isa::DType::kF32,
+          .dst = out + static_cast<uint64_t>(nt * oe),
+          .stride = static_cast<uint64_t>(nc),
+          .dtype = r.O.dtype,
+          .act = isa::Activation::kNone});
+    }
+    const std::vector<int64_t> dims{bc, nc}, ss{nc * oe, oe}, ds{p.O * oe, oe};
+    TPUSIM_ASSIGN_OR_RETURN(
+        pending[o],
+        em.Dma(isa::Opcode::kDmaVmemToHbm, out, ss,
+               r.O.address + static_cast<uint64_t>(((pos * p.B) + b0) * p.O * oe + n0 * oe), ds,
+               dims, oe, kOutFlag0 + static_cast<uint64_t>(o)));
+  }
+  em.Wait(kOutFlag0, pending[0]);
+  em.Wait(kOutFlag0 + 1, pending[1]);
+  return em.CheckSize();
+}
+
 // Operand fusion (fusion.h, AddConvPrologues): the producers of X (0) or G (1), run by the Lowerer
 // (lower/dot_prologue.cc) on each block of the operand seen as a matrix ([F*H*W, B], [F*KH*KW, O])
 // as its band is loaded. `load` DMAs the block's inputs (rows r0 .. r0 + rc, columns c0 .. c0 + cc)
@@ -1045,36 +1092,9 @@ class FilterGradEmitter {
   }
 
   Status PopAndStore(int64_t b0, int64_t n0) {
-    const int64_t bc = std::min(b_.bc, p_.B - b0), nc = std::min(b_.nc, p_.O - n0);
-    const int64_t oe = O_.elem_bytes(), positions = p_.OH * p_.OW;
-    int64_t pending[2] = {0, 0};
-    for (int64_t pos = 0; pos < positions; ++pos) {
-      const int o = static_cast<int>(pos % 2);
-      em_.Wait(kOutFlag0 + static_cast<uint64_t>(o), pending[o]);
-      const uint64_t out = out0_ + static_cast<uint64_t>(o * out_bytes_);
-      for (int64_t nt = 0; nt < nc; nt += C_) {
-        const int64_t j = nt / C_;
-        em_.Emit(
-            isa::op::MxuPop{.mxu = static_cast<uint64_t>(j % nm_),
-                            .acc = static_cast<uint64_t>(((j / nm_) * positions + pos) * b_.bc),
-                            .m = static_cast<uint64_t>(bc),
-                            .n = static_cast<uint64_t>(std::min(C_, nc - nt)),
-                            .acc_dtype = int_path_ ? isa::DType::kS32 : isa::DType::kF32,
-                            .dst = out + static_cast<uint64_t>(nt * oe),
-                            .stride = static_cast<uint64_t>(nc),
-                            .dtype = O_.dtype,
-                            .act = isa::Activation::kNone});
-      }
-      const std::vector<int64_t> dims{bc, nc}, ss{nc * oe, oe}, ds{p_.O * oe, oe};
-      TPUSIM_ASSIGN_OR_RETURN(
-          pending[o],
-          em_.Dma(isa::Opcode::kDmaVmemToHbm, out, ss,
-                  O_.address + static_cast<uint64_t>(((pos * p_.B) + b0) * p_.O * oe + n0 * oe), ds,
-                  dims, oe, kOutFlag0 + static_cast<uint64_t>(o)));
-    }
-    em_.Wait(kOutFlag0, pending[0]);
-    em_.Wait(kOutFlag0 + 1, pending[1]);
-    return em_.CheckSize();
+    return PopFilterGradBlocks(em_, p_, FilterGradOutput{b_.bc, b_.nc, C_, nm_, int_path_, O_,
+                                                         out0_, out_bytes_},
+                               b0, n0);
   }
 
   CoreEmitter& em_;
@@ -1096,6 +1116,230 @@ class FilterGradEmitter {
   std::vector<Step> steps_;
 };
 
+
+// The filter-gradient form with feature tiles (FilterGradientConvolution::feature_tiles, chosen
+// when F fills the array's rows better than runs of window positions do). Per pass over Bc rows
+// of B and Nc columns of O the MXUs keep one [Bc, C] accumulator block per output position and
+// owned N tile, as in the position form. Per step — a chunk of up to R features and one window
+// row kh — the X rows that window row reads (one per output row, at their padded column
+// positions) are DMA'd into VMEM as [Fc, OH, band_w, Bc] and transposed on the XLU to
+// [OH * band_w * Bc, Fc]: each pixel's Bc rows with the chunk's features contiguous, the LHS of
+// a matmul with K = Fc (as XLA's TPU layouts keep a filter gradient's features next to its minor
+// dimension, `{3,0,2,1}` for Mask R-CNN's [512,14,14,256]). The step's G rows [KW, Fc, Nc] load
+// beside it; per window column kw and N tile the [Fc, Nc] G tile is the stationary weights and
+// one matmul per output position streams the Bc rows of the pixel it reads. Padding pixels are
+// zero-filled and streamed like the others. Bands and G rows are double-buffered.
+struct FilterGradFeatureBlocks {
+  int64_t bc = 1, nc = 1, fc = 1;  // B rows and O columns per pass, features per K tile
+  int64_t band_w = 1;              // padded input columns a window row's outputs read
+};
+
+int64_t FilterGradFeatureVmem(const FilterGradFeatureBlocks& b,
+                              const hlo::FilterGradientConvolution& p, int64_t le, int64_t re,
+                              int64_t oe) {
+  const int64_t band = b.fc * p.OH * b.band_w * b.bc * le + 64;
+  return 2 * (2 * band + p.KW * b.fc * b.nc * re + 64) + 2 * (b.bc * b.nc * oe + 64);
+}
+
+std::optional<FilterGradFeatureBlocks> ChooseFilterGradFeatureBlocks(
+    const hlo::FilterGradientConvolution& p, const config::ChipConfig& config, int64_t le,
+    int64_t re, int64_t oe, int64_t vmem) {
+  const auto& mxu = config.core.mxu;
+  const int64_t R = mxu.rows, C = mxu.cols, nm = std::max<int64_t>(1, mxu.count);
+  const int64_t acc_rows = mxu.accumulator_rows > 0 ? mxu.accumulator_rows : (int64_t{1} << 20);
+  for (const int64_t nc : {p.O, std::min(p.O, nm * C)}) {
+    FilterGradFeatureBlocks b;
+    b.nc = nc;
+    b.fc = std::min(p.F, R);
+    b.band_w = (p.OW - 1) * p.ww.stride + (p.KW - 1) * p.ww.window_dilation + 1;
+    const int64_t tpm = CeilDiv(CeilDiv(nc, C), nm);
+    int64_t bc = std::min(p.B, acc_rows / (tpm * p.OH * p.OW));
+    if (bc < 1) continue;
+    bc = std::min(bc, CeilDiv(CeilDiv(p.B, CeilDiv(p.B, bc)), 8) * 8);  // even passes
+    while (bc >= 1) {
+      b.bc = bc;
+      if (FilterGradFeatureVmem(b, p, le, re, oe) <= vmem) return b;
+      bc = bc > 8 ? std::max<int64_t>(8, bc / 2 / 8 * 8) : bc - 1;
+      if (b.bc == 8 && bc == 8) bc = 7;
+    }
+  }
+  return std::nullopt;
+}
+
+class FilterGradFeatureEmitter {
+ public:
+  FilterGradFeatureEmitter(CoreEmitter& em, const config::ChipConfig& config,
+                           const HloInstruction& inst, const hlo::FilterGradientConvolution& p,
+                           const FilterGradFeatureBlocks& b, std::vector<PassParts> passes,
+                           const HbmBuffer& x, const HbmBuffer& g, const HbmBuffer& out,
+                           bool int_path)
+      : em_(em),
+        inst_(inst),
+        p_(p),
+        b_(b),
+        passes_(std::move(passes)),
+        X_(x),
+        G_(g),
+        O_(out),
+        int_path_(int_path),
+        C_(config.core.mxu.cols),
+        nm_(std::max<int64_t>(1, config.core.mxu.count)) {}
+
+  Status Run() {
+    const int64_t le = X_.elem_bytes();
+    band_bytes_ = (b_.fc * p_.OH * b_.band_w * b_.bc * le + 63) / 64 * 64;
+    g_bytes_ = (p_.KW * b_.fc * b_.nc * G_.elem_bytes() + 63) / 64 * 64;
+    out_bytes_ = (b_.bc * b_.nc * O_.elem_bytes() + 63) / 64 * 64;
+    TPUSIM_ASSIGN_OR_RETURN(raw0_, AllocKernelVmem(em_, inst_, 2 * band_bytes_, "input bands"));
+    TPUSIM_ASSIGN_OR_RETURN(
+        xt0_, AllocKernelVmem(em_, inst_, 2 * band_bytes_, "transposed input bands"));
+    TPUSIM_ASSIGN_OR_RETURN(g0_,
+                            AllocKernelVmem(em_, inst_, 2 * g_bytes_, "output-gradient rows"));
+    TPUSIM_ASSIGN_OR_RETURN(out0_, AllocKernelVmem(em_, inst_, 2 * out_bytes_, "result blocks"));
+    for (int64_t f0 = 0; f0 < p_.F; f0 += b_.fc) {
+      for (int64_t kh = 0; kh < p_.KH; ++kh) steps_.push_back(Step{f0, kh});
+    }
+    for (int64_t b0 = 0; b0 < p_.B; b0 += b_.bc) {
+      for (int64_t n0 = 0; n0 < p_.O; n0 += b_.nc) TPUSIM_RETURN_IF_ERROR(Pass(b0, n0));
+    }
+    return OkStatus();
+  }
+
+ private:
+  static constexpr uint64_t kLoadFlag = 2;
+  struct Step {
+    int64_t f0, kh;  // features [f0, f0 + fc), window row kh
+  };
+  int64_t Features(const Step& st) const { return std::min(b_.fc, p_.F - st.f0); }
+
+  // DMAs step `st`'s band of X (zero-filled where it holds padding) and its G rows into `slot`.
+  StatusOr<int64_t> Load(const Step& st, int slot, int64_t b0, int64_t n0) {
+    const int64_t bc = std::min(b_.bc, p_.B - b0), nc = std::min(b_.nc, p_.O - n0);
+    const int64_t fc = Features(st), le = X_.elem_bytes(), re = G_.elem_bytes();
+    const auto& wh = p_.wh;
+    const auto& ww = p_.ww;
+    const uint64_t raw = raw0_ + static_cast<uint64_t>(slot * band_bytes_);
+    // Output row oy reads input row oy * sh + kh * dh - pad_low: the rows inside X are oy_lo..oy_hi.
+    const int64_t y0 = st.kh * wh.window_dilation - wh.padding_low;
+    const int64_t oy_lo = y0 >= 0 ? 0 : CeilDiv(-y0, wh.stride);
+    const int64_t oy_hi = std::min(p_.OH - 1, y0 > p_.H - 1 ? -1 : (p_.H - 1 - y0) / wh.stride);
+    const int64_t c_hi = std::min(p_.W - 1, b_.band_w - 1 - ww.padding_low);
+    const bool holes = oy_lo > 0 || oy_hi < p_.OH - 1 || ww.padding_low > 0 ||
+                       c_hi < b_.band_w - 1 - ww.padding_low;
+    if (holes) {
+      em_.Emit(isa::op::VpuFill{.dtype = X_.dtype,
+                                .dst = raw,
+                                .count = static_cast<uint64_t>(fc * p_.OH * b_.band_w * bc),
+                                .value = 0});
+    }
+    int64_t n = 0;
+    if (oy_lo <= oy_hi && c_hi >= 0) {
+      const std::vector<int64_t> dims{fc, oy_hi - oy_lo + 1, c_hi + 1, bc};
+      const std::vector<int64_t> ss{p_.H * p_.W * p_.B * le, wh.stride * p_.W * p_.B * le,
+                                    p_.B * le, le};
+      const std::vector<int64_t> ds{p_.OH * b_.band_w * bc * le, b_.band_w * bc * le, bc * le, le};
+      const int64_t y = oy_lo * wh.stride + y0;
+      const uint64_t src =
+          X_.address + static_cast<uint64_t>((((st.f0 * p_.H + y) * p_.W) * p_.B + b0) * le);
+      const uint64_t dst =
+          raw + static_cast<uint64_t>((oy_lo * b_.band_w + ww.padding_low) * bc * le);
+      TPUSIM_ASSIGN_OR_RETURN(
+          n, em_.Dma(isa::Opcode::kDmaHbmToVmem, src, ss, dst, ds, dims, le, kLoadFlag));
+    }
+    // G rows [f0 .. f0 + fc) of window row kh, as [KW, fc, nc].
+    const std::vector<int64_t> gd{p_.KW, fc, nc};
+    const std::vector<int64_t> gs{p_.O * re, p_.KH * p_.KW * p_.O * re, re};
+    const std::vector<int64_t> gds{fc * nc * re, nc * re, re};
+    TPUSIM_ASSIGN_OR_RETURN(
+        int64_t m,
+        em_.Dma(isa::Opcode::kDmaHbmToVmem,
+                G_.address + static_cast<uint64_t>(
+                                 ((st.f0 * p_.KH + st.kh) * p_.KW * p_.O + n0) * re),
+                gs, g0_ + static_cast<uint64_t>(slot * g_bytes_), gds, gd, re, kLoadFlag));
+    return n + m;
+  }
+
+  Status Pass(int64_t b0, int64_t n0) {
+    const int64_t bc = std::min(b_.bc, p_.B - b0);
+    TPUSIM_ASSIGN_OR_RETURN(int64_t pending, Load(steps_[0], 0, b0, n0));
+    for (size_t i = 0; i < steps_.size(); ++i) {
+      const int slot = static_cast<int>(i % 2);
+      em_.Wait(kLoadFlag, pending);
+      pending = 0;
+      em_.Emit(isa::op::XluTranspose{
+          .dtype = X_.dtype,
+          .dst = xt0_ + static_cast<uint64_t>(slot * band_bytes_),
+          .src = raw0_ + static_cast<uint64_t>(slot * band_bytes_),
+          .rows = static_cast<uint64_t>(Features(steps_[i])),
+          .cols = static_cast<uint64_t>(p_.OH * b_.band_w * bc)});
+      if (i + 1 < steps_.size()) {
+        TPUSIM_ASSIGN_OR_RETURN(pending, Load(steps_[i + 1], 1 - slot, b0, n0));
+      }
+      EmitStep(steps_[i], slot, b0, n0);
+      TPUSIM_RETURN_IF_ERROR(em_.CheckSize());
+    }
+    return PopFilterGradBlocks(
+        em_, p_, FilterGradOutput{b_.bc, b_.nc, C_, nm_, int_path_, O_, out0_, out_bytes_}, b0,
+        n0);
+  }
+
+  void EmitStep(const Step& st, int slot, int64_t b0, int64_t n0) {
+    const int64_t bc = std::min(b_.bc, p_.B - b0), nc = std::min(b_.nc, p_.O - n0);
+    const int64_t fc = Features(st), le = X_.elem_bytes(), re = G_.elem_bytes();
+    const uint64_t g = g0_ + static_cast<uint64_t>(slot * g_bytes_);
+    const uint64_t xt = xt0_ + static_cast<uint64_t>(slot * band_bytes_);
+    const int64_t positions = p_.OH * p_.OW;
+    for (int64_t kw = 0; kw < p_.KW; ++kw) {
+      const bool first_tile = st.f0 == 0 && st.kh == 0 && kw == 0;
+      for (int64_t nt = 0; nt < nc; nt += C_) {
+        const int64_t j = nt / C_, nn = std::min(C_, nc - nt);
+        const uint64_t unit = static_cast<uint64_t>(j % nm_);
+        for (size_t q = 0; q < passes_.size(); ++q) {
+          em_.Emit(isa::op::MxuLoadWeights{
+              .mxu = unit,
+              .addr = g + static_cast<uint64_t>((kw * fc * nc + nt) * re),
+              .k = static_cast<uint64_t>(fc),
+              .n = static_cast<uint64_t>(nn),
+              .stride = static_cast<uint64_t>(nc),
+              .dtype = G_.dtype,
+              .transpose = false,
+              .part = passes_[q].rhs});
+          for (int64_t pos = 0; pos < positions; ++pos) {
+            const int64_t oy = pos / p_.OW, ox = pos % p_.OW;
+            const int64_t pixel =
+                oy * b_.band_w + ox * p_.ww.stride + kw * p_.ww.window_dilation;
+            em_.Emit(isa::op::MxuMatmul{
+                .mxu = unit,
+                .lhs = xt + static_cast<uint64_t>(pixel * bc * fc * le),
+                .stride = static_cast<uint64_t>(fc),
+                .m = static_cast<uint64_t>(bc),
+                .k = static_cast<uint64_t>(fc),
+                .n = static_cast<uint64_t>(nn),
+                .dtype = X_.dtype,
+                .part = passes_[q].lhs,
+                .acc = static_cast<uint64_t>(((j / nm_) * positions + pos) * b_.bc),
+                .accumulate = !(first_tile && q == 0),
+                .latch = pos == 0});
+          }
+        }
+      }
+    }
+  }
+
+  CoreEmitter& em_;
+  const HloInstruction& inst_;
+  const hlo::FilterGradientConvolution& p_;
+  const FilterGradFeatureBlocks b_;
+  const std::vector<PassParts> passes_;
+  const HbmBuffer& X_;
+  const HbmBuffer& G_;
+  const HbmBuffer& O_;
+  const bool int_path_;
+  const int64_t C_, nm_;
+  int64_t band_bytes_ = 0, g_bytes_ = 0, out_bytes_ = 0;
+  uint64_t raw0_ = 0, xt0_ = 0, g0_ = 0, out0_ = 0;
+  std::vector<Step> steps_;
+};
 }  // namespace
 
 // The element types both forms take, and the MXU passes for them.
@@ -1167,6 +1411,25 @@ Status Lowerer::LowerFilterGradConvolution(const HloInstruction& inst,
   const HbmBuffer& G = Buffer(inst.operand(1));
   const HbmBuffer& O = Buffer(&inst);
   const int64_t le = X.elem_bytes(), re = G.elem_bytes(), oe = O.elem_bytes();
+  if (p.feature_tiles) {
+    // No operand fusion in this form: the prologues' ops get kernels of their own.
+    if (prologue_disabled_.count(&inst) == 0 &&
+        (groups_.prologue_of_dot.count({&inst, 0}) != 0 ||
+         groups_.prologue_of_dot.count({&inst, 1}) != 0)) {
+      TPUSIM_RETURN_IF_ERROR(LowerPrologueKernels(inst));
+    }
+    const std::optional<FilterGradFeatureBlocks> blocks =
+        ChooseFilterGradFeatureBlocks(p, config_, le, re, oe, em_.vmem_free() - 8 * 64);
+    if (!blocks) {
+      return DoesNotFit(inst, fmt::format("VMEM: no band of one window row and {} features fits "
+                                          "core.vmem.capacity_bytes = {}",
+                                          std::min(p.F, config_.core.mxu.rows),
+                                          em_.vmem_bytes()));
+    }
+    FilterGradFeatureEmitter kernel(em_, config_, inst, p, *blocks, std::move(passes), X, G, O,
+                                    int_path);
+    return kernel.Run();
+  }
   // Operand fusion (AddConvPrologues): the prologues' VMEM comes off the blocks' budget.
   const std::vector<const HloInstruction*>* pro_ops[2] = {nullptr, nullptr};
   if (prologue_disabled_.count(&inst) == 0) {

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <string>
 
+#include "config/config_loader.h"
 #include "hlo/convolution_form.h"
 #include "tests/compiler/compile_test_util.h"
 
@@ -136,6 +137,45 @@ TEST_P(ConvolutionTest, FilterGradientOfAStridedConvolution) {
   CheckAgainstEvaluator(Conv("bf16[30,30,3,4]", "bf16[4,15,15,8]", "bf16[7,7,3,8]",
                              "size=15x15 pad=2_3x2_3 rhs_dilate=2x2", "01bf_i01o->01bf"),
                         GetParam(), kExact, 0, {}, true);
+}
+
+// Feature tiles (FilterGradientConvolution::feature_tiles): when the input features F fill the
+// MXU's rows better than runs of window positions do, each K tile is a chunk of features at one
+// window position (Mask R-CNN's 14 x 14 window over 512 ROIs); exact in the evaluator's order
+// for that tiling, with padding, a dilated window and a last feature chunk shorter than R.
+TEST_P(ConvolutionTest, FilterGradientWithFeatureTiles) {
+  const std::string padded = Conv("f32[128,6,6,8]", "f32[128,6,6,4]", "f32[3,3,8,4]",
+                                  "size=6x6 pad=1_1x1_1", "f01b_i01o->01bf");
+  const std::string dilated = Conv("bf16[136,12,12,6]", "bf16[136,6,6,10]", "bf16[5,5,6,10]",
+                                   "size=6x6 pad=1_2x1_2 rhs_dilate=2x2", "f01b_i01o->01bf");
+  const auto chip = config::LoadChipConfig(GetParam());
+  ASSERT_TRUE(chip.ok());
+  const int64_t R = chip->core.mxu.rows;
+  for (const auto& [text, F] : {std::pair{padded, int64_t{128}}, std::pair{dilated, int64_t{136}}}) {
+    const testing::RunResult run = CheckAgainstEvaluator(text, GetParam(), kExact, 0, {}, true);
+    // Every matmul's K is one feature chunk: R features, or the F % R of the last chunk.
+    int64_t matmuls = 0;
+    for (const isa::Instruction& inst : run.compiled.program.cores[0].instructions) {
+      if (inst.opcode != isa::Opcode::kMxuMatmul) continue;
+      const auto k = static_cast<int64_t>(inst.As<isa::op::MxuMatmul>().k);
+      EXPECT_TRUE(k == std::min(R, F) || k == F % R) << k;
+      ++matmuls;
+    }
+    EXPECT_GT(matmuls, 0);
+  }
+}
+
+TEST(ConvolutionFormTest, FilterGradientTilesFillTheArrayRows) {
+  // Mask R-CNN: 196 window positions fill 196 of 256 rows; 512 features fill all of them.
+  EXPECT_TRUE(hlo::FilterGradientFeatureTiles(512, 14, 14, /*cross_rows=*/true, 128));
+  // SSD: 16 images are 16 of 128 rows; 38 x 38 positions fill 1444 of 1536.
+  EXPECT_FALSE(hlo::FilterGradientFeatureTiles(16, 38, 38, true, 128));
+  // A 7 x 7 window (ResNet's last stage) over 128 images: 49 of 128 rows against all of them.
+  EXPECT_TRUE(hlo::FilterGradientFeatureTiles(128, 7, 7, true, 128));
+  // Equal fill keeps the position tiles.
+  EXPECT_FALSE(hlo::FilterGradientFeatureTiles(128, 16, 8, true, 128));
+  // Not crossing window rows (a dilated window): 6 rows of ceil(6/8) tiles on an 8-row array.
+  EXPECT_TRUE(hlo::FilterGradientFeatureTiles(136, 6, 6, false, 8));
 }
 
 // JAX and PyTorch write an input-gradient convolution with a `reverse` of the kernel's spatial
