@@ -436,6 +436,8 @@ class Partitioner {
         return PlanGeneric(inst, p);
       case HloOpcode::kGather:
         return PlanGather(inst, p);
+      case HloOpcode::kScatter:
+        return PlanScatter(inst, p);
       default:
         break;
     }
@@ -534,6 +536,40 @@ class Partitioner {
     p.operand_wants[1] = *want;
     p.shard_as = out;
     p.value.tiling = out;
+    return OkStatus();
+  }
+
+  // A scatter whose start indices and updates are cut along their scatter (batch) dimensions, into
+  // a broadcast of its combiner's identity (ScatterBatchAxes): every partition scatters its own
+  // updates into a whole operand, and the pieces are combined by an all-reduce with the combiner
+  // when a user needs the value — the embedding gradient of a data-parallel step, which before was
+  // computed whole on every partition after an all-gather of its updates. Otherwise the whole
+  // scatter on every partition.
+  Status PlanScatter(const HloInstruction& inst, Plan& p) {
+    const std::optional<std::vector<int64_t>> axes = spmd::ScatterBatchAxes(inst);
+    if (!axes) return PlanGeneric(inst, p);
+    const HloInstruction* indices = inst.operand(1);
+    const Tiling& have = Planned(indices);
+    const int64_t ivd = inst.scatter_dimension_numbers().index_vector_dim;
+    std::vector<int64_t> batch;
+    for (int64_t d = 0; d < indices->shape().rank(); ++d) {
+      if (d != ivd) batch.push_back(d);
+    }
+    if (have.IsReplicated() || (ivd < indices->shape().rank() && have.tiles[static_cast<size_t>(ivd)] > 1) ||
+        !spmd::DividesEvenly(indices->shape().dimensions(), have)) {
+      return PlanGeneric(inst, p);
+    }
+    const Tiling updates = spmd::Remap(have, *axes);
+    if (!spmd::DividesEvenly(inst.operand(2)->shape().dimensions(), updates)) {
+      return PlanGeneric(inst, p);
+    }
+    p.operand_wants[0] = Tiling::Replicated(inst.operand(0)->shape().rank(), n_);
+    p.operand_wants[1] = have;
+    p.operand_wants[2] = updates;
+    p.shard_as = Tiling::Replicated(inst.shape().rank(), n_);
+    p.value.tiling = *p.shard_as;
+    p.value.partial_groups = spmd::GroupsAlong(have, batch);
+    p.value.reducer = inst.to_apply();
     return OkStatus();
   }
 

@@ -598,12 +598,12 @@ std::optional<std::vector<int64_t>> GatherBatchAxes(const HloInstruction& gather
   return axes;
 }
 
-bool ReduceCanAllReduce(const HloInstruction& reduce) {
-  if (reduce.opcode() != HloOpcode::kReduce || reduce.operand_count() != 2) return false;
-  const std::optional<HloOpcode> op = ReducerOpcode(reduce);
-  if (!op) return false;
-  const HloInstruction* init = reduce.operand(1);
-  if (*op == HloOpcode::kMaximum || *op == HloOpcode::kMinimum) return true;
+namespace {
+
+// True if folding `init` (a scalar constant) into a combination by `op` any number of times
+// changes nothing: 0 for add / or, 1 for multiply / and, any value for maximum / minimum.
+bool IsCombinerIdentity(HloOpcode op, const HloInstruction* init) {
+  if (op == HloOpcode::kMaximum || op == HloOpcode::kMinimum) return true;
   if (init->opcode() != HloOpcode::kConstant || init->literal().elided) return false;
   const hlo::LiteralValues& v = init->literal();
   double value = 0;
@@ -614,7 +614,7 @@ bool ReduceCanAllReduce(const HloInstruction& reduce) {
   } else {
     return false;
   }
-  switch (*op) {
+  switch (op) {
     case HloOpcode::kAdd:
     case HloOpcode::kOr:
       return value == 0;
@@ -624,6 +624,48 @@ bool ReduceCanAllReduce(const HloInstruction& reduce) {
     default:
       return false;
   }
+}
+
+}  // namespace
+
+bool ReduceCanAllReduce(const HloInstruction& reduce) {
+  if (reduce.opcode() != HloOpcode::kReduce || reduce.operand_count() != 2) return false;
+  const std::optional<HloOpcode> op = ReducerOpcode(reduce);
+  return op && IsCombinerIdentity(*op, reduce.operand(1));
+}
+
+std::optional<std::vector<int64_t>> ScatterBatchAxes(const HloInstruction& scatter) {
+  if (scatter.opcode() != HloOpcode::kScatter || scatter.operand_count() != 3 ||
+      !scatter.shape().IsArray()) {
+    return std::nullopt;
+  }
+  const hlo::ScatterDimensionNumbers& s = scatter.scatter_dimension_numbers();
+  if (!s.input_batching_dims.empty() || !s.scatter_indices_batching_dims.empty()) {
+    return std::nullopt;
+  }
+  const std::optional<HloOpcode> op = ReducerOpcode(scatter);
+  const HloInstruction* operand = scatter.operand(0);
+  if (!op || operand->opcode() != HloOpcode::kBroadcast || operand->operand(0)->shape().rank() != 0 ||
+      !IsCombinerIdentity(*op, operand->operand(0))) {
+    return std::nullopt;
+  }
+  std::vector<int64_t> batch;  // start-indices dimensions but index_vector_dim, in order
+  for (int64_t d = 0; d < scatter.operand(1)->shape().rank(); ++d) {
+    if (d != s.index_vector_dim) batch.push_back(d);
+  }
+  std::vector<int64_t> axes;
+  size_t next = 0;
+  for (int64_t d = 0; d < scatter.operand(2)->shape().rank(); ++d) {
+    if (std::find(s.update_window_dims.begin(), s.update_window_dims.end(), d) !=
+        s.update_window_dims.end()) {
+      axes.push_back(-1);
+    } else {
+      if (next >= batch.size()) return std::nullopt;
+      axes.push_back(batch[next++]);
+    }
+  }
+  if (next != batch.size()) return std::nullopt;
+  return axes;
 }
 
 bool KeepsTiling(const HloInstruction& inst) {

@@ -82,6 +82,18 @@ Tiling ChooseDotTiling(const hlo::HloInstruction& dot, const std::optional<Tilin
 /// cut would make local).
 std::optional<std::vector<int64_t>> GatherBatchAxes(const hlo::HloInstruction& gather);
 
+/// For a kScatter that can run on start indices and updates cut along their scatter (batch)
+/// dimensions as a local scatter on every partition into a whole operand, followed by an
+/// all-reduce with the scatter's combiner: one operand, no batching dimensions, a combiner whose
+/// root is add / multiply / maximum / minimum / and / or of its two parameters, and an operand that
+/// is a broadcast of a constant identity of that combiner (any value for maximum / minimum), so
+/// that every partition may start from it — the gradient of an embedding lookup (a scatter-add of
+/// batch-split token gradients into zeros). XLA's scatter handler partitions cut index-passthrough
+/// dimensions the same way (xla/service/spmd/gather_scatter_handler.cc). Returns, per updates
+/// dimension, the start-indices dimension it runs over (its scatter dimensions, in order) or -1
+/// for a window dimension; nullopt otherwise.
+std::optional<std::vector<int64_t>> ScatterBatchAxes(const hlo::HloInstruction& scatter);
+
 /// True if `reduce` can be computed on cut reduced dimensions as a local reduce followed by an
 /// all-reduce with the same reducer: one operand, a reducer whose root is add / multiply /
 /// maximum / minimum / and / or of its two parameters, and an init value that is a constant

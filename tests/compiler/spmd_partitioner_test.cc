@@ -541,6 +541,44 @@ ENTRY %main (table: f32[16,4], ids: s32[8,3], x: f32[8,3,4]) -> f32[8,3,4] {
   EXPECT_EQ(r.check.elements_compared, 2 * 4 * 3 * 4);
 }
 
+// The embedding gradient of a data-parallel step: a scatter-add of batch-split token gradients
+// into zeros. Each partition scatters its own rows into a whole zero table and one all-reduce sums
+// the tables (XLA's scatter handler for cut index-passthrough dimensions); before, the updates were
+// all-gathered and every partition scattered the whole batch. A scatter into a non-identity
+// operand (here: the table itself) still runs whole.
+TEST(SpmdPartitionerTest, ScatterAddOfBatchSplitUpdatesIsAllReduced) {
+  constexpr char kText[] = R"(HloModule m, num_partitions=2
+%add (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(f32[] %a, f32[] %b)
+}
+ENTRY %main (table: f32[16,4], ids: s32[8,3], g: f32[8,3,4]) -> (f32[16,4], f32[16,4]) {
+  %table = f32[16,4]{1,0} parameter(0), sharding={replicated}
+  %ids = s32[8,3]{1,0} parameter(1), sharding={devices=[2,1]0,1}
+  %g = f32[8,3,4]{2,1,0} parameter(2), sharding={devices=[2,1,1]0,1}
+  %ix = s32[8,3,1]{2,1,0} reshape(s32[8,3]{1,0} %ids)
+  %zero = f32[] constant(0)
+  %zeros = f32[16,4]{1,0} broadcast(f32[] %zero), dimensions={}
+  %dtable = f32[16,4]{1,0} scatter(f32[16,4]{1,0} %zeros, s32[8,3,1]{2,1,0} %ix, f32[8,3,4]{2,1,0} %g), update_window_dims={2}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=2, to_apply=%add
+  %new = f32[16,4]{1,0} add(f32[16,4]{1,0} %table, f32[16,4]{1,0} %dtable)
+  %into = f32[16,4]{1,0} scatter(f32[16,4]{1,0} %table, s32[8,3,1]{2,1,0} %ix, f32[8,3,4]{2,1,0} %g), update_window_dims={2}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=2, to_apply=%add
+  ROOT %out = (f32[16,4]{1,0}, f32[16,4]{1,0}) tuple(%new, %into)
+}
+)";
+  Partitioned r = PartitionAndCheck(kText);  // random ids, clamped into the table as XLA does
+  ASSERT_NE(r.partitioned, nullptr);
+  const HloModule& m = *r.partitioned;
+  EXPECT_EQ(Find(m, "dtable")->operand(1)->shape().ToString(false), "s32[4,3,1]") << m.ToString();
+  EXPECT_EQ(Find(m, "dtable")->operand(2)->shape().ToString(false), "f32[4,3,4]");
+  EXPECT_EQ(Find(m, "dtable")->shape().ToString(false), "f32[16,4]");
+  // Whole: %into scatters every update into the table itself.
+  EXPECT_EQ(Find(m, "into")->operand(2)->shape().ToString(false), "f32[8,3,4]");
+  const auto n = CountOpcodes(m);
+  EXPECT_EQ(n.count(HloOpcode::kAllReduce) ? n.at(HloOpcode::kAllReduce) : 0, 1) << m.ToString();
+  EXPECT_GT(r.check.elements_compared, 0);
+}
+
 // The result's batch dimensions need not lead: a gather of columns (offset dimension 0) with its
 // index vector implicit (index_vector_dim = rank of the indices) on a 2x2 mesh that cuts both
 // index dimensions, and a split wanted only on the result reaches back to the indices.
