@@ -67,7 +67,10 @@ void Expand(hlo::HloComputation& comp, HloInstruction* r) {
     bits = o.Op(HloOpcode::kAnd, o.Op(HloOpcode::kAdd, bits, bias, "rounded"),
                 o.S32(mask, "truncate"), "truncated");
   }
-  if (e < kF32ExponentBits) {
+  // The exponent is reduced only below the element type's own width (f16: 5 bits), as XLA
+  // applies the algorithm to the type's own bits.
+  const int64_t type_exponent_bits = type == PrimitiveType::kF16 ? 5 : kF32ExponentBits;
+  if (e < type_exponent_bits) {
     const int64_t exp_mask = int64_t{0xFF} << kF32MantissaBits;
     const int64_t bias = (int64_t{1} << (kF32ExponentBits - 1)) - 1;
     const int64_t reduced_bias = (int64_t{1} << (e - 1)) - 1;

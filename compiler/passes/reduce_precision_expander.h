@@ -3,12 +3,14 @@
 // — XLA's own expansion (the elemental IR emitter's EmitReducePrecisionIR):
 //  * M < 23: round the mantissa to M bits, to nearest even: bits += ((bits >> (23 - M)) & 1) +
 //    (2^(22 - M) - 1), then clear the low 23 - M bits;
-//  * E < 8: exponents above the reduced format's maximum become infinity (sign kept), exponents at
-//    or below its minimum become zero (sign kept; XLA flushes the reduced format's denormals);
+//  * E below the element type's exponent width (8; f16: 5): exponents above the reduced format's
+//    maximum become infinity (sign kept), exponents at or below its minimum become zero (sign kept;
+//    XLA flushes the reduced format's denormals);
 //  * NaN inputs stay NaN (M > 0) or become infinity (M = 0), as XLA.
-// Values: bit for bit XLA's. E = 8 (bf16-style emulation) equals tpusim's evaluator; for E < 8 the
-// evaluator keeps the reduced format's denormals where XLA flushes them (the check may flag them).
-// Other element types are left for the lowering to report by name.
+// Values: bit for bit XLA's and the evaluator's (EvaluateReducePrecision has the same semantics),
+// except the mantissa rounding of f16 subnormal inputs with M < 10 (rounded here at their f32
+// exponent, by XLA at f16's subnormal quantum). Other element types are left for the lowering to
+// report by name.
 #pragma once
 
 #include "compiler/pass/hlo_pass.h"

@@ -75,6 +75,34 @@ ENTRY e {
   EXPECT_EQ(Values(r.element(2)), (std::vector<double>{-1, -1, 1, 1}));
 }
 
+// reduce-precision as XLA defines it: the mantissa rounds at the value's own exponent, then a
+// reduced exponent flushes what lies below the format's smallest normal (no subnormals) and
+// saturates what lies above its largest finite. e4m2: smallest normal 2^-6, largest 1.75 * 2^7.
+TEST(ElementwiseTest, ReducePrecisionFlushesBelowTheReducedFormatsSmallestNormal) {
+  Literal r = EvalHlo(R"(
+HloModule m
+ENTRY e {
+  x = f32[8] constant({0.0078125, 0.0147, -0.0117, 0.0155, 200, 240, -1000, 3.3})
+  n = f32[2] constant({nan, -nan})
+  h = f16[2] constant({6e-07, 3e-05})
+  a = f32[8] reduce-precision(x), exponent_bits=4, mantissa_bits=2
+  b = f32[2] reduce-precision(n), exponent_bits=4, mantissa_bits=0
+  c = f16[2] reduce-precision(h), exponent_bits=5, mantissa_bits=10
+  ROOT t = (f32[8], f32[2], f16[2]) tuple(a, b, c)
+})");
+  ASSERT_TRUE(r.IsTuple());
+  const std::vector<double> a = Values(r.element(0));
+  const double inf = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(a, (std::vector<double>{0, 0.015625, 0, 0.015625, 192, inf, -inf, 3.5}));
+  EXPECT_TRUE(std::signbit(a[2]));  // -0.0117 -> 1.5 * 2^-7 -> -0
+  EXPECT_EQ(Values(r.element(1)), (std::vector<double>{inf, inf}));  // NaN without mantissa
+  // f16 keeps its own subnormals when the exponent is not reduced (5 bits = f16's).
+  const std::vector<double> c = Values(r.element(2));
+  EXPECT_NE(c[0], 0.0);
+  EXPECT_NEAR(c[0], 6e-07, 3e-08);
+  EXPECT_NEAR(c[1], 3e-05, 3e-08);
+}
+
 TEST(ElementwiseTest, TranscendentalsAndPopcnt) {
   Literal r = EvalHlo(R"(
 HloModule m

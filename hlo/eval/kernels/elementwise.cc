@@ -5,6 +5,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "hlo/eval/convert.h"
 #include "hlo/eval/kernels/elementwise_ops.h"
@@ -440,11 +441,29 @@ StatusOr<Literal> EvaluateReducePrecision(const Literal& x, int64_t exponent_bit
                     mantissa_bits, x.shape().ToString(false)));
   }
   const int max_exp = (1 << (exponent_bits - 1)) - 1;  // IEEE bias
-  const int min_exp = 1 - max_exp;
+  const int min_exp = 1 - max_exp;                      // smallest normal: 2^min_exp
+  // The element type's own exponent width and smallest normal exponent.
+  const PrimitiveType type = x.element_type();
+  const int src_exponent_bits = type == PrimitiveType::kF16   ? 5
+                                : type == PrimitiveType::kF64 ? 11
+                                                              : 8;  // f32, bf16
+  const int src_min_exp = 2 - (1 << (src_exponent_bits - 1));
+  const bool reduces_exponent = exponent_bits < src_exponent_bits;
+  const double smallest_normal = std::ldexp(1.0, min_exp);
   TPUSIM_ASSIGN_OR_RETURN(Literal result, Literal::Create(x.shape(), options.max_bytes));
   for (int64_t i = 0; i < x.element_count(); ++i) {
-    result.SetFromDouble(
-        i, RoundToFloatFormat(x.GetAsDouble(i), static_cast<int>(mantissa_bits), min_exp, max_exp));
+    const double v = x.GetAsDouble(i);
+    if (std::isnan(v)) {
+      result.SetFromDouble(i, mantissa_bits > 0 ? v : std::numeric_limits<double>::infinity());
+      continue;
+    }
+    // Rounding at the value's own exponent: the element type's subnormal quantum below its
+    // smallest normal (rounding its bits), no lower limit otherwise (the flush decides).
+    double r = RoundToFloatFormat(v, static_cast<int>(mantissa_bits),
+                                  reduces_exponent ? -1022 : src_min_exp,
+                                  reduces_exponent ? max_exp : 1023);
+    if (reduces_exponent && r != 0.0 && std::fabs(r) < smallest_normal) r = std::copysign(0.0, r);
+    result.SetFromDouble(i, r);
   }
   return result;
 }

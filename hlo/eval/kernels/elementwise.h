@@ -48,8 +48,12 @@ StatusOr<Literal> EvaluateConvert(const Literal& x, const Shape& out, const Kern
 StatusOr<Literal> EvaluateBitcastConvert(const Literal& x, const Shape& out,
                                          const KernelOptions& options);
 
-/// reduce-precision: rounds each float to `exponent_bits`/`mantissa_bits` (RNE, overflow -> inf,
-/// subnormals of the reduced format kept).
+/// reduce-precision with XLA's semantics (its HloEvaluator and elemental IR emitter): the mantissa is
+/// rounded to `mantissa_bits` at the value's own exponent (RNE); then, when `exponent_bits` is
+/// narrower than the element type's, a rounded value above the reduced format's largest finite
+/// becomes +-inf and one below its smallest normal 2^(2 - 2^(exponent_bits-1)) becomes a zero of
+/// its sign (the reduced format has no subnormals). NaN stays NaN, or becomes +inf when
+/// mantissa_bits == 0.
 StatusOr<Literal> EvaluateReducePrecision(const Literal& x, int64_t exponent_bits,
                                           int64_t mantissa_bits, const KernelOptions& options);
 
