@@ -28,6 +28,7 @@
 #include "compiler/passes/stochastic_convert_decomposer.h"
 #include "compiler/passes/topk_expander.h"
 #include "compiler/passes/trailing_window_dims.h"
+#include "compiler/passes/unique_scatter_expander.h"
 #include "compiler/passes/variadic_reduce_expander.h"
 #include "compiler/passes/variadic_scatter_splitter.h"
 #include "compiler/passes/while_lowering.h"
@@ -42,7 +43,7 @@ namespace tpusim::compiler {
 // lower-convolution -> lower-reduce-window -> select-and-scatter-expander -> map-expander ->
 // reduce-precision-expander -> stochastic-convert-decomposer -> topk-expander ->
 // variadic-reduce-expander -> batched-gather-scatter-normalizer -> trailing-window-dims ->
-// variadic-scatter-splitter ->
+// variadic-scatter-splitter -> unique-scatter-expander ->
 // pred-reduce-expander -> sort-expander ->
 // canonicalize -> all-reduce-combiner -> output-fusion-scheduling -> [fuse-elementwise ->
 // tile-for-mxu] -> plan-memory -> schedule. The bracketed passes do not exist yet; tiling, memory
@@ -83,6 +84,7 @@ HloPassPipeline BuildHloPipeline(const config::ChipConfig& config,
   pipeline.AddPass<BatchedGatherScatterNormalizer>();  // after the partitioner: index components
   pipeline.AddPass<TrailingWindowDims>();
   pipeline.AddPass<VariadicScatterSplitter>();
+  pipeline.AddPass<UniqueScatterExpander>();  // after the splitter: what it could not split
   pipeline.AddPass<PredReduceExpander>();
   pipeline.AddPass<SortExpander>();
   pipeline.AddPass<Canonicalize>();

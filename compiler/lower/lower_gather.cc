@@ -446,7 +446,9 @@ Status Lowerer::LowerScatter(const HloInstruction& inst) {
                        "a variadic scatter whose combiner mixes its operands (a result reads "
                        "another operand's value or update) is not lowered; supported: one "
                        "operand, or several whose combiner computes each result from its own "
-                       "operand and update only (split by variadic-scatter-splitter)");
+                       "operand and update only (split by variadic-scatter-splitter), or "
+                       "unique_indices=true with an elementwise combiner "
+                       "(unique-scatter-expander)");
   }
   if (!dn.input_batching_dims.empty() || !dn.scatter_indices_batching_dims.empty()) {
     return Unsupported(inst,
@@ -472,7 +474,8 @@ Status Lowerer::LowerScatter(const HloInstruction& inst) {
   } else {
     return Unsupported(inst, fmt::format("scatter to_apply={}: only assignment (ROOT = parameter "
                                          "1) and add / maximum / minimum of the two parameters "
-                                         "are lowered",
+                                         "are lowered (any elementwise combiner with "
+                                         "unique_indices=true)",
                                          fn ? "%" + fn->name() : "<none>"));
   }
   const HbmBuffer& operand = Buffer(inst.operand(0));

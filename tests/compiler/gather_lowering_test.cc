@@ -349,6 +349,49 @@ ENTRY e {
                         GetParam(), 0, 0);
 }
 
+// unique_indices=true scatters whose combiner the DMA does not run (unique-scatter-expander):
+// assignment scatters place the updates and a hit mask, the combiner runs element by element.
+TEST_P(GatherLoweringTest, UniqueVariadicScatterWithAMixingCombinerKeepsTheLargerKey) {
+  CheckAgainstEvaluator(R"(
+HloModule m
+argmax {
+  v0 = f32[] parameter(0)
+  i0 = s32[] parameter(1)
+  v1 = f32[] parameter(2)
+  i1 = s32[] parameter(3)
+  gt = pred[] compare(v1, v0), direction=GT
+  v = f32[] select(gt, v1, v0)
+  i = s32[] select(gt, i1, i0)
+  ROOT t = (f32[], s32[]) tuple(v, i)
+}
+ENTRY e {
+  x = f32[12,4] parameter(0)
+  y = s32[12,4] parameter(1)
+  ids = s32[5,1] constant({{7},{0},{11},{30},{3}})
+  u = f32[5,4] parameter(2)
+  w = s32[5,4] parameter(3)
+  ROOT s = (f32[12,4], s32[12,4]) scatter(x, y, ids, u, w), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, unique_indices=true, to_apply=argmax
+})",
+                        GetParam(), 0, 0);
+}
+
+TEST_P(GatherLoweringTest, UniqueScatterWithAMultiplyCombiner) {
+  CheckAgainstEvaluator(R"(
+HloModule m
+mul {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] multiply(a, b)
+}
+ENTRY e {
+  x = f32[10,4] parameter(0)
+  ids = s32[3] constant({9, 2, -1})
+  u = f32[3,4] parameter(1)
+  ROOT s = f32[10,4] scatter(x, ids, u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, unique_indices=true, to_apply=mul
+})",
+                        GetParam(), 0, 0);
+}
+
 INSTANTIATE_TEST_SUITE_P(Configs, GatherLoweringTest, ::testing::Values("tiny", "tpu-v4"),
                          [](const auto& info) {
                            std::string n = info.param;
