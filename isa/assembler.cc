@@ -17,6 +17,7 @@
 
 #include "common/diagnostic.h"
 #include "isa/encoding.h"
+#include "isa/loop_structure.h"
 #include "isa/numerics.h"
 
 namespace tpusim::isa {
@@ -363,8 +364,8 @@ class Assembler {
     CoreState& cs = Core(core_);
     CoreProgram& cp = program_.cores[core_];
     if (*op == Opcode::kCtrlLoop) {
-      if (static_cast<int>(cs.open_loops.size()) >= kMaxLoopDepth) {
-        return Fail(err, col, fmt::format("ctrl.loop nested deeper than {}", kMaxLoopDepth));
+      if (Status st = CheckLoopDepth(cs.open_loops.size()); !st.ok()) {
+        return Fail(err, col, st.message());
       }
       cs.open_loops.push_back({line_, col});
     } else if (*op == Opcode::kCtrlEndLoop) {

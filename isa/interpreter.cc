@@ -11,6 +11,7 @@
 #include "isa/encoding.h"
 #include "isa/execute.h"
 #include "isa/footprint.h"
+#include "isa/loop_structure.h"
 
 namespace tpusim::isa {
 
@@ -28,20 +29,9 @@ Status Interpreter::Load(const Program& program) {
   // Loop matching (the assembler and the verifier check nesting; a decoded binary may not have
   // been).
   for (int c = 0; c < n; ++c) {
-    const auto& insts = program.cores[c].instructions;
-    auto& match = cores_[c].loop_match;
-    match.assign(insts.size(), 0);
-    std::vector<size_t> open;
-    for (size_t i = 0; i < insts.size(); ++i) {
-      if (insts[i].opcode == Opcode::kCtrlLoop) {
-        open.push_back(i);
-      } else if (insts[i].opcode == Opcode::kCtrlEndLoop) {
-        if (open.empty()) return Error(c, i, "ctrl.endloop without a matching ctrl.loop");
-        match[open.back()] = i;
-        open.pop_back();
-      }
-    }
-    if (!open.empty()) return Error(c, open.back(), "ctrl.loop without a matching ctrl.endloop");
+    cores_[c].loops_of_code = LoopStructure(program.cores[c].instructions);
+    const LoopStructure& s = cores_[c].loops_of_code;
+    if (!s.status().ok()) return Error(c, s.error_index(), s.status().message());
   }
   return state_.WriteSegments(program.data, "data segment");
 }
@@ -128,10 +118,10 @@ StatusOr<Interpreter::StepResult> Interpreter::Step(int c) {
     case Opcode::kCtrlLoop: {
       auto l = inst.As<op::CtrlLoop>();
       if (l.count == 0) {
-        cs.pc = cs.loop_match[cs.pc];  // skip to the endloop; the ++pc below passes it
+        cs.pc = cs.loops_of_code.EndOf(cs.pc);  // skip to the endloop; the ++pc below passes it
       } else {
-        if (cs.loops.size() >= static_cast<size_t>(kMaxLoopDepth)) {
-          return Error(c, cs.pc, fmt::format("loops nested deeper than {}", kMaxLoopDepth));
+        if (Status st = CheckLoopDepth(cs.loops.size()); !st.ok()) {
+          return Error(c, cs.pc, st.message());
         }
         cs.loops.push_back({cs.pc + 1, l.count});
       }
@@ -140,15 +130,10 @@ StatusOr<Interpreter::StepResult> Interpreter::Step(int c) {
     case Opcode::kCtrlBreakUnless: {
       auto b = inst.As<op::CtrlBreakUnless>();
       if (cs.loops.empty()) return Error(c, cs.pc, "ctrl.break_unless outside a loop");
-      if (b.space != MemSpace::kHbm && b.space != MemSpace::kVmem && b.space != MemSpace::kSmem) {
-        return Error(c, cs.pc, fmt::format("space={} (hbm, vmem or smem)", Name(b.space)));
-      }
-      uint8_t pred = 0;
-      if (Status st = memory(b.space, c).Read(b.addr, &pred, 1); !st.ok()) {
-        return Error(c, cs.pc, "addr " + st.message());
-      }
-      if (pred == 0) {  // leave the loop: continue after its ctrl.endloop
-        cs.pc = cs.loop_match[cs.loops.back().start - 1];
+      StatusOr<bool> leave = BreakUnlessLeaves(state_, c, b);
+      if (!leave.ok()) return Error(c, cs.pc, leave.status().message());
+      if (*leave) {  // leave the loop: continue after its ctrl.endloop
+        cs.pc = cs.loops_of_code.EndOf(cs.loops.back().start - 1);
         cs.loops.pop_back();
       }
       break;
@@ -205,12 +190,7 @@ Status Interpreter::Execute(int c, const Instruction& inst) {
     case Unit::kScalar:
       if (inst.opcode == Opcode::kSyncSignal) {
         auto s = inst.As<op::SyncSignal>();
-        uint32_t& f = state_.cores[c].flags[s.flag];
-        const uint64_t v = uint64_t{f} + s.value;
-        if (v > 0xFFFFFFFFull) {
-          return InvalidArgument(fmt::format("flag {} overflows 2^32-1", s.flag));
-        }
-        f = static_cast<uint32_t>(v);
+        return AddToFlag(state_.cores[c].flags[s.flag], s.value, s.flag);
       }
       return OkStatus();  // nop
     case Unit::kIci:

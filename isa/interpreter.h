@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "isa/loop_structure.h"
 #include "isa/machine_state.h"
 #include "isa/memory.h"
 #include "isa/memory_sizes.h"
@@ -69,7 +70,7 @@ class Interpreter {
     bool halted = false;
     bool arrived = false;  // waiting at a barrier/collective for the rest of its group
     std::vector<LoopFrame> loops;
-    std::vector<size_t> loop_match;  // ctrl.loop index -> matching ctrl.endloop index
+    LoopStructure loops_of_code{{}};  // the code's ctrl.loop / ctrl.endloop pairs
   };
   enum class StepResult { kProgress, kBlocked, kHalted };
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "common/check.h"
+#include "common/saturating.h"
 
 namespace tpusim::isa {
 
@@ -71,9 +72,13 @@ SparseMemory& MachineState::memory(MemSpace space, int core) {
 }
 
 Status MachineState::BumpFlag(int core, uint64_t flag) {
-  uint32_t& v = cores[core].flags[flag];
-  if (v == 0xFFFFFFFFu) return InvalidArgument(fmt::format("flag {} overflows 2^32-1", flag));
-  ++v;
+  return AddToFlag(cores[core].flags[flag], 1, flag);
+}
+
+Status AddToFlag(uint32_t& word, uint64_t value, uint64_t flag) {
+  const uint64_t sum = SaturatingAdd(word, value);
+  if (sum > 0xFFFFFFFFull) return InvalidArgument(fmt::format("flag {} overflows 2^32-1", flag));
+  word = static_cast<uint32_t>(sum);
   return OkStatus();
 }
 

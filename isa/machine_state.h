@@ -67,8 +67,14 @@ struct MachineState {
   /// error).
   SparseMemory& memory(MemSpace space, int core);
   SparseMemory& vmem(int core) { return cores[core].vmem; }
-  /// flags[flag] of `core` += 1; InvalidArgument "flag F overflows 2^32-1" past 2^32-1.
+  /// flags[flag] of `core` += 1 (a DMA's completion; AddToFlag).
   Status BumpFlag(int core, uint64_t flag);
 };
+
+/// Adds `value` to the sync flag numbered `flag` whose word is `word`: sync.signal adds its value,
+/// a DMA's or a transfer's completion 1. InvalidArgument "flag F overflows 2^32-1", the word
+/// unchanged, when the sum passes 2^32-1. The interpreter and the simulator's sequencer both call
+/// it.
+Status AddToFlag(uint32_t& word, uint64_t value, uint64_t flag);
 
 }  // namespace tpusim::isa

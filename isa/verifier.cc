@@ -13,6 +13,7 @@
 #include "isa/encoding.h"
 #include "isa/footprint.h"
 #include "isa/indirect_dma.h"
+#include "isa/loop_structure.h"
 #include "isa/memory.h"
 #include "isa/numerics.h"
 
@@ -172,8 +173,9 @@ class Verifier {
       const Instruction& inst = insts[i_];
       switch (inst.opcode) {
         case Opcode::kCtrlLoop:
-          if (++depth > kMaxLoopDepth)
-            Err("count", fmt::format("loops nested deeper than {}", kMaxLoopDepth));
+          if (Status st = CheckLoopDepth(static_cast<size_t>(depth++)); !st.ok()) {
+            Err("count", st.message());
+          }
           loop_counts.push_back(inst.As<op::CtrlLoop>().count);
           break;
         case Opcode::kCtrlEndLoop:

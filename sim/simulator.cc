@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "isa/encoding.h"
+#include "isa/loop_structure.h"
 #include "isa/machine_state.h"
 #include "isa/memory_sizes.h"
 #include "sim/chip/system.h"
@@ -27,7 +28,7 @@ constexpr uint64_t kAttributionFlushInterval = 1024;
 
 // {instructions, trips} of instructions [begin, end) run once; `halted` is set at a ctrl.halt.
 std::pair<uint64_t, uint64_t> CountRange(const std::vector<isa::Instruction>& insts,
-                                         const std::vector<size_t>& match, size_t begin, size_t end,
+                                         const isa::LoopStructure& loops, size_t begin, size_t end,
                                          bool& halted) {
   uint64_t n = 0, trips = 0;
   for (size_t i = begin; i < end && !halted; ++i) {
@@ -36,21 +37,12 @@ std::pair<uint64_t, uint64_t> CountRange(const std::vector<isa::Instruction>& in
     if (op == isa::Opcode::kCtrlHalt) {
       halted = true;
     } else if (op == isa::Opcode::kCtrlLoop) {
-      uint64_t count = insts[i].As<isa::op::CtrlLoop>().count;
-      const size_t close = match[i];
       // A loop left by ctrl.break_unless: its trips as a timing-only run assumes them (the
       // body's instructions counted whole on the last trip, too).
-      for (size_t j = i + 1, depth = 0; j < close; ++j) {
-        const isa::Opcode o = insts[j].opcode;
-        depth += o == isa::Opcode::kCtrlLoop ? 1 : 0;
-        depth -= o == isa::Opcode::kCtrlEndLoop ? 1 : 0;
-        if (depth == 0 && o == isa::Opcode::kCtrlBreakUnless) {
-          count = std::min<uint64_t>(count, insts[j].As<isa::op::CtrlBreakUnless>().trips + 1);
-          break;
-        }
-      }
+      const uint64_t count = loops.AssumedTrips(i, insts[i].As<isa::op::CtrlLoop>().count);
+      const size_t close = loops.EndOf(i);
       if (count > 0) {
-        auto [body, body_trips] = CountRange(insts, match, i + 1, close, halted);
+        auto [body, body_trips] = CountRange(insts, loops, i + 1, close, halted);
         n += count * (body + 1);  // the body and its ctrl.endloop, every trip
         trips += count * (body_trips + 1);
       }
@@ -115,22 +107,16 @@ class ProgressProbe {
   SimProgress progress_;
 };
 
-// Loop structure, as the interpreter's Load checks it: every ctrl.loop closed by a ctrl.endloop.
+// Loop structure, as the interpreter's Load checks it (isa::LoopStructure): every ctrl.loop closed
+// by a ctrl.endloop.
 Status CheckLoopNesting(const isa::Program& program) {
   for (int c = 0; c < program.num_cores(); ++c) {
-    int depth = 0;
     const auto& insts = program.cores[c].instructions;
-    for (size_t i = 0; i < insts.size(); ++i) {
-      if (insts[i].opcode == isa::Opcode::kCtrlLoop) ++depth;
-      if (insts[i].opcode == isa::Opcode::kCtrlEndLoop && --depth < 0) {
-        return InvalidArgument(fmt::format(
-            "core {} instruction {} ctrl.endloop: ctrl.endloop without a matching ctrl.loop", c,
-            i));
-      }
-    }
-    if (depth > 0) {
-      return InvalidArgument(fmt::format("core {}: ctrl.loop without a matching ctrl.endloop", c));
-    }
+    const isa::LoopStructure loops(insts);
+    if (loops.status().ok()) continue;
+    const size_t i = loops.error_index();
+    return InvalidArgument(fmt::format("core {} instruction {} {}: {}", c, i,
+                                       isa::Mnemonic(insts[i].opcode), loops.status().message()));
   }
   return OkStatus();
 }
@@ -191,18 +177,10 @@ void RecordResourcePaths(const System& system, const config::ChipConfig& config,
 }  // namespace
 
 std::pair<uint64_t, uint64_t> DynamicCounts(const isa::CoreProgram& core) {
-  const auto& insts = core.instructions;
-  std::vector<size_t> match(insts.size(), insts.size());
-  std::vector<size_t> open;
-  for (size_t i = 0; i < insts.size(); ++i) {
-    if (insts[i].opcode == isa::Opcode::kCtrlLoop) open.push_back(i);
-    if (insts[i].opcode == isa::Opcode::kCtrlEndLoop && !open.empty()) {
-      match[open.back()] = i;
-      open.pop_back();
-    }
-  }
+  const isa::LoopStructure loops(core.instructions);
+  if (!loops.status().ok()) return {0, 0};  // Run refuses such code before it counts
   bool halted = false;
-  return CountRange(insts, match, 0, insts.size(), halted);
+  return CountRange(core.instructions, loops, 0, core.instructions.size(), halted);
 }
 
 StatusOr<SimResult> Simulator::Run(const isa::Program& program,

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "isa/footprint.h"
+#include "isa/loop_structure.h"
 #include "isa/opcode.h"
 
 namespace tpusim::sim {
@@ -20,6 +21,7 @@ Sequencer::Sequencer(std::string path, int core, const isa::Program& program,
       arrivals_(arrivals),
       errors_(errors),
       unit_id_(unit_id),
+      loop_structure_(code_.instructions),
       flags_(isa::kNumSyncFlags, 0),
       trace_(trace),
       trace_tracks_(std::move(trace_tracks)) {
@@ -40,22 +42,13 @@ Sequencer::Sequencer(std::string path, int core, const isa::Program& program,
   credits_.assign(targets_.size(), static_cast<int>(targets.queue_depth));
   outstanding_.assign(targets_.size(), 0);
   profile_.resize(code_.instructions.size());
-  // Loop matching (the interpreter's Load rejects unmatched loops before a run starts).
+  // Simulator::Run rejects unmatched loops (loop_structure_.status()) before a run starts.
   for (const isa::Instruction& inst : code_.instructions) {
     if (inst.opcode == isa::Opcode::kCtrlBreakUnless) {
       min_break_trips_ =
           std::min<uint64_t>(min_break_trips_, inst.As<isa::op::CtrlBreakUnless>().trips);
     }
   }
-  std::vector<size_t> open;
-  for (size_t i = 0; i < code_.instructions.size(); ++i) {
-    if (code_.instructions[i].opcode == isa::Opcode::kCtrlLoop) open.push_back(i);
-    if (code_.instructions[i].opcode == isa::Opcode::kCtrlEndLoop && !open.empty()) {
-      loop_ends_.emplace_back(open.back(), i);
-      open.pop_back();
-    }
-  }
-  std::sort(loop_ends_.begin(), loop_ends_.end());
   StatGroup& g = stats.AddGroup(path_);
   issued_ = g.Add("instructions", StatUnit::kCount, "instructions issued (loop iterations count)");
   active_cycles_ = g.Add("issue_cycles", StatUnit::kCycles, "cycles issuing or ready to issue");
@@ -64,13 +57,6 @@ Sequencer::Sequencer(std::string path, int core, const isa::Program& program,
   stall_scoreboard_ =
       g.Add("scoreboard_stall_cycles", StatUnit::kCycles, "cycles blocked on a RAW/WAR/WAW region");
   stall_queue_ = g.Add("queue_full_cycles", StatUnit::kCycles, "cycles blocked on a full queue");
-}
-
-size_t Sequencer::LoopEnd(size_t loop) const {
-  auto it = std::lower_bound(loop_ends_.begin(), loop_ends_.end(),
-                             std::pair<size_t, size_t>(loop, 0));
-  TPUSIM_CHECK(it != loop_ends_.end() && it->first == loop) << "ctrl.loop without ctrl.endloop";
-  return it->second;
 }
 
 void Sequencer::Fail(Cycles now, const std::string& message) {
@@ -207,10 +193,10 @@ void Sequencer::Step(Cycles now) {
       auto l = inst.As<isa::op::CtrlLoop>();
       AddScalar(pc, t, t + Cycles(1), StallCategory::kNonMatrix);
       if (l.count == 0) {
-        pc_ = LoopEnd(pc_) + 1;
+        pc_ = loop_structure_.EndOf(pc_) + 1;
       } else {
-        if (loops_.size() >= static_cast<size_t>(isa::kMaxLoopDepth)) {
-          Fail(now, fmt::format("loops nested deeper than {}", isa::kMaxLoopDepth));
+        if (Status st = isa::CheckLoopDepth(loops_.size()); !st.ok()) {
+          Fail(now, st.message());
           return;
         }
         loops_.push_back({pc_ + 1, l.count, loop_serial_++});
@@ -220,10 +206,7 @@ void Sequencer::Step(Cycles now) {
     }
     case isa::Opcode::kCtrlEndLoop: {
       AddScalar(pc, t, t + Cycles(1), StallCategory::kNonMatrix);
-      if (loops_.empty()) {
-        Fail(now, "ctrl.endloop without a matching ctrl.loop");
-        return;
-      }
+      TPUSIM_CHECK(!loops_.empty()) << "loop matching was checked before the run";
       ++loop_trips_;
       if (--loops_.back().remaining > 0) {
         ++loops_.back().trips_done;
@@ -240,12 +223,10 @@ void Sequencer::Step(Cycles now) {
       break;
     case isa::Opcode::kSyncSignal: {
       auto s = inst.As<isa::op::SyncSignal>();
-      uint64_t v = uint64_t{flags_[s.flag]} + s.value;
-      if (v > 0xFFFFFFFFull) {
-        Fail(now, fmt::format("flag {} overflows 2^32-1", s.flag));
+      if (Status st = isa::AddToFlag(flags_[s.flag], s.value, s.flag); !st.ok()) {
+        Fail(now, st.message());
         return;
       }
-      flags_[s.flag] = static_cast<uint32_t>(v);
       AddScalar(pc, t, t + Cycles(1), StallCategory::kNonMatrix);
       ++pc_;
       break;
@@ -307,23 +288,15 @@ void Sequencer::Receive(Cycles now) {
       scoreboard_.Remove(r.seq);
       --outstanding_[i];
       if (it->second.flag >= 0) {
-        uint32_t& v = flags_[it->second.flag];
-        if (v == 0xFFFFFFFFu) {
-          Fail(now, fmt::format("flag {} overflows 2^32-1", it->second.flag));
-        } else {
-          ++v;
-        }
+        const int flag = it->second.flag;
+        if (Status st = isa::AddToFlag(flags_[flag], 1, flag); !st.ok()) Fail(now, st.message());
       }
     }
   }
   while (arrivals_.done->HasReady(now)) {
     TransferDone d = arrivals_.done->Pop(now);
-    uint32_t& v = flags_[d.tag % isa::kNumSyncFlags];
-    if (v == 0xFFFFFFFFu) {
-      Fail(now, fmt::format("flag {} overflows 2^32-1", d.tag));
-    } else {
-      ++v;
-    }
+    Status st = isa::AddToFlag(flags_[d.tag % isa::kNumSyncFlags], 1, d.tag);
+    if (!st.ok()) Fail(now, st.message());
   }
   while (release_.HasReady(now)) {
     release_.Pop(now);
@@ -399,25 +372,20 @@ bool Sequencer::BreakUnless(Cycles now, const isa::Instruction& inst) {
   }
   bool leave = false;
   if (values_ != nullptr) {
-    if (b.space != isa::MemSpace::kHbm && b.space != isa::MemSpace::kVmem &&
-        b.space != isa::MemSpace::kSmem) {
-      Fail(now, fmt::format("space={} (hbm, vmem or smem)", isa::Name(b.space)));
+    StatusOr<bool> read = isa::BreakUnlessLeaves(*values_, core_, b);
+    if (!read.ok()) {
+      Fail(now, read.status().message());
       return false;
     }
-    uint8_t pred = 0;
-    if (Status st = values_->memory(b.space, core_).Read(b.addr, &pred, 1); !st.ok()) {
-      Fail(now, "addr " + st.message());
-      return false;
-    }
-    leave = pred == 0;
+    leave = *read;
   } else {
-    leave = loops_.back().trips_done >= b.trips;
+    leave = isa::BreakUnlessLeavesWithoutValues(b, loops_.back().trips_done);
   }
   AddScalar(static_cast<int32_t>(pc_), waiting_ ? wait_since_ : t, t + Cycles(1),
             StallCategory::kRawSyncStall);
   waiting_ = false;
   if (leave) {
-    pc_ = LoopEnd(loops_.back().start - 1) + 1;
+    pc_ = loop_structure_.EndOf(loops_.back().start - 1) + 1;
     loops_.pop_back();
   } else {
     ++pc_;

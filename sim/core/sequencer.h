@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "isa/loop_structure.h"
 #include "isa/machine_state.h"
 #include "isa/program.h"
 #include "sim/chip/transfer_network.h"
@@ -140,8 +141,6 @@ class Sequencer : public Unit {
   /// ctrl.break_unless at pc_: false while it waits for earlier instructions (or on an error).
   bool BreakUnless(Cycles now, const isa::Instruction& inst);
   int TargetFor(const isa::Instruction& inst) const;
-  /// The index of the ctrl.endloop that closes the ctrl.loop at `loop`.
-  size_t LoopEnd(size_t loop) const;
   void AddScalar(int32_t pc, Cycles issue, Cycles done, StallCategory cat);
   void Fail(Cycles now, const std::string& message);
 
@@ -166,9 +165,9 @@ class Sequencer : public Unit {
   uint64_t loop_serial_ = 0;
   uint64_t min_break_trips_ = UINT64_MAX;
   int trip_level_ = -1;
-  // (ctrl.loop index, its ctrl.endloop's index), sorted: one entry per loop, so a core's own state
-  // does not grow with the length of its code (which cores running the same code share).
-  std::vector<std::pair<size_t, size_t>> loop_ends_;
+  // Each ctrl.loop's ctrl.endloop: one entry per loop, so a core's own state does not grow with
+  // the length of its code (which cores running the same code share).
+  isa::LoopStructure loop_structure_;
   std::vector<uint32_t> flags_;
   bool halted_ = false;
   bool in_barrier_ = false;
