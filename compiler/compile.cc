@@ -15,6 +15,7 @@
 #include "compiler/pipeline.h"
 #include "hlo/parser.h"
 #include "hlo/printer.h"
+#include "hlo/verify_devices.h"
 #include "hlo/while_loop.h"
 
 namespace tpusim::compiler {
@@ -227,8 +228,7 @@ StatusOr<CompiledModule> Compile(const hlo::HloModule& module, const config::Chi
     result.pass_names += n;
   }
 
-  const int64_t replicas =
-      options.num_replicas > 0 ? options.num_replicas : hlo::InferDeviceCount(*m);
+  TPUSIM_ASSIGN_OR_RETURN(const int64_t replicas, hlo::DevicesToRun(*m, options.num_replicas));
   if (replicas > config.total_cores()) {
     return InvalidArgument(
         fmt::format("{}: {} replicas need {} cores but config '{}' has {} "

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "hlo/cost_analysis.h"
+#include "hlo/verify_devices.h"
 #include "sim/report/op_bound.h"
 #include "sim/report/report.h"
 
@@ -86,12 +87,20 @@ double MedianOutsideOpsSeconds(const hlo::CpuRunResult& cpu) {
 }
 
 // The 1-core row: the all-cores run itself for a single-core device; a run without megacore for
-// a megacore device; for N replicas, one replica on one core counted N times (an estimate).
+// a megacore device; for N replicas, one replica on one core counted N times (an estimate); none
+// for a partitioned module (its partitions are one program's parts, not copies).
 StatusOr<TpuRow> OneCoreRow(const hlo::HloModule& module, const config::ChipConfig& config,
                             const RunOptions& all, const RunModuleResult& run_all,
-                            int64_t replicas) {
+                            const CompareResult& r) {
+  const int64_t replicas = r.replicas;
   TpuRow one;
-  if (replicas == 1 && run_all.compiled.cores_per_device == 1) {
+  if (r.partitions > 1) {
+    one.label = "1 core";
+    one.note = fmt::format(
+        "not simulated: the module is partitioned (SPMD, {} partitions): each core runs a part of "
+        "one program, which one core alone does not run",
+        r.partitions);
+  } else if (replicas == 1 && run_all.compiled.cores_per_device == 1) {
     one = RowFromRun(run_all, "1 core");
   } else if (replicas == 1) {
     // Megacore ran the device on all of its chip's cores: the 1-core row is a run without it.
@@ -127,12 +136,12 @@ StatusOr<TpuRow> OneCoreRow(const hlo::HloModule& module, const config::ChipConf
 // The all-cores row's note and the result's notes: what "all cores" means for this module.
 void DescribeAllCores(const config::ChipConfig& config, const RunModuleResult& run_all,
                       TpuRow& all_row, CompareResult& r) {
-  if (r.replicas == 1 && run_all.compiled.cores_per_device > 1) {
+  if (r.devices() == 1 && run_all.compiled.cores_per_device > 1) {
     all_row.note = fmt::format(
         "megacore: the one device runs on {} TensorCores sharing the chip's HBM; large dots are "
         "split over them, other ops run on the first",
         run_all.compiled.cores_per_device);
-  } else if (r.replicas == 1) {
+  } else if (r.devices() == 1) {
     const std::string idle = r.config_cores == 1 ? fmt::format("{} has no other core", config.name)
                              : r.config_cores == 2
                                  ? fmt::format("{}'s other core has nothing to run", config.name)
@@ -148,6 +157,13 @@ void DescribeAllCores(const config::ChipConfig& config, const RunModuleResult& r
         "all-reduce joins the replicas{}.",
         config.name, r.config_cores,
         r.module_has_collectives ? " (this module has collectives)" : ""));
+  } else if (r.partitions > 1) {
+    r.notes.push_back(fmt::format(
+        "a step is one execution by all {} devices ({} replica(s) x {} partitions): the CPU "
+        "evaluates {} device(s){}, the TPU runs the {} devices on {} cores in parallel",
+        r.devices(), r.replicas, r.partitions, r.cpu.replicas * r.cpu.partitions,
+        run_all.compiled.spmd ? " (the unpartitioned module once per replica)" : "", r.devices(),
+        r.devices()));
   } else {
     r.notes.push_back(fmt::format(
         "a step is one execution by all {} replicas: the CPU evaluates the {} replicas, the TPU "
@@ -193,7 +209,7 @@ void AddOpRows(const RunModuleResult& run_all, const hlo::ModuleCost& cost, Comp
   }
   std::map<std::string, double> hlo_flops;
   for (const auto& [inst, c] : cost.per_instruction) {
-    hlo_flops[inst->name()] = c.flops * static_cast<double>(r.replicas);
+    hlo_flops[inst->name()] = c.flops * static_cast<double>(r.cpu.replicas * r.cpu.partitions);
   }
   for (const hlo::CpuInstructionTime& t : r.cpu.instructions) {
     if (!t.in_entry || t.opcode == "parameter") continue;
@@ -245,8 +261,10 @@ StatusOr<CompareResult> RunCompare(const hlo::HloModule& module, const std::stri
   r.model = model_path;
   r.config_name = config.name;
   r.config_cores = config.total_cores();
-  r.replicas =
-      options.replicas > 0 ? options.replicas : std::max<int64_t>(1, module.replica_count());
+  // The devices as `tpusim run` counts them (hlo::DevicesToRun), whose partitions are the module's.
+  TPUSIM_ASSIGN_OR_RETURN(const int64_t devices, hlo::DevicesToRun(module, options.replicas));
+  r.partitions = std::max<int64_t>(1, module.num_partitions());
+  r.replicas = devices / r.partitions;
   for (const auto& comp : module.computations()) {
     for (const auto& inst : comp->instructions()) {
       if (hlo::IsCollective(inst->opcode())) r.module_has_collectives = true;
@@ -255,7 +273,7 @@ StatusOr<CompareResult> RunCompare(const hlo::HloModule& module, const std::stri
 
   // TPU, all cores (first: a module that does not compile fails before the CPU is timed).
   RunOptions all;
-  all.replicas = r.replicas;
+  all.replicas = devices;
   all.seed = options.seed;
   all.check = options.check;
   all.timing_only = options.timing_only;
@@ -267,10 +285,12 @@ StatusOr<CompareResult> RunCompare(const hlo::HloModule& module, const std::stri
   r.config_cores = run_all.config.total_cores();
   if (!run_all.slice_note.empty()) r.notes.push_back(run_all.slice_note);
 
-  // CPU: all N replicas, warm-up + `repeat` timed runs, per-instruction times.
+  // CPU: all N replicas, warm-up + `repeat` timed runs, per-instruction times. A module tpusim's
+  // partitioner split is evaluated whole, once per replica (as the run's check does); a module
+  // XLA partitioned, on every device.
   hlo::CpuRunOptions cpu;
   cpu.replicas = r.replicas;
-  cpu.partitions = 1;
+  cpu.partitions = run_all.compiled.spmd ? 1 : r.partitions;
   cpu.repeat = options.repeat;
   cpu.seed = options.seed;
   cpu.threads = options.threads;
@@ -278,12 +298,13 @@ StatusOr<CompareResult> RunCompare(const hlo::HloModule& module, const std::stri
   TPUSIM_ASSIGN_OR_RETURN(r.cpu, hlo::RunModuleOnCpu(module, cpu));
   r.cpu_outside_ops_seconds = MedianOutsideOpsSeconds(r.cpu);
   const hlo::ModuleCost cost = hlo::AnalyzeCost(module);
-  r.cpu_hlo_flops = cost.total.flops * static_cast<double>(r.replicas);
-  r.cpu_hlo_bytes = cost.total.bytes_accessed * static_cast<double>(r.replicas);
+  const auto cpu_devices = static_cast<double>(r.cpu.replicas * r.cpu.partitions);
+  r.cpu_hlo_flops = cost.total.flops * cpu_devices;
+  r.cpu_hlo_bytes = cost.total.bytes_accessed * cpu_devices;
   if (options.anchor) r.anchor = MeasureCpuAnchor(r.cpu.threads, options.anchor_budget_seconds);
 
   // TPU, 1 core.
-  TPUSIM_ASSIGN_OR_RETURN(TpuRow one, OneCoreRow(module, config, all, run_all, r.replicas));
+  TPUSIM_ASSIGN_OR_RETURN(TpuRow one, OneCoreRow(module, config, all, run_all, r));
   TpuRow all_row = RowFromRun(run_all, "all cores");
   DescribeAllCores(config, run_all, all_row, r);
   for (TpuRow* row : {&one, &all_row}) {
@@ -301,6 +322,7 @@ Json CompareJson(const CompareResult& r) {
   j["model"] = r.model;
   j["config"] = r.config_name;
   j["replicas"] = r.replicas;
+  j["partitions"] = r.partitions;
   j["config_cores"] = r.config_cores;
 
   Json& cpu = j["cpu"];
@@ -385,8 +407,11 @@ Json CompareJson(const CompareResult& r) {
 }
 
 std::string CompareText(const CompareResult& r, int top) {
-  std::string out = fmt::format("model   {} ({} replica(s))\nconfig  {} ({} cores)\n\n", r.model,
-                                r.replicas, r.config_name, r.config_cores);
+  const std::string devices =
+      r.partitions > 1 ? fmt::format("{} replica(s) x {} partitions", r.replicas, r.partitions)
+                       : fmt::format("{} replica(s)", r.replicas);
+  std::string out = fmt::format("model   {} ({})\nconfig  {} ({} cores)\n\n", r.model, devices,
+                                r.config_name, r.config_cores);
   out += fmt::format("{:<34}{:>12}{:>12}{:>10}\n", "per step", "time", "speedup", "MXU util");
   out += fmt::format("{:<34}{:>12}{:>12}{:>10}\n",
                      fmt::format("CPU, this host ({} thread(s))", r.cpu.threads),

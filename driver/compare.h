@@ -3,8 +3,11 @@
 // GEMM rate and memory bandwidth) — the table people otherwise make by hand (DESIGN.md §7).
 //
 // What is compared (the same work on every row):
-//  * N = --replicas, else the module's replica_count (1 if absent). A step is one execution of the
-//    module by all N replicas.
+//  * N = the devices `tpusim run` configures (hlo::DevicesToRun: --replicas, else the module's
+//    replica_count x num_partitions or the devices its collectives name). A step is one execution of
+//    the module by all N devices. A partitioned module (num_partitions P > 1) runs as N / P replicas
+//    of P partitions: the CPU evaluates it whole per replica when tpusim's partitioner split it, on
+//    all N devices when XLA did; its 1-core row is not simulated.
 //  * CPU: the evaluator (hlo/eval) runs all N replicas in lockstep on `threads` host threads;
 //    one warm-up run, then `repeat` timed runs; seconds_per_step is their median (min and max are
 //    reported as the spread). Per-op CPU time comes from the same runs through
@@ -47,7 +50,7 @@
 namespace tpusim::driver {
 
 struct CompareOptions {
-  int64_t replicas = 0;  // 0: the module's replica_count (1 if absent)
+  int64_t replicas = 0;  // devices (replicas x partitions); 0: the module's (hlo::DevicesToRun)
   int repeat = 5;        // timed CPU runs after one warm-up (>= 1)
   int threads = 0;       // CPU threads; 0: all hardware threads
   uint64_t seed = 42;    // inputs of both sides
@@ -98,7 +101,9 @@ struct CompareResult {
   std::string model;
   std::string config_name;
   int64_t config_cores = 1;
-  int64_t replicas = 1;
+  int64_t replicas = 1;    // N: the devices simulated / partitions
+  int64_t partitions = 1;  // the module's num_partitions (every replica runs all of them)
+  int64_t devices() const { return replicas * partitions; }
   bool module_has_collectives = false;
   hlo::CpuRunResult cpu;
   double cpu_hlo_flops = 0;            // XLA cost analysis, all devices
@@ -117,7 +122,7 @@ struct CompareResult {
 StatusOr<CompareResult> RunCompare(const hlo::HloModule& module, const std::string& model_path,
                                    const config::ChipConfig& config, const CompareOptions& options);
 
-/// JSON: {"model", "config", "replicas", "config_cores", "cpu" {"seconds_per_step", "threads",
+/// JSON: {"model", "config", "replicas", "partitions", "config_cores", "cpu" {"seconds_per_step", "threads",
 /// "min_seconds", "max_seconds", "runs", "devices", "flops", "achieved_flops_per_s", ...},
 /// "cpu_anchor" {...} (CpuAnchor::ToJson), "tpu" [{"label", "cores", "seconds_per_step",
 /// "mxu_utilization", "cycles", "clock_hz", "sequential_runs", "speedup", "note"}],

@@ -14,14 +14,13 @@
 
 #include "compiler/device_literal.h"
 #include "compiler/passes/spmd_check.h"
-#include "config/slice.h"
+#include "driver/device_slice.h"
 #include "driver/limits.h"
 #include "driver/logging.h"
 #include "hlo/eval/evaluator.h"
 #include "hlo/eval/literal.h"
 #include "hlo/eval/literal_compare.h"
 #include "hlo/eval/while_trips.h"
-#include "hlo/verify_devices.h"
 #include "hlo/while_loop.h"
 #include "isa/program_traffic.h"
 
@@ -243,15 +242,12 @@ Status CheckOutputs(const hlo::HloModule& module, const RunOptions& options,
 StatusOr<RunModuleResult> RunModule(const hlo::HloModule& module, const config::ChipConfig& config,
                                     const RunOptions& options) {
   RunModuleResult r;
-  const int64_t cores = options.replicas > 0 ? options.replicas : hlo::InferDeviceCount(module);
-  StatusOr<config::ChipConfig> slice = config::SliceForCores(config, cores, &r.slice_note);
-  if (!slice.ok()) {
-    return options.replicas > 0 ? slice.status()
-                                : hlo::LocateDeviceCountError(module, slice.status());
-  }
-  r.config = std::move(slice).value();
+  TPUSIM_ASSIGN_OR_RETURN(DeviceSlice slice, SliceForModule(module, config, options.replicas));
+  const int64_t cores = slice.devices;
+  r.config = std::move(slice.config);
+  r.slice_note = std::move(slice.note);
   compiler::CompileOptions copts;
-  copts.num_replicas = options.replicas;  // 0: the compiler infers it from the module
+  copts.num_replicas = options.replicas;  // 0: the compiler counts them as SliceForModule did
   copts.timing_only = options.timing_only;
   copts.dump_after = options.dump_after;
   copts.megacore = options.megacore;
@@ -278,8 +274,7 @@ StatusOr<RunModuleResult> RunModule(const hlo::HloModule& module, const config::
   LogCompiled(r.compiled);
   r.replicas = r.compiled.devices;
   // SPMD-partitioned dumps: each core is one (replica, partition) pair for the evaluator.
-  const int64_t partitions = std::max<int64_t>(1, module.num_partitions());
-  r.partitions = partitions;
+  r.partitions = slice.partitions;
   ChooseTimingOnly(module, options, r);
 
   r.hlo_opcodes = r.compiled.hlo_opcodes;  // per HLO tag, for the per-op report

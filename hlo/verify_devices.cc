@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -183,6 +184,18 @@ Status LocateDeviceCountError(const HloModule& module, Status status) {
       FormatDiagnostic(module.source_name(), "", source->location(),
                        fmt::format("'%{}' ({}) names device {}: {}", source->name(),
                                    HloOpcodeString(source->opcode()), largest, status.message())));
+}
+
+StatusOr<int64_t> DevicesToRun(const HloModule& module, int64_t requested) {
+  if (requested == 0) return InferDeviceCount(module);
+  const int64_t partitions = std::max<int64_t>(1, module.num_partitions());
+  if (requested < 0 || requested % partitions != 0) {
+    return InvalidArgument(fmt::format(
+        "{}: --replicas {}: the devices must be a positive multiple of the module's {} partitions "
+        "(num_partitions; every replica runs all of them)",
+        module.source_name(), requested, partitions));
+  }
+  return requested;
 }
 
 }  // namespace tpusim::hlo

@@ -33,4 +33,13 @@ namespace tpusim::hlo {
 /// '%ar' (all-reduce) names device 1000000: ...". `status` unchanged otherwise (also when ok).
 Status LocateDeviceCountError(const HloModule& module, Status status);
 
+/// The devices (one TensorCore each: replicas x partitions) a run of `module` configures: `requested`
+/// (--replicas, counting every device) when > 0, else InferDeviceCount — replica_count x
+/// num_partitions (num_partitions also from a Shardy mesh, which the parser reads), raised to the
+/// largest device id a replica group or collective-permute pair names. The driver's runs
+/// (driver/device_slice.h), `tpusim compile` and compiler::Compile all count here.
+/// Errors: InvalidArgument "FILE: --replicas N: ..." for `requested` < 0, or not a multiple of the
+/// module's num_partitions (every replica runs all of its partitions).
+StatusOr<int64_t> DevicesToRun(const HloModule& module, int64_t requested);
+
 }  // namespace tpusim::hlo

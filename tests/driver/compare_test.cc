@@ -221,5 +221,61 @@ TEST(CompareTest, BadOptionsAreErrors) {
   EXPECT_NE(r.status().message().find("tiny-4"), std::string::npos) << r.status().message();
 }
 
+// The devices are counted as `tpusim run` counts them (hlo::DevicesToRun): a JAX pmap dump names
+// its replicas only in its collectives, and a partitioned module runs replicas x partitions.
+TEST(CompareTest, DevicesAreCountedAsRunCountsThem) {
+  constexpr const char* kPmap = R"(
+HloModule pmap_step
+sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[16,8] parameter(0)
+  ROOT g = f32[16,8] all-reduce(x), replica_groups={{0,1}}, to_apply=sum
+})";
+  auto config = config::LoadChipConfig("tiny-4");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  auto pmap = Parse(kPmap);
+  ASSERT_NE(pmap, nullptr);
+  auto r = RunCompare(*pmap, "pmap.hlo", *config, FastOptions());
+  ASSERT_TRUE(r.ok()) << r.status().message();  // was: device 1 is not in [0, 1)
+  EXPECT_EQ(r->replicas, 2);
+  EXPECT_EQ(r->partitions, 1);
+  EXPECT_EQ(r->cpu.replicas, 2);
+  EXPECT_EQ(r->tpu[1].cores, 2);
+  EXPECT_TRUE(r->check.passed) << r->check.reason;
+
+  // Partitioned by XLA (its all-reduce joins the 2 partitions): 1 replica of 2 partitions, the CPU
+  // evaluates both devices, and one core alone does not run the step.
+  constexpr const char* kPartitioned = R"(
+HloModule spmd, num_partitions=2
+sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[16,8] parameter(0)
+  ROOT g = f32[16,8] all-reduce(x), channel_id=1, replica_groups={{0,1}}, use_global_device_ids=true, to_apply=sum
+})";
+  auto spmd = Parse(kPartitioned);
+  ASSERT_NE(spmd, nullptr);
+  r = RunCompare(*spmd, "spmd.hlo", *config, FastOptions());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->replicas, 1);
+  EXPECT_EQ(r->partitions, 2);
+  EXPECT_EQ(r->cpu.replicas * r->cpu.partitions, 2);
+  EXPECT_EQ(r->tpu[1].cores, 2);
+  EXPECT_NE(r->tpu[0].note.find("not simulated"), std::string::npos) << r->tpu[0].note;
+  EXPECT_TRUE(r->check.passed) << r->check.reason;
+  const Json json = CompareJson(*r);
+  const Json* partitions = json.Find("partitions");
+  ASSERT_NE(partitions, nullptr);
+  EXPECT_EQ(partitions->Dump(0), "2");
+  EXPECT_NE(CompareText(*r, 5).find("(1 replica(s) x 2 partitions)"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace tpusim::driver

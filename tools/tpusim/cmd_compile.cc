@@ -6,14 +6,14 @@
 // HBM.
 #include <iostream>
 #include <memory>
+#include <utility>
 
 #include "common/file_util.h"
 #include "common/json.h"
 #include "compiler/compile.h"
-#include "config/slice.h"
+#include "driver/device_slice.h"
 #include "driver/limits.h"
 #include "hlo/load.h"
-#include "hlo/verify_devices.h"
 #include "isa/disassembler.h"
 #include "tools/tpusim/cli_util.h"
 #include "tools/tpusim/commands.h"
@@ -101,14 +101,9 @@ void RegisterCompileCommand(CLI::App& app) {
     options.megacore = args->megacore;
     options.max_unrolled_instructions = args->max_unrolled_instructions;
     options.custom_call_cycles = OrFail(ParseCustomCallCosts(args->custom_call_costs));
-    const int64_t cores = args->replicas > 0 ? args->replicas : hlo::InferDeviceCount(*module);
-    std::string note;
-    StatusOr<config::ChipConfig> slice = config::SliceForCores(chip, cores, &note);
-    if (!slice.ok() && args->replicas == 0) {
-      Fail(hlo::LocateDeviceCountError(*module, slice.status()));
-    }
-    chip = OrFail(std::move(slice));
-    if (!note.empty()) std::cerr << "tpusim: note: " << note << "\n";
+    driver::DeviceSlice slice = OrFail(driver::SliceForModule(*module, chip, args->replicas));
+    chip = std::move(slice.config);
+    if (!slice.note.empty()) std::cerr << "tpusim: note: " << slice.note << "\n";
     driver::SetPhase("compile");
     compiler::CompiledModule compiled = OrFail(compiler::Compile(*module, chip, options));
     if (!args->dump_after.empty()) std::cout << compiled.dump;
