@@ -1,8 +1,11 @@
 #include "driver/device_slice.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <utility>
 
+#include "common/diagnostic.h"
 #include "config/slice.h"
 #include "hlo/verify_devices.h"
 
@@ -19,6 +22,20 @@ StatusOr<DeviceSlice> SliceForModule(const hlo::HloModule& module, const config:
   }
   s.config = std::move(slice).value();
   return s;
+}
+
+StatusOr<config::ChipConfig> SliceForProgram(const isa::Program& program,
+                                             const config::ChipConfig& config, std::string* note) {
+  StatusOr<config::ChipConfig> slice = config::SliceForCores(config, program.num_cores(), note);
+  if (slice.ok() || program.source_file.empty()) return slice;
+  for (int c = program.num_cores() - 1; c >= 0; --c) {
+    const isa::CoreProgram& core = program.cores[static_cast<size_t>(c)];
+    if (core.instructions.empty() || core.source_line(0) <= 0) continue;
+    return LocatedError(program.source_file, "", SourceLocation{core.source_line(0), 1},
+                        fmt::format("the program has {} cores (code for core {} starts here): {}",
+                                    program.num_cores(), c, slice.status().message()));
+  }
+  return slice;
 }
 
 }  // namespace tpusim::driver

@@ -1,6 +1,7 @@
 // The devices a module runs on and the chip or slice that holds them: one rule for `tpusim run`
 // (driver/run_module.h), `tpusim compile`, `tpusim compare` (driver/compare.h) and the Python
-// package; compiler::Compile counts its devices with the same hlo::DevicesToRun.
+// package; compiler::Compile counts its devices with the same hlo::DevicesToRun. The slice for an
+// assembled program's cores (`tpusim exec`) is here too.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +10,7 @@
 #include "common/status.h"
 #include "config/chip_config.h"
 #include "hlo/module.h"
+#include "isa/program.h"
 
 namespace tpusim::driver {
 
@@ -33,5 +35,12 @@ struct DeviceSlice {
 /// device D: ...").
 StatusOr<DeviceSlice> SliceForModule(const hlo::HloModule& module, const config::ChipConfig& config,
                                      int64_t requested);
+
+/// The chip or slice of `config` that holds a program's cores (`tpusim exec`; config::SliceForCores,
+/// `*note` as it sets it). Errors: config::SliceForCores's, located at the first instruction of the
+/// program's highest core when the program came from assembly text ("prog.tasm:L:1: error: the
+/// program has N cores (code for core C starts here): ..."; e.g. the line after `.core 65535`).
+StatusOr<config::ChipConfig> SliceForProgram(const isa::Program& program,
+                                             const config::ChipConfig& config, std::string* note);
 
 }  // namespace tpusim::driver

@@ -13,6 +13,7 @@
 #include "config/config_loader.h"
 #include "hlo/parser.h"
 #include "hlo/verify_devices.h"
+#include "isa/assembler.h"
 
 namespace tpusim::driver {
 namespace {
@@ -145,6 +146,30 @@ TEST(DeviceSliceTest, TheCompilerCountsTheSameDevices) {
   auto compiled = compiler::Compile(*m, Config("tpu-v4-8"), options);
   ASSERT_FALSE(compiled.ok());
   EXPECT_EQ(compiled.status().message(), hlo::DevicesToRun(*m, 6).status().message());
+}
+
+// `tpusim exec`: an assembled program's cores set the slice; too many for the config is an error
+// at the first instruction of the highest core.
+TEST(DeviceSliceTest, AProgramsCoresSetItsSliceAndTooManyAreLocated) {
+  auto program = isa::Assemble(".core 0\n  ctrl.halt\n.core 3\n  ctrl.halt\n", "p.tasm");
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  std::string note;
+  auto grown = SliceForProgram(*program, Config("tpu-v4"), &note);
+  ASSERT_TRUE(grown.ok()) << grown.status().message();
+  EXPECT_EQ(grown->total_cores(), 4);
+  EXPECT_FALSE(note.empty());
+  note.clear();
+  auto too_small = SliceForProgram(*program, Config("tpu-v1"), &note);
+  ASSERT_FALSE(too_small.ok());
+  EXPECT_NE(too_small.status().message().find(
+                "p.tasm:4:1: error: the program has 4 cores (code for core 3 starts here): "),
+            std::string::npos)
+      << too_small.status().message();
+  // A program without source text: the slice's own error, unlocated.
+  program->source_file.clear();
+  auto unlocated = SliceForProgram(*program, Config("tpu-v1"), &note);
+  ASSERT_FALSE(unlocated.ok());
+  EXPECT_EQ(unlocated.status().message().find("p.tasm"), std::string::npos);
 }
 
 }  // namespace

@@ -6,15 +6,12 @@
 // ISA interpreter (the golden semantics), prints the cycle report and the requested memory.
 // `--engine interp` runs the interpreter alone (exact values, no timing). Exit 1 if the simulator
 // and interpreter disagree.
-#include <fmt/format.h>
-
 #include <iostream>
 #include <memory>
 
-#include "common/diagnostic.h"
 #include "common/file_util.h"
 #include "common/output_set.h"
-#include "config/slice.h"
+#include "driver/device_slice.h"
 #include "driver/limits.h"
 #include "driver/logging.h"
 #include "driver/provenance.h"
@@ -26,25 +23,6 @@
 #include "tools/tpusim/trace_output.h"
 
 namespace tpusim::cli {
-
-namespace {
-
-// A core count the chip cannot hold, located at the code of the program's highest core (its first
-// instruction's line, e.g. after `.core 65535`) when the program came from assembly text.
-StatusOr<config::ChipConfig> LocateCoreCount(const isa::Program& program,
-                                             StatusOr<config::ChipConfig> slice) {
-  if (slice.ok() || program.source_file.empty()) return slice;
-  for (int c = program.num_cores() - 1; c >= 0; --c) {
-    const isa::CoreProgram& core = program.cores[static_cast<size_t>(c)];
-    if (core.instructions.empty() || core.source_line(0) <= 0) continue;
-    return LocatedError(program.source_file, "", SourceLocation{core.source_line(0), 1},
-                        fmt::format("the program has {} cores (code for core {} starts here): {}",
-                                    program.num_cores(), c, slice.status().message()));
-  }
-  return slice;
-}
-
-}  // namespace
 
 void RegisterExecCommand(CLI::App& app) {
   struct Args {
@@ -88,8 +66,7 @@ void RegisterExecCommand(CLI::App& app) {
     isa::Program program = OrFail(isa::LoadProgramFile(args->input));
     const config::ChipConfig loaded = args->config.Load();
     std::string note;
-    const config::ChipConfig chip = OrFail(
-        LocateCoreCount(program, config::SliceForCores(loaded, program.num_cores(), &note)));
+    const config::ChipConfig chip = OrFail(driver::SliceForProgram(program, loaded, &note));
     if (!note.empty()) std::cerr << "tpusim: note: " << note << "\n";
     isa::InterpreterOptions options;
     options.max_instructions = args->max_instructions;
