@@ -1,5 +1,7 @@
 #include "hlo/module.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <set>
 #include <string>
@@ -7,6 +9,7 @@
 
 #include "common/check.h"
 #include "hlo/printer.h"
+#include "hlo/shard_map.h"
 #include "hlo/sharding.h"
 
 namespace tpusim::hlo {
@@ -203,6 +206,16 @@ HloComputation* FullyManualShardMapBody(const HloModule& m) {
       case HloOpcode::kGetTupleElement:
       case HloOpcode::kTuple:
         continue;
+      case HloOpcode::kReshape:
+      case HloOpcode::kBitcast:
+      case HloOpcode::kCopy:
+        // JAX re-annotates each result with a reshape to its own shape: an identity.
+        if (i.shape().IsArray() && i.operand(0)->shape().IsArray() &&
+            i.shape().dimensions() == i.operand(0)->shape().dimensions() &&
+            i.shape().element_type() == i.operand(0)->shape().element_type()) {
+          continue;
+        }
+        return nullptr;
       case HloOpcode::kCall:
         if (body != nullptr || i.to_apply() == nullptr ||
             !i.to_apply()->name().starts_with("xla.sdy.manual_computation_body")) {
@@ -220,6 +233,33 @@ HloComputation* FullyManualShardMapBody(const HloModule& m) {
     if (!IsTarget(i, "xla.sdy.FuncResultSharding") && !IsTarget(i, "Sharding")) return nullptr;
   }
   return body;
+}
+
+std::optional<UnsupportedShardMap> FindUnsupportedShardMap(const HloModule& m) {
+  if (FullyManualShardMapBody(m) != nullptr) return std::nullopt;
+  const auto join = [](const std::set<std::string>& names) {
+    std::string out;
+    for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+    return "{" + out + "}";
+  };
+  const ShardyMesh mesh = LargestShardyMesh(m);
+  for (const auto& comp : m.computations()) {
+    for (const auto& up : comp->instructions()) {
+      if (!IsTarget(*up, "xla.sdy.GlobalToLocalShape")) continue;
+      const std::set<std::string> manual =
+          QuotedNames(FrontendAttribute(*up, "xla.sdy.manual_axes"));
+      const std::string what =
+          manual == mesh.axes
+              ? "a shard_map inside a larger SPMD program"
+              : fmt::format("a shard_map manual over {} of the mesh's axes {}", join(manual),
+                            join(mesh.axes));
+      return UnsupportedShardMap{
+          up.get(), what + " is not supported: tpusim runs a shard_map that is manual over every "
+                           "mesh axis and is the whole entry computation (JAX's pmap), its body "
+                           "as replicas; jit with in_shardings, or a shard_map over all axes, runs"};
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace tpusim::hlo

@@ -10,6 +10,7 @@
 #include "common/file_util.h"
 #include "hlo/parser_impl.h"
 #include "hlo/shape_inference.h"
+#include "hlo/shard_map.h"
 
 namespace tpusim::hlo {
 namespace internal {
@@ -169,6 +170,9 @@ StatusOr<std::unique_ptr<HloModule>> HloParserImpl::ParseModule() {
     module->RemoveComputation(global);
     module->set_entry_computation_layout("");
     module->set_replica_count(n);
+  } else if (const auto unsupported = FindUnsupportedShardMap(*module)) {
+    return Unimplemented(std::string(
+        LocatedError(filename_, text_, unsupported->at->location(), unsupported->why).message()));
   } else if (const int64_t n = ShardyMeshPartitions(*module); n > 1) {
     if (n > kMaxDevices) {
       return ErrorAt(0, fmt::format("the module's Shardy mesh has {} devices, over {}", n,

@@ -10,9 +10,9 @@ run with :func:`tpusim.run`. Three forms keep their parallelism:
 * a plain or ``jax.jit`` function: one device (one TensorCore; on chips whose TensorCores share
   HBM, a megacore);
 * a ``jax.pmap`` function: JAX 0.5+ lowers pmap to a fully manual ``shard_map`` whose body is the
-  per-device program (inputs ``[1, ...]``, collectives over every device). The body becomes the
-  module's entry and runs on as many replicas as the mapped axis has — what XLA's SPMD
-  partitioner does with a fully manual computation;
+  per-device program (inputs ``[1, ...]``, collectives over every device). tpusim's parser makes
+  the body the module's entry, run on as many replicas as the mesh has devices — what XLA's SPMD
+  partitioner does with a fully manual computation (the text is passed on unchanged);
 * a function whose inputs or ``in_shardings`` are ``NamedSharding(mesh, PartitionSpec(...))`` on a
   ``jax.sharding.Mesh`` (JAX's ``xs.mark_sharding``): the module keeps its ``sharding=``
   annotations and tpusim's SPMD partitioner splits it over ``mesh.size`` partitions.
@@ -22,18 +22,19 @@ shapes and dtypes; the example values only fix the shapes. :func:`lower` returns
 running it.
 
 Errors: :class:`tpusim.FrontEndError` when JAX cannot lower the function (JAX's message follows);
-:class:`tpusim.UnsupportedError` for a partially manual ``shard_map`` (only some mesh axes
-manual); the errors of :func:`tpusim.run` after that.
+:class:`tpusim.UnsupportedError` (from :func:`tpusim.run`, located in the HLO text) for a
+partially manual ``shard_map`` (only some mesh axes manual) or one inside a larger program; the
+other errors of :func:`tpusim.run` after that.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, Optional, Tuple
 
 from .api import run
-from .errors import FrontEndError, UnsupportedError
+from .errors import FrontEndError
 from .report import Report
 
 
@@ -47,29 +48,8 @@ class LoweredModule:
     form: str  #: "single", "pmap" or "spmd"
 
 
-_COMPUTATION_RE = re.compile(r"^(ENTRY\s+)?(%?[\w.\-]+)\s*(\([^\n]*\))?[^\n]*\{\s*$", re.M)
 _MESH_RE = re.compile(r"#sdy\.mesh<\[([^\]]*)\]>")
 _AXIS_RE = re.compile(r'"([^"]+)"\s*=\s*(\d+)')
-
-
-def _split_computations(text: str) -> Tuple[str, List[Tuple[str, bool, str]]]:
-    """(header line, [(name, is_entry, full text)]) of an HLO module's text."""
-    lines = text.splitlines()
-    header = next((l for l in lines if l.startswith("HloModule")), "")
-    comps: List[Tuple[str, bool, str]] = []
-    current: List[str] = []
-    name, entry = "", False
-    for line in lines:
-        if not current:
-            m = _COMPUTATION_RE.match(line)
-            if m:
-                name, entry, current = m.group(2).lstrip("%"), bool(m.group(1)), [line]
-            continue
-        current.append(line)
-        if line.startswith("}"):
-            comps.append((name, entry, "\n".join(current)))
-            current = []
-    return header, comps
 
 
 def _mesh_axes(header: str) -> Dict[str, int]:
@@ -87,41 +67,6 @@ def _devices(axes: Dict[str, int]) -> int:
     for size in axes.values():
         n *= size
     return n
-
-
-def manual_body_module(text: str) -> Tuple[str, int]:
-    """The per-device program of a module whose entry is one fully manual ``shard_map`` (JAX's
-    pmap): the ``xla.sdy.manual_computation_body`` becomes the entry and the module runs on
-    ``devices`` replicas (the product of the mesh's axes). Returns ``(text, devices)``.
-
-    Raises:
-      UnsupportedError: several manual computations, or some mesh axes not manual.
-    """
-    header, comps = _split_computations(text)
-    bodies = [c for c in comps if c[0].startswith("xla.sdy.manual_computation_body")]
-    if len(bodies) != 1:
-        raise UnsupportedError(
-            f"tpusim.jax: expected one shard_map body (pmap), found {len(bodies)}; "
-            "nested or several shard_maps are not supported"
-        )
-    axes = _mesh_axes(header)
-    manual = re.findall(r"manual_axes\{([^}]*)\}", text)
-    manual_names = {a.strip().strip('\\"') for group in manual for a in group.split(",") if a}
-    if axes and manual_names != set(axes):
-        raise UnsupportedError(
-            f"tpusim.jax: shard_map is manual over {sorted(manual_names)} but the mesh has axes "
-            f"{sorted(axes)}; partially manual computations are not supported"
-        )
-    devices = _devices(axes)
-    name = re.match(r"HloModule\s+([\w.\-]+)", header)
-    out = [f"HloModule {name.group(1) if name else 'pmap'}, replica_count={devices}", ""]
-    for cname, is_entry, ctext in comps:
-        if is_entry:
-            continue
-        if cname == bodies[0][0]:
-            ctext = "ENTRY " + ctext
-        out += [ctext, ""]
-    return "\n".join(out), devices
 
 
 def _lowered(fn: Callable[..., Any], args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Any:
@@ -150,15 +95,15 @@ def lower(fn: Callable[..., Any], *example_args: Any, **example_kwargs: Any) -> 
 
     Raises:
       FrontEndError: JAX could not trace or lower the function.
-      UnsupportedError: a partially manual shard_map.
     """
     lowered = _lowered(fn, example_args, example_kwargs)
     text = _hlo_text(lowered)
     header = text.splitlines()[0] if text else ""
-    if "xla.sdy.manual_computation_body" in text:
-        body, devices = manual_body_module(text)
-        return LoweredModule(body, replicas=devices, partitions=1, form="pmap")
     axes = _mesh_axes(header)
+    if "xla.sdy.manual_computation_body" in text:
+        # tpusim's parser runs a fully manual shard_map's body as replicas and refuses any other
+        # shard_map with a located error (hlo/shard_map.h).
+        return LoweredModule(text, replicas=_devices(axes), partitions=1, form="pmap")
     if axes and "sharding={" in text:
         devices = _devices(axes)
         if devices > 1:
@@ -192,7 +137,8 @@ def simulate(
       The :class:`tpusim.Report`; its ``model`` is ``<jax:NAME>``.
 
     Raises:
-      FrontEndError, UnsupportedError (see :func:`lower`) and the errors of :func:`tpusim.run`.
+      FrontEndError (see :func:`lower`) and the errors of :func:`tpusim.run` (UnsupportedError for
+      a shard_map other than a fully manual one).
     """
     module = lower(fn, *example_args, **(static_kwargs or {}))
     run_kwargs.setdefault("name", f"<jax:{_name(fn)}>")

@@ -85,6 +85,20 @@ ENTRY main.3 {
 })";
 }
 
+// As jax.pmap lowers (JAX 0.7): each result also goes through a reshape to its own shape, with
+// a sharding annotation — an identity, which leaves the shard_map fully manual.
+TEST(ShardyMeshTest, IdentityReshapesOfTheResultsKeepTheShardMapFullyManual) {
+  std::string text = ShardMap(R"(x\", \"y)");
+  const std::string root = "  ROOT f = f32[16,32]{1,0} custom-call(o)";
+  const size_t at = text.find(root);
+  ASSERT_NE(at, std::string::npos);
+  text.insert(at, "  r = f32[16,32]{1,0} reshape(o), sharding={devices=[2,4]<=[8]}\n");
+  auto m = ParseHloModule(text, "m.hlo");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ((*m)->replica_count(), 8);
+  EXPECT_EQ((*m)->entry_computation()->name(), "xla.sdy.manual_computation_body.2");
+}
+
 TEST(ShardyMeshTest, AFullyManualShardMapRunsItsBodyOnEveryDevice) {
   auto m = ParseHloModule(ShardMap(R"(x\", \"y)"), "m.hlo");
   ASSERT_TRUE(m.ok()) << m.status().message();
@@ -96,12 +110,31 @@ TEST(ShardyMeshTest, AFullyManualShardMapRunsItsBodyOnEveryDevice) {
   EXPECT_EQ((*m)->FindComputation("main.3"), nullptr);
 }
 
-TEST(ShardyMeshTest, APartiallyManualShardMapStaysAnSpmdProgram) {
+// Any other shard_map is refused where it starts, naming its manual axes and the mesh's (before,
+// it stayed an SPMD program and failed later on an unknown custom-call target, whose message
+// suggested giving it a cost).
+TEST(ShardyMeshTest, APartiallyManualShardMapIsALocatedError) {
   auto m = ParseHloModule(ShardMap("x"), "m.hlo");
-  ASSERT_TRUE(m.ok()) << m.status().message();
-  EXPECT_EQ((*m)->replica_count(), 1);
-  EXPECT_EQ((*m)->num_partitions(), 8);
-  EXPECT_EQ((*m)->entry_computation()->name(), "main.3");
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().code(), StatusCode::kUnimplemented);
+  const std::string& msg = m.status().message();
+  EXPECT_EQ(msg.rfind("m.hlo:19:", 0), 0u) << msg;  // the GlobalToLocalShape line
+  EXPECT_NE(msg.find("manual over {x} of the mesh's axes {x, y}"), std::string::npos) << msg;
+}
+
+TEST(ShardyMeshTest, AShardMapInsideALargerProgramIsALocatedError) {
+  std::string text = ShardMap(R"(x\", \"y)");
+  const std::string root = "  ROOT f = f32[16,32]{1,0} custom-call(o)";
+  const size_t at = text.find(root);
+  ASSERT_NE(at, std::string::npos);
+  text.insert(at, "  n = f32[16,32]{1,0} negate(o)\n");
+  text.replace(text.find("custom-call(o)", at + 40), 14, "custom-call(n)");
+  auto m = ParseHloModule(text, "m.hlo");
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(m.status().message().find("a shard_map inside a larger SPMD program"),
+            std::string::npos)
+      << m.status().message();
 }
 
 }  // namespace
