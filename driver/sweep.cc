@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "common/file_util.h"
+#include "config/config_loader.h"
+#include "driver/provenance.h"
 
 namespace tpusim::driver {
 namespace {
@@ -146,6 +148,40 @@ StatusOr<std::string> SweepCsvRow(int point, const std::vector<std::string>& ove
   cell(CsvField(report_path));
   row += '\n';
   return row;
+}
+
+std::string SweepPointPath(const std::string& dir, size_t index, const char* ext) {
+  return (std::filesystem::path(dir) / fmt::format("point_{:04}.{}", index + 1, ext)).string();
+}
+
+std::string SweepJobsText(const SweepJob& job, const std::vector<std::vector<std::string>>& points) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const std::string config =
+      fs::exists(job.config, ec) ? fs::absolute(job.config).string() : job.config;
+  std::string text;
+  for (size_t i = 0; i < points.size(); ++i) {
+    std::vector<std::string> cmd = {job.tpusim, "-q",  "--progress", "never", "run",
+                                    fs::absolute(job.model).string(), "--config", config};
+    for (const std::string& o : job.overrides) cmd.insert(cmd.end(), {"--set", o});
+    for (const std::string& o : points[i]) cmd.insert(cmd.end(), {"--set", o});
+    cmd.insert(cmd.end(), {"--report", SweepPointPath(job.dir, i, "json")});
+    cmd.insert(cmd.end(), job.run_args.begin(), job.run_args.end());
+    text += ShellQuote(cmd) + " >/dev/null 2>" + ShellQuote({SweepPointPath(job.dir, i, "err")}) +
+            "; echo $? >" + ShellQuote({SweepPointPath(job.dir, i, "rc")}) + "\n";
+  }
+  return text;
+}
+
+Status CheckSweepPoints(const std::string& config, const std::vector<std::string>& overrides,
+                        const std::vector<std::vector<std::string>>& points) {
+  for (size_t i = 0; i < points.size(); ++i) {
+    std::vector<std::string> all = overrides;
+    all.insert(all.end(), points[i].begin(), points[i].end());
+    auto c = config::LoadChipConfig(config, all);
+    if (!c.ok()) return c.status().WithPrefix(fmt::format("--grid, point {}", i + 1));
+  }
+  return OkStatus();
 }
 
 }  // namespace tpusim::driver

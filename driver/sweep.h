@@ -39,4 +39,29 @@ StatusOr<std::string> SweepCsvRow(int point, const std::vector<std::string>& ove
 /// "point,KEY1,KEY2,...,exit_code,<results>,report\n".
 std::string SweepCsvHeader(const std::vector<GridAxis>& axes);
 
+/// Where point `index` (0-based) keeps its `ext` file ("json": its report, "err": its stderr,
+/// "rc": its exit code): DIR/point_NNNN.EXT, numbered from 1 in four digits.
+std::string SweepPointPath(const std::string& dir, size_t index, const char* ext);
+
+/// What every point of a sweep runs.
+struct SweepJob {
+  std::string tpusim;                  // the binary each line runs
+  std::string model;                   // the HLO file (made absolute in the jobs file)
+  std::string config;                  // a config name, or a YAML path (made absolute if it exists)
+  std::vector<std::string> overrides;  // --set KEY=VALUE before the grid's
+  std::vector<std::string> run_args;   // further `tpusim run` options, after the report
+  std::string dir;                     // the work folder of the points' files (SweepPointPath)
+};
+
+/// The jobs file: one shell line per point, `TPUSIM -q --progress never run MODEL --config C --set
+/// <overrides> --set <point> --report DIR/point_N.json <run_args> >/dev/null 2>DIR/point_N.err;
+/// echo $? >DIR/point_N.rc`, every word shell-quoted.
+std::string SweepJobsText(const SweepJob& job, const std::vector<std::vector<std::string>>& points);
+
+/// Ok when the config of every point loads (config::LoadChipConfig(config, overrides + point)), so
+/// a bad grid value is reported before anything runs; else the first error prefixed "--grid, point
+/// N" (1-based).
+Status CheckSweepPoints(const std::string& config, const std::vector<std::string>& overrides,
+                        const std::vector<std::vector<std::string>>& points);
+
 }  // namespace tpusim::driver

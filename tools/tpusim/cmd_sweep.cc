@@ -11,7 +11,6 @@
 #include <iostream>
 
 #include "common/file_util.h"
-#include "config/config_loader.h"
 #include "driver/logging.h"
 #include "driver/provenance.h"
 #include "driver/sweep.h"
@@ -34,7 +33,7 @@ struct SweepArgs {
 };
 
 std::string PointName(const fs::path& dir, size_t i, const char* ext) {
-  return (dir / fmt::format("point_{:04}.{}", i + 1, ext)).string();
+  return driver::SweepPointPath(dir.string(), i, ext);
 }
 
 std::string FirstLine(const std::string& path) {
@@ -45,26 +44,19 @@ std::string FirstLine(const std::string& path) {
   return nl == std::string::npos ? s : s.substr(0, nl);
 }
 
-// The jobs file: one shell line per point running `tpusim run` and recording its exit code.
+// The jobs file (driver::SweepJobsText), running this binary.
 std::string JobsText(const SweepArgs& a, const fs::path& dir,
                      const std::vector<std::vector<std::string>>& points) {
   std::error_code ec;
   const std::string self = fs::read_symlink("/proc/self/exe", ec).string();
-  const std::string config =
-      fs::exists(a.config.config, ec) ? fs::absolute(a.config.config).string() : a.config.config;
-  std::string text;
-  for (size_t i = 0; i < points.size(); ++i) {
-    std::vector<std::string> cmd = {self.empty() ? "tpusim" : self, "-q", "--progress", "never",
-                                    "run", fs::absolute(a.model).string(), "--config", config};
-    for (const std::string& o : a.config.overrides) cmd.insert(cmd.end(), {"--set", o});
-    for (const std::string& o : points[i]) cmd.insert(cmd.end(), {"--set", o});
-    cmd.insert(cmd.end(), {"--report", PointName(dir, i, "json")});
-    cmd.insert(cmd.end(), a.run_args.begin(), a.run_args.end());
-    text += driver::ShellQuote(cmd) + " >/dev/null 2>" +
-            driver::ShellQuote({PointName(dir, i, "err")}) + "; echo $? >" +
-            driver::ShellQuote({PointName(dir, i, "rc")}) + "\n";
-  }
-  return text;
+  driver::SweepJob job;
+  job.tpusim = self.empty() ? "tpusim" : self;
+  job.model = a.model;
+  job.config = a.config.config;
+  job.overrides = a.config.overrides;
+  job.run_args = a.run_args;
+  job.dir = dir.string();
+  return driver::SweepJobsText(job, points);
 }
 
 void RunWithParallel(const SweepArgs& a, const std::string& jobs_file, size_t points) {
@@ -92,12 +84,7 @@ void RunSweep(const SweepArgs& a) {
   if (axes.empty()) Fail(InvalidArgument("tpusim sweep: give at least one --grid KEY=V1,V2,..."));
   const std::vector<std::vector<std::string>> points = driver::GridPoints(axes);
   // Every point's config must load before anything runs: a bad grid value is a usage error.
-  for (size_t i = 0; i < points.size(); ++i) {
-    std::vector<std::string> all = a.config.overrides;
-    all.insert(all.end(), points[i].begin(), points[i].end());
-    auto c = config::LoadChipConfig(a.config.config, all);
-    if (!c.ok()) Fail(c.status().WithPrefix(fmt::format("--grid, point {}", i + 1)));
-  }
+  OrFail(driver::CheckSweepPoints(a.config.config, a.config.overrides, points));
   const fs::path dir = a.work_dir.empty() ? fs::path(a.out).replace_extension(".points")
                                           : fs::path(a.work_dir);
   std::error_code ec;
