@@ -1160,7 +1160,6 @@ std::optional<FilterGradFeatureBlocks> ChooseFilterGradFeatureBlocks(
       b.bc = bc;
       if (FilterGradFeatureVmem(b, p, le, re, oe) <= vmem) return b;
       bc = bc > 8 ? std::max<int64_t>(8, bc / 2 / 8 * 8) : bc - 1;
-      if (b.bc == 8 && bc == 8) bc = 7;
     }
   }
   return std::nullopt;
