@@ -256,7 +256,8 @@ std::optional<UnsupportedShardMap> FindUnsupportedShardMap(const HloModule& m) {
       return UnsupportedShardMap{
           up.get(), what + " is not supported: tpusim runs a shard_map that is manual over every "
                            "mesh axis and is the whole entry computation (JAX's pmap), its body "
-                           "as replicas; jit with in_shardings, or a shard_map over all axes, runs"};
+                           "as replicas; jit with in_shardings, or a shard_map over all axes, "
+                           "runs"};
     }
   }
   return std::nullopt;

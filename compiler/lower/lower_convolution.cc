@@ -1218,7 +1218,7 @@ class FilterGradFeatureEmitter {
     const auto& wh = p_.wh;
     const auto& ww = p_.ww;
     const uint64_t raw = raw0_ + static_cast<uint64_t>(slot * band_bytes_);
-    // Output row oy reads input row oy * sh + kh * dh - pad_low: the rows inside X are oy_lo..oy_hi.
+    // Output row oy reads input row oy * sh + kh * dh - pad_low; rows inside X: oy_lo..oy_hi.
     const int64_t y0 = st.kh * wh.window_dilation - wh.padding_low;
     const int64_t oy_lo = y0 >= 0 ? 0 : CeilDiv(-y0, wh.stride);
     const int64_t oy_hi = std::min(p_.OH - 1, y0 > p_.H - 1 ? -1 : (p_.H - 1 - y0) / wh.stride);

@@ -555,7 +555,9 @@ class Partitioner {
     for (int64_t d = 0; d < indices->shape().rank(); ++d) {
       if (d != ivd) batch.push_back(d);
     }
-    if (have.IsReplicated() || (ivd < indices->shape().rank() && have.tiles[static_cast<size_t>(ivd)] > 1) ||
+    const bool cuts_index_vector =
+        ivd < indices->shape().rank() && have.tiles[static_cast<size_t>(ivd)] > 1;
+    if (have.IsReplicated() || cuts_index_vector ||
         !spmd::DividesEvenly(indices->shape().dimensions(), have)) {
       return PlanGeneric(inst, p);
     }

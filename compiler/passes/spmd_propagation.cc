@@ -645,8 +645,8 @@ std::optional<std::vector<int64_t>> ScatterBatchAxes(const HloInstruction& scatt
   }
   const std::optional<HloOpcode> op = ReducerOpcode(scatter);
   const HloInstruction* operand = scatter.operand(0);
-  if (!op || operand->opcode() != HloOpcode::kBroadcast || operand->operand(0)->shape().rank() != 0 ||
-      !IsCombinerIdentity(*op, operand->operand(0))) {
+  if (!op || operand->opcode() != HloOpcode::kBroadcast ||
+      operand->operand(0)->shape().rank() != 0 || !IsCombinerIdentity(*op, operand->operand(0))) {
     return std::nullopt;
   }
   std::vector<int64_t> batch;  // start-indices dimensions but index_vector_dim, in order

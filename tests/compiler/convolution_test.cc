@@ -151,7 +151,8 @@ TEST_P(ConvolutionTest, FilterGradientWithFeatureTiles) {
   const auto chip = config::LoadChipConfig(GetParam());
   ASSERT_TRUE(chip.ok());
   const int64_t R = chip->core.mxu.rows;
-  for (const auto& [text, F] : {std::pair{padded, int64_t{128}}, std::pair{dilated, int64_t{136}}}) {
+  for (const auto& [text, F] :
+       {std::pair{padded, int64_t{128}}, std::pair{dilated, int64_t{136}}}) {
     const testing::RunResult run = CheckAgainstEvaluator(text, GetParam(), kExact, 0, {}, true);
     // Every matmul's K is one feature chunk: R features, or the F % R of the last chunk.
     int64_t matmuls = 0;
