@@ -318,7 +318,7 @@ Status Lowerer::EmitDot(DotKernel& k) {
   const DotShape& d = k.plan.shape;
   const DotBlocks& bl = k.plan.blocks;
   const int nin = k.plan.input_buffers;
-  const int64_t acc_sets = k.plan.acc_sets;
+  const int64_t acc_sets = k.plan.acc_sets, acc_set_rows = k.plan.AccSetRows();
   const bool double_acc = acc_sets > 1;
   DotOutBlock pending_pop, pending_store;
   TPUSIM_ASSIGN_OR_RETURN(int64_t loads_pending, EmitDotLoads(k, k.steps[0]));
@@ -342,7 +342,7 @@ Status Lowerer::EmitDot(DotKernel& k) {
     if (i + 1 < k.steps.size() && nin > 1) {
       TPUSIM_ASSIGN_OR_RETURN(loads_pending, EmitDotLoads(k, k.steps[i + 1]));
     }
-    const int64_t acc0 = (out_block % acc_sets) * k.plan.AccSetRows();
+    const int64_t acc0 = (out_block % acc_sets) * acc_set_rows;
     EmitDotMatmuls(k, st, acc0);
     if (i + 1 < k.steps.size() && nin == 1) {
       TPUSIM_ASSIGN_OR_RETURN(loads_pending, EmitDotLoads(k, k.steps[i + 1]));
