@@ -106,11 +106,4 @@ struct ShardyMesh {
 /// without one.
 ShardyMesh LargestShardyMesh(const HloModule& module);
 
-/// The per-device program of a module whose ENTRY is one fully manual shard_map (jax.shard_map over
-/// every axis of the mesh; JAX's pmap lowers to one): the `xla.sdy.manual_computation_body`
-/// computation its ENTRY calls between `xla.sdy.GlobalToLocalShape` and `LocalToGlobalShape`, with
-/// nothing else computed there. nullptr for every other module (a partially manual shard_map, or
-/// one inside an SPMD program: hlo/shard_map.h, which the parser reports).
-HloComputation* FullyManualShardMapBody(const HloModule& module);
-
 }  // namespace tpusim::hlo
