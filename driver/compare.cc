@@ -69,7 +69,7 @@ Status CheckCompareOptions(const CompareOptions& options) {
   }
   if (options.replicas < 0) {
     return InvalidArgument(fmt::format(
-        "--replicas must be >= 1 (or 0: the module's replica_count), got {}", options.replicas));
+        "--replicas must be >= 1 (or 0: the module's device count), got {}", options.replicas));
   }
   return OkStatus();
 }

@@ -52,11 +52,14 @@ StatusOr<CpuRunResult> RunModuleOnCpu(const HloModule& module, const CpuRunOptio
     return InvalidArgument(fmt::format("--threads must be >= 0, got {}", o.threads));
   CpuRunResult result;
   result.partitions = o.partitions > 0 ? o.partitions : module.num_partitions();
-  // As many replicas as the module's collectives name (a JAX pmap dump says replica_count=1).
-  result.replicas = o.replicas > 0
-                        ? o.replicas
-                        : std::max<int64_t>(1, InferDeviceCount(module) /
-                                                   std::max<int64_t>(1, result.partitions));
+  if (o.replicas > 0) {
+    result.replicas = o.replicas;
+  } else {
+    // The devices `tpusim run` counts (hlo::DevicesToRun: a JAX pmap dump says replica_count=1,
+    // its collectives name the devices), one replica per set of partitions.
+    TPUSIM_ASSIGN_OR_RETURN(const int64_t devices, DevicesToRun(module, 0));
+    result.replicas = std::max<int64_t>(1, devices / std::max<int64_t>(1, result.partitions));
+  }
   result.threads = o.threads > 0 ? o.threads : DefaultThreadCount();
   int64_t devices = 0;
   if (__builtin_mul_overflow(result.replicas, result.partitions, &devices) || devices > 4096) {

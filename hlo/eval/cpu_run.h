@@ -23,8 +23,11 @@
 namespace tpusim::hlo {
 
 struct CpuRunOptions {
-  int64_t replicas = 0;     // 0: the module's replica_count
-  int64_t partitions = 0;   // 0: the module's num_partitions
+  // The devices are replicas x partitions, each factor given as XLA's replica_count and
+  // num_partitions are (unlike `tpusim run --replicas`, which counts devices: the evaluator takes
+  // the two factors separately, and --partitions may override the module's).
+  int64_t replicas = 0;    // 0: the devices hlo::DevicesToRun counts / partitions
+  int64_t partitions = 0;  // 0: the module's num_partitions
   std::string inputs_dir;   // empty: random inputs from `seed`
   std::string outputs_dir;  // empty: write nothing
   int repeat = 3;           // timed runs after one warm-up

@@ -26,7 +26,8 @@ void RegisterCpuCommand(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("cpu", "evaluate an HLO module on the host CPU and time it");
   cmd->add_option("model", args->model, "HLO text file")->required();
   cmd->add_option("--replicas", args->options.replicas,
-                  "replicas to evaluate in lockstep (default: the module's replica_count)")
+                  "replicas to evaluate in lockstep, each running every partition (default: the "
+                  "devices `tpusim run` counts / partitions)")
       ->check(DeviceCount());
   cmd->add_option("--partitions", args->options.partitions,
                   "partitions per replica (default: the module's num_partitions)")
