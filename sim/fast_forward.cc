@@ -35,9 +35,8 @@ std::vector<uint64_t> FastForward::Stats() const {
     core->sequencer().SaveStats(v);
     core->attribution().SaveStats(v);
     for (auto& m : core->mxus()) {
-      const MxuCounters* c = m->mutable_counters();
-      v.insert(v.end(), {c->weight_loads, c->matmuls, c->streaming_cycles, c->busy_cycles,
-                         c->fill_drain_cycles, c->weight_shift_cycles, c->useful_macs});
+      const std::array<uint64_t, MxuCounters::kNumStats> c = m->mutable_counters()->Stats();
+      v.insert(v.end(), c.begin(), c.end());
     }
   }
   return v;
@@ -55,11 +54,8 @@ void FastForward::AdvanceStats(const std::vector<uint64_t>& delta, uint64_t time
     core->attribution().AdvanceStats(d, times);
     d += kNumStallCategories;
     for (auto& m : core->mxus()) {
-      MxuCounters* c = m->mutable_counters();
-      for (uint64_t* f : {&c->weight_loads, &c->matmuls, &c->streaming_cycles, &c->busy_cycles,
-                          &c->fill_drain_cycles, &c->weight_shift_cycles, &c->useful_macs}) {
-        *f += *d++ * times;
-      }
+      m->mutable_counters()->AdvanceStats(d, times);
+      d += MxuCounters::kNumStats;
     }
   }
   TPUSIM_CHECK(d == delta.data() + delta.size());
@@ -93,7 +89,7 @@ bool FastForward::Take(Cycles now, Snapshot& s) {
     }
     s.loops.push_back(std::move(levels));
   }
-  s.cycle = now.value();
+  s.cycle = now;
   s.words = w.Take();
   s.hash = Hash(s.words);
   s.stats = Stats();
@@ -129,8 +125,7 @@ uint64_t FastForward::Periods(const Snapshot& then, const Snapshot& now) const {
 
 void FastForward::Skip(const Sampled& sampled, const Snapshot& then, const Snapshot& now,
                        uint64_t periods) {
-  const uint64_t period = now.cycle - then.cycle;
-  const uint64_t shift = period * periods;
+  const Cycles shift = (now.cycle - then.cycle) * periods;
   for (Unit* u : units_) u->ShiftState(shift);
   auto& cores = system_.cores();
   for (size_t c = 0; c < cores.size(); ++c) {
@@ -150,16 +145,16 @@ void FastForward::Skip(const Sampled& sampled, const Snapshot& then, const Snaps
   cycles_skipped_ += shift;
 }
 
-uint64_t FastForward::AfterStep(Cycles now) {
-  if (!enabled_) return 0;
+Cycles FastForward::AfterStep(Cycles now) {
+  if (!enabled_) return Cycles(0);
   auto& cores = system_.cores();
   if (leader_ < 0 || cores[static_cast<size_t>(leader_)]->sequencer().loops().empty()) {
     leader_ = Leader();
-    if (leader_ < 0) return 0;
+    if (leader_ < 0) return Cycles(0);
   }
   Sequencer& seq = cores[static_cast<size_t>(leader_)]->sequencer();
   const int level = seq.TakeTripBoundary();
-  if (level < 0) return 0;
+  if (level < 0) return Cycles(0);
   const size_t lvl = static_cast<size_t>(level);
   const uint64_t serial = seq.loops()[lvl].serial;
   if (sampled_.size() <= lvl) sampled_.resize(lvl + 1);
@@ -168,24 +163,24 @@ uint64_t FastForward::AfterStep(Cycles now) {
     sampled = Sampled{leader_, lvl, serial, 0, {}};
   }
   const uint64_t b = sampled.boundaries++;
-  if (b >= kDenseTrips && b % kSparseStride != 0) return 0;
+  if (b >= kDenseTrips && b % kSparseStride != 0) return Cycles(0);
   Snapshot s;
   if (!Take(now, s)) {
     enabled_ = false;  // a unit that cannot be snapshotted: no fast-forward in this run
-    return 0;
+    return Cycles(0);
   }
   for (auto it = sampled.history.rbegin(); it != sampled.history.rend(); ++it) {
     const Snapshot& then = *it;
     const uint64_t k = Periods(then, s);
     if (k == 0) continue;
     Skip(sampled, then, s, k);
-    const uint64_t shift = (s.cycle - then.cycle) * k;
+    const Cycles shift = (s.cycle - then.cycle) * k;
     for (Sampled& x : sampled_) x.history.clear();
     return shift;
   }
   sampled.history.push_back(std::move(s));
   if (sampled.history.size() > kHistory) sampled.history.pop_front();
-  return 0;
+  return Cycles(0);
 }
 
 }  // namespace tpusim::sim

@@ -49,15 +49,15 @@ class FastForward {
 
   /// Called between engine cycles (after every unit stepped at `now`): returns the cycles the
   /// whole system was advanced by (0: nothing skipped).
-  uint64_t AfterStep(Cycles now);
+  Cycles AfterStep(Cycles now);
 
   /// Loop trips of the leading loops skipped, and simulated cycles skipped, so far.
   uint64_t trips_skipped() const { return trips_skipped_; }
-  uint64_t cycles_skipped() const { return cycles_skipped_; }
+  Cycles cycles_skipped() const { return cycles_skipped_; }
 
  private:
   struct Snapshot {
-    uint64_t cycle = 0;
+    Cycles cycle{0};
     uint64_t hash = 0;
     std::vector<uint64_t> words;  // the timing state
     std::vector<uint64_t> stats;  // every statistic
@@ -91,7 +91,7 @@ class FastForward {
   int leader_ = -1;
   std::vector<Sampled> sampled_;  // per loop level of the leader
   uint64_t trips_skipped_ = 0;
-  uint64_t cycles_skipped_ = 0;
+  Cycles cycles_skipped_{0};
 };
 
 }  // namespace tpusim::sim

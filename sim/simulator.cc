@@ -226,11 +226,11 @@ StatusOr<SimResult> Simulator::Run(const isa::Program& program,
       options_.mxu_model == MxuModelKind::kFast) {
     fast_forward = std::make_unique<FastForward>(*system, &engine);
   }
-  engine.set_after_step([&](Cycles now) -> uint64_t {
+  engine.set_after_step([&](Cycles now) -> Cycles {
     if (++steps % kAttributionFlushInterval == 0) {
       for (auto& core : system->cores()) core->FlushAttribution();
     }
-    return fast_forward ? fast_forward->AfterStep(now) : 0;
+    return fast_forward ? fast_forward->AfterStep(now) : Cycles(0);
   });
   TPUSIM_ASSIGN_OR_RETURN(Cycles end, engine.Run(options_.max_cycles));
 
@@ -256,7 +256,7 @@ StatusOr<SimResult> Simulator::Run(const isa::Program& program,
   r.events = engine.events();
   if (fast_forward) {
     r.fast_forward_trips = fast_forward->trips_skipped();
-    r.fast_forward_cycles = fast_forward->cycles_skipped();
+    r.fast_forward_cycles = fast_forward->cycles_skipped().value();
   }
   Cycles last(0);
   for (auto& core : system->cores()) {

@@ -139,7 +139,7 @@ bool SyncHub::SaveState(StateWriter& w) const {
   return true;
 }
 
-void SyncHub::ShiftState(uint64_t delta) {
+void SyncHub::ShiftState(Cycles delta) {
   for (auto& p : barrier_in_) p.Shift(delta);
   for (auto& p : collective_in_) p.Shift(delta);
   RebuildArrivals();

@@ -48,7 +48,7 @@ class SyncHub : public Unit {
   bool event_driven() const override { return true; }
   void Delivered(uint32_t port, Cycles at) override;
   bool SaveState(StateWriter& w) const override;
-  void ShiftState(uint64_t delta) override;
+  void ShiftState(Cycles delta) override;
   /// The id the next collective instance gets (fast-forward writes instances relative to it).
   uint64_t next_instance() const { return next_instance_; }
 

@@ -299,7 +299,7 @@ bool TransferNetwork::SaveState(StateWriter& w) const {
   return true;
 }
 
-void TransferNetwork::ShiftState(uint64_t delta) {
+void TransferNetwork::ShiftState(Cycles delta) {
   last_ = ShiftTime(last_, delta);
   for (auto& [id, a] : active_) {
     a.last += Cycles(delta);

@@ -100,7 +100,7 @@ class TransferNetwork : public Unit {
   void WriteTag(StateWriter& w, size_t conn, uint64_t tag) const;
   void WriteRequest(StateWriter& w, size_t conn, const TransferRequest& r) const;
   bool SaveState(StateWriter& w) const override;
-  void ShiftState(uint64_t delta) override;
+  void ShiftState(Cycles delta) override;
 
   /// Fixed-point rate (bytes/cycle * 2^kFracBits) of a resource.
   uint64_t rate_fp(int resource) const { return resources_[resource].rate_fp; }

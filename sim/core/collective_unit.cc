@@ -214,7 +214,7 @@ bool CollectiveUnit::SaveState(StateWriter& w) const {
   return true;
 }
 
-void CollectiveUnit::ShiftState(uint64_t delta) {
+void CollectiveUnit::ShiftState(Cycles delta) {
   commands_.Shift(delta);
   go_.Shift(delta);
   since_ = ShiftTime(since_, delta);

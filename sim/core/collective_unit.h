@@ -57,7 +57,7 @@ class CollectiveUnit : public Unit {
   Cycles NextWork(Cycles now) const override;
   bool event_driven() const override { return true; }
   bool SaveState(StateWriter& w) const override;
-  void ShiftState(uint64_t delta) override;
+  void ShiftState(Cycles delta) override;
 
  private:
   struct Send {

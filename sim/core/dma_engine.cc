@@ -164,7 +164,7 @@ bool DmaEngine::SaveState(StateWriter& w) const {
   return true;
 }
 
-void DmaEngine::ShiftState(uint64_t delta) {
+void DmaEngine::ShiftState(Cycles delta) {
   commands_.Shift(delta);
   active_since_ = ShiftTime(active_since_, delta);
   pending_at_ = ShiftTime(pending_at_, delta);

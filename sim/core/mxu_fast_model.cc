@@ -114,47 +114,46 @@ bool MxuFastModel::SaveState(StateWriter& w) const {
   return true;
 }
 
-void MxuFastModel::ShiftState(uint64_t delta) {
+void MxuFastModel::ShiftState(Cycles delta) {
   for (Cycles* t : {&last_start_, &load_port_free_, &tile_ready_, &lhs_port_free_,
                     &array_drained_, &busy_until_}) {
-    *t += Cycles(delta);
+    *t += delta;
   }
 }
 
 MxuOpTiming MxuFastModel::IssueLoadWeights(Cycles earliest) {
-  const Cycles wl(static_cast<uint64_t>(config_.WeightLoadCycles()));
+  const Cycles wl = config_.WeightLoadCycles();
   Cycles start = std::max({earliest, last_start_, load_port_free_});
   if (config_.weight_buffers == 1) start = std::max(start, array_drained_);  // §3
   last_start_ = start;
   load_port_free_ = start + wl;  // §2: column 0 shifts for WL cycles
   tile_ready_ = start + wl;      // §2: S >= L + WL
   counters_.weight_loads += 1;
-  counters_.weight_shift_cycles += wl.value();
-  counters_.last_done = std::max(counters_.last_done, tile_ready_.value());
+  counters_.weight_shift_cycles += wl;
+  counters_.last_done = std::max(counters_.last_done, tile_ready_);
   return MxuOpTiming{start, load_port_free_, tile_ready_};
 }
 
 MxuOpTiming MxuFastModel::IssueMatMul(const MxuOp& op, const MxuTile& tile, Cycles earliest) {
-  const isa::MxuTiming timing = config_.Timing();
-  const uint64_t m = op.m, n = tile.n;
+  const Cycles m(static_cast<uint64_t>(op.m));
   Cycles start = std::max({earliest, last_start_, lhs_port_free_});
   if (op.swap_weights || config_.weight_buffers == 1)
     start = std::max(start, tile_ready_);  // §2, §3
   last_start_ = start;
-  lhs_port_free_ = start + Cycles(m);  // §1: one LHS row per cycle
+  lhs_port_free_ = start + m;  // §1: one LHS row per cycle
   // §1: last result (M-1, N-1) readable, M + R + N - 2 after the start; PE(R-1, C-1) idle from
   // M + R + C - 2.
-  const Cycles done = start + Cycles(static_cast<uint64_t>(timing.MatmulCycles(op.m, tile.n)));
-  const Cycles busy_end =
-      start + Cycles(static_cast<uint64_t>(timing.MatmulCycles(op.m, timing.cols)));
+  const Cycles done = start + config_.MatmulCycles(op.m, tile.n);
+  const Cycles busy_end = start + config_.MatmulCycles(op.m, config_.cols);
   array_drained_ = std::max(array_drained_, busy_end);
   counters_.matmuls += 1;
   counters_.streaming_cycles += m;
-  counters_.busy_cycles += (busy_end - std::max(start, std::min(busy_until_, busy_end))).value();
+  counters_.busy_cycles += busy_end - std::max(start, std::min(busy_until_, busy_end));
   busy_until_ = std::max(busy_until_, busy_end);
   counters_.fill_drain_cycles = counters_.busy_cycles - counters_.streaming_cycles;
-  counters_.useful_macs += m * static_cast<uint64_t>(op.k) * n;
-  counters_.last_done = std::max(counters_.last_done, done.value());
+  counters_.useful_macs +=
+      static_cast<uint64_t>(op.m) * static_cast<uint64_t>(op.k) * static_cast<uint64_t>(tile.n);
+  counters_.last_done = std::max(counters_.last_done, done);
   return MxuOpTiming{start, lhs_port_free_, done};
 }
 

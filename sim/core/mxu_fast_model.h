@@ -21,7 +21,7 @@ class MxuFastModel final : public MxuModel {
   const MxuAccumulators& accumulators() override { return acc_; }
   const MxuCounters& counters() override { return counters_; }
   bool SaveState(StateWriter& w) const override;
-  void ShiftState(uint64_t delta) override;
+  void ShiftState(Cycles delta) override;
   MxuCounters* mutable_counters() override { return &counters_; }
 
  private:

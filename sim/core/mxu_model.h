@@ -41,6 +41,7 @@
 //    products are a * 0, which is NaN for an infinite a, as in hardware).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -85,7 +86,14 @@ struct MxuArrayConfig {
     return isa::MxuTiming{rows, cols, weight_buffers, weight_load_cycles_per_row};
   }
   /// Cycles one load_weights occupies the weight-shift path: rows * weight_load_cycles_per_row.
-  int64_t WeightLoadCycles() const { return Timing().WeightLoadCycles(); }
+  Cycles WeightLoadCycles() const {
+    return Cycles(static_cast<uint64_t>(Timing().WeightLoadCycles()));
+  }
+  /// Cycles from a matmul's start until its `m` x `n` results are in the accumulators
+  /// (isa::MxuTiming::MatmulCycles: m + rows + n - 2).
+  Cycles MatmulCycles(int64_t m, int64_t n) const {
+    return Cycles(static_cast<uint64_t>(Timing().MatmulCycles(m, n)));
+  }
 };
 
 /// One MXU instruction. Build with MxuOp::LoadWeights / MxuOp::MatMul.
@@ -135,14 +143,31 @@ struct MxuCounters {
   uint64_t weight_loads = 0;
   uint64_t matmuls = 0;
   // "Array active": cycles in which an LHS row enters the array (sum of M).
-  uint64_t streaming_cycles = 0;
-  uint64_t busy_cycles = 0;  // cycles in which any PE computes a valid row
+  Cycles streaming_cycles;
+  Cycles busy_cycles;  // cycles in which any PE computes a valid row
   // busy_cycles - streaming_cycles: the pipeline's fill and drain bubbles.
-  uint64_t fill_drain_cycles = 0;
-  uint64_t weight_shift_cycles = 0;  // cycles the weight-shift path shifts (sum R * wl)
-  uint64_t useful_macs = 0;          // sum M * K * N; utilization = useful_macs / (R * C * cycles)
-  uint64_t last_done = 0;            // max over ops of `done`
+  Cycles fill_drain_cycles;
+  Cycles weight_shift_cycles;  // cycles the weight-shift path shifts (sum R * wl)
+  uint64_t useful_macs = 0;    // sum M * K * N; utilization = useful_macs / (R * C * cycles)
+  Cycles last_done;            // max over ops of `done` (an absolute cycle)
   bool operator==(const MxuCounters&) const = default;
+
+  /// The counters as statistics (fast-forward, sim/fast_forward.h: everything but last_done, a
+  /// time), in a fixed order; AdvanceStats adds `times` x `delta` (that order) to them.
+  static constexpr size_t kNumStats = 7;
+  std::array<uint64_t, kNumStats> Stats() const {
+    return {weight_loads,      matmuls, streaming_cycles.value(), busy_cycles.value(),
+            fill_drain_cycles.value(), weight_shift_cycles.value(), useful_macs};
+  }
+  void AdvanceStats(const uint64_t* delta, uint64_t times) {
+    weight_loads += delta[0] * times;
+    matmuls += delta[1] * times;
+    streaming_cycles += Cycles(delta[2] * times);
+    busy_cycles += Cycles(delta[3] * times);
+    fill_drain_cycles += Cycles(delta[4] * times);
+    weight_shift_cycles += Cycles(delta[5] * times);
+    useful_macs += delta[6] * times;
+  }
 };
 
 /// The MXU's accumulator memory: rows of C 32-bit words, holding f32 (kBf16) or int32 (kInt8) bits;
@@ -175,7 +200,7 @@ class MxuModel {
   /// false if the model cannot be fast-forwarded (the PE model). ShiftState advances its cycles.
   /// mutable_counters: the counters as statistics, advanced by the skipped periods.
   virtual bool SaveState(StateWriter& /*w*/) const { return false; }
-  virtual void ShiftState(uint64_t /*delta*/) {}
+  virtual void ShiftState(Cycles /*delta*/) {}
   virtual MxuCounters* mutable_counters() { return nullptr; }
 
   /// Issues every op with earliest cycle 0 (ops[i] waits only for the array); stops at the first

@@ -42,7 +42,7 @@ bool MxuPeModel::Drained(const State& s) const {
 }
 
 bool MxuPeModel::CanIssue(const State& s, const MxuOp& op) const {
-  const uint64_t wl = static_cast<uint64_t>(config_.WeightLoadCycles());
+  const uint64_t wl = config_.WeightLoadCycles().value();
   // Column 0's weight-shift chain is still shifting a tile in.
   bool col0_loading = false;
   for (const InflightLoad& ld : s.loads) col0_loading |= s.now < ld.start + wl;
@@ -87,7 +87,7 @@ void MxuPeModel::Step(State& s, MxuAccumulators* acc) const {
       s.feed_a[r] = (r < mm.k && mm.lhs != nullptr) ? (*mm.lhs)[m * mm.k + r] : 0;
     }
     if (lo == 0 && hi >= 0) {
-      s.counters.streaming_cycles += 1;
+      s.counters.streaming_cycles += Cycles(1);
       if (since == mm.m - 1 && !s.watch.is_load && s.watch.id == mm.id) s.watch.unit_free = t + 1;
     }
   }
@@ -157,7 +157,7 @@ void MxuPeModel::Step(State& s, MxuAccumulators* acc) const {
       }
     }
   }
-  if (computed) s.counters.busy_cycles += 1;
+  if (computed) s.counters.busy_cycles += Cycles(1);
 
   // 3. Weight shifts and latches (end of the cycle, after the PEs read their weights).
   StepWeights(s);
@@ -169,7 +169,7 @@ void MxuPeModel::Step(State& s, MxuAccumulators* acc) const {
     TPUSIM_CHECK(mm.writes_left == 0) << "matmul " << mm.id << " retired with results missing";
     s.matmuls.pop_front();
   }
-  const uint64_t wl = static_cast<uint64_t>(config_.WeightLoadCycles());
+  const uint64_t wl = config_.WeightLoadCycles().value();
   const uint64_t skew = config_.weight_buffers == 2 ? static_cast<uint64_t>(c_n - 1) : 0;
   while (!s.loads.empty() && t + 1 >= s.loads.front().start + skew + wl) s.loads.pop_front();
   s.counters.fill_drain_cycles = s.counters.busy_cycles - s.counters.streaming_cycles;
@@ -232,7 +232,7 @@ void MxuPeModel::StepWeights(State& s) const {
       }
     }
   }
-  if (shifting) s.counters.weight_shift_cycles += 1;
+  if (shifting) s.counters.weight_shift_cycles += Cycles(1);
 }
 
 StatusOr<MxuOpTiming> MxuPeModel::Issue(const MxuOp& op, Cycles earliest) {
@@ -294,7 +294,7 @@ StatusOr<MxuOpTiming> MxuPeModel::Issue(const MxuOp& op, Cycles earliest) {
     TPUSIM_CHECK(!Idle(ahead)) << "op issued at cycle " << start << " never completed";
     Step(ahead, nullptr);
   }
-  issued_.last_done = std::max(issued_.last_done, ahead.watch.done);
+  issued_.last_done = std::max(issued_.last_done, Cycles(ahead.watch.done));
   return MxuOpTiming{Cycles(start), Cycles(ahead.watch.unit_free), Cycles(ahead.watch.done)};
 }
 

@@ -227,7 +227,7 @@ bool MxuUnit::SaveState(StateWriter& w) const {
   return true;
 }
 
-void MxuUnit::ShiftState(uint64_t delta) {
+void MxuUnit::ShiftState(Cycles delta) {
   model_->ShiftState(delta);
   commands_.Shift(delta);
   pull_after_ = ShiftTime(pull_after_, delta);
@@ -245,10 +245,10 @@ void MxuUnit::ShiftState(uint64_t delta) {
 
 void MxuUnit::Finish() {
   const MxuCounters& c = model_->counters();
-  streaming_cycles_->Add(c.streaming_cycles);
-  busy_cycles_->Add(c.busy_cycles);
-  fill_drain_cycles_->Add(c.fill_drain_cycles);
-  weight_shift_cycles_->Add(c.weight_shift_cycles);
+  streaming_cycles_->Add(c.streaming_cycles.value());
+  busy_cycles_->Add(c.busy_cycles.value());
+  fill_drain_cycles_->Add(c.fill_drain_cycles.value());
+  weight_shift_cycles_->Add(c.weight_shift_cycles.value());
   useful_macs_->Add(c.useful_macs);
 }
 

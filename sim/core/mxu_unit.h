@@ -61,7 +61,7 @@ class MxuUnit : public Unit {
   Cycles NextWork(Cycles now) const override;
   bool event_driven() const override { return true; }
   bool SaveState(StateWriter& w) const override;
-  void ShiftState(uint64_t delta) override;
+  void ShiftState(Cycles delta) override;
   /// The array model's counters as statistics (fast-forward); null for the PE model.
   MxuCounters* mutable_counters() { return model_->mutable_counters(); }
 

@@ -470,14 +470,14 @@ bool Sequencer::SaveState(StateWriter& w) const {
   return true;
 }
 
-void Sequencer::ShiftState(uint64_t delta) {
-  if (waiting_) wait_since_ += Cycles(delta);
-  frontier_ += Cycles(delta);
+void Sequencer::ShiftState(Cycles delta) {
+  if (waiting_) wait_since_ += delta;
+  frontier_ += delta;
   last_account_ = ShiftTime(last_account_, delta);
   for (auto& [seq, f] : inflight_) {
-    f.issue += Cycles(delta);
-    f.start += Cycles(delta);
-    if (f.done) f.done_cycle += Cycles(delta);
+    f.issue += delta;
+    f.start += delta;
+    if (f.done) f.done_cycle += delta;
   }
   for (Port<Report>& p : reports_) {
     p.Shift(delta, [delta](Report& r) { r.cycle = ShiftTime(r.cycle, delta); });

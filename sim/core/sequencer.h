@@ -115,7 +115,7 @@ class Sequencer : public Unit {
   // SaveState (the controller compares them itself); SkipTrips takes `trips` trips off level
   // `level` (fewer than it has left).
   bool SaveState(StateWriter& w) const override;
-  void ShiftState(uint64_t delta) override;
+  void ShiftState(Cycles delta) override;
   void SkipTrips(size_t level, uint64_t trips);
   /// Statistics kept outside the StatRegistry (per-instruction profile, executed, loop trips).
   void SaveStats(std::vector<uint64_t>& out) const;

@@ -112,20 +112,20 @@ void StallAttribution::AdvanceStats(const uint64_t* delta, uint64_t times) {
   for (size_t i = 0; i < totals_.size(); ++i) totals_[i] += delta[i] * times;
 }
 
-void StallAttribution::Shift(uint64_t delta) {
+void StallAttribution::Shift(Cycles delta) {
   for (Segment& s : segments_) {
-    s.start += delta;
-    s.end += delta;
+    s.start += delta.value();
+    s.end += delta.value();
   }
   for (auto* group : {&new_, &unions_}) {
     for (Intervals& iv : *group) {
       for (auto& [s, e] : iv) {
-        s += delta;
-        e += delta;
+        s += delta.value();
+        e += delta.value();
       }
     }
   }
-  flushed_end_ += delta;
+  flushed_end_ += delta.value();
 }
 
 }  // namespace tpusim::sim

@@ -48,7 +48,7 @@ class StallAttribution {
   void Save(StateWriter& w) const;
   void SaveStats(std::vector<uint64_t>& out) const;
   void AdvanceStats(const uint64_t* delta, uint64_t times);
-  void Shift(uint64_t delta);
+  void Shift(Cycles delta);
 
  private:
   struct Segment {

@@ -75,7 +75,7 @@ bool VectorUnit::SaveState(StateWriter& w) const {
   return true;
 }
 
-void VectorUnit::ShiftState(uint64_t delta) {
+void VectorUnit::ShiftState(Cycles delta) {
   commands_.Shift(delta);
   free_ = ShiftTime(free_, delta);
   decltype(pending_) shifted;

@@ -77,7 +77,7 @@ struct VectorWork {
   LatencyClass cls = LatencyClass::kAlu;
   uint64_t e = 0;              // elements operated on
   bool arithmetic = false;     // each of the e elements is a FLOP
-  uint64_t extra_latency = 0;  // cycles beyond the class latency (cross-lane reduce stages)
+  Cycles extra_latency;        // beyond the class latency (cross-lane reduce stages)
   uint64_t produced = 0;       // elements written, when not e
   uint64_t lane_ops = 0;       // 32-bit element ops, when not e (64-bit types: LaneOps)
   Bytes vmem_bytes_read;
@@ -156,7 +156,7 @@ VectorWork WorkOf(const isa::Instruction& inst, const config::VpuConfig& vpu) {
       if (o.axis != isa::ReduceAxis::kSublanes) {
         uint64_t stages = 0;
         while ((int64_t{1} << stages) < vpu.lanes) ++stages;
-        w.extra_latency = stages * static_cast<uint64_t>(vpu.alu_latency_cycles);
+        w.extra_latency = Cycles(stages * static_cast<uint64_t>(vpu.alu_latency_cycles));
       }
       w.lane_ops = LaneOps(o.dtype, w.e, true, vpu);
       break;
@@ -208,19 +208,19 @@ VectorWork WorkOf(const isa::Instruction& inst, const config::VpuConfig& vpu) {
   return w;
 }
 
-// The latency of one vreg op of class `cls` (cycles): the config key of the class.
-uint64_t ClassLatency(LatencyClass cls, const config::VpuConfig& vpu) {
+// The latency of one vreg op of class `cls`: the config key of the class.
+Cycles ClassLatency(LatencyClass cls, const config::VpuConfig& vpu) {
   switch (cls) {
     case LatencyClass::kAlu:
-      return static_cast<uint64_t>(vpu.alu_latency_cycles);
+      return Cycles(static_cast<uint64_t>(vpu.alu_latency_cycles));
     case LatencyClass::kTranscendental:
-      return static_cast<uint64_t>(vpu.transcendental_latency_cycles);
+      return Cycles(static_cast<uint64_t>(vpu.transcendental_latency_cycles));
     case LatencyClass::kDivide:
-      return static_cast<uint64_t>(vpu.divide_latency_cycles);
+      return Cycles(static_cast<uint64_t>(vpu.divide_latency_cycles));
     case LatencyClass::kTranspose:
-      return static_cast<uint64_t>(vpu.transpose_latency_cycles);
+      return Cycles(static_cast<uint64_t>(vpu.transpose_latency_cycles));
   }
-  return 0;
+  return Cycles(0);
 }
 
 }  // namespace
@@ -231,20 +231,21 @@ VectorCost VectorInstructionCost(const isa::Instruction& inst, const config::Vpu
   VectorCost c;
   c.vmem_bytes_read = w.vmem_bytes_read;
   c.vmem_bytes_written = w.vmem_bytes_written;
-  const uint64_t class_latency = ClassLatency(w.cls, vpu);
+  const Cycles class_latency = ClassLatency(w.cls, vpu);
   const uint64_t e = w.e;
   const uint64_t lane_ops = w.lane_ops;
   const uint64_t tile = static_cast<uint64_t>(std::max<int64_t>(vpu.lanes * vpu.sublanes, 1));
   const uint64_t per_cycle = static_cast<uint64_t>(std::max<int64_t>(vpu.ops_per_cycle, 1));
   const uint64_t ops = lane_ops > 0 ? lane_ops : e;
-  uint64_t occupancy = CeilDiv(CeilDiv(std::max<uint64_t>(ops, 1), tile), per_cycle);
+  // Vreg ops issued back to back, or the VMEM port (bytes / bytes-per-cycle), whichever is longer.
+  Cycles occupancy(CeilDiv(CeilDiv(std::max<uint64_t>(ops, 1), tile), per_cycle));
   if (vmem_bytes_per_cycle > 0) {
-    occupancy = std::max(occupancy, CeilDiv((c.vmem_bytes_read + c.vmem_bytes_written).value(),
-                                            static_cast<uint64_t>(vmem_bytes_per_cycle)));
+    const Bytes vmem_bytes = c.vmem_bytes_read + c.vmem_bytes_written;
+    occupancy = std::max(occupancy, Cycles(CeilDiv(vmem_bytes.value(),
+                                                   static_cast<uint64_t>(vmem_bytes_per_cycle))));
   }
-  occupancy = std::max<uint64_t>(occupancy, 1);
-  c.occupancy = Cycles(occupancy);
-  c.latency = Cycles(std::max<uint64_t>(class_latency, 1) + w.extra_latency + occupancy - 1);
+  c.occupancy = std::max(occupancy, Cycles(1));
+  c.latency = std::max(class_latency, Cycles(1)) + w.extra_latency + c.occupancy - Cycles(1);
   c.elements = w.produced > 0 ? w.produced : e;
   c.flop = w.arithmetic ? e : 0;
   return c;

@@ -146,9 +146,9 @@ StatusOr<Cycles> Engine::Run(Cycles max_cycles) {
     if (errors_ != nullptr && errors_->has_error()) return errors_->status();
     rescheduled_all_ = false;
     if (after_step_) {
-      const uint64_t shift = after_step_(now);
-      if (shift > 0) {
-        now = now + Cycles(shift);
+      const Cycles shift = after_step_(now);
+      if (shift > Cycles(0)) {
+        now = now + shift;
         now_ = now;
         RescheduleAll(now);
       }

@@ -68,7 +68,7 @@ class Engine : public WakeTarget {
   /// reported). The hook may change no result except through an exact time shift: it returns the
   /// number of cycles every unit's state was advanced by (fast_forward.h), 0 normally, and the
   /// engine's clock advances by as much.
-  void set_after_step(std::function<uint64_t(Cycles)> hook) { after_step_ = std::move(hook); }
+  void set_after_step(std::function<Cycles(Cycles)> hook) { after_step_ = std::move(hook); }
 
   /// From the after-step hook only: steps every unit not yet stepped at the current cycle and syncs
   /// every unit (Unit::Sync), so that every unit's state is what stepping every unit at every event
@@ -118,7 +118,7 @@ class Engine : public WakeTarget {
   const ErrorSink* errors_ = nullptr;
   std::optional<std::chrono::steady_clock::time_point> deadline_;
   std::function<void(Cycles)> observer_;
-  std::function<uint64_t(Cycles)> after_step_;
+  std::function<Cycles(Cycles)> after_step_;
   double deadline_seconds_ = 0;
   uint64_t events_ = 0;
 };

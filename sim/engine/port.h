@@ -93,7 +93,7 @@ class Port {
     }
   }
   /// Advances every delivery cycle by `delta`, and each message's own cycles by `shift(msg)`.
-  void Shift(uint64_t delta, const std::function<void(T&)>& shift = nullptr) {
+  void Shift(Cycles delta, const std::function<void(T&)>& shift = nullptr) {
     for (Entry& e : heap_) {
       e.deliver = ShiftTime(e.deliver, delta);
       if (shift) shift(e.msg);

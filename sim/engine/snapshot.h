@@ -56,10 +56,7 @@ class StateWriter {
   std::vector<uint64_t> words_;
 };
 
-/// `t` advanced by `delta` cycles (kNever stays kNever).
-inline uint64_t ShiftTime(uint64_t t, uint64_t delta) {
-  return t == kNever.value() ? t : t + delta;
-}
-inline Cycles ShiftTime(Cycles t, uint64_t delta) { return Cycles(ShiftTime(t.value(), delta)); }
+/// `t` advanced by `delta` (kNever stays kNever).
+inline Cycles ShiftTime(Cycles t, Cycles delta) { return t == kNever ? t : t + delta; }
 
 }  // namespace tpusim::sim

@@ -97,7 +97,7 @@ class Unit {
   /// turns fast-forward off for the run. Statistics are not state (StatRegistry holds them).
   virtual bool SaveState(StateWriter& /*w*/) const { return false; }
   /// Advances every absolute cycle of the unit's state by `delta` (after SaveState returned true).
-  virtual void ShiftState(uint64_t /*delta*/) {}
+  virtual void ShiftState(Cycles /*delta*/) {}
 
  private:
   WakeTarget* waker_ = nullptr;

@@ -53,11 +53,12 @@ TEST_P(MxuTimingTest, IsolatedLoadThenMatMul) {
   // readable from 13 = S + M + R + N - 2 = 4 + 3 + 4 + 4 - 2: M + R + C - 2 = 9 cycles after S.
   EXPECT_EQ(mm.done.value(), 13u);
   const MxuCounters& c = mxu->counters();
-  EXPECT_EQ(c.streaming_cycles, 3u);   // M
-  EXPECT_EQ(c.busy_cycles, 9u);        // PEs busy [S, S + M + R + C - 2) = [4, 13)
-  EXPECT_EQ(c.fill_drain_cycles, 6u);  // R + C - 2 of fill and drain around the 3 streaming cycles
-  EXPECT_EQ(c.weight_shift_cycles, 4u);  // R
-  EXPECT_EQ(c.last_done, 13u);
+  EXPECT_EQ(c.streaming_cycles.value(), 3u);  // M
+  EXPECT_EQ(c.busy_cycles.value(), 9u);       // PEs busy [S, S + M + R + C - 2) = [4, 13)
+  // R + C - 2 of fill and drain around the 3 streaming cycles.
+  EXPECT_EQ(c.fill_drain_cycles.value(), 6u);
+  EXPECT_EQ(c.weight_shift_cycles.value(), 4u);  // R
+  EXPECT_EQ(c.last_done.value(), 13u);
 }
 
 TEST_P(MxuTimingTest, NarrowTileFinishesWhenItsLastColumnDrains) {
@@ -71,7 +72,7 @@ TEST_P(MxuTimingTest, NarrowTileFinishesWhenItsLastColumnDrains) {
   // Useful MACs: M * K * N = 4 * 2 * 3 (the array did R * C = 30 per row).
   EXPECT_EQ(mxu->counters().useful_macs, 24u);
   // PEs busy until PE(R-1, C-1) finishes: [S, S + M + R + C - 2) = [5, 18), 13 cycles.
-  EXPECT_EQ(mxu->counters().busy_cycles, 13u);
+  EXPECT_EQ(mxu->counters().busy_cycles.value(), 13u);
 }
 
 TEST_P(MxuTimingTest, BackToBackMatMulsStreamOneRowPerCycle) {
@@ -84,8 +85,8 @@ TEST_P(MxuTimingTest, BackToBackMatMulsStreamOneRowPerCycle) {
   EXPECT_EQ(a.done.value(), 4u + 5 + 4 + 4 - 2);  // 15
   EXPECT_EQ(b.done.value(), 9u + 3 + 4 + 4 - 2);  // 18 = one fill/drain for both
   // Busy [4, 15) then [9, 18): union [4, 18) = 14 cycles = 8 streaming + R + C - 2 = 6 once.
-  EXPECT_EQ(mxu->counters().busy_cycles, 14u);
-  EXPECT_EQ(mxu->counters().fill_drain_cycles, 6u);
+  EXPECT_EQ(mxu->counters().busy_cycles.value(), 14u);
+  EXPECT_EQ(mxu->counters().fill_drain_cycles.value(), 6u);
 }
 
 TEST_P(MxuTimingTest, ShadowLoadOverlapsTheRunningMatMul) {
@@ -122,7 +123,7 @@ TEST_P(MxuTimingTest, SlowWeightShiftScalesTheLoad) {
   const MxuOpTiming mm = Issue(*mxu, MatMul(1, 4, true));
   EXPECT_EQ(mm.start.value(), 12u);
   EXPECT_EQ(mm.done.value(), 12u + 1 + 4 + 3 - 2);  // M=1: 6 cycles of pure fill/drain
-  EXPECT_EQ(mxu->counters().weight_shift_cycles, 12u);
+  EXPECT_EQ(mxu->counters().weight_shift_cycles.value(), 12u);
 }
 
 TEST_P(MxuTimingTest, EarliestDelaysTheOpAndIdleTimeIsSkipped) {
@@ -133,7 +134,8 @@ TEST_P(MxuTimingTest, EarliestDelaysTheOpAndIdleTimeIsSkipped) {
   EXPECT_EQ(mm.done.value(), 103u + 2 + 3 + 3 - 2);
   const MxuOpTiming late = Issue(*mxu, MatMul(2, 3, false), 1000);
   EXPECT_EQ(late.start.value(), 1000u);
-  EXPECT_EQ(mxu->counters().busy_cycles, 2 * (2u + 3 + 3 - 2));  // two separate busy spells
+  // Two separate busy spells.
+  EXPECT_EQ(mxu->counters().busy_cycles.value(), 2 * (2u + 3 + 3 - 2));
 }
 
 TEST_P(MxuTimingTest, SingleWeightBufferIsScaleSimPerFold) {
@@ -148,7 +150,7 @@ TEST_P(MxuTimingTest, SingleWeightBufferIsScaleSimPerFold) {
     EXPECT_EQ(mm.done.value(), 14u * (fold + 1));
   }
   // SCALE-Sim would report F * (2R + C + M - 2) - 1 = 41: the 0-based index of the last cycle.
-  EXPECT_EQ(mxu->counters().last_done - 1, 41u);
+  EXPECT_EQ(mxu->counters().last_done.value() - 1, 41u);
 }
 
 TEST_P(MxuTimingTest, SingleWeightBufferMatMulWaitsForTheLoadEvenWithoutSwap) {

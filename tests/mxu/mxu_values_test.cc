@@ -218,7 +218,7 @@ TEST(MxuArrayConfigTest, ValidateNamesTheKey) {
   const MxuArrayConfig from = MxuArrayConfig::FromConfig(yaml);
   EXPECT_EQ(from.rows, 256);
   EXPECT_EQ(from.weight_buffers, 1);
-  EXPECT_EQ(from.WeightLoadCycles(), 256);
+  EXPECT_EQ(from.WeightLoadCycles().value(), 256u);
 }
 
 }  // namespace
