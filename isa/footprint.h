@@ -115,7 +115,7 @@ uint64_t DmaDestinationExtent(const Instruction& inst);
 uint64_t DmaBytesMoved(const Instruction& inst);
 /// Elements one execution of a DMA moves: n0 * n1 * n2 (times `count` for dma.gather /
 /// dma.scatter), saturating at UINT64_MAX; the interpreter's work budget charges a DMA this many
-/// units (isa/interpreter.h).
+/// units (isa/work_units.h).
 uint64_t DmaElementsMoved(const Instruction& inst);
 /// DmaBytesMoved in double arithmetic, elem_bytes * n0 * n1 * n2 (* count): never wraps, exact
 /// below 2^53 (for totals over a program, isa/program_traffic.h).

@@ -12,6 +12,7 @@
 #include "isa/execute.h"
 #include "isa/footprint.h"
 #include "isa/loop_structure.h"
+#include "isa/work_units.h"
 
 namespace tpusim::isa {
 
@@ -150,9 +151,8 @@ StatusOr<Interpreter::StepResult> Interpreter::Step(int c) {
       break;
     }
     default: {
-      if (Info(inst.opcode).unit == Unit::kDma) {
-        TPUSIM_RETURN_IF_ERROR(ChargeWork(c, DmaElementsMoved(inst)));  // before the copy runs
-      }
+      // A DMA's elements, a matmul's MACs, a vector op's elements: charged before it runs.
+      TPUSIM_RETURN_IF_ERROR(ChargeWork(c, InterpreterWorkUnits(inst)));
       Status st = Execute(c, inst);
       if (!st.ok()) return Error(c, cs.pc, st.message());
     }
@@ -171,8 +171,9 @@ Status Interpreter::ChargeWork(int c, uint64_t units) {
   work_ = SaturatingAdd(work_, units);
   if (work_ > options_.max_instructions) {
     return ResourceExhausted(fmt::format(
-        "instruction budget of {} exhausted (core {} at instruction {}; an instruction counts 1, a "
-        "DMA 1 more per element it moves); raise it or check for a runaway loop",
+        "instruction budget of {} exhausted (core {} at instruction {}; an instruction counts 1 "
+        "plus its element operations: a DMA's elements moved, a matmul's multiply-accumulates, a "
+        "vector or collective op's elements); raise it or check for a runaway loop",
         options_.max_instructions, c, cores_[c].pc));
   }
   return OkStatus();
@@ -211,10 +212,14 @@ StatusOr<bool> Interpreter::TryRendezvous(int c) {
   std::vector<Instruction> insts;
   for (int m : *members) insts.push_back(program_.cores[m].instructions[cores_[m].pc]);
   Status st = CheckRendezvous(*members, insts, c, inst);
-  if (st.ok() && inst.opcode != Opcode::kSyncBarrier) {
-    st = ExecuteCollective(state_, program_, *members, insts);
-  }
   if (!st.ok()) return Error(c, cores_[c].pc, st.message());
+  for (const Instruction& i : insts) {  // every member's elements, before the collective runs
+    TPUSIM_RETURN_IF_ERROR(ChargeWork(c, InterpreterWorkUnits(i, members->size())));
+  }
+  if (inst.opcode != Opcode::kSyncBarrier) {
+    st = ExecuteCollective(state_, program_, *members, insts);
+    if (!st.ok()) return Error(c, cores_[c].pc, st.message());
+  }
   for (int m : *members) {
     cores_[m].arrived = false;
     ++cores_[m].pc;

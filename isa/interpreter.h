@@ -5,8 +5,8 @@
 // interleave deterministically: core 0 runs until it halts or blocks (sync.wait on a flag that is
 // too low, a barrier or a collective whose group has not all arrived), then core 1, ...,
 // round-robin, until every core has halted. A round in which no core makes progress is a deadlock
-// -> an error listing what each core waits for; more work than `max_instructions` (instructions,
-// plus a DMA's elements: InterpreterOptions) -> ResourceExhausted. Never hangs.
+// -> an error listing what each core waits for; more work than `max_instructions` (instructions
+// plus their element operations: InterpreterOptions) -> ResourceExhausted. Never hangs.
 //
 // Runtime errors (InvalidArgument) name the core, the instruction index, its source line when
 // known, the mnemonic and the problem, e.g.
@@ -27,10 +27,11 @@
 namespace tpusim::isa {
 
 struct InterpreterOptions {
-  /// Work budget over all cores: every instruction executed counts 1 (every loop trip counts), and
-  /// a DMA one more per element it moves (DmaElementsMoved: n0 * n1 * n2, times `count` for
-  /// dma.gather / dma.scatter), charged before it runs, so the budget bounds the interpreter's time
-  /// even for a DMA whose zero strides repeat a small box millions of times.
+  /// Work budget over all cores: every instruction executed counts 1 (every loop trip counts), plus
+  /// its element operations (InterpreterWorkUnits, work_units.h: a DMA's elements moved, an
+  /// mxu.matmul's multiply-accumulates m * k * n, a vector op's elements, a collective's elements
+  /// times its group size), charged before it runs, so the budget bounds the interpreter's time
+  /// even for a DMA whose zero strides repeat a small box millions of times or a 2^48-MAC matmul.
   uint64_t max_instructions = 1'000'000'000;
 };
 

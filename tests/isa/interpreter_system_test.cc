@@ -139,7 +139,8 @@ TEST(InterpreterControl, InstructionBudgetCountsDmaElements) {
   Status st = RunAsmStatus(tight, program);
   EXPECT_EQ(st.code(), StatusCode::kResourceExhausted) << st.message();
   EXPECT_NE(st.message().find("instruction budget of 1023 exhausted (core 0 at instruction 0; an "
-                              "instruction counts 1, a DMA 1 more per element it moves)"),
+                              "instruction counts 1 plus its element operations: a DMA's elements "
+                              "moved, a matmul's multiply-accumulates"),
             std::string::npos)
       << st.message();
   EXPECT_EQ(testing::ReadF32(tight.vmem(0), 0x40, 1)[0], 0.0f);  // not copied
@@ -147,6 +148,44 @@ TEST(InterpreterControl, InstructionBudgetCountsDmaElements) {
   RunAsm(enough, program);
   EXPECT_EQ(enough.executed(), 2u);  // instructions, not work
   EXPECT_EQ(testing::ReadF32(enough.vmem(0), 0x40, 1)[0], 7.0f);
+}
+
+// A matmul counts 1 + m * k * n (its multiply-accumulates), charged before it runs: however large
+// the array and the streamed rows, the budget bounds the interpreter's MACs, and a matmul past it
+// writes no accumulator.
+TEST(InterpreterControl, InstructionBudgetCountsMatmulMacs) {
+  const std::string program =
+      ".data vmem core=0, addr=0x0, bf16 1\n"
+      "mxu.load_weights mxu=0, addr=0x0, k=8, n=8, stride=8, dtype=bf16\n"
+      "mxu.matmul mxu=0, lhs=0x0, stride=1, m=64, k=8, n=8, dtype=bf16, acc=0, latch=1\n";
+  // load_weights: 64 weights + 1; the matmul: 64 x 8 x 8 = 4096 MACs before it runs, 1 after.
+  Interpreter tight(SmallChip(), {.max_instructions = 65 + 4095});
+  Status st = RunAsmStatus(tight, program);
+  EXPECT_EQ(st.code(), StatusCode::kResourceExhausted) << st.message();
+  EXPECT_NE(st.message().find("instruction budget of 4160 exhausted (core 0 at instruction 1;"),
+            std::string::npos)
+      << st.message();
+  EXPECT_TRUE(tight.mxu(0, 0).acc.empty());  // no accumulator row was written
+  Interpreter enough(SmallChip(), {.max_instructions = 65 + 4097});
+  RunAsm(enough, program);
+  EXPECT_EQ(enough.executed(), 2u);
+  EXPECT_FALSE(enough.mxu(0, 0).acc.empty());
+}
+
+// A collective counts its elements times the group, for every member, before it runs.
+TEST(InterpreterControl, InstructionBudgetCountsCollectiveElements) {
+  const std::string program =
+      ".replica_groups 0 {0,1}\n"
+      ".core 0\n  ici.all_reduce op=sum, dtype=f32, space=vmem, src=0x0, dst=0x100, count=16, "
+      "group=0\n"
+      ".core 1\n  ici.all_reduce op=sum, dtype=f32, space=vmem, src=0x0, dst=0x100, count=16, "
+      "group=0\n";
+  // Two arrivals (1 each), then 2 members x 16 elements x 2 ranks = 64 before the exchange.
+  Interpreter tight(SmallChip(), {.max_instructions = 2 + 63});
+  EXPECT_EQ(RunAsmStatus(tight, program).code(), StatusCode::kResourceExhausted);
+  Interpreter enough(SmallChip(), {.max_instructions = 2 + 64});
+  RunAsm(enough, program);
+  EXPECT_EQ(enough.executed(), 2u);
 }
 
 TEST(InterpreterControl, DeadlockIsReportedNotHung) {

@@ -53,7 +53,9 @@ void RegisterExecCommand(CLI::App& app) {
   args->trace.AddTo(cmd);
   cmd->add_option("--max-instructions", args->max_instructions,
                   "interpreter: stop with an error after this much work, all cores: an "
-                  "instruction counts 1, a DMA 1 more per element it moves");
+                  "instruction counts 1 plus its element operations (a DMA's elements moved, an "
+                  "mxu.matmul's multiply-accumulates m*k*n, a vector op's elements, a "
+                  "collective's elements x group size)");
   cmd->add_option("--max-cycles", args->max_cycles,
                   "simulator: stop with an error past this cycle");
   AddLimitOptions(cmd, &args->max_seconds);

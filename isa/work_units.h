@@ -1,0 +1,28 @@
+// The interpreter's work budget (InterpreterOptions::max_instructions, `tpusim exec
+// --max-instructions`): what one execution of an instruction costs, so that the budget bounds the
+// interpreter's time whatever an instruction's fields say (docs/fuzzing.md "Limits").
+#pragma once
+
+#include <cstdint>
+
+#include "isa/instruction.h"
+
+namespace tpusim::isa {
+
+/// Work units one execution of `inst` costs on top of the 1 every instruction counts: the element
+/// operations of its semantics (opcodes.def), saturating at UINT64_MAX. One unit is one step of
+/// the interpreter's inner loop over elements:
+///   - DMA (dma.*, with dma.gather / dma.scatter): elements moved, DmaElementsMoved.
+///   - mxu.matmul: multiply-accumulates, m * k * n (each of the [M,N] outputs is a K-term dot
+///     product). A MAC, not an LHS element streamed (m * k), because the interpreter's time is
+///     the MACs: per element streamed would undercount by N, up to core.mxu.cols (4096); the
+///     largest matmul a config allows is 2^24 x 4096 x 4096 = 2^48 MACs.
+///   - mxu.load_weights: weights read, k * n. mxu.pop: results written, m * n.
+///   - vpu.*, xlu.transpose: elements of the result (count, rows * cols, n0 * n1 * n2; vpu.reduce
+///     its rows * cols inputs; vpu.rng_bits its count words).
+///   - ici.collective_permute: count; the other ici.*: count * group_size (the elements a member
+///     combines or gathers), `group_size` being the cores that meet.
+///   - scalar and control instructions: 0.
+uint64_t InterpreterWorkUnits(const Instruction& inst, uint64_t group_size = 1);
+
+}  // namespace tpusim::isa
