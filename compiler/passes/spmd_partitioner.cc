@@ -346,7 +346,11 @@ class Partitioner {
   // `orig`'s value cut as `want`, made before `anchor`.
   HloInstruction* Reshard(const HloInstruction* orig, const Tiling& want,
                           const HloInstruction* anchor) {
-    auto [x, have] = Resolve(orig, anchor);
+    // Not a structured binding: the lambda below captures x (clang 14, the fuzz build's
+    // compiler, cannot capture a binding).
+    const std::pair<HloInstruction*, Tiling> resolved = Resolve(orig, anchor);
+    HloInstruction* const x = resolved.first;
+    const Tiling& have = resolved.second;
     if (spmd::SameLayout(have, want)) return x;
     const auto key = std::make_pair(x, want.ToString());
     if (auto it = cache_.find(key); it != cache_.end()) return it->second;
