@@ -10,17 +10,22 @@
 # Build: build-fuzz/ with clang++-14 and -DTPUSIM_FUZZ=ON (libFuzzer + ASan + UBSan on every layer).
 # Seeds (rebuilt every run from the real inputs): tests/data/hlo, tests/golden/*/model.hlo (hlo);
 # examples/*.tasm, tests/golden/*/expected.tasm (asm); those assembled to .tbin (decode); configs/
-# and tests/data/configs (config); plus everything kept in tests/data/fuzz_regressions/TARGET/.
+# and tests/data/configs (config); tests/data/hlo, its ops/, the golden models and tests/data/hostile
+# (pipeline); plus everything kept in tests/data/fuzz_regressions/TARGET/ and the committed
+# minimized corpus tests/fuzz/corpus/TARGET/ (a -merge=1 of an earlier campaign's, docs/fuzzing.md).
 # The growing corpus stays in build-fuzz/corpus/TARGET/; crashes, timeouts and leaks are written to
 # build-fuzz/findings/TARGET/ — reduce each, fix it, and keep it in tests/data/fuzz_regressions/TARGET/
 # (fuzz_regression_test replays them in the normal build). Results: docs/fuzzing.md.
 # Env: FUZZ_JOBS (parallel fuzzing processes, default 1), FUZZ_BUILD_DIR (default build-fuzz),
-# FUZZ_SEED (the standalone driver's mutation seed: a new one per run of a campaign).
+# FUZZ_SEED (the standalone driver's mutation seed: a new one per run of a campaign),
+# FUZZ_TIMEOUT (seconds after which one input is a hang, default 10), FUZZ_KEEP_GOING=1 (libFuzzer's
+# fork mode: a crash, hang or out-of-memory is written to findings/ and the campaign goes on, so a
+# long unattended run is not ended by its first finding).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 if [ $# -ne 2 ]; then
-  echo "usage: scripts/fuzz.sh hlo|asm|decode|config|all SECONDS" >&2
+  echo "usage: scripts/fuzz.sh hlo|asm|decode|config|pipeline|outputs|all SECONDS" >&2
   exit 2
 fi
 target=$1
@@ -62,8 +67,17 @@ rm -rf "$seeds"
 mkdir -p "$corpus" "$seeds" "$findings"
 dict=$BUILD_DIR/seeds/$target.dict
 : >"$dict"
-copy_seeds() { for f in "$@"; do [ -f "$f" ] && cp "$f" "$seeds/$(echo "$f" | tr / _)"; done; return 0; }
-copy_seeds tests/data/fuzz_regressions/"$target"/*
+max_len=65536
+# A seed longer than -max_len would be cut at max_len bytes by libFuzzer (a truncated module): left out.
+copy_seeds() {
+  for f in "$@"; do
+    if [ -f "$f" ] && [ "$(stat -c %s "$f")" -le "$max_len" ]; then
+      cp "$f" "$seeds/$(echo "$f" | tr / _)"
+    fi
+  done
+  return 0
+}
+copy_seeds tests/data/fuzz_regressions/"$target"/* tests/fuzz/corpus/"$target"/*
 
 case "$target" in
   hlo)
@@ -98,7 +112,8 @@ case "$target" in
     fi
     ;;
   pipeline)
-    copy_seeds tests/data/hlo/*.hlo tests/golden/*/model.hlo tests/data/hostile/*.hlo
+    copy_seeds tests/data/hlo/*.hlo tests/data/hlo/ops/*.hlo tests/golden/*/model.hlo \
+      tests/data/hostile/*.hlo
     grep -o 'HLO_OPCODE([^,]*, *"[^"]*"' hlo/opcode.def | sed 's/.*\("[^"]*"\)$/\1/' >>"$dict"
     printf '"%s"\n' 2147483647 4611686018427387904 9223372036854775807 1e400 "replica_groups={" \
       "source_target_pairs={" "channel_id=" "replica_count=" "sharding={maximal device=" >>"$dict"
@@ -117,14 +132,19 @@ esac
 echo "fuzz.sh: fuzz_$target for ${seconds}s, $(ls "$seeds" | wc -l) seeds, corpus $corpus"
 jobs=()
 if [ "${FUZZ_JOBS:-1}" -gt 1 ]; then jobs=(-jobs="$FUZZ_JOBS" -workers="$FUZZ_JOBS"); fi
+if [ "${FUZZ_KEEP_GOING:-0}" = 1 ]; then
+  jobs=(-fork="${FUZZ_JOBS:-1}" -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1)
+fi
 log=$BUILD_DIR/findings/$target.log
 # -timeout: an input taking longer is a hang; -rss_limit_mb: one allocating more is a finding.
 # Exit code: 0 when the time ran out with no finding, non-zero (and an artifact in $findings) else.
 rc=0
-"$BUILD_DIR/fuzz/fuzz_$target" "$corpus" "$seeds" -dict="$dict" -max_total_time="$seconds" \
-  -timeout=10 -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
+dict_flag=()
+if [ -s "$dict" ]; then dict_flag=(-dict="$dict"); fi  # libFuzzer refuses an empty dictionary
+"$BUILD_DIR/fuzz/fuzz_$target" "$corpus" "$seeds" "${dict_flag[@]}" -max_total_time="$seconds" \
+  -timeout="${FUZZ_TIMEOUT:-10}" -rss_limit_mb=2048 -max_len="$max_len" -print_final_stats=1 \
   -artifact_prefix="$findings/" "${jobs[@]}" >"$log" 2>&1 || rc=$?
-grep -E '^(#[0-9]+[[:space:]]+(INITED|DONE)|==[0-9]+==|SUMMARY|stat::|fuzz:|artifact_prefix|Test unit written)' \
+grep -E '^(#[0-9]+[[:space:]]+(INITED|DONE)|#[0-9]+: cov:|INFO: Loaded|==[0-9]+==|SUMMARY|stat::|fuzz:|artifact_prefix|Test unit written|INFO: fuzzing)' \
   "$log" || true
 echo "fuzz.sh: fuzz_$target exit $rc (full log: $log)"
 exit "$rc"
