@@ -14,6 +14,7 @@
 
 #include "compiler/device_literal.h"
 #include "compiler/passes/spmd_check.h"
+#include "compiler/passes/spmd_manual.h"
 #include "driver/device_slice.h"
 #include "driver/limits.h"
 #include "driver/logging.h"
@@ -21,6 +22,8 @@
 #include "hlo/eval/literal.h"
 #include "hlo/eval/literal_compare.h"
 #include "hlo/eval/while_trips.h"
+#include "hlo/parser.h"
+#include "hlo/printer.h"
 #include "hlo/while_loop.h"
 #include "isa/program_traffic.h"
 
@@ -165,7 +168,16 @@ StatusOr<std::vector<Literal>> EvaluateReference(const hlo::HloModule& module,
   }
   hlo::Evaluator ev(eo);
   std::vector<Literal> out;
-  if (spmd) {
+  if (spmd && compiler::spmd::HasManualSharding(module)) {
+    // A manual region is written per device and has no one-device meaning: the reference is the
+    // program every partition runs as the SPMD partitioner wrote it (spmd_manual.h), evaluated on
+    // all devices in lockstep with the same shards of the arguments.
+    TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<hlo::HloModule> partitioned,
+                            hlo::ParseHloModule(hlo::PrintModule(module), module.source_name()));
+    TPUSIM_RETURN_IF_ERROR(compiler::SpmdPartitioner().Run(*partitioned).status());
+    TPUSIM_ASSIGN_OR_RETURN(
+        out, ev.EvaluateReplicated(*partitioned, eval_replicas, partitions, in.args));
+  } else if (spmd) {
     // The unpartitioned module on one device per replica; each core's reference is its shard.
     TPUSIM_ASSIGN_OR_RETURN(auto full,
                             ev.EvaluateReplicated(module, eval_replicas, 1, in.full_args));

@@ -13,6 +13,7 @@
 #include "common/check.h"
 #include "common/diagnostic.h"
 #include "compiler/passes/hlo_builder.h"
+#include "compiler/passes/spmd_manual.h"
 #include "compiler/passes/spmd_propagation.h"
 #include "compiler/passes/spmd_tiling.h"
 #include "hlo/sharding.h"
@@ -398,6 +399,7 @@ class Partitioner {
     std::optional<Tiling> shard_as;                    // array result: cut its shape by this tiling
     Value value;                                       // array result (inst filled in by Apply)
     std::vector<Tiling> tuple;                         // kTuple result: the elements' tilings
+    bool forward = false;  // an annotation: its users read its (resharded) operand
   };
 
   const Tiling& Planned(const HloInstruction* inst) const {
@@ -417,6 +419,8 @@ class Partitioner {
   }
 
   Status PlanOne(const HloInstruction& inst, Plan& p) {
+    if (a_.manual.count(&inst)) return PlanManual(inst, p);
+    if (spmd::IsShardToFull(inst)) return PlanShardToFull(inst, p);
     switch (inst.opcode()) {
       case HloOpcode::kParameter:
         if (!inst.shape().IsArray()) return PlanGeneric(inst, p);
@@ -456,6 +460,59 @@ class Partitioner {
       return PlanLocal(inst, p);
     }
     return PlanGeneric(inst, p);
+  }
+
+  // An instruction of a manual region (spmd_manual.h) runs as written on every partition: its
+  // shape stays, its operands from outside the region are read whole. SPMDFullToShardShape reads
+  // its operand as it is cut (each partition's piece is its result) and the custom-calls
+  // "Sharding" of a region only restate the manual sharding: both become their operand (Apply).
+  Status PlanManual(const HloInstruction& inst, Plan& p) {
+    p.value = Value{};
+    p.value.tiling = Tiling::Replicated(inst.shape().IsArray() ? inst.shape().rank() : 0, n_);
+    if (spmd::IsFullToShard(inst)) {
+      const HloInstruction* op = inst.operand(0);
+      const Tiling& have = Planned(op);
+      if (!spmd::DividesEvenly(op->shape().dimensions(), have) ||
+          spmd::ShardDims(op->shape().dimensions(), have) != inst.shape().dimensions()) {
+        return Unimplemented(fmt::format(
+            "{}: the result {} is not the piece of its operand %{} {} cut as {}; tpusim's SPMD "
+            "partitioner needs the operand's sharding (the custom-call \"Sharding\" before it) "
+            "to cut it into pieces of the result's shape",
+            Where(inst), inst.shape().ToString(false), op->name(), op->shape().ToString(false),
+            have.ToString()));
+      }
+      p.operand_wants[0] = have;
+      p.forward = true;
+      return OkStatus();
+    }
+    p.forward = IsShardingAnnotation(inst);
+    for (int64_t i = 0; i < inst.operand_count(); ++i) {
+      const HloInstruction* op = inst.operand(i);
+      if (op->shape().IsArray()) {
+        p.operand_wants[static_cast<size_t>(i)] = Tiling::Replicated(op->shape().rank(), n_);
+      }
+    }
+    return OkStatus();
+  }
+
+  // SPMDShardToFullShape: each partition's region value is its piece of the full-size result, cut
+  // as the result's sharding says; it becomes its operand (Apply).
+  Status PlanShardToFull(const HloInstruction& inst, Plan& p) {
+    const HloInstruction* op = inst.operand(0);
+    const Tiling& t = Assigned(&inst);
+    if (!a_.manual.count(op) || !spmd::DividesEvenly(inst.shape().dimensions(), t) ||
+        spmd::ShardDims(inst.shape().dimensions(), t) != op->shape().dimensions()) {
+      return Unimplemented(fmt::format(
+          "{}: its operand %{} {} is not {} the piece of the result {} cut as {}", Where(inst),
+          op->name(), op->shape().ToString(false),
+          a_.manual.count(op) ? "" : "a value of a manual region, nor",
+          inst.shape().ToString(false), t.ToString()));
+    }
+    p.operand_wants[0] = Tiling::Replicated(op->shape().rank(), n_);
+    p.shard_as = t;
+    p.value.tiling = t;
+    p.forward = true;
+    return OkStatus();
   }
 
   Status PlanTuple(const HloInstruction& inst, Plan& p) {
@@ -718,9 +775,10 @@ class Partitioner {
     if (inst->shape().IsArray()) {
       Value v = p.value;
       v.inst = inst;
-      if (IsShardingAnnotation(*inst) && p.shard_as) {
-        // custom-call "Sharding" only pins the cut: its users read the resharded operand, and the
-        // call itself is removed once it has no users (it has no semantics to run or lower).
+      if ((IsShardingAnnotation(*inst) && p.shard_as) || p.forward) {
+        // custom-call "Sharding" only pins the cut, SPMDFullToShardShape / SPMDShardToFullShape
+        // only change the view of a value: their users read the resharded operand, and the call
+        // itself is removed once it has no users (it has no semantics to run or lower).
         v.inst = inst->operand(0);
         annotations_.push_back(inst);
       }
@@ -799,12 +857,19 @@ Triage TriageModule(const hlo::HloModule& module, const HloInstruction** offendi
   if (entry == nullptr) return Triage::kLeave;
   const std::string& name = entry->name();
   if (name.size() >= 5 && name.compare(name.size() - 5, 5, "_spmd") == 0) return Triage::kLeave;
-  bool splits = false;
+  // Manual regions may hold the collectives their author wrote; XLA's partitioner leaves none of
+  // their markers behind.
+  const bool manual = spmd::HasManualSharding(module);
+  bool splits = manual;
   for (const auto& comp : module.computations()) {
     for (const auto& inst : comp->instructions()) {
-      if (hlo::IsCollective(inst->opcode())) return Triage::kLeave;  // partitioned by XLA
+      if (!manual && hlo::IsCollective(inst->opcode())) return Triage::kLeave;  // XLA's
       if (inst->sharding().has_value() && SplitsValues(*inst->sharding())) {
-        if (comp.get() != entry && *offending == nullptr) *offending = inst.get();
+        // A computation a manual region calls runs as written on every partition.
+        const bool runs_as_written = spmd::IsManualSharding(*inst->sharding());
+        if (comp.get() != entry && !runs_as_written && *offending == nullptr) {
+          *offending = inst.get();
+        }
         splits = true;
       }
     }

@@ -26,9 +26,14 @@
 //    sharding= annotation; the root carries the result's sharding (SpmdSignature reads both);
 //    other annotations, and custom-call "Sharding" constraints, are removed; the ENTRY
 //    computation is renamed "<name>_spmd". spmd_check.h checks the result on the evaluator.
+//  * Manual regions (SPMDFullToShardShape ... sharding={manual} ... SPMDShardToFullShape: a
+//    jax.shard_map lowered with GSPMD) run as written on every partition, their collectives with
+//    the groups written in them; the two custom-calls become views of the values around the region
+//    (spmd_manual.h). A module with a manual region is partitioned even though it has collectives.
 //  * Errors (`file:line:col: error: %name (opcode): ...`): InvalidArgument for a tile assignment
 //    that is not a mesh of num_partitions devices, not a permutation, or of the wrong rank;
-//    Unimplemented for what the partitioner cannot split (uneven cuts, manual shardings, splits in
+//    Unimplemented for what the partitioner cannot split (uneven cuts, partially manual shardings
+//    that also cut values (spmd_manual.h), splits in
 //    non-ENTRY computations, split tuple values other than tuple(...), split tuple operands of
 //    control flow, num_partitions > kMaxSpmdPartitions). The module is unchanged on error.
 #pragma once

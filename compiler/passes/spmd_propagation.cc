@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "common/diagnostic.h"
+#include "compiler/passes/spmd_manual.h"
 
 namespace tpusim::compiler::spmd {
 namespace {
@@ -197,6 +198,7 @@ class Propagator {
       : module_(module), comp_(*module.entry_computation()), n_(module.num_partitions()) {}
 
   StatusOr<Assignment> Run() {
+    TPUSIM_ASSIGN_OR_RETURN(a_.manual, ManualRegion(module_));
     TPUSIM_RETURN_IF_ERROR(ReadAnnotations());
     for (int iter = 0; iter < 8; ++iter) {
       bool changed = false;
@@ -227,6 +229,11 @@ class Propagator {
   Status ReadAnnotations() {
     for (const auto& up : comp_.instructions()) {
       const HloInstruction& inst = *up;
+      if (a_.manual.count(&inst)) {
+        // Written per device and left as it is: whole, as far as the partitioner is concerned.
+        if (inst.shape().IsArray()) a_.array[&inst] = Tiling::Replicated(inst.shape().rank(), n_);
+        continue;
+      }
       if (!inst.sharding().has_value()) continue;
       const hlo::HloSharding& s = *inst.sharding();
       if (inst.shape().IsArray()) {

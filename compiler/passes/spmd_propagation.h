@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include "common/status.h"
@@ -115,16 +116,19 @@ std::optional<Tiling> OperandTilingFor(const hlo::HloInstruction& user, int64_t 
 
 /// The result of propagation: a tiling per array-shaped instruction, per element for kTuple
 /// instructions (flat tuples of arrays).
+/// Instructions of manual regions (spmd_manual.h) are in `manual`, with a replicated tiling: they
+/// keep their written shapes.
 struct Assignment {
   std::map<const hlo::HloInstruction*, Tiling> array;
   std::map<const hlo::HloInstruction*, std::vector<Tiling>> tuple;
+  std::set<const hlo::HloInstruction*> manual;
 };
 
 /// Propagates shardings over the ENTRY computation of `module` (num_partitions > 1).
 /// Errors (message `file:line:col: error: %name (opcode): ...`): InvalidArgument for an annotation
 /// whose mesh is not num_partitions devices, that is not a permutation, or has the wrong rank;
 /// Unimplemented for a split the partitioner cannot do (an uneven cut, a tiled sharding on a tuple
-/// value other than a kTuple of arrays, manual shardings).
+/// value other than a kTuple of arrays, what ManualRegion refuses).
 StatusOr<Assignment> PropagateShardings(const hlo::HloModule& module);
 
 }  // namespace tpusim::compiler::spmd
