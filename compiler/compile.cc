@@ -12,6 +12,7 @@
 
 #include "compiler/lower/fusion.h"
 #include "compiler/lower/lowerer.h"
+#include "compiler/passes/annotation_custom_calls.h"
 #include "compiler/pipeline.h"
 #include "hlo/parser.h"
 #include "hlo/printer.h"
@@ -108,7 +109,7 @@ Status CheckTripCounts(const hlo::HloModule& module, const CompileOptions& optio
 }
 
 // What the report says about how the module was compiled: custom-calls given estimated cycles,
-// if-converted conditionals, loops whose trip count the options gave.
+// if-converted conditionals, loops whose trip count the options gave, host-offload annotations.
 void RecordLoweringNotes(const hlo::HloModule& module, const hlo::HloModule& m,
                          const CompileOptions& options, CompiledModule& result) {
   for (const auto& inst : m.entry_computation()->instructions()) {
@@ -121,6 +122,10 @@ void RecordLoweringNotes(const hlo::HloModule& module, const hlo::HloModule& m,
     for (const auto& inst : comp->instructions()) {
       if (inst->opcode() == hlo::HloOpcode::kConditional) {
         result.if_converted_conditionals.push_back(inst->name());
+      }
+      if (IsHostOffloadAnnotation(*inst)) {
+        result.host_offloads.push_back(inst->name());
+        result.host_offload_bytes += inst->shape().ByteSize();
       }
       auto given = options.trip_counts.find(inst->name());
       if (inst->opcode() == hlo::HloOpcode::kWhile && given != options.trip_counts.end() &&

@@ -105,6 +105,12 @@ struct CompiledModule {
   /// Conditionals of the module (any computation): if-converted (call_inliner.h), every branch runs
   /// and its cycles count, so their cost is an upper bound on a TPU's, which runs one branch.
   std::vector<std::string> if_converted_conditionals;
+  /// Host-offload annotations of the module (MoveToHost, MoveToDevice, annotate_device_placement),
+  /// which annotation-custom-calls runs as identities: their names, and the bytes XLA's host
+  /// offloader would move over the host link for them (each annotation's array once), which the
+  /// cycles do not include (compiler/passes/annotation_custom_calls.h).
+  std::vector<std::string> host_offloads;
+  int64_t host_offload_bytes = 0;
   /// Whiles whose trip count the user gave (CompileOptions::trip_counts) because it is not known
   /// at compile time, as "name=N": a timing-only run's cycles are those of N trips (N + 1
   /// conditions, N bodies).

@@ -1,6 +1,7 @@
 #include "compiler/pipeline.h"
 
 #include "compiler/passes/all_reduce_combiner.h"
+#include "compiler/passes/annotation_custom_calls.h"
 #include "compiler/passes/async_to_sync.h"
 #include "compiler/passes/batch_norm_expander.h"
 #include "compiler/passes/batched_gather_scatter_normalizer.h"
@@ -68,6 +69,7 @@ HloPassPipeline BuildHloPipeline(const config::ChipConfig& config,
   pipeline.AddPass<CholeskyExpander>();  // before triangular-solve-expander, as in XLA
   pipeline.AddPass<TriangularSolveExpander>();
   pipeline.AddPass<CustomCallExpander>();
+  pipeline.AddPass<AnnotationCustomCalls>();  // LayoutConstraint, MoveToHost, ...
   pipeline.AddPass<ShardingRemover>();     // Sharding stays only for the partitioner
   pipeline.AddPass<SpmdPartitioner>();     // a no-op unless num_partitions > 1
   pipeline.AddPass<CollectiveExpander>();  // after the partitioner, which inserts collectives

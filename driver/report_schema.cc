@@ -161,6 +161,12 @@ const std::vector<ReportKey>& RunReportKeys() {
        "when the module has conditionals: their names. Each ran every branch (if-conversion, "
        "compiler/passes/call_inliner.h), so their cycles are an upper bound on a TPU's",
        true},
+      {"host_offloads", "object",
+       "when the module has host-offload annotations (MoveToHost, MoveToDevice, "
+       "annotate_device_placement): `annotations` (their names) and `bytes` (their arrays' bytes, "
+       "at most what XLA's host offloader moves over the host link). They ran as identities "
+       "and the cycles do not include those transfers (compiler/passes/annotation_custom_calls.h)",
+       true},
       {"trip_counts_given", "array",
        "when `--trip-count` gave the count of a data-dependent while: \"name=N\" for each; the "
        "run is timing-only and its cycles are those of N trips",

@@ -52,6 +52,12 @@ Json RunReportJson(const RunModuleResult& r, const std::string& model_path) {
     for (const std::string& n : r.compiled.if_converted_conditionals) names.push_back(Json(n));
     j["if_converted_conditionals"] = Json(std::move(names));
   }
+  if (!r.compiled.host_offloads.empty()) {
+    Json::Array names;
+    for (const std::string& n : r.compiled.host_offloads) names.push_back(Json(n));
+    j["host_offloads"] = Json::Object{{"annotations", Json(std::move(names))},
+                                      {"bytes", r.compiled.host_offload_bytes}};
+  }
   if (!r.compiled.given_trip_counts.empty() || !r.compiled.branch_loops.empty()) {
     Json::Array given, counted;
     for (const std::string& n : r.compiled.given_trip_counts) given.push_back(Json(n));
@@ -109,6 +115,16 @@ std::string RunReportText(const RunModuleResult& r, const std::string& model_pat
         "cycles are an upper bound on a TPU's\n",
         r.compiled.if_converted_conditionals.size(), r.compiled.if_converted_conditionals.front(),
         r.compiled.if_converted_conditionals.size() > 1 ? ", ..." : "");
+  }
+  if (!r.compiled.host_offloads.empty()) {
+    const double bandwidth = r.config.host_bandwidth_bytes_per_s;
+    out += fmt::format(
+        "note              {} host-offload annotation(s) (%{}{}) ran as identities: XLA's host "
+        "offloader keeps those values in host memory and moves up to {} bytes over the host link "
+        "({:.3g} us at chip.host.bandwidth_bytes_per_s), time these cycles do not include\n",
+        r.compiled.host_offloads.size(), r.compiled.host_offloads.front(),
+        r.compiled.host_offloads.size() > 1 ? ", ..." : "", r.compiled.host_offload_bytes,
+        bandwidth > 0 ? 1e6 * static_cast<double>(r.compiled.host_offload_bytes) / bandwidth : 0.0);
   }
   for (const std::string& counted : r.compiled.branch_loops) {
     out += fmt::format(

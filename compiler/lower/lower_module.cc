@@ -232,7 +232,9 @@ Status Lowerer::LowerInstruction(const HloInstruction& inst) {
                          "custom_call_target=\"" + inst.custom_call_target() +
                              "\" is not in the known-target table (known: "
                              "AwsNeuronTransferWithStaticRing = identity; Sharding, "
-                             "xla.sdy.FuncResultSharding removed by sharding-remover; f32/bf16/f16 AwsNeuronGelu, "
+                             "xla.sdy.FuncResultSharding removed by sharding-remover; LayoutConstraint, MoveToHost, "
+                             "MoveToDevice, annotate_device_placement by "
+                             "annotation-custom-calls; f32/bf16/f16 AwsNeuronGelu, "
                              "AwsNeuronGeluApprxTanh, AwsNeuronGeluBackward, AwsNeuronSoftmax, "
                              "AwsNeuronSoftmaxBackward, AwsNeuronRmsNorm via "
                              "custom-call-expander). To time the module anyway, give the "

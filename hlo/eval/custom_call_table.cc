@@ -246,9 +246,10 @@ StatusOr<Literal> RmsNorm(const CustomCallInfo& info, std::span<const Literal* c
   return out;
 }
 
-// The identity y = x of a marker target: a host<->device transfer (AwsNeuronTransferWithStaticRing)
-// or a sharding annotation (Sharding, xla.sdy.FuncResultSharding: values are the same on one
-// device and partitioned).
+// The identity y = x of a marker target: a host<->device transfer (AwsNeuronTransferWithStaticRing,
+// MoveToHost, MoveToDevice, annotate_device_placement), a sharding annotation (Sharding,
+// xla.sdy.FuncResultSharding: values are the same on one device and partitioned) or a layout
+// annotation (LayoutConstraint: a copy into another layout).
 Handler Identity(const char* target) {
   return [target](const CustomCallInfo& info, std::span<const Literal* const> ops,
                   const KernelOptions&) -> StatusOr<Literal> {
@@ -268,6 +269,11 @@ const std::map<std::string, Handler, std::less<>>& Table() {
       {"AwsNeuronTransferWithStaticRing", Identity("AwsNeuronTransferWithStaticRing")},
       {"Sharding", Identity("Sharding")},
       {"xla.sdy.FuncResultSharding", Identity("xla.sdy.FuncResultSharding")},
+      // Annotations of layout and memory placement (compiler/passes/annotation_custom_calls.h).
+      {"LayoutConstraint", Identity("LayoutConstraint")},
+      {"MoveToHost", Identity("MoveToHost")},
+      {"MoveToDevice", Identity("MoveToDevice")},
+      {"annotate_device_placement", Identity("annotate_device_placement")},
       {"AwsNeuronGelu",
        [](const CustomCallInfo& i, std::span<const Literal* const> o, const KernelOptions& k) {
          return Pointwise(

@@ -3,7 +3,9 @@
 // target is an Unimplemented error naming the target and the instruction, never a guess.
 // Sharding annotations are identities on values: `Sharding` (with_sharding_constraint,
 // mark_sharding) and `xla.sdy.FuncResultSharding` (JAX with Shardy), as XLA's ShardingRemover
-// treats them (compiler/passes/sharding_remover.h removes them before the lowering).
+// treats them (compiler/passes/sharding_remover.h removes them before the lowering); so are the
+// layout and memory-placement annotations `LayoutConstraint`, `MoveToHost`, `MoveToDevice` and
+// `annotate_device_placement` (compiler/passes/annotation_custom_calls.h).
 //
 // Target                          | operands                       | semantics
 // --------------------------------|--------------------------------|------------------------------------------
