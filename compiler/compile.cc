@@ -12,6 +12,7 @@
 
 #include "compiler/lower/fusion.h"
 #include "compiler/lower/lowerer.h"
+#include "compiler/lower/memory_space_assignment.h"
 #include "compiler/passes/annotation_custom_calls.h"
 #include "compiler/pipeline.h"
 #include "hlo/parser.h"
@@ -261,6 +262,10 @@ StatusOr<CompiledModule> Compile(const hlo::HloModule& module, const config::Chi
     AddConvPrologues(*m, config.core.mxu.rows, &groups);
   }
   if (dump_fusions) result.dump = DescribeFusions(*m, groups);
+  // Buffers kept in VMEM between kernels (memory_space_assignment.h): the VMEM above the kernels'
+  // scoped limit, on cores that do not share their values with another core of their device.
+  const int64_t kernel_vmem = config.core.KernelVmemBytes();
+  const int64_t kept_vmem = per_device == 1 ? config.core.vmem_bytes - kernel_vmem : 0;
   auto plan_for = [&](int32_t core) {
     const uint64_t base = config.hbm.shared_by_cores && !megacore
                               ? static_cast<uint64_t>((core % tc) * hbm_per_core)
@@ -268,7 +273,8 @@ StatusOr<CompiledModule> Compile(const hlo::HloModule& module, const config::Chi
     return PlanHbm(*m, groups, base, hbm_per_core, options.timing_only,
                    hlo::TileRule{.lanes = config.core.vpu.lanes,
                                  .sublanes = config.core.vpu.sublanes,
-                                 .min_tile_bytes = config.hbm.tile_min_bytes});
+                                 .min_tile_bytes = config.hbm.tile_min_bytes},
+                   /*isolate_shared=*/kept_vmem > 0);
   };
   isa::Program& program = result.program;
   program.cores.resize(static_cast<size_t>(replicas * per_device));
@@ -279,6 +285,8 @@ StatusOr<CompiledModule> Compile(const hlo::HloModule& module, const config::Chi
   for (int32_t r = 0; r < replicas; ++r) {
     TPUSIM_ASSIGN_OR_RETURN(HbmPlan plan, plan_for(r));
     result.hbm_bytes_used = std::max(result.hbm_bytes_used, plan.bytes_used);
+    const std::vector<HbmRange> keepable =
+        kept_vmem > 0 ? VmemResidencyCandidates(*m, plan) : std::vector<HbmRange>{};
     for (int32_t k = 0; k < per_device; ++k) {
       const int32_t core = static_cast<int32_t>(r * per_device + k);
       Lowerer lowerer(*m, config, plan, &program, core, replicas, &tags, options.double_buffer,
@@ -286,6 +294,15 @@ StatusOr<CompiledModule> Compile(const hlo::HloModule& module, const config::Chi
       lowerer.set_custom_call_cycles(&options.custom_call_cycles);
       TPUSIM_RETURN_IF_ERROR(lowerer.Run());
       result.peak_vmem_bytes = std::max(result.peak_vmem_bytes, lowerer.peak_vmem());
+      if (!keepable.empty()) {
+        const std::vector<KeptBuffer> kept =
+            AssignVmemResidency(program, core, keepable, lowerer.kernel_starts(),
+                                static_cast<uint64_t>(kernel_vmem), kept_vmem);
+        for (const KeptBuffer& k : kept) {
+          result.peak_vmem_bytes = std::max(
+              result.peak_vmem_bytes, kernel_vmem + static_cast<int64_t>(k.vmem_address) + k.hbm.bytes);
+        }
+      }
       identical.ShareIfSeen(program.cores, static_cast<size_t>(core));
     }
     for (const isa::DataSegment& seg : plan.constants) {

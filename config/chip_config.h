@@ -50,6 +50,14 @@ struct CoreConfig {
   VpuConfig vpu;
   int64_t vmem_bytes = 0;            // core.vmem.capacity_bytes
   int64_t vmem_bytes_per_cycle = 0;  // core.vmem.bytes_per_cycle: VMEM port bandwidth
+  int64_t vmem_scoped_limit_bytes = 0;  // core.vmem.scoped_limit_bytes: VMEM per kernel (0 = all)
+  /// VMEM bytes one kernel may use: core.vmem.scoped_limit_bytes when set and below the capacity,
+  /// else the capacity. The rest holds buffers kept between kernels.
+  int64_t KernelVmemBytes() const {
+    return vmem_scoped_limit_bytes > 0 && vmem_scoped_limit_bytes < vmem_bytes
+               ? vmem_scoped_limit_bytes
+               : vmem_bytes;
+  }
   int64_t smem_bytes = 0;            // core.smem.capacity_bytes
   int64_t dma_engines = 1;           // core.dma.engines: concurrent DMA streams
   int64_t dma_issue_cycles = 1;      // core.dma.issue_cycles: cycles to issue one descriptor

@@ -148,6 +148,12 @@ const Row kRows[] = {
     {"core.vmem.bytes_per_cycle", "bytes/cycle", "",
      "VMEM port bandwidth available to the MXUs, VPU and DMA together",
      Range{1, 1073741824}, TPUSIM_FIELD(core.vmem_bytes_per_cycle)},
+    {"core.vmem.scoped_limit_bytes", "bytes", "0",
+     "VMEM one kernel may use for its tiles (XLA TPU's scoped VMEM limit); the rest of "
+     "core.vmem.capacity_bytes keeps buffers between kernels (memory-space assignment, "
+     "compiler/lower/memory_space_assignment.h). 0, or at least the capacity: all of it, and "
+     "every buffer between kernels goes through HBM",
+     Range{0, 64.0 * kTiB}, TPUSIM_FIELD(core.vmem_scoped_limit_bytes)},
     {"core.smem.capacity_bytes", "bytes", "0",
      "scalar memory (SMEM)",
      Range{0, kTiB}, TPUSIM_FIELD(core.smem_bytes)},

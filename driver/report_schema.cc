@@ -31,7 +31,7 @@ and is charged F<sub>i</sub> − F<sub>i−1</sub> cycles):
 4. `hbm_bound` — an HBM ↔ VMEM DMA.
 5. `input_data_stall` — a host ↔ HBM DMA (PCIe; TPU v1 "input data stall").
 6. `ici_bound` — a remote DMA or a collective.
-7. `vpu_bound` — a VPU / XLU instruction or an `mxu.pop`.
+7. `vpu_bound` — a VPU / XLU instruction, an `mxu.pop` or a `dma.vmem_to_vmem` (the VMEM ports).
 8. `raw_sync_stall` — `sync.wait` / `sync.barrier` (TPU v1 "RAW stall": explicit synchronization).
 9. `non_matrix` — anything else (scalar issue, a matmul's fill/drain tail).
 

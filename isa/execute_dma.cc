@@ -31,6 +31,9 @@ Status DmaCopy(MachineState& state, int c, const Instruction& inst) {
     case Opcode::kDmaVmemToHbm:
       from = &state.vmem(c), to = &state.memory(MemSpace::kHbm, c);
       break;
+    case Opcode::kDmaVmemToVmem:
+      from = &state.vmem(c), to = &state.vmem(c);
+      break;
     case Opcode::kDmaHostToHbm:
       from = &state.host, to = &state.memory(MemSpace::kHbm, c);
       break;
@@ -187,6 +190,9 @@ Footprint DmaFootprint(const Instruction& inst, int core) {
       break;
     case Opcode::kDmaVmemToHbm:
       from = MemSpace::kVmem, to = MemSpace::kHbm;
+      break;
+    case Opcode::kDmaVmemToVmem:
+      from = MemSpace::kVmem;
       break;
     case Opcode::kDmaHostToHbm:
       from = MemSpace::kHost, to = MemSpace::kHbm;

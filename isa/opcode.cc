@@ -86,6 +86,7 @@ Resource ResourceOf(Opcode op) {
     case Opcode::kDmaVmemToRemote:
       return Resource::kIci;
     case Opcode::kMxuPop:
+    case Opcode::kDmaVmemToVmem:  // the VMEM ports, not HBM
       return Resource::kVpu;
     case Opcode::kSyncWait:
     case Opcode::kSyncBarrier:

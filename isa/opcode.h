@@ -44,7 +44,8 @@ std::string_view UnitName(Unit u);
 /// The resource a core waiting on an instruction waits for: the one static per-opcode class behind
 /// the simulator's stall categories (sim/sim_result.h StallCategoryOf) and `tpusim compare`'s
 /// per-op bound. DMAs between HBM and VMEM (indirect ones too) are kHbm, host DMAs kHost, remote
-/// DMAs and collectives kIci; mxu.pop drains through the vector path (kVpu); sync.wait and
+/// DMAs and collectives kIci; mxu.pop drains through the vector path and dma.vmem_to_vmem uses
+/// only the VMEM ports (kVpu); sync.wait and
 /// sync.barrier are kSync; the rest of the scalar unit kScalar.
 enum class Resource : uint8_t { kMxu, kHbm, kHost, kIci, kVpu, kSync, kScalar };
 Resource ResourceOf(Opcode op);

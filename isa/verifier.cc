@@ -250,6 +250,9 @@ class Verifier {
       case Opcode::kDmaVmemToHbm:
         from = MemSpace::kVmem, to = MemSpace::kHbm;
         break;
+      case Opcode::kDmaVmemToVmem:
+        from = MemSpace::kVmem;
+        break;
       case Opcode::kDmaHostToHbm:
         from = MemSpace::kHost, to = MemSpace::kHbm;
         break;

@@ -27,8 +27,8 @@ namespace tpusim::sim {
 ///  Otherwise the MXUs are idle, and the cycle goes to the oldest unfinished instruction of the
 ///  core (the one in-order retirement waits for):
 ///  4. hbm_bound: an HBM <-> VMEM DMA.           5. input_data_stall: a host <-> HBM DMA (PCIe).
-///  6. ici_bound: a remote DMA or a collective.  7. vpu_bound: a VPU / XLU instruction or an
-///  mxu.pop.
+///  6. ici_bound: a remote DMA or a collective.  7. vpu_bound: a VPU / XLU instruction, an
+///  mxu.pop or a dma.vmem_to_vmem (the VMEM ports).
 ///  8. raw_sync_stall: sync.wait / sync.barrier (waiting on another core or flag).
 ///  9. non_matrix: anything else (sequencer issue of scalar instructions, matmul fill/drain tails).
 enum class StallCategory : int {

@@ -425,6 +425,7 @@ struct OwnedBuffer {
   bool pinned = false;   // parameters, constants, outputs: live for the whole program
   const hlo::HloInstruction* inst = nullptr;
   std::string what;
+  bool isolated = false;  // placed before anything and never shared (PlanHbm's isolate_shared)
 };
 
 // An fft's operands are complex: name the fft, not the first complex value planned.
@@ -492,6 +493,10 @@ class HbmPlanner {
   // Pass 2: addresses from `base`, in program order; a buffer's bytes are reused after its last
   // reader. Returns the bytes used.
   StatusOr<int64_t> AssignAddresses(HbmPlan& plan, uint64_t base) const;
+  // The buffers of values that something besides this core's kernels reads or writes (parameters,
+  // constants, the result, collectives' and custom-calls' operands and results:
+  // ValueSharedBeyondKernels) are placed first and never share their bytes with another value.
+  void IsolateSharedValues(HbmPlan& plan);
 
  private:
   // Where each instruction defines its result and reads its operands (fused groups: all at once).
@@ -567,6 +572,23 @@ Status HbmPlanner::AssignBuffers(HbmPlan& plan) {
     owned_[b.address].pinned = true;
   }
   return OkStatus();
+}
+
+void HbmPlanner::IsolateSharedValues(HbmPlan& plan) {
+  auto isolate = [&](const hlo::HloInstruction* v) {
+    for (const HbmBuffer& b : plan.values.at(v)) {
+      if (b.fusion_internal) continue;
+      owned_[b.address].pinned = true;
+      owned_[b.address].isolated = true;
+    }
+  };
+  for (const auto& up : entry_.instructions()) {
+    const hlo::HloInstruction& inst = *up;
+    if (&inst == entry_.root_instruction()) isolate(&inst);
+    if (!ValueSharedBeyondKernels(inst)) continue;
+    isolate(&inst);
+    for (const hlo::HloInstruction* op : inst.operands()) isolate(op);
+  }
 }
 
 StatusOr<std::vector<HbmBuffer>> HbmPlanner::LeavesOf(const hlo::HloInstruction& inst,
@@ -699,7 +721,8 @@ StatusOr<int64_t> HbmPlanner::AssignAddresses(HbmPlan& plan, uint64_t base) cons
   // write them before the program runs), so they are placed before anything else.
   for (size_t id = 0; id < owned_.size(); ++id) {
     const hlo::HloOpcode op = owned_[id].inst->opcode();
-    const bool initial = op == hlo::HloOpcode::kParameter || op == hlo::HloOpcode::kConstant;
+    const bool initial = op == hlo::HloOpcode::kParameter || op == hlo::HloOpcode::kConstant ||
+                         owned_[id].isolated;
     born[initial ? 0 : static_cast<size_t>(owned_[id].def)].push_back(id);
     if (!owned_[id].pinned) dies[static_cast<size_t>(owned_[id].last_use)].push_back(id);
   }
@@ -721,6 +744,9 @@ StatusOr<int64_t> HbmPlanner::AssignAddresses(HbmPlan& plan, uint64_t base) cons
   }
   for (auto& [inst, leaves] : plan.values) {
     for (HbmBuffer& b : leaves) {
+      const OwnedBuffer& o = owned_[b.address];
+      b.live_from = o.pinned ? 0 : o.def;
+      b.live_to = o.pinned ? static_cast<int64_t>(position_.size()) : o.last_use;
       b.address = base + static_cast<uint64_t>(address[b.address]) + b.view_offset;
     }
   }
@@ -747,13 +773,14 @@ StatusOr<std::vector<isa::DataSegment>> ConstantSegments(const hlo::HloComputati
 
 StatusOr<HbmPlan> PlanHbm(const hlo::HloModule& module, const ElementwiseGroups& groups,
                           uint64_t base, int64_t hbm_capacity, bool timing_only,
-                          const hlo::TileRule& tiles) {
+                          const hlo::TileRule& tiles, bool isolate_shared) {
   const hlo::HloComputation& entry = *module.entry_computation();
   TPUSIM_RETURN_IF_ERROR(RejectFft(entry));
   TPUSIM_ASSIGN_OR_RETURN(const LoopRegions regions, FindLoopRegions(entry));
   HbmPlanner planner(entry, groups, regions, hbm_capacity, tiles);
   HbmPlan plan;
   TPUSIM_RETURN_IF_ERROR(planner.AssignBuffers(plan));
+  if (isolate_shared) planner.IsolateSharedValues(plan);
   TPUSIM_ASSIGN_OR_RETURN(plan.bytes_used, planner.AssignAddresses(plan, base));
   if (!timing_only) {
     TPUSIM_ASSIGN_OR_RETURN(plan.constants, ConstantSegments(entry, plan));

@@ -29,7 +29,7 @@ Lowerer::Lowerer(const hlo::HloModule& module, const config::ChipConfig& config,
       double_buffer_(double_buffer),
       groups_(groups),
       megacore_(megacore),
-      em_(&program->cores[static_cast<size_t>(core_id)], config.core.vmem_bytes) {}
+      em_(&program->cores[static_cast<size_t>(core_id)], config.core.KernelVmemBytes()) {}
 
 const std::vector<HbmBuffer>& Lowerer::Buffers(const HloInstruction* inst) const {
   auto it = plan_.values.find(inst);
@@ -98,9 +98,11 @@ Status Lowerer::Run() {
     em_.set_tag(TagOf(inst));
     em_.ResetVmem();
     em_.set_hbm_arrays(KernelHbmArrays(inst));
+    kernel_starts_.push_back(static_cast<size_t>(em_.size()));
     TPUSIM_RETURN_IF_ERROR(LowerInstruction(inst));
     TPUSIM_RETURN_IF_ERROR(em_.CheckSize());
   }
+  kernel_starts_.push_back(static_cast<size_t>(em_.size()));
   em_.set_tag(isa::kNoHloTag);
   em_.Emit(isa::op::CtrlHalt{});
   return OkStatus();

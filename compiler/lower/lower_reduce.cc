@@ -172,6 +172,106 @@ Status Lowerer::ReduceLongRows(const HloInstruction& inst, isa::ReduceOp op, uin
   return OkStatus();
 }
 
+// A reduce that keeps the operand's minor dimension, as XLA's TPU backend reduces it: the kept
+// elements stay on the lanes and the reduced ones are folded down the sublanes. The kept dimensions
+// before the last reduced one ("outer") and the run of kept dimensions after it (contiguous in HBM,
+// `run` elements) form the kept box [outer..., run], blocked like any row-major box; each block is
+// loaded with the reduced dimensions slowest, so VMEM holds [reduced, block] and one vpu.reduce
+// down the sublanes gives the block's results in the result's order, starting at the init value
+// (the evaluator's order). Loads are double-buffered: the next block's load runs under this
+// block's reduce and store. Returns false (nothing emitted) when even `min(run, lanes)` columns of
+// the reduced rows do not fit VMEM; the caller then reduces along the lanes.
+StatusOr<bool> Lowerer::ReduceColumns(const HloInstruction& inst, isa::ReduceOp op,
+                                      uint64_t init_v) {
+  const HbmBuffer& in = Buffer(inst.operand(0));
+  const HbmBuffer& out = Buffer(&inst);
+  const int64_t e = in.elem_bytes(), oe = out.elem_bytes();
+  const std::vector<int64_t> in_strides = RowMajorStrides(in.dims, e);
+  const auto reduced = [&](size_t i) {
+    return std::find(inst.dimensions().begin(), inst.dimensions().end(),
+                     static_cast<int64_t>(i)) != inst.dimensions().end();
+  };
+  size_t last_red = 0;
+  for (size_t i = 0; i < in.dims.size(); ++i) {
+    if (reduced(i)) last_red = i;
+  }
+  std::vector<int64_t> box, box_strides, red, red_strides;  // box: kept [outer..., run]
+  int64_t run = 1, rn = 1;
+  for (size_t i = 0; i < in.dims.size(); ++i) {
+    if (reduced(i)) {
+      red.push_back(in.dims[i]);
+      red_strides.push_back(in_strides[i]);
+      rn *= in.dims[i];
+    } else if (i < last_red) {
+      box.push_back(in.dims[i]);
+      box_strides.push_back(in_strides[i]);
+    } else {
+      run *= in.dims[i];
+    }
+  }
+  box.push_back(run);
+  box_strides.push_back(e);
+  // Per kept element: its reduced column in each of two load buffers, and its result.
+  const int64_t budget = em_.vmem_free() - 2 * 64;
+  const auto blocking = ChooseBlocking(box, 2 * rn * e + oe, budget);
+  if (!blocking || blocking->blk * blocking->inner < std::min<int64_t>(out.elements(), 128)) {
+    return false;
+  }
+  const int64_t max_cols = blocking->blk * blocking->inner;
+  TPUSIM_ASSIGN_OR_RETURN(uint64_t bufs, Vmem(inst, 2 * rn * max_cols * e, "operand blocks"));
+  TPUSIM_ASSIGN_OR_RETURN(uint64_t res, Vmem(inst, max_cols * oe, "result"));
+  struct Block {
+    int64_t src_off, out_index, cols;
+    std::vector<int64_t> dims;
+  };
+  std::vector<Block> blocks;
+  const std::vector<int64_t> out_strides = RowMajorStrides(box, 1);
+  TPUSIM_RETURN_IF_ERROR(ForEachBlock(
+      box, *blocking,
+      [&](const std::vector<int64_t>& start, const std::vector<int64_t>& bdims) -> Status {
+        Block b{0, 0, 1, bdims};
+        for (size_t i = 0; i < start.size(); ++i) {
+          b.src_off += start[i] * box_strides[i];
+          b.out_index += start[i] * out_strides[i];
+        }
+        for (int64_t d : bdims) b.cols *= d;
+        blocks.push_back(std::move(b));
+        return OkStatus();
+      }));
+  auto load = [&](size_t i) -> StatusOr<int64_t> {
+    const Block& b = blocks[i];
+    std::vector<int64_t> dims = red, ss = red_strides;
+    dims.insert(dims.end(), b.dims.begin(), b.dims.end());
+    ss.insert(ss.end(), box_strides.begin() + static_cast<std::ptrdiff_t>(blocking->d),
+              box_strides.end());
+    return em_.Dma(isa::Opcode::kDmaHbmToVmem, in.address + static_cast<uint64_t>(b.src_off), ss,
+                   bufs + static_cast<uint64_t>((i % 2) * rn * max_cols * e),
+                   RowMajorStrides(dims, e), dims, e, kLoadFlag);
+  };
+  TPUSIM_ASSIGN_OR_RETURN(int64_t pending, load(0));
+  em_.Emit(RunningResultsFromInit(in.dtype, res, init_v, blocks[0].cols));
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    em_.Wait(kLoadFlag, pending);
+    pending = 0;
+    if (i + 1 < blocks.size()) {
+      TPUSIM_ASSIGN_OR_RETURN(pending, load(i + 1));
+    }
+    const Block& b = blocks[i];
+    if (i > 0) {
+      em_.Wait(kStoreFlag, 1);  // the previous block's results have left `res`
+      em_.Emit(RunningResultsFromInit(in.dtype, res, init_v, b.cols));
+    }
+    em_.Emit(ReduceInto(op, isa::ReduceAxis::kSublanes, in.dtype, res,
+                        bufs + static_cast<uint64_t>((i % 2) * rn * max_cols * e), rn, b.cols));
+    em_.DmaContiguous(isa::Opcode::kDmaVmemToHbm, res,
+                      out.address + static_cast<uint64_t>(b.out_index * oe), b.cols * oe, oe,
+                      kStoreFlag);
+    TPUSIM_RETURN_IF_ERROR(em_.CheckSize());
+  }
+  em_.Wait(kStoreFlag, 1);
+  return true;
+}
+
 Status Lowerer::LowerReduce(const HloInstruction& inst) {
   if (!inst.shape().IsArray() || inst.operand_count() != 2) {
     return Unsupported(inst, "variadic (tuple-shaped) reduce is not supported");
@@ -215,34 +315,13 @@ Status Lowerer::LowerReduce(const HloInstruction& inst) {
     em_.Wait(kStoreFlag, 1);
   };
 
-  // Reduced dimensions leading (a bias gradient: sum over the batch of [B, F]): the operand is
-  // already [rn, kept] row-major, so blocks of whole columns are reduced down the sublanes with
-  // contiguous DMA runs instead of a transposing gather.
-  bool leading = kept.size() < in.dims.size() && out.elements() > 1;
-  for (size_t i = 0; i < inst.dimensions().size(); ++i) {
-    leading = leading && std::find(inst.dimensions().begin(), inst.dimensions().end(),
-                                   static_cast<int64_t>(i)) != inst.dimensions().end();
-  }
-  if (leading) {
-    const int64_t kp = out.elements();
-    const int64_t budget = em_.vmem_free() - 2 * 64;
-    const int64_t kc = std::min(kp, budget / (rn * e + oe));
-    if (kc >= std::min<int64_t>(kp, 128)) {
-      TPUSIM_ASSIGN_OR_RETURN(uint64_t src, Vmem(inst, rn * kc * e, "operand block"));
-      TPUSIM_ASSIGN_OR_RETURN(uint64_t res, Vmem(inst, kc * oe, "result"));
-      for (int64_t c0 = 0; c0 < kp; c0 += kc) {
-        const int64_t cc = std::min(kc, kp - c0);
-        const std::vector<int64_t> box{rn, cc}, ss{kp * e, e}, ds{cc * e, e};
-        TPUSIM_ASSIGN_OR_RETURN(int64_t n, em_.Dma(isa::Opcode::kDmaHbmToVmem,
-                                                   in.address + static_cast<uint64_t>(c0 * e), ss,
-                                                   src, ds, box, e, kLoadFlag));
-        em_.Emit(RunningResultsFromInit(in.dtype, res, init_v, cc));
-        em_.Wait(kLoadFlag, n);
-        em_.Emit(ReduceInto(*op, isa::ReduceAxis::kSublanes, in.dtype, res, src, rn, cc));
-        store(res, cc, c0);
-      }
-      return OkStatus();
-    }
+  // The minor dimension kept (a bias gradient, a max pool written as reshape + reduce): down the
+  // sublanes, the kept minor elements on the lanes.
+  if (out.elements() > 1 && !inst.dimensions().empty() &&
+      std::find(inst.dimensions().begin(), inst.dimensions().end(),
+                static_cast<int64_t>(in.dims.size()) - 1) == inst.dimensions().end()) {
+    TPUSIM_ASSIGN_OR_RETURN(bool done, ReduceColumns(inst, *op, init_v));
+    if (done) return OkStatus();
   }
   // One kept row costs rn input elements plus the result.
   const int64_t row_bytes = rn * e + oe;

@@ -46,6 +46,9 @@ struct HbmBuffer {
   int64_t tiled_bytes = 0;
   /// A value read only inside its fusion: never in HBM (its address is a placeholder).
   bool fusion_internal = false;
+  /// The kernels (entry-instruction positions) from the one that writes the buffer to the last that
+  /// reads it: no other value uses these bytes between them (the plan's live range).
+  int64_t live_from = 0, live_to = 0;
   int64_t elements() const {
     int64_t n = 1;
     for (int64_t d : dims) n *= d;
@@ -71,10 +74,18 @@ struct HbmPlan {
 /// the bytes this core may use from `base` on. `groups`: fused elementwise groups; all their
 /// members' results are defined at the group's first member and all their operands read until its
 /// last (the kernel interleaves them chunk by chunk). `tiles`: how arrays are tiled in HBM; each
-/// buffer takes its tile-padded bytes of capacity (HbmBuffer::tiled_bytes).
+/// buffer takes its tile-padded bytes of capacity (HbmBuffer::tiled_bytes). `isolate_shared`:
+/// the buffers of values ValueSharedBeyondKernels (and the result, and those values' operands)
+/// live for the whole program and share their bytes with no other value, so that memory-space
+/// assignment can tell them apart by address (memory_space_assignment.h).
 StatusOr<HbmPlan> PlanHbm(const hlo::HloModule& module, const ElementwiseGroups& groups,
                           uint64_t base, int64_t hbm_capacity, bool timing_only,
-                          const hlo::TileRule& tiles);
+                          const hlo::TileRule& tiles, bool isolate_shared = false);
+/// True for values whose bytes something other than the program of the core computing them reads
+/// or writes: parameters (the driver writes them), constants (data segments), send/recv and
+/// collectives (other cores' DMAs). (Host transfers and everything else show in the core's own code,
+/// where memory-space assignment checks every access.)
+bool ValueSharedBeyondKernels(const hlo::HloInstruction& inst);
 
 /// True for instructions whose value is their operand 0's buffers (reshape, bitcast, copy,
 /// opt-barrier, add-dependency, domain, real of a real value, identity custom-calls, a broadcast
@@ -174,9 +185,13 @@ class Lowerer {
   /// User-given costs of custom-call targets (CompileOptions::custom_call_cycles); may be null.
   void set_custom_call_cycles(const std::map<std::string, int64_t>* c) { custom_call_cycles_ = c; }
   int64_t peak_vmem() const { return em_.peak_vmem(); }
+  /// Per entry-instruction position, the index of the first instruction its kernel emitted; one
+  /// more entry at the end (the program's size before ctrl.halt).
+  const std::vector<size_t>& kernel_starts() const { return kernel_starts_; }
 
  private:
   Status LowerInstruction(const hlo::HloInstruction& inst);
+  std::vector<size_t> kernel_starts_;
   const std::vector<HbmBuffer>& Buffers(const hlo::HloInstruction* inst) const;
   const HbmBuffer& Buffer(const hlo::HloInstruction* inst) const;
   /// VMEM allocation within the current kernel; DoesNotFit naming `inst` on failure.
@@ -414,6 +429,10 @@ class Lowerer {
   Status ReduceLongRows(const hlo::HloInstruction& inst, isa::ReduceOp op, uint64_t init_v,
                         const std::vector<int64_t>& kept, const std::vector<int64_t>& kept_strides,
                         const std::vector<int64_t>& red, const std::vector<int64_t>& red_strides);
+  /// A reduce that keeps the operand's minor dimension: down the sublanes, blocks of the kept
+  /// elements on the lanes (lower_reduce.cc). False when a block of min(kept, 128) columns of the
+  /// reduced rows does not fit VMEM (nothing emitted).
+  StatusOr<bool> ReduceColumns(const hlo::HloInstruction& inst, isa::ReduceOp op, uint64_t init_v);
   Status LowerCollective(const hlo::HloInstruction& inst);
   /// rng-bit-generator (lower_rng.cc): u64[n] state (stored narrowed to 32 bits), u32/s32 bits.
   Status LowerRngBitGenerator(const hlo::HloInstruction& inst);

@@ -56,6 +56,10 @@ TransferRequest DmaEngine::MakeRequest(const Command& cmd) const {
     case isa::Opcode::kDmaVmemToHbm:
       req.uses = {{hbm, UseKind::kWrite}};
       break;
+    case isa::Opcode::kDmaVmemToVmem:  // through the core's VMEM copy path, as a copy to itself
+      req.uses = {{local_copy_, UseKind::kThrough}};
+      req.latency = Cycles(1);
+      break;
     case isa::Opcode::kDmaHostToHbm:
       req.uses = {{ic_->host(chip), UseKind::kRead}, {hbm, UseKind::kWrite}};
       break;

@@ -114,6 +114,32 @@ ENTRY main {
 }
 )";
 
+// Reduces that keep the minor dimension with reduced dimensions between kept ones (a 2x2 max pool
+// written as reshape + reduce, a mean over a sequence, bf16 over leading dimensions) and one whose
+// kept run is wider than tiny's VMEM holds beside its 300 reduced rows (blocks of the run).
+const std::string kColumnReduces = std::string("HloModule column_reduces\n") + kAdd + R"(
+max_s8 {
+  a = s8[] parameter(0)
+  b = s8[] parameter(1)
+  ROOT m = s8[] maximum(a, b)
+}
+
+ENTRY main {
+  p = s8[4,6,2,6,2,64]{5,4,3,2,1,0} parameter(0)
+  lo = s8[] constant(-128)
+  pool = s8[4,6,6,64]{3,2,1,0} reduce(p, lo), dimensions={2,4}, to_apply=max_s8
+  x = f32[3,10,4,200]{3,2,1,0} parameter(1)
+  i = f32[] constant(0.5)
+  seq = f32[3,4,200]{2,1,0} reduce(x, i), dimensions={1}, to_apply=add_f32
+  y = bf16[5,7,130]{2,1,0} parameter(2)
+  j = bf16[] constant(0.3)
+  lead = bf16[130]{0} reduce(y, j), dimensions={0,1}, to_apply=add_bf16
+  w = f32[2,300,4096]{2,1,0} parameter(3)
+  wide = f32[2,4096]{1,0} reduce(w, i), dimensions={1}, to_apply=add_f32
+  ROOT t = (s8[4,6,6,64]{3,2,1,0}, f32[3,4,200]{2,1,0}, bf16[130]{0}, f32[2,4096]{1,0}) tuple(pool, seq, lead, wide)
+}
+)";
+
 testing::RunResult CheckExactly(const std::string& text, const std::string& config) {
   return testing::CheckAgainstEvaluator(text, config, 0, 0, {}, /*mxu_order=*/true);
 }
@@ -160,6 +186,35 @@ TEST(ReduceOrderTest, LongRowsAreSummedInOneOrder) {
     if (std::string(config) == "tiny") {  // several chunks per row
       EXPECT_GT(Reduces(run, "r"), 3);
       EXPECT_GT(Reduces(run, "s"), 2);
+    }
+  }
+}
+
+// The kept minor elements stay on the lanes and the reduced ones go down the sublanes (XLA's
+// column reduction), never a gather of one element per DMA run; same bits as the evaluator.
+TEST(ReduceOrderTest, ReducesKeepingTheMinorDimensionGoDownTheSublanes) {
+  for (const char* config : {"tiny", "tpu-v4"}) {
+    SCOPED_TRACE(config);
+    const auto run = CheckExactly(kColumnReduces, config);
+    const isa::Program& p = run.compiled.program;
+    for (const char* name : {"pool", "seq", "lead", "wide"}) {
+      SCOPED_TRACE(name);
+      int sublanes = 0, reduces = 0;
+      const auto& core = p.cores[0];
+      for (size_t k = 0; k < core.instructions.size(); ++k) {
+        const int32_t tag = core.hlo_tags[k];
+        if (tag < 0 || p.hlo_names[static_cast<size_t>(tag)] != name ||
+            core.instructions[k].opcode != isa::Opcode::kVpuReduce) {
+          continue;
+        }
+        ++reduces;
+        sublanes += core.instructions[k].As<isa::op::VpuReduce>().axis == isa::ReduceAxis::kSublanes;
+      }
+      EXPECT_GT(reduces, 0);
+      EXPECT_EQ(sublanes, reduces);
+    }
+    if (std::string(config) == "tiny") {
+      EXPECT_GT(Reduces(run, "wide"), 2);  // blocks of the run
     }
   }
 }

@@ -56,6 +56,25 @@ TEST(InterpreterDma, SharedAndPrivateHbm) {
   EXPECT_EQ(p.hbm(0).capacity(), uint64_t{32} << 20);  // half of the chip's 64 MiB
 }
 
+// dma.vmem_to_vmem: a strided copy inside one core's VMEM (a buffer memory-space assignment keeps
+// in VMEM), buffered: an overlapping destination gets the source's old bytes; no HBM byte changes.
+TEST(InterpreterDma, VmemToVmemCopiesInsideVmemAsIfBuffered) {
+  Interpreter in(SmallChip());
+  RunAsm(in, R"(
+.data vmem core=0, addr=0x0, s32 1, 2, 3, 4, 5, 6
+.core 0
+  dma.vmem_to_vmem flag=0, src=0x0, dst=0x100, n0=2, n1=3, src_s1=8, dst_s1=16
+  sync.wait flag=0
+  dma.vmem_to_vmem flag=1, src=0x0, dst=0x4, n0=4
+  sync.wait flag=1
+)");
+  EXPECT_EQ(ReadS32(in.vmem(0), 0x100, 2), (std::vector<int32_t>{1, 2}));
+  EXPECT_EQ(ReadS32(in.vmem(0), 0x110, 2), (std::vector<int32_t>{3, 4}));
+  EXPECT_EQ(ReadS32(in.vmem(0), 0x120, 2), (std::vector<int32_t>{5, 6}));
+  EXPECT_EQ(ReadS32(in.vmem(0), 0x0, 6), (std::vector<int32_t>{1, 1, 2, 3, 4, 6}));
+  EXPECT_EQ(ReadS32(in.hbm(0), 0x0, 1)[0], 0);
+}
+
 TEST(InterpreterControl, LoopsRepeatTheBody) {
   Interpreter in(SmallChip());
   RunAsm(in, R"(

@@ -129,6 +129,31 @@ TEST(ClosedFormTest, HbmStreamRunsAtConfiguredBandwidth) {
             r->cycles.value() * 9 / 10);
 }
 
+TEST(ClosedFormTest, VmemToVmemCopiesRunAtTheVmemPortRateWithoutHbm) {
+  // A buffer kept in VMEM between kernels is read through dma.vmem_to_vmem: 16 copies of 16 KiB on
+  // the core's VMEM copy path (core.vmem.bytes_per_cycle = 512 on TinyChip), none through HBM.
+  const config::ChipConfig chip = TinyChip();
+  std::string text;
+  const int kDmas = 16;
+  const uint64_t kBytes = 16 << 10;
+  for (int i = 0; i < kDmas; ++i) {
+    text += "dma.vmem_to_vmem flag=0, src=" + std::to_string(i * kBytes) +
+            ", dst=" + std::to_string((512 << 10) + i * kBytes) +
+            ", elem_bytes=4, n0=" + std::to_string(kBytes / 4) + "\n";
+  }
+  text += "sync.wait flag=0, value=16\nctrl.halt\n";
+  isa::Program p = Asm(text);
+  auto r = RunAndCheck(chip, p);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  // 256 KiB at 512 B/cycle = 512 cycles, plus issue and the 1-cycle copy latency per transfer.
+  const double ideal = static_cast<double>(kDmas * kBytes) / 512.0;
+  EXPECT_GE(ideal / static_cast<double>(r->cycles.value()), 0.9) << r->cycles.value();
+  EXPECT_LE(ideal, static_cast<double>(r->cycles.value()));
+  EXPECT_EQ(*r->stats->Get("chip0.hbm", "bytes_read"), 0u);
+  EXPECT_EQ(*r->stats->Get("chip0.hbm", "bytes_written"), 0u);
+  EXPECT_EQ(r->cores[0].stalls[static_cast<int>(StallCategory::kHbmBound)], 0u);
+}
+
 TEST(ClosedFormTest, BackToBackMatmulsKeepTheArrayBusy) {
   const config::ChipConfig chip = TinyChip();
   isa::Program p = Asm(R"(
