@@ -715,12 +715,90 @@ StatusOr<Shape> InferSelectAndScatter(const HloInstruction& inst) {
   return o;
 }
 
+// Each of `dims` in [0, bound), and (when `sorted`) strictly increasing, else without repeats.
+Status CheckDimList(const Dims& dims, int64_t bound, bool sorted, const char* what) {
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (!ValidDim(dims[i], bound)) {
+      return Err(fmt::format("scatter: {} {}: dimension {} is not in [0, {})", what, DimsStr(dims),
+                             dims[i], bound));
+    }
+    const bool repeated = std::find(dims.begin(), dims.begin() + static_cast<std::ptrdiff_t>(i),
+                                    dims[i]) != dims.begin() + static_cast<std::ptrdiff_t>(i);
+    if (repeated || (sorted && i > 0 && dims[i] < dims[i - 1])) {
+      return Err(fmt::format("scatter: {} {} must be {}without repeats", what, DimsStr(dims),
+                             sorted ? "sorted and " : ""));
+    }
+  }
+  return OkStatus();
+}
+
+// As XLA's ValidateScatterDimensionNumbers (shape_inference.cc): the dimension lists are in range,
+// update_window_dims and inserted_window_dims sorted, none has a repeat, and the window dimensions
+// (update_window_dims + inserted_window_dims + input_batching_dims) are the operand's rank; the
+// updates' rank is the window's plus the indices' scatter dimensions.
+Status CheckScatterDimensions(const HloInstruction& inst, int64_t n) {
+  const ScatterDimensionNumbers& s = inst.scatter_dimension_numbers();
+  const Shape& operand = inst.operand(0)->shape();
+  const Shape& indices = inst.operand(n)->shape();
+  const Shape& updates = inst.operand(n + 1)->shape();
+  for (int64_t i = 0; i < n; ++i) {
+    TPUSIM_RETURN_IF_ERROR(ExpectArray(inst.operand(i)->shape(), "scatter operand"));
+    TPUSIM_RETURN_IF_ERROR(ExpectArray(inst.operand(n + 1 + i)->shape(), "scatter update"));
+    if (inst.operand(i)->shape().dimensions() != operand.dimensions() ||
+        inst.operand(n + 1 + i)->shape().dimensions() != updates.dimensions()) {
+      return Err("scatter: the operands, and the updates, must have the same dimensions");
+    }
+  }
+  TPUSIM_RETURN_IF_ERROR(ExpectArray(indices, "scatter indices"));
+  if (s.index_vector_dim < 0 || s.index_vector_dim > indices.rank()) {
+    return Err(fmt::format("scatter: index_vector_dim={} is not in [0, {}]", s.index_vector_dim,
+                           indices.rank()));
+  }
+  TPUSIM_RETURN_IF_ERROR(
+      CheckDimList(s.update_window_dims, updates.rank(), true, "update_window_dims"));
+  TPUSIM_RETURN_IF_ERROR(
+      CheckDimList(s.inserted_window_dims, operand.rank(), true, "inserted_window_dims"));
+  TPUSIM_RETURN_IF_ERROR(
+      CheckDimList(s.input_batching_dims, operand.rank(), false, "input_batching_dims"));
+  TPUSIM_RETURN_IF_ERROR(CheckDimList(s.scatter_dims_to_operand_dims, operand.rank(), false,
+                                      "scatter_dims_to_operand_dims"));
+  for (int64_t d : s.inserted_window_dims) {
+    if (std::find(s.input_batching_dims.begin(), s.input_batching_dims.end(), d) !=
+        s.input_batching_dims.end()) {
+      return Err(fmt::format("scatter: dimension {} is both inserted and a batching dimension", d));
+    }
+  }
+  const size_t window =
+      s.update_window_dims.size() + s.inserted_window_dims.size() + s.input_batching_dims.size();
+  if (static_cast<int64_t>(window) != operand.rank()) {
+    return Err(fmt::format(
+        "scatter: update_window_dims, inserted_window_dims and input_batching_dims have {} "
+        "dimensions, the operand's rank is {}",
+        window, operand.rank()));
+  }
+  const int64_t index_vector =
+      s.index_vector_dim < indices.rank() ? indices.dimensions(s.index_vector_dim) : 1;
+  if (static_cast<int64_t>(s.scatter_dims_to_operand_dims.size()) != index_vector) {
+    return Err(
+        fmt::format("scatter: scatter_dims_to_operand_dims has {} entries, the index vector {}",
+                    s.scatter_dims_to_operand_dims.size(), index_vector));
+  }
+  const int64_t scatter_dims = indices.rank() - (s.index_vector_dim < indices.rank() ? 1 : 0);
+  if (updates.rank() != static_cast<int64_t>(s.update_window_dims.size()) + scatter_dims) {
+    return Err(
+        fmt::format("scatter: updates of rank {}, expected {} window + {} scatter dimensions",
+                    updates.rank(), s.update_window_dims.size(), scatter_dims));
+  }
+  return OkStatus();
+}
+
 // scatter(operands..., indices, updates...): result = the operands.
 StatusOr<Shape> InferScatter(const HloInstruction& inst) {
   if (inst.operand_count() < 3 || inst.operand_count() % 2 == 0) {
     return Err("scatter expects N operands, indices, N updates");
   }
   const int64_t n = (inst.operand_count() - 1) / 2;
+  TPUSIM_RETURN_IF_ERROR(CheckScatterDimensions(inst, n));
   if (n == 1) return inst.operand(0)->shape();
   std::vector<Shape> elems;
   for (int64_t i = 0; i < n; ++i) elems.push_back(inst.operand(i)->shape());

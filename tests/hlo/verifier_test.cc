@@ -150,6 +150,43 @@ TEST(VerifierTest, ReduceWindowAndSelectAndScatter) {
             "");
 }
 
+// Scatter dimension numbers as XLA's ValidateScatterDimensionNumbers checks them (a fuzz finding:
+// update_window_dims={1,1} passed the verifier and broke a compiler pass): each list in range,
+// the window lists sorted, no repeats, the window covering the operand's rank, one operand
+// dimension per index-vector element, the updates' rank = window + scatter dimensions.
+TEST(VerifierTest, ScatterDimensionNumbers) {
+  const std::string ops =
+      "  x = f32[8,4] parameter(0)\n  i = s32[3,1] parameter(1)\n  u = f32[3,4] parameter(2)\n";
+  auto scatter = [&](const std::string& dims) {
+    return Verify(ops + "  ROOT s = f32[8,4] scatter(x, i, u), " + dims + ", to_apply=add\n",
+                  kAdd);
+  };
+  const std::string valid =
+      "update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, "
+      "index_vector_dim=1";
+  EXPECT_EQ(scatter(valid), "");
+  const std::string where = "v.hlo:11:8: error: '%s' (scatter): scatter: ";
+  EXPECT_EQ(scatter("update_window_dims={1,1}, inserted_window_dims={0}, "
+                    "scatter_dims_to_operand_dims={0}, index_vector_dim=1"),
+            where + "update_window_dims [1,1] must be sorted and without repeats");
+  EXPECT_EQ(scatter("update_window_dims={1}, inserted_window_dims={0,0}, "
+                    "scatter_dims_to_operand_dims={0}, index_vector_dim=1"),
+            where + "inserted_window_dims [0,0] must be sorted and without repeats");
+  EXPECT_EQ(scatter("update_window_dims={2}, inserted_window_dims={0}, "
+                    "scatter_dims_to_operand_dims={0}, index_vector_dim=1"),
+            where + "update_window_dims [2]: dimension 2 is not in [0, 2)");
+  EXPECT_EQ(scatter("update_window_dims={1}, inserted_window_dims={}, "
+                    "scatter_dims_to_operand_dims={0}, index_vector_dim=1"),
+            where + "update_window_dims, inserted_window_dims and input_batching_dims have 1 "
+                    "dimensions, the operand's rank is 2");
+  EXPECT_EQ(scatter("update_window_dims={1}, inserted_window_dims={0}, "
+                    "scatter_dims_to_operand_dims={0,1}, index_vector_dim=1"),
+            where + "scatter_dims_to_operand_dims has 2 entries, the index vector 1");
+  EXPECT_EQ(scatter("update_window_dims={1}, inserted_window_dims={0}, "
+                    "scatter_dims_to_operand_dims={0}, index_vector_dim=3"),
+            where + "index_vector_dim=3 is not in [0, 2]");
+}
+
 TEST(VerifierTest, DataMovementMismatches) {
   EXPECT_EQ(Verify("  p = f32[3] parameter(0)\n  ROOT b = f32[2,3] broadcast(p), dimensions={1}\n"),
             "");
