@@ -299,8 +299,8 @@ StatusOr<CompiledModule> Compile(const hlo::HloModule& module, const config::Chi
             AssignVmemResidency(program, core, keepable, lowerer.kernel_starts(),
                                 static_cast<uint64_t>(kernel_vmem), kept_vmem);
         for (const KeptBuffer& k : kept) {
-          result.peak_vmem_bytes = std::max(
-              result.peak_vmem_bytes, kernel_vmem + static_cast<int64_t>(k.vmem_address) + k.hbm.bytes);
+          const int64_t top = kernel_vmem + static_cast<int64_t>(k.vmem_address) + k.hbm.bytes;
+          result.peak_vmem_bytes = std::max(result.peak_vmem_bytes, top);
         }
       }
       identical.ShareIfSeen(program.cores, static_cast<size_t>(core));

@@ -10,6 +10,7 @@
 #include "compiler/lower/constant_data.h"
 #include "compiler/lower/device_types.h"
 #include "compiler/lower/lowerer.h"
+#include "compiler/lower/memory_space_assignment.h"
 #include "compiler/passes/layout_assignment.h"
 #include "compiler/passes/loop_region.h"
 #include "hlo/computation.h"
@@ -493,9 +494,9 @@ class HbmPlanner {
   // Pass 2: addresses from `base`, in program order; a buffer's bytes are reused after its last
   // reader. Returns the bytes used.
   StatusOr<int64_t> AssignAddresses(HbmPlan& plan, uint64_t base) const;
-  // The buffers of values that something besides this core's kernels reads or writes (parameters,
-  // constants, the result, collectives' and custom-calls' operands and results:
-  // ValueSharedBeyondKernels) are placed first and never share their bytes with another value.
+  // The buffers of values that something besides this core's program reads or writes (the
+  // result, and ValueSharedBeyondKernels values and their operands: parameters, constants,
+  // collectives, send/recv) are placed first and never share their bytes with another value.
   void IsolateSharedValues(HbmPlan& plan);
 
  private:

@@ -179,8 +179,8 @@ Status Lowerer::ReduceLongRows(const HloInstruction& inst, isa::ReduceOp op, uin
 // loaded with the reduced dimensions slowest, so VMEM holds [reduced, block] and one vpu.reduce
 // down the sublanes gives the block's results in the result's order, starting at the init value
 // (the evaluator's order). Loads are double-buffered: the next block's load runs under this
-// block's reduce and store. Returns false (nothing emitted) when even `min(run, lanes)` columns of
-// the reduced rows do not fit VMEM; the caller then reduces along the lanes.
+// block's reduce and store. Returns false (nothing emitted) when a block of min(kept elements, 128)
+// columns of the reduced rows does not fit VMEM; the caller then reduces along the lanes.
 StatusOr<bool> Lowerer::ReduceColumns(const HloInstruction& inst, isa::ReduceOp op,
                                       uint64_t init_v) {
   const HbmBuffer& in = Buffer(inst.operand(0));

@@ -75,17 +75,13 @@ struct HbmPlan {
 /// members' results are defined at the group's first member and all their operands read until its
 /// last (the kernel interleaves them chunk by chunk). `tiles`: how arrays are tiled in HBM; each
 /// buffer takes its tile-padded bytes of capacity (HbmBuffer::tiled_bytes). `isolate_shared`:
-/// the buffers of values ValueSharedBeyondKernels (and the result, and those values' operands)
+/// the buffers of values ValueSharedBeyondKernels (memory_space_assignment.h; and the result, and
+/// those values' operands)
 /// live for the whole program and share their bytes with no other value, so that memory-space
 /// assignment can tell them apart by address (memory_space_assignment.h).
 StatusOr<HbmPlan> PlanHbm(const hlo::HloModule& module, const ElementwiseGroups& groups,
                           uint64_t base, int64_t hbm_capacity, bool timing_only,
                           const hlo::TileRule& tiles, bool isolate_shared = false);
-/// True for values whose bytes something other than the program of the core computing them reads
-/// or writes: parameters (the driver writes them), constants (data segments), send/recv and
-/// collectives (other cores' DMAs). (Host transfers and everything else show in the core's own code,
-/// where memory-space assignment checks every access.)
-bool ValueSharedBeyondKernels(const hlo::HloInstruction& inst);
 
 /// True for instructions whose value is their operand 0's buffers (reshape, bitcast, copy,
 /// opt-barrier, add-dependency, domain, real of a real value, identity custom-calls, a broadcast

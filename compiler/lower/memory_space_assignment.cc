@@ -48,8 +48,10 @@ LoopSpans OutermostLoops(const std::vector<isa::Instruction>& code) {
     s.trips[i] = counts.back();
     if (op == isa::Opcode::kCtrlEndLoop && counts.size() > 1) {
       counts.pop_back();
-      if (counts.size() == 1) std::fill(s.end.begin() + static_cast<std::ptrdiff_t>(outer),
-                                        s.end.begin() + static_cast<std::ptrdiff_t>(i) + 1, i);
+      if (counts.size() == 1) {  // the outermost loop closed: its instructions live until here
+        std::fill(s.end.begin() + static_cast<std::ptrdiff_t>(outer),
+                  s.end.begin() + static_cast<std::ptrdiff_t>(i) + 1, i);
+      }
     }
   }
   return s;

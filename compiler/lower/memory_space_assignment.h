@@ -6,8 +6,9 @@
 // It runs on one core's emitted program. Kernels use VMEM below core.vmem.scoped_limit_bytes
 // (ChipConfig::KernelVmemBytes); the rest, [limit, capacity), holds the kept buffers. A buffer is a
 // candidate when only this core's program touches it (an intermediate value: not a parameter,
-// constant or result of the module, not an operand or result of a collective or send/recv). It is kept when every instruction that touches its HBM bytes is a
-// plain dma.hbm_to_vmem / dma.vmem_to_hbm inside it, the first of them a store, and it fits beside
+// constant or result of the module, not an operand or result of a collective or send/recv). It is
+// kept when every instruction that touches its HBM bytes while it is live is a whole plain
+// dma.hbm_to_vmem / dma.vmem_to_hbm inside it, the first of them a store, and it fits beside
 // the buffers already kept over its live range (first to last access; an access inside a ctrl.loop
 // makes it live over the whole outermost loop). Candidates are taken by the HBM bytes they save
 // (bytes moved, times the trips of enclosing loops) per byte of VMEM, most first, and placed at the
@@ -16,9 +17,9 @@
 // bytes land in the same places, so values are unchanged; the time is the VMEM copy path's, and
 // no HBM byte moves.
 //
-// Departures from XLA (docs/codegen.md "Buffers kept in VMEM"): XLA decides before scheduling and
-// can prefetch and evict a buffer part of its life; kernels there read a kept operand in place, here
-// through a VMEM-to-VMEM copy into the kernel's tiles.
+// Departures from XLA (docs/codegen.md "Buffers kept in VMEM"): XLA decides before scheduling
+// and can prefetch and evict a buffer part of its life; kernels there read a kept operand in
+// place, here through a VMEM-to-VMEM copy into the kernel's tiles.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +29,12 @@
 #include "isa/program.h"
 
 namespace tpusim::compiler {
+
+/// True for values whose bytes something other than the program of the core computing them
+/// reads or writes: parameters (the driver writes them), constants (data segments), send/recv
+/// and collectives (other cores' DMAs). Host transfers and everything else show in the core's own
+/// code, where memory-space assignment checks every access.
+bool ValueSharedBeyondKernels(const hlo::HloInstruction& inst);
 
 /// A buffer's HBM bytes [address, address + bytes), and the kernels (entry-instruction positions
 /// [live_from, live_to]) over which no other value uses them (HbmBuffer::live_from/live_to).

@@ -57,7 +57,8 @@ TEST(MemorySpaceAssignmentTest, LayerOutputsStayInVmemWithTheSameBits) {
     SCOPED_TRACE(name);
     const config::ChipConfig all = testing::Config(name);
     const auto hbm = testing::ExpectSameBits(kLayers, all);
-    const auto kept = testing::ExpectSameBits(kLayers, WithScopedLimit(name, all.core.vmem_bytes / 2));
+    const auto kept =
+        testing::ExpectSameBits(kLayers, WithScopedLimit(name, all.core.vmem_bytes / 2));
     EXPECT_EQ(Count(hbm.compiled.program, isa::Opcode::kDmaVmemToVmem), 0);
     EXPECT_GT(Count(kept.compiled.program, isa::Opcode::kDmaVmemToVmem), 0);
     // The pool's input and output never cross HBM: its kernel reads only its init value (a

@@ -208,7 +208,8 @@ TEST(ReduceOrderTest, ReducesKeepingTheMinorDimensionGoDownTheSublanes) {
           continue;
         }
         ++reduces;
-        sublanes += core.instructions[k].As<isa::op::VpuReduce>().axis == isa::ReduceAxis::kSublanes;
+        const auto axis = core.instructions[k].As<isa::op::VpuReduce>().axis;
+        sublanes += axis == isa::ReduceAxis::kSublanes;
       }
       EXPECT_GT(reduces, 0);
       EXPECT_EQ(sublanes, reduces);
