@@ -224,12 +224,15 @@ class DirectConvEmitter {
         C_(config.core.mxu.cols),
         nm_(std::max<int64_t>(1, config.core.mxu.count)),
         double_weights_(config.core.mxu.weight_buffers >= 2),
+        vmem_bytes_per_cycle_(config.core.vmem_bytes_per_cycle),
+        vpu_lanes_(config.core.vpu.lanes),
+        vpu_sublanes_(config.core.vpu.sublanes),
         timing_(isa::MxuTiming::FromConfig(config.core.mxu)) {}
 
   Status Run() {
     TPUSIM_RETURN_IF_ERROR(Allocate());
     BuildSteps();
-    TPUSIM_ASSIGN_OR_RETURN(int64_t pending, IssueLoads(steps_[0]));
+    TPUSIM_ASSIGN_OR_RETURN(int64_t pending, IssueFirstLoads(steps_[0]));
     for (size_t i = 0; i < steps_.size(); ++i) {
       const Step& st = steps_[i];
       em_.Wait(kConvLoadFlag, pending);
@@ -240,6 +243,7 @@ class DirectConvEmitter {
       }
       const int64_t acc0 = b_.double_acc ? (out_block_ % 2) * b_.mc() * b_.tpm : 0;
       EmitTaps(st, acc0);
+      FinishWeightParts();
       if (i + 1 < steps_.size() && b_.nband == 1) {
         TPUSIM_ASSIGN_OR_RETURN(pending, IssueLoads(steps_[i + 1]));
       }
@@ -258,6 +262,10 @@ class DirectConvEmitter {
 
  private:
   static constexpr uint64_t kConvLoadFlag = 2, kOutFlag0 = 4;
+  // The first step's kernel block arrives in up to kMaxWeightParts parts of consecutive window
+  // positions, part q signalling flag kWeightPartFlag0 + q (IssueFirstLoads).
+  static constexpr uint64_t kWeightPartFlag0 = 32;
+  static constexpr int64_t kMaxWeightParts = 64;
   // One step: M block (image n, output rows oh0.., columns ow0..) x N block n0 x feature chunk c0
   // x kernel block of window positions s0..; its band covers output rows band_oh0 ...
   struct Step {
@@ -382,17 +390,10 @@ class DirectConvEmitter {
     const BandSpan ws = InputSpan(st.ow0 * p_.ww.stride, cols, p_.W, p_.ww);
     const int64_t cc = Cc(st.c0), le = L_.elem_bytes();
     const uint64_t band = Band(st.band_ver);
-    if (hs.holes || ws.holes) {
-      const int64_t image = image_band_bytes_ / le;
-      em_.Emit(isa::op::VpuFill{
-          .dtype = L_.dtype,
-          .dst = band,
-          .count = static_cast<uint64_t>((Bn(st) - 1) * image + rows * b_.band_w * cc),
-          .value = 0});
-    }
-    if (hs.hi < hs.lo || ws.hi < ws.lo) return int64_t{0};
     const int64_t r0 = hs.lo * p_.wh.base_dilation + p_.wh.padding_low - st.band_oh0 * p_.wh.stride;
     const int64_t q0 = ws.lo * p_.ww.base_dilation + p_.ww.padding_low - st.ow0 * p_.ww.stride;
+    if (hs.holes || ws.holes) ZeroBandHoles(st, band, rows, r0, q0, hs, ws);
+    if (hs.hi < hs.lo || ws.hi < ws.lo) return int64_t{0};
     const std::vector<int64_t> dims{hs.hi - hs.lo + 1, ws.hi - ws.lo + 1, cc};
     const std::vector<int64_t> ss{p_.sH * le, p_.sW * le, le};
     const std::vector<int64_t> ds{p_.wh.base_dilation * b_.band_w * cc * le,
@@ -412,6 +413,55 @@ class DirectConvEmitter {
     return n;
   }
 
+  // Zeroes what the band's DMA leaves unwritten: padding and dilation holes. Without base
+  // dilation the input lands as one dense [nr, nq] block of pixels at (r0, q0), so only the border
+  // around it needs zeros — the rows above and below it and each row's padding columns, which lie
+  // next to the following row's in the row-major band. The border is filled when its fills take
+  // fewer VPU cycles than one fill of the whole band (FillCycles); otherwise (holes inside, or a
+  // border of many short runs) the whole band is.
+  void ZeroBandHoles(const Step& st, uint64_t band, int64_t rows, int64_t r0, int64_t q0,
+                     const BandSpan& hs, const BandSpan& ws) {
+    const int64_t cc = Cc(st.c0), le = L_.elem_bytes(), row = b_.band_w * cc;
+    const int64_t nr = hs.hi - hs.lo + 1, nq = ws.hi - ws.lo + 1, whole = rows * row;
+    const int64_t all = (Bn(st) - 1) * (image_band_bytes_ / le) + whole;
+    std::vector<std::pair<int64_t, int64_t>> border;  // (first element, count) in one image
+    if (nr > 0 && nq > 0 && p_.wh.base_dilation == 1 && p_.ww.base_dilation == 1) {
+      const int64_t dense_begin = (r0 * b_.band_w + q0) * cc;
+      border.emplace_back(0, dense_begin);  // the rows above, the first input row's left padding
+      for (int64_t r = 0; r < nr; ++r) {  // row r's right padding, the next row's left padding
+        const int64_t from = dense_begin + r * row + nq * cc;
+        border.emplace_back(from, r + 1 < nr ? row - nq * cc : whole - from);
+      }
+      std::erase_if(border, [](const auto& f) { return f.second <= 0; });
+    }
+    int64_t border_cycles = 0;
+    for (const auto& f : border) border_cycles += Bn(st) * FillCycles(f.second);
+    auto fill = [&](uint64_t at, int64_t count) {
+      em_.Emit(isa::op::VpuFill{
+          .dtype = L_.dtype, .dst = at, .count = static_cast<uint64_t>(count), .value = 0});
+    };
+    if (border.empty() || border_cycles >= FillCycles(all)) {
+      fill(band, all);
+      return;
+    }
+    for (int64_t i = 0; i < Bn(st); ++i) {
+      for (const auto& [first, count] : border) {
+        fill(band + static_cast<uint64_t>(i * image_band_bytes_ + first * le), count);
+      }
+    }
+  }
+
+  // The VPU cycles of a fill of `count` input elements: its vreg ops (core.vpu.lanes x sublanes
+  // elements each) or its VMEM writes (core.vmem.bytes_per_cycle), whichever is longer, at least
+  // one — the occupancy sim/core/vpu_cost.cc gives vpu.fill.
+  int64_t FillCycles(int64_t count) const {
+    const int64_t vreg = std::max<int64_t>(vpu_lanes_ * vpu_sublanes_, 1);
+    const int64_t port = vmem_bytes_per_cycle_ > 0  // 0: no port limit
+                             ? CeilDiv(count * L_.elem_bytes(), vmem_bytes_per_cycle_)
+                             : 0;
+    return std::max<int64_t>({1, CeilDiv(count, vreg), port});
+  }
+
   // The kernel's tap (row-major index) whose weights window position `s` (input-offset order)
   // takes: itself unless the window is reversed along a dimension (and, reversal being its own
   // inverse, the window position of kernel tap `s`).
@@ -426,8 +476,11 @@ class DirectConvEmitter {
   // [Kt, Cc, Nc] in window-position order, so the taps a K tile folds lie next to each other
   // whether or not the window is reversed ("oi": into the staging buffer as [Kt, Nc, Cc],
   // transposed per tap once loaded). A reversed kernel takes one DMA per tap.
-  StatusOr<int64_t> LoadWeights(const Step& st) {
-    const int64_t cc = Cc(st.c0), nc = Nc(st.n0), kt = Kt(st.s0), re = W_.elem_bytes();
+  // Window positions [j0, j0 + kt) of the block only (all of them by default), on `flag`.
+  StatusOr<int64_t> LoadWeights(const Step& st, int64_t j0 = 0, int64_t kt = -1,
+                                uint64_t flag = kConvLoadFlag) {
+    if (kt < 0) kt = Kt(st.s0);
+    const int64_t cc = Cc(st.c0), nc = Nc(st.n0), re = W_.elem_bytes();
     // Per tap: HBM [C, Ot] ("io") or [Ot, C] ("oi") rows (Ot: all groups' output features);
     // VMEM [Cc, Nc] or [Nc, Cc].
     const int64_t Ot = p_.Ot(), o0 = g_ * p_.O + st.n0;
@@ -441,18 +494,18 @@ class DirectConvEmitter {
     if (!Reversed()) {
       const std::vector<int64_t> dims{kt, rows, cols};
       return em_.Dma(isa::Opcode::kDmaHbmToVmem,
-                     W_.address + static_cast<uint64_t>(st.s0 * ss[0] + first * re), ss, dst, ds,
-                     dims, re, kConvLoadFlag);
+                     W_.address + static_cast<uint64_t>((st.s0 + j0) * ss[0] + first * re), ss,
+                     dst + static_cast<uint64_t>(j0 * ds[0]), ds, dims, re, flag);
     }
     const std::vector<int64_t> dims{rows, cols};
     int64_t n = 0;
-    for (int64_t j = 0; j < kt; ++j) {
+    for (int64_t j = j0; j < j0 + kt; ++j) {
       const uint64_t src =
           W_.address + static_cast<uint64_t>(KernelTap(st.s0 + j) * ss[0] + first * re);
       TPUSIM_ASSIGN_OR_RETURN(
           int64_t d, em_.Dma(isa::Opcode::kDmaHbmToVmem, src, std::span(ss).subspan(1),
                              dst + static_cast<uint64_t>(j * ds[0]), std::span(ds).subspan(1),
-                             dims, re, kConvLoadFlag));
+                             dims, re, flag));
       n += d;
     }
     return n;
@@ -468,6 +521,47 @@ class DirectConvEmitter {
                                      .rows = static_cast<uint64_t>(nc),
                                      .cols = static_cast<uint64_t>(cc)});
     }
+  }
+
+  // The first step's loads. Nothing earlier hides them, so the kernel block is not waited for
+  // as a whole: it is loaded in parts of consecutive window positions (one DMA run each, in the
+  // order the taps run), and the first tile of a part waits only for that part (EmitRuns) — the
+  // prologue of a software pipeline over K tiles, as XLA's TPU emitters stream operand tiles,
+  // rather than a whole-kernel load before the first matmul. Returns the band's DMAs on
+  // kConvLoadFlag; an "oi" kernel (transposed once loaded) is still waited for whole.
+  StatusOr<int64_t> IssueFirstLoads(const Step& st) {
+    const int64_t kt = st.load_w ? Kt(st.s0) : 0;
+    if (oi_ || kt < 2) return IssueLoads(st);
+    int64_t n = 0;
+    if (st.load_band) {
+      TPUSIM_ASSIGN_OR_RETURN(n, LoadBand(st));
+    }
+    const int64_t parts = std::min(kt, kMaxWeightParts);
+    part_of_slot_.assign(static_cast<size_t>(kt), 0);
+    part_dmas_.assign(static_cast<size_t>(parts), 0);
+    for (int64_t q = 0; q < parts; ++q) {
+      const int64_t lo = q * kt / parts, hi = (q + 1) * kt / parts;
+      for (int64_t s = lo; s < hi; ++s) part_of_slot_[static_cast<size_t>(s)] = q;
+      TPUSIM_ASSIGN_OR_RETURN(
+          part_dmas_[static_cast<size_t>(q)],
+          LoadWeights(st, lo, hi - lo, kWeightPartFlag0 + static_cast<uint64_t>(q)));
+    }
+    return n;
+  }
+
+  // Before the first use of kernel-block slot `slot` in the first step: waits for its part.
+  void WaitForWeightPart(int64_t slot) {
+    if (slot < 0 || static_cast<size_t>(slot) >= part_of_slot_.size()) return;
+    const size_t q = static_cast<size_t>(part_of_slot_[static_cast<size_t>(slot)]);
+    em_.Wait(kWeightPartFlag0 + q, part_dmas_[q]);
+    part_dmas_[q] = 0;  // waited
+  }
+
+  // After the first step's taps: waits for any part no tile used (every flag ends at zero).
+  void FinishWeightParts() {
+    for (size_t q = 0; q < part_dmas_.size(); ++q) em_.Wait(kWeightPartFlag0 + q, part_dmas_[q]);
+    part_of_slot_.clear();
+    part_dmas_.clear();
   }
 
   StatusOr<int64_t> IssueLoads(const Step& st) {
@@ -501,6 +595,7 @@ class DirectConvEmitter {
           for (int64_t g = 0; g < groups; ++g) {
             const uint64_t unit = Unit(j, g, groups);
             TileRun& run = runs.emplace_back();
+            run.slot = slot;
             run.lw = isa::op::MxuLoadWeights{
                 .mxu = unit,
                 .addr = w + static_cast<uint64_t>(
@@ -559,6 +654,7 @@ class DirectConvEmitter {
 
   // One weight tile on one MXU: its load and the matmuls that stream through it.
   struct TileRun {
+    int64_t slot = 0;  // the window position's slot in the kernel block
     isa::op::MxuLoadWeights lw;
     std::vector<isa::op::MxuMatmul> mms;
   };
@@ -588,7 +684,10 @@ class DirectConvEmitter {
       size_t longest = 0;
       for (size_t i = begin; i < end; ++i) {
         longest = std::max(longest, runs[i].mms.size());
-        if (!runs[i].mms.empty() && !loaded[i]) em_.Emit(runs[i].lw);
+        if (!runs[i].mms.empty() && !loaded[i]) {
+          WaitForWeightPart(runs[i].slot);
+          em_.Emit(runs[i].lw);
+        }
       }
       for (size_t k = 0; k < longest; ++k) {
         for (size_t i = begin; i < end; ++i) {
@@ -596,6 +695,7 @@ class DirectConvEmitter {
           em_.Emit(runs[i].mms[k]);
           const size_t j = next[i];
           if (k == 0 && double_weights_ && j < runs.size() && !runs[j].mms.empty()) {
+            WaitForWeightPart(runs[j].slot);
             em_.Emit(runs[j].lw);
             loaded[j] = true;
           }
@@ -696,10 +796,14 @@ class DirectConvEmitter {
   const int64_t g_;  // the feature group (hlo::DirectConvolution::groups)
   const int64_t C_, nm_;
   const bool double_weights_;
+  const int64_t vmem_bytes_per_cycle_, vpu_lanes_, vpu_sublanes_;
   const isa::MxuTiming timing_;
   int64_t image_band_bytes_ = 0, band_bytes_ = 0, w_bytes_ = 0, out_bytes_ = 0;
   uint64_t band0_ = 0, w0_ = 0, stage0_ = 0, out0_ = 0;
   std::vector<Step> steps_;
+  // The first step's kernel parts (IssueFirstLoads): the part of each slot, the DMAs of each part
+  // not yet waited for. Empty after the first step.
+  std::vector<int64_t> part_of_slot_, part_dmas_;
   std::optional<Block> pending_pop_, pending_store_;
   int64_t store_count_[2] = {0, 0};
   int64_t out_block_ = 0;

@@ -60,6 +60,13 @@ Bytes ElementBytes(isa::DType t, uint64_t n) {
   return Bytes(n * static_cast<uint64_t>(isa::DTypeBytes(t)));
 }
 
+// VMEM bytes of a [rows, cols] operand read with broadcast mode `b`: the elements it stores (a row
+// once, a column once, a scalar once: the VPU replicates them across sublanes and lanes in its
+// registers, as vpu.broadcast's own cost counts its source), like the interpreter's footprint.
+Bytes OperandBytes(isa::DType t, isa::Broadcast b, uint64_t rows, uint64_t cols) {
+  return ElementBytes(t, isa::BroadcastOperandElements(b, rows, cols));
+}
+
 bool Is64Bit(isa::DType t) { return isa::DTypeBytes(t) == 8; }
 
 // 32-bit VPU element ops for e elements of t. The VPU's lanes are 32 bits wide: an s64/u64 value
@@ -103,7 +110,8 @@ VectorWork WorkOf(const isa::Instruction& inst, const config::VpuConfig& vpu) {
       w.e = o.rows * o.cols;
       w.cls = BinaryClass(o.op);
       w.arithmetic = true;
-      w.vmem_bytes_read = ElementBytes(o.dtype, w.e) * 2;
+      w.vmem_bytes_read = OperandBytes(o.dtype, o.a_bcast, o.rows, o.cols) +
+                          OperandBytes(o.dtype, o.b_bcast, o.rows, o.cols);
       w.vmem_bytes_written = ElementBytes(o.dtype, w.e);
       w.lane_ops = LaneOps(o.dtype, w.e, true, vpu);
       break;
@@ -112,7 +120,8 @@ VectorWork WorkOf(const isa::Instruction& inst, const config::VpuConfig& vpu) {
       auto o = inst.As<op::VpuCompare>();
       w.e = o.rows * o.cols;
       w.arithmetic = true;
-      w.vmem_bytes_read = ElementBytes(o.dtype, w.e) * 2;
+      w.vmem_bytes_read = OperandBytes(o.dtype, o.a_bcast, o.rows, o.cols) +
+                          OperandBytes(o.dtype, o.b_bcast, o.rows, o.cols);
       w.vmem_bytes_written = Bytes(w.e);
       w.lane_ops = LaneOps(o.dtype, w.e, true, vpu);
       break;
@@ -120,7 +129,9 @@ VectorWork WorkOf(const isa::Instruction& inst, const config::VpuConfig& vpu) {
     case isa::Opcode::kVpuSelect: {
       auto o = inst.As<op::VpuSelect>();
       w.e = o.rows * o.cols;
-      w.vmem_bytes_read = ElementBytes(o.dtype, w.e) * 2 + Bytes(w.e);
+      w.vmem_bytes_read = OperandBytes(o.dtype, o.a_bcast, o.rows, o.cols) +
+                          OperandBytes(o.dtype, o.b_bcast, o.rows, o.cols) +
+                          OperandBytes(isa::DType::kPred, o.pred_bcast, o.rows, o.cols);
       w.vmem_bytes_written = ElementBytes(o.dtype, w.e);
       w.lane_ops = LaneOps(o.dtype, w.e, false, vpu);
       break;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <string>
 
 #include "config/config_loader.h"
@@ -576,6 +577,68 @@ TEST(ConvolutionStreamingTest, NextWeightTileLoadsWhileTheCurrentStreams) {
     }
   }
   EXPECT_GT(hoisted, 0);
+}
+
+// The first step's kernel block arrives in parts of window positions and the first weight tile
+// waits for its own part only, not for the whole kernel (the prologue of the K-tile pipeline):
+// the wait just before the first mxu.load_weights covers one tap's [C, O] weights.
+TEST(ConvolutionStreamingTest, FirstWeightTileWaitsForItsOwnTapOnly) {
+  auto module = testing::Parse(Conv("bf16[2,16,16,128]", "bf16[3,3,128,128]", "bf16[2,16,16,128]",
+                                    "size=3x3 pad=1_1x1_1", "b01f_01io->b01f"));
+  ASSERT_NE(module, nullptr);
+  CompileOptions options;
+  options.timing_only = true;
+  auto compiled = Compile(*module, testing::Config("tpu-v3"), options);
+  ASSERT_TRUE(compiled.ok()) << compiled.status().message();
+  const auto& code = compiled->program.cores[0].instructions;
+  std::map<uint64_t, int64_t> bytes_on_flag;  // HBM->VMEM bytes per flag before the first load
+  int64_t waited = -1;
+  for (size_t i = 0; i < code.size(); ++i) {
+    if (code[i].opcode == isa::Opcode::kDmaHbmToVmem) {
+      const auto d = code[i].As<isa::op::DmaHbmToVmem>();
+      bytes_on_flag[d.flag] += static_cast<int64_t>(d.n0 * d.n1 * d.n2 * d.elem_bytes);
+    } else if (code[i].opcode == isa::Opcode::kMxuLoadWeights) {
+      ASSERT_GT(i, 0u);
+      ASSERT_EQ(code[i - 1].opcode, isa::Opcode::kSyncWait);
+      waited = bytes_on_flag[code[i - 1].As<isa::op::SyncWait>().flag];
+      break;
+    }
+  }
+  EXPECT_EQ(waited, 128 * 128 * 2);  // one tap of the 3x3 kernel, not all nine
+  for (const char* config : {"tiny", "tpu-v3"}) {  // and the values stay exact
+    CheckAgainstEvaluator(Conv("f32[2,9,11,5]", "f32[3,3,5,7]", "f32[2,9,11,7]",
+                               "size=3x3 pad=1_1x1_1", "b01f_01io->b01f"),
+                          config, kExact, 0, {}, true);
+  }
+}
+
+// Without base dilation the band's DMA writes one dense block of pixels, so only its border
+// (padding rows and columns) is zero-filled, not the whole band; values stay exact where bands
+// are reused across steps (tiny's small VMEM: many bands, stale data in every reused one).
+TEST(ConvolutionStreamingTest, OnlyTheBandsPaddingIsZeroFilled) {
+  const std::string hlo = Conv("bf16[2,16,16,128]", "bf16[3,3,128,128]", "f32[2,16,16,128]",
+                               "size=3x3 pad=1_1x1_1", "b01f_01io->b01f");
+  auto run = testing::CheckAgainstEvaluator(hlo, "tpu-v3", kExact, 0, {}, true);
+  int64_t filled = 0, loaded = 0;
+  for (const isa::Instruction& i : run.compiled.program.cores[0].instructions) {
+    if (i.opcode == isa::Opcode::kVpuFill) {
+      filled += static_cast<int64_t>(i.As<isa::op::VpuFill>().count);
+    } else if (i.opcode == isa::Opcode::kDmaHbmToVmem) {
+      const auto d = i.As<isa::op::DmaHbmToVmem>();
+      loaded += static_cast<int64_t>(d.n0 * d.n1 * d.n2);
+    }
+  }
+  loaded -= 3 * 3 * 128 * 128;  // the kernel; the rest are the bands' input pixels
+  ASSERT_GT(loaded, 0);
+  EXPECT_GT(filled, 0);
+  // A 1-pixel border around 16 x 16 images: 18 x 18 - 16 x 16 = 68 pixels per 256 loaded (the
+  // whole band would be 324).
+  EXPECT_EQ(filled * 256, loaded * 68);
+  for (const char* config : {"tiny", "tpu-v4"}) {
+    CheckAgainstEvaluator(Conv("f32[3,13,10,6]", "f32[3,3,6,5]", "f32[3,13,10,5]",
+                               "size=3x3 pad=1_1x2_0", "b01f_01io->b01f"),
+                          config, kExact, 0, {}, true);
+  }
 }
 
 // Small feature counts fold consecutive taps of a window row into one K tile (XLA's TPU handling
