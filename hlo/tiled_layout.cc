@@ -91,4 +91,12 @@ int64_t TiledByteSize(const Shape& array, const std::vector<int64_t>& tile) {
   return MulSat(elements, ByteWidth(array.element_type()));
 }
 
+bool CopyChangesLayout(const Shape& from, const Shape& to) {
+  if (!from.IsArray() || !to.IsArray() || !from.has_layout() || !to.has_layout()) return false;
+  const Layout& a = from.layout();
+  const Layout& b = to.layout();
+  return a.minor_to_major != b.minor_to_major ||
+         (!a.tiles.empty() && !b.tiles.empty() && a.tiles != b.tiles);
+}
+
 }  // namespace tpusim::hlo

@@ -45,4 +45,11 @@ std::vector<int64_t> TpuTile(const Shape& array, const TileRule& rule);
 /// Saturating.
 int64_t TiledByteSize(const Shape& array, const std::vector<int64_t>& tile);
 
+/// Whether a `copy` from an array `from` to an array `to` moves data on a TPU: both state a layout
+/// and the two differ in physical order (minor_to_major) or tiles — the layout changes XLA's
+/// layout assignment inserts, which its TPU profiles list as "data formatting". A copy between
+/// equal layouts, or where either array states none (a dump taken before layout assignment), is a
+/// no-op, as XLA's algebraic simplifier removes it.
+bool CopyChangesLayout(const Shape& from, const Shape& to);
+
 }  // namespace tpusim::hlo

@@ -229,9 +229,10 @@ bool IsAliasOfOperand(const hlo::HloInstruction& inst) {
     }
     case hlo::HloOpcode::kReal:  // of a real value: the value (complex values have no device type)
       return inst.shape().IsArray() && !hlo::IsComplex(inst.operand(0)->shape().element_type());
+    case hlo::HloOpcode::kCopy:  // a layout change is data movement (Lowerer::LowerCopy)
+      return !hlo::CopyChangesLayout(inst.operand(0)->shape(), inst.shape());
     case hlo::HloOpcode::kReshape:
     case hlo::HloOpcode::kBitcast:
-    case hlo::HloOpcode::kCopy:
     case hlo::HloOpcode::kOptimizationBarrier:
     case hlo::HloOpcode::kAddDependency:
     case hlo::HloOpcode::kDomain:  // a sharding domain's boundary: no data movement

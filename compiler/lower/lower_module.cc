@@ -143,6 +143,8 @@ Status Lowerer::LowerInstruction(const HloInstruction& inst) {
       return LowerBroadcast(inst);
     case HloOpcode::kTranspose:
       return LowerTranspose(inst);
+    case HloOpcode::kCopy:  // one that changes the layout (the others alias their operand)
+      return LowerCopy(inst);
     case HloOpcode::kSlice:
       return LowerSlice(inst);
     case HloOpcode::kReverse:

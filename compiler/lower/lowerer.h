@@ -413,6 +413,7 @@ class Lowerer {
                  uint64_t region_rows, uint64_t region_cols, uint64_t cu);
   Status LowerBroadcast(const hlo::HloInstruction& inst);
   Status LowerTranspose(const hlo::HloInstruction& inst);
+  Status LowerCopy(const hlo::HloInstruction& inst);
   Status LowerSlice(const hlo::HloInstruction& inst);
   /// reverse: a GatherKernel whose reversed dimensions have negative strides.
   Status LowerReverse(const hlo::HloInstruction& inst);

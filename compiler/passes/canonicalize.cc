@@ -12,6 +12,7 @@
 #include "compiler/passes/loop_region.h"
 #include "hlo/computation.h"
 #include "hlo/instruction.h"
+#include "hlo/tiled_layout.h"
 
 namespace tpusim::compiler {
 namespace {
@@ -232,8 +233,8 @@ bool IsNoOp(const HloInstruction* inst) {
       return inst->shape().IsArray() && inst->operand(0)->shape().IsArray() &&
              inst->shape().element_type() == inst->operand(0)->shape().element_type() &&
              inst->shape().dimensions() == inst->operand(0)->shape().dimensions();
-    case HloOpcode::kCopy:
-      return true;
+    case HloOpcode::kCopy:  // unless it changes the physical layout (a dump's data formatting)
+      return !hlo::CopyChangesLayout(inst->operand(0)->shape(), inst->shape());
     default:
       return false;
   }

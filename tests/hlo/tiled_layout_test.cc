@@ -134,5 +134,18 @@ TEST(TiledLayoutTest, ProbesMoveTheirProfiledTiledBytes) {
   EXPECT_GT(exact, 0);
 }
 
+// A copy moves data only between two stated, different layouts (order or tiles); between equal
+// layouts, or where one side states none (before layout assignment), it is a no-op.
+TEST(TiledLayoutTest, CopyChangesLayoutOnlyBetweenTwoDifferentStatedLayouts) {
+  EXPECT_TRUE(CopyChangesLayout(Parse("bf16[16,300,300,3]{3,2,1,0:T(8,128)(2,1)}"),
+                                Parse("bf16[16,300,300,3]{0,3,2,1:T(4,128)(2,1)}")));
+  EXPECT_TRUE(CopyChangesLayout(Parse("f32[8,256]{1,0:T(8,128)}"), Parse("f32[8,256]{1,0:T(2,128)}")));
+  EXPECT_TRUE(CopyChangesLayout(Parse("f32[4,5]{0,1}"), Parse("f32[4,5]{1,0}")));
+  EXPECT_FALSE(CopyChangesLayout(Parse("f32[4,5]{1,0}"), Parse("f32[4,5]{1,0}")));
+  EXPECT_FALSE(CopyChangesLayout(Parse("f32[4,5]{1,0:T(8,128)}"), Parse("f32[4,5]{1,0}")));
+  EXPECT_FALSE(CopyChangesLayout(Parse("f32[4,5]"), Parse("f32[4,5]{0,1}")));
+  EXPECT_FALSE(CopyChangesLayout(Parse("(f32[4,5]{0,1})"), Parse("(f32[4,5]{1,0})")));
+}
+
 }  // namespace
 }  // namespace tpusim::hlo
