@@ -27,6 +27,7 @@
 #include "compiler/passes/spmd_partitioner.h"
 #include "compiler/passes/static_dimension_size.h"
 #include "compiler/passes/stochastic_convert_decomposer.h"
+#include "compiler/passes/data_formatting.h"
 #include "compiler/passes/topk_expander.h"
 #include "compiler/passes/trailing_window_dims.h"
 #include "compiler/passes/unique_scatter_expander.h"
@@ -37,16 +38,16 @@
 
 namespace tpusim::compiler {
 
-// Order (DESIGN.md §1): async-to-sync -> call-inliner -> rng-expander -> while-lowering ->
-// constant-folding -> rng-state-assignment -> static-dimension-size -> batch-norm-expander ->
-// cholesky-expander -> triangular-solve-expander -> custom-call-expander -> sharding-remover ->
-// spmd-partitioner -> collective-expander -> pad-negative-padding -> convolution-negative-padding ->
-// lower-convolution -> lower-reduce-window -> select-and-scatter-expander -> map-expander ->
-// reduce-precision-expander -> stochastic-convert-decomposer -> topk-expander ->
-// variadic-reduce-expander -> batched-gather-scatter-normalizer -> trailing-window-dims ->
-// variadic-scatter-splitter -> unique-scatter-expander ->
-// pred-reduce-expander -> sort-expander ->
-// canonicalize -> all-reduce-combiner -> output-fusion-scheduling -> [fuse-elementwise ->
+// Order (DESIGN.md §1): data-formatting -> async-to-sync -> call-inliner -> rng-expander ->
+// while-lowering -> constant-folding -> rng-state-assignment -> static-dimension-size ->
+// batch-norm-expander -> cholesky-expander -> triangular-solve-expander -> custom-call-expander ->
+// sharding-remover -> spmd-partitioner -> collective-expander -> pad-negative-padding ->
+// convolution-negative-padding -> lower-convolution -> lower-reduce-window ->
+// select-and-scatter-expander -> map-expander -> reduce-precision-expander ->
+// stochastic-convert-decomposer -> topk-expander -> variadic-reduce-expander ->
+// batched-gather-scatter-normalizer -> trailing-window-dims -> variadic-scatter-splitter ->
+// unique-scatter-expander -> pred-reduce-expander -> sort-expander -> canonicalize ->
+// all-reduce-combiner -> output-fusion-scheduling -> [fuse-elementwise ->
 // tile-for-mxu] -> plan-memory -> schedule. The bracketed passes do not exist yet; tiling, memory
 // planning and emission happen in compiler/lower/ (lower_module.cc), which runs after this
 // pipeline. spmd-partitioner runs before canonicalize (as XLA partitions before its
@@ -58,7 +59,8 @@ HloPassPipeline BuildHloPipeline(const config::ChipConfig& config,
                                  const std::map<std::string, int64_t>& branch_trip_counts) {
   HloPassPipeline pipeline("hlo");
   pipeline.set_verifier([](const hlo::HloModule& m) { return hlo::VerifyModule(m); });
-  pipeline.AddPass<AsyncToSync>();  // before call-inliner: async-start/done become calls
+  pipeline.AddPass<DataFormatting>();  // first: fused computations are still apart
+  pipeline.AddPass<AsyncToSync>();       // before call-inliner: async-start/done become calls
   pipeline.AddPass<CallInliner>();
   pipeline.AddPass<RngExpander>();  // before while-lowering: each unrolled trip draws its state
   pipeline.AddPass<WhileLowering>(max_unrolled_instructions, trip_counts, branch_trip_counts);

@@ -13,6 +13,7 @@
 #include "compiler/lower/memory_space_assignment.h"
 #include "compiler/passes/layout_assignment.h"
 #include "compiler/passes/loop_region.h"
+#include "compiler/passes/data_formatting.h"
 #include "hlo/computation.h"
 
 namespace tpusim::compiler {
@@ -230,8 +231,10 @@ bool IsAliasOfOperand(const hlo::HloInstruction& inst) {
     case hlo::HloOpcode::kReal:  // of a real value: the value (complex values have no device type)
       return inst.shape().IsArray() && !hlo::IsComplex(inst.operand(0)->shape().element_type());
     case hlo::HloOpcode::kCopy:  // a layout change is data movement (Lowerer::LowerCopy)
-      return !hlo::CopyChangesLayout(inst.operand(0)->shape(), inst.shape());
-    case hlo::HloOpcode::kReshape:
+      return !IsDataFormatting(inst) &&
+             !hlo::CopyChangesLayout(inst.operand(0)->shape(), inst.shape());
+    case hlo::HloOpcode::kReshape:  // one data-formatting marked moves data (LowerCopy)
+      return !IsDataFormatting(inst);
     case hlo::HloOpcode::kBitcast:
     case hlo::HloOpcode::kOptimizationBarrier:
     case hlo::HloOpcode::kAddDependency:

@@ -158,14 +158,16 @@ Status Lowerer::LowerTranspose(const HloInstruction& inst) {
   return GatherKernel(inst, in.address, ss, out);
 }
 
-// A copy that changes the physical layout (hlo::CopyChangesLayout): XLA's "data formatting". The
-// simulated memory holds both arrays row-major in their logical dimensions, so the values move
-// unchanged, streamed through VMEM; each side's DMAs move its tile-padded bytes in its own layout
-// (CoreEmitter::HbmBytes), which is what the TPU profiles show such a copy moving. The physical
-// transposition between the two tile layouts on the XLU is not modelled (docs/codegen.md).
+// A copy that changes the physical layout (hlo::CopyChangesLayout), or a copy or reshape that
+// data-formatting marked: XLA's "data formatting". The simulated memory holds both arrays row-major
+// in their logical dimensions, so the elements move in order, streamed through VMEM; each side's
+// DMAs move its tile-padded bytes in its own layout (CoreEmitter::HbmBytes), which is what the TPU
+// profiles show such an op moving. The physical transposition between the two tile layouts on the
+// XLU is not modelled (docs/codegen.md).
 Status Lowerer::LowerCopy(const HloInstruction& inst) {
   const HbmBuffer& in = Buffer(inst.operand(0));
-  return GatherKernel(inst, in.address, RowMajorStrides(in.dims, in.elem_bytes()), Buffer(&inst));
+  const HbmBuffer& out = Buffer(&inst);
+  return GatherKernel(inst, in.address, RowMajorStrides(out.dims, in.elem_bytes()), out);
 }
 
 Status Lowerer::LowerSlice(const HloInstruction& inst) {

@@ -143,7 +143,8 @@ Status Lowerer::LowerInstruction(const HloInstruction& inst) {
       return LowerBroadcast(inst);
     case HloOpcode::kTranspose:
       return LowerTranspose(inst);
-    case HloOpcode::kCopy:  // one that changes the layout (the others alias their operand)
+    case HloOpcode::kCopy:     // one that changes the layout (the others alias their operand)
+    case HloOpcode::kReshape:  // one data-formatting marked (the others are views)
       return LowerCopy(inst);
     case HloOpcode::kSlice:
       return LowerSlice(inst);

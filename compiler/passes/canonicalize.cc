@@ -10,6 +10,7 @@
 #include "common/check.h"
 #include "compiler/passes/hlo_builder.h"
 #include "compiler/passes/loop_region.h"
+#include "compiler/passes/data_formatting.h"
 #include "hlo/computation.h"
 #include "hlo/instruction.h"
 #include "hlo/tiled_layout.h"
@@ -230,11 +231,13 @@ bool IsNoOp(const HloInstruction* inst) {
   switch (inst->opcode()) {
     case HloOpcode::kReshape:
     case HloOpcode::kBitcast:
-      return inst->shape().IsArray() && inst->operand(0)->shape().IsArray() &&
+      return !IsDataFormatting(*inst) && inst->shape().IsArray() &&
+             inst->operand(0)->shape().IsArray() &&
              inst->shape().element_type() == inst->operand(0)->shape().element_type() &&
              inst->shape().dimensions() == inst->operand(0)->shape().dimensions();
-    case HloOpcode::kCopy:  // unless it changes the physical layout (a dump's data formatting)
-      return !hlo::CopyChangesLayout(inst->operand(0)->shape(), inst->shape());
+    case HloOpcode::kCopy:  // unless it moves data (a layout change, or data-formatting's mark)
+      return !IsDataFormatting(*inst) &&
+             !hlo::CopyChangesLayout(inst->operand(0)->shape(), inst->shape());
     default:
       return false;
   }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "compiler/passes/loop_region.h"
+#include "compiler/passes/data_formatting.h"
 #include "hlo/computation.h"
 
 namespace tpusim::compiler {
@@ -49,7 +50,7 @@ Window WalkWindow(const std::vector<std::unique_ptr<HloInstruction>>& list, size
     // Fusible: an elementwise op of D's dimensions, or of a view of D's (a reshape with its
     // elements and its last dimension: canonicalize's result reshape of a batched dot) — or that
     // view itself.
-    const bool view_of_fused = (x->opcode() == HloOpcode::kReshape ||
+    const bool view_of_fused = ((x->opcode() == HloOpcode::kReshape && !IsDataFormatting(*x)) ||
                                 x->opcode() == HloOpcode::kBitcast) &&
                                x->shape().IsArray() && SameElementsAndLastDim(*x, *mxu);
     const bool fusible = view_of_fused ||
@@ -78,9 +79,10 @@ bool EmitsKernel(const HloInstruction& x) {
     case HloOpcode::kTuple:
     case HloOpcode::kGetTupleElement:
     case HloOpcode::kBitcast:
-    case HloOpcode::kReshape:
     case HloOpcode::kBroadcast:
       return false;
+    case HloOpcode::kReshape:
+      return IsDataFormatting(x);
     default:
       return true;
   }

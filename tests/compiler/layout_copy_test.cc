@@ -1,10 +1,13 @@
-// Copies that change the physical layout (hlo::CopyChangesLayout; XLA's "data formatting" in a
-// dump taken after layout assignment) are kernels: the values move unchanged, each side's DMAs
-// move its tile-padded bytes in its own layout — the bytes the TPU v3 profiles show for such a
-// copy. A copy between equal layouts is removed (no instructions), as XLA's simplifier does.
+// XLA's "data formatting" ops are kernels: copies that change the physical layout
+// (hlo::CopyChangesLayout), and in a dump taken after TPU layout assignment (tiled layouts) every
+// copy and reshape outside fused computations (compiler/passes/data_formatting.h). The values move
+// unchanged; each side's DMAs move its tile-padded bytes in its own layout — the bytes the TPU v3
+// profiles show for such an op. A copy between equal untiled layouts (a dump taken before layout
+// assignment) is removed, as XLA's simplifier does, and a reshape inside a fusion stays a view.
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 
 #include "compile_test_util.h"
 #include "isa/footprint.h"
@@ -48,18 +51,46 @@ ENTRY e {
   EXPECT_EQ(written, 3u * 8 * 128 * 4);
 }
 
-TEST(LayoutCopyTest, ACopyBetweenEqualLayoutsIsRemoved) {
+TEST(LayoutCopyTest, ACopyBetweenEqualUntiledLayoutsIsRemoved) {
   auto run = CheckAgainstEvaluator(R"(
 HloModule same_layout
 ENTRY e {
-  x = f32[6,40]{1,0:T(8,128)} parameter(0)
-  n = f32[6,40]{1,0:T(8,128)} negate(x)
-  c = f32[6,40]{1,0:T(8,128)} copy(n)
-  ROOT a = f32[6,40]{1,0:T(8,128)} abs(c)
+  x = f32[6,40]{1,0} parameter(0)
+  n = f32[6,40]{1,0} negate(x)
+  c = f32[6,40]{1,0} copy(n)
+  ROOT a = f32[6,40]{1,0} abs(c)
 }
 )",
                                    "tpu-v3", 0, 0);
   EXPECT_EQ(InstructionsTagged(run.compiled.program, "c"), 0);
+}
+
+// After TPU layout assignment: a copy between equal tiled layouts (copy insertion's) and a reshape
+// between tile layouts are kernels of their own; the same reshape inside a fused computation is a
+// view (no instructions of its own).
+TEST(LayoutCopyTest, TopLevelCopiesAndReshapesOfATiledDumpAreKernels) {
+  auto run = CheckAgainstEvaluator(R"(
+HloModule after_layout_assignment
+fused {
+  q = f32[6,40]{1,0:T(8,128)} parameter(0)
+  inner = f32[240]{0:T(256)} reshape(q)
+  ROOT m = f32[240]{0:T(256)} negate(inner)
+}
+ENTRY e {
+  x = f32[6,40]{1,0:T(8,128)} parameter(0)
+  n = f32[6,40]{1,0:T(8,128)} negate(x)
+  c = f32[6,40]{1,0:T(8,128)} copy(n)
+  r = f32[240]{0:T(256)} reshape(c)
+  f = f32[240]{0:T(256)} fusion(n), kind=kLoop, calls=fused
+  ROOT t = (f32[240]{0:T(256)}, f32[240]{0:T(256)}) tuple(r, f)
+}
+)",
+                                   "tpu-v3", 0, 0);
+  EXPECT_GT(InstructionsTagged(run.compiled.program, "c"), 0);
+  EXPECT_EQ(HbmTraffic(run.compiled.program, "c"), std::make_pair(uint64_t{8 * 128 * 4}, uint64_t{8 * 128 * 4}));
+  EXPECT_GT(InstructionsTagged(run.compiled.program, "r"), 0);
+  EXPECT_EQ(HbmTraffic(run.compiled.program, "r"), std::make_pair(uint64_t{8 * 128 * 4}, uint64_t{256 * 4}));
+  EXPECT_EQ(InstructionsTagged(run.compiled.program, "inner"), 0);
 }
 
 }  // namespace
