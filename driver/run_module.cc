@@ -8,10 +8,12 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <iterator>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "common/heap.h"
 #include "compiler/device_literal.h"
 #include "compiler/passes/spmd_check.h"
 #include "compiler/passes/spmd_manual.h"
@@ -91,9 +93,11 @@ struct RunInputs {
 
 // A module tpusim's SPMD partitioner split (r.compiled.spmd): replica q's full-size arguments are
 // made once, and core d = q * partitions + p gets partition p's shard of them
-// (compiler/passes/spmd_check.h).
+// (compiler/passes/spmd_check.h). The arguments are a function of (module, --seed, device) only,
+// so the simulation's HBM image and the check's evaluator get equal ones from separate calls;
+// `segments` false leaves in.segments empty.
 StatusOr<RunInputs> MakeInputs(const hlo::HloModule& module, const RunOptions& options,
-                               const RunModuleResult& r) {
+                               const RunModuleResult& r, bool segments) {
   const std::optional<compiler::SpmdSignature>& spmd = r.compiled.spmd;
   const int64_t partitions = r.partitions;
   const int64_t eval_replicas = std::max<int64_t>(1, r.replicas / partitions);
@@ -119,6 +123,7 @@ StatusOr<RunInputs> MakeInputs(const hlo::HloModule& module, const RunOptions& o
                                                                         options.max_check_bytes));
     args.push_back(std::move(a));
   }
+  if (!segments) return in;
   for (const compiler::BufferPlacement& p : r.compiled.parameters) {
     const Literal* lit =
         &args.at(static_cast<size_t>(p.core)).at(static_cast<size_t>(p.parameter_number));
@@ -198,32 +203,66 @@ StatusOr<std::vector<Literal>> EvaluateReference(const hlo::HloModule& module,
   return out;
 }
 
-// Reads every output leaf of every core from the simulated HBM and compares it with both
-// references (r.check).
-Status CheckOutputs(const hlo::HloModule& module, const RunOptions& options,
-                    const std::vector<Literal>& want, const std::vector<Literal>& want_f32,
-                    RunModuleResult& r) {
-  CheckResult& c = r.check;
-  hlo::LiteralErrorStats checked, vs_f32;
-  std::map<int32_t, int64_t> leaf_of_core;
+// Every output leaf of every core, read from the simulated HBM in r.compiled.outputs' order.
+StatusOr<std::vector<Literal>> ReadOutputs(RunModuleResult& r) {
+  std::vector<Literal> got;
   for (const compiler::BufferPlacement& p : r.compiled.outputs) {
-    const int64_t leaf = leaf_of_core[p.core]++;
     std::string bytes(static_cast<size_t>(p.bytes), '\0');
     TPUSIM_RETURN_IF_ERROR(r.sim.final_state.memory(isa::MemSpace::kHbm, p.core)
                                .Read(p.hbm_address, bytes.data(), bytes.size()));
-    TPUSIM_ASSIGN_OR_RETURN(Literal got, compiler::LiteralFromDevice(p.shape, bytes));
+    TPUSIM_ASSIGN_OR_RETURN(Literal leaf, compiler::LiteralFromDevice(p.shape, bytes));
+    got.push_back(std::move(leaf));
+  }
+  return got;
+}
+
+// Compares the simulated output leaves `got` (ReadOutputs) with the reference `want` (one tuple or
+// array per core), element by element into `stats`.
+Status CompareOutputs(const RunModuleResult& r, const RunOptions& options,
+                      const std::vector<Literal>& got, const std::vector<Literal>& want,
+                      hlo::LiteralErrorStats& stats) {
+  std::map<int32_t, int64_t> leaf_of_core;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const compiler::BufferPlacement& p = r.compiled.outputs[i];
+    const int64_t leaf = leaf_of_core[p.core]++;
     auto ref_leaves = want.at(static_cast<size_t>(p.core)).Leaves();
-    auto f32_leaves = want_f32.at(static_cast<size_t>(p.core)).Leaves();
     if (leaf >= static_cast<int64_t>(ref_leaves.size())) {
       return Internal(fmt::format("output {} has no reference leaf", p.name));
     }
     const std::string what = fmt::format("replica {} output {} ({})", p.core, leaf, p.name);
-    TPUSIM_RETURN_IF_ERROR(hlo::CompareLiterals(got, *ref_leaves[static_cast<size_t>(leaf)],
-                                                options.atol, options.rtol, what, checked));
-    TPUSIM_RETURN_IF_ERROR(hlo::CompareLiterals(got, *f32_leaves[static_cast<size_t>(leaf)],
-                                                options.atol, options.rtol, what, vs_f32));
-    c.elements_compared += got.element_count();
+    TPUSIM_RETURN_IF_ERROR(hlo::CompareLiterals(got[i], *ref_leaves[static_cast<size_t>(leaf)],
+                                                options.atol, options.rtol, what, stats));
   }
+  return OkStatus();
+}
+
+// The check (r.check): reads the outputs from the simulated HBM and releases the simulated
+// memories, then evaluates the module twice on the same inputs as the simulation — with the TPU's
+// numerics (checked), then in full f32 (reported) — comparing each reference as soon as it is made
+// and releasing it before the next. So at most one reference and one copy of the inputs are held,
+// never beside the simulated machine state: the run's peak memory is the larger of the
+// simulation's and one evaluation's (benchmarks/functional.sh).
+Status CheckOutputs(const hlo::HloModule& module, const RunOptions& options, RunModuleResult& r) {
+  // The cores' memories (VMEM, SMEM, MXU state) go first, the HBM the outputs are in after them.
+  r.sim.final_state.cores.clear();
+  r.sim.final_state.cores.shrink_to_fit();
+  TPUSIM_ASSIGN_OR_RETURN(const std::vector<Literal> got, ReadOutputs(r));
+  r.sim.final_state = isa::MachineState();
+  ReleaseFreeHeap();  // the simulated memories freed above: RSS back to what is live
+  TPUSIM_ASSIGN_OR_RETURN(const RunInputs in, MakeInputs(module, options, r, /*segments=*/false));
+  hlo::LiteralErrorStats checked, vs_f32;
+  {
+    TPUSIM_ASSIGN_OR_RETURN(const std::vector<Literal> want,
+                            EvaluateReference(module, options, r, in, /*tpu=*/true));
+    TPUSIM_RETURN_IF_ERROR(CompareOutputs(r, options, got, want, checked));
+  }
+  {
+    TPUSIM_ASSIGN_OR_RETURN(const std::vector<Literal> want_f32,
+                            EvaluateReference(module, options, r, in, /*tpu=*/false));
+    TPUSIM_RETURN_IF_ERROR(CompareOutputs(r, options, got, want_f32, vs_f32));
+  }
+  CheckResult& c = r.check;
+  for (const Literal& leaf : got) c.elements_compared += leaf.element_count();
   c.performed = true;
   c.passed = checked.mismatches == 0;
   c.max_abs_error = checked.max_abs;
@@ -292,13 +331,17 @@ StatusOr<RunModuleResult> RunModule(const hlo::HloModule& module, const config::
   r.hlo_opcodes = r.compiled.hlo_opcodes;  // per HLO tag, for the per-op report
   r.hlo_compiler_inserted = r.compiled.hlo_compiler_inserted;
 
-  // Inputs: the same deterministic arguments the evaluator gets, written where the compiler put
-  // them.
-  std::vector<isa::DataSegment> inputs;
-  RunInputs in;
+  // The simulation's initial memories: the program's data segments (constants), then the inputs —
+  // the same deterministic arguments the evaluator gets, written where the compiler put them. The
+  // simulator releases each list once written, so nothing is held twice beside the simulated
+  // memories: the data segments move out of the program, and the arguments themselves are made
+  // again by the check after the simulation (CheckOutputs).
+  std::vector<isa::DataSegment> inputs = std::move(r.compiled.program.data);
+  r.compiled.program.data.clear();
   if (!r.timing_only) {
-    TPUSIM_ASSIGN_OR_RETURN(in, MakeInputs(module, options, r));
-    inputs = std::move(in.segments);
+    TPUSIM_ASSIGN_OR_RETURN(RunInputs in, MakeInputs(module, options, r, /*segments=*/true));
+    inputs.insert(inputs.end(), std::make_move_iterator(in.segments.begin()),
+                  std::make_move_iterator(in.segments.end()));
   }
 
   sim::SimOptions sopts = options.sim;
@@ -306,7 +349,8 @@ StatusOr<RunModuleResult> RunModule(const hlo::HloModule& module, const config::
   SetPhase("simulate");
   spdlog::info("simulating {} core(s) of '{}'{}", r.compiled.program.cores.size(), r.config.name,
                r.timing_only ? " (timing only)" : "");
-  TPUSIM_ASSIGN_OR_RETURN(r.sim, sim::Simulator(r.config, sopts).Run(r.compiled.program, inputs));
+  TPUSIM_ASSIGN_OR_RETURN(
+      r.sim, sim::Simulator(r.config, sopts).Run(r.compiled.program, std::move(inputs)));
   spdlog::info("simulated {} cycles, {} instructions", r.sim.cycles.value(),
                r.sim.instructions_executed);
 
@@ -322,12 +366,7 @@ StatusOr<RunModuleResult> RunModule(const hlo::HloModule& module, const config::
     return r;
   }
   spdlog::info("checking every output against the CPU evaluator (TPU DEFAULT precision, then f32)");
-  // Reference values: with TPU DEFAULT-precision semantics (checked) and in full f32 (reported).
-  TPUSIM_ASSIGN_OR_RETURN(std::vector<Literal> want,
-                          EvaluateReference(module, options, r, in, /*tpu=*/true));
-  TPUSIM_ASSIGN_OR_RETURN(std::vector<Literal> want_f32,
-                          EvaluateReference(module, options, r, in, /*tpu=*/false));
-  TPUSIM_RETURN_IF_ERROR(CheckOutputs(module, options, want, want_f32, r));
+  TPUSIM_RETURN_IF_ERROR(CheckOutputs(module, options, r));
   return r;
 }
 

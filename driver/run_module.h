@@ -80,7 +80,11 @@ struct CheckResult {
 struct RunModuleResult {
   config::ChipConfig config;  // the chip or slice simulated (config::SliceForCores)
   std::string slice_note;     // set when the slice was sized for the module
+  /// The compiled module; its program's data segments (`compiled.program.data`, the constants)
+  /// are moved into the simulated memories, so the program here has none.
   compiler::CompiledModule compiled;
+  /// The simulation's result; after a value check its `final_state` is empty (the check reads the
+  /// outputs, then releases the simulated memories before its own evaluation).
   sim::SimResult sim;
   CheckResult check;
   int64_t replicas = 1;

@@ -5,78 +5,70 @@
 #include "isa/numerics.h"
 
 namespace tpusim::isa {
-namespace {
 
-// Reduces element range [begin, begin + count) of every input into `out` (count elements).
-void ReduceRange(const std::vector<std::string>& in, const CollectiveArgs& a, uint64_t begin,
-                 std::string& out) {
-  const uint64_t eb = static_cast<uint64_t>(DTypeBytes(a.dtype));
-  out.assign(a.count * eb, '\0');
-  for (uint64_t i = 0; i < a.count; ++i) {
-    const uint64_t off = (begin + i) * eb;
-    if (IsFloat(a.dtype)) {
-      float acc = LoadFloat(in[0].data() + off, a.dtype);
-      for (size_t r = 1; r < in.size(); ++r) {
-        float x = LoadFloat(in[r].data() + off, a.dtype);
-        acc = a.op == ReduceOp::kSum ? acc + x
-                                     : (a.op == ReduceOp::kMax ? MaxF(acc, x) : MinF(acc, x));
+RankReduction::RankReduction(const CollectiveArgs& a, uint64_t elements)
+    : a_(a), elements_(elements) {
+  if (IsFloat(a.dtype)) {
+    f_.resize(elements);
+  } else {
+    i_.resize(elements);
+  }
+}
+
+void RankReduction::Fold(const std::string& rank) {
+  const uint64_t eb = static_cast<uint64_t>(DTypeBytes(a_.dtype));
+  const char* p = rank.data();
+  if (IsFloat(a_.dtype)) {
+    for (uint64_t e = 0; e < elements_; ++e) {
+      const float x = LoadFloat(p + e * eb, a_.dtype);
+      float& acc = f_[e];
+      if (first_) {
+        acc = x;
+      } else {
+        acc = a_.op == ReduceOp::kSum ? acc + x
+                                      : (a_.op == ReduceOp::kMax ? MaxF(acc, x) : MinF(acc, x));
       }
-      StoreFloat(out.data() + i * eb, a.dtype, acc);
+    }
+  } else {
+    for (uint64_t e = 0; e < elements_; ++e) {
+      const int64_t x = LoadInt(p + e * eb, a_.dtype);
+      i_[e] = first_ ? x : ReduceI(a_.op, i_[e], x, a_.dtype);
+    }
+  }
+  first_ = false;
+}
+
+void RankReduction::Store(uint64_t begin, uint64_t count, std::string& out) const {
+  const uint64_t eb = static_cast<uint64_t>(DTypeBytes(a_.dtype));
+  out.assign(count * eb, '\0');
+  for (uint64_t e = 0; e < count; ++e) {
+    if (IsFloat(a_.dtype)) {
+      StoreFloat(out.data() + e * eb, a_.dtype, f_[begin + e]);
     } else {
-      int64_t acc = LoadInt(in[0].data() + off, a.dtype);
-      for (size_t r = 1; r < in.size(); ++r) {
-        acc = ReduceI(a.op, acc, LoadInt(in[r].data() + off, a.dtype), a.dtype);
-      }
-      StoreInt(out.data() + i * eb, a.dtype, acc);
+      StoreInt(out.data() + e * eb, a_.dtype, i_[begin + e]);
     }
   }
 }
 
-}  // namespace
-
-std::vector<std::string> AllReduce(const std::vector<std::string>& in, const CollectiveArgs& a) {
-  std::string r;
-  ReduceRange(in, a, 0, r);
-  return std::vector<std::string>(in.size(), r);
-}
-
-std::vector<std::string> AllGather(const std::vector<std::string>& in, const CollectiveArgs&) {
-  std::string all;
-  for (const auto& s : in) all += s;
-  return std::vector<std::string>(in.size(), all);
-}
-
-std::vector<std::string> ReduceScatter(const std::vector<std::string>& in,
-                                       const CollectiveArgs& a) {
-  std::vector<std::string> out(in.size());
-  for (size_t r = 0; r < in.size(); ++r) ReduceRange(in, a, r * a.count, out[r]);
-  return out;
-}
-
-std::vector<std::string> AllToAll(const std::vector<std::string>& in, const CollectiveArgs& a) {
+std::string AllToAllOutput(const std::vector<std::string>& in, const CollectiveArgs& a, size_t r) {
   const size_t chunk = a.count * static_cast<uint64_t>(DTypeBytes(a.dtype));
-  std::vector<std::string> out(in.size());
-  for (size_t r = 0; r < in.size(); ++r) {
-    for (size_t q = 0; q < in.size(); ++q) out[r] += in[q].substr(r * chunk, chunk);
-  }
+  std::string out;
+  out.reserve(chunk * in.size());
+  for (const std::string& q : in) out.append(q, r * chunk, chunk);
   return out;
 }
 
-StatusOr<std::vector<std::string>> CollectivePermute(
-    const std::vector<std::string>& in, const CollectiveArgs& a,
-    const std::vector<std::pair<int, int>>& pairs) {
-  const size_t bytes = a.count * static_cast<uint64_t>(DTypeBytes(a.dtype));
-  std::vector<std::string> out(in.size(), std::string(bytes, '\0'));
-  std::vector<bool> targeted(in.size(), false);
+StatusOr<std::vector<int>> PermuteSources(size_t ranks,
+                                          const std::vector<std::pair<int, int>>& pairs) {
+  std::vector<int> source(ranks, -1);
   for (auto [s, t] : pairs) {
-    if (targeted[t]) {
+    if (source[static_cast<size_t>(t)] >= 0) {
       return InvalidArgument(
           fmt::format("collective_permute: rank {} is the target of two pairs", t));
     }
-    targeted[t] = true;
-    out[t] = in[s];
+    source[static_cast<size_t>(t)] = s;
   }
-  return out;
+  return source;
 }
 
 }  // namespace tpusim::isa

@@ -93,6 +93,95 @@ std::vector<std::pair<int, int>> PermuteRankPairs(const Program& program, const 
 
 }  // namespace
 
+namespace {
+
+// One rendezvous of a collective: the group's cores in rank order, the memory space and each
+// rank's source and destination addresses.
+struct Rendezvous {
+  MachineState& state;
+  const std::vector<int>& members;
+  const std::vector<Instruction>& insts;
+  MemSpace space;
+
+  uint64_t Field(size_t r, const char* name) const {
+    return insts[r].fields[FieldIndex(insts[r].opcode, name)];
+  }
+  // Rank r's source: `bytes` bytes into `out`.
+  Status Read(size_t r, uint64_t bytes, std::string& out) const {
+    out.resize(bytes);
+    Status st = state.memory(space, members[r]).Read(Field(r, "src"), out.data(), out.size());
+    if (!st.ok()) {
+      return InvalidArgument(fmt::format("core {} source {}", members[r], st.message()));
+    }
+    return OkStatus();
+  }
+  // `bytes` to rank r's destination.
+  Status Write(size_t r, const std::string& bytes) const {
+    Status st = state.memory(space, members[r]).Write(Field(r, "dst"), bytes.data(), bytes.size());
+    if (!st.ok()) {
+      return InvalidArgument(fmt::format("core {} destination {}", members[r], st.message()));
+    }
+    return OkStatus();
+  }
+};
+
+// all-reduce (`scatter` false: every rank receives the count-element reduction) or reduce-scatter
+// (rank r receives chunk r of the n * count-element reduction). Every source is read before any
+// destination is written.
+Status ExecuteReduction(const Rendezvous& z, const CollectiveArgs& args, bool scatter) {
+  const size_t n = z.members.size();
+  const uint64_t eb = static_cast<uint64_t>(DTypeBytes(args.dtype));
+  const uint64_t elements = scatter ? args.count * n : args.count;
+  RankReduction reduction(args, elements);
+  std::string buf;
+  for (size_t r = 0; r < n; ++r) {
+    TPUSIM_RETURN_IF_ERROR(z.Read(r, elements * eb, buf));
+    reduction.Fold(buf);
+  }
+  if (!scatter) reduction.Store(0, args.count, buf);
+  for (size_t r = 0; r < n; ++r) {
+    if (scatter) reduction.Store(r * args.count, args.count, buf);
+    TPUSIM_RETURN_IF_ERROR(z.Write(r, buf));
+  }
+  return OkStatus();
+}
+
+// all-gather, all-to-all and collective-permute: data moved, not combined.
+Status ExecuteMovement(const Rendezvous& z, const Program& program, const CollectiveArgs& args) {
+  const Instruction& inst = z.insts.front();
+  const size_t n = z.members.size();
+  const uint64_t bytes = args.count * static_cast<uint64_t>(DTypeBytes(args.dtype));
+  std::string buf;
+  if (inst.opcode == Opcode::kIciAllGather) {  // rank q's input at offset q * count, for all
+    std::string all;
+    for (size_t r = 0; r < n; ++r) {
+      TPUSIM_RETURN_IF_ERROR(z.Read(r, bytes, buf));
+      all += buf;
+    }
+    for (size_t r = 0; r < n; ++r) TPUSIM_RETURN_IF_ERROR(z.Write(r, all));
+    return OkStatus();
+  }
+  const uint64_t in_bytes = inst.opcode == Opcode::kIciAllToAll ? bytes * n : bytes;
+  std::vector<std::string> in(n);
+  for (size_t r = 0; r < n; ++r) TPUSIM_RETURN_IF_ERROR(z.Read(r, in_bytes, in[r]));
+  if (inst.opcode == Opcode::kIciAllToAll) {
+    for (size_t r = 0; r < n; ++r) TPUSIM_RETURN_IF_ERROR(z.Write(r, AllToAllOutput(in, args, r)));
+    return OkStatus();
+  }
+  TPUSIM_CHECK(inst.opcode == Opcode::kIciCollectivePermute)
+      << "ExecuteCollective: not a collective: " << Mnemonic(inst.opcode);
+  TPUSIM_ASSIGN_OR_RETURN(const std::vector<int> source,
+                          PermuteSources(n, PermuteRankPairs(program, inst, z.members)));
+  for (size_t t = 0; t < n; ++t) {
+    const int s = source[t];
+    if (s < 0) buf.assign(bytes, '\0');  // no target: zeros
+    TPUSIM_RETURN_IF_ERROR(z.Write(t, s < 0 ? buf : in[static_cast<size_t>(s)]));
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
 Status ExecuteCollective(MachineState& state, const Program& program,
                          const std::vector<int>& members, const std::vector<Instruction>& insts) {
   // Ranks: group order for groups; for a permutation, `members` (sorted core ids).
@@ -123,45 +212,14 @@ Status ExecuteCollective(MachineState& state, const Program& program,
   if (in_elems * eb > (uint64_t{1} << 40) || out_elems * eb > (uint64_t{1} << 40)) {
     return InvalidArgument("collective larger than 2^40 bytes");
   }
-  std::vector<std::string> in(n), out(n);
-  for (size_t r = 0; r < n; ++r) {
-    const int m = members[r];
-    in[r].resize(in_elems * eb);
-    Status st = state.memory(space, m).Read(insts[r].fields[FieldIndex(inst.opcode, "src")],
-                                            in[r].data(), in[r].size());
-    if (!st.ok()) return InvalidArgument(fmt::format("core {} source {}", m, st.message()));
-  }
   CollectiveArgs args{dtype, count, ReduceOp::kSum};
   if (int f = FieldIndex(inst.opcode, "op"); f >= 0)
     args.op = static_cast<ReduceOp>(inst.fields[f]);
-  switch (inst.opcode) {
-    case Opcode::kIciAllReduce:
-      out = AllReduce(in, args);
-      break;
-    case Opcode::kIciAllGather:
-      out = AllGather(in, args);
-      break;
-    case Opcode::kIciReduceScatter:
-      out = ReduceScatter(in, args);
-      break;
-    case Opcode::kIciAllToAll:
-      out = AllToAll(in, args);
-      break;
-    case Opcode::kIciCollectivePermute: {
-      TPUSIM_ASSIGN_OR_RETURN(
-          out, CollectivePermute(in, args, PermuteRankPairs(program, inst, members)));
-      break;
-    }
-    default:
-      TPUSIM_CHECK(false) << "ExecuteCollective: not a collective: " << Mnemonic(inst.opcode);
+  const Rendezvous z{state, members, insts, space};
+  if (inst.opcode == Opcode::kIciAllReduce || inst.opcode == Opcode::kIciReduceScatter) {
+    return ExecuteReduction(z, args, inst.opcode == Opcode::kIciReduceScatter);
   }
-  for (size_t r = 0; r < n; ++r) {
-    const int m = members[r];
-    Status st = state.memory(space, m).Write(insts[r].fields[FieldIndex(inst.opcode, "dst")],
-                                             out[r].data(), out[r].size());
-    if (!st.ok()) return InvalidArgument(fmt::format("core {} destination {}", m, st.message()));
-  }
-  return OkStatus();
+  return ExecuteMovement(z, program, args);
 }
 
 Footprint CollectiveFootprint(const Instruction& inst, int core, const Program& program) {

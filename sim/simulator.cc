@@ -142,15 +142,16 @@ Status SetDeadline(double max_seconds, Engine& engine) {
   return OkStatus();
 }
 
-// The MXU models' accumulators and the sequencers' flags into the final architectural state.
-void CopyAccumulatorsAndFlags(System& system, isa::MachineState& state) {
+// The MXU models' accumulators (moved: the system ends with the run) and the sequencers' flags
+// into the final architectural state.
+void MoveAccumulatorsAndFlags(System& system, isa::MachineState& state) {
   for (size_t c = 0; c < system.cores().size(); ++c) {
     auto& core = system.cores()[c];
     isa::CoreState& arch = state.cores[c];
     for (size_t mi = 0; mi < core->mxus().size() && mi < arch.mxus.size(); ++mi) {
-      const MxuAccumulators& a = core->mxus()[mi]->accumulators();
+      MxuAccumulators a = core->mxus()[mi]->TakeAccumulators();
       if (a.empty()) continue;  // never written (timing-only): the state's zeros stay implicit
-      arch.mxus[mi].acc = a;    // the written pages only
+      arch.mxus[mi].acc = std::move(a);  // the written pages only
     }
     arch.flags = core->sequencer().flags();
   }
@@ -184,7 +185,7 @@ std::pair<uint64_t, uint64_t> DynamicCounts(const isa::CoreProgram& core) {
 }
 
 StatusOr<SimResult> Simulator::Run(const isa::Program& program,
-                                   const std::vector<isa::DataSegment>& initial) const {
+                                   std::vector<isa::DataSegment> initial) const {
   TPUSIM_RETURN_IF_ERROR(isa::CheckProgramStructure(program));
   if (config_.clock_hz <= 0) return InvalidArgument("chip.clock_hz must be positive");
   const isa::MemorySizes sizes = isa::MemorySizes::FromChipConfig(config_);
@@ -192,6 +193,7 @@ StatusOr<SimResult> Simulator::Run(const isa::Program& program,
                           isa::MachineState::Create(sizes, program.num_cores()));
   TPUSIM_RETURN_IF_ERROR(state.WriteSegments(program.data, "data segment"));
   TPUSIM_RETURN_IF_ERROR(state.WriteSegments(initial, "initial segment"));
+  std::vector<isa::DataSegment>().swap(initial);  // now in the memories: not held twice
   TPUSIM_RETURN_IF_ERROR(CheckLoopNesting(program));
 
   System::Options sys_options;
@@ -270,7 +272,7 @@ StatusOr<SimResult> Simulator::Run(const isa::Program& program,
   r.cycles = last;
   probe.Done(last);
   if (trace != nullptr) trace->End(last.value());
-  CopyAccumulatorsAndFlags(*system, state);
+  MoveAccumulatorsAndFlags(*system, state);
   RecordResourcePaths(*system, config_, chips_used, n, r);
   r.hlo_names = program.hlo_names;
   r.stats = system->stats();

@@ -19,6 +19,7 @@ class MxuFastModel final : public MxuModel {
 
   StatusOr<MxuOpTiming> Issue(const MxuOp& op, Cycles earliest) override;
   const MxuAccumulators& accumulators() override { return acc_; }
+  MxuAccumulators TakeAccumulators() override { return std::move(acc_); }
   const MxuCounters& counters() override { return counters_; }
   bool SaveState(StateWriter& w) const override;
   void ShiftState(Cycles delta) override;

@@ -192,6 +192,9 @@ class MxuModel {
   /// The accumulators after every issued op has completed (the PE model simulates to the end on a
   /// copy; issuing more ops afterwards is fine).
   virtual const MxuAccumulators& accumulators() = 0;
+  /// accumulators() moved out, not copied (the end of a run: the final state takes them); the
+  /// model's are empty afterwards.
+  virtual MxuAccumulators TakeAccumulators() = 0;
   /// The counters after every issued op has completed (same remark).
   virtual const MxuCounters& counters() = 0;
   const MxuArrayConfig& config() const { return config_; }

@@ -315,6 +315,11 @@ const MxuAccumulators& MxuPeModel::accumulators() {
   return *drained_acc_;
 }
 
+MxuAccumulators MxuPeModel::TakeAccumulators() {
+  Finish();
+  return std::move(*drained_acc_);
+}
+
 const MxuCounters& MxuPeModel::counters() {
   Finish();
   return drained_counters_;

@@ -29,6 +29,7 @@ class MxuPeModel final : public MxuModel {
 
   StatusOr<MxuOpTiming> Issue(const MxuOp& op, Cycles earliest) override;
   const MxuAccumulators& accumulators() override;
+  MxuAccumulators TakeAccumulators() override;
   const MxuCounters& counters() override;
 
  private:

@@ -71,6 +71,7 @@ class MxuUnit : public Unit {
   void set_attribution(StallAttribution* a) { attribution_ = a; }
   uint64_t useful_macs() { return model_->counters().useful_macs; }
   const MxuAccumulators& accumulators() { return model_->accumulators(); }
+  MxuAccumulators TakeAccumulators() { return model_->TakeAccumulators(); }
 
  private:
   MxuUnit(std::string path, int core, int index, const config::ChipConfig& config,

@@ -307,6 +307,72 @@ TEST(InterpreterCollectives, CollectivePermuteAndBf16AllReduce) {
   EXPECT_EQ(testing::ReadBf16(in.vmem(1), 0x0, 1)[0], 258.0f);
 }
 
+TEST(InterpreterCollectives, EverySourceIsReadBeforeAnyDestinationIsWritten) {
+  // Cores 0 and 1 share chip 0's HBM, and core 0's destination is core 1's source (and the
+  // reverse): every rank's input is the value before the collective, as XLA's semantics and the
+  // interpreter's read-all-then-write order give, whatever order the ranks are written in.
+  Interpreter in(SmallChip());
+  RunAsm(in, R"(
+.replica_groups 0 {0,1}
+.data hbm core=0, addr=0x0, s32 1, 2
+.data hbm core=0, addr=0x8, s32 10, 20
+.core 0
+  ici.all_reduce op=sum, dtype=s32, space=hbm, src=0x0, dst=0x8, count=2, group=0
+  ici.reduce_scatter op=sum, dtype=s32, space=hbm, src=0x0, dst=0x20, count=1, group=0
+  ici.all_gather dtype=s32, space=hbm, src=0x0, dst=0x10, count=1, group=0
+.core 1
+  ici.all_reduce op=sum, dtype=s32, space=hbm, src=0x8, dst=0x0, count=2, group=0
+  ici.reduce_scatter op=sum, dtype=s32, space=hbm, src=0x8, dst=0x24, count=1, group=0
+  ici.all_gather dtype=s32, space=hbm, src=0x8, dst=0x18, count=1, group=0
+)");
+  // all-reduce: both ranks get [1 + 10, 2 + 20] (rank 0 wrote 0x8 before rank 1 wrote 0x0, but
+  // rank 1's input was read first).
+  EXPECT_EQ(ReadS32(in.hbm(0), 0x0, 4), (std::vector<int32_t>{11, 22, 11, 22}));
+  // reduce_scatter of [11, 22] + [11, 22]: rank 0 gets chunk 0 (22), rank 1 chunk 1 (44).
+  EXPECT_EQ(ReadS32(in.hbm(0), 0x20, 2), (std::vector<int32_t>{22, 44}));
+  // all_gather of the first elements (11 and 11) into both destinations.
+  EXPECT_EQ(ReadS32(in.hbm(0), 0x10, 4), (std::vector<int32_t>{11, 11, 11, 11}));
+}
+
+TEST(InterpreterCollectives, ReductionsKeepRankOrderAndTheDtypesWidth) {
+  // f32 sums in rank order: (1e8 + 1) + -1e8 = 0 in f32 (1e8 + 1 rounds to 1e8), where
+  // (1e8 + -1e8) + 1 = 1; s8 sums wrap at 8 bits: 100 + 100 + 100 = 300 - 256 = 44; s8 max is
+  // signed.
+  Interpreter in(SmallChip());
+  RunAsm(in, R"(
+.replica_groups 0 {0,1,2}
+.replica_groups 1 {0,2,1}
+.data vmem core=0, addr=0x0, f32 1e8
+.data vmem core=1, addr=0x0, f32 1
+.data vmem core=2, addr=0x0, f32 -1e8
+.data vmem core=0, addr=0x40, s8 100, -1
+.data vmem core=1, addr=0x40, s8 100, -128
+.data vmem core=2, addr=0x40, s8 100, 5
+.core 0
+  ici.all_reduce op=sum, dtype=f32, space=vmem, src=0x0, dst=0x10, count=1, group=0
+  ici.all_reduce op=sum, dtype=f32, space=vmem, src=0x0, dst=0x20, count=1, group=1
+  ici.all_reduce op=sum, dtype=s8, space=vmem, src=0x40, dst=0x50, count=1, group=0
+  ici.all_reduce op=max, dtype=s8, space=vmem, src=0x41, dst=0x51, count=1, group=0
+.core 1
+  ici.all_reduce op=sum, dtype=f32, space=vmem, src=0x0, dst=0x10, count=1, group=0
+  ici.all_reduce op=sum, dtype=f32, space=vmem, src=0x0, dst=0x20, count=1, group=1
+  ici.all_reduce op=sum, dtype=s8, space=vmem, src=0x40, dst=0x50, count=1, group=0
+  ici.all_reduce op=max, dtype=s8, space=vmem, src=0x41, dst=0x51, count=1, group=0
+.core 2
+  ici.all_reduce op=sum, dtype=f32, space=vmem, src=0x0, dst=0x10, count=1, group=0
+  ici.all_reduce op=sum, dtype=f32, space=vmem, src=0x0, dst=0x20, count=1, group=1
+  ici.all_reduce op=sum, dtype=s8, space=vmem, src=0x40, dst=0x50, count=1, group=0
+  ici.all_reduce op=max, dtype=s8, space=vmem, src=0x41, dst=0x51, count=1, group=0
+)");
+  for (int c = 0; c < 3; ++c) {
+    EXPECT_EQ(ReadF32(in.vmem(c), 0x10, 1)[0], 0.0f) << c;  // ranks 0, 1, 2 = cores 0, 1, 2
+    EXPECT_EQ(ReadF32(in.vmem(c), 0x20, 1)[0], 1.0f) << c;  // ranks 0, 1, 2 = cores 0, 2, 1
+    std::vector<int8_t> s8(2);
+    ASSERT_TRUE(in.vmem(c).Read(0x50, s8.data(), 2).ok());
+    EXPECT_EQ(s8, (std::vector<int8_t>{44, 5})) << c;
+  }
+}
+
 TEST(InterpreterCollectives, MismatchAcrossTheGroupIsAnError) {
   Interpreter in(SmallChip());
   Status st = RunAsmStatus(in, R"(

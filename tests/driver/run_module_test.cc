@@ -1,0 +1,89 @@
+// RunModule's value check (driver/run_module.h) holds each value once (issue 20 item 3): the
+// program's constants move into the simulated memories, the arguments are made again for the
+// evaluator after the simulation, and the simulated memories are released once the outputs are
+// read. These tests run a small module through it and assert what a caller sees: the check still
+// compares every leaf of every replica and passes (so the constants reached HBM and the evaluator
+// got the simulation's inputs), and the result holds neither the data segments nor the memories.
+#include "driver/run_module.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "config/config_loader.h"
+#include "hlo/parser.h"
+
+namespace tpusim::driver {
+namespace {
+
+// Two replicas: a dot with a constant weight, all-reduced across the replicas, and a second
+// output from the parameter alone.
+constexpr const char* kModule = R"(
+HloModule m, replica_count=2
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+ENTRY e {
+  p = f32[8,4] parameter(0)
+  w = f32[4,4] constant({ {1, 2, 3, 4}, {-1, 0.5, 0, 2}, {0.25, -3, 1, 1}, {2, 2, -2, 0} })
+  d = f32[8,4] dot(p, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  r = f32[8,4] all-reduce(d), replica_groups={{0,1}}, to_apply=add
+  n = f32[8,4] negate(p)
+  ROOT t = (f32[8,4], f32[8,4]) tuple(r, n)
+}
+)";
+
+StatusOr<RunModuleResult> RunSmallModule(const RunOptions& options) {
+  TPUSIM_ASSIGN_OR_RETURN(auto module, hlo::ParseHloModule(kModule, "m.hlo"));
+  TPUSIM_ASSIGN_OR_RETURN(auto chip, config::LoadChipConfig("tpu-v4", {}));
+  return RunModule(*module, chip, options);
+}
+
+TEST(RunModuleCheckTest, ChecksEveryLeafOfEveryReplicaWithTheConstantsMovedIntoTheRun) {
+  {  // the compiled program has data segments (the weight constant) for RunModule to move
+    auto module = hlo::ParseHloModule(kModule, "m.hlo");
+    auto chip = config::LoadChipConfig("tpu-v4", {});
+    ASSERT_TRUE(module.ok() && chip.ok());
+    compiler::CompileOptions options;
+    options.num_replicas = 2;
+    auto compiled = compiler::Compile(**module, *chip, options);
+    ASSERT_TRUE(compiled.ok()) << compiled.status().message();
+    EXPECT_FALSE(compiled->program.data.empty());
+  }
+  auto r = RunSmallModule(RunOptions{});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->replicas, 2);
+  EXPECT_TRUE(r->check.performed);
+  EXPECT_TRUE(r->check.passed) << r->check.reason;
+  EXPECT_EQ(r->check.elements_compared, 2 * 2 * 8 * 4);  // replicas x leaves x elements
+  EXPECT_EQ(r->check.max_abs_error, 0);                  // bf16-exact weights, K = 4
+  EXPECT_TRUE(r->compiled.program.data.empty());         // moved into the simulated memories
+  EXPECT_TRUE(r->sim.final_state.cores.empty());         // released after the outputs were read
+  EXPECT_TRUE(r->sim.final_state.hbm.empty());
+  EXPECT_GT(r->sim.cycles.value(), 0);
+}
+
+TEST(RunModuleCheckTest, TimingOnlyAndUncheckedRunsGiveTheSameCycles) {
+  auto checked = RunSmallModule(RunOptions{});
+  RunOptions unchecked;
+  unchecked.check = false;
+  auto no_check = RunSmallModule(unchecked);
+  RunOptions timing;
+  timing.timing_only = true;
+  auto timing_only = RunSmallModule(timing);
+  ASSERT_TRUE(checked.ok() && no_check.ok() && timing_only.ok());
+  EXPECT_EQ(no_check->check.reason, "--no-check");
+  EXPECT_FALSE(no_check->check.performed);
+  EXPECT_EQ(checked->sim.cycles, no_check->sim.cycles);
+  EXPECT_EQ(checked->sim.cycles, timing_only->sim.cycles);
+  EXPECT_EQ(checked->sim.instructions_executed, timing_only->sim.instructions_executed);
+  // Without a check the simulated memories stay in the result.
+  EXPECT_FALSE(no_check->sim.final_state.hbm.empty());
+}
+
+}  // namespace
+}  // namespace tpusim::driver
