@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "hlo/computation.h"
+#include "hlo/module.h"
 
 namespace tpusim::hlo {
 namespace {
@@ -20,11 +21,44 @@ std::optional<int64_t> IntConstant(const HloInstruction* i) {
   return i->literal().int_values[0];
 }
 
+std::optional<int64_t> ScalarIntValue(const HloInstruction* i, int depth = 0);
+
+// The argument every `call` of `param`'s computation passes for it, when there is at least one
+// call and no other use of the computation (a computation only called is inlined by XLA's and
+// tpusim's call inliners, so the argument is what the parameter becomes); nullptr otherwise.
+const HloInstruction* CallArgument(const HloInstruction* param) {
+  const HloComputation* callee = param->parent();
+  const HloModule* module = callee == nullptr ? nullptr : callee->parent();
+  if (module == nullptr || callee == module->entry_computation()) return nullptr;
+  const HloInstruction* arg = nullptr;
+  for (const auto& comp : module->computations()) {
+    for (const auto& inst : comp->instructions()) {
+      const std::vector<HloComputation*> called = inst->called_computations();
+      const bool calls = inst->to_apply() == callee ||
+                         std::find(called.begin(), called.end(), callee) != called.end();
+      if (!calls) continue;
+      if (inst->opcode() != HloOpcode::kCall ||
+          param->parameter_number() >= inst->operand_count()) {
+        return nullptr;  // used as a while body, a reduction, a fusion, ...
+      }
+      const HloInstruction* a = inst->operand(param->parameter_number());
+      if (arg != nullptr && arg != a) {
+        // Several calls: the same value from each, or not known.
+        const std::optional<int64_t> x = ScalarIntValue(arg), y = ScalarIntValue(a);
+        if (!x || !y || *x != *y) return nullptr;
+      }
+      arg = a;
+    }
+  }
+  return arg;
+}
+
 // The value of a scalar integer expression known at compile time: a constant, an element of a
-// tuple instruction, or convert / copy / reshape / negate / add / subtract / multiply / divide /
-// remainder / maximum / minimum of such values (what XLA's constant folding would reduce to one
-// constant; while-lowering runs before constant-folding). nullopt otherwise or on overflow.
-std::optional<int64_t> ScalarIntValue(const HloInstruction* i, int depth = 0) {
+// tuple instruction, a parameter of a computation only called (the calls' argument), or convert /
+// copy / reshape / negate / add / subtract / multiply / divide / remainder / maximum / minimum of
+// such values (what XLA's constant folding would reduce to one constant after inlining;
+// while-lowering runs before constant-folding). nullopt otherwise or on overflow.
+std::optional<int64_t> ScalarIntValue(const HloInstruction* i, int depth) {
   if (depth > 64 || !i->shape().IsArray() || !i->shape().dimensions().empty() ||
       !IsInteger(i->shape().element_type())) {
     return std::nullopt;
@@ -33,6 +67,11 @@ std::optional<int64_t> ScalarIntValue(const HloInstruction* i, int depth = 0) {
   switch (i->opcode()) {
     case HloOpcode::kConstant:
       return IntConstant(i);
+    case HloOpcode::kParameter: {
+      const HloInstruction* arg = CallArgument(i);
+      if (arg == nullptr) return std::nullopt;
+      return ScalarIntValue(arg, depth + 1);
+    }
     case HloOpcode::kGetTupleElement: {
       const HloInstruction* t = i->operand(0);
       if (t->opcode() != HloOpcode::kTuple || i->tuple_index() >= t->operand_count()) {

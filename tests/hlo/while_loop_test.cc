@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "hlo/parser.h"
 
@@ -61,6 +64,62 @@ TEST(WhileLoopTest, DataDependentWhilesAreThoseWithNoKnownOrGivenCount) {
   EXPECT_EQ(DataDependentWhiles(**m, {}), std::vector<std::string>{"grow"});
   EXPECT_TRUE(DataDependentWhiles(**m, {{"grow", 3}}).empty());
   EXPECT_EQ(DataDependentWhiles(**m, {{"fori", 3}}), std::vector<std::string>{"grow"});
+}
+
+// A loop in a called computation whose limit is the computation's parameter (JAX's nested jit: the
+// wave equation's multi_step) has the count the calls give it: XLA's and tpusim's call inliners make
+// the argument the limit. Two calls with the same constant agree; different ones leave it unknown,
+// as does an entry parameter.
+TEST(WhileLoopTest, ALimitPassedByEveryCallIsKnown) {
+  auto module_with = [](const std::string& second_limit) {
+    return ParseHloModule(R"(HloModule m
+cond {
+  s = (s32[], s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] get-tuple-element(s), index=1
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] get-tuple-element(s), index=1
+  x = f32[4] get-tuple-element(s), index=2
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  y = f32[4] add(x, x)
+  ROOT t = (s32[], s32[], f32[4]) tuple(i1, n, y)
+}
+steps {
+  x = f32[4] parameter(0)
+  n = s32[] parameter(1)
+  z = s32[] constant(0)
+  init = (s32[], s32[], f32[4]) tuple(z, n, x)
+  loop = (s32[], s32[], f32[4]) while(init), condition=cond, body=body
+  ROOT r = f32[4] get-tuple-element(loop), index=2
+}
+ENTRY e {
+  p = f32[4] parameter(0)
+  seven = s32[] constant(7)
+  three = s32[] add(seven, s32[] constant(-4))
+  other = s32[] )" + second_limit + R"(
+  a = f32[4] call(p, three), to_apply=steps
+  ROOT b = f32[4] call(a, other), to_apply=steps
+}
+)");
+  };
+  for (const auto& [second, trips] :
+       std::vector<std::pair<std::string, std::optional<int64_t>>>{
+           {"constant(3)", 3}, {"constant(5)", std::nullopt}}) {
+    StatusOr<std::unique_ptr<HloModule>> m = module_with(second);
+    ASSERT_TRUE(m.ok()) << m.status().message();
+    const HloInstruction* loop = nullptr;
+    for (const auto& c : (*m)->computations()) {
+      if (c->FindInstruction("loop") != nullptr) loop = c->FindInstruction("loop");
+    }
+    ASSERT_NE(loop, nullptr);
+    EXPECT_EQ(KnownTripCount(*loop).trips, trips) << second;
+    EXPECT_EQ(DataDependentWhiles(**m, {}).empty(), trips.has_value()) << second;
+  }
 }
 
 }  // namespace
