@@ -13,6 +13,7 @@
 #include "compiler/passes/convolution_lowering.h"
 #include "compiler/passes/convolution_negative_padding.h"
 #include "compiler/passes/custom_call_expander.h"
+#include "compiler/passes/float8_dot_upcast.h"
 #include "compiler/passes/map_expander.h"
 #include "compiler/passes/output_fusion_scheduling.h"
 #include "compiler/passes/pad_negative_padding.h"
@@ -75,6 +76,7 @@ HloPassPipeline BuildHloPipeline(const config::ChipConfig& config,
   pipeline.AddPass<ShardingRemover>();     // Sharding stays only for the partitioner
   pipeline.AddPass<SpmdPartitioner>();     // a no-op unless num_partitions > 1
   pipeline.AddPass<CollectiveExpander>();  // after the partitioner, which inserts collectives
+  pipeline.AddPass<Float8DotUpcast>();  // before lower-convolution: the MXU takes bf16
   pipeline.AddPass<PadNegativePadding>();
   pipeline.AddPass<ConvolutionNegativePadding>();  // before lower-convolution: slices, not pads
   pipeline.AddPass<ConvolutionLowering>(config.core.mxu.rows);

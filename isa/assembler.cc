@@ -559,8 +559,8 @@ class Assembler {
     auto dt = ParseEnumValue(FieldKind::kDType, type);
     if (!dt) {
       return Fail(err, tcol,
-                  "expected hex or an element type (bf16, f32, f16, s8, u8, s16, u16, s32, "
-                  "u32, s64, u64, pred)");
+                  "expected hex or an element type (bf16, f32, f16, f8e4m3fn, f8e5m2, s8, u8, "
+                  "s16, u16, s32, u32, s64, u64, pred)");
     }
     DType dtype = static_cast<DType>(*dt);
     bool first = true;
@@ -595,10 +595,10 @@ class Assembler {
         char buf[4];
         std::memcpy(buf, &b, 4);
         seg.bytes.append(buf, 4);
-      } else {
-        const float f = std::bit_cast<float>(b);
-        const uint16_t h = dtype == DType::kBF16 ? F32ToBf16Bits(f) : F32ToF16Bits(f);
-        seg.bytes.append(reinterpret_cast<const char*>(&h), 2);
+      } else {  // bf16, f16, f8: rounded to the type (StoreFloat)
+        char e[2];
+        StoreFloat(e, dtype, std::bit_cast<float>(b));
+        seg.bytes.append(e, static_cast<size_t>(DTypeBytes(dtype)));
       }
     }
     if (seg.address > UINT64_MAX - seg.bytes.size()) return AddressWraps(seg, addr_col, err);

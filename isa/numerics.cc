@@ -274,7 +274,14 @@ int32_t SaturateToS8(int32_t x) { return x > 127 ? 127 : (x < -128 ? -128 : x); 
 
 namespace tpusim::isa {
 
+Float8Format Float8FormatOf(DType t) {
+  return t == DType::kF8E5M2 ? Float8Format::kE5M2 : Float8Format::kE4M3FN;
+}
+
 float LoadFloat(const void* p, DType t) {
+  if (t == DType::kF8E4M3FN || t == DType::kF8E5M2) {
+    return Float8ToFloat(Float8FormatOf(t), *static_cast<const uint8_t*>(p));
+  }
   if (t == DType::kBF16 || t == DType::kF16) {
     uint16_t b;
     std::memcpy(&b, p, 2);
@@ -293,6 +300,10 @@ int64_t LoadInt(const void* p, DType t) {
 }
 
 void StoreFloat(void* p, DType t, float v) {
+  if (t == DType::kF8E4M3FN || t == DType::kF8E5M2) {
+    *static_cast<uint8_t*>(p) = Float8FromDouble(Float8FormatOf(t), v);
+    return;
+  }
   if (t == DType::kBF16 || t == DType::kF16) {
     uint16_t b = t == DType::kBF16 ? F32ToBf16Bits(v) : F32ToF16Bits(v);
     std::memcpy(p, &b, 2);

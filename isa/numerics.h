@@ -19,6 +19,7 @@
 
 #include <cstdint>
 
+#include "common/float8.h"
 #include "isa/types.h"
 
 namespace tpusim::isa {
@@ -104,12 +105,16 @@ float IntToFloat(int64_t x, DType from, DType to);
 
 namespace tpusim::isa {
 
+/// The f8 format of f8e4m3fn / f8e5m2 (any other t: kE4M3FN; callers pass an f8 type).
+Float8Format Float8FormatOf(DType t);
+
 /// Element encoding in memory (little-endian). Loads give the VPU's compute value: f32 for
-/// bf16/f16/f32, the integer value (see above) for integers and pred (any non-zero byte reads as
-/// 1).
+/// bf16/f16/f32/f8 (exact), the integer value (see above) for integers and pred (any non-zero byte
+/// reads as 1).
 float LoadFloat(const void* p, DType t);
 int64_t LoadInt(const void* p, DType t);
-/// Stores round/narrow to `t`: bf16/f16 RNE; integers keep their low bits (two's complement
+/// Stores round/narrow to `t`: bf16/f16 RNE, f8 as common/float8.h (RNE, overflow to inf or to
+/// NaN in f8e4m3fn); integers keep their low bits (two's complement
 /// truncation); pred stores x != 0.
 void StoreFloat(void* p, DType t, float v);
 void StoreInt(void* p, DType t, int64_t v);

@@ -21,13 +21,18 @@ int DTypeBytes(DType t) {
     case DType::kS8:
     case DType::kU8:
     case DType::kPred:
+    case DType::kF8E4M3FN:
+    case DType::kF8E5M2:
       return 1;
   }
   TPUSIM_CHECK(false) << "bad DType " << static_cast<int>(t);
   return 0;
 }
 
-bool IsFloat(DType t) { return t == DType::kBF16 || t == DType::kF32 || t == DType::kF16; }
+bool IsFloat(DType t) {
+  return t == DType::kBF16 || t == DType::kF32 || t == DType::kF16 || t == DType::kF8E4M3FN ||
+         t == DType::kF8E5M2;
+}
 bool IsInteger(DType t) { return !IsFloat(t) && t != DType::kPred; }
 bool IsUnsigned(DType t) {
   return t == DType::kU8 || t == DType::kU16 || t == DType::kU32 || t == DType::kU64;

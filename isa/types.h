@@ -24,7 +24,9 @@ namespace tpusim::isa {
   X(kF16, "f16")                 \
   X(kU32, "u32")                 \
   X(kS64, "s64")                 \
-  X(kU64, "u64")
+  X(kU64, "u64")                 \
+  X(kF8E4M3FN, "f8e4m3fn")       \
+  X(kF8E5M2, "f8e5m2")
 
 // Memory spaces. kHost is the host's DRAM (reached over PCIe); kAcc is an MXU's accumulator memory,
 // addressed in rows of `core.mxu.cols` 32-bit words.
@@ -145,9 +147,11 @@ enum class PrecisionPart : uint8_t { TPUSIM_ISA_PART_LIST(TPUSIM_ISA_ENUMERATOR_
 /// LoadFloat), as XLA's TPU backend stores and computes them. s64 and u64 are stored at 8 bytes and
 /// computed exactly; the VPU's lanes are 32 bits wide, so each 64-bit element op costs several
 /// 32-bit VPU ops (core.vpu.ops_per_64bit_element), as XLA's TPU backend emulates 64-bit integers
-/// with pairs of 32-bit values.
+/// with pairs of 32-bit values. f8e4m3fn and f8e5m2 are stored at 1 byte and, like bf16 and f16,
+/// widened exactly to f32 on load and rounded back on store (common/float8.h): the VPU computes
+/// them in f32, as XLA's TPU backend upcasts 8-bit floats for vector arithmetic.
 int DTypeBytes(DType t);
-bool IsFloat(DType t);     // bf16, f32, f16
+bool IsFloat(DType t);     // bf16, f32, f16, f8e4m3fn, f8e5m2
 bool IsInteger(DType t);   // s8, s32, u8, s16, u16, u32, s64, u64
 bool IsUnsigned(DType t);  // u8, u16, u32, u64
 /// Bits of an integer or pred element's value: 8, 16, 32, 64 (pred 1).

@@ -30,6 +30,10 @@ std::optional<isa::DType> DeviceType(hlo::PrimitiveType t) {
       return isa::DType::kU16;
     case hlo::PrimitiveType::kF16:
       return isa::DType::kF16;
+    case hlo::PrimitiveType::kF8E4M3FN:
+      return isa::DType::kF8E4M3FN;
+    case hlo::PrimitiveType::kF8E5M2:
+      return isa::DType::kF8E5M2;
     default:
       return std::nullopt;
   }
@@ -51,10 +55,6 @@ std::string NoDeviceTypeReason(hlo::PrimitiveType t) {
           "complex numbers have no TPU device type in tpusim; split them into real and imaginary "
           "f32 arrays";
       break;
-    case hlo::PrimitiveType::kF8E5M2:
-    case hlo::PrimitiveType::kF8E4M3FN:
-      why = "8-bit floating point is not modelled by tpusim's VPU or MXU; convert to bf16";
-      break;
     case hlo::PrimitiveType::kS4:
     case hlo::PrimitiveType::kU4:
       why = "4-bit integers are not modelled by tpusim; convert to s8";
@@ -64,8 +64,8 @@ std::string NoDeviceTypeReason(hlo::PrimitiveType t) {
       break;
   }
   return fmt::format(
-      "element type {}: {} (device types: f32, bf16, f16, s8, u8, s16, u16, s32, u32, s64, u64, "
-      "pred)",
+      "element type {}: {} (device types: f32, bf16, f16, f8e4m3fn, f8e5m2, s8, u8, s16, u16, s32, "
+      "u32, s64, u64, pred)",
       name, why);
 }
 

@@ -74,7 +74,7 @@ To ConvertElement(From x) {
     if constexpr (kIsHalfFloat<From>) return static_cast<float>(x) != 0.0f;
     return x != From{0};
   } else if constexpr (std::is_same_v<From, bool>) {
-    if constexpr (std::is_same_v<To, Eigen::bfloat16> || std::is_same_v<To, Eigen::half>) {
+    if constexpr (kIsHalfFloat<To>) {
       return To(x ? 1.0f : 0.0f);
     } else {
       return x ? To{1} : To{0};
@@ -93,6 +93,8 @@ To ConvertElement(From x) {
   } else if constexpr (std::is_same_v<To, Eigen::half>) {
     if constexpr (std::is_same_v<From, float>) return Eigen::half(x);  // Eigen: RNE
     return DoubleToF16(ToDouble(x));
+  } else if constexpr (kIsFloat8<To>) {
+    return To(ToDouble(x));  // one rounding (float8.h)
   } else if constexpr (std::is_same_v<To, float>) {
     if constexpr (kIsHalfFloat<From>) return static_cast<float>(x);  // exact widening
     return static_cast<float>(

@@ -66,8 +66,8 @@ struct EvaluatorOptions {
   /// rounded once. A 1-ulp f32 difference there is harmless by itself but flips bf16 roundings in
   /// the next DEFAULT-precision dot, which a deep network amplifies past any tolerance.
   bool tpu_default_precision = false;
-  /// Sums of bf16/f16 values — reduce / reduce-window with an `add(p0, p1)` reducer, all-reduce and
-  /// reduce-scatter with one — accumulate in f32 in the fold order (row-major over the reduced
+  /// Sums of bf16/f16/f8 values — reduce / reduce-window with an `add(p0, p1)` reducer, all-reduce
+  /// and reduce-scatter with one — accumulate in f32 in the fold order (row-major over the reduced
   /// elements after the init value; group order for collectives) and round once to the element
   /// type. This is what a TPU does (the VPU and the ICI reductions compute in f32, isa/opcodes.def
   /// vpu.reduce and ici.all_reduce) and what XLA's CPU/GPU backends do (bf16 arithmetic is

@@ -3,8 +3,8 @@
 // every kernel dispatches through PrimitiveTypeSwitch.
 //
 // Supported: pred (stored as bool, one byte as XLA stores it), s8 s16 s32 s64, u8 u16 u32 u64,
-// f16 (Eigen::half), bf16 (Eigen::bfloat16), f32, f64. Not supported (Unimplemented where they
-// appear): s4/u4, complex, f8 types.
+// f16 (Eigen::half), bf16 (Eigen::bfloat16), f32, f64, f8e4m3fn and f8e5m2 (float8.h). Not
+// supported (Unimplemented where they appear): s4/u4, complex.
 #pragma once
 
 #include <Eigen/Core>
@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "common/check.h"
+#include "hlo/eval/float8.h"
 #include "hlo/shape.h"
 
 namespace tpusim::hlo {
@@ -38,6 +39,8 @@ inline bool IsEvaluatorType(PrimitiveType t) {
     case PrimitiveType::kBF16:
     case PrimitiveType::kF32:
     case PrimitiveType::kF64:
+    case PrimitiveType::kF8E4M3FN:
+    case PrimitiveType::kF8E5M2:
       return true;
     default:
       return false;
@@ -74,6 +77,10 @@ decltype(auto) PrimitiveTypeSwitch(PrimitiveType t, F&& f) {
       return f(TypeTag<float>{});
     case PrimitiveType::kF64:
       return f(TypeTag<double>{});
+    case PrimitiveType::kF8E4M3FN:
+      return f(TypeTag<F8E4M3FN>{});
+    case PrimitiveType::kF8E5M2:
+      return f(TypeTag<F8E5M2>{});
     default:
       break;
   }
@@ -97,16 +104,22 @@ constexpr PrimitiveType PrimitiveTypeOf() {
   if constexpr (std::is_same_v<T, Eigen::bfloat16>) return PrimitiveType::kBF16;
   if constexpr (std::is_same_v<T, float>) return PrimitiveType::kF32;
   if constexpr (std::is_same_v<T, double>) return PrimitiveType::kF64;
+  if constexpr (std::is_same_v<T, F8E4M3FN>) return PrimitiveType::kF8E4M3FN;
+  if constexpr (std::is_same_v<T, F8E5M2>) return PrimitiveType::kF8E5M2;
   return PrimitiveType::kInvalid;
 }
 
-/// f16, bf16, f32, f64.
+/// f8e4m3fn and f8e5m2.
+template <typename T>
+constexpr bool kIsFloat8 = std::is_same_v<T, F8E4M3FN> || std::is_same_v<T, F8E5M2>;
+/// f16, bf16, f32, f64, f8.
 template <typename T>
 constexpr bool kIsFloat = std::is_same_v<T, Eigen::half> || std::is_same_v<T, Eigen::bfloat16> ||
-                          std::is_same_v<T, float> || std::is_same_v<T, double>;
-/// f16 and bf16: computed in f32 and rounded back once per HLO op.
+                          std::is_same_v<T, float> || std::is_same_v<T, double> || kIsFloat8<T>;
+/// f16, bf16 and the f8 types: computed in f32 and rounded back once per HLO op.
 template <typename T>
-constexpr bool kIsHalfFloat = std::is_same_v<T, Eigen::half> || std::is_same_v<T, Eigen::bfloat16>;
+constexpr bool kIsHalfFloat =
+    std::is_same_v<T, Eigen::half> || std::is_same_v<T, Eigen::bfloat16> || kIsFloat8<T>;
 /// Integers other than pred.
 template <typename T>
 constexpr bool kIsInt = std::is_integral_v<T> && !std::is_same_v<T, bool>;

@@ -200,5 +200,46 @@ TEST(Numerics, WideIntegersComputeInTheirOwnWidth) {
             static_cast<float>((1 << 24) + (1 << 17)));
 }
 
+// f8 storage (issue 16): f8e5m2 is binary16 with 8 fewer mantissa bits, so storing any f16 value
+// as f8e5m2 must round its bit pattern's low byte away to nearest even (an independent rule:
+// magnitude bits are monotonic in the value, and a carry into the exponent or inf is the right
+// result); every f8 byte loads to a value that stores back to itself.
+TEST(Numerics, F8E5m2StoreIsF16BitsRoundedToNearestEven) {
+  for (uint32_t h = 0; h <= 0xFFFF; ++h) {
+    const float f = F16BitsToF32(static_cast<uint16_t>(h));
+    if (std::isnan(f)) continue;
+    const uint32_t mag = h & 0x7FFFu, low = mag & 0xFFu;
+    uint32_t q = mag >> 8;
+    if (low > 0x80u || (low == 0x80u && (q & 1u) != 0)) ++q;
+    if (q > 0x7Cu) q = 0x7C;  // cannot happen for f16 finite values; inf stays inf
+    uint8_t b = 0;
+    StoreFloat(&b, DType::kF8E5M2, f);
+    ASSERT_EQ(b, static_cast<uint8_t>(((h & 0x8000u) >> 8) | q)) << h;
+  }
+}
+
+TEST(Numerics, F8BytesLoadExactlyAndStoreBack) {
+  for (DType t : {DType::kF8E4M3FN, DType::kF8E5M2}) {
+    EXPECT_EQ(DTypeBytes(t), 1);
+    EXPECT_TRUE(IsFloat(t));
+    for (int i = 0; i < 256; ++i) {
+      const auto b = static_cast<uint8_t>(i);
+      const float f = LoadFloat(&b, t);
+      uint8_t back = 0;
+      StoreFloat(&back, t, f);
+      if (std::isnan(f)) {
+        EXPECT_TRUE(std::isnan(LoadFloat(&back, t)));
+      } else {
+        EXPECT_EQ(back, b) << Name(t) << " " << i;
+      }
+    }
+  }
+  uint8_t b = 0;
+  StoreFloat(&b, DType::kF8E4M3FN, 1000.0f);  // beyond 448: NaN, e4m3fn has no infinity
+  EXPECT_TRUE(std::isnan(LoadFloat(&b, DType::kF8E4M3FN)));
+  StoreFloat(&b, DType::kF8E5M2, 1e6f);
+  EXPECT_EQ(LoadFloat(&b, DType::kF8E5M2), INFINITY);
+}
+
 }  // namespace
 }  // namespace tpusim::isa

@@ -223,6 +223,9 @@ int64_t TotalOrderKey(T x) {
     int32_t i;
     std::memcpy(&i, &x, 4);
     return i < 0 ? (i ^ std::numeric_limits<int32_t>::max()) : i;
+  } else if constexpr (kIsFloat8<T>) {  // sign-magnitude bits, as the wider formats
+    const auto i = static_cast<int8_t>(x.bits());
+    return i < 0 ? (i ^ std::numeric_limits<int8_t>::max()) : i;
   } else {  // f16 / bf16: 16 bits
     int16_t i;
     std::memcpy(&i, &x, 2);

@@ -11,7 +11,7 @@ namespace tpusim::hlo {
 struct KernelOptions {
   int threads = 1;
   int64_t max_bytes = Literal::kDefaultMaxBytes;
-  /// Sums (an `add` reducer) over bf16/f16 values in reduce, reduce-window, all-reduce and
+  /// Sums (an `add` reducer) over bf16/f16/f8 values in reduce, reduce-window, all-reduce and
   /// reduce-scatter accumulate in f32 and are rounded once to the element type (see
   /// EvaluatorOptions::f32_accumulation).
   bool f32_accumulation = true;

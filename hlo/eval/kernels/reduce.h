@@ -5,7 +5,7 @@
 // accumulator starts at the init value and folds the reduced elements in row-major order of the
 // reduced index space — acc = f(acc, x) — as XLA's HloEvaluator does; every reduce kernel of the
 // lowering sums in this order too, whatever its blocking (docs/codegen.md, "Reductions: one
-// order"), so a simulated reduction checks bit for bit. Sums of bf16/f16 (an
+// order"), so a simulated reduction checks bit for bit. Sums of bf16/f16/f8 (an
 // `add(p0, p1)` reducer) accumulate in f32 and round once to the element type when
 // KernelOptions::f32_accumulation is set (the default: what a TPU and XLA's compiled backends do);
 // otherwise, and for every other reducer, the accumulator has the reducer's HLO type and is rounded
