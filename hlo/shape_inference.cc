@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <numeric>
+#include <optional>
 
 #include "hlo/computation.h"
 
@@ -293,57 +294,6 @@ StatusOr<Shape> InferReduceWindow(const HloInstruction& inst) {
   for (int64_t i = 0; i < n; ++i)
     elems.push_back(ArrayLike(inst.operand(n + i)->shape().element_type(), out));
   return Shape::Tuple(std::move(elems));
-}
-
-StatusOr<Shape> InferGather(const HloInstruction& inst) {
-  TPUSIM_RETURN_IF_ERROR(ExpectOperands(inst, 2));
-  const Shape& operand = inst.operand(0)->shape();
-  const Shape& indices = inst.operand(1)->shape();
-  const GatherDimensionNumbers& g = inst.gather_dimension_numbers();
-  const Dims& sizes = inst.gather_slice_sizes();
-  if (static_cast<int64_t>(sizes.size()) != operand.rank()) {
-    return Err(fmt::format("gather: slice_sizes has {} entries, operand rank is {}", sizes.size(),
-                           operand.rank()));
-  }
-  for (int64_t i = 0; i < operand.rank(); ++i) {
-    if (sizes[static_cast<size_t>(i)] < 0 ||
-        sizes[static_cast<size_t>(i)] > operand.dimensions(i)) {
-      return Err(fmt::format("gather: slice size {} exceeds operand dimension {}",
-                             sizes[static_cast<size_t>(i)], operand.dimensions(i)));
-    }
-  }
-  if (g.index_vector_dim < 0 || g.index_vector_dim > indices.rank()) {
-    return Err("gather: index_vector_dim out of range");
-  }
-  Dims batch;
-  for (int64_t i = 0; i < indices.rank(); ++i) {
-    if (i != g.index_vector_dim) batch.push_back(indices.dimensions(i));
-  }
-  Dims offsets;
-  for (int64_t i = 0; i < operand.rank(); ++i) {
-    const bool collapsed = std::find(g.collapsed_slice_dims.begin(), g.collapsed_slice_dims.end(),
-                                     i) != g.collapsed_slice_dims.end() ||
-                           std::find(g.operand_batching_dims.begin(), g.operand_batching_dims.end(),
-                                     i) != g.operand_batching_dims.end();
-    if (!collapsed) offsets.push_back(sizes[static_cast<size_t>(i)]);
-  }
-  if (offsets.size() != g.offset_dims.size()) {
-    return Err(fmt::format("gather: {} offset_dims but {} uncollapsed slice dimensions",
-                           g.offset_dims.size(), offsets.size()));
-  }
-  const int64_t rank = static_cast<int64_t>(batch.size() + offsets.size());
-  Dims out(static_cast<size_t>(rank), -1);
-  size_t oi = 0;
-  for (int64_t d : g.offset_dims) {
-    if (!ValidDim(d, rank) || out[static_cast<size_t>(d)] != -1)
-      return Err("gather: bad offset_dims");
-    out[static_cast<size_t>(d)] = offsets[oi++];
-  }
-  size_t bi = 0;
-  for (int64_t i = 0; i < rank; ++i) {
-    if (out[static_cast<size_t>(i)] == -1) out[static_cast<size_t>(i)] = batch[bi++];
-  }
-  return ArrayLike(operand.element_type(), out);
 }
 
 StatusOr<Shape> InferCollective(const HloInstruction& inst, int64_t num_devices) {
@@ -715,21 +665,159 @@ StatusOr<Shape> InferSelectAndScatter(const HloInstruction& inst) {
   return o;
 }
 
-// Each of `dims` in [0, bound), and (when `sorted`) strictly increasing, else without repeats.
-Status CheckDimList(const Dims& dims, int64_t bound, bool sorted, const char* what) {
+// Each of `dims` in [0, bound), and (when `sorted`) strictly increasing, else without repeats;
+// `op` ("gather", "scatter") and `what` (the attribute) name it in the error.
+Status CheckDimList(const Dims& dims, int64_t bound, bool sorted, const char* op,
+                    const char* what) {
   for (size_t i = 0; i < dims.size(); ++i) {
     if (!ValidDim(dims[i], bound)) {
-      return Err(fmt::format("scatter: {} {}: dimension {} is not in [0, {})", what, DimsStr(dims),
+      return Err(fmt::format("{}: {} {}: dimension {} is not in [0, {})", op, what, DimsStr(dims),
                              dims[i], bound));
     }
     const bool repeated = std::find(dims.begin(), dims.begin() + static_cast<std::ptrdiff_t>(i),
                                     dims[i]) != dims.begin() + static_cast<std::ptrdiff_t>(i);
     if (repeated || (sorted && i > 0 && dims[i] < dims[i - 1])) {
-      return Err(fmt::format("scatter: {} {} must be {}without repeats", what, DimsStr(dims),
+      return Err(fmt::format("{}: {} {} must be {}without repeats", op, what, DimsStr(dims),
                              sorted ? "sorted and " : ""));
     }
   }
   return OkStatus();
+}
+
+// The first dimension `a` and `b` share, if any.
+std::optional<int64_t> SharedDim(const Dims& a, const Dims& b) {
+  for (int64_t d : a) {
+    if (std::find(b.begin(), b.end(), d) != b.end()) return d;
+  }
+  return std::nullopt;
+}
+
+// As XLA's ValidateGatherDimensionNumbers and InferGatherShape (shape_inference.cc), with the
+// batching dimensions of StableHLO's gather (spec.md, constraints C1-C21): integer indices;
+// index_vector_dim in [0, rank(indices)]; offset_dims sorted, without repeats, in [0, result
+// rank); collapsed_slice_dims and operand_batching_dims sorted, without repeats, in the operand's
+// rank, disjoint, their slice sizes at most 1; start_indices_batching_dims without repeats, in the
+// indices' rank, not index_vector_dim, as many as operand_batching_dims and of the same sizes;
+// start_index_map one operand dimension per index-vector element, without repeats, disjoint from
+// operand_batching_dims; one slice size per operand dimension, in [0, its size]; and offset_dims +
+// collapsed_slice_dims + operand_batching_dims covering the operand's rank.
+Status CheckGatherDimensions(const HloInstruction& inst) {
+  const Shape& operand = inst.operand(0)->shape();
+  const Shape& indices = inst.operand(1)->shape();
+  const GatherDimensionNumbers& g = inst.gather_dimension_numbers();
+  const Dims& sizes = inst.gather_slice_sizes();
+  TPUSIM_RETURN_IF_ERROR(ExpectArray(operand, "gather operand"));
+  TPUSIM_RETURN_IF_ERROR(ExpectArray(indices, "gather indices"));
+  if (!IsInteger(indices.element_type())) {
+    return Err(fmt::format("gather: the indices must be integers, got {}", indices.ToString(false)));
+  }
+  if (g.index_vector_dim < 0 || g.index_vector_dim > indices.rank()) {
+    return Err(fmt::format("gather: index_vector_dim={} is not in [0, {}]", g.index_vector_dim,
+                           indices.rank()));
+  }
+  const bool vector_dim_in_indices = g.index_vector_dim < indices.rank();
+  const int64_t batch_rank = indices.rank() - (vector_dim_in_indices ? 1 : 0);
+  const int64_t result_rank = static_cast<int64_t>(g.offset_dims.size()) + batch_rank;
+  TPUSIM_RETURN_IF_ERROR(CheckDimList(g.offset_dims, result_rank, true, "gather", "offset_dims"));
+  TPUSIM_RETURN_IF_ERROR(
+      CheckDimList(g.collapsed_slice_dims, operand.rank(), true, "gather", "collapsed_slice_dims"));
+  TPUSIM_RETURN_IF_ERROR(CheckDimList(g.operand_batching_dims, operand.rank(), true, "gather",
+                                      "operand_batching_dims"));
+  TPUSIM_RETURN_IF_ERROR(CheckDimList(g.start_indices_batching_dims, indices.rank(), false,
+                                      "gather", "start_indices_batching_dims"));
+  TPUSIM_RETURN_IF_ERROR(
+      CheckDimList(g.start_index_map, operand.rank(), false, "gather", "start_index_map"));
+  if (std::optional<int64_t> d = SharedDim(g.collapsed_slice_dims, g.operand_batching_dims)) {
+    return Err(fmt::format("gather: operand dimension {} is both collapsed and a batching "
+                           "dimension", *d));
+  }
+  if (std::optional<int64_t> d = SharedDim(g.start_index_map, g.operand_batching_dims)) {
+    return Err(fmt::format("gather: operand dimension {} is both in start_index_map and a "
+                           "batching dimension", *d));
+  }
+  if (std::find(g.start_indices_batching_dims.begin(), g.start_indices_batching_dims.end(),
+                g.index_vector_dim) != g.start_indices_batching_dims.end()) {
+    return Err(fmt::format("gather: index_vector_dim={} is also in start_indices_batching_dims",
+                           g.index_vector_dim));
+  }
+  if (g.operand_batching_dims.size() != g.start_indices_batching_dims.size()) {
+    return Err(fmt::format("gather: {} operand_batching_dims but {} start_indices_batching_dims",
+                           g.operand_batching_dims.size(), g.start_indices_batching_dims.size()));
+  }
+  for (size_t i = 0; i < g.operand_batching_dims.size(); ++i) {
+    const int64_t o = operand.dimensions(g.operand_batching_dims[i]);
+    const int64_t n = indices.dimensions(g.start_indices_batching_dims[i]);
+    if (o != n) {
+      return Err(fmt::format("gather: batching dimension {} of the operand has size {}, dimension "
+                             "{} of the indices {}",
+                             g.operand_batching_dims[i], o, g.start_indices_batching_dims[i], n));
+    }
+  }
+  const int64_t index_vector = vector_dim_in_indices ? indices.dimensions(g.index_vector_dim) : 1;
+  if (static_cast<int64_t>(g.start_index_map.size()) != index_vector) {
+    return Err(fmt::format("gather: start_index_map has {} entries, the index vector {}",
+                           g.start_index_map.size(), index_vector));
+  }
+  if (static_cast<int64_t>(sizes.size()) != operand.rank()) {
+    return Err(fmt::format("gather: slice_sizes has {} entries, operand rank is {}", sizes.size(),
+                           operand.rank()));
+  }
+  for (int64_t i = 0; i < operand.rank(); ++i) {
+    const int64_t size = sizes[static_cast<size_t>(i)];
+    if (size < 0 || size > operand.dimensions(i)) {
+      return Err(fmt::format("gather: slice size {} of dimension {} is not in [0, {}]", size, i,
+                             operand.dimensions(i)));
+    }
+  }
+  for (const auto& [list, what] : {std::pair{&g.collapsed_slice_dims, "collapsed_slice_dims"},
+                                   std::pair{&g.operand_batching_dims, "operand_batching_dims"}}) {
+    for (int64_t d : *list) {
+      if (sizes[static_cast<size_t>(d)] > 1) {
+        return Err(fmt::format("gather: dimension {} is in {} but its slice size is {} (at most 1)",
+                               d, what, sizes[static_cast<size_t>(d)]));
+      }
+    }
+  }
+  const size_t covered =
+      g.offset_dims.size() + g.collapsed_slice_dims.size() + g.operand_batching_dims.size();
+  if (static_cast<int64_t>(covered) != operand.rank()) {
+    return Err(fmt::format("gather: offset_dims, collapsed_slice_dims and operand_batching_dims "
+                           "have {} dimensions, the operand's rank is {}",
+                           covered, operand.rank()));
+  }
+  return OkStatus();
+}
+
+// gather(operand, indices): the indices' dimensions but index_vector_dim (the batch), with the
+// slice's uncollapsed, unbatched sizes placed at offset_dims.
+StatusOr<Shape> InferGather(const HloInstruction& inst) {
+  TPUSIM_RETURN_IF_ERROR(ExpectOperands(inst, 2));
+  TPUSIM_RETURN_IF_ERROR(CheckGatherDimensions(inst));
+  const Shape& operand = inst.operand(0)->shape();
+  const Shape& indices = inst.operand(1)->shape();
+  const GatherDimensionNumbers& g = inst.gather_dimension_numbers();
+  const Dims& sizes = inst.gather_slice_sizes();
+  Dims batch;
+  for (int64_t i = 0; i < indices.rank(); ++i) {
+    if (i != g.index_vector_dim) batch.push_back(indices.dimensions(i));
+  }
+  Dims offsets;
+  for (int64_t i = 0; i < operand.rank(); ++i) {
+    const bool dropped = std::find(g.collapsed_slice_dims.begin(), g.collapsed_slice_dims.end(),
+                                   i) != g.collapsed_slice_dims.end() ||
+                         std::find(g.operand_batching_dims.begin(), g.operand_batching_dims.end(),
+                                   i) != g.operand_batching_dims.end();
+    if (!dropped) offsets.push_back(sizes[static_cast<size_t>(i)]);
+  }
+  // offset_dims is sorted, without repeats and in range (CheckGatherDimensions).
+  Dims out;
+  size_t oi = 0;
+  size_t bi = 0;
+  for (int64_t i = 0; i < static_cast<int64_t>(batch.size() + offsets.size()); ++i) {
+    const bool offset = oi < g.offset_dims.size() && g.offset_dims[oi] == i;
+    out.push_back(offset ? offsets[oi++] : batch[bi++]);
+  }
+  return ArrayLike(operand.element_type(), out);
 }
 
 // As XLA's ValidateScatterDimensionNumbers (shape_inference.cc): the dimension lists are in range,
@@ -755,13 +843,15 @@ Status CheckScatterDimensions(const HloInstruction& inst, int64_t n) {
                            indices.rank()));
   }
   TPUSIM_RETURN_IF_ERROR(
-      CheckDimList(s.update_window_dims, updates.rank(), true, "update_window_dims"));
+      CheckDimList(s.update_window_dims, updates.rank(), true, "scatter", "update_window_dims"));
   TPUSIM_RETURN_IF_ERROR(
-      CheckDimList(s.inserted_window_dims, operand.rank(), true, "inserted_window_dims"));
+      CheckDimList(s.inserted_window_dims, operand.rank(), true, "scatter",
+                   "inserted_window_dims"));
   TPUSIM_RETURN_IF_ERROR(
-      CheckDimList(s.input_batching_dims, operand.rank(), false, "input_batching_dims"));
+      CheckDimList(s.input_batching_dims, operand.rank(), false, "scatter",
+                   "input_batching_dims"));
   TPUSIM_RETURN_IF_ERROR(CheckDimList(s.scatter_dims_to_operand_dims, operand.rank(), false,
-                                      "scatter_dims_to_operand_dims"));
+                                      "scatter", "scatter_dims_to_operand_dims"));
   for (int64_t d : s.inserted_window_dims) {
     if (std::find(s.input_batching_dims.begin(), s.input_batching_dims.end(), d) !=
         s.input_batching_dims.end()) {

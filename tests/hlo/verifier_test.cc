@@ -187,6 +187,106 @@ TEST(VerifierTest, ScatterDimensionNumbers) {
             where + "index_vector_dim=3 is not in [0, 2]");
 }
 
+// Gather dimension numbers as XLA's ValidateGatherDimensionNumbers / InferGatherShape and
+// StableHLO's gather constraints check them (the class of the scatter fuzz finding): one case per
+// rule, each a located error.
+TEST(VerifierTest, GatherDimensionNumbers) {
+  // A [8,4] table, indices [3,1]: three rows of 4 -> [3,4].
+  const std::string ops = "  t = f32[8,4] parameter(0)\n  i = s32[3,1] parameter(1)\n";
+  auto gather = [&](const std::string& result, const std::string& dims) {
+    return Verify(ops + "  ROOT g = " + result + " gather(t, i), " + dims + "\n");
+  };
+  const std::string valid =
+      "offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, "
+      "slice_sizes={1,4}";
+  EXPECT_EQ(gather("f32[3,4]", valid), "");
+  const std::string where = "v.hlo:5:8: error: '%g' (gather): gather: ";
+  struct Case {
+    std::string result, dims, error;
+  };
+  const std::vector<Case> cases = {
+      // offset_dims: sorted, no repeats, in [0, result rank).
+      {"f32[3,1,4]", "offset_dims={2,1}, collapsed_slice_dims={}, start_index_map={0}, "
+                     "index_vector_dim=1, slice_sizes={1,4}",
+       "offset_dims [2,1] must be sorted and without repeats"},
+      {"f32[3,4]", "offset_dims={1,1}, collapsed_slice_dims={0}, start_index_map={0}, "
+                   "index_vector_dim=1, slice_sizes={1,4}",
+       "offset_dims [1,1] must be sorted and without repeats"},
+      {"f32[3,4]", "offset_dims={2}, collapsed_slice_dims={0}, start_index_map={0}, "
+                   "index_vector_dim=1, slice_sizes={1,4}",
+       "offset_dims [2]: dimension 2 is not in [0, 2)"},
+      // collapsed_slice_dims: sorted, no repeats, in range, slice size at most 1.
+      {"f32[3]", "offset_dims={}, collapsed_slice_dims={1,0}, start_index_map={0}, "
+                 "index_vector_dim=1, slice_sizes={1,1}",
+       "collapsed_slice_dims [1,0] must be sorted and without repeats"},
+      {"f32[3]", "offset_dims={}, collapsed_slice_dims={0,0}, start_index_map={0}, "
+                 "index_vector_dim=1, slice_sizes={1,1}",
+       "collapsed_slice_dims [0,0] must be sorted and without repeats"},
+      {"f32[3,4]", "offset_dims={1}, collapsed_slice_dims={2}, start_index_map={0}, "
+                   "index_vector_dim=1, slice_sizes={1,4}",
+       "collapsed_slice_dims [2]: dimension 2 is not in [0, 2)"},
+      {"f32[3,2]", "offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, "
+                   "index_vector_dim=1, slice_sizes={2,2}",
+       "dimension 0 is in collapsed_slice_dims but its slice size is 2 (at most 1)"},
+      // start_index_map: one entry per index-vector element, no repeats, in range.
+      {"f32[3,4]", "offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0,1}, "
+                   "index_vector_dim=1, slice_sizes={1,4}",
+       "start_index_map has 2 entries, the index vector 1"},
+      {"f32[3,4]", "offset_dims={1}, collapsed_slice_dims={0}, start_index_map={5}, "
+                   "index_vector_dim=1, slice_sizes={1,4}",
+       "start_index_map [5]: dimension 5 is not in [0, 2)"},
+      // index_vector_dim in [0, rank(indices)].
+      {"f32[3,4]", "offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, "
+                   "index_vector_dim=3, slice_sizes={1,4}",
+       "index_vector_dim=3 is not in [0, 2]"},
+      // slice_sizes: one per operand dimension, each in [0, size].
+      {"f32[3,4]", "offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, "
+                   "index_vector_dim=1, slice_sizes={1}",
+       "slice_sizes has 1 entries, operand rank is 2"},
+      {"f32[3,5]", "offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, "
+                   "index_vector_dim=1, slice_sizes={1,5}",
+       "slice size 5 of dimension 1 is not in [0, 4]"},
+      // offset + collapsed + batching dimensions cover the operand's rank.
+      {"f32[3,1,4]", "offset_dims={1,2}, collapsed_slice_dims={0}, start_index_map={0}, "
+                     "index_vector_dim=1, slice_sizes={1,4}",
+       "offset_dims, collapsed_slice_dims and operand_batching_dims have 3 dimensions, the "
+       "operand's rank is 2"},
+      // Batching dimensions: as many on both sides, no repeats, disjoint from the collapsed and
+      // start_index_map dimensions, not index_vector_dim, of equal sizes.
+      {"f32[3,4]", "offset_dims={1}, collapsed_slice_dims={}, operand_batching_dims={0}, "
+                   "start_index_map={1}, index_vector_dim=1, slice_sizes={1,4}",
+       "1 operand_batching_dims but 0 start_indices_batching_dims"},
+      {"f32[3,4]", "offset_dims={1}, collapsed_slice_dims={0}, operand_batching_dims={0}, "
+                   "start_indices_batching_dims={0}, start_index_map={1}, index_vector_dim=1, "
+                   "slice_sizes={1,4}",
+       "operand dimension 0 is both collapsed and a batching dimension"},
+      {"f32[3,4]", "offset_dims={1}, collapsed_slice_dims={}, operand_batching_dims={0}, "
+                   "start_indices_batching_dims={0}, start_index_map={0}, index_vector_dim=1, "
+                   "slice_sizes={1,4}",
+       "operand dimension 0 is both in start_index_map and a batching dimension"},
+      {"f32[3,4]", "offset_dims={1}, collapsed_slice_dims={}, operand_batching_dims={0}, "
+                   "start_indices_batching_dims={1}, start_index_map={1}, index_vector_dim=1, "
+                   "slice_sizes={1,4}",
+       "index_vector_dim=1 is also in start_indices_batching_dims"},
+      {"f32[3]", "offset_dims={}, collapsed_slice_dims={1}, operand_batching_dims={0}, "
+                 "start_indices_batching_dims={0}, start_index_map={1}, index_vector_dim=1, "
+                 "slice_sizes={1,1}",
+       "batching dimension 0 of the operand has size 8, dimension 0 of the indices 3"},
+  };
+  for (const Case& c : cases) EXPECT_EQ(gather(c.result, c.dims), where + c.error) << c.dims;
+  // Integer indices.
+  EXPECT_EQ(Verify("  t = f32[8,4] parameter(0)\n  i = f32[3,1] parameter(1)\n"
+                   "  ROOT g = f32[3,4] gather(t, i), " + valid + "\n"),
+            where + "the indices must be integers, got f32[3,1]");
+  // A valid batched gather (JAX's vmap of x[i]): operand [3,8], indices [3,1], batch 0 on both
+  // sides, rows collapsed -> [3].
+  EXPECT_EQ(Verify("  t = f32[3,8] parameter(0)\n  i = s32[3,1] parameter(1)\n"
+                   "  ROOT g = f32[3] gather(t, i), offset_dims={}, collapsed_slice_dims={1}, "
+                   "operand_batching_dims={0}, start_indices_batching_dims={0}, "
+                   "start_index_map={1}, index_vector_dim=1, slice_sizes={1,1}\n"),
+            "");
+}
+
 TEST(VerifierTest, DataMovementMismatches) {
   EXPECT_EQ(Verify("  p = f32[3] parameter(0)\n  ROOT b = f32[2,3] broadcast(p), dimensions={1}\n"),
             "");
