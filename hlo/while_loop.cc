@@ -169,6 +169,16 @@ bool Holds(ComparisonDirection d, int64_t a, int64_t b) {
 
 }  // namespace
 
+std::string TooManyTripsReason(int64_t limit) {
+  if (limit != kMaxWhileTrips) {
+    return fmt::format("more than {} trips (EvaluatorOptions::max_while_iterations)", limit);
+  }
+  return fmt::format("more than {} trips: tpusim runs at most {} trips of one while "
+                     "(hlo::kMaxWhileTrips, one bound for the evaluator, the compiler and "
+                     "--trip-count)",
+                     limit, limit);
+}
+
 TripCount KnownTripCount(const HloInstruction& w) {
   auto no = [](std::string why) { return TripCount{std::nullopt, std::move(why)}; };
   const HloComputation* cond = w.while_condition();
@@ -246,7 +256,9 @@ TripCount KnownTripCount(const HloInstruction& w) {
   const int64_t lim = in_type(static_cast<uint64_t>(*limit));
   int64_t trips = 0;
   for (int64_t i = in_type(static_cast<uint64_t>(*start)); holds(i, lim);) {
-    if (++trips > kMaxKnownTrips) return no(fmt::format("more than {} trips", kMaxKnownTrips));
+    if (++trips > kMaxWhileTrips) {
+      return TripCount{std::nullopt, TooManyTripsReason(kMaxWhileTrips), /*over_limit=*/true};
+    }
     const int64_t next_i = in_type(static_cast<uint64_t>(i) + step_bits);
     const bool wrapped = is_signed ? (*step > 0 ? next_i < i : *step < 0 && next_i > i)
                                    : static_cast<uint64_t>(next_i) < static_cast<uint64_t>(i);

@@ -7,7 +7,7 @@
 // value is known when it is a scalar integer expression of constants — convert, negate, add,
 // subtract, multiply, divide, remainder, maximum, minimum, tuple elements — as XLA's constant
 // folding would leave it (while-lowering runs before tpusim's constant-folding). The count is found
-// by stepping i from its initial value until the condition fails, at most kMaxKnownTrips times.
+// by stepping i from its initial value until the condition fails, at most kMaxWhileTrips times.
 // Used by while-lowering (compiler/passes/while_lowering.h), the cost analysis and `tpusim run`
 // (DataDependentWhiles: the loops whose count the evaluator counts or --trip-count gives).
 #pragma once
@@ -23,11 +23,23 @@
 
 namespace tpusim::hlo {
 
-inline constexpr int64_t kMaxKnownTrips = int64_t{1} << 24;
+/// The most trips of one while tpusim runs, one rule for every engine: the evaluator refuses a loop
+/// past it (EvaluatorOptions::max_while_iterations; at once when KnownTripCount finds the count),
+/// the compiler refuses a known count past it (while-lowering) and so does `--trip-count`. 2^24:
+/// far beyond any loop in the corpus (the largest counted loops run thousands of trips), and
+/// about a minute of the evaluator on a scalar loop body (3.4 us per trip measured).
+inline constexpr int64_t kMaxWhileTrips = int64_t{1} << 24;
+
+/// "more than `limit` trips, ...": why a while past `limit` trips is refused, the same words from
+/// the evaluator and the compiler; when `limit` is kMaxWhileTrips the message names the rule.
+std::string TooManyTripsReason(int64_t limit);
 
 struct TripCount {
   std::optional<int64_t> trips;  // set when known
   std::string reason;            // why not, otherwise ("the limit is neither a constant nor ...")
+  /// The count is known to be more than kMaxWhileTrips (`reason` says so): the loop is refused,
+  /// not counted on the evaluator or given by --trip-count.
+  bool over_limit = false;
 };
 
 TripCount KnownTripCount(const HloInstruction& w);

@@ -54,10 +54,22 @@ StatusOr<LoopPlan> PlanLoop(const hlo::HloModule& m, const HloInstruction& w,
                             const std::map<std::string, int64_t>& branch) {
   const hlo::TripCount t = hlo::KnownTripCount(w);
   if (t.trips) return LoopPlan{*t.trips, false};
+  if (t.over_limit) {
+    return Unimplemented(fmt::format("{}:{}:{}: %{} (while): cannot lower: {}", m.source_name(),
+                                     w.location().line, w.location().column, w.name(), t.reason));
+  }
   // A count the user gave or the evaluator counted is the count of a loop whose trips depend on
   // data: it runs as the real loop does, its condition computed every trip (N + 1 conditions and N
   // bodies in a timing-only run), never as N copies of its body alone.
-  if (std::optional<int64_t> n = GivenTripCount(given, w.name())) return LoopPlan{*n, true};
+  if (std::optional<int64_t> n = GivenTripCount(given, w.name())) {
+    if (*n > hlo::kMaxWhileTrips) {
+      return Unimplemented(fmt::format("{}:{}:{}: %{} (while): --trip-count {}={}: {}",
+                                       m.source_name(), w.location().line, w.location().column,
+                                       w.name(), w.name(), *n,
+                                       hlo::TooManyTripsReason(hlo::kMaxWhileTrips)));
+    }
+    return LoopPlan{*n, true};
+  }
   if (std::optional<int64_t> n = GivenTripCount(branch, w.name())) return LoopPlan{*n, true};
   return Refuse(m, w, t.reason);
 }

@@ -58,6 +58,8 @@ class EvaluatorImpl {
   DeviceGrid grid_;
   KernelOptions kopt_;
   std::map<const HloComputation*, std::unique_ptr<CalledComputation>> called_;
+  // Per while: more trips than max_while_iterations by its known count (KnownTripCount, once).
+  std::map<const HloInstruction*, bool> known_too_long_;
   int depth_ = 0;
   int applied_depth_ = 0;  // > 0 inside an applied computation (no on_instruction reports)
   uint64_t rng_counter_ = 0;  // the module's generator state's counter (kernels/rng.h)
@@ -355,6 +357,16 @@ StatusOr<EvaluatorImpl::DeviceValues> EvaluatorImpl::EvalWhile(const HloInstruct
   const HloComputation* body = inst.while_body();
   if (cond == nullptr || body == nullptr)
     return InvalidArgument("while needs condition= and body=");
+  // A count known at compile time past the bound is refused before the first trip, as the
+  // compiler refuses it (one rule: hlo::kMaxWhileTrips).
+  auto [known, first] = known_too_long_.emplace(&inst, false);
+  if (first) {
+    const TripCount t = KnownTripCount(inst);
+    known->second = t.over_limit || (t.trips && *t.trips > options_.max_while_iterations);
+  }
+  if (known->second) {
+    return ResourceExhausted(TooManyTripsReason(options_.max_while_iterations));
+  }
   DeviceValues state = init;
   for (int64_t iter = 0;; ++iter) {
     TPUSIM_ASSIGN_OR_RETURN(DeviceValues c, Run(*cond, devices, {state}));
@@ -379,10 +391,7 @@ StatusOr<EvaluatorImpl::DeviceValues> EvaluatorImpl::EvalWhile(const HloInstruct
                       iter));
     }
     if (iter >= options_.max_while_iterations) {
-      return ResourceExhausted(
-          fmt::format("while loop did not finish within {} iterations "
-                      "(EvaluatorOptions::max_while_iterations)",
-                      options_.max_while_iterations));
+      return ResourceExhausted(TooManyTripsReason(options_.max_while_iterations));
     }
     TPUSIM_ASSIGN_OR_RETURN(state, Run(*body, devices, {std::move(state)}));
   }

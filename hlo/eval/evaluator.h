@@ -48,10 +48,12 @@ struct EvaluatorOptions {
   int threads = 1;
   /// Largest single value (bytes) any instruction may produce.
   int64_t max_bytes = Literal::kDefaultMaxBytes;
-  /// A while loop that runs more iterations than this is an error (ResourceExhausted). The
-  /// default is the compiler's bound on a counted loop (hlo::kMaxKnownTrips), so every loop the
-  /// compiler accepts the evaluator can check.
-  int64_t max_while_iterations = kMaxKnownTrips;
+  /// A while loop that runs more iterations than this is an error (ResourceExhausted), at once
+  /// when its trip count is known at compile time (hlo::KnownTripCount), otherwise at the trip
+  /// past it. The default is tpusim's one bound on a while (hlo::kMaxWhileTrips), which the
+  /// compiler applies too: every loop the compiler accepts the evaluator can check, and a loop
+  /// past it is refused alike by both.
+  int64_t max_while_iterations = kMaxWhileTrips;
   /// When set, the trips each `while` ran are recorded by instruction name; a while that ran
   /// several times with different counts records -1. How a data-dependent loop's count is found
   /// for a run on these inputs (hlo/eval/while_trips.h).

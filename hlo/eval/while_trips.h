@@ -21,7 +21,7 @@ struct WhileTripOptions {
   /// needs more (EstimateCheckBytes) is not evaluated.
   int64_t max_bytes = int64_t{1} << 30;
   /// Most trips of any while (EvaluatorOptions::max_while_iterations).
-  int64_t max_trips = kMaxKnownTrips;
+  int64_t max_trips = kMaxWhileTrips;
   /// True: arguments that cannot be made and an evaluation that fails (a while past max_trips
   /// included) count nothing instead of returning the error.
   bool lenient = false;

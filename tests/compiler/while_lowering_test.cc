@@ -145,6 +145,35 @@ TEST(WhileLoweringTest, UnknownTripCountIsALocatedError) {
       << r.status().message();
 }
 
+// tpusim's one bound on a while's trips (hlo::kMaxWhileTrips) holds for a count known at compile
+// time and for one given by --trip-count: past it, a located error with the evaluator's words
+// (hlo::TooManyTripsReason) and no advice to give a count; at it, the loop lowers.
+TEST(WhileLoweringTest, TripsPastTheBoundAreALocatedError) {
+  const std::string bound = std::to_string(hlo::kMaxWhileTrips);
+  std::string known = kForiLoop;
+  known.replace(known.find("constant(5)"), 11,
+                "constant(" + std::to_string(hlo::kMaxWhileTrips + 1) + ")");
+  auto m = testing::Parse(known);
+  ASSERT_NE(m, nullptr);
+  auto r = WhileLowering().Run(*m);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "test.hlo:29:3: %loop (while): cannot lower: " +
+                                      hlo::TooManyTripsReason(hlo::kMaxWhileTrips));
+  std::string data = kForiLoop;
+  data.replace(data.find("  five = s32[] constant(5)"), 26, "  five = s32[] parameter(2)");
+  m = testing::Parse(data);
+  ASSERT_NE(m, nullptr);
+  r = WhileLowering(0, {{"loop", hlo::kMaxWhileTrips + 1}}).Run(*m);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "test.hlo:29:3: %loop (while): --trip-count loop=" +
+                                      std::to_string(hlo::kMaxWhileTrips + 1) + ": " +
+                                      hlo::TooManyTripsReason(hlo::kMaxWhileTrips));
+  m = testing::Parse(data);
+  ASSERT_NE(m, nullptr);
+  r = WhileLowering(0, {{"loop", hlo::kMaxWhileTrips}}).Run(*m);
+  EXPECT_TRUE(r.ok()) << r.status().message();
+}
+
 // Instructions of core 0 with opcode `op`.
 int CountIsa(const isa::Program& p, isa::Opcode op) {
   int n = 0;

@@ -279,6 +279,55 @@ ENTRY e {
   Status st = EvalHloStatus(text, {}, o);
   EXPECT_EQ(st.code(), StatusCode::kResourceExhausted);
   EXPECT_NE(st.message().find("'w'"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("more than 100 trips (EvaluatorOptions::max_while_iterations)"),
+            std::string::npos)
+      << st.message();
+}
+
+// A loop whose count is known at compile time past the bound is refused before its first trip,
+// with the words the compiler uses (hlo::TooManyTripsReason): its body would fail at the first
+// trip (an unimplemented custom-call), so running it would give another error. At the bound it
+// runs.
+TEST(ControlFlowTest, KnownTripCountPastTheBoundIsRefusedAtOnce) {
+  auto loop_of = [](int64_t trips, const std::string& step) {
+    return std::string(R"(
+HloModule m
+cond {
+  s = (s32[], f32[]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant()") + std::to_string(trips) + R"()
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = f32[] get-tuple-element(s), index=1
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  )" + step + R"(
+  ROOT t = (s32[], f32[]) tuple(i1, y)
+}
+ENTRY e {
+  z = s32[] constant(0)
+  o = f32[] constant(1)
+  init = (s32[], f32[]) tuple(z, o)
+  ROOT w = (s32[], f32[]) while(init), condition=cond, body=body
+})";
+  };
+  EvaluatorOptions o;
+  o.max_while_iterations = 100;
+  const std::string fails = "y = f32[] custom-call(x), custom_call_target=\"no_such_target\"";
+  Status st = EvalHloStatus(loop_of(101, fails), {}, o);
+  EXPECT_EQ(st.code(), StatusCode::kResourceExhausted) << st.message();
+  EXPECT_NE(st.message().find(hlo::TooManyTripsReason(100)), std::string::npos) << st.message();
+  // The default bound is tpusim's one bound on a while.
+  st = EvalHloStatus(loop_of(hlo::kMaxWhileTrips + 1, fails));
+  EXPECT_EQ(st.code(), StatusCode::kResourceExhausted) << st.message();
+  EXPECT_NE(st.message().find(hlo::TooManyTripsReason(hlo::kMaxWhileTrips)), std::string::npos)
+      << st.message();
+  Literal r = EvalHlo(loop_of(100, "y = f32[] add(x, x)"), {}, o);
+  EXPECT_EQ(r.element(0).GetAsInt64(0), 100);
+  EXPECT_EQ(r.element(1).GetAsDouble(0), 1267650600228229401496703205376.0);  // 2^100
 }
 
 TEST(ControlFlowTest, ConditionalPredAndIndex) {

@@ -122,5 +122,32 @@ ENTRY e {
   }
 }
 
+// One bound on a while's trips (kMaxWhileTrips): a count of exactly the bound is known; one trip
+// more is refused with the reason the evaluator and the compiler both give.
+TEST(WhileLoopTest, TheTripBoundIsOneRule) {
+  auto loop_of = [](int64_t trips) {
+    std::string text = kTwoLoops;
+    text.replace(text.find("constant(10)"), 12, "constant(" + std::to_string(trips) + ")");
+    return text;
+  };
+  for (int64_t trips : {kMaxWhileTrips, kMaxWhileTrips + 1}) {
+    StatusOr<std::unique_ptr<HloModule>> m = ParseHloModule(loop_of(trips));
+    ASSERT_TRUE(m.ok()) << m.status().message();
+    const TripCount t = KnownTripCount(*(*m)->entry_computation()->FindInstruction("fori"));
+    if (trips == kMaxWhileTrips) {
+      EXPECT_EQ(t.trips, std::optional<int64_t>(kMaxWhileTrips));
+      EXPECT_FALSE(t.over_limit);
+    } else {
+      EXPECT_FALSE(t.trips.has_value());
+      EXPECT_TRUE(t.over_limit);
+      EXPECT_EQ(t.reason, TooManyTripsReason(kMaxWhileTrips));
+      EXPECT_EQ(t.reason,
+                "more than 16777216 trips: tpusim runs at most 16777216 trips of one while "
+                "(hlo::kMaxWhileTrips, one bound for the evaluator, the compiler and "
+                "--trip-count)");
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tpusim::hlo
