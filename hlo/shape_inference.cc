@@ -709,7 +709,8 @@ Status CheckGatherDimensions(const HloInstruction& inst) {
   TPUSIM_RETURN_IF_ERROR(ExpectArray(operand, "gather operand"));
   TPUSIM_RETURN_IF_ERROR(ExpectArray(indices, "gather indices"));
   if (!IsInteger(indices.element_type())) {
-    return Err(fmt::format("gather: the indices must be integers, got {}", indices.ToString(false)));
+    return Err(
+        fmt::format("gather: the indices must be integers, got {}", indices.ToString(false)));
   }
   if (g.index_vector_dim < 0 || g.index_vector_dim > indices.rank()) {
     return Err(fmt::format("gather: index_vector_dim={} is not in [0, {}]", g.index_vector_dim,

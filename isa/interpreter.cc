@@ -38,6 +38,10 @@ Status Interpreter::Load(const Program& program) {
 }
 
 Status Interpreter::Error(int core, size_t index, const std::string& message) const {
+  return InvalidArgument(fmt::format("{}: {}", Where(core, index), message));
+}
+
+std::string Interpreter::Where(int core, size_t index) const {
   std::string where = fmt::format("core {} instruction {}", core, index);
   const CoreProgram& cp = program_.cores[core];
   if (cp.source_line(index) != kNoSourceLine) {
@@ -48,7 +52,7 @@ Status Interpreter::Error(int core, size_t index, const std::string& message) co
   if (index < cp.instructions.size()) {
     where += fmt::format(" {}", Mnemonic(cp.instructions[index].opcode));
   }
-  return InvalidArgument(fmt::format("{}: {}", where, message));
+  return where;
 }
 
 Status Interpreter::Run() {
@@ -171,10 +175,11 @@ Status Interpreter::ChargeWork(int c, uint64_t units) {
   work_ = SaturatingAdd(work_, units);
   if (work_ > options_.max_instructions) {
     return ResourceExhausted(fmt::format(
-        "instruction budget of {} exhausted (core {} at instruction {}; an instruction counts 1 "
-        "plus its element operations: a DMA's elements moved, a matmul's multiply-accumulates, a "
-        "vector or collective op's elements); raise it or check for a runaway loop",
-        options_.max_instructions, c, cores_[c].pc));
+        "{}: instruction budget of {} exhausted (an instruction counts 1 plus its element "
+        "operations: a DMA's elements moved, a matmul's multiply-accumulates, a vector or "
+        "collective op's elements); raise it (tpusim exec --max-instructions) or check for a "
+        "runaway loop",
+        Where(c, cores_[c].pc), options_.max_instructions));
   }
   return OkStatus();
 }

@@ -1,9 +1,11 @@
 #include "isa/work_units.h"
 
 #include <initializer_list>
+#include <vector>
 
 #include "common/saturating.h"
 #include "isa/footprint.h"
+#include "isa/loop_structure.h"
 #include "isa/opcode.h"
 
 namespace tpusim::isa {
@@ -84,6 +86,46 @@ uint64_t InterpreterWorkUnits(const Instruction& inst, uint64_t group_size) {
     default:
       return 0;
   }
+}
+
+namespace {
+
+// MinimumWorkUnits for one core's code.
+uint64_t CoreMinimumWorkUnits(const std::vector<Instruction>& code) {
+  const LoopStructure loops(code);
+  if (!loops.status().ok()) return 0;
+  uint64_t total = 0;
+  uint64_t before_outer_loop = 0;  // `total` when the outermost open loop began
+  std::vector<uint64_t> trips{1};  // executions of the current instruction, per open loop
+  for (size_t i = 0; i < code.size(); ++i) {
+    const Instruction& inst = code[i];
+    if (inst.opcode == Opcode::kCtrlHalt) {
+      // The core stops here, on the first trip of any loop around it.
+      return trips.size() > 1 ? before_outer_loop : SaturatingAdd(total, 1);
+    }
+    if (inst.opcode == Opcode::kCtrlLoop) {
+      if (trips.size() == 1) before_outer_loop = total;
+      total = SaturatingAdd(total, trips.back());
+      const bool may_leave = loops.AssumedTrips(i, UINT64_MAX) != UINT64_MAX;
+      const uint64_t count = inst.As<op::CtrlLoop>().count;
+      trips.push_back(may_leave ? 0 : SaturatingMul(trips.back(), count));
+      continue;
+    }
+    const uint64_t each = SaturatingAdd(1, InterpreterWorkUnits(inst));
+    total = SaturatingAdd(total, SaturatingMul(trips.back(), each));
+    if (inst.opcode == Opcode::kCtrlEndLoop && trips.size() > 1) trips.pop_back();
+  }
+  return total;
+}
+
+}  // namespace
+
+uint64_t MinimumWorkUnits(const Program& program) {
+  uint64_t total = 0;
+  for (const CoreProgram& core : program.cores) {
+    total = SaturatingAdd(total, CoreMinimumWorkUnits(core.instructions));
+  }
+  return total;
 }
 
 }  // namespace tpusim::isa

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "isa/instruction.h"
+#include "isa/program.h"
 
 namespace tpusim::isa {
 
@@ -24,5 +25,15 @@ namespace tpusim::isa {
 ///     combines or gathers), `group_size` being the cores that meet.
 ///   - scalar and control instructions: 0.
 uint64_t InterpreterWorkUnits(const Instruction& inst, uint64_t group_size = 1);
+
+/// The work units the interpreter charges `program` at the least (InterpreterOptions::
+/// max_instructions counts them over all cores): each instruction its 1 + InterpreterWorkUnits
+/// (collectives with a group of 1), times the trips of its enclosing ctrl.loops. A lower bound,
+/// exact for straight-line code and counted loops: a loop that a ctrl.break_unless of its own
+/// level may leave counts no trip, and code from the ctrl.loop whose body holds a core's first
+/// ctrl.halt (or from that ctrl.halt at top level) on counts nothing. Saturates at UINT64_MAX;
+/// a core whose loops do not match counts nothing (Interpreter::Load refuses it). `tpusim exec`
+/// refuses a program past its budget with this figure before running it.
+uint64_t MinimumWorkUnits(const Program& program);
 
 }  // namespace tpusim::isa

@@ -157,9 +157,10 @@ TEST(InterpreterControl, InstructionBudgetCountsDmaElements) {
   Interpreter tight(SmallChip(), {.max_instructions = 1023});
   Status st = RunAsmStatus(tight, program);
   EXPECT_EQ(st.code(), StatusCode::kResourceExhausted) << st.message();
-  EXPECT_NE(st.message().find("instruction budget of 1023 exhausted (core 0 at instruction 0; an "
-                              "instruction counts 1 plus its element operations: a DMA's elements "
-                              "moved, a matmul's multiply-accumulates"),
+  EXPECT_NE(st.message().find("core 0 instruction 0 (test.tasm:2) dma.hbm_to_vmem: instruction "
+                              "budget of 1023 exhausted (an instruction counts 1 plus its element "
+                              "operations: a DMA's elements moved, a matmul's "
+                              "multiply-accumulates"),
             std::string::npos)
       << st.message();
   EXPECT_EQ(testing::ReadF32(tight.vmem(0), 0x40, 1)[0], 0.0f);  // not copied
@@ -181,7 +182,8 @@ TEST(InterpreterControl, InstructionBudgetCountsMatmulMacs) {
   Interpreter tight(SmallChip(), {.max_instructions = 65 + 4095});
   Status st = RunAsmStatus(tight, program);
   EXPECT_EQ(st.code(), StatusCode::kResourceExhausted) << st.message();
-  EXPECT_NE(st.message().find("instruction budget of 4160 exhausted (core 0 at instruction 1;"),
+  EXPECT_NE(st.message().find("core 0 instruction 1 (test.tasm:3) mxu.matmul: instruction budget "
+                              "of 4160 exhausted (an instruction"),
             std::string::npos)
       << st.message();
   EXPECT_TRUE(tight.mxu(0, 0).acc.empty());  // no accumulator row was written

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "isa/footprint.h"
+#include "isa/assembler.h"
 #include "isa/instruction.h"
 
 namespace tpusim::isa {
@@ -56,6 +57,39 @@ TEST(WorkUnitsTest, DmaCostsItsElementsAndControlNothing) {
   EXPECT_EQ(InterpreterWorkUnits(dma), 32u);
   EXPECT_EQ(InterpreterWorkUnits(op::Nop{}.ToInstruction()), 0u);
   EXPECT_EQ(InterpreterWorkUnits(op::CtrlLoop{.count = 1u << 30}.ToInstruction()), 0u);
+}
+
+// The least work the interpreter charges a program (exec refuses one past its budget before it
+// runs): every instruction 1 plus its elements, times its loops' trips; a loop a ctrl.break_unless
+// may leave counts no trip; code from a loop that holds a ctrl.halt on counts nothing.
+TEST(WorkUnitsTest, MinimumWorkUnitsCountsLoopTrips) {
+  auto least = [](const std::string& text) {
+    StatusOr<Program> p = Assemble(text, "w.tasm");
+    EXPECT_TRUE(p.ok()) << p.status().message();
+    return p.ok() ? MinimumWorkUnits(*p) : 0;
+  };
+  const std::string copy = "dma.hbm_to_vmem flag=0, src=0x0, dst=0x0, elem_bytes=4, n0=16\n";
+  EXPECT_EQ(least(copy), 17u);
+  // ctrl.loop 1, then 3 trips of (17 + sync.wait 1 + ctrl.endloop 1).
+  EXPECT_EQ(least("ctrl.loop count=3\n" + copy + "sync.wait flag=0\nctrl.endloop\n"),
+            1u + 3u * 19u);
+  // Nested: 2 x 5 trips of the copy, the inner loop's ctrl.loop twice, its endloop ten times.
+  EXPECT_EQ(least("ctrl.loop count=2\nctrl.loop count=5\n" + copy + "ctrl.endloop\nctrl.endloop\n"),
+            1u + 2u * (1u + 5u * (17u + 1u) + 1u));
+  // A loop of count 0 runs no trip.
+  EXPECT_EQ(least("ctrl.loop count=0\n" + copy + "ctrl.endloop\n"), 1u);
+  // The counts multiply, saturating.
+  EXPECT_EQ(least("ctrl.loop count=4000000000\nctrl.loop count=4000000000\n"
+                  "ctrl.loop count=4000000000\n" + copy +
+                  "ctrl.endloop\nctrl.endloop\nctrl.endloop\n"),
+            UINT64_MAX);
+  // A loop with a ctrl.break_unless of its own level may end on its first trip: no trip counted.
+  EXPECT_EQ(least("ctrl.loop count=1000\n" + copy +
+                  "ctrl.break_unless space=vmem, addr=0x0, trips=999\nctrl.endloop\n" + copy),
+            1u + 17u);
+  // A core stops at ctrl.halt: nothing after it, nothing of a loop around it past the loop.
+  EXPECT_EQ(least(copy + "ctrl.halt\n" + copy), 17u + 1u);
+  EXPECT_EQ(least(copy + "ctrl.loop count=1000\n" + copy + "ctrl.halt\nctrl.endloop\n"), 17u);
 }
 
 }  // namespace
