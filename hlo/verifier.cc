@@ -177,6 +177,19 @@ class Verifier {
         }
         return OkStatus();
       }
+      case HloOpcode::kMap: {
+        // to_apply takes one scalar per operand (XLA's InferMapShape: "Map applied function
+        // arity must match number of arguments").
+        const HloComputation* c = inst.to_apply();
+        if (c == nullptr) return Error(inst, "map needs to_apply=");
+        if (c->num_parameters() != inst.operand_count()) {
+          return Error(inst, fmt::format("to_apply '%{}' takes {} parameters; a map of {} "
+                                         "operands passes {}",
+                                         c->name(), c->num_parameters(), inst.operand_count(),
+                                         inst.operand_count()));
+        }
+        return OkStatus();
+      }
       case HloOpcode::kScaledDot:
         if (inst.operand_count() != 4) {
           return Error(inst, fmt::format("scaled-dot takes 4 operands (lhs, rhs, lhs_scale, "

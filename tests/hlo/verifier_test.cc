@@ -48,6 +48,17 @@ TEST(VerifierTest, MulhiScanScaledDotShuffleAndCollectiveReduce) {
                    "lhs_contracting_dims={1}, rhs_contracting_dims={1}\n"),
             "v.hlo:4:8: error: '%d' (scaled-dot): scaled-dot takes 4 operands (lhs, rhs, "
             "lhs_scale, rhs_scale), got 3");
+  // map: to_apply takes one parameter per operand (found by hand: a map of 1 operand with a
+  // 2-parameter to_apply passed the verifier and failed unlocated in the map-expander pass).
+  EXPECT_EQ(Verify("  a = f32[4] parameter(0)\n  ROOT m = f32[4] map(a), dimensions={0}, "
+                   "to_apply=max\n",
+                   kMax),
+            "v.hlo:9:8: error: '%m' (map): to_apply '%max' takes 2 parameters; a map of 1 "
+            "operands passes 1");
+  EXPECT_EQ(Verify("  a = f32[4] parameter(0)\n  ROOT m = f32[4] map(a, a), dimensions={0}, "
+                   "to_apply=max\n",
+                   kMax),
+            "");
   EXPECT_EQ(Verify("  a = f32[4] parameter(0)\n  ROOT s = f32[4] shuffle(a, a), dimensions={0}\n"),
             "v.hlo:4:8: error: '%s' (shuffle): shuffle takes 1 operand, got 2");
   EXPECT_EQ(Verify("  a = f32[4] parameter(0)\n  ROOT c = f32[4] collective-reduce(a), "
