@@ -406,6 +406,9 @@ class Assembler {
       TPUSIM_RETURN_IF_ERROR(TableIndex(
           cur, err, perm ? program_.permutations.size() : program_.replica_groups.size()));
       std::vector<std::vector<int32_t>> lists;
+      // A core is in at most one replica group of a table; a permutation sends from each source
+      // and to each target once (the verifier's rules, located here at the repeated id).
+      std::set<int32_t> members, sources, targets;
       while (!cur.AtEnd()) {
         if (!lists.empty() && !cur.Consume(',')) return Fail(err, cur.col(), "expected ','");
         if (!cur.Consume('{')) return Fail(err, cur.col(), "expected '{'");
@@ -416,8 +419,18 @@ class Assembler {
           int vcol = cur.col();
           auto v = ParseUnsigned(cur.Value());
           if (!v || *v > 65535) return Fail(err, vcol, "expected a core id 0..65535");
-          ids.push_back(static_cast<int32_t>(*v));
-          core_ids_.push_back({static_cast<int32_t>(*v), line_, vcol});
+          const int32_t id = static_cast<int32_t>(*v);
+          std::set<int32_t>& seen = !perm ? members : ids.empty() ? sources : targets;
+          if (!seen.insert(id).second) {
+            return Fail(err, vcol,
+                        fmt::format("core {} appears twice {}", id,
+                                    !perm          ? "in this table (a core is in at most one "
+                                                     "replica group)"
+                                    : ids.empty() ? "as a source of this permutation"
+                                                  : "as a target of this permutation"));
+          }
+          ids.push_back(id);
+          core_ids_.push_back({id, line_, vcol});
         }
         if (perm && ids.size() != 2) {
           return Fail(err, cur.col() - 1, "a permutation pair is {source,target}");

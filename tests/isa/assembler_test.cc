@@ -93,6 +93,16 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"vpu.fill dtype=f32, dst=0, count=1, value=abc\n",
                 "bad.tasm:1:43: error: field 'value': 'abc' is not a valid f32 immediate"},
         BadCase{"ctrl.endloop\n", "bad.tasm:1:1: error: ctrl.endloop without a matching ctrl.loop"},
+        // A core in two replica groups of a table, a permutation's repeated source or target:
+        // located at the repeated id (exec's verifier said "replica group entry 0: core 0
+        // appears twice" without a line, and asm accepted them).
+        BadCase{".replica_groups 0 {0,1},{2,1}\n.core 2\nnop\n",
+                "bad.tasm:1:28: error: core 1 appears twice in this table (a core is in at most "
+                "one replica group)"},
+        BadCase{".permutation 0 {0,1},{0,2}\n.core 2\nnop\n",
+                "bad.tasm:1:23: error: core 0 appears twice as a source of this permutation"},
+        BadCase{".permutation 0 {0,1},{2,1}\n.core 2\nnop\n",
+                "bad.tasm:1:25: error: core 1 appears twice as a target of this permutation"},
         BadCase{"nop\nctrl.loop count=3\nnop\n",
                 "bad.tasm:2:1: error: core 0: ctrl.loop without a matching ctrl.endloop"},
         BadCase{".bogus 1\n",
