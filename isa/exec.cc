@@ -9,6 +9,7 @@
 #include "isa/encoding.h"
 #include "isa/numerics.h"
 #include "isa/verifier.h"
+#include "isa/work_units.h"
 
 namespace tpusim::isa {
 
@@ -112,6 +113,16 @@ StatusOr<std::string> ExecProgram(const Program& program, const config::ChipConf
                                   const InterpreterOptions& options) {
   MemorySizes sizes = MemorySizes::FromChipConfig(chip);
   TPUSIM_RETURN_IF_ERROR(Verify(program, sizes));
+  // A verified program that surely does more work than the budget is refused before it runs,
+  // with the budget it needs (its loops' counts are immediates: MinimumWorkUnits).
+  if (const uint64_t least = MinimumWorkUnits(program); least > options.max_instructions) {
+    return ResourceExhausted(fmt::format(
+        "{}: the program does at least {} units of work (every instruction 1 plus its element "
+        "operations, over all cores and loop trips), more than the instruction budget of {}: "
+        "run it with --max-instructions {} or more (tpusim exec)",
+        program.source_file.empty() ? "<program>" : program.source_file, least,
+        options.max_instructions, least));
+  }
   Interpreter interp(sizes, options);
   TPUSIM_RETURN_IF_ERROR(interp.Load(program));
   TPUSIM_RETURN_IF_ERROR(interp.Run());

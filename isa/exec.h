@@ -33,7 +33,9 @@ StatusOr<DumpSpec> ParseDumpSpec(std::string_view text);
 StatusOr<std::string> FormatDump(Interpreter& interp, const DumpSpec& spec);
 
 /// Verifies `program` against `chip`, runs it on a fresh Interpreter and returns the report text:
-/// a summary line, then one line per dump. Errors: the verifier's, the interpreter's, a bad dump.
+/// a summary line, then one line per dump. Errors: the verifier's; ResourceExhausted before
+/// running when the program surely does more work than options.max_instructions (MinimumWorkUnits);
+/// the interpreter's; a bad dump.
 StatusOr<std::string> ExecProgram(const Program& program, const config::ChipConfig& chip,
                                   const std::vector<DumpSpec>& dumps,
                                   const InterpreterOptions& options = {});

@@ -6,8 +6,6 @@
 // ISA interpreter (the golden semantics), prints the cycle report and the requested memory.
 // `--engine interp` runs the interpreter alone (exact values, no timing). Exit 1 if the simulator
 // and interpreter disagree.
-#include <fmt/format.h>
-
 #include <iostream>
 #include <memory>
 
@@ -18,7 +16,6 @@
 #include "driver/logging.h"
 #include "driver/provenance.h"
 #include "isa/exec.h"
-#include "isa/work_units.h"
 #include "sim/report/report.h"
 #include "sim/run_and_check.h"
 #include "tools/tpusim/cli_util.h"
@@ -77,15 +74,6 @@ void RegisterExecCommand(CLI::App& app) {
     if (!note.empty()) std::cerr << "tpusim: note: " << note << "\n";
     isa::InterpreterOptions options;
     options.max_instructions = args->max_instructions;
-    // A program that surely does more work than the budget is refused before it runs, with the
-    // budget it needs (its loops' counts are immediates; isa::MinimumWorkUnits).
-    if (const uint64_t least = isa::MinimumWorkUnits(program); least > options.max_instructions) {
-      Fail(ResourceExhausted(fmt::format(
-          "{}: the program does at least {} units of work (every instruction 1 plus its element "
-          "operations, over all cores and loop trips), more than the instruction budget of {}: "
-          "run it with --max-instructions {} or more",
-          args->input, least, options.max_instructions, least)));
-    }
     // The interpreter run verifies the program and produces the dumps.
     driver::SetPhase("interpret");
     std::string interp_text = OrFail(isa::ExecProgram(program, chip, dumps, options));
