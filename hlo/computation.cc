@@ -109,7 +109,28 @@ void HloComputation::Unindex(HloInstruction* instruction) {
   auto at = std::find(same.begin(), same.end(), instruction);
   TPUSIM_CHECK(at != same.end()) << "name index: " << instruction->name() << " missing";
   same.erase(at);
-  if (same.empty()) by_name_.erase(it);
+  if (!same.empty()) return;
+  by_name_.erase(it);
+  // A freed name base.k lowers base's first possibly free suffix to k.
+  const std::string& name = instruction->name();
+  const size_t dot = name.rfind('.');
+  if (dot == std::string::npos || dot + 1 >= name.size() || name[dot + 1] == '0' ||
+      name.size() - dot - 1 > 18 ||
+      !std::all_of(name.begin() + static_cast<std::ptrdiff_t>(dot) + 1, name.end(),
+                   [](char c) { return c >= '0' && c <= '9'; })) {
+    return;
+  }
+  auto hint = first_free_suffix_.find(name.substr(0, dot));
+  if (hint != first_free_suffix_.end()) {
+    hint->second = std::min<int64_t>(hint->second, std::stoll(name.substr(dot + 1)));
+  }
+}
+
+std::string HloComputation::UniqueName(const std::string& base) const {
+  if (FindInstruction(base) == nullptr) return base;
+  int64_t& k = first_free_suffix_.try_emplace(base, 1).first->second;
+  while (FindInstruction(base + "." + std::to_string(k)) != nullptr) ++k;
+  return base + "." + std::to_string(k);
 }
 
 void HloComputation::OnRename(HloInstruction* instruction, const std::string& new_name) {

@@ -69,6 +69,11 @@ class HloComputation {
   HloInstruction* FindInstruction(std::string_view name) const;
   /// Called by HloInstruction::set_name before `instruction` of this computation takes `new_name`.
   void OnRename(HloInstruction* instruction, const std::string& new_name);
+  /// A name no instruction of this computation has: `base` if free, else the first free of
+  /// base.1, base.2, ... Amortized constant time: the first suffix that may be free is kept per
+  /// base (all below it are taken) and lowered when a name base.k is freed, so unrolling N copies
+  /// of a loop body is linear in N, not quadratic.
+  std::string UniqueName(const std::string& base) const;
 
   /// Where the computation's name is in the text.
   SourceLocation location() const { return location_; }
@@ -90,6 +95,8 @@ class HloComputation {
   // Name -> instructions of that name (several only while a pass renames; FindInstruction returns
   // the first added).
   std::unordered_map<std::string, std::vector<HloInstruction*>> by_name_;
+  // Per base name: every base.1 .. base.(k-1) is taken (UniqueName).
+  mutable std::unordered_map<std::string, int64_t> first_free_suffix_;
   std::vector<HloInstruction*> parameters_;
   HloInstruction* root_ = nullptr;
   SourceLocation location_;

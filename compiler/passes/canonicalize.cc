@@ -24,11 +24,7 @@ using hlo::HloOpcode;
 using hlo::Shape;
 
 std::string UniqueName(const HloComputation& comp, const std::string& base) {
-  if (comp.FindInstruction(base) == nullptr) return base;
-  for (int i = 1;; ++i) {
-    std::string n = base + "." + std::to_string(i);
-    if (comp.FindInstruction(n) == nullptr) return n;
-  }
+  return comp.UniqueName(base);
 }
 
 // Inserts `inst` before `anchor`, copying the anchor's location and metadata (so diagnostics and

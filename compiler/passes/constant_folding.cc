@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <memory>
+#include <map>
 #include <set>
 #include <vector>
 
@@ -89,9 +90,15 @@ StatusOr<bool> ConstantFolding::Run(hlo::HloModule& module) {
   hlo::HloComputation* entry = module.entry_computation();
   std::vector<HloInstruction*> order;
   for (const auto& up : entry->instructions()) order.push_back(up.get());
-  bool changed = false;
+  // The folded instructions and the operands they leave unused are removed together at the end,
+  // and each constant, appended when made, is moved before the instruction it replaces in one
+  // reordering: inserting and removing them one by one made folding an unrolled loop quadratic in
+  // its size (each is a search of the instruction list).
+  std::vector<HloInstruction*> dead;
+  std::set<HloInstruction*> dead_set;
+  std::map<const HloInstruction*, const HloInstruction*> folded_of;  // instruction -> its constant
   for (HloInstruction* inst : order) {
-    if (!IsFoldable(*inst)) continue;
+    if (dead_set.count(inst) != 0 || !IsFoldable(*inst)) continue;
     auto value = Evaluate(*inst);
     if (!value.ok()) continue;  // whatever the evaluator refuses stays for the lowering to judge
     HloBuilder b(entry, inst);
@@ -100,22 +107,33 @@ StatusOr<bool> ConstantFolding::Run(hlo::HloModule& module) {
     c->mutable_literal() = ValuesOf(*value);
     c->set_location(inst->location());
     c->mutable_metadata() = inst->metadata();
-    HloInstruction* folded = entry->AddInstructionBefore(std::move(c), inst);
+    HloInstruction* folded = entry->AddInstruction(std::move(c));
+    folded_of[inst] = folded;
     const std::vector<HloInstruction*> operands = inst->operands();
-    const std::string name = inst->name();
     inst->ReplaceAllUsesWith(folded);
-    entry->RemoveInstruction(inst);
-    folded->set_name(name);
-    std::set<HloInstruction*> removed;
+    inst->DetachOperands();
+    dead.push_back(inst);
+    dead_set.insert(inst);
+    folded->set_name(inst->name());  // both hold the name until `inst` is removed below
     for (HloInstruction* op : operands) {
-      if (removed.count(op) == 0 && op->users().empty() && op != entry->root_instruction()) {
-        removed.insert(op);
-        entry->RemoveInstruction(op);
+      if (dead_set.count(op) == 0 && op->users().empty() && op != entry->root_instruction()) {
+        dead.push_back(op);
+        dead_set.insert(op);
       }
     }
-    changed = true;
   }
-  return changed;
+  if (folded_of.empty()) return false;
+  std::set<const HloInstruction*> appended;
+  for (const auto& [inst, folded] : folded_of) appended.insert(folded);
+  std::vector<const HloInstruction*> placed;
+  for (const auto& up : entry->instructions()) {
+    if (appended.count(up.get()) != 0) continue;
+    if (auto it = folded_of.find(up.get()); it != folded_of.end()) placed.push_back(it->second);
+    placed.push_back(up.get());
+  }
+  entry->ReorderInstructions(placed);
+  entry->RemoveInstructions(dead);
+  return true;
 }
 
 }  // namespace tpusim::compiler

@@ -9,11 +9,7 @@ using hlo::HloOpcode;
 using hlo::Shape;
 
 std::string HloBuilder::UniqueName(const std::string& base) const {
-  if (comp_->FindInstruction(base) == nullptr) return base;
-  for (int i = 1;; ++i) {
-    std::string n = base + "." + std::to_string(i);
-    if (comp_->FindInstruction(n) == nullptr) return n;
-  }
+  return comp_->UniqueName(base);
 }
 
 HloInstruction* HloBuilder::Add(std::unique_ptr<HloInstruction> inst) {
