@@ -572,8 +572,8 @@ class Assembler {
     auto dt = ParseEnumValue(FieldKind::kDType, type);
     if (!dt) {
       return Fail(err, tcol,
-                  "expected hex or an element type (bf16, f32, f16, f8e4m3fn, f8e5m2, s8, u8, "
-                  "s16, u16, s32, u32, s64, u64, pred)");
+                  "expected hex or an element type (bf16, f32, f16, f8e4m3fn, f8e5m2, f64, s8, "
+                  "u8, s16, u16, s32, u32, s64, u64, pred)");
     }
     DType dtype = static_cast<DType>(*dt);
     bool first = true;
@@ -608,8 +608,8 @@ class Assembler {
         char buf[4];
         std::memcpy(buf, &b, 4);
         seg.bytes.append(buf, 4);
-      } else {  // bf16, f16, f8: rounded to the type (StoreFloat)
-        char e[2];
+      } else {  // bf16, f16, f8: rounded to the type; f64: exact (StoreFloat)
+        char e[8];
         StoreFloat(e, dtype, std::bit_cast<float>(b));
         seg.bytes.append(e, static_cast<size_t>(DTypeBytes(dtype)));
       }

@@ -279,6 +279,11 @@ Float8Format Float8FormatOf(DType t) {
 }
 
 float LoadFloat(const void* p, DType t) {
+  if (t == DType::kF64) {
+    double d;
+    std::memcpy(&d, p, 8);
+    return static_cast<float>(d);  // round to nearest even, as XLA's convert f64 -> f32
+  }
   if (t == DType::kF8E4M3FN || t == DType::kF8E5M2) {
     return Float8ToFloat(Float8FormatOf(t), *static_cast<const uint8_t*>(p));
   }
@@ -300,6 +305,11 @@ int64_t LoadInt(const void* p, DType t) {
 }
 
 void StoreFloat(void* p, DType t, float v) {
+  if (t == DType::kF64) {
+    const double d = v;  // exact
+    std::memcpy(p, &d, 8);
+    return;
+  }
   if (t == DType::kF8E4M3FN || t == DType::kF8E5M2) {
     *static_cast<uint8_t*>(p) = Float8FromDouble(Float8FormatOf(t), v);
     return;

@@ -109,12 +109,12 @@ namespace tpusim::isa {
 Float8Format Float8FormatOf(DType t);
 
 /// Element encoding in memory (little-endian). Loads give the VPU's compute value: f32 for
-/// bf16/f16/f32/f8 (exact), the integer value (see above) for integers and pred (any non-zero byte
+/// bf16/f16/f32/f8 (exact) and f64 (rounded to nearest even), the integer value (see above) for integers and pred (any non-zero byte
 /// reads as 1).
 float LoadFloat(const void* p, DType t);
 int64_t LoadInt(const void* p, DType t);
 /// Stores round/narrow to `t`: bf16/f16 RNE, f8 as common/float8.h (RNE, overflow to inf or to
-/// NaN in f8e4m3fn); integers keep their low bits (two's complement
+/// NaN in f8e4m3fn), f64 exactly; integers keep their low bits (two's complement
 /// truncation); pred stores x != 0.
 void StoreFloat(void* p, DType t, float v);
 void StoreInt(void* p, DType t, int64_t v);

@@ -17,6 +17,7 @@ int DTypeBytes(DType t) {
       return 4;
     case DType::kS64:
     case DType::kU64:
+    case DType::kF64:
       return 8;
     case DType::kS8:
     case DType::kU8:
@@ -31,7 +32,7 @@ int DTypeBytes(DType t) {
 
 bool IsFloat(DType t) {
   return t == DType::kBF16 || t == DType::kF32 || t == DType::kF16 || t == DType::kF8E4M3FN ||
-         t == DType::kF8E5M2;
+         t == DType::kF8E5M2 || t == DType::kF64;
 }
 bool IsInteger(DType t) { return !IsFloat(t) && t != DType::kPred; }
 bool IsUnsigned(DType t) {

@@ -26,7 +26,8 @@ namespace tpusim::isa {
   X(kS64, "s64")                 \
   X(kU64, "u64")                 \
   X(kF8E4M3FN, "f8e4m3fn")       \
-  X(kF8E5M2, "f8e5m2")
+  X(kF8E5M2, "f8e5m2")           \
+  X(kF64, "f64")
 
 // Memory spaces. kHost is the host's DRAM (reached over PCIe); kAcc is an MXU's accumulator memory,
 // addressed in rows of `core.mxu.cols` 32-bit words.
@@ -149,9 +150,11 @@ enum class PrecisionPart : uint8_t { TPUSIM_ISA_PART_LIST(TPUSIM_ISA_ENUMERATOR_
 /// 32-bit VPU ops (core.vpu.ops_per_64bit_element), as XLA's TPU backend emulates 64-bit integers
 /// with pairs of 32-bit values. f8e4m3fn and f8e5m2 are stored at 1 byte and, like bf16 and f16,
 /// widened exactly to f32 on load and rounded back on store (common/float8.h): the VPU computes
-/// them in f32, as XLA's TPU backend upcasts 8-bit floats for vector arithmetic.
+/// them in f32, as XLA's TPU backend upcasts 8-bit floats for vector arithmetic. f64 is stored at
+/// 8 bytes for conversion only: loaded as the nearest f32 (one rounding), stored from an f32
+/// exactly; the compiler lets f64 values be converted, never computed on (hbm_plan.cc).
 int DTypeBytes(DType t);
-bool IsFloat(DType t);     // bf16, f32, f16, f8e4m3fn, f8e5m2
+bool IsFloat(DType t);     // bf16, f32, f16, f8e4m3fn, f8e5m2, f64
 bool IsInteger(DType t);   // s8, s32, u8, s16, u16, u32, s64, u64
 bool IsUnsigned(DType t);  // u8, u16, u32, u64
 /// Bits of an integer or pred element's value: 8, 16, 32, 64 (pred 1).

@@ -58,6 +58,9 @@ void StoreFloat(std::string& out, int64_t i, isa::DType t, double v, bool bf16_d
       Put(out, i, &h, 2);
       break;
     }
+    case isa::DType::kF64:
+      Put(out, i, &v, 8);  // the evaluator's f64 value
+      break;
     case isa::DType::kF8E4M3FN:
     case isa::DType::kF8E5M2: {  // one rounding from the double, as the evaluator's Float8
       uint8_t b = Float8FromDouble(isa::Float8FormatOf(t), v);

@@ -34,8 +34,42 @@ std::optional<isa::DType> DeviceType(hlo::PrimitiveType t) {
       return isa::DType::kF8E4M3FN;
     case hlo::PrimitiveType::kF8E5M2:
       return isa::DType::kF8E5M2;
+    case hlo::PrimitiveType::kF64:
+      return isa::DType::kF64;
     default:
       return std::nullopt;
+  }
+}
+
+namespace {
+
+bool HasF64(const hlo::Shape& shape) {
+  for (const hlo::Shape* leaf : shape.Leaves()) {
+    if (leaf->element_type() == hlo::PrimitiveType::kF64) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool F64ComputedOn(const hlo::HloInstruction& inst) {
+  bool f64 = HasF64(inst.shape());
+  for (const hlo::HloInstruction* op : inst.operands()) f64 = f64 || HasF64(op->shape());
+  if (!f64) return false;
+  switch (inst.opcode()) {
+    case hlo::HloOpcode::kParameter:
+    case hlo::HloOpcode::kConstant:
+    case hlo::HloOpcode::kTuple:
+    case hlo::HloOpcode::kGetTupleElement:
+      return false;
+    case hlo::HloOpcode::kConvert: {
+      const hlo::PrimitiveType from = inst.operand(0)->shape().element_type();
+      const hlo::PrimitiveType to = inst.shape().element_type();
+      if (from == hlo::PrimitiveType::kF64) return to != hlo::PrimitiveType::kF32;
+      return !(hlo::IsFloatingPoint(from) && hlo::BitWidth(from) <= 32);  // exact through f32
+    }
+    default:
+      return true;
   }
 }
 
@@ -47,7 +81,9 @@ std::string NoDeviceTypeReason(hlo::PrimitiveType t) {
       why =
           "a TPU has no 64-bit floating point in its VPU or MXU (XLA's TPU backend rewrites f64 "
           "into pairs of f32, with their own precision and range, which tpusim does not model); "
-          "convert to f32 before the op";
+          "f64 values are held only to be converted (parameter, constant, tuple, "
+          "get-tuple-element, convert f64 -> f32 and a float -> f64): convert to f32 before the "
+          "op";
       break;
     case hlo::PrimitiveType::kC64:
     case hlo::PrimitiveType::kC128:
@@ -65,7 +101,7 @@ std::string NoDeviceTypeReason(hlo::PrimitiveType t) {
   }
   return fmt::format(
       "element type {}: {} (device types: f32, bf16, f16, f8e4m3fn, f8e5m2, s8, u8, s16, u16, s32, "
-      "u32, s64, u64, pred)",
+      "u32, s64, u64, pred; f64 for conversion only)",
       name, why);
 }
 

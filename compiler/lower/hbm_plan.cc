@@ -433,9 +433,11 @@ struct OwnedBuffer {
   bool isolated = false;  // placed before anything and never shared (PlanHbm's isolate_shared)
 };
 
-// An fft's operands are complex: name the fft, not the first complex value planned.
-Status RejectFft(const hlo::HloComputation& entry) {
+// An fft's operands are complex: name the fft, not the first complex value planned. An op that
+// computes on f64 (F64ComputedOn): name it, whatever its place in the plan.
+Status RejectComputationsOffDevice(const hlo::HloComputation& entry) {
   for (const auto& up : entry.instructions()) {
+    if (F64ComputedOn(*up)) return Unsupported(*up, NoDeviceTypeReason(hlo::PrimitiveType::kF64));
     if (up->opcode() == hlo::HloOpcode::kFft) {
       return Unsupported(*up,
                          "fft computes on complex values (c64 / c128), which tpusim's device "
@@ -780,7 +782,7 @@ StatusOr<HbmPlan> PlanHbm(const hlo::HloModule& module, const ElementwiseGroups&
                           uint64_t base, int64_t hbm_capacity, bool timing_only,
                           const hlo::TileRule& tiles, bool isolate_shared) {
   const hlo::HloComputation& entry = *module.entry_computation();
-  TPUSIM_RETURN_IF_ERROR(RejectFft(entry));
+  TPUSIM_RETURN_IF_ERROR(RejectComputationsOffDevice(entry));
   TPUSIM_ASSIGN_OR_RETURN(const LoopRegions regions, FindLoopRegions(entry));
   HbmPlanner planner(entry, groups, regions, hbm_capacity, tiles);
   HbmPlan plan;

@@ -228,7 +228,7 @@ INSTANTIATE_TEST_SUITE_P(Types, IndexTypeTest,
 // The element types the device does not hold, and the dots the MXU does not take: a located error
 // naming the instruction and the type.
 TEST(ElementTypeErrorTest, TypesWithoutADeviceTypeNameTheInstructionAndTheType) {
-  for (const char* t : {"f64", "c64", "c128", "s4", "u4"}) {
+  for (const char* t : {"c64", "c128", "s4", "u4"}) {
     auto m = Parse(std::string("HloModule m\nENTRY e {\n  a = ") + t +
                    "[8] parameter(0)\n  ROOT r = " + t + "[8] negate(a)\n}\n");
     ASSERT_NE(m, nullptr) << t;
@@ -253,6 +253,48 @@ TEST(ElementTypeErrorTest, DotsTheMxuDoesNotTakeNameTheTypes) {
               std::string::npos)
         << c.status().message();
   }
+}
+
+// f64 is held for conversion only (as PyTorch/XLA's f64 scalar parameters are used): f64 -> f32
+// with one rounding and float -> f64 exactly, bit for bit the evaluator's; anything that computes
+// on f64 — arithmetic, or a convert whose f32 detour would round twice — is a located error
+// naming the op.
+TEST(ElementTypeF64Test, ConvertsMatchTheEvaluatorBitForBit) {
+  testing::ExpectSameBits(R"(HloModule m
+ENTRY e {
+  a = f64[8,128] parameter(0)
+  b = bf16[8,128] parameter(1)
+  c = f64[] constant(0.1)
+  af = f32[8,128] convert(a)
+  cf = f32[] convert(c)
+  cb = f32[8,128] broadcast(cf), dimensions={}
+  m = f32[8,128] multiply(af, cb)
+  m64 = f64[8,128] convert(m)
+  b64 = f64[8,128] convert(b)
+  ROOT t = (f32[8,128], f64[8,128], f64[8,128], f64[8,128]) tuple(m, m64, b64, a)
+})");
+}
+
+TEST(ElementTypeF64Test, ComputingOnF64NamesTheOp) {
+  const char* cases[][2] = {{"f64[8] negate(a)", "negate"},
+                            {"s32[8] convert(a)", "convert"},
+                            {"bf16[8] convert(a)", "convert"},
+                            {"pred[8] compare(a, a), direction=LT", "compare"}};
+  for (const auto& [op, name] : cases) {
+    auto m = Parse(std::string("HloModule m\nENTRY e {\n  a = f64[8] parameter(0)\n  ROOT r = ") +
+                   op + "\n}\n");
+    ASSERT_NE(m, nullptr) << op;
+    auto c = Compile(*m, Config("tiny"), {});
+    ASSERT_FALSE(c.ok()) << op;
+    const std::string& msg = c.status().message();
+    EXPECT_NE(msg.find(std::string("%r (") + name + "): cannot lower: element type f64"),
+              std::string::npos)
+        << msg;
+  }
+  auto m = Parse("HloModule m\nENTRY e {\n  a = s32[8] parameter(0)\n"
+                 "  ROOT r = f64[8] convert(a)\n}\n");  // s32 -> f64 exactly needs f64
+  ASSERT_NE(m, nullptr);
+  EXPECT_FALSE(Compile(*m, Config("tiny"), {}).ok());
 }
 
 }  // namespace
