@@ -230,11 +230,9 @@ bool IsAliasOfOperand(const hlo::HloInstruction& inst) {
     }
     case hlo::HloOpcode::kReal:  // of a real value: the value (complex values have no device type)
       return inst.shape().IsArray() && !hlo::IsComplex(inst.operand(0)->shape().element_type());
-    case hlo::HloOpcode::kCopy:  // a layout change is data movement (Lowerer::LowerCopy)
-      return !IsDataFormatting(inst) &&
-             !hlo::CopyChangesLayout(inst.operand(0)->shape(), inst.shape());
-    case hlo::HloOpcode::kReshape:  // one data-formatting marked moves data (LowerCopy)
-      return !IsDataFormatting(inst);
+    case hlo::HloOpcode::kCopy:
+    case hlo::HloOpcode::kReshape:  // unless it moves data (data_formatting.h, LowerCopy)
+      return !MovesData(inst);
     case hlo::HloOpcode::kBitcast:
     case hlo::HloOpcode::kOptimizationBarrier:
     case hlo::HloOpcode::kAddDependency:

@@ -158,8 +158,8 @@ Status Lowerer::LowerTranspose(const HloInstruction& inst) {
   return GatherKernel(inst, in.address, ss, out);
 }
 
-// A copy that changes the physical layout (hlo::CopyChangesLayout), or a copy or reshape that
-// data-formatting marked: XLA's "data formatting". The simulated memory holds both arrays row-major
+// A copy or reshape that moves data (passes/data_formatting.h, MovesData): XLA's "data
+// formatting". The simulated memory holds both arrays row-major
 // in their logical dimensions, so the elements move in order, streamed through VMEM; each side's
 // DMAs move its tile-padded bytes in its own layout (CoreEmitter::HbmBytes), which is what the TPU
 // profiles show such an op moving. The physical transposition between the two tile layouts on the

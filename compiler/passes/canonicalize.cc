@@ -13,7 +13,6 @@
 #include "compiler/passes/data_formatting.h"
 #include "hlo/computation.h"
 #include "hlo/instruction.h"
-#include "hlo/tiled_layout.h"
 
 namespace tpusim::compiler {
 namespace {
@@ -227,13 +226,12 @@ bool IsNoOp(const HloInstruction* inst) {
   switch (inst->opcode()) {
     case HloOpcode::kReshape:
     case HloOpcode::kBitcast:
-      return !IsDataFormatting(*inst) && inst->shape().IsArray() &&
+      return !MovesData(*inst) && inst->shape().IsArray() &&
              inst->operand(0)->shape().IsArray() &&
              inst->shape().element_type() == inst->operand(0)->shape().element_type() &&
              inst->shape().dimensions() == inst->operand(0)->shape().dimensions();
-    case HloOpcode::kCopy:  // unless it moves data (a layout change, or data-formatting's mark)
-      return !IsDataFormatting(*inst) &&
-             !hlo::CopyChangesLayout(inst->operand(0)->shape(), inst->shape());
+    case HloOpcode::kCopy:  // unless it moves data (data_formatting.h)
+      return !MovesData(*inst);
     default:
       return false;
   }

@@ -4,6 +4,7 @@
 
 #include "hlo/computation.h"
 #include "hlo/module.h"
+#include "hlo/tiled_layout.h"
 
 namespace tpusim::compiler {
 namespace {
@@ -18,14 +19,20 @@ bool CopyOrReshape(hlo::HloOpcode op) {
   return op == hlo::HloOpcode::kReshape || op == hlo::HloOpcode::kCopy;
 }
 
-}  // namespace
-
-bool IsDataFormatting(const hlo::HloInstruction& inst) {
-  if (!CopyOrReshape(inst.opcode())) return false;
+bool Marked(const hlo::HloInstruction& inst) {
   for (const auto& [key, value] : inst.frontend_attributes()) {
     if (key == kAttribute) return value == "true";
   }
   return false;
+}
+
+}  // namespace
+
+bool MovesData(const hlo::HloInstruction& inst) {
+  if (!CopyOrReshape(inst.opcode())) return false;
+  if (Marked(inst)) return true;
+  return inst.opcode() == hlo::HloOpcode::kCopy && inst.operand_count() == 1 &&
+         hlo::CopyChangesLayout(inst.operand(0)->shape(), inst.shape());
 }
 
 StatusOr<bool> DataFormatting::Run(hlo::HloModule& module) {
@@ -41,7 +48,7 @@ StatusOr<bool> DataFormatting::Run(hlo::HloModule& module) {
   for (const auto& c : module.computations()) {
     if (fused.count(c.get())) continue;
     for (const auto& inst : c->instructions()) {
-      if (!CopyOrReshape(inst->opcode()) || IsDataFormatting(*inst) || inst->operand_count() != 1 ||
+      if (!CopyOrReshape(inst->opcode()) || Marked(*inst) || inst->operand_count() != 1 ||
           !Tiled(inst->shape()) || !Tiled(inst->operand(0)->shape())) {
         continue;
       }

@@ -26,8 +26,11 @@
 
 namespace tpusim::compiler {
 
-/// Whether `inst` is a copy or reshape marked by data-formatting (data movement of its own).
-bool IsDataFormatting(const hlo::HloInstruction& inst);
+/// Whether `inst` is a copy or reshape that moves data (a kernel of its own, Lowerer::LowerCopy):
+/// one this pass marked, or a copy between two different stated layouts (hlo::CopyChangesLayout).
+/// Every other copy and reshape is a view of its operand. The one rule canonicalize, the HBM plan
+/// and output-fusion-scheduling apply.
+bool MovesData(const hlo::HloInstruction& inst);
 
 class DataFormatting : public HloPass {
  public:

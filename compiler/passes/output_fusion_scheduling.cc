@@ -50,7 +50,7 @@ Window WalkWindow(const std::vector<std::unique_ptr<HloInstruction>>& list, size
     // Fusible: an elementwise op of D's dimensions, or of a view of D's (a reshape with its
     // elements and its last dimension: canonicalize's result reshape of a batched dot) — or that
     // view itself.
-    const bool view_of_fused = ((x->opcode() == HloOpcode::kReshape && !IsDataFormatting(*x)) ||
+    const bool view_of_fused = ((x->opcode() == HloOpcode::kReshape && !MovesData(*x)) ||
                                 x->opcode() == HloOpcode::kBitcast) &&
                                x->shape().IsArray() && SameElementsAndLastDim(*x, *mxu);
     const bool fusible = view_of_fused ||
@@ -82,7 +82,7 @@ bool EmitsKernel(const HloInstruction& x) {
     case HloOpcode::kBroadcast:
       return false;
     case HloOpcode::kReshape:
-      return IsDataFormatting(x);
+      return MovesData(x);
     default:
       return true;
   }

@@ -41,6 +41,14 @@ int64_t HbmBytesRead(const isa::Program& p, const std::string& name) {
   return bytes;
 }
 
+// `text` compiled timing-only for tpu-v3: the streaming tests read the program, not values.
+StatusOr<CompiledModule> CompileTimingOnly(const std::string& text, CompileOptions options = {}) {
+  auto module = testing::Parse(text);
+  if (module == nullptr) return InvalidArgument("the test module does not parse");
+  options.timing_only = true;
+  return Compile(*module, testing::Config("tpu-v3"), options);
+}
+
 class ConvolutionTest : public ::testing::TestWithParam<std::string> {};
 
 // Exact: the direct kernel sums each output in the evaluator's order (same K tiles).
@@ -394,17 +402,13 @@ TEST(ConvolutionBlocksTest, KernelLargerThanVmemKeepsTheSummationOrder) {
 // halved (9, 9, 1): a one-row block streams 19 LHS rows per weight tile, too few to hide a
 // 128-cycle weight load. Every popped block of an image holds about the same number of rows.
 TEST(ConvolutionBlocksTest, OutputRowsAreCutIntoEvenBlocks) {
-  auto module = testing::Parse(
+  auto compiled = CompileTimingOnly(
       "HloModule m\nENTRY e {\n  x = bf16[2,19,19,512] parameter(0)\n"
       "  k = f32[3,3,512,486] parameter(1)\n  s = f32[486] parameter(2)\n"
       "  y = f32[2,19,19,486] convolution(x, k), window={size=3x3 pad=1_1x1_1}, "
       "dim_labels=b01f_01io->b01f\n"
       "  b = f32[2,19,19,486] broadcast(s), dimensions={3}\n"
       "  ROOT z = f32[2,19,19,486] multiply(y, b)\n}\n");
-  ASSERT_NE(module, nullptr);
-  CompileOptions options;
-  options.timing_only = true;
-  auto compiled = Compile(*module, testing::Config("tpu-v3"), options);
   ASSERT_TRUE(compiled.ok()) << compiled.status().message();
   std::vector<int64_t> block_rows;
   for (const isa::Instruction& i : compiled->program.cores[0].instructions) {
@@ -462,11 +466,7 @@ ENTRY e {
   r2 = f32[256] reduce(f3, z), dimensions={0,1,2}, to_apply=add_f32
   ROOT t = (f32[256], f32[256], f32[256], bf16[16,38,38,256]) tuple(r0, r1, r2, o7)
 })";
-  auto module = testing::Parse(text);
-  ASSERT_NE(module, nullptr);
-  CompileOptions options;
-  options.timing_only = true;
-  auto compiled = Compile(*module, testing::Config("tpu-v3"), options);
+  auto compiled = CompileTimingOnly(text);
   ASSERT_TRUE(compiled.ok()) << compiled.status().message();
   for (const char* op : {"c", "o1", "o2", "o3", "o4", "o5", "o6", "f", "f2", "f3"}) {
     EXPECT_EQ(testing::InstructionsTagged(compiled->program, op, isa::Opcode::kDmaVmemToHbm), 0)
@@ -477,13 +477,10 @@ ENTRY e {
 // The direct kernel streams: no im2col concatenate, and the input is read from HBM about once
 // (its halo rows aside) with the kernel resident in VMEM.
 TEST(ConvolutionStreamingTest, InputReadAboutOnceNoIm2col) {
-  auto module = testing::Parse(Conv("bf16[4,56,56,64]", "bf16[3,3,64,64]", "bf16[4,56,56,64]",
-                                    "size=3x3 pad=1_1x1_1", "b01f_01io->b01f"));
-  ASSERT_NE(module, nullptr);
   CompileOptions options;
   options.dump_after = "lower-convolution";
-  options.timing_only = true;
-  auto compiled = Compile(*module, testing::Config("tpu-v3"), options);
+  auto compiled = CompileTimingOnly(Conv("bf16[4,56,56,64]", "bf16[3,3,64,64]", "bf16[4,56,56,64]",
+                                    "size=3x3 pad=1_1x1_1", "b01f_01io->b01f"), options);
   ASSERT_TRUE(compiled.ok()) << compiled.status().message();
   EXPECT_EQ(compiled->dump.find("concatenate"), std::string::npos) << compiled->dump;
   const int64_t input = 4 * 56 * 56 * 64 * 2, kernel = 3 * 3 * 64 * 64 * 2;
@@ -496,12 +493,8 @@ TEST(ConvolutionStreamingTest, InputReadAboutOnceNoIm2col) {
 // and each takes a contiguous half of a block's output rows (row split), so neither idles; the
 // values are checked exactly against the evaluator by the parameterized cases above.
 TEST(ConvolutionStreamingTest, OneNTileUsesEveryMxu) {
-  auto module = testing::Parse(Conv("bf16[2,16,16,64]", "bf16[3,3,64,64]", "bf16[2,16,16,64]",
+  auto compiled = CompileTimingOnly(Conv("bf16[2,16,16,64]", "bf16[3,3,64,64]", "bf16[2,16,16,64]",
                                     "size=3x3 pad=1_1x1_1", "b01f_01io->b01f"));
-  ASSERT_NE(module, nullptr);
-  CompileOptions options;
-  options.timing_only = true;
-  auto compiled = Compile(*module, testing::Config("tpu-v3"), options);
   ASSERT_TRUE(compiled.ok()) << compiled.status().message();
   int64_t matmuls[2] = {0, 0}, loads[2] = {0, 0};
   for (const isa::Instruction& i : compiled->program.cores[0].instructions) {
@@ -554,12 +547,8 @@ TEST(ConvolutionStreamingTest, WindowRowsOnHolesAndPaddingAreNotStreamed) {
 // (latching) matmul, so it shifts in while the other per-row matmuls stream: some load is followed
 // by non-latching matmuls of the previous tile on the same MXU.
 TEST(ConvolutionStreamingTest, NextWeightTileLoadsWhileTheCurrentStreams) {
-  auto module = testing::Parse(Conv("bf16[2,16,16,128]", "bf16[3,3,128,128]", "bf16[2,16,16,128]",
+  auto compiled = CompileTimingOnly(Conv("bf16[2,16,16,128]", "bf16[3,3,128,128]", "bf16[2,16,16,128]",
                                     "size=3x3 pad=1_1x1_1", "b01f_01io->b01f"));
-  ASSERT_NE(module, nullptr);
-  CompileOptions options;
-  options.timing_only = true;
-  auto compiled = Compile(*module, testing::Config("tpu-v3"), options);
   ASSERT_TRUE(compiled.ok()) << compiled.status().message();
   int64_t hoisted = 0;
   bool loaded_ahead[2] = {false, false};
@@ -583,12 +572,8 @@ TEST(ConvolutionStreamingTest, NextWeightTileLoadsWhileTheCurrentStreams) {
 // waits for its own part only, not for the whole kernel (the prologue of the K-tile pipeline):
 // the wait just before the first mxu.load_weights covers one tap's [C, O] weights.
 TEST(ConvolutionStreamingTest, FirstWeightTileWaitsForItsOwnTapOnly) {
-  auto module = testing::Parse(Conv("bf16[2,16,16,128]", "bf16[3,3,128,128]", "bf16[2,16,16,128]",
+  auto compiled = CompileTimingOnly(Conv("bf16[2,16,16,128]", "bf16[3,3,128,128]", "bf16[2,16,16,128]",
                                     "size=3x3 pad=1_1x1_1", "b01f_01io->b01f"));
-  ASSERT_NE(module, nullptr);
-  CompileOptions options;
-  options.timing_only = true;
-  auto compiled = Compile(*module, testing::Config("tpu-v3"), options);
   ASSERT_TRUE(compiled.ok()) << compiled.status().message();
   const auto& code = compiled->program.cores[0].instructions;
   std::map<uint64_t, int64_t> bytes_on_flag;  // HBM->VMEM bytes per flag before the first load
