@@ -242,7 +242,8 @@ class DirectConvEmitter {
         TPUSIM_ASSIGN_OR_RETURN(pending, IssueLoads(steps_[i + 1]));
       }
       const int64_t acc0 = b_.double_acc ? (out_block_ % 2) * b_.mc() * b_.tpm : 0;
-      EmitTaps(st, acc0);
+      drained_ = false;
+      TPUSIM_RETURN_IF_ERROR(EmitTaps(st, acc0));
       FinishWeightParts();
       if (i + 1 < steps_.size() && b_.nband == 1) {
         TPUSIM_ASSIGN_OR_RETURN(pending, IssueLoads(steps_[i + 1]));
@@ -579,7 +580,7 @@ class DirectConvEmitter {
 
   // Per K tile of the chunk and N tile: load_weights, then one matmul per output row of the block
   // reading the band at the tap's offset; all taps accumulate into the block's accumulator rows.
-  void EmitTaps(const Step& st, int64_t acc0) {
+  Status EmitTaps(const Step& st, int64_t acc0) {
     const int64_t cc = Cc(st.c0), nc = Nc(st.n0), bh = Bh(st), bw = Bw(st), bn = Bn(st);
     const int64_t le = L_.elem_bytes(), re = W_.elem_bytes();
     const uint64_t band = Band(st.band_ver), w = Weights(st.w_ver);
@@ -642,7 +643,7 @@ class DirectConvEmitter {
       }
     }
     std::erase_if(runs, [](const TileRun& run) { return run.mms.empty(); });
-    EmitRuns(runs);
+    return EmitRuns(runs);
   }
 
   // Whether row `y` of the padded, base-dilated input (the coordinates a window row reads) holds
@@ -666,7 +667,9 @@ class DirectConvEmitter {
   // first, latching matmul, so the next tile shifts in while this one's other matmuls stream: a
   // tile streamed as one short matmul per output row would otherwise expose most of every load.
   // Same instructions, same values: the runs of a wave write different MXUs' accumulators.
-  void EmitRuns(const std::vector<TileRun>& runs) {
+  // After the first wave the previous block is popped and the one before it stored
+  // (DrainPrevious), so the pops run on the MXUs' result path under this step's queued matmuls.
+  Status EmitRuns(const std::vector<TileRun>& runs) {
     std::vector<size_t> next(runs.size(), runs.size());  // the next run on the same MXU
     std::map<uint64_t, size_t> later;
     for (size_t i = runs.size(); i-- > 0;) {
@@ -702,23 +705,38 @@ class DirectConvEmitter {
         }
       }
       begin = end;
+      TPUSIM_RETURN_IF_ERROR(DrainPrevious());
     }
+    return OkStatus();
   }
 
-  // After a step's matmuls: store the block popped one step earlier, pop the previous block (its
-  // matmuls are done; this step's use the other accumulator set), and queue this step's block
-  // when it was its last feature chunk and kernel block.
-  Status FinishStep(const Step& st, int64_t acc0) {
+  // Once per step, with double-buffered accumulators: stores the block popped one step earlier
+  // and pops the previous block (its matmuls were issued before this step's; this step's write
+  // the other accumulator set). Emitted after the step's first wave of matmuls rather than after
+  // its last, so that the core's in-order issue reaches the pops while the MXUs still have this
+  // step's matmuls queued — the previous block drains under them, as XLA's emitters overlap a
+  // tile's result drain with the next tile's matmuls — instead of after them.
+  Status DrainPrevious() {
+    if (drained_ || !b_.double_acc) return OkStatus();
+    drained_ = true;
     if (pending_store_) {
       TPUSIM_RETURN_IF_ERROR(Store(*pending_store_));
       pending_store_.reset();
     }
-    const bool last_chunk = st.c0 + b_.cc >= p_.C && st.s0 + b_.kt >= p_.KH * p_.KW;
-    if (pending_pop_ && (b_.double_acc || last_chunk)) {
+    if (pending_pop_) {
       Pop(*pending_pop_);
       pending_store_ = pending_pop_;
       pending_pop_.reset();
     }
+    return OkStatus();
+  }
+
+  // After a step's matmuls: drains the previous block if no wave did (DrainPrevious), and queues
+  // this step's block when it was its last feature chunk and kernel block (popped and stored at
+  // once with a single accumulator set).
+  Status FinishStep(const Step& st, int64_t acc0) {
+    TPUSIM_RETURN_IF_ERROR(DrainPrevious());
+    const bool last_chunk = st.c0 + b_.cc >= p_.C && st.s0 + b_.kt >= p_.KH * p_.KW;
     if (last_chunk) {
       pending_pop_ = Block{st.n, st.oh0, st.ow0, st.n0, acc0, out_block_++};
       if (!b_.double_acc) {
@@ -805,6 +823,7 @@ class DirectConvEmitter {
   // not yet waited for. Empty after the first step.
   std::vector<int64_t> part_of_slot_, part_dmas_;
   std::optional<Block> pending_pop_, pending_store_;
+  bool drained_ = false;  // DrainPrevious ran in this step
   int64_t store_count_[2] = {0, 0};
   int64_t out_block_ = 0;
 };

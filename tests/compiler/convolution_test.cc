@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "config/config_loader.h"
 #include "hlo/convolution_form.h"
@@ -595,6 +596,30 @@ TEST(ConvolutionStreamingTest, FirstWeightTileWaitsForItsOwnTapOnly) {
                                "size=3x3 pad=1_1x1_1", "b01f_01io->b01f"),
                           config, kExact, 0, {}, true);
   }
+}
+
+// With two accumulator sets, a block's pop is issued under the next block's matmuls (after the
+// next step's first wave), not after all of them: on tpu-v1's one MXU a [8,19,19,236] 3x3
+// convolution runs as two blocks of 1,444 output rows, and the first block's pop comes before the
+// second block's last matmul — only the last block drains after the last matmul.
+TEST(ConvolutionStreamingTest, PreviousBlockPopsUnderTheNextBlocksMatmuls) {
+  auto module = testing::Parse(Conv("s8[8,19,19,236]", "s8[3,3,236,236]", "s32[8,19,19,236]",
+                                    "size=3x3 pad=1_1x1_1", "b01f_01io->b01f"));
+  ASSERT_NE(module, nullptr);
+  CompileOptions options;
+  options.timing_only = true;
+  auto compiled = Compile(*module, testing::Config("tpu-v1"), options);
+  ASSERT_TRUE(compiled.ok()) << compiled.status().message();
+  const auto& code = compiled->program.cores[0].instructions;
+  std::vector<size_t> pops;
+  size_t last_matmul = 0;
+  for (size_t i = 0; i < code.size(); ++i) {
+    if (code[i].opcode == isa::Opcode::kMxuPop) pops.push_back(i);
+    if (code[i].opcode == isa::Opcode::kMxuMatmul) last_matmul = i;
+  }
+  ASSERT_EQ(pops.size(), 2u);  // two blocks, one N tile, one MXU
+  EXPECT_LT(pops[0], last_matmul);
+  EXPECT_GT(pops[1], last_matmul);
 }
 
 // Without base dilation the band's DMA writes one dense block of pixels, so only its border
