@@ -57,6 +57,30 @@ namespace {
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// A window one row tall that strides over several input rows (ResNet's 1x1 stride-2 projection
+// shortcuts) never reads the rows between its positions. The TPU's tiled layouts keep an input
+// row in tiles of its own (the two minor dimensions, W and C, are tiled), so a kernel loads only
+// the rows its windows read; here the convolution is re-expressed over those rows — input row j
+// is row x0 + j * stride, the row pitch stride times larger, the stride 1 — and the input read
+// from x0 on. Returns x0 * sH, the elements the input starts later, or nullopt (left as it is)
+// when the window is taller than one row, the stride is 1, the input is base-dilated or no row
+// is read.
+std::optional<int64_t> SkipRowsNoWindowReads(hlo::DirectConvolution& p) {
+  const int64_t s = p.wh.stride, pad = p.wh.padding_low;
+  if (p.KH != 1 || s < 2 || p.wh.base_dilation != 1 || p.H < 2 || pad < 0) return std::nullopt;
+  const int64_t oh0 = CeilDiv(pad, s);  // the first output row that reads an input row
+  const int64_t x0 = oh0 * s - pad;     // the row it reads
+  if (oh0 >= p.OH || x0 >= p.H) return std::nullopt;
+  const int64_t rows = std::min((p.H - 1 - x0) / s + 1, p.OH - oh0);
+  const int64_t offset = x0 * p.sH;
+  p.H = rows;
+  p.sH *= s;
+  p.wh.stride = 1;
+  p.wh.padding_low = oh0;
+  p.wh.padding_high = p.OH - oh0 - rows;
+  return offset;
+}
+
 // `bytes` of VMEM for a convolution kernel's buffers `what`; DoesNotFit naming `inst` otherwise.
 StatusOr<uint64_t> AllocKernelVmem(CoreEmitter& em, const HloInstruction& inst, int64_t bytes,
                                    const char* what) {
@@ -1633,11 +1657,14 @@ Status Lowerer::LowerFilterGradConvolution(const HloInstruction& inst,
 }
 
 Status Lowerer::LowerDirectConvolution(const HloInstruction& inst,
-                                       const hlo::DirectConvolution& p) {
+                                       hlo::DirectConvolution p) {
   const auto& cd = inst.convolution_dimension_numbers();
   const int64_t rank = inst.shape().rank();
   const bool oi = cd.kernel_input_feature_dimension == rank - 1;
-  const HbmBuffer& L = Buffer(inst.operand(0));
+  HbmBuffer L = Buffer(inst.operand(0));  // the rows a kernel reads start `skip` elements later
+  if (const std::optional<int64_t> skip = SkipRowsNoWindowReads(p)) {
+    L.address += static_cast<uint64_t>(*skip * L.elem_bytes());
+  }
   const HbmBuffer& Wt = Buffer(inst.operand(1));
   const HbmBuffer& D = Buffer(&inst);
   bool int_path = false;

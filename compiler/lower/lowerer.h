@@ -215,7 +215,7 @@ class Lowerer {
   Status LowerFilterGradConvolution(const hlo::HloInstruction& inst,
                                     const hlo::FilterGradientConvolution& p,
                                     std::vector<PassParts> passes, bool int_path);
-  Status LowerDirectConvolution(const hlo::HloInstruction& inst, const hlo::DirectConvolution& p);
+  Status LowerDirectConvolution(const hlo::HloInstruction& inst, hlo::DirectConvolution p);
   /// A grouped convolution with few features per group (a depthwise one) on the VPU
   /// (lower_vpu_convolution.cc).
   Status LowerVpuConvolution(const hlo::HloInstruction& inst, const hlo::VpuConvolution& p);

@@ -490,6 +490,33 @@ TEST(ConvolutionStreamingTest, InputReadAboutOnceNoIm2col) {
   EXPECT_LE(read, input * 13 / 10 + kernel) << "halo overhead above 30 %";
 }
 
+// A window one row tall striding over two rows (a ResNet 1x1 stride-2 projection) reads every
+// other input row only, so the kernel loads only those: half the input from HBM, not all of it;
+// values stay exact with padding that shifts which rows are read, and with stride 3.
+TEST(ConvolutionStreamingTest, RowsNoWindowReadsAreNotLoaded) {
+  auto compiled = CompileTimingOnly(Conv("bf16[4,56,56,256]", "bf16[1,1,256,128]",
+                                         "bf16[4,28,28,128]", "size=1x1 stride=2x2",
+                                         "b01f_01io->b01f"));
+  ASSERT_TRUE(compiled.ok()) << compiled.status().message();
+  const int64_t input = 4 * 56 * 56 * 256 * 2, kernel = 256 * 128 * 2;
+  const int64_t read = HbmBytesRead(compiled->program, "y");
+  // Even rows, each up to its last column a window reads (54 of 0..55): 55 of 56 columns.
+  EXPECT_GE(read, input / 2 / 56 * 55 + kernel);
+  EXPECT_LE(read, input / 2 + kernel) << "more than the rows the windows read";
+  for (const char* config : {"tiny", "tpu-v3"}) {
+    for (const char* window : {"size=1x1 stride=2x2 pad=1_1x0_1", "size=1x1 stride=2x2 pad=0_1x0_1",
+                               "size=1x1 stride=3x2 pad=2_2x0_1"}) {
+      SCOPED_TRACE(std::string(config) + " " + window);
+      const std::string out = std::string(window).find("pad=1_1") != std::string::npos
+                                  ? "f32[2,6,4,24]"
+                                  : "f32[2,5,4,24]";
+      CheckAgainstEvaluator(Conv("f32[2,9,7,20]", "f32[1,1,20,24]", out, window,
+                                 "b01f_01io->b01f"),
+                            config, kExact, 0, {}, true);
+    }
+  }
+}
+
 // A 64-feature output is one N tile: on a core of two MXUs (tpu-v3) both load the kernel's tiles
 // and each takes a contiguous half of a block's output rows (row split), so neither idles; the
 // values are checked exactly against the evaluator by the parameterized cases above.
