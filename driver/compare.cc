@@ -6,6 +6,8 @@
 #include <cmath>
 #include <map>
 
+#include "compiler/passes/spmd_manual.h"
+#include "driver/host_cpu.h"
 #include "hlo/cost_analysis.h"
 #include "hlo/verify_devices.h"
 #include "sim/report/op_bound.h"
@@ -158,12 +160,12 @@ void DescribeAllCores(const config::ChipConfig& config, const RunModuleResult& r
         config.name, r.config_cores,
         r.module_has_collectives ? " (this module has collectives)" : ""));
   } else if (r.partitions > 1) {
+    const bool whole = run_all.compiled.spmd && r.cpu.partitions == 1;
     r.notes.push_back(fmt::format(
         "a step is one execution by all {} devices ({} replica(s) x {} partitions): the CPU "
         "evaluates {} device(s){}, the TPU runs the {} devices on {} cores in parallel",
         r.devices(), r.replicas, r.partitions, r.cpu.replicas * r.cpu.partitions,
-        run_all.compiled.spmd ? " (the unpartitioned module once per replica)" : "", r.devices(),
-        r.devices()));
+        whole ? " (the unpartitioned module once per replica)" : "", r.devices(), r.devices()));
   } else {
     r.notes.push_back(fmt::format(
         "a step is one execution by all {} replicas: the CPU evaluates the {} replicas, the TPU "
@@ -287,15 +289,18 @@ StatusOr<CompareResult> RunCompare(const hlo::HloModule& module, const std::stri
 
   // CPU: all N replicas, warm-up + `repeat` timed runs, per-instruction times. A module tpusim's
   // partitioner split is evaluated whole, once per replica (as the run's check does); a module
-  // XLA partitioned, on every device.
+  // XLA partitioned, or one with manual regions (partitioned first: RunOnHostCpu), on every
+  // device.
   hlo::CpuRunOptions cpu;
   cpu.replicas = r.replicas;
-  cpu.partitions = run_all.compiled.spmd ? 1 : r.partitions;
+  cpu.partitions = run_all.compiled.spmd && !compiler::spmd::HasManualSharding(module)
+                       ? 1
+                       : r.partitions;
   cpu.repeat = options.repeat;
   cpu.seed = options.seed;
   cpu.threads = options.threads;
   cpu.time_instructions = true;
-  TPUSIM_ASSIGN_OR_RETURN(r.cpu, hlo::RunModuleOnCpu(module, cpu));
+  TPUSIM_ASSIGN_OR_RETURN(r.cpu, RunOnHostCpu(module, cpu));
   r.cpu_outside_ops_seconds = MedianOutsideOpsSeconds(r.cpu);
   const hlo::ModuleCost cost = hlo::AnalyzeCost(module);
   const auto cpu_devices = static_cast<double>(r.cpu.replicas * r.cpu.partitions);

@@ -23,6 +23,7 @@
 #include "config/config_loader.h"
 #include "config/derived.h"
 #include "driver/compare.h"
+#include "driver/host_cpu.h"
 #include "driver/host_loop.h"
 #include "driver/logging.h"
 #include "driver/provenance.h"
@@ -201,7 +202,7 @@ int64_t Evaluate(const std::string& text, const std::string& filename,
   StatusOr<hlo::CpuRunResult> result = Status();
   {
     py::gil_scoped_release release;
-    result = hlo::RunModuleOnCpu(*module, options);
+    result = driver::RunOnHostCpu(*module, options);
   }
   return static_cast<int64_t>(ValueOrRaise(std::move(result)).outputs.size());
 }

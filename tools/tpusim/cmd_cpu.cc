@@ -8,8 +8,10 @@
 #include <iostream>
 #include <memory>
 
+#include "driver/host_cpu.h"
 #include "driver/limits.h"
 #include "hlo/eval/cpu_run.h"
+#include "hlo/load.h"
 #include "tools/tpusim/cli_util.h"
 #include "tools/tpusim/commands.h"
 
@@ -48,7 +50,8 @@ void RegisterCpuCommand(CLI::App& app) {
   AddLimitOptions(cmd, &args->max_seconds);
   cmd->callback([args] {
     driver::SetPhase("evaluate");
-    hlo::CpuRunResult r = OrFail(hlo::RunOnCpu(args->model, args->options));
+    const hlo::LoadedHloModule loaded = OrFail(hlo::LoadHloModule(args->model));
+    hlo::CpuRunResult r = OrFail(driver::RunOnHostCpu(*loaded.module, args->options));
     if (args->json) {
       std::cout << r.ToJson().Dump() << "\n";
     } else {
