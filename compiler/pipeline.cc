@@ -14,6 +14,7 @@
 #include "compiler/passes/convolution_negative_padding.h"
 #include "compiler/passes/custom_call_expander.h"
 #include "compiler/passes/float8_dot_upcast.h"
+#include "compiler/passes/lapack_custom_calls.h"
 #include "compiler/passes/map_expander.h"
 #include "compiler/passes/output_fusion_scheduling.h"
 #include "compiler/passes/pad_negative_padding.h"
@@ -41,9 +42,9 @@ namespace tpusim::compiler {
 
 // Order (DESIGN.md §1): data-formatting -> async-to-sync -> call-inliner -> rng-expander ->
 // while-lowering -> constant-folding -> rng-state-assignment -> static-dimension-size ->
-// batch-norm-expander -> cholesky-expander -> triangular-solve-expander -> custom-call-expander ->
-// sharding-remover -> spmd-partitioner -> collective-expander -> pad-negative-padding ->
-// convolution-negative-padding -> lower-convolution -> lower-reduce-window ->
+// batch-norm-expander -> lapack-custom-calls -> cholesky-expander -> triangular-solve-expander ->
+// custom-call-expander -> sharding-remover -> spmd-partitioner -> collective-expander ->
+// pad-negative-padding -> convolution-negative-padding -> lower-convolution -> lower-reduce-window ->
 // select-and-scatter-expander -> map-expander -> reduce-precision-expander ->
 // stochastic-convert-decomposer -> topk-expander -> variadic-reduce-expander ->
 // batched-gather-scatter-normalizer -> trailing-window-dims -> variadic-scatter-splitter ->
@@ -69,6 +70,7 @@ HloPassPipeline BuildHloPipeline(const config::ChipConfig& config,
   pipeline.AddPass<RngStateAssignment>();   // after unrolling, in the evaluator's order
   pipeline.AddPass<StaticDimensionSize>();  // after constant-folding: computed sizes are constants
   pipeline.AddPass<BatchNormExpander>();
+  pipeline.AddPass<LapackCustomCalls>();  // JAX's CPU LAPACK calls -> cholesky, triangular-solve
   pipeline.AddPass<CholeskyExpander>();  // before triangular-solve-expander, as in XLA
   pipeline.AddPass<TriangularSolveExpander>();
   pipeline.AddPass<CustomCallExpander>();

@@ -1,6 +1,7 @@
 #include "hlo/linalg_options.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <optional>
 #include <string>
@@ -43,6 +44,80 @@ StatusOr<TriangularSolveOptions> GetTriangularSolveOptions(const HloInstruction&
     }
   }
   return o;
+}
+
+namespace {
+
+// The ui8 value of `flag` in an MLIR attribute dictionary such as "{diag = 78 : ui8, ...}".
+std::optional<int> LapackFlag(std::string_view config, std::string_view flag) {
+  size_t at = 0;
+  while ((at = config.find(flag, at)) != std::string_view::npos) {
+    const bool starts = at == 0 || config[at - 1] == '{' || config[at - 1] == ' ' ||
+                        config[at - 1] == ',';
+    size_t i = at + flag.size();
+    at = i;
+    if (!starts) continue;
+    while (i < config.size() && config[i] == ' ') ++i;
+    if (i >= config.size() || config[i] != '=') continue;
+    ++i;
+    while (i < config.size() && config[i] == ' ') ++i;
+    int v = 0;
+    size_t digits = 0;
+    while (i < config.size() && config[i] >= '0' && config[i] <= '9' && digits < 4) {
+      v = v * 10 + (config[i] - '0');
+      ++i;
+      ++digits;
+    }
+    if (digits > 0) return v;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::vector<std::string> LapackTargets() {
+  return {"lapack_dpotrf_ffi", "lapack_dtrsm_ffi", "lapack_spotrf_ffi", "lapack_strsm_ffi"};
+}
+
+StatusOr<std::optional<LapackCall>> GetLapackCall(std::string_view target,
+                                                  std::string_view backend_config,
+                                                  std::string_view instruction) {
+  const bool potrf = target == "lapack_spotrf_ffi" || target == "lapack_dpotrf_ffi";
+  const bool trsm = target == "lapack_strsm_ffi" || target == "lapack_dtrsm_ffi";
+  if (!potrf && !trsm) return std::optional<LapackCall>();
+  // One flag, one of `allowed` (characters); `fallback` when the flag is absent (0: required).
+  auto flag = [&](std::string_view name, std::string_view allowed, char fallback) -> StatusOr<char> {
+    const std::optional<int> v = LapackFlag(backend_config, name);
+    if (!v) {
+      if (fallback != 0) return fallback;
+      return InvalidArgument(fmt::format("%{}: custom-call {} has no `{}` in backend_config {}",
+                                         instruction, target, name, backend_config));
+    }
+    if (*v < 0 || *v > 127 || allowed.find(static_cast<char>(*v)) == std::string_view::npos) {
+      return InvalidArgument(fmt::format(
+          "%{}: custom-call {}: {} = {} is not one of the LAPACK flags '{}'", instruction, target,
+          name, *v, fmt::join(allowed, "', '")));
+    }
+    return static_cast<char>(*v);
+  };
+  LapackCall call;
+  TPUSIM_ASSIGN_OR_RETURN(const char uplo, flag("uplo", "LU", 0));
+  if (potrf) {
+    call.kind = LapackCall::Kind::kPotrf;
+    call.cholesky.lower = uplo == 'L';
+    return std::optional<LapackCall>(call);
+  }
+  call.kind = LapackCall::Kind::kTrsm;
+  TPUSIM_ASSIGN_OR_RETURN(const char side, flag("side", "LR", 0));
+  TPUSIM_ASSIGN_OR_RETURN(const char trans, flag("trans_x", "NTC", 'N'));
+  TPUSIM_ASSIGN_OR_RETURN(const char diag, flag("diag", "NU", 'N'));
+  call.solve.left_side = side == 'L';
+  call.solve.lower = uplo == 'L';
+  call.solve.unit_diagonal = diag == 'U';
+  call.solve.transpose_a = trans == 'N'   ? TriangularSolveTranspose::kNoTranspose
+                           : trans == 'T' ? TriangularSolveTranspose::kTranspose
+                                          : TriangularSolveTranspose::kAdjoint;
+  return std::optional<LapackCall>(call);
 }
 
 Status CheckLinalgShapes(const HloInstruction& inst) {

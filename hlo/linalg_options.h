@@ -4,6 +4,11 @@
 // attribute is optional: the booleans default to false and transpose_a to NO_TRANSPOSE.
 #pragma once
 
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
 #include "common/status.h"
 #include "hlo/instruction.h"
 
@@ -28,6 +33,33 @@ struct TriangularSolveOptions {
 StatusOr<CholeskyOptions> GetCholeskyOptions(const HloInstruction& inst);
 /// The options of a triangular-solve; InvalidArgument naming the attribute if one is malformed.
 StatusOr<TriangularSolveOptions> GetTriangularSolveOptions(const HloInstruction& inst);
+
+/// A LAPACK custom-call of JAX's CPU lowering (jaxlib's typed-FFI targets lapack_spotrf_ffi /
+/// lapack_dpotrf_ffi for cholesky, lapack_strsm_ffi / lapack_dtrsm_ffi for triangular_solve), which
+/// a module lowered by JAX on the CPU holds where one lowered for a TPU holds the HLO op. Its
+/// backend_config is an MLIR attribute dictionary of LAPACK's one-character flags as ui8,
+/// e.g. `{uplo = 76 : ui8}` (76 'L', 85 'U'; side 'L'/'R', trans_x 'N'/'T'/'C', diag 'N'/'U').
+///   potrf(a [..., n, n]) -> (factor [..., n, n], info s32[...]): the cholesky of a (lower for
+///     uplo 'L'); info 0 where the factorization succeeded, else non-zero (tpusim: 1; LAPACK gives
+///     the order of the failing leading minor: JAX only tests info == 0).
+///   trsm(a [..., k, k], b) -> x: the triangular-solve with left_side = (side 'L'), lower =
+///     (uplo 'L'), transpose_a = (trans_x: N NO_TRANSPOSE, T TRANSPOSE, C ADJOINT), unit_diagonal
+///     = (diag 'U').
+struct LapackCall {
+  enum class Kind { kPotrf, kTrsm };
+  Kind kind = Kind::kPotrf;
+  CholeskyOptions cholesky;       // kPotrf
+  TriangularSolveOptions solve;   // kTrsm
+};
+
+/// The LAPACK call `target` names, read from `backend_config`; nullopt for any other target.
+/// InvalidArgument naming `instruction` and the flag for a missing or unknown flag value.
+StatusOr<std::optional<LapackCall>> GetLapackCall(std::string_view target,
+                                                  std::string_view backend_config,
+                                                  std::string_view instruction);
+
+/// The LAPACK targets GetLapackCall knows, sorted.
+std::vector<std::string> LapackTargets();
 
 /// Checks the operand shapes of a cholesky ([..., n, n], floating point) or a triangular-solve
 /// (a [..., k, k], b [..., m, n] of a's batch dimensions and element type, k == m with left_side,

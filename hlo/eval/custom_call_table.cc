@@ -9,9 +9,11 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <optional>
 
 #include "hlo/eval/kernels/elementwise_ops.h"
 #include "hlo/eval/kernels/index_util.h"
+#include "hlo/eval/kernels/linalg.h"
 
 namespace tpusim::hlo {
 namespace {
@@ -313,8 +315,9 @@ const std::map<std::string, Handler, std::less<>>& Table() {
 }  // namespace
 
 std::vector<std::string> KnownCustomCallTargets() {
-  std::vector<std::string> names;
+  std::vector<std::string> names = LapackTargets();
   for (const auto& [name, handler] : Table()) names.push_back(name);
+  std::sort(names.begin(), names.end());
   return names;
 }
 
@@ -344,9 +347,51 @@ bool WidenedToF32(const CustomCallInfo& info, std::span<const Literal* const> op
 
 }  // namespace
 
+namespace {
+
+// A LAPACK call of JAX's CPU lowering (hlo/linalg_options.h, LapackCall): the cholesky or
+// triangular-solve kernel it computes; potrf's info is 1 for a matrix whose factor is NaN (the
+// cholesky kernel makes a failed factorization all NaN), else 0.
+StatusOr<Literal> EvaluateLapack(const LapackCall& call, const CustomCallInfo& info,
+                                 std::span<const Literal* const> ops,
+                                 const KernelOptions& options) {
+  const Shape& out = *info.result_shape;
+  if (call.kind == LapackCall::Kind::kTrsm) {
+    if (ops.size() != 2 || !out.IsArray()) {
+      return InvalidArgument(fmt::format("custom-call '{}' ({}): takes (a, b) and gives an array",
+                                         info.instruction_name, info.target));
+    }
+    return TriangularSolve(*ops[0], *ops[1], call.solve, out, options);
+  }
+  if (ops.size() != 1 || !out.IsTuple() || out.tuple_shapes().size() != 2 ||
+      !out.tuple_shapes()[1].IsArray() ||
+      out.tuple_shapes()[1].element_type() != PrimitiveType::kS32) {
+    return InvalidArgument(fmt::format(
+        "custom-call '{}' ({}): takes (a) and gives (factor, s32 info)", info.instruction_name,
+        info.target));
+  }
+  TPUSIM_ASSIGN_OR_RETURN(Literal factor,
+                          Cholesky(*ops[0], call.cholesky, out.tuple_shapes()[0], options));
+  TPUSIM_ASSIGN_OR_RETURN(Literal status, Literal::Create(out.tuple_shapes()[1], options.max_bytes));
+  const int64_t matrices = status.element_count();
+  const int64_t n2 = matrices > 0 ? factor.element_count() / matrices : 0;
+  for (int64_t b = 0; b < matrices; ++b) {
+    status.mutable_data<int32_t>()[b] = n2 > 0 && std::isnan(factor.GetAsDouble(b * n2)) ? 1 : 0;
+  }
+  std::vector<Literal> parts;
+  parts.push_back(std::move(factor));
+  parts.push_back(std::move(status));
+  return Literal::MakeTuple(std::move(parts));
+}
+
+}  // namespace
+
 StatusOr<Literal> EvaluateCustomCall(const CustomCallInfo& info,
                                      std::span<const Literal* const> operands,
                                      const KernelOptions& options) {
+  TPUSIM_ASSIGN_OR_RETURN(const std::optional<LapackCall> lapack,
+                          GetLapackCall(info.target, info.backend_config, info.instruction_name));
+  if (lapack) return EvaluateLapack(*lapack, info, operands, options);
   auto it = Table().find(info.target);
   if (it == Table().end()) {
     return Unimplemented(
