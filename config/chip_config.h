@@ -1,8 +1,11 @@
 // ChipConfig: one chip (or slice of chips) as read from configs/*.yaml, parsed once and shared by
 // the compiler (sizes to tile and plan for) and the simulator (timings). Every field has a unit;
-// the YAML key of each field is written beside it. Published figures and their sources are in the
-// YAML files (configs/) and ../shared/reference/tpu-specs.md; `tpusim config schema` prints every
-// key with its unit, default and description (config/schema.cc is the one table of keys).
+// the YAML key of each field is written beside it, and each initializer is the schema's default
+// (config/schema.cc; test ConfigSchema.EveryDefaultIsTheStructsDefault), so a config built in code
+// starts from the same values as a YAML file that leaves the key out. Published figures and their
+// sources are in the YAML files (configs/) and ../shared/reference/tpu-specs.md; `tpusim config
+// schema` prints every key with its unit, range, default and description (config/schema.cc is the
+// one table of keys).
 #pragma once
 
 #include <cstdint>
@@ -26,7 +29,7 @@ struct MxuConfig {
   int64_t weight_buffers = 2;  // core.mxu.weight_buffers: 1 = no shadow tile, 2 = double buffered
   int64_t weight_load_cycles_per_row =
       1;                           // core.mxu.weight_load_cycles_per_row: cycles to shift one row
-  int64_t pop_latency_cycles = 0;  // core.mxu.pop_latency_cycles: accumulator -> VPU/VMEM extra
+  int64_t pop_latency_cycles = 8;  // core.mxu.pop_latency_cycles: accumulator -> VPU/VMEM extra
   int64_t accumulator_rows =
       0;  // core.mxu.accumulator_rows: rows of `cols` f32/s32 accumulators per MXU
 };
@@ -59,7 +62,7 @@ struct CoreConfig {
                : vmem_bytes;
   }
   int64_t smem_bytes = 0;            // core.smem.capacity_bytes
-  int64_t dma_engines = 1;           // core.dma.engines: concurrent DMA streams
+  int64_t dma_engines = 4;           // core.dma.engines: concurrent DMA streams
   int64_t dma_issue_cycles = 1;      // core.dma.issue_cycles: cycles to issue one descriptor
   int64_t unit_queue_depth = 16;     // core.unit_queue_depth: commands queued per unit
 };
@@ -68,7 +71,7 @@ struct CoreConfig {
 struct HbmConfig {
   int64_t capacity_bytes = 0;        // chip.hbm.capacity_bytes (per chip)
   double bandwidth_bytes_per_s = 0;  // chip.hbm.bandwidth_bytes_per_s (per chip)
-  int64_t latency_cycles = 0;        // chip.hbm.latency_cycles: first byte of a transfer
+  int64_t latency_cycles = 150;      // chip.hbm.latency_cycles: first byte of a transfer
   bool shared_by_cores = true;       // chip.hbm.shared_by_cores: false = each core owns 1/n (v2/v3)
   int64_t tile_min_bytes = 0;       // chip.hbm.tile_min_bytes: smallest HBM tile; 0 = untiled
 };
@@ -90,9 +93,9 @@ struct SystemConfig {
 struct HostConfig {
   int64_t chips_per_host = 4;            // host.chips_per_host: chips one host drives
   int64_t cpu_cores = 96;                // host.cpu_cores: CPU cores per host
-  double step_overhead_seconds = 0;      // host.step_overhead_seconds: per step, per replica
-  double input_seconds_per_example = 0;  // host.input_seconds_per_example: input pipeline
-  double transfer_latency_seconds = 0;   // host.transfer_latency_seconds: per PCIe transfer
+  double step_overhead_seconds = 1e-3;   // host.step_overhead_seconds: per step, per replica
+  double input_seconds_per_example = 1e-5;  // host.input_seconds_per_example: input pipeline
+  double transfer_latency_seconds = 1e-5;  // host.transfer_latency_seconds: per PCIe transfer
 };
 
 /// A chip (and the slice it sits in). Top level of a config file.
@@ -102,7 +105,7 @@ struct ChipConfig {
   std::vector<std::string> overrides;  // the --set KEY=VALUE applied on top, in order (not a key)
   int64_t tensorcores = 1;             // chip.tensorcores: TensorCores per chip
   double clock_hz = 0;                 // chip.clock_hz
-  double host_bandwidth_bytes_per_s = 0;  // chip.host.bandwidth_bytes_per_s: PCIe, one direction
+  double host_bandwidth_bytes_per_s = 16e9;  // chip.host.bandwidth_bytes_per_s: PCIe, one way
   HbmConfig hbm;
   CoreConfig core;
   SystemConfig system;

@@ -5,6 +5,8 @@
 #include <optional>
 #include <variant>
 
+#include "common/check.h"
+
 namespace tpusim::config {
 namespace {
 
@@ -250,6 +252,33 @@ std::string FieldSpec::RangeError(double v, const std::string& shown) const {
 const std::vector<FieldSpec>& ConfigSchema() {
   static const std::vector<FieldSpec> kSchema = MakeSchema();
   return kSchema;
+}
+
+const FieldSpec* FindConfigField(std::string_view path) {
+  for (const FieldSpec& f : ConfigSchema()) {
+    if (f.path == path) return &f;
+  }
+  return nullptr;
+}
+
+namespace {
+
+Status CheckRange(std::string_view path, double value, const std::string& shown) {
+  const FieldSpec* f = FindConfigField(path);
+  TPUSIM_CHECK(f != nullptr && f->has_range) << "CheckConfigRange: no range for key " << path;
+  const std::string error = f->RangeError(value, shown);
+  if (error.empty()) return OkStatus();
+  return InvalidArgument(fmt::format("{}: {}", path, error));
+}
+
+}  // namespace
+
+Status CheckConfigRange(std::string_view path, int64_t value) {
+  return CheckRange(path, static_cast<double>(value), fmt::format("{}", value));
+}
+
+Status CheckConfigRange(std::string_view path, double value) {
+  return CheckRange(path, value, fmt::format("{}", value));
 }
 
 const char* FieldTypeName(FieldType t) {

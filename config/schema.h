@@ -6,9 +6,11 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/json.h"
+#include "common/status.h"
 #include "config/chip_config.h"
 
 namespace tpusim::config {
@@ -56,6 +58,16 @@ inline constexpr double kMinBytesPerCycle = 100 * kRateResolutionBytesPerCycle;
 /// Every key a config may hold, in documentation order. `base` (a parent config) is handled by the
 /// loader and is not in this table.
 const std::vector<FieldSpec>& ConfigSchema();
+
+/// The schema's row of key `path` ("core.mxu.rows"), or null when there is none.
+const FieldSpec* FindConfigField(std::string_view path);
+
+/// The range check of key `path` for a value that did not come through the loader (a struct built
+/// in code, e.g. sim::MxuArrayConfig): InvalidArgument "PATH: expected ..., got VALUE" when `value`
+/// is outside the schema's range, so every range is written once, in the schema table.
+/// TPUSIM_CHECKs that `path` is a key with a range.
+Status CheckConfigRange(std::string_view path, int64_t value);
+Status CheckConfigRange(std::string_view path, double value);
 
 const char* FieldTypeName(FieldType t);
 const char* TopologyName(Topology t);

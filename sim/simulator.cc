@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "config/config_loader.h"
 #include "isa/encoding.h"
 #include "isa/loop_structure.h"
 #include "isa/machine_state.h"
@@ -187,7 +188,11 @@ std::pair<uint64_t, uint64_t> DynamicCounts(const isa::CoreProgram& core) {
 StatusOr<SimResult> Simulator::Run(const isa::Program& program,
                                    std::vector<isa::DataSegment> initial) const {
   TPUSIM_RETURN_IF_ERROR(isa::CheckProgramStructure(program));
-  if (config_.clock_hz <= 0) return InvalidArgument("chip.clock_hz must be positive");
+  // A config built in code has not been through the loader: the schema's ranges and the checks
+  // between keys, once, naming the key path (every unit below takes the config as valid).
+  const std::string origin =
+      config_.source_path.empty() ? "config '" + config_.name + "'" : config_.source_path;
+  TPUSIM_RETURN_IF_ERROR(config::ValidateChipConfig(config_, origin));
   const isa::MemorySizes sizes = isa::MemorySizes::FromChipConfig(config_);
   TPUSIM_ASSIGN_OR_RETURN(isa::MachineState state,
                           isa::MachineState::Create(sizes, program.num_cores()));

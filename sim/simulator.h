@@ -83,9 +83,11 @@ class Simulator {
   /// until every core has halted and every instruction has completed. `initial` is released as
   /// soon as it is written (move it in: the run's inputs are then held once, in the simulated
   /// memories, not twice). Errors:
-  ///  - InvalidArgument: a program that does not fit the system or is malformed, a runtime error
-  ///    (out-of-bounds address, mismatched collective, ...) naming core, instruction and mnemonic,
-  ///    or a deadlock (every core blocked), naming what each core waits for;
+  ///  - InvalidArgument: a chip config outside the schema's ranges or inconsistent
+  ///    (config::ValidateChipConfig, naming the key path), a program that does not fit the system
+  ///    or is malformed, a runtime error (out-of-bounds address, mismatched collective, ...)
+  ///    naming core, instruction and mnemonic, or a deadlock (every core blocked), naming what
+  ///    each core waits for;
   ///  - ResourceExhausted: the run passed SimOptions::max_cycles or SimOptions::max_seconds (the
   ///    message names the limit).
   StatusOr<SimResult> Run(const isa::Program& program,

@@ -12,51 +12,32 @@ const char* kDimNames[] = {"x", "y", "z"};
 
 }  // namespace
 
-StatusOr<Interconnect> Interconnect::Build(const config::ChipConfig& config,
-                                           TransferNetwork& network) {
+Interconnect Interconnect::Build(const config::ChipConfig& config, TransferNetwork& network) {
   Interconnect ic;
   const config::SystemConfig& sys = config.system;
   ic.chips_ = static_cast<int>(sys.chips);
   ic.cores_per_chip_ = static_cast<int>(config.tensorcores);
   ic.hbm_shared_ = config.hbm.shared_by_cores;
-  if (ic.chips_ < 1 || ic.cores_per_chip_ < 1) {
-    return InvalidArgument("system.chips and chip.tensorcores must be >= 1");
-  }
-  if (config.clock_hz <= 0) return InvalidArgument("chip.clock_hz must be positive");
   const double hbm_bpc = config.HbmBytesPerCycle();
-  if (hbm_bpc <= 0) return InvalidArgument("chip.hbm.bandwidth_bytes_per_s must be positive");
-  ic.hbm_latency_ = Cycles(static_cast<uint64_t>(std::max<int64_t>(config.hbm.latency_cycles, 0)));
+  ic.hbm_latency_ = Cycles(static_cast<uint64_t>(config.hbm.latency_cycles));
   ic.hop_latency_ = Cycles(static_cast<uint64_t>(std::max<int64_t>(sys.ici_hop_latency_cycles, 1)));
 
   switch (sys.topology) {
     case config::Topology::kSingle:
-      if (ic.chips_ != 1) {
-        return InvalidArgument("system.topology: single needs system.chips = 1, got " +
-                               std::to_string(ic.chips_));
-      }
       ic.shape_ = {1};
       break;
     case config::Topology::kRing:
       ic.shape_ = {sys.chips};
       break;
     case config::Topology::kTorus2D:
-    case config::Topology::kTorus3D: {
-      size_t want = sys.topology == config::Topology::kTorus2D ? 2 : 3;
-      if (sys.shape.size() != want) {
-        return InvalidArgument("system.shape: expected " + std::to_string(want) +
-                               " dimensions for this topology");
-      }
+    case config::Topology::kTorus3D:
       ic.shape_ = sys.shape;
       break;
-    }
   }
   int64_t product = 1;
   for (int64_t d : ic.shape_) product *= d;
-  if (product != sys.chips) {
-    return InvalidArgument("system.shape: the product of the dimensions (" +
-                           std::to_string(product) + ") must equal system.chips (" +
-                           std::to_string(sys.chips) + ")");
-  }
+  TPUSIM_CHECK(product == sys.chips && ic.cores_per_chip_ >= 1)
+      << "Interconnect::Build: a config that config::ValidateChipConfig refuses";
 
   // Snake order: path(d) = path(d-1) forward, then reversed, then forward, ... once per
   // coordinate of dimension d; chip id = x + X * (y + Y * z).
@@ -85,17 +66,11 @@ StatusOr<Interconnect> Interconnect::Build(const config::ChipConfig& config,
                                               hbm_bpc / ic.cores_per_chip_));
       }
     }
-    double host_bpc = config.host_bandwidth_bytes_per_s / config.clock_hz;
-    ic.host_.push_back(network.AddResource(chip + ".host", host_bpc > 0 ? host_bpc : hbm_bpc));
+    ic.host_.push_back(
+        network.AddResource(chip + ".host", config.host_bandwidth_bytes_per_s / config.clock_hz));
   }
 
   const double link_bpc = config.IciLinkBytesPerCycle();
-  bool any_link = false;
-  for (int64_t d : ic.shape_) any_link |= d > 1;
-  if (any_link && link_bpc <= 0) {
-    return InvalidArgument("system.ici.link_bandwidth_bytes_per_s must be positive for " +
-                           std::to_string(ic.chips_) + " chips");
-  }
   ic.link_.assign(ic.chips_, std::vector<int>(ic.shape_.size() * 2, -1));
   for (int c = 0; c < ic.chips_; ++c) {
     for (size_t d = 0; d < ic.shape_.size(); ++d) {

@@ -44,10 +44,10 @@ struct Route {
 
 class Interconnect {
  public:
-  /// Registers every resource of `config` in `network`. InvalidArgument if the topology does not
-  /// fit the chip count (shape product != chips, chips > 1 with topology single) or a needed
-  /// bandwidth is 0.
-  static StatusOr<Interconnect> Build(const config::ChipConfig& config, TransferNetwork& network);
+  /// Registers every resource of `config` in `network`. `config` is valid
+  /// (config::ValidateChipConfig: the schema's ranges and the topology's consistency, checked once
+  /// by the loader and by Simulator::Run); TPUSIM_CHECKs that the shape's product is the chip count.
+  static Interconnect Build(const config::ChipConfig& config, TransferNetwork& network);
 
   /// HBM server used by `core` (a core index within its chip) of `chip`.
   int hbm(int chip, int core) const;

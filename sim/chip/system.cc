@@ -11,8 +11,7 @@ StatusOr<std::unique_ptr<System>> System::Create(const config::ChipConfig& confi
   std::unique_ptr<System> s(new System());
   s->stats_ = std::make_shared<StatRegistry>();
   s->network_ = std::make_unique<TransferNetwork>("network", *s->stats_);
-  TPUSIM_ASSIGN_OR_RETURN(Interconnect ic, Interconnect::Build(config, *s->network_));
-  s->interconnect_ = std::make_unique<Interconnect>(std::move(ic));
+  s->interconnect_ = std::make_unique<Interconnect>(Interconnect::Build(config, *s->network_));
   const int n = program.num_cores();
   int unit_id = 0;
   s->hub_ = std::make_unique<SyncHub>(n, program, state, &s->errors_, unit_id++);
@@ -29,9 +28,7 @@ StatusOr<std::unique_ptr<System>> System::Create(const config::ChipConfig& confi
   ctx.trace = options.trace;
   ctx.trace_tracks = &s->trace_tracks_;
   s->network_->set_trace(options.trace);
-  const double vmem_bpc = config.core.vmem_bytes_per_cycle > 0
-                              ? static_cast<double>(config.core.vmem_bytes_per_cycle)
-                              : config.HbmBytesPerCycle();
+  const double vmem_bpc = static_cast<double>(config.core.vmem_bytes_per_cycle);
   const int per_chip = static_cast<int>(config.tensorcores);
   for (int c = 0; c < n; ++c) {
     TransferNetwork::Connection conn = s->network_->Connect(Cycles(1));

@@ -25,8 +25,9 @@ class System {
     MxuModelKind mxu_model = MxuModelKind::kFast;
     TraceSink* trace = nullptr;  // null: no trace
   };
-  /// Builds the units for `program` (its cores 0..n-1 on chips 0..). InvalidArgument on a config
-  /// the units cannot be built from (topology, bandwidths, MXU shape).
+  /// Builds the units for `program` (its cores 0..n-1 on chips 0..). `config` is valid
+  /// (config::ValidateChipConfig, which Simulator::Run checks); InvalidArgument when a core's
+  /// units cannot be built from it (TensorCore::Create).
   static StatusOr<std::unique_ptr<System>> Create(const config::ChipConfig& config,
                                                   const isa::Program& program,
                                                   isa::MachineState* state, const Options& options);

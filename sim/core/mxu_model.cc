@@ -5,27 +5,21 @@
 #include <algorithm>
 #include <bit>
 
+#include "config/schema.h"
 #include "sim/core/mxu_fast_model.h"
 #include "sim/core/mxu_pe_model.h"
 
 namespace tpusim::sim {
 
 Status MxuArrayConfig::Validate() const {
-  if (rows < 1) return InvalidArgument(fmt::format("core.mxu.rows: expected >= 1, got {}", rows));
-  if (cols < 1) return InvalidArgument(fmt::format("core.mxu.cols: expected >= 1, got {}", cols));
-  if (weight_buffers != 1 && weight_buffers != 2) {
-    return InvalidArgument(
-        fmt::format("core.mxu.weight_buffers: expected 1 or 2, got {}", weight_buffers));
-  }
-  if (weight_load_cycles_per_row < 1) {
-    return InvalidArgument(fmt::format("core.mxu.weight_load_cycles_per_row: expected >= 1, got {}",
-                                       weight_load_cycles_per_row));
-  }
-  if (accumulator_rows < 0) {
-    return InvalidArgument(
-        fmt::format("core.mxu.accumulator_rows: expected >= 0, got {}", accumulator_rows));
-  }
-  return OkStatus();
+  TPUSIM_RETURN_IF_ERROR(config::CheckConfigRange("core.mxu.rows", rows));
+  TPUSIM_RETURN_IF_ERROR(config::CheckConfigRange("core.mxu.cols", cols));
+  TPUSIM_RETURN_IF_ERROR(config::CheckConfigRange("core.mxu.weight_buffers", weight_buffers));
+  TPUSIM_RETURN_IF_ERROR(
+      config::CheckConfigRange("core.mxu.weight_load_cycles_per_row", weight_load_cycles_per_row));
+  // 0: unbounded, the array's own convention for a model built in code (the config requires >= 1).
+  if (accumulator_rows == 0) return OkStatus();
+  return config::CheckConfigRange("core.mxu.accumulator_rows", accumulator_rows);
 }
 
 MxuOp MxuOp::LoadWeights(int64_t k, int64_t n, std::vector<float> w) {

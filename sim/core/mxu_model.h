@@ -77,8 +77,8 @@ struct MxuArrayConfig {
     c.accumulator_rows = mxu.accumulator_rows;
     return c;
   }
-  /// InvalidArgument naming the `core.mxu.*` key when a field is out of range (rows, cols >= 1,
-  /// weight_buffers in {1, 2}, weight_load_cycles_per_row >= 1, accumulator_rows >= 0).
+  /// InvalidArgument naming the `core.mxu.*` key when a field is outside the schema's range of
+  /// that key (config::CheckConfigRange; accumulator_rows may also be 0, unbounded).
   Status Validate() const;
   /// The closed-form timing formula of these parameters (isa/mxu_timing.h, shared with the
   /// compiler's cost estimates).

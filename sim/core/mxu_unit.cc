@@ -61,7 +61,7 @@ MxuUnit::MxuUnit(std::string path, int core, int index, const config::ChipConfig
     : path_(std::move(path)),
       core_(core),
       index_(index),
-      pop_latency_(std::max<int64_t>(config.core.mxu.pop_latency_cycles, 0)),
+      pop_latency_(config.core.mxu.pop_latency_cycles),
       model_(std::move(model)),
       state_(state),
       errors_(errors),

@@ -72,12 +72,13 @@ StatusOr<std::unique_ptr<TensorCore>> TensorCore::Create(int core, const CoreCon
                                           (*next_unit_id)++, stats);
   targets.vpu = &tc->vpu_->commands();
   targets.xlu = &tc->xlu_->commands();
-  const Cycles issue(static_cast<uint64_t>(std::max<int64_t>(config.core.dma_issue_cycles, 1)));
-  for (int d = 0; d < std::max<int64_t>(config.core.dma_engines, 1); ++d) {
+  // The config is valid (Simulator::Run): at least one engine, issue >= 1 cycle, port >= 1 B/cycle.
+  const Cycles issue(static_cast<uint64_t>(config.core.dma_issue_cycles));
+  for (int d = 0; d < config.core.dma_engines; ++d) {
     tc->dmas_.push_back(std::make_unique<DmaEngine>(
         tc->path_ + ".dma" + std::to_string(d), core, ctx.interconnect, ctx.network, issue,
         ctx.local_copy[core], ctx.arrival_conns, ctx.state, ctx.errors, (*next_unit_id)++, stats,
-        static_cast<uint64_t>(std::max<int64_t>(config.core.vmem_bytes_per_cycle, 1))));
+        static_cast<uint64_t>(config.core.vmem_bytes_per_cycle)));
     targets.dma.push_back(&tc->dmas_.back()->commands());
   }
   tc->ici_ =

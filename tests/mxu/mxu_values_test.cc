@@ -212,6 +212,17 @@ TEST(MxuArrayConfigTest, ValidateNamesTheKey) {
   c = MxuArrayConfig{};
   c.weight_load_cycles_per_row = 0;
   EXPECT_FALSE(CreateMxuModel(MxuModelKind::kFast, c).ok());
+  // The ranges are the schema's (config::CheckConfigRange), upper ends included, in its words.
+  c = MxuArrayConfig{};
+  c.cols = 4097;
+  EXPECT_EQ(c.Validate().message(),
+            "core.mxu.cols: expected a positive integer at most 4096, got 4097");
+  c = MxuArrayConfig{};
+  c.accumulator_rows = 0;  // unbounded: the array's own convention
+  EXPECT_TRUE(c.Validate().ok());
+  c.accumulator_rows = -1;
+  EXPECT_NE(c.Validate().message().find("core.mxu.accumulator_rows: expected a positive integer"),
+            std::string::npos);
   config::MxuConfig yaml;  // the config struct's defaults map across
   yaml.rows = 256;
   yaml.weight_buffers = 1;

@@ -2,7 +2,9 @@
 // simulator never hangs (deadlock and cycle-limit detection).
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "sim/simulator.h"
 #include "tests/sim/sim_test_util.h"
@@ -86,6 +88,39 @@ TEST(SimErrorsTest, ProgramWithMoreCoresThanTheSystemIsAnError) {
   auto r = Simulator(TinyChip()).Run(p);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+}
+
+// A config built in code is checked once, by the schema's ranges and the loader's checks between
+// keys (config::ValidateChipConfig), before any unit is built: the error names the key path.
+TEST(SimErrorsTest, ConfigBuiltInCodeIsCheckedNamingTheKey) {
+  const isa::Program p = Asm("ctrl.halt\n");
+  struct Case {
+    const char* key;
+    std::function<void(config::ChipConfig&)> spoil;
+  };
+  const std::vector<Case> cases = {
+      {"chip.clock_hz", [](config::ChipConfig& c) { c.clock_hz = 0; }},
+      {"chip.hbm.bandwidth_bytes_per_s",
+       [](config::ChipConfig& c) { c.hbm.bandwidth_bytes_per_s = 0; }},
+      {"core.dma.engines", [](config::ChipConfig& c) { c.core.dma_engines = 0; }},
+      {"core.mxu.pop_latency_cycles",
+       [](config::ChipConfig& c) { c.core.mxu.pop_latency_cycles = -1; }},
+      {"system.topology",
+       [](config::ChipConfig& c) { c.system.topology = config::Topology::kSingle; }},
+      {"system.shape", [](config::ChipConfig& c) { c.system.shape = {3}; }},
+      {"system.ici.link_bandwidth_bytes_per_s",
+       [](config::ChipConfig& c) { c.system.ici_link_bandwidth_bytes_per_s = 0; }},
+  };
+  for (const Case& k : cases) {
+    config::ChipConfig c = TinyChip(/*chips=*/2);
+    k.spoil(c);
+    auto r = Simulator(c).Run(p);
+    ASSERT_FALSE(r.ok()) << k.key;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << k.key;
+    EXPECT_EQ(r.status().message().rfind(std::string("config 'tiny': ") + k.key + ": ", 0), 0u)
+        << r.status().message();
+  }
+  EXPECT_TRUE(Simulator(TinyChip(2)).Run(p).ok());
 }
 
 TEST(SimErrorsTest, MxuModelNames) {
