@@ -3,12 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <string>
 
 #include "isa/collectives.h"
 #include "isa/execute.h"
 #include "isa/footprint.h"
+#include "isa/shared_fields.h"
 
 namespace tpusim::isa {
 
@@ -26,7 +28,9 @@ StatusOr<std::vector<int>> RendezvousMembers(const Program& program, const Instr
     if (!s.count(core)) s = {core};
     members.assign(s.begin(), s.end());
   } else {
-    const uint64_t g = inst.fields[FieldIndex(inst.opcode, "group")];
+    const std::optional<uint64_t> group = ReplicaGroupOf(inst);
+    TPUSIM_CHECK(group.has_value()) << "RendezvousMembers: " << Mnemonic(inst.opcode);
+    const uint64_t g = *group;
     if (g >= program.replica_groups.size()) {
       return InvalidArgument(fmt::format("group={} is not in the replica-group table", g));
     }
@@ -103,13 +107,11 @@ struct Rendezvous {
   const std::vector<Instruction>& insts;
   MemSpace space;
 
-  uint64_t Field(size_t r, const char* name) const {
-    return insts[r].fields[FieldIndex(insts[r].opcode, name)];
-  }
   // Rank r's source: `bytes` bytes into `out`.
   Status Read(size_t r, uint64_t bytes, std::string& out) const {
     out.resize(bytes);
-    Status st = state.memory(space, members[r]).Read(Field(r, "src"), out.data(), out.size());
+    Status st = state.memory(space, members[r])
+                    .Read(CollectiveOperandsOf(insts[r]).src, out.data(), out.size());
     if (!st.ok()) {
       return InvalidArgument(fmt::format("core {} source {}", members[r], st.message()));
     }
@@ -117,7 +119,8 @@ struct Rendezvous {
   }
   // `bytes` to rank r's destination.
   Status Write(size_t r, const std::string& bytes) const {
-    Status st = state.memory(space, members[r]).Write(Field(r, "dst"), bytes.data(), bytes.size());
+    Status st = state.memory(space, members[r])
+                    .Write(CollectiveOperandsOf(insts[r]).dst, bytes.data(), bytes.size());
     if (!st.ok()) {
       return InvalidArgument(fmt::format("core {} destination {}", members[r], st.message()));
     }
@@ -186,35 +189,18 @@ Status ExecuteCollective(MachineState& state, const Program& program,
                          const std::vector<int>& members, const std::vector<Instruction>& insts) {
   // Ranks: group order for groups; for a permutation, `members` (sorted core ids).
   const Instruction& inst = insts.front();
-  auto space = static_cast<MemSpace>(inst.fields[FieldIndex(inst.opcode, "space")]);
+  const CollectiveOperands c = CollectiveOperandsOf(inst);
+  const MemSpace space = c.space;
   if (space != MemSpace::kHbm && space != MemSpace::kVmem) {
     return InvalidArgument("space must be hbm or vmem");
   }
-  auto dtype = static_cast<DType>(inst.fields[FieldIndex(inst.opcode, "dtype")]);
-  const uint64_t count = inst.fields[FieldIndex(inst.opcode, "count")];
-  const uint64_t eb = static_cast<uint64_t>(DTypeBytes(dtype));
+  const uint64_t eb = static_cast<uint64_t>(DTypeBytes(c.dtype));
   const size_t n = members.size();
-  uint64_t in_elems = count, out_elems = count;
-  switch (inst.opcode) {
-    case Opcode::kIciAllGather:
-      out_elems = count * n;
-      break;
-    case Opcode::kIciReduceScatter:
-      in_elems = count * n;
-      break;
-    case Opcode::kIciAllToAll:
-      in_elems = count * n;
-      out_elems = count * n;
-      break;
-    default:
-      break;
-  }
+  const uint64_t in_elems = c.InputElements(n), out_elems = c.OutputElements(n);
   if (in_elems * eb > (uint64_t{1} << 40) || out_elems * eb > (uint64_t{1} << 40)) {
     return InvalidArgument("collective larger than 2^40 bytes");
   }
-  CollectiveArgs args{dtype, count, ReduceOp::kSum};
-  if (int f = FieldIndex(inst.opcode, "op"); f >= 0)
-    args.op = static_cast<ReduceOp>(inst.fields[f]);
+  const CollectiveArgs args{c.dtype, c.count, c.op};
   const Rendezvous z{state, members, insts, space};
   if (inst.opcode == Opcode::kIciAllReduce || inst.opcode == Opcode::kIciReduceScatter) {
     return ExecuteReduction(z, args, inst.opcode == Opcode::kIciReduceScatter);
@@ -223,45 +209,13 @@ Status ExecuteCollective(MachineState& state, const Program& program,
 }
 
 Footprint CollectiveFootprint(const Instruction& inst, int core, const Program& program) {
+  const CollectiveOperands c = CollectiveOperandsOf(inst);
+  // Members of the group (ici.collective_permute has none: its sides are `count` elements).
+  const std::optional<uint64_t> group = ReplicaGroupOf(inst);
+  const uint64_t n = group ? GroupMembers(program, *group, core).size() : 1;
   Footprint f;
-  switch (inst.opcode) {
-    case Opcode::kIciAllReduce: {
-      auto o = inst.As<op::IciAllReduce>();
-      f.reads.push_back(RegionBytes(o.space, core, o.src, o.count * ElemBytes(o.dtype)));
-      f.writes.push_back(RegionBytes(o.space, core, o.dst, o.count * ElemBytes(o.dtype)));
-      break;
-    }
-    case Opcode::kIciAllGather: {
-      auto o = inst.As<op::IciAllGather>();
-      uint64_t n = GroupMembers(program, o.group, core).size();
-      f.reads.push_back(RegionBytes(o.space, core, o.src, o.count * ElemBytes(o.dtype)));
-      f.writes.push_back(RegionBytes(o.space, core, o.dst, n * o.count * ElemBytes(o.dtype)));
-      break;
-    }
-    case Opcode::kIciReduceScatter: {
-      auto o = inst.As<op::IciReduceScatter>();
-      uint64_t n = GroupMembers(program, o.group, core).size();
-      f.reads.push_back(RegionBytes(o.space, core, o.src, n * o.count * ElemBytes(o.dtype)));
-      f.writes.push_back(RegionBytes(o.space, core, o.dst, o.count * ElemBytes(o.dtype)));
-      break;
-    }
-    case Opcode::kIciAllToAll: {
-      auto o = inst.As<op::IciAllToAll>();
-      uint64_t n = GroupMembers(program, o.group, core).size();
-      f.reads.push_back(RegionBytes(o.space, core, o.src, n * o.count * ElemBytes(o.dtype)));
-      f.writes.push_back(RegionBytes(o.space, core, o.dst, n * o.count * ElemBytes(o.dtype)));
-      break;
-    }
-    case Opcode::kIciCollectivePermute: {
-      auto o = inst.As<op::IciCollectivePermute>();
-      f.reads.push_back(RegionBytes(o.space, core, o.src, o.count * ElemBytes(o.dtype)));
-      f.writes.push_back(RegionBytes(o.space, core, o.dst, o.count * ElemBytes(o.dtype)));
-      break;
-    }
-
-    default:
-      TPUSIM_CHECK(false) << "CollectiveFootprint: " << Mnemonic(inst.opcode);
-  }
+  f.reads.push_back(RegionBytes(c.space, core, c.src, c.InputElements(n) * ElemBytes(c.dtype)));
+  f.writes.push_back(RegionBytes(c.space, core, c.dst, c.OutputElements(n) * ElemBytes(c.dtype)));
   return f;
 }
 

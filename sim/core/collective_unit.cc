@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "isa/execute.h"
+#include "isa/shared_fields.h"
 #include "sim/chip/sync_hub.h"
 
 namespace tpusim::sim {
@@ -46,9 +47,9 @@ CollectiveUnit::Plan CollectiveUnit::MakePlan(const isa::Instruction& inst,
   const int n = static_cast<int>(members.size());
   const int rank =
       static_cast<int>(std::find(members.begin(), members.end(), core_) - members.begin());
-  auto dtype = static_cast<isa::DType>(inst.fields[isa::FieldIndex(inst.opcode, "dtype")]);
-  const uint64_t eb = static_cast<uint64_t>(isa::DTypeBytes(dtype));
-  const uint64_t count = inst.fields[isa::FieldIndex(inst.opcode, "count")];
+  const isa::CollectiveOperands operands = isa::CollectiveOperandsOf(inst);
+  const uint64_t eb = static_cast<uint64_t>(isa::DTypeBytes(operands.dtype));
+  const uint64_t count = operands.count;
   if (n <= 1) return p;
   const int right = members[(rank + 1) % n];
   const int left = members[(rank + n - 1) % n];
@@ -107,8 +108,7 @@ CollectiveUnit::Plan CollectiveUnit::MakePlan(const isa::Instruction& inst,
 }
 
 void CollectiveUnit::Advance(Cycles now) {
-  auto space = static_cast<isa::MemSpace>(
-      active_->inst.fields[isa::FieldIndex(active_->inst.opcode, "space")]);
+  const isa::MemSpace space = isa::CollectiveOperandsOf(active_->inst).space;
   while (step_ < plan_.sends.size()) {
     if (!step_sent_) {
       for (const Send& s : plan_.sends[step_]) {

@@ -7,6 +7,7 @@
 #include "isa/footprint.h"
 #include "isa/loop_structure.h"
 #include "isa/opcode.h"
+#include "isa/shared_fields.h"
 
 namespace tpusim::sim {
 Sequencer::Sequencer(std::string path, int core, const isa::Program& program,
@@ -97,7 +98,7 @@ void Sequencer::Account(Cycles now) {
 int Sequencer::TargetFor(const isa::Instruction& inst) const {
   switch (isa::Info(inst.opcode).unit) {
     case isa::Unit::kMxu: {
-      uint64_t m = inst.fields[isa::FieldIndex(inst.opcode, "mxu")];
+      const uint64_t m = isa::MxuIndexOf(inst);
       return m < static_cast<uint64_t>(vpu_) ? static_cast<int>(m) : -1;
     }
     case isa::Unit::kVpu:
@@ -325,8 +326,7 @@ bool Sequencer::IssueToUnit(Cycles now, const isa::Instruction& inst) {
   }
   int target = TargetFor(inst);
   if (target < 0) {
-    Fail(now, fmt::format("mxu={} but the core has {} MXUs",
-                          inst.fields[isa::FieldIndex(inst.opcode, "mxu")], vpu_));
+    Fail(now, fmt::format("mxu={} but the core has {} MXUs", isa::MxuIndexOf(inst), vpu_));
     return false;
   }
   if (credits_[target] == 0) {
@@ -345,7 +345,7 @@ bool Sequencer::IssueToUnit(Cycles now, const isa::Instruction& inst) {
   f.issue = now;
   f.start = now;
   if (isa::Info(inst.opcode).unit == isa::Unit::kDma) {
-    f.flag = static_cast<int>(inst.fields[isa::FieldIndex(inst.opcode, "flag")]);
+    f.flag = static_cast<int>(isa::DmaDescriptorOf(inst).flag);
   }
   inflight_.emplace(seq, f);
   ++profile_[pc].executions;
