@@ -114,19 +114,6 @@ std::string_view StripComment(std::string_view line) {
   return line;
 }
 
-std::optional<uint64_t> ParseUnsigned(std::string_view v) {
-  if (v.empty()) return std::nullopt;
-  int base = 10;
-  if (v.size() > 2 && v[0] == '0' && (v[1] == 'x' || v[1] == 'X')) {
-    base = 16;
-    v.remove_prefix(2);
-  }
-  uint64_t out = 0;
-  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), out, base);
-  if (ec != std::errc() || p != v.data() + v.size()) return std::nullopt;
-  return out;
-}
-
 std::optional<int64_t> ParseSigned(std::string_view v) {
   bool neg = !v.empty() && v[0] == '-';
   if (neg) v.remove_prefix(1);
@@ -666,6 +653,19 @@ class Assembler {
 };
 
 }  // namespace
+
+std::optional<uint64_t> ParseUnsigned(std::string_view v) {
+  if (v.empty()) return std::nullopt;
+  int base = 10;
+  if (v.size() > 2 && v[0] == '0' && (v[1] == 'x' || v[1] == 'X')) {
+    base = 16;
+    v.remove_prefix(2);
+  }
+  uint64_t out = 0;
+  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), out, base);
+  if (ec != std::errc() || p != v.data() + v.size()) return std::nullopt;
+  return out;
+}
 
 StatusOr<Program> Assemble(std::string_view text, std::string_view file_name) {
   return Assembler(text, file_name).Run();

@@ -17,6 +17,7 @@
 // Errors: InvalidArgument "file:line:col: error: message" with the line and a caret.
 #pragma once
 
+#include <optional>
 #include <string_view>
 
 #include "common/status.h"
@@ -33,5 +34,9 @@ StatusOr<Program> Assemble(std::string_view text, std::string_view file_name = "
 
 /// One instruction line without labels or directives (for tests and tools).
 StatusOr<Instruction> AssembleInstruction(std::string_view line);
+
+/// An unsigned integer as the assembler reads an operand: decimal, or hexadecimal after 0x/0X;
+/// nullopt for anything else (empty, a sign, trailing characters, more than 64 bits).
+std::optional<uint64_t> ParseUnsigned(std::string_view v);
 
 }  // namespace tpusim::isa

@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <charconv>
-
 #include "common/file_util.h"
 #include "isa/assembler.h"
 #include "isa/encoding.h"
@@ -30,20 +28,6 @@ StatusOr<Program> LoadProgramFile(const std::string& path) {
   return Assemble(bytes, path);
 }
 
-namespace {
-std::optional<uint64_t> ParseU64(std::string_view v) {
-  int base = 10;
-  if (v.size() > 2 && v[0] == '0' && (v[1] == 'x' || v[1] == 'X')) {
-    base = 16;
-    v.remove_prefix(2);
-  }
-  uint64_t out = 0;
-  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), out, base);
-  if (v.empty() || ec != std::errc() || p != v.data() + v.size()) return std::nullopt;
-  return out;
-}
-}  // namespace
-
 StatusOr<DumpSpec> ParseDumpSpec(std::string_view text) {
   auto bad = [&](std::string why) {
     return InvalidArgument(
@@ -63,7 +47,7 @@ StatusOr<DumpSpec> ParseDumpSpec(std::string_view text) {
   DumpSpec spec;
   std::string_view space = parts[0];
   if (size_t dot = space.find('.'); dot != std::string_view::npos) {
-    auto core = ParseU64(space.substr(dot + 1));
+    auto core = ParseUnsigned(space.substr(dot + 1));
     if (!core || *core > 65535) return bad("bad core number");
     spec.core = static_cast<int>(*core);
     space = space.substr(0, dot);
@@ -72,10 +56,10 @@ StatusOr<DumpSpec> ParseDumpSpec(std::string_view text) {
   if (!s || static_cast<MemSpace>(*s) == MemSpace::kAcc)
     return bad("space must be hbm, vmem, smem or host");
   spec.space = static_cast<MemSpace>(*s);
-  auto addr = ParseU64(parts[1]);
+  auto addr = ParseUnsigned(parts[1]);
   if (!addr) return bad("bad address");
   spec.address = *addr;
-  auto count = ParseU64(parts[2]);
+  auto count = ParseUnsigned(parts[2]);
   if (!count || *count == 0 || *count > (uint64_t{1} << 24)) return bad("count must be 1..2^24");
   spec.count = *count;
   auto dt = ParseEnumValue(FieldKind::kDType, parts[3]);

@@ -8,6 +8,7 @@
 #include "isa/execute.h"
 #include "isa/footprint.h"
 #include "isa/indirect_dma.h"
+#include "isa/shared_fields.h"
 
 namespace tpusim::isa {
 
@@ -22,40 +23,21 @@ Status DmaCopy(MachineState& state, int c, const Instruction& inst) {
   if (IsIndirectDma(inst.opcode)) {
     return ExecuteIndirectDma(inst, state.memory(MemSpace::kHbm, c), state.vmem(c));
   }
-  SparseMemory* from = nullptr;
-  SparseMemory* to = nullptr;
-  switch (inst.opcode) {
-    case Opcode::kDmaHbmToVmem:
-      from = &state.memory(MemSpace::kHbm, c), to = &state.vmem(c);
-      break;
-    case Opcode::kDmaVmemToHbm:
-      from = &state.vmem(c), to = &state.memory(MemSpace::kHbm, c);
-      break;
-    case Opcode::kDmaVmemToVmem:
-      from = &state.vmem(c), to = &state.vmem(c);
-      break;
-    case Opcode::kDmaHostToHbm:
-      from = &state.host, to = &state.memory(MemSpace::kHbm, c);
-      break;
-    case Opcode::kDmaHbmToHost:
-      from = &state.memory(MemSpace::kHbm, c), to = &state.host;
-      break;
-    case Opcode::kDmaVmemToRemote: {
-      auto r = inst.As<op::DmaVmemToRemote>();
-      if (r.dst_core >= static_cast<uint64_t>(state.num_cores())) {
-        return InvalidArgument(fmt::format("dst_core={} is not a core of this program ({} cores)",
-                                           r.dst_core, state.num_cores()));
-      }
-      if (r.dst_space != MemSpace::kVmem && r.dst_space != MemSpace::kHbm) {
-        return InvalidArgument("dst_space must be vmem or hbm");
-      }
-      from = &state.vmem(c);
-      to = &state.memory(r.dst_space, static_cast<int>(r.dst_core));
-      break;
+  const DmaSpaces spaces = DmaSpacesOf(inst);
+  int to_core = c;
+  if (inst.opcode == Opcode::kDmaVmemToRemote) {
+    auto r = inst.As<op::DmaVmemToRemote>();
+    if (r.dst_core >= static_cast<uint64_t>(state.num_cores())) {
+      return InvalidArgument(fmt::format("dst_core={} is not a core of this program ({} cores)",
+                                         r.dst_core, state.num_cores()));
     }
-    default:
-      TPUSIM_CHECK(false) << "DmaCopy: not a DMA: " << Mnemonic(inst.opcode);
+    if (r.dst_space != MemSpace::kVmem && r.dst_space != MemSpace::kHbm) {
+      return InvalidArgument("dst_space must be vmem or hbm");
+    }
+    to_core = static_cast<int>(r.dst_core);
   }
+  SparseMemory* from = &state.memory(spaces.from, c);
+  SparseMemory* to = &state.memory(spaces.to, to_core);
   // Gather everything first (the copy behaves as if buffered), then scatter.
   const uint64_t run = n0 * eb;
   if (n0 > (uint64_t{1} << 40) / eb || n1 * n2 > (uint64_t{1} << 40) / run) {
@@ -184,32 +166,14 @@ Footprint DmaFootprint(const Instruction& inst, int core) {
     return f;
   }
   const uint64_t src = DmaDescriptorOf(inst).src, dst = DmaDescriptorOf(inst).dst;
-  MemSpace from = MemSpace::kHbm, to = MemSpace::kVmem;
-  switch (inst.opcode) {
-    case Opcode::kDmaHbmToVmem:
-      break;
-    case Opcode::kDmaVmemToHbm:
-      from = MemSpace::kVmem, to = MemSpace::kHbm;
-      break;
-    case Opcode::kDmaVmemToVmem:
-      from = MemSpace::kVmem;
-      break;
-    case Opcode::kDmaHostToHbm:
-      from = MemSpace::kHost, to = MemSpace::kHbm;
-      break;
-    case Opcode::kDmaHbmToHost:
-      from = MemSpace::kHbm, to = MemSpace::kHost;
-      break;
-    case Opcode::kDmaVmemToRemote: {
-      auto r = inst.As<op::DmaVmemToRemote>();
-      f.reads.push_back(RegionBytes(MemSpace::kVmem, core, src, DmaSourceExtent(inst)));
-      if (static_cast<int>(r.dst_core) == core) {
-        f.writes.push_back(RegionBytes(r.dst_space, core, dst, DmaDestinationExtent(inst)));
-      }
-      return f;
+  const DmaSpaces spaces = DmaSpacesOf(inst);
+  if (inst.opcode == Opcode::kDmaVmemToRemote) {
+    // Another core's memory is not this core's footprint; a copy to itself is.
+    f.reads.push_back(RegionBytes(spaces.from, core, src, DmaSourceExtent(inst)));
+    if (static_cast<int>(inst.As<op::DmaVmemToRemote>().dst_core) == core) {
+      f.writes.push_back(RegionBytes(spaces.to, core, dst, DmaDestinationExtent(inst)));
     }
-    default:
-      TPUSIM_CHECK(false) << "DmaFootprint: not a DMA: " << Mnemonic(inst.opcode);
+    return f;
   }
   // A two-level descriptor (n2 = 1) keeps its rows; deeper ones their bounding range.
   const DmaDescriptor d = DmaDescriptorOf(inst);
@@ -217,8 +181,8 @@ Footprint DmaFootprint(const Instruction& inst, int core) {
     return d.n2 == 1 ? StridedRegion(space, core, addr, d.n1, d.n0 * d.elem_bytes, s1)
                      : RegionBytes(space, core, addr, extent);
   };
-  f.reads.push_back(side(from, src, d.src_s1, DmaSourceExtent(inst)));
-  f.writes.push_back(side(to, dst, d.dst_s1, DmaDestinationExtent(inst)));
+  f.reads.push_back(side(spaces.from, src, d.src_s1, DmaSourceExtent(inst)));
+  f.writes.push_back(side(spaces.to, dst, d.dst_s1, DmaDestinationExtent(inst)));
   return f;
 }
 

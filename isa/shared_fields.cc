@@ -2,6 +2,8 @@
 
 #include <type_traits>
 
+#include "common/saturating.h"
+
 namespace tpusim::isa {
 
 uint64_t MxuIndexOf(const Instruction& inst) {
@@ -16,11 +18,15 @@ uint64_t MxuIndexOf(const Instruction& inst) {
 }
 
 uint64_t CollectiveOperands::InputElements(uint64_t n) const {
-  return opcode == Opcode::kIciReduceScatter || opcode == Opcode::kIciAllToAll ? count * n : count;
+  return opcode == Opcode::kIciReduceScatter || opcode == Opcode::kIciAllToAll
+             ? SaturatingMul(count, n)
+             : count;
 }
 
 uint64_t CollectiveOperands::OutputElements(uint64_t n) const {
-  return opcode == Opcode::kIciAllGather || opcode == Opcode::kIciAllToAll ? count * n : count;
+  return opcode == Opcode::kIciAllGather || opcode == Opcode::kIciAllToAll
+             ? SaturatingMul(count, n)
+             : count;
 }
 
 CollectiveOperands CollectiveOperandsOf(const Instruction& inst) {
@@ -49,6 +55,27 @@ CollectiveOperands CollectiveOperandsOf(const Instruction& inst) {
     }
     return c;
   });
+}
+
+DmaSpaces DmaSpacesOf(const Instruction& inst) {
+  switch (inst.opcode) {
+    case Opcode::kDmaHbmToVmem:
+      return {MemSpace::kHbm, MemSpace::kVmem};
+    case Opcode::kDmaVmemToHbm:
+      return {MemSpace::kVmem, MemSpace::kHbm};
+    case Opcode::kDmaVmemToVmem:
+      return {MemSpace::kVmem, MemSpace::kVmem};
+    case Opcode::kDmaHostToHbm:
+      return {MemSpace::kHost, MemSpace::kHbm};
+    case Opcode::kDmaHbmToHost:
+      return {MemSpace::kHbm, MemSpace::kHost};
+    case Opcode::kDmaVmemToRemote:
+      return {MemSpace::kVmem, inst.As<op::DmaVmemToRemote>().dst_space};
+    default:
+      break;
+  }
+  TPUSIM_CHECK(false) << "DmaSpacesOf: " << Mnemonic(inst.opcode) << " is not a strided DMA";
+  return {};
 }
 
 std::optional<uint64_t> ReplicaGroupOf(const Instruction& inst) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "isa/loop_structure.h"
 #include "isa/memory.h"
 #include "isa/numerics.h"
+#include "isa/shared_fields.h"
 
 namespace tpusim::isa {
 namespace {
@@ -59,9 +61,6 @@ class Verifier {
   }
   void Err(std::string_view field, std::string msg) {
     Add(fmt::format("{}: field '{}': {}", Where(c_, i_), field, msg));
-  }
-  uint64_t F(const Instruction& inst, std::string_view name) const {
-    return inst.fields[FieldIndex(inst.opcode, name)];
   }
 
   uint64_t Capacity(MemSpace space) const {
@@ -235,7 +234,8 @@ class Verifier {
   }
 
   void Dma(const Instruction& inst) {
-    uint64_t eb = F(inst, "elem_bytes"), n0 = F(inst, "n0"), n1 = F(inst, "n1"), n2 = F(inst, "n2");
+    const DmaDescriptor d = DmaDescriptorOf(inst);
+    const uint64_t eb = d.elem_bytes, n0 = d.n0, n1 = d.n1, n2 = d.n2;
     if (eb != 1 && eb != 2 && eb != 4 && eb != 8) {
       Err("elem_bytes", fmt::format("{} (must be 1, 2, 4 or 8)", eb));
       return;
@@ -245,47 +245,25 @@ class Verifier {
     Positive("n2", n2);
     if (n0 == 0 || n1 == 0 || n2 == 0) return;
     if (IsIndirectDma(inst.opcode)) return IndirectDmaOp(inst);
-    MemSpace from = MemSpace::kHbm, to = MemSpace::kVmem;
-    switch (inst.opcode) {
-      case Opcode::kDmaVmemToHbm:
-        from = MemSpace::kVmem, to = MemSpace::kHbm;
-        break;
-      case Opcode::kDmaVmemToVmem:
-        from = MemSpace::kVmem;
-        break;
-      case Opcode::kDmaHostToHbm:
-        from = MemSpace::kHost, to = MemSpace::kHbm;
-        break;
-      case Opcode::kDmaHbmToHost:
-        from = MemSpace::kHbm, to = MemSpace::kHost;
-        break;
-      case Opcode::kDmaVmemToRemote: {
-        auto r = inst.As<op::DmaVmemToRemote>();
-        from = MemSpace::kVmem;
-        to = r.dst_space;
-        if (to != MemSpace::kVmem && to != MemSpace::kHbm) {
-          Err("dst_space", fmt::format("{} (must be vmem or hbm)", Name(to)));
-          to = MemSpace::kVmem;
-        }
-        if (r.dst_core >= static_cast<uint64_t>(p_.num_cores())) {
-          Err("dst_core", fmt::format("{} is not a core of the program ({} cores)", r.dst_core,
-                                      p_.num_cores()));
-        } else {
-          signalled_.insert({static_cast<int>(r.dst_core), r.dst_flag});
-        }
-        break;
+    const DmaSpaces spaces = DmaSpacesOf(inst);
+    MemSpace to = spaces.to;
+    if (inst.opcode == Opcode::kDmaVmemToRemote) {
+      auto r = inst.As<op::DmaVmemToRemote>();
+      if (to != MemSpace::kVmem && to != MemSpace::kHbm) {
+        Err("dst_space", fmt::format("{} (must be vmem or hbm)", Name(to)));
+        to = MemSpace::kVmem;
       }
-      default:
-        break;
+      if (r.dst_core >= static_cast<uint64_t>(p_.num_cores())) {
+        Err("dst_core", fmt::format("{} is not a core of the program ({} cores)", r.dst_core,
+                                    p_.num_cores()));
+      } else {
+        signalled_.insert({static_cast<int>(r.dst_core), r.dst_flag});
+      }
     }
-    signalled_.insert({c_, F(inst, "flag")});
-    uint64_t run = SaturatingMul(n0, eb);
-    auto extent = [&](uint64_t s1, uint64_t s2) {
-      return SaturatingAdd(SaturatingAdd(SaturatingMul(n2 - 1, s2), SaturatingMul(n1 - 1, s1)), run);
-    };
-    Range("src", from, F(inst, "src"), extent(F(inst, "src_s1"), F(inst, "src_s2")), eb);
-    Range("dst", to, F(inst, "dst"), extent(F(inst, "dst_s1"), F(inst, "dst_s2")), eb);
-    Volume(inst, from, to);
+    signalled_.insert({c_, d.flag});
+    Range("src", spaces.from, d.src, DmaSourceExtent(inst), eb);
+    Range("dst", to, d.dst, DmaDestinationExtent(inst), eb);
+    Volume(inst, spaces.from, to);
   }
 
   // The bytes one DMA moves (n0 * n1 * n2 * elem_bytes, times count for dma.gather/scatter) fit in
@@ -308,7 +286,7 @@ class Verifier {
   // dma.gather / dma.scatter: every address any index in [0, bound] can reach must be in range.
   void IndirectDmaOp(const Instruction& inst) {
     const IndirectDma d = IndirectDma::From(inst);
-    signalled_.insert({c_, F(inst, "flag")});
+    signalled_.insert({c_, DmaDescriptorOf(inst).flag});
     Positive("count", d.count);
     if (d.count == 0) return;
     Range("idx", MemSpace::kVmem, d.idx, d.idx_bytes(), 4);
@@ -530,17 +508,15 @@ class Verifier {
   }
 
   void IciOp(const Instruction& inst) {
-    auto space = static_cast<MemSpace>(F(inst, "space"));
-    auto dtype = static_cast<DType>(F(inst, "dtype"));
-    uint64_t count = F(inst, "count");
-    Positive("count", count);
-    if (space != MemSpace::kHbm && space != MemSpace::kVmem) {
-      Err("space", fmt::format("{} (must be hbm or vmem)", Name(space)));
+    const CollectiveOperands c = CollectiveOperandsOf(inst);
+    Positive("count", c.count);
+    if (c.space != MemSpace::kHbm && c.space != MemSpace::kVmem) {
+      Err("space", fmt::format("{} (must be hbm or vmem)", Name(c.space)));
       return;
     }
     uint64_t n = 1;
     if (inst.opcode == Opcode::kIciCollectivePermute) {
-      uint64_t idx = F(inst, "pairs");
+      uint64_t idx = inst.As<op::IciCollectivePermute>().pairs;
       if (idx >= p_.permutations.size()) {
         Err("pairs", fmt::format("{} is not in the permutation table ({} entries)", idx,
                                  p_.permutations.size()));
@@ -550,7 +526,7 @@ class Verifier {
         if (!found) Err("pairs", fmt::format("core {} is named in no pair of entry {}", c_, idx));
       }
     } else {
-      uint64_t g = F(inst, "group");
+      const uint64_t g = *ReplicaGroupOf(inst);
       GroupRef(inst, g);
       if (g < p_.replica_groups.size()) {
         for (const auto& grp : p_.replica_groups[g].groups) {
@@ -560,13 +536,9 @@ class Verifier {
         }
       }
     }
-    uint64_t in = count, out = count;
-    if (inst.opcode == Opcode::kIciAllGather) out = SaturatingMul(count, n);
-    if (inst.opcode == Opcode::kIciReduceScatter) in = SaturatingMul(count, n);
-    if (inst.opcode == Opcode::kIciAllToAll) in = out = SaturatingMul(count, n);
-    uint64_t eb = static_cast<uint64_t>(DTypeBytes(dtype));
-    Range("src", space, F(inst, "src"), SaturatingMul(in, eb), eb);
-    Range("dst", space, F(inst, "dst"), SaturatingMul(out, eb), eb);
+    const uint64_t eb = static_cast<uint64_t>(DTypeBytes(c.dtype));
+    Range("src", c.space, c.src, SaturatingMul(c.InputElements(n), eb), eb);
+    Range("dst", c.space, c.dst, SaturatingMul(c.OutputElements(n), eb), eb);
   }
 
   void Flags() {
@@ -590,7 +562,7 @@ class Verifier {
           std::vector<const CollectiveUse*> out;
           if (core < 0 || core >= p_.num_cores()) return out;
           for (const auto& u : collectives_[core]) {
-            if (u.inst.opcode != Opcode::kIciCollectivePermute && F(u.inst, "group") == g) {
+            if (ReplicaGroupOf(u.inst) == std::optional<uint64_t>(g)) {
               out.push_back(&u);
             }
           }

@@ -32,6 +32,18 @@ top:  mxu.matmul mxu=0, lhs=0x40, stride=128, m=8, k=128, n=128, dtype=bf16, acc
   EXPECT_EQ(p->source_file, "t.tasm");
 }
 
+// The one reader of unsigned operands (the assembler's fields and directives, exec's --dump).
+TEST(Assembler, ParseUnsignedReadsDecimalAndHexOnly) {
+  EXPECT_EQ(ParseUnsigned("0"), 0u);
+  EXPECT_EQ(ParseUnsigned("1234"), 1234u);
+  EXPECT_EQ(ParseUnsigned("0x1F"), 31u);
+  EXPECT_EQ(ParseUnsigned("0XfF"), 255u);
+  EXPECT_EQ(ParseUnsigned("18446744073709551615"), UINT64_MAX);
+  for (const char* bad : {"", "0x", "-1", "+1", "12a", "0x1g", " 1", "18446744073709551616"}) {
+    EXPECT_FALSE(ParseUnsigned(bad).has_value()) << bad;
+  }
+}
+
 TEST(Assembler, ImmediatesFollowTheDtype) {
   auto f = AssembleInstruction("vpu.fill dtype=f32, dst=0, count=1, value=-1.5");
   ASSERT_TRUE(f.ok());

@@ -67,6 +67,34 @@ TEST(SharedFieldsTest, FamilyFieldsAreTheNamedFields) {
   EXPECT_EQ(grouped, 5);      // sync.barrier and the four grouped collectives
 }
 
+// A strided DMA's spaces are the ones its mnemonic names (dma.FROM_to_TO), dma.vmem_to_remote's
+// destination its dst_space.
+TEST(SharedFieldsTest, DmaSpacesAreTheMnemonics) {
+  std::mt19937_64 rng(7);
+  int strided = 0;
+  for (const OpcodeInfo& info : AllOpcodes()) {
+    if (info.unit != Unit::kDma || info.opcode == Opcode::kDmaGather ||
+        info.opcode == Opcode::kDmaScatter) {
+      continue;
+    }
+    const Instruction inst = testing::RandomInstruction(info.opcode, rng);
+    const DmaSpaces s = DmaSpacesOf(inst);
+    const std::string_view name = info.mnemonic.substr(info.mnemonic.find('.') + 1);
+    const size_t to = name.find("_to_");
+    ASSERT_NE(to, std::string_view::npos) << info.mnemonic;
+    EXPECT_EQ(EnumValueName(FieldKind::kMemSpace, static_cast<uint64_t>(s.from)),
+              name.substr(0, to))
+        << info.mnemonic;
+    const std::string_view dst = name.substr(to + 4);
+    EXPECT_EQ(s.to, dst == "remote" ? inst.As<op::DmaVmemToRemote>().dst_space
+                                    : static_cast<MemSpace>(
+                                          *ParseEnumValue(FieldKind::kMemSpace, dst)))
+        << info.mnemonic;
+    ++strided;
+  }
+  EXPECT_EQ(strided, 6);
+}
+
 // The side holding every member's piece is `count` elements per member; the other side `count`.
 TEST(SharedFieldsTest, CollectiveElementsPerSide) {
   auto elements = [](Opcode op) {
@@ -80,6 +108,10 @@ TEST(SharedFieldsTest, CollectiveElementsPerSide) {
   EXPECT_EQ(elements(Opcode::kIciReduceScatter), (std::pair<uint64_t, uint64_t>{40, 10}));
   EXPECT_EQ(elements(Opcode::kIciAllToAll), (std::pair<uint64_t, uint64_t>{40, 40}));
   EXPECT_EQ(elements(Opcode::kIciCollectivePermute), (std::pair<uint64_t, uint64_t>{10, 10}));
+  CollectiveOperands huge;  // saturates rather than wraps: the verifier refuses it by size
+  huge.opcode = Opcode::kIciAllGather;
+  huge.count = uint64_t{1} << 40;
+  EXPECT_EQ(huge.OutputElements(uint64_t{1} << 30), UINT64_MAX);
 }
 
 }  // namespace
