@@ -614,13 +614,11 @@ isa::DType StartsType(const StartIndices& starts) {
 
 }  // namespace
 
-Status Lowerer::LowerDynamicSlice(const HloInstruction& inst) {
-  const HbmBuffer& operand = Buffer(inst.operand(0));
-  const HbmBuffer& out = Buffer(&inst);
+StatusOr<std::vector<Lowerer::IndexComponent>> Lowerer::LoadStartIndices(
+    const HloInstruction& inst, int64_t first, const HbmBuffer& operand,
+    const std::vector<int64_t>& window) {
   const int64_t rank = static_cast<int64_t>(operand.dims.size());
-  std::vector<int64_t> sizes = inst.dynamic_slice_sizes();
-  if (static_cast<int64_t>(sizes.size()) != rank) sizes = out.dims;
-  TPUSIM_ASSIGN_OR_RETURN(StartIndices starts, GetStartIndices(inst, 1, rank));
+  TPUSIM_ASSIGN_OR_RETURN(StartIndices starts, GetStartIndices(inst, first, rank));
   TPUSIM_ASSIGN_OR_RETURN(uint64_t idx_buf,
                           Vmem(inst, std::max<int64_t>(1, rank) * 4, "start indices"));
   TPUSIM_ASSIGN_OR_RETURN(uint64_t stage, IndexStage(inst, StartsType(starts), idx_buf, rank));
@@ -628,7 +626,7 @@ Status Lowerer::LowerDynamicSlice(const HloInstruction& inst) {
   std::vector<isa::DType> types;
   int64_t loads = 0;
   for (int64_t d = 0; d < rank; ++d) {
-    if (sizes[static_cast<size_t>(d)] >= operand.dims[static_cast<size_t>(d)]) continue;
+    if (window[static_cast<size_t>(d)] >= operand.dims[static_cast<size_t>(d)]) continue;
     const HbmBuffer& b =
         starts.vector ? Buffer(starts.vector) : Buffer(starts.scalars[static_cast<size_t>(d)]);
     if (!isa::IsInteger(b.dtype)) return Unsupported(inst, "start indices must be integers");
@@ -650,6 +648,16 @@ Status Lowerer::LowerDynamicSlice(const HloInstruction& inst) {
                              : stage + static_cast<uint64_t>(8 * comps[k].dim);
     TPUSIM_RETURN_IF_ERROR(IndicesToS32(inst, types[k], src, comps[k].vmem, 1));
   }
+  return comps;
+}
+
+Status Lowerer::LowerDynamicSlice(const HloInstruction& inst) {
+  const HbmBuffer& operand = Buffer(inst.operand(0));
+  const HbmBuffer& out = Buffer(&inst);
+  std::vector<int64_t> sizes = inst.dynamic_slice_sizes();
+  if (sizes.size() != operand.dims.size()) sizes = out.dims;
+  TPUSIM_ASSIGN_OR_RETURN(std::vector<IndexComponent> comps,
+                          LoadStartIndices(inst, 1, operand, sizes));
   TPUSIM_ASSIGN_OR_RETURN(
       LinearIndex index, LinearizeIndices(inst, operand, sizes, comps, 1, IndexMode::kGatherClamp));
   return IndirectGather(inst, operand, sizes, index, 1, out.address);
@@ -659,40 +667,11 @@ Status Lowerer::LowerDynamicUpdateSlice(const HloInstruction& inst) {
   const HbmBuffer& operand = Buffer(inst.operand(0));
   const HbmBuffer& update = Buffer(inst.operand(1));
   const HbmBuffer& out = Buffer(&inst);
-  const int64_t rank = static_cast<int64_t>(operand.dims.size());
   if (update.dims.size() != operand.dims.size()) {
     return Unsupported(inst, "the update's rank differs from the operand's");
   }
-  TPUSIM_ASSIGN_OR_RETURN(StartIndices starts, GetStartIndices(inst, 2, rank));
-  TPUSIM_ASSIGN_OR_RETURN(uint64_t idx_buf,
-                          Vmem(inst, std::max<int64_t>(1, rank) * 4, "start indices"));
-  TPUSIM_ASSIGN_OR_RETURN(uint64_t stage, IndexStage(inst, StartsType(starts), idx_buf, rank));
-  std::vector<IndexComponent> comps;
-  std::vector<isa::DType> types;
-  int64_t loads = 0;
-  for (int64_t d = 0; d < rank; ++d) {
-    if (update.dims[static_cast<size_t>(d)] >= operand.dims[static_cast<size_t>(d)]) continue;
-    const HbmBuffer& b =
-        starts.vector ? Buffer(starts.vector) : Buffer(starts.scalars[static_cast<size_t>(d)]);
-    if (!isa::IsInteger(b.dtype)) return Unsupported(inst, "start indices must be integers");
-    const int64_t eb = b.elem_bytes();
-    const uint64_t dst = idx_buf + static_cast<uint64_t>(4 * d);
-    const uint64_t src = b.dtype == isa::DType::kS32 ? dst : stage + static_cast<uint64_t>(8 * d);
-    if (b.dtype != isa::DType::kS32 && stage == idx_buf) return Internal("no index staging area");
-    em_.DmaContiguous(isa::Opcode::kDmaHbmToVmem,
-                      b.address + static_cast<uint64_t>(starts.vector ? eb * d : 0), src, eb, eb,
-                      kLoadFlag);
-    ++loads;
-    comps.push_back({dst, d});
-    types.push_back(b.dtype);
-  }
-  em_.Wait(kLoadFlag, loads);
-  for (size_t k = 0; k < comps.size(); ++k) {
-    const uint64_t src = types[k] == isa::DType::kS32
-                             ? comps[k].vmem
-                             : stage + static_cast<uint64_t>(8 * comps[k].dim);
-    TPUSIM_RETURN_IF_ERROR(IndicesToS32(inst, types[k], src, comps[k].vmem, 1));
-  }
+  TPUSIM_ASSIGN_OR_RETURN(std::vector<IndexComponent> comps,
+                          LoadStartIndices(inst, 2, operand, update.dims));
   // dynamic-update-slice clamps its start (unlike scatter, which skips): linearize with clamping.
   TPUSIM_ASSIGN_OR_RETURN(LinearIndex index, LinearizeIndices(inst, operand, update.dims, comps, 1,
                                                               IndexMode::kScatterClamp));

@@ -516,6 +516,13 @@ class Lowerer {
   /// integer type is a valid index type in XLA.
   Status IndicesToS32(const hlo::HloInstruction& inst, isa::DType t, uint64_t src, uint64_t dst,
                       int64_t n);
+  /// Loads a dynamic-slice's (dynamic-update-slice's) start indices, operands `first` on, as s32
+  /// in VMEM: one component for each dimension d of `operand` where window[d] < operand.dims[d]
+  /// (a full dimension's start is 0 after clamping and needs none). Errors: start operands that are
+  /// neither one scalar per dimension nor one rank-1 array; non-integer starts.
+  StatusOr<std::vector<IndexComponent>> LoadStartIndices(const hlo::HloInstruction& inst,
+                                                         int64_t first, const HbmBuffer& operand,
+                                                         const std::vector<int64_t>& window);
   /// Where `n` start indices of type t are loaded before IndicesToS32: `idx_buf` itself for s32,
   /// else a VMEM staging area of n elements of t.
   StatusOr<uint64_t> IndexStage(const hlo::HloInstruction& inst, isa::DType t, uint64_t idx_buf,
