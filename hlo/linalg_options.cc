@@ -76,7 +76,8 @@ std::optional<int> LapackFlag(std::string_view config, std::string_view flag) {
 }  // namespace
 
 std::vector<std::string> LapackTargets() {
-  return {"lapack_dpotrf_ffi", "lapack_dtrsm_ffi", "lapack_spotrf_ffi", "lapack_strsm_ffi"};
+  return {"lapack_dgetrf_ffi", "lapack_dpotrf_ffi", "lapack_dtrsm_ffi",
+          "lapack_sgetrf_ffi", "lapack_spotrf_ffi", "lapack_strsm_ffi"};
 }
 
 StatusOr<std::optional<LapackCall>> GetLapackCall(std::string_view target,
@@ -84,9 +85,16 @@ StatusOr<std::optional<LapackCall>> GetLapackCall(std::string_view target,
                                                   std::string_view instruction) {
   const bool potrf = target == "lapack_spotrf_ffi" || target == "lapack_dpotrf_ffi";
   const bool trsm = target == "lapack_strsm_ffi" || target == "lapack_dtrsm_ffi";
+  const bool getrf = target == "lapack_sgetrf_ffi" || target == "lapack_dgetrf_ffi";
+  if (getrf) {
+    LapackCall call;
+    call.kind = LapackCall::Kind::kGetrf;
+    return std::optional<LapackCall>(call);
+  }
   if (!potrf && !trsm) return std::optional<LapackCall>();
   // One flag, one of `allowed` (characters); `fallback` when the flag is absent (0: required).
-  auto flag = [&](std::string_view name, std::string_view allowed, char fallback) -> StatusOr<char> {
+  auto flag = [&](std::string_view name, std::string_view allowed,
+                  char fallback) -> StatusOr<char> {
     const std::optional<int> v = LapackFlag(backend_config, name);
     if (!v) {
       if (fallback != 0) return fallback;

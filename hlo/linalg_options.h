@@ -35,7 +35,8 @@ StatusOr<CholeskyOptions> GetCholeskyOptions(const HloInstruction& inst);
 StatusOr<TriangularSolveOptions> GetTriangularSolveOptions(const HloInstruction& inst);
 
 /// A LAPACK custom-call of JAX's CPU lowering (jaxlib's typed-FFI targets lapack_spotrf_ffi /
-/// lapack_dpotrf_ffi for cholesky, lapack_strsm_ffi / lapack_dtrsm_ffi for triangular_solve), which
+/// lapack_dpotrf_ffi for cholesky, lapack_strsm_ffi / lapack_dtrsm_ffi for triangular_solve,
+/// lapack_sgetrf_ffi / lapack_dgetrf_ffi for lu), which
 /// a module lowered by JAX on the CPU holds where one lowered for a TPU holds the HLO op. Its
 /// backend_config is an MLIR attribute dictionary of LAPACK's one-character flags as ui8,
 /// e.g. `{uplo = 76 : ui8}` (76 'L', 85 'U'; side 'L'/'R', trans_x 'N'/'T'/'C', diag 'N'/'U').
@@ -45,8 +46,11 @@ StatusOr<TriangularSolveOptions> GetTriangularSolveOptions(const HloInstruction&
 ///   trsm(a [..., k, k], b) -> x: the triangular-solve with left_side = (side 'L'), lower =
 ///     (uplo 'L'), transpose_a = (trans_x: N NO_TRANSPOSE, T TRANSPOSE, C ADJOINT), unit_diagonal
 ///     = (diag 'U').
+///   getrf(a [..., m, n]) -> (lu, ipiv s32[..., min(m, n)], info s32[...]) (lapack_?getrf_ffi, no
+///     flags; jnp.linalg.solve, inv, det, slogdet): LU with partial pivoting, 1-based pivots; no
+///     HLO op computes it, so tpusim computes it as hlo/eval/kernels/linalg.h (LuFactor) says.
 struct LapackCall {
-  enum class Kind { kPotrf, kTrsm };
+  enum class Kind { kPotrf, kTrsm, kGetrf };
   Kind kind = Kind::kPotrf;
   CholeskyOptions cholesky;       // kPotrf
   TriangularSolveOptions solve;   // kTrsm

@@ -2,11 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <vector>
 
 #include "compiler/passes/hlo_builder.h"
+#include "compiler/passes/matrix_builder.h"
 #include "hlo/linalg_options.h"
 
 namespace tpusim::compiler {
@@ -76,6 +79,129 @@ HloInstruction* FactorInfo(hlo::HloModule& module, HloBuilder& b, HloInstruction
   return b.Select(any, one, zero, "info");
 }
 
+// getrf's (lu, ipiv, info) from a [..., m, n], the steps of hlo::LuFactor (hlo/eval/kernels/
+// linalg.h) unrolled, k = 0 .. min(m, n) - 1, in the same operations and order: the pivot row by
+// a max-abs reduce and the first row that reaches it (a min-reduce over masked row indices), the
+// row exchange by masks (the new row k a masked sum), the column below the pivot divided by it
+// unless it is zero, and the trailing block less the outer product of that column and row k.
+class GetrfExpansion {
+ public:
+  GetrfExpansion(hlo::HloModule& module, hlo::HloComputation* comp, HloInstruction* cc)
+      : module_(module), mb_(comp, cc), b_(mb_.builder()), a_(cc->operand(0)) {
+    const auto& d = a_->shape().dimensions();
+    batch_.assign(d.begin(), d.end() - 2);
+    B_ = static_cast<int64_t>(batch_.size());
+    m_ = d[d.size() - 2];
+    n_ = d[d.size() - 1];
+    t_ = a_->shape().element_type();
+  }
+
+  HloInstruction* Build(const Shape& out) {
+    HloInstruction* a = a_;
+    HloInstruction* info = mb_.Full(PrimitiveType::kS32, 0, batch_);
+    std::vector<HloInstruction*> pivots;
+    for (int64_t k = 0; k < std::min(m_, n_); ++k) {
+      HloInstruction* p = PivotRow(a, k);
+      pivots.push_back(b_.Reshape(b_.Binary(HloOpcode::kAdd, p, mb_.Full(PrimitiveType::kS32, 1,
+                                                                         batch_), "ipiv"),
+                                  Dims(batch_, {1}), "ipiv1"));
+      a = SwapRows(a, k, p);
+      HloInstruction* pivot = mb_.SliceMinor(a, k, k, k + 1, k + 1);  // [..., 1, 1]
+      HloInstruction* pv = b_.Reshape(pivot, batch_, "pivot");
+      HloInstruction* first_zero = b_.Binary(
+          HloOpcode::kAnd, b_.Compare(info, mb_.Full(PrimitiveType::kS32, 0, batch_),
+                                      hlo::ComparisonDirection::kEq, "noinfo"),
+          b_.Compare(pv, mb_.Full(t_, 0, batch_), hlo::ComparisonDirection::kEq, "zero"),
+          "first");
+      HloInstruction* step = mb_.Full(PrimitiveType::kS32, static_cast<double>(k + 1), batch_);
+      info = b_.Select(first_zero, step, info, "info");
+      if (k + 1 >= m_) continue;
+      HloInstruction* col = mb_.SliceMinor(a, k + 1, k, m_, k + 1);  // [..., m-k-1, 1]
+      const Shape& cs = col->shape();
+      HloInstruction* pb = Spread(pv, cs);
+      HloInstruction* l = b_.Select(
+          b_.Compare(pb, mb_.Full(t_, 0, cs.dimensions()), hlo::ComparisonDirection::kNe, "nz"),
+          b_.Binary(HloOpcode::kDivide, col, pb, "l"), col, "col");
+      a = mb_.UpdateMinor(a, l, k + 1, k);
+      if (k + 1 >= n_) continue;
+      HloInstruction* sub = mb_.SliceMinor(a, k + 1, k + 1, m_, n_);  // [..., m-k-1, n-k-1]
+      HloInstruction* u = b_.Reshape(mb_.SliceMinor(a, k, k + 1, k + 1, n_),
+                                     Dims(batch_, {n_ - k - 1}), "u");
+      const Shape& ss = sub->shape();
+      HloInstruction* lb = b_.Broadcast(b_.Reshape(l, Dims(batch_, {m_ - k - 1}), "lv"), ss,
+                                        Dims(Range(B_), {B_}), "lb");
+      HloInstruction* ub = b_.Broadcast(u, ss, Dims(Range(B_), {B_ + 1}), "ub");
+      a = mb_.UpdateMinor(
+          a, b_.Binary(HloOpcode::kSubtract, sub, b_.Binary(HloOpcode::kMultiply, lb, ub, "lu"),
+                       "trail"),
+          k + 1, k + 1);
+    }
+    (void)out;
+    return b_.Tuple({a, b_.Concatenate(pivots, B_, "ipiv"), info}, "result");
+  }
+
+ private:
+  static std::vector<int64_t> Dims(std::vector<int64_t> v, std::initializer_list<int64_t> more) {
+    v.insert(v.end(), more.begin(), more.end());
+    return v;
+  }
+  static std::vector<int64_t> Range(int64_t n) {
+    std::vector<int64_t> r(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) r[static_cast<size_t>(i)] = i;
+    return r;
+  }
+  // x [...] broadcast along the minor dimensions of `like` [..., r, c].
+  HloInstruction* Spread(HloInstruction* x, const Shape& like) {
+    return b_.Broadcast(x, like, Range(B_), "spread");
+  }
+
+  // p [...] s32: the row of the largest |a[i, k]|, i >= k (the first such row; m for a NaN).
+  HloInstruction* PivotRow(HloInstruction* a, int64_t k) {
+    HloInstruction* col = b_.Unary(HloOpcode::kAbs, mb_.SliceMinor(a, k, k, m_, k + 1), "abs");
+    const Shape& cs = col->shape();  // [..., m-k, 1]
+    HloInstruction* mx =
+        b_.Reduce(col, b_.ScalarConstant(t_, 0, "zero"), {B_, B_ + 1},
+                  GetOrAddScalarBinary(module_, t_, HloOpcode::kMaximum), "max");
+    HloInstruction* at_max =
+        b_.Compare(col, Spread(mx, cs), hlo::ComparisonDirection::kEq, "atmax");
+    HloInstruction* rows = mb_.Iota(cs.dimensions(), B_);
+    HloInstruction* none = mb_.Full(PrimitiveType::kS32, static_cast<double>(m_ - k),
+                                    cs.dimensions());
+    HloInstruction* idx = b_.Reduce(
+        b_.Select(at_max, rows, none, "cand"),
+        b_.ScalarConstant(PrimitiveType::kS32, static_cast<double>(m_ - k), "none"),
+        {B_, B_ + 1}, GetOrAddScalarBinary(module_, PrimitiveType::kS32, HloOpcode::kMinimum),
+        "first");
+    return b_.Binary(HloOpcode::kAdd, idx, mb_.Full(PrimitiveType::kS32, k, batch_), "p");
+  }
+
+  // a with rows k and p [...] exchanged: row k the masked sum of row p, row p (if any) row k.
+  HloInstruction* SwapRows(HloInstruction* a, int64_t k, HloInstruction* p) {
+    const Shape& s = a->shape();
+    HloInstruction* rows = mb_.Iota(s.dimensions(), B_);
+    HloInstruction* is_p = b_.Compare(rows, Spread(p, s), hlo::ComparisonDirection::kEq, "isp");
+    HloInstruction* is_k = b_.Compare(rows, mb_.Full(PrimitiveType::kS32, k, s.dimensions()),
+                                      hlo::ComparisonDirection::kEq, "isk");
+    HloInstruction* zeros = mb_.Full(t_, 0, s.dimensions());
+    HloInstruction* rowp = b_.Reduce(b_.Select(is_p, a, zeros, "pick"),
+                                     b_.ScalarConstant(t_, 0, "zero"), {B_},
+                                     GetOrAddScalarAdd(module_, t_), "rowp");  // [..., n]
+    HloInstruction* rowk =
+        b_.Reshape(mb_.SliceMinor(a, k, 0, k + 1, n_), Dims(batch_, {n_}), "rowk");
+    const std::vector<int64_t> keep = Dims(Range(B_), {B_ + 1});
+    HloInstruction* swapped = b_.Select(is_p, b_.Broadcast(rowk, s, keep, "rowkb"), a, "down");
+    return b_.Select(is_k, b_.Broadcast(rowp, s, keep, "rowpb"), swapped, "swap");
+  }
+
+  hlo::HloModule& module_;
+  MatrixBuilder mb_;
+  HloBuilder& b_;
+  HloInstruction* a_;
+  std::vector<int64_t> batch_;
+  int64_t B_ = 0, m_ = 0, n_ = 0;
+  PrimitiveType t_ = PrimitiveType::kF32;
+};
+
 }  // namespace
 
 StatusOr<bool> LapackCustomCalls::Run(hlo::HloModule& module) {
@@ -91,7 +217,20 @@ StatusOr<bool> LapackCustomCalls::Run(hlo::HloModule& module) {
     }
     HloBuilder b(&comp, cc);
     HloInstruction* result = nullptr;
-    if ((*call)->kind == hlo::LapackCall::Kind::kTrsm) {
+    if ((*call)->kind == hlo::LapackCall::Kind::kGetrf) {
+      const Shape& s = cc->shape();
+      const Shape& a = cc->operand_count() == 1 ? cc->operand(0)->shape() : s;
+      if (cc->operand_count() != 1 || !a.IsArray() || a.rank() < 2 || !s.IsTuple() ||
+          s.tuple_shapes().size() != 3 || s.tuple_shapes(0).dimensions() != a.dimensions() ||
+          (a.element_type() != PrimitiveType::kF32 && a.element_type() != PrimitiveType::kF64)) {
+        error = Located(module, *cc,
+                        "%" + cc->name() + ": custom-call " + cc->custom_call_target() +
+                            " takes f32 or f64 (a [..., m, n]) and gives (lu, s32 pivots, "
+                            "s32 info)");
+        return;
+      }
+      result = GetrfExpansion(module, &comp, cc).Build(s);
+    } else if ((*call)->kind == hlo::LapackCall::Kind::kTrsm) {
       result = LinalgOp(b, *cc, **call, cc->shape());
     } else {
       const Shape& s = cc->shape();

@@ -349,13 +349,20 @@ bool WidenedToF32(const CustomCallInfo& info, std::span<const Literal* const> op
 
 namespace {
 
-// A LAPACK call of JAX's CPU lowering (hlo/linalg_options.h, LapackCall): the cholesky or
-// triangular-solve kernel it computes; potrf's info is 1 for a matrix whose factor is NaN (the
-// cholesky kernel makes a failed factorization all NaN), else 0.
+// A LAPACK call of JAX's CPU lowering (hlo/linalg_options.h, LapackCall): the cholesky,
+// triangular-solve or LU kernel it computes; potrf's info is 1 for a matrix whose factor is NaN
+// (the cholesky kernel makes a failed factorization all NaN), else 0.
 StatusOr<Literal> EvaluateLapack(const LapackCall& call, const CustomCallInfo& info,
                                  std::span<const Literal* const> ops,
                                  const KernelOptions& options) {
   const Shape& out = *info.result_shape;
+  if (call.kind == LapackCall::Kind::kGetrf) {
+    if (ops.size() != 1) {
+      return InvalidArgument(fmt::format("custom-call '{}' ({}): takes (a)",
+                                         info.instruction_name, info.target));
+    }
+    return LuFactor(*ops[0], out, options);
+  }
   if (call.kind == LapackCall::Kind::kTrsm) {
     if (ops.size() != 2 || !out.IsArray()) {
       return InvalidArgument(fmt::format("custom-call '{}' ({}): takes (a, b) and gives an array",
@@ -372,7 +379,8 @@ StatusOr<Literal> EvaluateLapack(const LapackCall& call, const CustomCallInfo& i
   }
   TPUSIM_ASSIGN_OR_RETURN(Literal factor,
                           Cholesky(*ops[0], call.cholesky, out.tuple_shapes()[0], options));
-  TPUSIM_ASSIGN_OR_RETURN(Literal status, Literal::Create(out.tuple_shapes()[1], options.max_bytes));
+  TPUSIM_ASSIGN_OR_RETURN(Literal status,
+                          Literal::Create(out.tuple_shapes()[1], options.max_bytes));
   const int64_t matrices = status.element_count();
   const int64_t n2 = matrices > 0 ? factor.element_count() / matrices : 0;
   for (int64_t b = 0; b < matrices; ++b) {

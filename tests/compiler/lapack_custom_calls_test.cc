@@ -1,12 +1,14 @@
 // lapack-custom-calls (issue 16): the LAPACK custom-calls JAX's CPU lowering emits for
-// jnp.linalg.cholesky and solve_triangular read as the HLO ops they compute — the flags parsed
+// jnp.linalg.cholesky, solve_triangular and lu read as what they compute — the flags parsed
 // (hlo::GetLapackCall), the evaluator's reading equal to the HLO op's bit for bit, the pass
-// leaving no custom-call, and compiled modules checked against the evaluator (a failed
-// factorization's info included).
+// leaving no custom-call, getrf's unrolled steps equal to the evaluator's bit for bit, and
+// compiled modules checked against the evaluator (failed factorizations' info included).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -35,9 +37,12 @@ TEST(LapackCallTest, FlagsAreReadAsLapackCharacters) {
   EXPECT_TRUE(o.lower);
   EXPECT_TRUE(o.unit_diagonal);
   EXPECT_EQ(o.transpose_a, hlo::TriangularSolveTranspose::kTranspose);
-  auto other = hlo::GetLapackCall("lapack_sgetrf_ffi", "{}", "lu");
+  auto lu = hlo::GetLapackCall("lapack_sgetrf_ffi", "{}", "lu");
+  ASSERT_TRUE(lu.ok() && lu->has_value());
+  EXPECT_EQ((*lu)->kind, hlo::LapackCall::Kind::kGetrf);
+  auto other = hlo::GetLapackCall("lapack_sgeqrf_ffi", "{}", "qr");
   ASSERT_TRUE(other.ok());
-  EXPECT_FALSE(other->has_value());  // LU is not one of them: left to the unknown-target error
+  EXPECT_FALSE(other->has_value());  // QR is not one of them: left to the unknown-target error
   auto bad = hlo::GetLapackCall("lapack_strsm_ffi", "{side = 76 : ui8, uplo = 88 : ui8}", "t");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("uplo = 88"), std::string::npos) << bad.status().message();
@@ -151,6 +156,74 @@ ENTRY e {
   EXPECT_EQ(r->data<int32_t>()[0], 0);
   EXPECT_EQ(r->data<int32_t>()[1], 1);
   CheckAgainstEvaluator(text, "tiny", 0, 0);
+}
+
+// getrf of an f32 operand [batch..., m, n]; `batch` as written in a shape ("" or "2," or "2,2,").
+std::string GetrfModule(const std::string& batch, int64_t m, int64_t n) {
+  return fmt::format(R"(HloModule getrf
+ENTRY e {{
+  a = f32[{0}{1},{2}] parameter(0)
+  ROOT lu = (f32[{0}{1},{2}], s32[{0}{3}], s32[{4}]) custom-call(a), custom_call_target="lapack_sgetrf_ffi", backend_config={{}}
+}}
+)",
+                     batch, m, n, std::min(m, n), batch.empty() ? "" : batch.substr(0, batch.size() - 1));
+}
+
+// LAPACK's partial pivoting on a known case: [[1, 2], [3, 4]] takes row 1 first.
+TEST(LapackGetrfTest, KnownAnswer) {
+  auto m = Parse(R"(HloModule known
+ENTRY e {
+  a = f32[2,2] constant({{1, 2}, {3, 4}})
+  ROOT lu = (f32[2,2], s32[2], s32[]) custom-call(a), custom_call_target="lapack_sgetrf_ffi", backend_config={}
+}
+)");
+  ASSERT_NE(m, nullptr);
+  hlo::Evaluator ev;
+  auto r = ev.Evaluate(*m, {});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const float* lu = r->element(0).data<float>();
+  EXPECT_EQ(lu[0], 3.0f);
+  EXPECT_EQ(lu[1], 4.0f);
+  EXPECT_EQ(lu[2], 1.0f / 3.0f);
+  EXPECT_EQ(lu[3], 2.0f - (1.0f / 3.0f) * 4.0f);
+  EXPECT_EQ(r->element(1).data<int32_t>()[0], 2);  // 1-based: row 2 swapped into row 1
+  EXPECT_EQ(r->element(1).data<int32_t>()[1], 2);
+  EXPECT_EQ(r->element(2).data<int32_t>()[0], 0);
+}
+
+// The pass's unrolled steps give the evaluator's bits: square, tall and wide, batched, and a
+// singular matrix (info = the first zero pivot, 1-based).
+TEST(LapackGetrfTest, ExpansionMatchesTheEvaluatorBitForBit) {
+  for (const auto& [batch, m, n] : {std::make_tuple("", 6, 6), std::make_tuple("2,", 5, 3),
+                                    std::make_tuple("", 3, 4), std::make_tuple("2,2,", 4, 4)}) {
+    SCOPED_TRACE(fmt::format("[{}{},{}]", batch, m, n));
+    auto calls = Parse(GetrfModule(batch, m, n));
+    ASSERT_NE(calls, nullptr);
+    auto args = hlo::Evaluator::MakeRandomArguments(*calls, 11);
+    ASSERT_TRUE(args.ok());
+    hlo::Evaluator ev;
+    auto want = ev.Evaluate(*calls, *args);
+    ASSERT_TRUE(want.ok()) << want.status().message();
+    ASSERT_TRUE(LapackCustomCalls().Run(*calls).ok());
+    auto got = ev.Evaluate(*calls, *args);
+    ASSERT_TRUE(got.ok()) << got.status().message();
+    EXPECT_EQ(testing::WorstError(*got, *want, 0, 0), 0);
+  }
+  CheckAgainstEvaluator(GetrfModule("2,", 5, 5), "tiny", 0, 0);
+  CheckAgainstEvaluator(GetrfModule("", 6, 4), "tpu-v4", 0, 0);
+  const std::string singular = R"(HloModule singular
+ENTRY e {
+  a = f32[3,3] constant({{1, 2, 3}, {2, 4, 6}, {1, 1, 1}})
+  ROOT lu = (f32[3,3], s32[3], s32[]) custom-call(a), custom_call_target="lapack_sgetrf_ffi", backend_config={}
+}
+)";
+  auto m = Parse(singular);
+  ASSERT_NE(m, nullptr);
+  hlo::Evaluator ev;
+  auto r = ev.Evaluate(*m, {});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->element(2).data<int32_t>()[0], 3);  // U(3,3) == 0 after two steps
+  CheckAgainstEvaluator(singular, "tiny", 0, 0);
 }
 
 TEST(LapackCompileTest, MalformedFlagIsALocatedError) {

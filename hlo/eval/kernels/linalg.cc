@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -132,6 +133,98 @@ StatusOr<Literal> TriangularSolve(const Literal& a, const Literal& b,
     }
   }
   return r;
+}
+
+namespace {
+
+// One matrix of LuFactor in type T (row-major m x n at `x`), its pivots (p + 1) and info.
+template <typename T>
+void LuSteps(T* x, int64_t m, int64_t n, int32_t* ipiv, int32_t* info) {
+  auto at = [&](int64_t i, int64_t j) -> T& { return x[i * n + j]; };
+  *info = 0;
+  std::vector<T> rowk(static_cast<size_t>(n)), rowp(static_cast<size_t>(n));
+  for (int64_t k = 0; k < std::min(m, n); ++k) {
+    T mx = T(0);
+    for (int64_t i = k; i < m; ++i) {
+      const T v = std::abs(at(i, k));
+      mx = (std::isnan(mx) || std::isnan(v)) ? std::numeric_limits<T>::quiet_NaN()
+                                             : std::max(mx, v);
+    }
+    int64_t p = m;
+    for (int64_t i = k; i < m; ++i) {
+      if (std::abs(at(i, k)) == mx) {
+        p = i;
+        break;
+      }
+    }
+    ipiv[k] = static_cast<int32_t>(p + 1);
+    for (int64_t j = 0; j < n; ++j) {
+      rowk[static_cast<size_t>(j)] = at(k, j);
+      T v = T(0);
+      for (int64_t i = 0; i < m; ++i) v = v + (i == p ? at(i, j) : T(0));
+      rowp[static_cast<size_t>(j)] = v;
+    }
+    for (int64_t j = 0; j < n; ++j) {
+      at(k, j) = rowp[static_cast<size_t>(j)];
+      if (p < m && p != k) at(p, j) = rowk[static_cast<size_t>(j)];
+    }
+    const T pivot = at(k, k);
+    if (*info == 0 && pivot == T(0)) *info = static_cast<int32_t>(k + 1);
+    for (int64_t i = k + 1; i < m; ++i) {
+      if (pivot != T(0)) at(i, k) = at(i, k) / pivot;
+    }
+    for (int64_t i = k + 1; i < m; ++i) {
+      for (int64_t j = k + 1; j < n; ++j) {
+        const T prod = at(i, k) * at(k, j);
+        at(i, j) = at(i, j) - prod;
+      }
+    }
+  }
+}
+
+template <typename T>
+void LuBatches(const Literal& a, Literal& lu, Literal& ipiv, Literal& info, const Batched& d) {
+  const int64_t steps = std::min(d.rows, d.cols);
+  std::copy(a.data<T>(), a.data<T>() + a.element_count(), lu.mutable_data<T>());
+  for (int64_t b = 0; b < d.batch; ++b) {
+    LuSteps<T>(lu.mutable_data<T>() + b * d.rows * d.cols, d.rows, d.cols,
+               ipiv.mutable_data<int32_t>() + b * steps, info.mutable_data<int32_t>() + b);
+  }
+}
+
+}  // namespace
+
+StatusOr<Literal> LuFactor(const Literal& a, const Shape& out, const KernelOptions& kopt) {
+  TPUSIM_ASSIGN_OR_RETURN(Batched d, MatrixDims(a, "getrf's operand"));
+  const PrimitiveType t = a.element_type();
+  std::vector<int64_t> batch(a.shape().dimensions().begin(), a.shape().dimensions().end() - 2);
+  std::vector<int64_t> piv = batch;
+  piv.push_back(std::min(d.rows, d.cols));
+  auto is = [](const Shape& s, PrimitiveType type, const std::vector<int64_t>& dims) {
+    return s.IsArray() && s.element_type() == type && s.dimensions() == dims;
+  };
+  const bool ok = (t == PrimitiveType::kF32 || t == PrimitiveType::kF64) && out.IsTuple() &&
+                  out.tuple_shapes().size() == 3 &&
+                  is(out.tuple_shapes(0), t, a.shape().dimensions()) &&
+                  is(out.tuple_shapes(1), PrimitiveType::kS32, piv) &&
+                  is(out.tuple_shapes(2), PrimitiveType::kS32, batch);
+  if (!ok) {
+    return InvalidArgument(fmt::format(
+        "getrf: operand {} must be f32 or f64 [..., m, n] and the result (lu, s32 pivots "
+        "[..., min(m, n)], s32 info [...]), got {}",
+        a.shape().ToString(false), out.ToString(false)));
+  }
+  std::vector<Literal> parts;
+  for (const Shape& s : out.tuple_shapes()) {
+    TPUSIM_ASSIGN_OR_RETURN(Literal part, Literal::Create(s, kopt.max_bytes));
+    parts.push_back(std::move(part));
+  }
+  if (t == PrimitiveType::kF32) {
+    LuBatches<float>(a, parts[0], parts[1], parts[2], d);
+  } else {
+    LuBatches<double>(a, parts[0], parts[1], parts[2], d);
+  }
+  return Literal::MakeTuple(std::move(parts));
 }
 
 }  // namespace tpusim::hlo

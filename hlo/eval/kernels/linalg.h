@@ -24,4 +24,17 @@ StatusOr<Literal> TriangularSolve(const Literal& a, const Literal& b,
                                   const TriangularSolveOptions& options, const Shape& out,
                                   const KernelOptions& kopt);
 
+/// LU with partial pivoting as LAPACK's getrf returns it (jaxlib's lapack_?getrf_ffi), computed
+/// step by step in the element type (f32 or f64) exactly as compiler/passes/lapack_custom_calls.cc
+/// emits it, so the two agree bit for bit. a [..., m, n]; for k < min(m, n):
+///   p = k + the first i with |a[k+i, k]| == max |a[k:, k]| (p = m when that max is NaN);
+///   rows k and p exchanged, the new row k read as a masked sum 0 + a[p, j] (so -0 becomes +0 and
+///   an out-of-range p gives zeros), the old row k written to row p;
+///   info = k + 1 at the first pivot a[k, k] equal to zero (0 when there is none);
+///   a[i, k] /= a[k, k] for i > k unless the pivot is zero; a[i, j] -= a[i, k] * a[k, j] for
+///   i, j > k (a product then a difference, each rounded).
+/// Returns (lu [..., m, n], ipiv s32[..., min(m, n)] holding p + 1, info s32[...]) with `out` the
+/// tuple's shape. Errors: InvalidArgument for another element type or a mismatching `out`.
+StatusOr<Literal> LuFactor(const Literal& a, const Shape& out, const KernelOptions& kopt);
+
 }  // namespace tpusim::hlo
