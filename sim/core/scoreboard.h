@@ -12,10 +12,15 @@
 // is a `result_stream` (results stream out of the array as rows finish, HC32's "LHS streams in,
 // results stream out", tpu-specs.md §3.2) and the MXU's result path times it row by row
 // (mxu_unit.h). A matmul overwriting rows an earlier pop reads still waits (WAR).
+//
+// Storage: the entries' sequence numbers and all their regions in two flat arrays ordered by
+// sequence number (entries are added in increasing order), so the conflict check, which runs at
+// every issue attempt, walks contiguous memory rather than one heap node per entry and region (a
+// run of thousands of cores steps each core's sequencer between those of all the others, so its
+// state is rarely in cache).
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <vector>
 
 #include "isa/footprint.h"
@@ -32,19 +37,26 @@ class Scoreboard {
   uint64_t FirstConflict(const isa::Footprint& f) const;
   /// True if an instruction with footprint `f` may issue now.
   bool CanIssue(const isa::Footprint& f) const { return FirstConflict(f) == kNone; }
-  bool Contains(uint64_t seq) const { return entries_.count(seq) != 0; }
-  void Add(uint64_t seq, isa::Footprint f) { entries_.emplace(seq, std::move(f)); }
-  void Remove(uint64_t seq) { entries_.erase(seq); }
-  bool empty() const { return entries_.empty(); }
+  bool Contains(uint64_t seq) const;
+  /// Adds the entry `seq` (greater than every sequence number added before) with footprint `f`.
+  void Add(uint64_t seq, const isa::Footprint& f);
+  void Remove(uint64_t seq);
+  bool empty() const { return seqs_.empty(); }
   /// Fast-forward: the in-flight entries' sequence numbers (their footprints are functions of
   /// their instructions, which the sequencer writes).
   void Save(StateWriter& w, int core) const {
-    w.Value(entries_.size());
-    for (const auto& [seq, f] : entries_) w.Seq(core, seq);
+    w.Value(seqs_.size());
+    for (uint64_t seq : seqs_) w.Seq(core, seq);
   }
 
  private:
-  std::map<uint64_t, isa::Footprint> entries_;
+  struct Tagged {
+    uint64_t seq;
+    bool write;  // false: a region the entry reads
+    isa::Region region;
+  };
+  std::vector<uint64_t> seqs_;   // the entries, increasing
+  std::vector<Tagged> regions_;  // by entry (increasing seq); per entry its writes, then its reads
 };
 
 }  // namespace tpusim::sim

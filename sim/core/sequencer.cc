@@ -128,15 +128,22 @@ void Sequencer::AddScalar(int32_t pc, Cycles issue, Cycles done, StallCategory c
   f.start = issue;
   f.done_cycle = done;
   f.done = true;
-  inflight_.emplace(next_seq_++, f);
+  ++next_seq_;
+  inflight_.push_back(f);
   ++profile_[pc].executions;
   ++executed_;
   issued_->Add(1);
 }
 
+Sequencer::InFlight& Sequencer::InFlightAt(uint64_t seq) {
+  const uint64_t first = next_seq_ - inflight_.size();
+  TPUSIM_CHECK(seq >= first && seq < next_seq_) << "report for an unknown instruction";
+  return inflight_[seq - first];
+}
+
 void Sequencer::Retire() {
-  while (!inflight_.empty() && inflight_.begin()->second.done) {
-    const InFlight& f = inflight_.begin()->second;
+  while (!inflight_.empty() && inflight_.front().done) {
+    const InFlight& f = inflight_.front();
     const Cycles end = std::max(frontier_, f.done_cycle);
     InstructionProfile& p = profile_[f.pc];
     p.cycles += (end - frontier_).value();
@@ -155,7 +162,7 @@ void Sequencer::Retire() {
       trace_->Instruction(e);
     }
     frontier_ = end;
-    inflight_.erase(inflight_.begin());
+    inflight_.pop_front();
   }
 }
 
@@ -255,7 +262,7 @@ void Sequencer::Step(Cycles now) {
       f.issue = t;
       f.start = t;
       barrier_seq_ = next_seq_++;
-      inflight_.emplace(barrier_seq_, f);
+      inflight_.push_back(f);
       ++profile_[pc].executions;
       ++executed_;
       issued_->Add(1);
@@ -277,19 +284,18 @@ void Sequencer::Receive(Cycles now) {
   for (size_t i = 0; i < reports_.size(); ++i) {
     while (reports_[i].HasReady(now)) {
       Report r = reports_[i].Pop(now);
-      auto it = inflight_.find(r.seq);
-      TPUSIM_CHECK(it != inflight_.end()) << "report for an unknown instruction";
+      InFlight& f = InFlightAt(r.seq);
       if (r.kind == Report::Kind::kStarted) {
         ++credits_[i];
-        it->second.start = r.cycle;
+        f.start = r.cycle;
         continue;
       }
-      it->second.done = true;
-      it->second.done_cycle = std::max(r.cycle, it->second.issue + Cycles(1));
+      f.done = true;
+      f.done_cycle = std::max(r.cycle, f.issue + Cycles(1));
       scoreboard_.Remove(r.seq);
       --outstanding_[i];
-      if (it->second.flag >= 0) {
-        const int flag = it->second.flag;
+      if (f.flag >= 0) {
+        const int flag = f.flag;
         if (Status st = isa::AddToFlag(flags_[flag], 1, flag); !st.ok()) Fail(now, st.message());
       }
     }
@@ -303,7 +309,7 @@ void Sequencer::Receive(Cycles now) {
     release_.Pop(now);
     TPUSIM_CHECK(in_barrier_);
     in_barrier_ = false;
-    InFlight& f = inflight_.at(barrier_seq_);
+    InFlight& f = InFlightAt(barrier_seq_);
     f.done = true;
     f.done_cycle = now + Cycles(1);
   }
@@ -337,7 +343,7 @@ bool Sequencer::IssueToUnit(Cycles now, const isa::Instruction& inst) {
   targets_[target]->Send(now, Command{seq, pc, inst});
   --credits_[target];
   ++outstanding_[target];
-  scoreboard_.Add(seq, std::move(fp));
+  scoreboard_.Add(seq, fp);
   InFlight f;
   f.pc = pc;
   f.target = target;
@@ -347,7 +353,7 @@ bool Sequencer::IssueToUnit(Cycles now, const isa::Instruction& inst) {
   if (isa::Info(inst.opcode).unit == isa::Unit::kDma) {
     f.flag = static_cast<int>(isa::DmaDescriptorOf(inst).flag);
   }
-  inflight_.emplace(seq, f);
+  inflight_.push_back(f);
   ++profile_[pc].executions;
   ++executed_;
   issued_->Add(1);
@@ -440,8 +446,9 @@ bool Sequencer::SaveState(StateWriter& w) const {
   // In-flight instances in program order; the scoreboard holds the footprints of some of them,
   // each a function of the instance's instruction.
   w.Value(inflight_.size());
-  for (const auto& [seq, f] : inflight_) {
-    w.Seq(core_, seq);
+  uint64_t seq = next_seq_ - inflight_.size();
+  for (const InFlight& f : inflight_) {
+    w.Seq(core_, seq++);
     w.Value(static_cast<uint64_t>(f.pc));
     w.Value(static_cast<uint64_t>(static_cast<int64_t>(f.target)));
     w.Value(static_cast<uint64_t>(static_cast<int64_t>(f.flag)));
@@ -474,7 +481,7 @@ void Sequencer::ShiftState(Cycles delta) {
   if (waiting_) wait_since_ += delta;
   frontier_ += delta;
   last_account_ = ShiftTime(last_account_, delta);
-  for (auto& [seq, f] : inflight_) {
+  for (InFlight& f : inflight_) {
     f.issue += delta;
     f.start += delta;
     if (f.done) f.done_cycle += delta;

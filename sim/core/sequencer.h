@@ -18,7 +18,7 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
+#include <deque>
 #include <string>
 #include <utility>
 #include <vector>
@@ -179,7 +179,11 @@ class Sequencer : public Unit {
   // The in-flight entry the instruction at pc_ last conflicted with (Scoreboard::kNone: none); a
   // cache of the scoreboard check, not state: the conflict lasts while the entry is in flight.
   uint64_t blocked_by_ = Scoreboard::kNone;
-  std::map<uint64_t, InFlight> inflight_;
+  // The issued instances not yet retired, in program order: sequence numbers
+  // [next_seq_ - size, next_seq_) (every issued instance gets the next number and they retire in
+  // order), so an instance is found by its number in O(1).
+  std::deque<InFlight> inflight_;
+  InFlight& InFlightAt(uint64_t seq);
   Cycles frontier_;
   uint64_t executed_ = 0;
   uint64_t loop_trips_ = 0;
