@@ -18,17 +18,36 @@ void Engine::AddUnit(Unit* unit) {
 void Engine::Wake(size_t unit, Cycles at) {
   if (!in_run_ || at >= next_[unit]) return;
   next_[unit] = at;
-  heap_.emplace(at.value(), unit);
+  Schedule(unit, at);
+}
+
+void Engine::Schedule(size_t u, Cycles at) {
+  auto [it, added] = calendar_.try_emplace(at.value());
+  if (added && !spare_.empty()) {
+    it->second = std::move(spare_.back());
+    spare_.pop_back();
+  }
+  it->second.push_back(u);
+}
+
+void Engine::DropBucket(std::map<uint64_t, std::vector<size_t>>::iterator it) {
+  it->second.clear();
+  spare_.push_back(std::move(it->second));
+  calendar_.erase(it);
 }
 
 void Engine::CollectDue(Cycles now) {
   due_.clear();
-  while (!heap_.empty() && heap_.top().first == now.value()) {
-    const size_t u = heap_.top().second;
-    heap_.pop();
-    if (next_[u] != now) continue;  // stale, or already taken at this cycle
-    next_[u] = kNever;
-    due_.push_back(u);
+  if (!calendar_.empty() && calendar_.begin()->first == now.value()) {
+    auto it = calendar_.begin();
+    std::vector<size_t>& bucket = it->second;
+    if (!std::is_sorted(bucket.begin(), bucket.end())) std::sort(bucket.begin(), bucket.end());
+    for (size_t u : bucket) {
+      if (next_[u] != now) continue;  // stale, or already taken at this cycle
+      next_[u] = kNever;
+      due_.push_back(u);
+    }
+    DropBucket(it);
   }
   const bool extra = !always_.empty() || !watchers_.empty();
   due_.insert(due_.end(), always_.begin(), always_.end());
@@ -74,7 +93,7 @@ void Engine::Reschedule(size_t u, Cycles now) {
                         << " which is not after the current cycle " << now.value();
   if (t < next_[u]) {
     next_[u] = t;
-    heap_.emplace(t.value(), u);
+    Schedule(u, t);
   }
   if (units_[u]->StepAtNextEvent() && !watching_[u]) {
     watching_[u] = true;
@@ -83,7 +102,7 @@ void Engine::Reschedule(size_t u, Cycles now) {
 }
 
 void Engine::RescheduleAll(Cycles now) {
-  heap_ = {};
+  while (!calendar_.empty()) DropBucket(calendar_.begin());
   watchers_.clear();
   std::fill(watching_.begin(), watching_.end(), false);
   std::fill(next_.begin(), next_.end(), kNever);
@@ -105,10 +124,13 @@ void Engine::StepAllNow() {
 }
 
 Cycles Engine::NextCycle() {
-  while (!heap_.empty()) {
-    const auto [cycle, u] = heap_.top();
-    if (next_[u] == Cycles(cycle)) return Cycles(cycle);
-    heap_.pop();  // stale: the unit was rescheduled since
+  while (!calendar_.empty()) {
+    auto it = calendar_.begin();
+    const Cycles cycle(it->first);
+    for (size_t u : it->second) {
+      if (next_[u] == cycle) return cycle;
+    }
+    DropBucket(it);  // every entry stale: the units were rescheduled since
   }
   return kNever;
 }
@@ -118,7 +140,7 @@ StatusOr<Cycles> Engine::Run(Cycles max_cycles) {
   Cycles now(0);
   events_ = 0;
   unit_steps_ = 0;
-  heap_ = {};
+  while (!calendar_.empty()) DropBucket(calendar_.begin());
   due_.clear();
   always_.clear();
   watchers_.clear();
@@ -130,7 +152,7 @@ StatusOr<Cycles> Engine::Run(Cycles max_cycles) {
       always_.push_back(u);
       next_[u] = kNever;
     } else {
-      heap_.emplace(now.value(), u);
+      Schedule(u, now);
     }
   }
   in_run_ = true;

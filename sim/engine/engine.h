@@ -6,9 +6,12 @@
 // cycle of a message sent to it (Port::Send wakes its receiver, unit.h) and, while it says
 // StepAtNextEvent, at the next event cycle; a unit that is not event_driven() is due at every
 // event cycle. So the cost of a cycle is that of the units with work in it, not of all units: a
-// run of N cores costs O(N) per simulated cycle of work, not O(N^2). The schedule is a min-heap on
-// (cycle, unit index); due units are stepped in the order they were added. Stepping every unit at
-// every event cycle (step_every_unit, the reference for tests) gives the same results.
+// run of N cores costs O(N) per simulated cycle of work, not O(N^2). The schedule is a calendar, an
+// ordered map from cycle to the units scheduled then (a bucket, sorted by unit index when its
+// cycle comes); due units are stepped in the order they were added. (A min-heap on (cycle, unit)
+// gives the same order, but with thousands of cores each pop walks a large array out of cache;
+// replicas in lockstep share few distinct cycles, so the calendar stays small.) Stepping every
+// unit at every event cycle (step_every_unit, the reference for tests) gives the same results.
 //
 // Because units interact only through ports of latency >= 1 (unit.h), the order in which units are
 // stepped within a cycle cannot change a result; StepOrder lets a test prove it. Deterministic: no
@@ -20,7 +23,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
-#include <queue>
+#include <map>
 #include <utility>
 #include <vector>
 
@@ -88,8 +91,6 @@ class Engine : public WakeTarget {
   void Wake(size_t unit, Cycles at) override;
 
  private:
-  using Entry = std::pair<uint64_t, size_t>;  // (cycle, unit index)
-
   // The units due at `now`, in index order, taken off the schedule.
   void CollectDue(Cycles now);
   void StepDue(Cycles now);
@@ -109,7 +110,12 @@ class Engine : public WakeTarget {
   std::vector<bool> watching_;   // per unit: in watchers_
   std::vector<size_t> always_;   // units stepped at every event cycle
   std::vector<size_t> watchers_;  // units that asked to be stepped at the next event cycle
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> heap_;
+  // Schedule entries by cycle: unit u is due at c when c's bucket holds u and next_[u] == c (other
+  // entries are stale: the unit was rescheduled since, or is listed twice).
+  std::map<uint64_t, std::vector<size_t>> calendar_;
+  std::vector<std::vector<size_t>> spare_;  // emptied buckets, their capacity kept for reuse
+  void Schedule(size_t u, Cycles at);
+  void DropBucket(std::map<uint64_t, std::vector<size_t>>::iterator it);
   std::vector<size_t> due_;
   Cycles now_{0};
   bool in_run_ = false;
