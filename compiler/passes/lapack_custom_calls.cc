@@ -70,8 +70,6 @@ HloInstruction* FactorInfo(hlo::HloModule& module, HloBuilder& b, HloInstruction
   HloInstruction* any =
       b.Reduce(nan, b.ScalarConstant(PrimitiveType::kPred, 0, "false"), {rank - 2, rank - 1},
                GetOrAddScalarBinary(module, PrimitiveType::kPred, HloOpcode::kOr), "failed");
-  std::vector<int64_t> dims(static_cast<size_t>(info.rank()));
-  for (size_t d = 0; d < dims.size(); ++d) dims[d] = static_cast<int64_t>(d);
   HloInstruction* one =
       b.Broadcast(b.ScalarConstant(PrimitiveType::kS32, 1, "one"), info, {}, "ones");
   HloInstruction* zero =
@@ -96,7 +94,7 @@ class GetrfExpansion {
     t_ = a_->shape().element_type();
   }
 
-  HloInstruction* Build(const Shape& out) {
+  HloInstruction* Build() {
     HloInstruction* a = a_;
     HloInstruction* info = mb_.Full(PrimitiveType::kS32, 0, batch_);
     std::vector<HloInstruction*> pivots;
@@ -136,7 +134,6 @@ class GetrfExpansion {
                        "trail"),
           k + 1, k + 1);
     }
-    (void)out;
     return b_.Tuple({a, b_.Concatenate(pivots, B_, "ipiv"), info}, "result");
   }
 
@@ -229,7 +226,7 @@ StatusOr<bool> LapackCustomCalls::Run(hlo::HloModule& module) {
                             "s32 info)");
         return;
       }
-      result = GetrfExpansion(module, &comp, cc).Build(s);
+      result = GetrfExpansion(module, &comp, cc).Build();
     } else if ((*call)->kind == hlo::LapackCall::Kind::kTrsm) {
       result = LinalgOp(b, *cc, **call, cc->shape());
     } else {

@@ -350,8 +350,8 @@ bool WidenedToF32(const CustomCallInfo& info, std::span<const Literal* const> op
 namespace {
 
 // A LAPACK call of JAX's CPU lowering (hlo/linalg_options.h, LapackCall): the cholesky,
-// triangular-solve or LU kernel it computes; potrf's info is 1 for a matrix whose factor is NaN
-// (the cholesky kernel makes a failed factorization all NaN), else 0.
+// triangular-solve or LU kernel it computes; potrf's info is 1 for a matrix whose factor holds a
+// NaN (the cholesky kernel makes a failed factorization all NaN), else 0.
 StatusOr<Literal> EvaluateLapack(const LapackCall& call, const CustomCallInfo& info,
                                  std::span<const Literal* const> ops,
                                  const KernelOptions& options) {
@@ -384,7 +384,9 @@ StatusOr<Literal> EvaluateLapack(const LapackCall& call, const CustomCallInfo& i
   const int64_t matrices = status.element_count();
   const int64_t n2 = matrices > 0 ? factor.element_count() / matrices : 0;
   for (int64_t b = 0; b < matrices; ++b) {
-    status.mutable_data<int32_t>()[b] = n2 > 0 && std::isnan(factor.GetAsDouble(b * n2)) ? 1 : 0;
+    bool failed = false;
+    for (int64_t i = 0; i < n2 && !failed; ++i) failed = std::isnan(factor.GetAsDouble(b * n2 + i));
+    status.mutable_data<int32_t>()[b] = failed ? 1 : 0;
   }
   std::vector<Literal> parts;
   parts.push_back(std::move(factor));
