@@ -108,6 +108,34 @@ Status Lowerer::Run() {
   return OkStatus();
 }
 
+namespace {
+
+// Why a custom-call target cannot be lowered, what is known, and how to time the module anyway.
+std::string UnknownCustomCallMessage(const std::string& target) {
+  // JAX's host callbacks (jax.debug.print, jax.pure_callback, jax.experimental.io_callback) run
+  // Python on the host: no device semantics to lower, and values only Python can compute.
+  const bool host_callback = target.find("python") != std::string::npos &&
+                             target.find("callback") != std::string::npos;
+  const std::string cost = "give the target a cost: --custom-call-cost " + target +
+                           "=CYCLES (the run is then timing-only)";
+  if (host_callback) {
+    return "custom_call_target=\"" + target +
+           "\" is a JAX host callback (jax.debug.print, pure_callback, io_callback): Python run on "
+           "the host, which tpusim cannot run. Remove it from the jitted function, or, to time "
+           "the module anyway, " + cost;
+  }
+  return "custom_call_target=\"" + target +
+         "\" is not in the known-target table (known: AwsNeuronTransferWithStaticRing = "
+         "identity; Sharding, xla.sdy.FuncResultSharding removed by sharding-remover; "
+         "LayoutConstraint, MoveToHost, MoveToDevice, annotate_device_placement by "
+         "annotation-custom-calls; f32/bf16/f16 AwsNeuronGelu, AwsNeuronGeluApprxTanh, "
+         "AwsNeuronGeluBackward, AwsNeuronSoftmax, AwsNeuronSoftmaxBackward, AwsNeuronRmsNorm via "
+         "custom-call-expander; lapack_?potrf_ffi, lapack_?trsm_ffi, lapack_?getrf_ffi via "
+         "lapack-custom-calls). To time the module anyway, " + cost;
+}
+
+}  // namespace
+
 Status Lowerer::LowerInstruction(const HloInstruction& inst) {
   if (IsAliasOfOperand(inst) || epilogue_done_.count(&inst) > 0) return OkStatus();
   // A dot's prologue ops run inside the dot's kernel (or, when they do not fit, just before it).
@@ -233,18 +261,7 @@ Status Lowerer::LowerInstruction(const HloInstruction& inst) {
         auto it = custom_call_cycles_->find(inst.custom_call_target());
         if (it != custom_call_cycles_->end()) return LowerEstimatedCustomCall(inst, it->second);
       }
-      return Unsupported(inst,
-                         "custom_call_target=\"" + inst.custom_call_target() +
-                             "\" is not in the known-target table (known: "
-                             "AwsNeuronTransferWithStaticRing = identity; Sharding, "
-                             "xla.sdy.FuncResultSharding removed by sharding-remover; LayoutConstraint, MoveToHost, "
-                             "MoveToDevice, annotate_device_placement by "
-                             "annotation-custom-calls; f32/bf16/f16 AwsNeuronGelu, "
-                             "AwsNeuronGeluApprxTanh, AwsNeuronGeluBackward, AwsNeuronSoftmax, "
-                             "AwsNeuronSoftmaxBackward, AwsNeuronRmsNorm via "
-                             "custom-call-expander). To time the module anyway, give the "
-                             "target a cost: --custom-call-cost " +
-                             inst.custom_call_target() + "=CYCLES (the run is then timing-only)");
+      return Unsupported(inst, UnknownCustomCallMessage(inst.custom_call_target()));
     default:
       break;
   }
