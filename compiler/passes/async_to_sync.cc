@@ -50,38 +50,30 @@ HloInstruction* StartOf(const HloInstruction& done) {
 }  // namespace
 
 StatusOr<bool> AsyncToSync::Run(hlo::HloModule& module) {
-  bool changed = false;
-  std::vector<hlo::HloComputation*> comps;
-  for (const auto& c : module.computations()) comps.push_back(c.get());
-  for (hlo::HloComputation* comp : comps) {
-    std::vector<HloInstruction*> dones;
-    for (const auto& i : comp->instructions()) {
-      if (i->operand_count() == 1 && i->operand(0)->users().size() == 1 &&
-          SyncOpcode(i->opcode(), StartOf(*i)->opcode()) && StartOf(*i)->users().size() == 1) {
-        dones.push_back(i.get());
-      }
-    }
-    for (HloInstruction* done : dones) {
-      HloInstruction* start = StartOf(*done);
-      HloBuilder b(comp, done);
-      const HloOpcode op = *SyncOpcode(done->opcode(), start->opcode());
-      // copy-start(x) holds (destination, source, context); the copy reads x. The others keep the
-      // start's operands and attributes; the result is the done's.
-      std::vector<HloInstruction*> operands(start->operands().begin(), start->operands().end());
-      HloInstruction* sync = b.Add(
-          CloneInstructionAs(*start, op, done->shape(), operands, b.UniqueName(done->name())));
-      done->ReplaceAllUsesWith(sync);
-      if (comp->root_instruction() == done) comp->set_root_instruction(sync);
-      for (HloInstruction* x = done; x != start;) {
-        HloInstruction* next = x->operand(0);
-        comp->RemoveInstruction(x);
-        x = next;
-      }
-      comp->RemoveInstruction(start);
-      changed = true;
-    }
-  }
-  return changed;
+  return RewriteEach(
+      module,
+      [](const HloInstruction& i) {
+        return i.operand_count() == 1 && i.operand(0)->users().size() == 1 &&
+               SyncOpcode(i.opcode(), StartOf(i)->opcode()) && StartOf(i)->users().size() == 1;
+      },
+      [](hlo::HloComputation& comp, HloInstruction* done) {
+        HloInstruction* start = StartOf(*done);
+        HloBuilder b(&comp, done);
+        const HloOpcode op = *SyncOpcode(done->opcode(), start->opcode());
+        // copy-start(x) holds (destination, source, context); the copy reads x. The others keep
+        // the start's operands and attributes; the result is the done's.
+        std::vector<HloInstruction*> operands(start->operands().begin(), start->operands().end());
+        HloInstruction* sync = b.Add(
+            CloneInstructionAs(*start, op, done->shape(), operands, b.UniqueName(done->name())));
+        done->ReplaceAllUsesWith(sync);
+        if (comp.root_instruction() == done) comp.set_root_instruction(sync);
+        for (HloInstruction* x = done; x != start;) {
+          HloInstruction* next = x->operand(0);
+          comp.RemoveInstruction(x);
+          x = next;
+        }
+        comp.RemoveInstruction(start);
+      });
 }
 
 }  // namespace tpusim::compiler

@@ -139,18 +139,9 @@ void Expand(hlo::HloModule& module, hlo::HloComputation& comp, HloInstruction* b
 }  // namespace
 
 StatusOr<bool> BatchNormExpander::Run(hlo::HloModule& module) {
-  bool changed = false;
-  std::vector<hlo::HloComputation*> comps;
-  for (const auto& c : module.computations()) comps.push_back(c.get());
-  for (hlo::HloComputation* comp : comps) {
-    std::vector<HloInstruction*> bns;
-    for (const auto& i : comp->instructions()) {
-      if (Expandable(*i)) bns.push_back(i.get());
-    }
-    for (HloInstruction* bn : bns) Expand(module, *comp, bn);
-    changed = changed || !bns.empty();
-  }
-  return changed;
+  return RewriteEach(module, Expandable, [&module](hlo::HloComputation& comp, HloInstruction* bn) {
+    Expand(module, comp, bn);
+  });
 }
 
 }  // namespace tpusim::compiler

@@ -246,29 +246,20 @@ bool ExpandCollectiveBroadcast(const hlo::HloModule& module, hlo::HloComputation
 }  // namespace
 
 StatusOr<bool> CollectiveExpander::Run(hlo::HloModule& module) {
-  bool changed = false;
-  std::vector<hlo::HloComputation*> comps;
-  for (const auto& c : module.computations()) comps.push_back(c.get());
-  for (hlo::HloComputation* comp : comps) {
-    std::vector<HloInstruction*> todo;
-    for (const auto& i : comp->instructions()) {
-      if (NeedsTranspose(*i) || i->opcode() == HloOpcode::kAllToAll ||
-          i->opcode() == HloOpcode::kCollectiveBroadcast) {
-        todo.push_back(i.get());
-      }
-    }
-    for (HloInstruction* inst : todo) {
-      if (inst->opcode() == HloOpcode::kAllToAll) {
-        changed = ExpandAllToAll(module, *comp, inst) || changed;
-      } else if (inst->opcode() == HloOpcode::kCollectiveBroadcast) {
-        changed = ExpandCollectiveBroadcast(module, *comp, inst) || changed;
-      } else {
-        TransposeCollective(*comp, inst);
-        changed = true;
-      }
-    }
-  }
-  return changed;
+  return RewriteEach(
+      module,
+      [](const HloInstruction& i) {
+        return NeedsTranspose(i) || i.opcode() == HloOpcode::kAllToAll ||
+               i.opcode() == HloOpcode::kCollectiveBroadcast;
+      },
+      [&module](hlo::HloComputation& comp, HloInstruction* inst) {
+        if (inst->opcode() == HloOpcode::kAllToAll) return ExpandAllToAll(module, comp, inst);
+        if (inst->opcode() == HloOpcode::kCollectiveBroadcast) {
+          return ExpandCollectiveBroadcast(module, comp, inst);
+        }
+        TransposeCollective(comp, inst);
+        return true;
+      });
 }
 
 }  // namespace tpusim::compiler

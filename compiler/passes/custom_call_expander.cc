@@ -164,15 +164,13 @@ bool Expandable(const HloInstruction& cc) {
 
 StatusOr<bool> CustomCallExpander::Run(hlo::HloModule& module) {
   // Every computation a call can sit in (the entry, while bodies, branches).
-  bool changed = false;
-  RewriteEach(module, Expandable, [&](hlo::HloComputation& comp, HloInstruction* cc) {
+  return RewriteEach(module, Expandable, [&](hlo::HloComputation& comp, HloInstruction* cc) {
     HloInstruction* result = Expander(module, comp, cc).ExpandAndRound();
-    if (result == nullptr) return;
+    if (result == nullptr) return false;
     cc->ReplaceAllUsesWith(result);
     comp.RemoveInstruction(cc);
-    changed = true;
+    return true;
   });
-  return changed;
 }
 
 }  // namespace tpusim::compiler

@@ -6,8 +6,10 @@
 
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
+#include "common/status.h"
 #include "hlo/computation.h"
 #include "hlo/instruction.h"
 #include "hlo/module.h"
@@ -99,9 +101,12 @@ std::unique_ptr<hlo::HloInstruction> CloneInstructionAs(
 /// Runs `rewrite(comp, inst)` on every instruction of every computation of `module` for which
 /// `matches(inst)` holds (XLA's OpExpanderPass): each computation's matches are collected before
 /// any is rewritten, and the computations before the first rewrite, so a rewrite may add
-/// instructions and computations. True when anything matched.
+/// instructions and computations. `rewrite` returns void (every match is rewritten), bool (whether
+/// it rewrote this one) or StatusOr<bool> (the same, or an error that stops the pass). Returns
+/// whether anything was rewritten, or the first error.
 template <typename Matches, typename Rewrite>
-bool RewriteEach(hlo::HloModule& module, Matches matches, Rewrite rewrite) {
+StatusOr<bool> RewriteEach(hlo::HloModule& module, Matches matches, Rewrite rewrite) {
+  using Result = std::invoke_result_t<Rewrite&, hlo::HloComputation&, hlo::HloInstruction*>;
   std::vector<hlo::HloComputation*> comps;
   for (const auto& c : module.computations()) comps.push_back(c.get());
   bool changed = false;
@@ -110,8 +115,17 @@ bool RewriteEach(hlo::HloModule& module, Matches matches, Rewrite rewrite) {
     for (const auto& i : comp->instructions()) {
       if (matches(*i)) todo.push_back(i.get());
     }
-    for (hlo::HloInstruction* inst : todo) rewrite(*comp, inst);
-    changed = changed || !todo.empty();
+    for (hlo::HloInstruction* inst : todo) {
+      if constexpr (std::is_void_v<Result>) {
+        rewrite(*comp, inst);
+        changed = true;
+      } else if constexpr (std::is_same_v<Result, bool>) {
+        changed = rewrite(*comp, inst) || changed;
+      } else {
+        TPUSIM_ASSIGN_OR_RETURN(bool rewritten, rewrite(*comp, inst));
+        changed = rewritten || changed;
+      }
+    }
   }
   return changed;
 }

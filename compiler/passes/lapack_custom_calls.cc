@@ -202,16 +202,11 @@ class GetrfExpansion {
 }  // namespace
 
 StatusOr<bool> LapackCustomCalls::Run(hlo::HloModule& module) {
-  Status error = OkStatus();
-  const bool changed = RewriteEach(module, IsLapackCall, [&](hlo::HloComputation& comp,
-                                                             HloInstruction* cc) {
-    if (!error.ok()) return;
+  return RewriteEach(module, IsLapackCall, [&](hlo::HloComputation& comp,
+                                               HloInstruction* cc) -> StatusOr<bool> {
     StatusOr<std::optional<hlo::LapackCall>> call =
         hlo::GetLapackCall(cc->custom_call_target(), cc->backend_config(), cc->name());
-    if (!call.ok()) {
-      error = Located(module, *cc, call.status().message());
-      return;
-    }
+    if (!call.ok()) return Located(module, *cc, call.status().message());
     HloBuilder b(&comp, cc);
     HloInstruction* result = nullptr;
     if ((*call)->kind == hlo::LapackCall::Kind::kGetrf) {
@@ -220,11 +215,10 @@ StatusOr<bool> LapackCustomCalls::Run(hlo::HloModule& module) {
       if (cc->operand_count() != 1 || !a.IsArray() || a.rank() < 2 || !s.IsTuple() ||
           s.tuple_shapes().size() != 3 || s.tuple_shapes(0).dimensions() != a.dimensions() ||
           (a.element_type() != PrimitiveType::kF32 && a.element_type() != PrimitiveType::kF64)) {
-        error = Located(module, *cc,
-                        "%" + cc->name() + ": custom-call " + cc->custom_call_target() +
-                            " takes f32 or f64 (a [..., m, n]) and gives (lu, s32 pivots, "
-                            "s32 info)");
-        return;
+        return Located(module, *cc,
+                       "%" + cc->name() + ": custom-call " + cc->custom_call_target() +
+                           " takes f32 or f64 (a [..., m, n]) and gives (lu, s32 pivots, "
+                           "s32 info)");
       }
       result = GetrfExpansion(module, &comp, cc).Build();
     } else if ((*call)->kind == hlo::LapackCall::Kind::kTrsm) {
@@ -233,19 +227,17 @@ StatusOr<bool> LapackCustomCalls::Run(hlo::HloModule& module) {
       const Shape& s = cc->shape();
       if (!s.IsTuple() || s.tuple_shapes().size() != 2 || !s.tuple_shapes(0).IsArray() ||
           s.tuple_shapes(1).element_type() != PrimitiveType::kS32 || cc->operand_count() != 1) {
-        error = Located(module, *cc,
-                        "%" + cc->name() + ": custom-call " + cc->custom_call_target() +
-                            " takes (a) and gives (factor, s32 info)");
-        return;
+        return Located(module, *cc,
+                       "%" + cc->name() + ": custom-call " + cc->custom_call_target() +
+                           " takes (a) and gives (factor, s32 info)");
       }
       HloInstruction* factor = LinalgOp(b, *cc, **call, s.tuple_shapes(0));
       result = b.Tuple({factor, FactorInfo(module, b, factor, s.tuple_shapes(1))}, "result");
     }
     cc->ReplaceAllUsesWith(result);
     comp.RemoveInstruction(cc);
+    return true;
   });
-  TPUSIM_RETURN_IF_ERROR(error);
-  return changed;
 }
 
 }  // namespace tpusim::compiler

@@ -63,18 +63,11 @@ void Expand(hlo::HloModule& module, hlo::HloComputation& comp, HloInstruction* r
 }  // namespace
 
 StatusOr<bool> PredReduceExpander::Run(hlo::HloModule& module) {
-  bool changed = false;
-  std::vector<hlo::HloComputation*> comps;
-  for (const auto& c : module.computations()) comps.push_back(c.get());
-  for (hlo::HloComputation* comp : comps) {
-    std::vector<std::pair<HloInstruction*, HloOpcode>> todo;
-    for (const auto& i : comp->instructions()) {
-      if (auto op = F32Reducer(*i)) todo.emplace_back(i.get(), *op);
-    }
-    for (auto& [r, op] : todo) Expand(module, *comp, r, op);
-    changed = changed || !todo.empty();
-  }
-  return changed;
+  return RewriteEach(
+      module, [](const HloInstruction& i) { return F32Reducer(i).has_value(); },
+      [&module](hlo::HloComputation& comp, HloInstruction* r) {
+        Expand(module, comp, r, *F32Reducer(*r));
+      });
 }
 
 }  // namespace tpusim::compiler

@@ -80,10 +80,8 @@ HloInstruction* Full(HloBuilder& b, PrimitiveType type, double v, const std::vec
 }  // namespace
 
 StatusOr<bool> UniqueScatterExpander::Run(hlo::HloModule& module) {
-  Status status = OkStatus();
-  const bool changed =
-      RewriteEach(module, Expandable, [&](HloComputation& comp, HloInstruction* s) {
-        if (!status.ok()) return;
+  return RewriteEach(
+      module, Expandable, [&](HloComputation& comp, HloInstruction* s) -> StatusOr<bool> {
         HloBuilder b(&comp, s);
         const int64_t n = (s->operand_count() - 1) / 2;
         HloInstruction* indices = s->operand(n);
@@ -100,22 +98,18 @@ StatusOr<bool> UniqueScatterExpander::Run(hlo::HloModule& module) {
         HloInstruction* hit =
             AssignScatter(module, b, *s, Full(b, PrimitiveType::kPred, 0, dims, "none"), indices,
                           Full(b, PrimitiveType::kPred, 1, udims, "all"), "hit");
-        auto combined = ApplyElementwise(b, *s->to_apply(), args, dims);
-        if (!combined.ok()) {
-          status = combined.status();
-          return;
-        }
+        TPUSIM_ASSIGN_OR_RETURN(std::vector<HloInstruction*> combined,
+                                ApplyElementwise(b, *s->to_apply(), args, dims));
         std::vector<HloInstruction*> results;
         for (int64_t k = 0; k < n; ++k) {
-          results.push_back(b.Select(hit, (*combined)[static_cast<size_t>(k)], s->operand(k),
+          results.push_back(b.Select(hit, combined[static_cast<size_t>(k)], s->operand(k),
                                      "combined"));
         }
         HloInstruction* result = n == 1 ? results[0] : b.Tuple(results, "combined");
         s->ReplaceAllUsesWith(result);
         comp.RemoveInstruction(s);
+        return true;
       });
-  TPUSIM_RETURN_IF_ERROR(status);
-  return changed;
 }
 
 }  // namespace tpusim::compiler

@@ -101,20 +101,7 @@ StatusOr<bool> Expand(hlo::HloComputation& comp, HloInstruction* r) {
 }  // namespace
 
 StatusOr<bool> VariadicReduceExpander::Run(hlo::HloModule& module) {
-  bool changed = false;
-  std::vector<hlo::HloComputation*> comps;
-  for (const auto& c : module.computations()) comps.push_back(c.get());
-  for (hlo::HloComputation* comp : comps) {
-    std::vector<HloInstruction*> todo;
-    for (const auto& i : comp->instructions()) {
-      if (Expandable(*i)) todo.push_back(i.get());
-    }
-    for (HloInstruction* r : todo) {
-      TPUSIM_ASSIGN_OR_RETURN(bool c, Expand(*comp, r));
-      changed = changed || c;
-    }
-  }
-  return changed;
+  return RewriteEach(module, Expandable, Expand);
 }
 
 }  // namespace tpusim::compiler
