@@ -32,20 +32,10 @@ StatusOr<uint64_t> Lowerer::GroupIndex(const HloInstruction& inst) {
 
 namespace {
 
-std::optional<isa::ReduceOp> ReducerOf(const HloInstruction& inst) {
-  const hlo::HloComputation* c = inst.to_apply();
-  if (c == nullptr) return std::nullopt;
-  switch (c->root_instruction()->opcode()) {
-    case HloOpcode::kAdd:
-      return isa::ReduceOp::kSum;
-    case HloOpcode::kMaximum:
-      return isa::ReduceOp::kMax;
-    case HloOpcode::kMinimum:
-      return isa::ReduceOp::kMin;
-    default:
-      return std::nullopt;
-  }
-}
+// What a collective's reducer must be (ReducerOp, lower_reduce.cc): another reducer, e.g.
+// add(p0, p0), is refused rather than summed.
+constexpr const char* kReducerRule =
+    "the reducer (to_apply) must be add, maximum or minimum of its two parameters";
 
 // True if concatenating along `dim` of `dims` is a concatenation of contiguous chunks.
 bool OuterDim(const std::vector<int64_t>& dims, int64_t dim) {
@@ -94,8 +84,8 @@ Status Lowerer::LowerCollective(const HloInstruction& inst) {
     const HbmBuffer& out = outs[i];
     switch (inst.opcode()) {
       case HloOpcode::kAllReduce: {
-        const auto op = ReducerOf(inst);
-        if (!op) return Unsupported(inst, "all-reduce reducer must be add, maximum or minimum");
+        const auto op = ReducerOp(inst);
+        if (!op) return Unsupported(inst, kReducerRule);
         em_.Emit(isa::op::IciAllReduce{.op = *op,
                                        .dtype = in.dtype,
                                        .space = isa::MemSpace::kHbm,
@@ -117,8 +107,8 @@ Status Lowerer::LowerCollective(const HloInstruction& inst) {
                                        .group = group});
         break;
       case HloOpcode::kReduceScatter: {
-        const auto op = ReducerOf(inst);
-        if (!op) return Unsupported(inst, "reduce-scatter reducer must be add, maximum or minimum");
+        const auto op = ReducerOp(inst);
+        if (!op) return Unsupported(inst, kReducerRule);
         if (!OuterDim(out.dims, inst.dimensions()[0])) {
           return Unsupported(inst, "reduce-scatter along a dimension that is not outermost");
         }
@@ -141,8 +131,8 @@ Status Lowerer::LowerCollective(const HloInstruction& inst) {
 Status Lowerer::LowerTupleAllReduce(const HloInstruction& inst,
                                     const std::vector<const HbmBuffer*>& ins,
                                     const std::vector<HbmBuffer>& outs, uint64_t group) {
-  const auto op = ReducerOf(inst);
-  if (!op) return Unsupported(inst, "all-reduce reducer must be add, maximum or minimum");
+  const auto op = ReducerOp(inst);
+  if (!op) return Unsupported(inst, kReducerRule);
   // Small leaves of one element type are reduced as one ring over a contiguous VMEM staging
   // buffer, so the ring's 2(n-1) hop latencies are paid once for all of them (what XLA's all-reduce
   // combiner buys). Staging costs each leaf 2 * bytes / HBM bandwidth; a leaf joins only while
