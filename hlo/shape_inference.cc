@@ -821,10 +821,53 @@ StatusOr<Shape> InferGather(const HloInstruction& inst) {
   return ArrayLike(operand.element_type(), out);
 }
 
-// As XLA's ValidateScatterDimensionNumbers (shape_inference.cc): the dimension lists are in range,
-// update_window_dims and inserted_window_dims sorted, none has a repeat, and the window dimensions
-// (update_window_dims + inserted_window_dims + input_batching_dims) are the operand's rank; the
-// updates' rank is the window's plus the indices' scatter dimensions.
+// The batching dimensions of scatter, as StableHLO's scatter constraints C9, C12-C18 and C20 and
+// XLA's ValidateScatterDimensionNumbers: input_batching_dims sorted (range and repeats are checked
+// with the other lists), disjoint from inserted_window_dims and scatter_dims_to_operand_dims;
+// scatter_indices_batching_dims without repeats, in the indices' rank, not index_vector_dim, as
+// many as input_batching_dims and of the same sizes.
+Status CheckScatterBatchingDims(const ScatterDimensionNumbers& s, const Shape& operand,
+                                const Shape& indices) {
+  TPUSIM_RETURN_IF_ERROR(
+      CheckDimList(s.input_batching_dims, operand.rank(), true, "scatter",
+                   "input_batching_dims"));
+  TPUSIM_RETURN_IF_ERROR(CheckDimList(s.scatter_indices_batching_dims, indices.rank(), false,
+                                      "scatter", "scatter_indices_batching_dims"));
+  if (std::optional<int64_t> d = SharedDim(s.inserted_window_dims, s.input_batching_dims)) {
+    return Err(fmt::format("scatter: dimension {} is both inserted and a batching dimension", *d));
+  }
+  if (std::optional<int64_t> d =
+          SharedDim(s.scatter_dims_to_operand_dims, s.input_batching_dims)) {
+    return Err(fmt::format("scatter: operand dimension {} is both in scatter_dims_to_operand_dims "
+                           "and a batching dimension",
+                           *d));
+  }
+  if (std::find(s.scatter_indices_batching_dims.begin(), s.scatter_indices_batching_dims.end(),
+                s.index_vector_dim) != s.scatter_indices_batching_dims.end()) {
+    return Err(fmt::format("scatter: index_vector_dim={} is also in scatter_indices_batching_dims",
+                           s.index_vector_dim));
+  }
+  if (s.input_batching_dims.size() != s.scatter_indices_batching_dims.size()) {
+    return Err(fmt::format("scatter: {} input_batching_dims but {} scatter_indices_batching_dims",
+                           s.input_batching_dims.size(), s.scatter_indices_batching_dims.size()));
+  }
+  for (size_t i = 0; i < s.input_batching_dims.size(); ++i) {
+    const int64_t o = operand.dimensions(s.input_batching_dims[i]);
+    const int64_t n = indices.dimensions(s.scatter_indices_batching_dims[i]);
+    if (o != n) {
+      return Err(fmt::format("scatter: batching dimension {} of the operand has size {}, "
+                             "dimension {} of the indices {}",
+                             s.input_batching_dims[i], o, s.scatter_indices_batching_dims[i], n));
+    }
+  }
+  return OkStatus();
+}
+
+// As XLA's ValidateScatterDimensionNumbers (shape_inference.cc): integer indices, the dimension
+// lists are in range, update_window_dims and inserted_window_dims sorted, none has a repeat, the
+// batching dimensions as CheckScatterBatchingDims, and the window dimensions (update_window_dims +
+// inserted_window_dims + input_batching_dims) are the operand's rank; the updates' rank is the
+// window's plus the indices' scatter dimensions.
 Status CheckScatterDimensions(const HloInstruction& inst, int64_t n) {
   const ScatterDimensionNumbers& s = inst.scatter_dimension_numbers();
   const Shape& operand = inst.operand(0)->shape();
@@ -839,6 +882,10 @@ Status CheckScatterDimensions(const HloInstruction& inst, int64_t n) {
     }
   }
   TPUSIM_RETURN_IF_ERROR(ExpectArray(indices, "scatter indices"));
+  if (!IsInteger(indices.element_type())) {
+    return Err(
+        fmt::format("scatter: the indices must be integers, got {}", indices.ToString(false)));
+  }
   if (s.index_vector_dim < 0 || s.index_vector_dim > indices.rank()) {
     return Err(fmt::format("scatter: index_vector_dim={} is not in [0, {}]", s.index_vector_dim,
                            indices.rank()));
@@ -848,17 +895,9 @@ Status CheckScatterDimensions(const HloInstruction& inst, int64_t n) {
   TPUSIM_RETURN_IF_ERROR(
       CheckDimList(s.inserted_window_dims, operand.rank(), true, "scatter",
                    "inserted_window_dims"));
-  TPUSIM_RETURN_IF_ERROR(
-      CheckDimList(s.input_batching_dims, operand.rank(), false, "scatter",
-                   "input_batching_dims"));
   TPUSIM_RETURN_IF_ERROR(CheckDimList(s.scatter_dims_to_operand_dims, operand.rank(), false,
                                       "scatter", "scatter_dims_to_operand_dims"));
-  for (int64_t d : s.inserted_window_dims) {
-    if (std::find(s.input_batching_dims.begin(), s.input_batching_dims.end(), d) !=
-        s.input_batching_dims.end()) {
-      return Err(fmt::format("scatter: dimension {} is both inserted and a batching dimension", d));
-    }
-  }
+  TPUSIM_RETURN_IF_ERROR(CheckScatterBatchingDims(s, operand, indices));
   const size_t window =
       s.update_window_dims.size() + s.inserted_window_dims.size() + s.input_batching_dims.size();
   if (static_cast<int64_t>(window) != operand.rank()) {

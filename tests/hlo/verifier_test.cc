@@ -196,6 +196,82 @@ TEST(VerifierTest, ScatterDimensionNumbers) {
   EXPECT_EQ(scatter("update_window_dims={1}, inserted_window_dims={0}, "
                     "scatter_dims_to_operand_dims={0}, index_vector_dim=3"),
             where + "index_vector_dim=3 is not in [0, 2]");
+  EXPECT_EQ(Verify("  x = f32[8,4] parameter(0)\n  i = f32[3,1] parameter(1)\n"
+                   "  u = f32[3,4] parameter(2)\n  ROOT s = f32[8,4] scatter(x, i, u), " +
+                       valid + ", to_apply=add\n",
+                   kAdd),
+            where + "the indices must be integers, got f32[3,1]");
+}
+
+// Scatter's batching dimensions as StableHLO's scatter constraints (C9, C12-C18, C20) and XLA's
+// ValidateScatterDimensionNumbers check them: one case per rule, each a located error, and a
+// valid batched scatter (JAX's vmap of x.at[i].set(u)).
+TEST(VerifierTest, ScatterBatchingDimensions) {
+  // Operand [3,8] (batch 3 of rows of 8), indices [3,1], updates [3]: one element per batch.
+  auto scatter = [&](const std::string& operand, const std::string& indices,
+                     const std::string& dims) {
+    return Verify("  x = f32[" + operand + "] parameter(0)\n  i = s32[" + indices +
+                      "] parameter(1)\n  u = f32[3] parameter(2)\n  ROOT s = f32[" + operand +
+                      "] scatter(x, i, u), update_window_dims={}, " + dims + ", to_apply=add\n",
+                  kAdd);
+  };
+  EXPECT_EQ(scatter("3,8", "3,1",
+                    "inserted_window_dims={1}, input_batching_dims={0}, "
+                    "scatter_indices_batching_dims={0}, scatter_dims_to_operand_dims={1}, "
+                    "index_vector_dim=1"),
+            "");
+  const std::string where = "v.hlo:11:8: error: '%s' (scatter): scatter: ";
+  struct Case {
+    std::string operand, indices, dims, error;
+  };
+  const std::vector<Case> cases = {
+      // input_batching_dims: sorted, no repeats, in range, disjoint from inserted_window_dims.
+      {"3,3,8", "3,1", "inserted_window_dims={2}, input_batching_dims={1,0}, "
+                       "scatter_indices_batching_dims={0,0}, scatter_dims_to_operand_dims={2}, "
+                       "index_vector_dim=1",
+       "input_batching_dims [1,0] must be sorted and without repeats"},
+      {"3,8", "3,1", "inserted_window_dims={}, input_batching_dims={0,0}, "
+                     "scatter_indices_batching_dims={0}, scatter_dims_to_operand_dims={1}, "
+                     "index_vector_dim=1",
+       "input_batching_dims [0,0] must be sorted and without repeats"},
+      {"3,8", "3,1", "inserted_window_dims={1}, input_batching_dims={2}, "
+                     "scatter_indices_batching_dims={0}, scatter_dims_to_operand_dims={1}, "
+                     "index_vector_dim=1",
+       "input_batching_dims [2]: dimension 2 is not in [0, 2)"},
+      {"3,8", "3,1", "inserted_window_dims={0}, input_batching_dims={0}, "
+                     "scatter_indices_batching_dims={0}, scatter_dims_to_operand_dims={1}, "
+                     "index_vector_dim=1",
+       "dimension 0 is both inserted and a batching dimension"},
+      // scatter_dims_to_operand_dims disjoint from input_batching_dims.
+      {"3,8", "3,1", "inserted_window_dims={1}, input_batching_dims={0}, "
+                     "scatter_indices_batching_dims={0}, scatter_dims_to_operand_dims={0}, "
+                     "index_vector_dim=1",
+       "operand dimension 0 is both in scatter_dims_to_operand_dims and a batching dimension"},
+      // scatter_indices_batching_dims: no repeats, in range, not index_vector_dim.
+      {"3,8", "3,1", "inserted_window_dims={1}, input_batching_dims={0}, "
+                     "scatter_indices_batching_dims={2}, scatter_dims_to_operand_dims={1}, "
+                     "index_vector_dim=1",
+       "scatter_indices_batching_dims [2]: dimension 2 is not in [0, 2)"},
+      {"3,3,8", "3,3,1", "inserted_window_dims={2}, input_batching_dims={0,1}, "
+                         "scatter_indices_batching_dims={0,0}, scatter_dims_to_operand_dims={2}, "
+                         "index_vector_dim=2",
+       "scatter_indices_batching_dims [0,0] must be without repeats"},
+      {"3,8", "3,1", "inserted_window_dims={1}, input_batching_dims={0}, "
+                     "scatter_indices_batching_dims={1}, scatter_dims_to_operand_dims={1}, "
+                     "index_vector_dim=1",
+       "index_vector_dim=1 is also in scatter_indices_batching_dims"},
+      // As many on both sides, of the same sizes.
+      {"3,8", "3,1", "inserted_window_dims={1}, input_batching_dims={0}, "
+                     "scatter_dims_to_operand_dims={1}, index_vector_dim=1",
+       "1 input_batching_dims but 0 scatter_indices_batching_dims"},
+      {"4,8", "3,1", "inserted_window_dims={1}, input_batching_dims={0}, "
+                     "scatter_indices_batching_dims={0}, scatter_dims_to_operand_dims={1}, "
+                     "index_vector_dim=1",
+       "batching dimension 0 of the operand has size 4, dimension 0 of the indices 3"},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(scatter(c.operand, c.indices, c.dims), where + c.error) << c.dims;
+  }
 }
 
 // Gather dimension numbers as XLA's ValidateGatherDimensionNumbers / InferGatherShape and
