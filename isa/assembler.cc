@@ -358,6 +358,8 @@ class Assembler {
     } else if (*op == Opcode::kCtrlEndLoop) {
       if (cs.open_loops.empty()) return Fail(err, col, "ctrl.endloop without a matching ctrl.loop");
       cs.open_loops.pop_back();
+    } else if (*op == Opcode::kCtrlBreakUnless && cs.open_loops.empty()) {
+      return Fail(err, col, "ctrl.break_unless outside a loop (it leaves the innermost ctrl.loop)");
     }
     if (*op == Opcode::kSyncBarrier || Info(*op).unit == Unit::kIci) {
       bool perm = *op == Opcode::kIciCollectivePermute;

@@ -105,6 +105,15 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"vpu.fill dtype=f32, dst=0, count=1, value=abc\n",
                 "bad.tasm:1:43: error: field 'value': 'abc' is not a valid f32 immediate"},
         BadCase{"ctrl.endloop\n", "bad.tasm:1:1: error: ctrl.endloop without a matching ctrl.loop"},
+        // ctrl.break_unless outside every loop (before the first, after the last): asm accepted
+        // it and only exec's verifier refused it, without a column.
+        BadCase{"ctrl.break_unless space=vmem, addr=0x0\n",
+                "bad.tasm:1:1: error: ctrl.break_unless outside a loop (it leaves the innermost "
+                "ctrl.loop)"},
+        BadCase{"ctrl.loop count=2\nctrl.break_unless space=vmem, addr=0x0\nctrl.endloop\n"
+                "  ctrl.break_unless space=vmem, addr=0x0\n",
+                "bad.tasm:4:3: error: ctrl.break_unless outside a loop (it leaves the innermost "
+                "ctrl.loop)"},
         // A core in two replica groups of a table, a permutation's repeated source or target:
         // located at the repeated id (exec's verifier said "replica group entry 0: core 0
         // appears twice" without a line, and asm accepted them).
