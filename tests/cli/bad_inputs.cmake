@@ -191,7 +191,7 @@ endif()
 # Nonsense option values.
 tpusim_bad_input_test(run_negative_replicas "--replicas: expected a device count from 0 to 1048576, got -5"
   run tests/golden/tiny_dot_bias_relu/model.hlo --config tiny --replicas -5)
-tpusim_bad_input_test(run_negative_max_check_bytes "--max-check-bytes: expected a number >= 0, got -1"
+tpusim_bad_input_test(run_negative_max_check_bytes "--max-check-bytes: expected a decimal integer from 0 to 9223372036854775807, got -1"
   run tests/golden/tiny_dot_bias_relu/model.hlo --config tiny --max-check-bytes -1)
 tpusim_bad_input_test(run_too_many_replicas "1000000 devices \\(replicas x partitions\\) need 1000000 TensorCores but config .tiny. has 1.*more than the largest"
   run tests/golden/tiny_dot_bias_relu/model.hlo --config tiny --replicas 1000000)

@@ -54,42 +54,45 @@ CLI::Validator DeviceCount() {
       "0..1048576");
 }
 
+CLI::Validator IntegerIn(int64_t lo, int64_t hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& text) -> std::string {
+        std::string_view t = text;
+        if (!t.empty() && t.front() == '+') t.remove_prefix(1);
+        const std::string_view digits = !t.empty() && t.front() == '-' ? t.substr(1) : t;
+        int64_t v = 0;
+        const auto r = std::from_chars(t.data(), t.data() + t.size(), v);
+        const bool ok = !digits.empty() && r.ec == std::errc() && r.ptr == t.data() + t.size() &&
+                        (digits.size() == 1 || digits.front() != '0') && v >= lo && v <= hi;
+        if (ok) return "";
+        return fmt::format("expected a decimal integer from {} to {}, got {}", lo, hi, text);
+      },
+      lo == 0 ? "INTEGER>=0" : "");
+}
+
 namespace {
 
-// The check MakeIntegerOptionsStrict adds: decimal digits with an optional sign, in the range of
-// int64 (`is_unsigned` false) or uint64, without leading zeros (CLI11 converts with strtoll's base
-// 0, which reads "010" as octal 8 and "0x10" as 16).
+// The check MakeIntegerOptionsStrict adds to 64-bit options without their own: any int64 (or
+// uint64 when `is_unsigned`).
 CLI::Validator IntegerText(bool is_unsigned) {
-  return CLI::Validator(
-      [is_unsigned](std::string& text) -> std::string {
-        std::string_view digits = text;
-        const bool negative = !digits.empty() && digits.front() == '-';
-        if (!digits.empty() && (digits.front() == '-' || digits.front() == '+')) {
-          digits.remove_prefix(1);
-        }
-        bool ok = !digits.empty() &&
-                  digits.find_first_not_of("0123456789") == std::string_view::npos &&
-                  (digits.size() == 1 || digits.front() != '0');
-        if (ok && is_unsigned) {
+  if (is_unsigned) {
+    return CLI::Validator(
+        [](std::string& text) -> std::string {
+          std::string_view digits = text;
+          const bool negative = !digits.empty() && digits.front() == '-';
+          if (!digits.empty() && (negative || digits.front() == '+')) digits.remove_prefix(1);
           uint64_t v = 0;
           const auto r = std::from_chars(digits.data(), digits.data() + digits.size(), v);
-          ok = r.ec == std::errc() && (!negative || v == 0);
-        } else if (ok) {
-          int64_t v = 0;
-          const char* first = negative ? digits.data() - 1 : digits.data();
-          const auto r = std::from_chars(first, digits.data() + digits.size(), v);
-          ok = r.ec == std::errc();
-        }
-        if (ok) return "";
-        if (is_unsigned) {
+          const bool ok = !digits.empty() && r.ec == std::errc() &&
+                          r.ptr == digits.data() + digits.size() &&
+                          (digits.size() == 1 || digits.front() != '0') && (!negative || v == 0);
+          if (ok) return "";
           return fmt::format("expected a decimal integer from 0 to {}, got {}",
                              std::numeric_limits<uint64_t>::max(), text);
-        }
-        return fmt::format("expected a decimal integer from {} to {}, got {}",
-                           std::numeric_limits<int64_t>::min(),
-                           std::numeric_limits<int64_t>::max(), text);
-      },
-      "");
+        },
+        "");
+  }
+  return IntegerIn(std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max());
 }
 
 }  // namespace
@@ -110,7 +113,7 @@ void AddLimitOptions(CLI::App* cmd, double* max_seconds) {
   cmd->add_option("--max-memory", *bytes,
                   "stop with an out-of-memory error (exit 2) past this many bytes of address "
                   "space, in every phase (0: none)")
-      ->check(NonNegative());
+      ->check(IntegerOf<int64_t>(0));
   cmd->add_option("--max-seconds", *max_seconds,
                   "stop with an error (exit 2) after this many wall-clock seconds, in every phase: "
                   "parse, compile, evaluate, interpret, simulate (0: none)")

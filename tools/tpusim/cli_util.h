@@ -3,7 +3,9 @@
 // --set options every simulating command takes.
 #pragma once
 
+
 #include <CLI/CLI.hpp>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -35,6 +37,19 @@ CLI::Validator NonNegative();
 /// hlo::kMaxDevices, checked on the text before it is converted, so no value wraps or saturates:
 /// "--replicas: expected a device count from 0 to 1048576, got 99999999999999999999" (exit 2).
 CLI::Validator DeviceCount();
+
+/// An integer option's check of its text, before CLI11 converts it (so nothing saturates, wraps or
+/// fails to convert): a decimal integer, optional sign, no leading zeros, in [lo, hi]; else a
+/// usage error (exit 2) naming the option and the range: "--threads: expected a decimal integer
+/// from 0 to 2147483647, got 1.5".
+CLI::Validator IntegerIn(int64_t lo, int64_t hi);
+
+/// IntegerIn over what `T` (the option's type, signed) holds from `lo`: IntegerOf<int>(0) for
+/// an int count.
+template <typename T>
+CLI::Validator IntegerOf(int64_t lo = std::numeric_limits<T>::min()) {
+  return IntegerIn(lo, std::numeric_limits<T>::max());
+}
 
 /// Makes every integer option of `app` and of its subcommands (CLI11 type INT or UINT) strict:
 /// its text must be a decimal integer, without leading zeros, that fits the option's 64-bit type,

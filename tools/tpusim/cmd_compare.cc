@@ -38,11 +38,14 @@ void RegisterCompareCommand(CLI::App& app) {
   cmd->add_option("--replicas", args->compare.replicas,
                   "replicas of a data-parallel step (default: the module's replica_count, else 1)")
       ->check(DeviceCount());
-  cmd->add_option("--repeat", args->compare.repeat, "timed CPU runs after one warm-up (default 5)");
+  cmd->add_option("--repeat", args->compare.repeat, "timed CPU runs after one warm-up (default 5)")
+      ->check(IntegerOf<int>(0));
   cmd->add_option("--threads", args->compare.threads,
-                  "CPU threads (default: all hardware threads)");
+                  "CPU threads (default: all hardware threads)")
+      ->check(IntegerOf<int>(0));
   cmd->add_option("--seed", args->compare.seed, "seed of the deterministic inputs");
-  cmd->add_option("--top", args->compare.top, "rows of each top-ops table (default 8)");
+  cmd->add_option("--top", args->compare.top, "rows of each top-ops table (default 8)")
+      ->check(IntegerOf<int>(0));
   cmd->add_flag("--no-anchor", args->no_anchor, "skip the CPU GEMM / memory-bandwidth anchor");
   AddOnOffFlags(cmd, "check", &args->compare.check,
                 "check the all-cores run's values against the CPU evaluator (the default)",

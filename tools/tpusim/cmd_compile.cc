@@ -75,7 +75,7 @@ void RegisterCompileCommand(CLI::App& app) {
          "--unroll-budget", args->max_unrolled_instructions,
          "while loops are unrolled while the copies add at most N HLO instructions; longer "
          "loops run as ISA loops (ctrl.loop); 0: every loop an ISA loop")
-      ->check(NonNegative());
+      ->check(IntegerOf<int64_t>(0));
   cmd->add_option("--placements", args->placements,
                   "write the HBM placement of every parameter and output leaf as JSON");
   cmd->add_flag("--timing-only", args->timing_only,

@@ -40,10 +40,12 @@ void RegisterCpuCommand(CLI::App& app) {
   cmd->add_option(
       "--outputs", args->options.outputs_dir,
       "folder to write output_<k>.npy (replica_<d>/output_<k>.npy for several devices)");
-  cmd->add_option("--repeat", args->options.repeat, "timed runs after one warm-up (default 3)");
+  cmd->add_option("--repeat", args->options.repeat, "timed runs after one warm-up (default 3)")
+      ->check(IntegerOf<int>(0));
   cmd->add_option("--seed", args->options.seed,
                   "seed for random inputs and rng ops (elided constants are fixed: seed 0)");
-  cmd->add_option("--threads", args->options.threads, "worker threads (default: all cores)");
+  cmd->add_option("--threads", args->options.threads, "worker threads (default: all cores)")
+      ->check(IntegerOf<int>(0));
   cmd->add_option("--max-bytes", args->options.max_bytes,
                   "largest single value in bytes (default 4 GiB)");
   cmd->add_flag("--json", args->json, "print the result as JSON");

@@ -64,7 +64,7 @@ void AddRunOptions(CLI::App* cmd, RunArgs* args) {
   cmd->add_option("--steps", args->steps,
                   "model a training loop of N steps with its host side: host CPU, PCIe infeed / "
                   "outfeed and device, pipelined (driver/host_loop.h; config keys host.*)")
-      ->check(NonNegative());
+      ->check(IntegerOf<int64_t>(0));
   CLI::Option* host_input =
       cmd->add_flag("--host-input", args->host_input,
                     "the step's input batch crosses PCIe into HBM every step (infeed, as "
@@ -85,12 +85,12 @@ void AddRunOptions(CLI::App* cmd, RunArgs* args) {
                 "cycles only: no values are allocated or computed");
   cmd->add_option("--max-check-bytes", args->run.max_check_bytes,
                   "largest evaluator memory (bytes) for the check; above it the run is timing-only")
-      ->check(NonNegative());
+      ->check(IntegerOf<int64_t>(0));
   cmd->add_option(
          "--max-check-traffic", args->run.max_check_traffic,
          "largest HBM<->VMEM traffic (bytes, all cores and loop trips) for the check; above "
          "it the run is timing-only (computing values takes time in proportion)")
-      ->check(NonNegative());
+      ->check(IntegerOf<int64_t>(0));
   cmd->add_option("--seed", args->run.seed, "seed of the deterministic inputs");
   cmd->add_option("--mxu-model", args->mxu_model, "fast (closed form) or pe (every PE, slow)")
       ->check(CLI::IsMember({"fast", "pe"}));
@@ -115,7 +115,7 @@ void AddRunOptions(CLI::App* cmd, RunArgs* args) {
          "--unroll-budget", args->run.max_unrolled_instructions,
          "while loops are unrolled while the copies add at most N HLO instructions; longer "
          "loops run as ISA loops (ctrl.loop); 0: every loop an ISA loop")
-      ->check(NonNegative());
+      ->check(IntegerOf<int64_t>(0));
   cmd->add_option(
       "--dump-after", args->run.dump_after,
       "print the HLO after this compiler pass (fusion: the lowering's fusion decisions)");

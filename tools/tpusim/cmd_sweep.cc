@@ -136,7 +136,7 @@ void RegisterSweepCommand(CLI::App& app) {
                   "their product)")
       ->required();
   cmd->add_option("-j,--jobs", a->jobs, "points run at once (default: one per CPU thread)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(IntegerOf<int>(0));
   cmd->add_option("-o,--out", a->out, "the sweep CSV, one row per point")->required();
   cmd->add_option("--work-dir", a->work_dir,
                   "folder of the jobs file and each point's report (default: OUT without .csv, "
