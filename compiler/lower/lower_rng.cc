@@ -3,12 +3,14 @@
 // words, so the stream is the same as one call over all of them) and stored, and the advanced
 // state is stored last. The evaluator's rng-bit-generator uses the same Philox stream
 // (hlo/eval/kernels/rng.h), so the check compares bits. The state is XLA's u64[n] (key, counter,
-// ...), used in full.
+// ...), used in full. Only algorithm=rng_default runs (rng.h says why).
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <string>
 
 #include "compiler/lower/lowerer.h"
+#include "hlo/eval/kernels/rng.h"
 
 namespace tpusim::compiler {
 
@@ -16,10 +18,8 @@ using hlo::HloInstruction;
 using hlo::PrimitiveType;
 
 Status Lowerer::LowerRngBitGenerator(const HloInstruction& inst) {
-  if (inst.rng_algorithm() == hlo::RandomAlgorithm::kThreeFry) {
-    return Unsupported(inst,
-                       "algorithm=rng_three_fry (tpusim's generator is Philox: rng_default or "
-                       "rng_philox)");
+  if (const std::string why = hlo::UnsupportedRngAlgorithm(inst.rng_algorithm()); !why.empty()) {
+    return Unsupported(inst, why);
   }
   const hlo::Shape& shape = inst.shape();
   if (!shape.IsTuple() || shape.tuple_shapes_size() != 2) {

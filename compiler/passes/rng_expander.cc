@@ -63,7 +63,7 @@ class RngOps {
     HloInstruction* st = b_.Add(std::move(state));
     const Shape bits_shape(PrimitiveType::kU32, {words});
     auto gen = New(HloOpcode::kRngBitGenerator, Shape::Tuple({state_shape, bits_shape}), "draw");
-    gen->set_rng_algorithm(hlo::RandomAlgorithm::kPhilox);
+    gen->set_rng_algorithm(hlo::RandomAlgorithm::kDefault);
     gen->AppendOperand(st);
     HloInstruction* g = b_.Add(std::move(gen));
     auto bits = New(HloOpcode::kGetTupleElement, bits_shape, "bits");

@@ -5,7 +5,7 @@
 // rng-expander (before while-lowering, so each unrolled trip draws its own state): an
 // `rng(a, b)` of f32, bf16 or f16 becomes
 //   state = rng-get-and-update-state(), delta=W      (W = RngWords: n uniform, 2n normal)
-//   bits  = get-tuple-element(rng-bit-generator(state), index=1)   u32[W], algorithm=rng_philox
+//   bits  = get-tuple-element(rng-bit-generator(state), index=1)   u32[W], algorithm=rng_default
 //   u     = bitcast-convert((bits >> 9) | 0x3F800000, f32) - 1       in [0, 1)
 //   rng_uniform: u * (b - a) + a;  rng_normal: sqrt(-2 log(1 - u1)) cos(2pi u2) * b + a
 // in f32 (a and b converted), then converted to the result type. XLA's normal distribution uses

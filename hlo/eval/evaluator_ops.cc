@@ -464,7 +464,7 @@ Evaluated EvaluateLibraryOp(const HloInstruction& inst, const std::vector<const 
   switch (inst.opcode()) {
     case HloOpcode::kRngBitGenerator:
       TPUSIM_RETURN_IF_ERROR(Arity(inst, ops, 1));
-      return RngBitGenerator(*ops[0], out, kopt);
+      return RngBitGenerator(*ops[0], out, inst.rng_algorithm(), kopt);
     case HloOpcode::kRng:
       return Rng(inst, ops, ctx);
     case HloOpcode::kBatchNormTraining:

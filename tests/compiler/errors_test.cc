@@ -67,6 +67,29 @@ ENTRY e {
   EXPECT_NE(s.message().find("%r (add)"), std::string::npos) << s.message();
 }
 
+// rng_three_fry / rng_philox name XLA's generators, whose bits tpusim does not reproduce: refused
+// at the instruction, rng_default runs (hlo/eval/kernels/rng.h).
+TEST(CompileErrorsTest, RngBitGeneratorAlgorithmsOtherThanDefaultAreRefusedByName) {
+  for (const char* algorithm : {"rng_three_fry", "rng_philox"}) {
+    Status s = CompileText(std::string(R"(HloModule m
+ENTRY e {
+  s = u64[2] parameter(0)
+  ROOT r = (u64[2], u32[64]) rng-bit-generator(s), algorithm=)") + algorithm + "\n}",
+                           "tiny");
+    EXPECT_EQ(s.code(), StatusCode::kUnimplemented) << algorithm;
+    EXPECT_NE(s.message().find("test.hlo:4:"), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find(std::string("algorithm=") + algorithm), std::string::npos)
+        << s.message();
+  }
+  EXPECT_TRUE(CompileText(R"(HloModule m
+ENTRY e {
+  s = u64[2] parameter(0)
+  ROOT r = (u64[2], u32[64]) rng-bit-generator(s), algorithm=rng_default
+})",
+                          "tiny")
+                  .ok());
+}
+
 TEST(CompileErrorsTest, ReductionRowLargerThanVmemCompiles) {
   // One row of 400000 f32 (1.6 MB) does not fit tiny's 1 MiB of VMEM: it is reduced in chunks
   // (values: ReduceChunksTest).

@@ -498,5 +498,22 @@ add {
   EXPECT_EQ(EstimateCheckBytes(**module, int64_t{1} << 62), std::numeric_limits<int64_t>::max());
 }
 
+// rng-bit-generator: rng_default is tpusim's stream; rng_three_fry and rng_philox (XLA's
+// generators, whose bits it does not reproduce) are refused naming the algorithm.
+TEST(EvaluatorRngTest, OnlyTheDefaultAlgorithmIsEvaluated) {
+  for (const char* algorithm : {"rng_three_fry", "rng_philox"}) {
+    Status s = EvalHloStatus(std::string("HloModule m\nENTRY e {\n  s = u64[2] constant({1, 2})\n"
+                                         "  ROOT r = (u64[2], u32[8]) rng-bit-generator(s), "
+                                         "algorithm=") + algorithm + "\n}\n");
+    EXPECT_EQ(s.code(), StatusCode::kUnimplemented) << algorithm;
+    EXPECT_NE(s.message().find(std::string("algorithm=") + algorithm), std::string::npos)
+        << s.message();
+  }
+  EXPECT_TRUE(EvalHloStatus("HloModule m\nENTRY e {\n  s = u64[2] constant({1, 2})\n"
+                            "  ROOT r = (u64[2], u32[8]) rng-bit-generator(s), "
+                            "algorithm=rng_default\n}\n")
+                  .ok());
+}
+
 }  // namespace
 }  // namespace tpusim::hlo

@@ -12,8 +12,21 @@
 
 namespace tpusim::hlo {
 
+std::string UnsupportedRngAlgorithm(RandomAlgorithm algorithm) {
+  if (algorithm == RandomAlgorithm::kDefault) return "";
+  return fmt::format(
+      "algorithm={}: tpusim's generator does not reproduce the bits of XLA's {} bit generator "
+      "(only algorithm=rng_default runs: a TPU's default generator, modelled by tpusim's Philox "
+      "stream, hlo/eval/kernels/rng.h)",
+      RandomAlgorithmName(algorithm),
+      algorithm == RandomAlgorithm::kThreeFry ? "ThreeFry-2x32" : "Philox-4x32");
+}
+
 StatusOr<Literal> RngBitGenerator(const Literal& state, const Shape& out,
-                                  const KernelOptions& options) {
+                                  RandomAlgorithm algorithm, const KernelOptions& options) {
+  if (const std::string why = UnsupportedRngAlgorithm(algorithm); !why.empty()) {
+    return Unimplemented("rng-bit-generator " + why);
+  }
   if (!out.IsTuple() || out.tuple_shapes_size() != 2 ||
       state.element_type() != PrimitiveType::kU64 || state.element_count() < 2 ||
       !out.tuple_shapes(0).Compatible(state.shape())) {
@@ -85,7 +98,8 @@ StatusOr<Literal> RngFromState(RandomDistribution distribution, const Literal& a
   const int64_t n = out.ElementCount();
   const Shape words(PrimitiveType::kU32, {RngWords(distribution, out)});
   TPUSIM_ASSIGN_OR_RETURN(Literal drawn,
-                          RngBitGenerator(state, Shape::Tuple({state.shape(), words}), options));
+                          RngBitGenerator(state, Shape::Tuple({state.shape(), words}),
+                                          RandomAlgorithm::kDefault, options));
   const uint32_t* w = drawn.element(1).data<uint32_t>();
   const auto fa = static_cast<float>(a.GetAsDouble(0));
   const auto fb = static_cast<float>(b.GetAsDouble(0));

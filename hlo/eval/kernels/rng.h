@@ -3,9 +3,18 @@
 // et al., "Parallel random numbers: as easy as 1, 2, 3", SC'11) with key = the low/high halves of
 // state[0] and a 128-bit counter (state[1] low/high, block number); each block yields four u32 (or
 // two u64) values in row-major order of the output. The new state is state with state[1] advanced
-// by the number of blocks. Algorithm choice (rng_default / rng_three_fry / rng_philox) does not
-// change the stream here.
+// by the number of blocks.
+//
+// Algorithms: this stream is tpusim's `rng_default`. XLA's RngBitGeneratorExpander replaces
+// rng_default by the backend's default algorithm; on a TPU, rng_default is the TPU backend's own
+// generator, whose bits XLA does not publish, so any deterministic stream is a faithful model of it
+// (an assumption: its statistics, not its bits). `rng_three_fry` and `rng_philox` name XLA's
+// ThreeFryBitGenerator / PhiloxBitGenerator (xla/hlo/builder/lib/prng.cc), whose key, counter
+// and output layouts this stream does not reproduce bit for bit: they are refused
+// (UnsupportedRngAlgorithm) rather than run with bits that differ from XLA's.
 #pragma once
+
+#include <string>
 
 #include "common/status.h"
 #include "hlo/eval/kernels/kernel_options.h"
@@ -14,10 +23,14 @@
 
 namespace tpusim::hlo {
 
+/// Empty for rng_default; for rng_three_fry / rng_philox, why tpusim refuses them (see the file
+/// comment), for the evaluator's and the compiler's errors alike.
+std::string UnsupportedRngAlgorithm(RandomAlgorithm algorithm);
+
 /// `state` is u64[n >= 2]; `out` is the tuple (state shape, u32/u64/s32/s64 array). Returns the
-/// tuple.
+/// tuple. Unimplemented for an algorithm other than rng_default (UnsupportedRngAlgorithm).
 StatusOr<Literal> RngBitGenerator(const Literal& state, const Shape& out,
-                                  const KernelOptions& options);
+                                  RandomAlgorithm algorithm, const KernelOptions& options);
 
 /// The module's random generator, as XLA's RngExpander builds `rng` from it: a state u64[2] =
 /// {key, counter} that starts at {kRngKey, 0} for each evaluation and that every
