@@ -9,12 +9,18 @@
 
 namespace tpusim::driver {
 
+StatusOr<std::unique_ptr<hlo::HloModule>> PartitionManualRegions(const hlo::HloModule& module) {
+  TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<hlo::HloModule> partitioned,
+                          hlo::ParseHloModule(hlo::PrintModule(module), module.source_name()));
+  TPUSIM_RETURN_IF_ERROR(compiler::SpmdPartitioner().Run(*partitioned).status());
+  return partitioned;
+}
+
 StatusOr<hlo::CpuRunResult> RunOnHostCpu(const hlo::HloModule& module,
                                          const hlo::CpuRunOptions& options) {
   if (!compiler::spmd::HasManualSharding(module)) return hlo::RunModuleOnCpu(module, options);
   TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<hlo::HloModule> partitioned,
-                          hlo::ParseHloModule(hlo::PrintModule(module), module.source_name()));
-  TPUSIM_RETURN_IF_ERROR(compiler::SpmdPartitioner().Run(*partitioned).status());
+                          PartitionManualRegions(module));
   return hlo::RunModuleOnCpu(*partitioned, options);
 }
 

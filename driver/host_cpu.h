@@ -10,11 +10,19 @@
 // Any other module is evaluated as written.
 #pragma once
 
+#include <memory>
+
 #include "common/status.h"
 #include "hlo/eval/cpu_run.h"
 #include "hlo/module.h"
 
 namespace tpusim::driver {
+
+/// A copy of `module` (which has manual regions: compiler::spmd::HasManualSharding) as every device
+/// runs it: partitioned by compiler::SpmdPartitioner. The one place `run`'s check and the host-CPU
+/// runs below get such a module. Errors: the partitioner's located Unimplemented /
+/// InvalidArgument.
+StatusOr<std::unique_ptr<hlo::HloModule>> PartitionManualRegions(const hlo::HloModule& module);
 
 /// Evaluates `module` on the host CPU (hlo::RunModuleOnCpu), a module with manual regions after
 /// SPMD partitioning (above). Errors: those of hlo::RunModuleOnCpu, and the partitioner's located

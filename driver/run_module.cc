@@ -18,6 +18,7 @@
 #include "compiler/passes/spmd_check.h"
 #include "compiler/passes/spmd_manual.h"
 #include "driver/device_slice.h"
+#include "driver/host_cpu.h"
 #include "driver/limits.h"
 #include "driver/logging.h"
 #include "hlo/eval/evaluator.h"
@@ -178,8 +179,7 @@ StatusOr<std::vector<Literal>> EvaluateReference(const hlo::HloModule& module,
     // program every partition runs as the SPMD partitioner wrote it (spmd_manual.h), evaluated on
     // all devices in lockstep with the same shards of the arguments.
     TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<hlo::HloModule> partitioned,
-                            hlo::ParseHloModule(hlo::PrintModule(module), module.source_name()));
-    TPUSIM_RETURN_IF_ERROR(compiler::SpmdPartitioner().Run(*partitioned).status());
+                            PartitionManualRegions(module));
     TPUSIM_ASSIGN_OR_RETURN(
         out, ev.EvaluateReplicated(*partitioned, eval_replicas, partitions, in.args));
   } else if (spmd) {
