@@ -25,8 +25,6 @@
 #include "hlo/eval/literal.h"
 #include "hlo/eval/literal_compare.h"
 #include "hlo/eval/while_trips.h"
-#include "hlo/parser.h"
-#include "hlo/printer.h"
 #include "hlo/while_loop.h"
 #include "isa/program_traffic.h"
 
