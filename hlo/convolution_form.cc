@@ -69,10 +69,19 @@ bool GroupsOnMxu(int64_t cg, int64_t mxu_rows) { return cg * kMxuGroupFraction >
 
 }  // namespace
 
+bool KernelFoldsWindowColumnsIntoN(const std::vector<int64_t>& kernel_minor_to_major,
+                                   const ConvolutionDimensionNumbers& dnums) {
+  const auto& sp = dnums.kernel_spatial_dimensions;
+  return kernel_minor_to_major.size() >= 2 && !sp.empty() &&
+         kernel_minor_to_major[0] == dnums.kernel_output_feature_dimension &&
+         kernel_minor_to_major[1] == sp.back();
+}
+
 std::optional<DirectConvolution> PlanDirectConvolution(
     const std::vector<int64_t>& lhs, const std::vector<int64_t>& rhs,
     const std::vector<int64_t>& out, const Window& window, const ConvolutionDimensionNumbers& dnums,
-    int64_t feature_group_count, int64_t batch_group_count, int64_t mxu_rows) {
+    int64_t feature_group_count, int64_t batch_group_count, int64_t mxu_rows,
+    bool columns_in_n) {
   const int64_t groups = std::max<int64_t>(1, feature_group_count);
   if (groups > 1 &&
       (mxu_rows < 1 || lhs.size() <= static_cast<size_t>(dnums.input_feature_dimension) ||
@@ -101,6 +110,13 @@ std::optional<DirectConvolution> PlanDirectConvolution(
   // array's rows and the taps are adjacent in the input (no dilation along W). A reversed window
   // folds too: the taps are counted in input-offset order, and their weights (the kernel's
   // columns in reverse) are laid out in that order before they are loaded.
+  c.columns_in_n = columns_in_n && groups == 1 && c.C * 2 <= mxu_rows && c.KW > 1 &&
+                   c.ww.window_dilation == 1 && c.ww.base_dilation == 1 &&
+                   !c.ww.window_reversal && !c.wh.window_reversal;
+  if (c.columns_in_n) {
+    for (int64_t kh = 0; kh < c.KH; ++kh) c.k_tiles.push_back(ConvKTile{kh, 0, 1, 0, c.C});
+    return c;
+  }
   const bool fold = c.C * 2 <= mxu_rows && c.ww.window_dilation == 1;
   const int64_t fold_taps = fold ? std::max<int64_t>(1, mxu_rows / c.C) : 1;
   for (int64_t kh = 0; kh < c.KH; ++kh) {
@@ -226,14 +242,26 @@ ConvSummationOrder ConvolutionSummationOrder(const std::vector<int64_t>& lhs,
                                              const std::vector<int64_t>& out, const Window& window,
                                              const ConvolutionDimensionNumbers& dnums,
                                              int64_t feature_group_count, int64_t batch_group_count,
-                                             int64_t mxu_rows) {
+                                             int64_t mxu_rows, bool columns_in_n) {
   if (const auto sliced = SliceNegativePadding(lhs, window, dnums)) {
     return ConvolutionSummationOrder(sliced->lhs, rhs, out, sliced->window, dnums,
-                                     feature_group_count, batch_group_count, mxu_rows);
+                                     feature_group_count, batch_group_count, mxu_rows,
+                                     columns_in_n);
   }
   ConvSummationOrder so;
   if (const auto d = PlanDirectConvolution(lhs, rhs, out, window, dnums, feature_group_count,
-                                           batch_group_count, mxu_rows)) {
+                                           batch_group_count, mxu_rows, columns_in_n)) {
+    if (d->columns_in_n) {
+      // Column kw's partial sum: its taps (kh, kw) in kh order, one K tile each, all features.
+      for (int64_t kw = 0; kw < d->KW; ++kw) {
+        for (int64_t kh = 0; kh < d->KH; ++kh) {
+          for (int64_t f = 0; f < d->C; ++f) so.order.push_back((kh * d->KW + kw) * d->C + f);
+          so.tile_ends.push_back(static_cast<int64_t>(so.order.size()));
+        }
+        so.partial_ends.push_back(static_cast<int64_t>(so.tile_ends.size()));
+      }
+      return so;
+    }
     int64_t end = 0;
     for (const ConvKTile& t : d->k_tiles) so.tile_ends.push_back(end += t.k());
     return so;

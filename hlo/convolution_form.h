@@ -72,18 +72,36 @@ struct DirectConvolution : ConvGeometry {
   /// W * C, C and H * W * C for [N, H, W, C]; C * N, C and W * C * N for [H, W, N, C] (dim_labels
   /// 01bf), read in place.
   int64_t sN = 1, sH = 1, sW = 1;
+  /// Window columns folded into N (WindowColumnsInN): the K tiles are (kh, features) only
+  /// (taps = 1, kw = 0) and each one's weights are the window row's [C, KW * O] — column
+  /// kw * O + o holds tap (kh, kw)'s output feature o. A matmul streams every input column the
+  /// block's windows read; output (oh, ow) is the sum over kw, in kw order, of the popped column
+  /// block kw at input column ow * stride + kw.
+  bool columns_in_n = false;
 };
+
+/// Whether a kernel laid out `kernel_minor_to_major` (its physical order; empty = row-major)
+/// keeps the window's minor spatial dimension next to the output features — minor-to-major
+/// {o, kw, ..}, what XLA's TPU layout assignment gives a first layer's kernel with few input
+/// features (the MLPerf v0.7 ResNet/Mask R-CNN space-to-depth stem: [4,4,12,64]{3,1,2,0} in
+/// ../shared/calibration) — so that its window columns are folded into the MXU's N dimension
+/// rather than its contraction dimension (DirectConvolution::columns_in_n).
+bool KernelFoldsWindowColumnsIntoN(const std::vector<int64_t>& kernel_minor_to_major,
+                                   const ConvolutionDimensionNumbers& dnums);
 
 /// The direct form of a convolution with input dims `lhs`, kernel dims `rhs` and output dims
 /// `out` (logical, in the order `dnums` names them) on an MXU of `mxu_rows` rows; nullopt when it
 /// takes another form: batch_group_count > 1, feature groups of fewer than mxu_rows / 8 input
 /// features (VpuConvolution), more than two spatial dimensions, negative padding, or a
 /// filter-gradient shape (a window with more positions than the output has per image, where the
-/// contraction runs over the window).
+/// contraction runs over the window). `columns_in_n` (KernelFoldsWindowColumnsIntoN) asks for the
+/// window columns folded into N; it is taken when the convolution has no feature groups, at most
+/// mxu_rows / 2 input features, KW > 1 and no window dilation, base dilation or reversal along W.
 std::optional<DirectConvolution> PlanDirectConvolution(
     const std::vector<int64_t>& lhs, const std::vector<int64_t>& rhs,
     const std::vector<int64_t>& out, const Window& window, const ConvolutionDimensionNumbers& dnums,
-    int64_t feature_group_count, int64_t batch_group_count, int64_t mxu_rows);
+    int64_t feature_group_count, int64_t batch_group_count, int64_t mxu_rows,
+    bool columns_in_n = false);
 
 /// The vector-unit form of a grouped convolution with few input features per group (a depthwise
 /// convolution: one per group; its input gradient: the depthwise multiplier's), as XLA's TPU
@@ -185,15 +203,20 @@ std::optional<SlicedConvolutionInput> SliceNegativePadding(
 /// input-offset order (the kernel reversed first where the window is); a window reversal matters
 /// only to the direct form, the others take the reversed kernel and an unreversed window. Negative
 /// padding is read as SliceNegativePadding does (the same K axis).
+/// With the window columns folded into N (DirectConvolution::columns_in_n) the K indices are
+/// summed column by column: `partial_ends` (indices into tile_ends) says after which tile a
+/// column's partial sum ends; the partial sums are then added in f32 in order (the VPU's adds of
+/// the popped column blocks).
 struct ConvSummationOrder {
   std::vector<int64_t> order;  // empty = identity
   std::vector<int64_t> tile_ends;
+  std::vector<int64_t> partial_ends;  // empty = one sum
 };
 ConvSummationOrder ConvolutionSummationOrder(const std::vector<int64_t>& lhs,
                                              const std::vector<int64_t>& rhs,
                                              const std::vector<int64_t>& out, const Window& window,
                                              const ConvolutionDimensionNumbers& dnums,
                                              int64_t feature_group_count, int64_t batch_group_count,
-                                             int64_t mxu_rows);
+                                             int64_t mxu_rows, bool columns_in_n = false);
 
 }  // namespace tpusim::hlo

@@ -231,7 +231,8 @@ class DirectConvEmitter {
                     const hlo::DirectConvolution& p, const ConvBlocks& b,
                     std::vector<PassParts> passes, const HbmBuffer& lhs, const HbmBuffer& kernel,
                     const HbmBuffer& out, bool oi, bool int_path, ConvEpilogue epilogue,
-                    isa::Activation act, int64_t group = 0)
+                    isa::Activation act, int64_t group = 0,
+                    const hlo::DirectConvolution* columns = nullptr)
       : epilogue_(std::move(epilogue)),
         act_(act),
         em_(em),
@@ -251,7 +252,8 @@ class DirectConvEmitter {
         vmem_bytes_per_cycle_(config.core.vmem_bytes_per_cycle),
         vpu_lanes_(config.core.vpu.lanes),
         vpu_sublanes_(config.core.vpu.sublanes),
-        timing_(isa::MxuTiming::FromConfig(config.core.mxu)) {}
+        timing_(isa::MxuTiming::FromConfig(config.core.mxu)),
+        cols_(columns) {}
 
   Status Run() {
     TPUSIM_RETURN_IF_ERROR(Allocate());
@@ -371,6 +373,14 @@ class DirectConvEmitter {
     band_bytes_ = (b_.bn * image_band_bytes_ + 63) / 64 * 64;
     w_bytes_ = (b_.kt * b_.cc * b_.nc * W_.elem_bytes() + 63) / 64 * 64;
     out_bytes_ = (b_.mc() * b_.nc * O_.elem_bytes() + 63) / 64 * 64;
+    if (cols_ != nullptr) {
+      // The result block [rows x OW, O]; the popped column blocks (two sets) and their sums.
+      out_bytes_ = (ColumnSumElements() * O_.elem_bytes() + 63) / 64 * 64;
+      popped_bytes_ = (b_.mc() * b_.nc * 4 + 63) / 64 * 64;
+      sum_bytes_ = (ColumnSumElements() * 4 + 63) / 64 * 64;
+      TPUSIM_ASSIGN_OR_RETURN(popped0_, Alloc(2 * popped_bytes_, "popped column blocks"));
+      TPUSIM_ASSIGN_OR_RETURN(sum0_, Alloc(2 * sum_bytes_, "column sums"));
+    }
     TPUSIM_ASSIGN_OR_RETURN(band0_, Alloc(b_.nband * band_bytes_, "input bands"));
     TPUSIM_ASSIGN_OR_RETURN(w0_, Alloc(b_.nweights * w_bytes_, "kernel blocks"));
     if (oi_) {
@@ -505,6 +515,7 @@ class DirectConvEmitter {
   StatusOr<int64_t> LoadWeights(const Step& st, int64_t j0 = 0, int64_t kt = -1,
                                 uint64_t flag = kConvLoadFlag) {
     if (kt < 0) kt = Kt(st.s0);
+    if (cols_ != nullptr) return LoadWindowRows(st, j0, kt, flag);
     const int64_t cc = Cc(st.c0), nc = Nc(st.n0), re = W_.elem_bytes();
     // Per tap: HBM [C, Ot] ("io") or [Ot, C] ("oi") rows (Ot: all groups' output features);
     // VMEM [Cc, Nc] or [Nc, Cc].
@@ -531,6 +542,26 @@ class DirectConvEmitter {
           int64_t d, em_.Dma(isa::Opcode::kDmaHbmToVmem, src, std::span(ss).subspan(1),
                              dst + static_cast<uint64_t>(j * ds[0]), std::span(ds).subspan(1),
                              dims, re, flag));
+      n += d;
+    }
+    return n;
+  }
+
+  // With the window columns in N: window rows s0 + j0 .. of the kernel [KH, KW, C, O] as
+  // [C, KW x O] each (column kw * O + o: tap (kh, kw)'s output o), one DMA per window row.
+  StatusOr<int64_t> LoadWindowRows(const Step& st, int64_t j0, int64_t kt, uint64_t flag) {
+    const int64_t re = W_.elem_bytes(), KW = cols_->KW, C = cols_->C, O = cols_->O;
+    const std::vector<int64_t> dims{C, KW, O}, ss{O * re, C * O * re, re},
+        ds{KW * O * re, O * re, re};
+    int64_t n = 0;
+    for (int64_t j = j0; j < j0 + kt; ++j) {
+      const int64_t kh = st.s0 + j;
+      TPUSIM_ASSIGN_OR_RETURN(
+          int64_t d,
+          em_.Dma(isa::Opcode::kDmaHbmToVmem,
+                  W_.address + static_cast<uint64_t>(kh * KW * C * O * re), ss,
+                  Weights(st.w_ver) + static_cast<uint64_t>(j * C * KW * O * re), ds, dims, re,
+                  flag));
       n += d;
     }
     return n;
@@ -778,7 +809,9 @@ class DirectConvEmitter {
     const int o = static_cast<int>(bl.index % 2);
     em_.Wait(kOutFlag0 + static_cast<uint64_t>(o), store_count_[o]);
     store_count_[o] = 0;
-    const uint64_t out = OutBuf(bl.index);
+    const uint64_t out = cols_ != nullptr ? Popped(bl.index) : OutBuf(bl.index);
+    const isa::DType acc_dtype = int_path_ ? isa::DType::kS32 : isa::DType::kF32;
+    const int64_t pe = cols_ != nullptr ? 4 : O_.elem_bytes();
     const int64_t groups = RowGroups(nc, mc);
     for (int64_t nt = 0; nt < nc; nt += C_) {
       const int64_t j = nt / C_;
@@ -790,16 +823,66 @@ class DirectConvEmitter {
             .acc = static_cast<uint64_t>(acc),
             .m = static_cast<uint64_t>(groups > 1 ? p1 - p0 : mc),
             .n = static_cast<uint64_t>(std::min(C_, nc - nt)),
-            .acc_dtype = int_path_ ? isa::DType::kS32 : isa::DType::kF32,
-            .dst = out + static_cast<uint64_t>((p0 * nc + nt) * O_.elem_bytes()),
+            .acc_dtype = acc_dtype,
+            .dst = out + static_cast<uint64_t>((p0 * nc + nt) * pe),
             .stride = static_cast<uint64_t>(nc),
-            .dtype = O_.dtype,
+            .dtype = cols_ != nullptr ? acc_dtype : O_.dtype,
             .act = act_});
       }
     }
   }
 
+  // Elements of a result block with the window columns in N: its images x output rows x OW x O.
+  int64_t ColumnSumElements() const { return b_.bn * b_.bh * cols_->OW * cols_->O; }
+  uint64_t Popped(int64_t index) const {
+    return popped0_ + static_cast<uint64_t>((index % 2) * popped_bytes_);
+  }
+
+  // The window columns' partial sums of block `bl` (`rows` output rows of OW_q popped pixels, each
+  // [KW x O]) added into the block's result [rows x OW, O]: output column ow takes column block
+  // kw of popped pixel ow * stride + kw, added in kw order on the VPU (vpu.copy gathers each
+  // column block, vpu.binary adds it, vpu.convert rounds the sum to the result type).
+  void SumColumns(const Block& bl, int64_t rows) {
+    const isa::DType acc_dtype = int_path_ ? isa::DType::kS32 : isa::DType::kF32;
+    const int64_t OW = cols_->OW, O = cols_->O, KW = cols_->KW, stride = cols_->ww.stride;
+    const int64_t nc = p_.O, count = rows * OW * O;
+    const bool direct = O_.dtype == acc_dtype;  // the last add writes the result itself
+    const uint64_t sum = sum0_, part = sum0_ + static_cast<uint64_t>(sum_bytes_);
+    for (int64_t kw = 0; kw < KW; ++kw) {
+      em_.Emit(isa::op::VpuCopy{
+          .dtype = acc_dtype,
+          .dst = kw == 0 ? sum : part,
+          .src = Popped(bl.index) + static_cast<uint64_t>((kw * nc + kw * O) * 4),
+          .n0 = static_cast<uint64_t>(O),
+          .n1 = static_cast<uint64_t>(OW),
+          .n2 = static_cast<uint64_t>(rows),
+          .src_s0 = 1,
+          .src_s1 = stride * nc,
+          .src_s2 = p_.OW * nc,
+          .dst_s0 = 1,
+          .dst_s1 = O,
+          .dst_s2 = OW * O});
+      if (kw == 0) continue;
+      const bool last = kw + 1 == KW;
+      em_.Emit(isa::op::VpuBinary{.op = isa::BinaryOp::kAdd,
+                                  .dtype = acc_dtype,
+                                  .dst = last && direct ? OutBuf(bl.index) : sum,
+                                  .a = sum,
+                                  .b = part,
+                                  .rows = static_cast<uint64_t>(rows * OW),
+                                  .cols = static_cast<uint64_t>(O)});
+    }
+    if (!direct) {
+      em_.Emit(isa::op::VpuConvert{.src_dtype = acc_dtype,
+                                   .dtype = O_.dtype,
+                                   .dst = OutBuf(bl.index),
+                                   .src = sum,
+                                   .count = static_cast<uint64_t>(count)});
+    }
+  }
+
   Status Store(const Block& bl) {
+    if (cols_ != nullptr) return StoreColumnSums(bl);
     const Step probe{bl.n, bl.oh0, bl.ow0, bl.n0, 0, 0, 0, false, false, 0, 0};
     // Several images per block only when each is whole: their rows are contiguous in the output.
     const int64_t bh = Bn(probe) * Bh(probe), bw = Bw(probe), nc = Nc(bl.n0), oe = O_.elem_bytes();
@@ -824,6 +907,32 @@ class DirectConvEmitter {
     return em_.CheckSize();
   }
 
+  // With the window columns in N: sums the block's columns (SumColumns: one step after its pops,
+  // so the core's in-order issue does not wait on the pops) and stores the result block of whole
+  // output rows [rows x OW, O] of the original convolution, at its rows (images) in the output.
+  Status StoreColumnSums(const Block& bl) {
+    const Step probe{bl.n, bl.oh0, bl.ow0, bl.n0, 0, 0, 0, false, false, 0, 0};
+    const hlo::DirectConvolution& c = *cols_;
+    const int64_t rows = Bn(probe) * Bh(probe), oe = O_.elem_bytes(), mc = rows * c.OW;
+    SumColumns(bl, rows);
+    const int o = static_cast<int>(bl.index % 2);
+    const int64_t m0 = (bl.n * c.OH + bl.oh0) * c.OW;
+    if (epilogue_) {
+      TPUSIM_ASSIGN_OR_RETURN(const bool store_conv, epilogue_(OutBuf(bl.index), m0, mc, 0, c.O));
+      if (!store_conv) {
+        store_count_[o] = 0;
+        return em_.CheckSize();
+      }
+    }
+    const std::vector<int64_t> dims{mc, c.O}, ss{c.O * oe, oe}, ds{c.O * oe, oe};
+    TPUSIM_ASSIGN_OR_RETURN(
+        store_count_[o],
+        em_.Dma(isa::Opcode::kDmaVmemToHbm, OutBuf(bl.index), ss,
+                O_.address + static_cast<uint64_t>(m0 * c.O * oe), ds, dims, oe,
+                kOutFlag0 + static_cast<uint64_t>(o)));
+    return em_.CheckSize();
+  }
+
   const ConvEpilogue epilogue_;
   const isa::Activation act_;  // applied by the pops (Lowerer::FoldPopActivation)
   CoreEmitter& em_;
@@ -840,8 +949,11 @@ class DirectConvEmitter {
   const bool double_weights_;
   const int64_t vmem_bytes_per_cycle_, vpu_lanes_, vpu_sublanes_;
   const isa::MxuTiming timing_;
+  // The convolution whose window columns are folded into N, p_ being its MXU part (null: none).
+  const hlo::DirectConvolution* const cols_;
   int64_t image_band_bytes_ = 0, band_bytes_ = 0, w_bytes_ = 0, out_bytes_ = 0;
-  uint64_t band0_ = 0, w0_ = 0, stage0_ = 0, out0_ = 0;
+  int64_t popped_bytes_ = 0, sum_bytes_ = 0;
+  uint64_t band0_ = 0, w0_ = 0, stage0_ = 0, out0_ = 0, popped0_ = 0, sum0_ = 0;
   std::vector<Step> steps_;
   // The first step's kernel parts (IssueFirstLoads): the part of each slot, the DMAs of each part
   // not yet waited for. Empty after the first step.
@@ -1524,9 +1636,15 @@ Status Lowerer::LowerConvolution(const HloInstruction& inst) {
                                     inst.batch_group_count(), R)) {
       return LowerVpuConvolution(inst, *plan);
     }
+    // The kernel's layout may fold its window columns into N (float convolutions: integer sums
+    // are exact in any order, and the pops saturate s8 results as the direct form needs).
+    const hlo::Shape& kernel = inst.operand(1)->shape();
+    const bool columns_in_n =
+        kernel.has_layout() && hlo::IsFloatingPoint(inst.shape().element_type()) &&
+        hlo::KernelFoldsWindowColumnsIntoN(kernel.layout().minor_to_major, cd);
     if (const auto plan =
             hlo::PlanDirectConvolution(lhs, rhs, out, inst.window(), cd, inst.feature_group_count(),
-                                       inst.batch_group_count(), R)) {
+                                       inst.batch_group_count(), R, columns_in_n)) {
       return LowerDirectConvolution(inst, *plan);
     }
   }
@@ -1656,6 +1774,26 @@ Status Lowerer::LowerFilterGradConvolution(const HloInstruction& inst,
   return kernel.Run();
 }
 
+namespace {
+
+// The MXU part of a convolution whose window columns are folded into N
+// (hlo::DirectConvolution::columns_in_n): a convolution of window KH x 1 and stride 1 along W over
+// every input column the windows read (OW_q = (OW - 1) x stride + KW), with KW x O output
+// features, whose "output" pixels are the popped partial sums the emitter adds (SumColumns).
+hlo::DirectConvolution WindowColumnsMxuPart(const hlo::DirectConvolution& p) {
+  hlo::DirectConvolution q = p;
+  q.columns_in_n = false;
+  q.KW = 1;
+  q.OW = (p.OW - 1) * p.ww.stride + p.KW;
+  q.O = p.KW * p.O;
+  q.ww.size = 1;
+  q.ww.stride = 1;
+  q.ww.padding_high = std::max<int64_t>(0, q.OW - p.W - p.ww.padding_low);
+  return q;
+}
+
+}  // namespace
+
 Status Lowerer::LowerDirectConvolution(const HloInstruction& inst,
                                        hlo::DirectConvolution p) {
   const auto& cd = inst.convolution_dimension_numbers();
@@ -1675,17 +1813,53 @@ Status Lowerer::LowerDirectConvolution(const HloInstruction& inst,
   // activation-only epilogue runs in the pops instead (FoldPopActivation).
   const std::vector<const HloInstruction*>* epilogue_ops = nullptr;
   std::optional<PopActivation> pop_act;
+  // With the window columns in N the MXUs run `mxu` (WindowColumnsMxuPart) and the activation
+  // comes after the columns' sum, so it is not folded into the pops.
+  const bool cols = p.columns_in_n;
+  const hlo::DirectConvolution mxu = cols ? WindowColumnsMxuPart(p) : p;
   if (auto it = groups_.epilogue_of_dot.find(&inst); it != groups_.epilogue_of_dot.end()) {
     epilogue_ops = &it->second;
-    pop_act = FoldPopActivation(inst, *epilogue_ops);
+    if (!cols) pop_act = FoldPopActivation(inst, *epilogue_ops);
     if (pop_act) epilogue_ops = nullptr;
   }
   const HbmBuffer& O = pop_act ? Buffer(pop_act->last) : D;
   const int64_t le = L.elem_bytes(), re = Wt.elem_bytes(), oe = O.elem_bytes();
+  // A result block's rows and columns (of the convolution's [N x OH x OW, O] result).
+  const auto result_rows = [&](const ConvBlocks& b) { return cols ? b.bn * b.bh * p.OW : b.mc(); };
+  const auto kernel_vmem = [&](const ConvBlocks& b) {
+    const int64_t bytes = ConvVmemBytes(b, le, re, oe, oi);
+    if (!cols) return bytes;
+    // The two result blocks are [rows x OW, O] rather than [mc, nc]; two popped blocks [mc, nc]
+    // and two sums [rows x OW, O] in f32 come on top (DirectConvEmitter::Allocate).
+    const int64_t popped = b.mc() * b.nc, result = result_rows(b) * p.O;
+    return bytes + 2 * (result - popped) * oe + 2 * (popped + result) * 4 + 4 * 64;
+  };
+  // Blocks within `budget` bytes; with the columns in N only whole popped rows of all KW x O
+  // columns (a row's columns are summed across its pixels).
+  const auto choose = [&](int64_t budget) -> std::optional<ConvBlocks> {
+    std::optional<ConvBlocks> b =
+        ChooseConvBlocks(mxu, config_, le, re, oe, oi, budget, double_buffer_);
+    if (cols && b && kernel_vmem(*b) > budget) {  // again, in the VMEM the extra buffers leave
+      const int64_t extra = kernel_vmem(*b) - ConvVmemBytes(*b, le, re, oe, oi);
+      b = ChooseConvBlocks(mxu, config_, le, re, oe, oi, budget - extra, double_buffer_);
+    }
+    if (cols && b && (kernel_vmem(*b) > budget || b->bw < mxu.OW || b->nc < mxu.O)) {
+      return std::nullopt;
+    }
+    return b;
+  };
   const int64_t vmem = (em_.vmem_free() - 8 * 64) * (epilogue_ops != nullptr ? 2 : 3) / 3;
-  std::optional<ConvBlocks> blocks =
-      ChooseConvBlocks(p, config_, le, re, oe, oi, vmem, double_buffer_);
+  std::optional<ConvBlocks> blocks = choose(vmem);
   if (!blocks) {
+    if (cols) {
+      return DoesNotFit(
+          inst, fmt::format("accumulators/VMEM: the kernel's layout folds its {} window columns "
+                            "into the MXU's N dimension, which needs a whole row of {} input "
+                            "columns x {} columns per block (core.mxu.accumulator_rows = {}, "
+                            "core.vmem.capacity_bytes = {})",
+                            p.KW, mxu.OW, mxu.O, config_.core.mxu.accumulator_rows,
+                            em_.vmem_bytes()));
+    }
     return DoesNotFit(inst,
                       fmt::format("VMEM: no band of one output row with {} input features "
                                   "and its kernel taps fits core.vmem.capacity_bytes = {}",
@@ -1698,27 +1872,27 @@ Status Lowerer::LowerDirectConvolution(const HloInstruction& inst,
   ConvEpilogue run_epilogue;
   if (epilogue_ops != nullptr) {
     const auto epilogue_budget = [&] {
-      return em_.vmem_free() - 8 * 64 - ConvVmemBytes(*blocks, le, re, oe, oi);
+      return em_.vmem_free() - 8 * 64 - kernel_vmem(*blocks);
     };
-    TPUSIM_ASSIGN_OR_RETURN(epi, PlanEpilogue(inst, *epilogue_ops, blocks->mc(), blocks->nc,
-                                              epilogue_budget()));
+    const auto plan = [&] {
+      return PlanEpilogue(inst, *epilogue_ops, result_rows(*blocks),
+                          cols ? p.O : blocks->nc, epilogue_budget());
+    };
+    TPUSIM_ASSIGN_OR_RETURN(epi, plan());
     for (const int64_t share : {2, 3, 4}) {
-      if (epi && ConvVmemBytes(*blocks, le, re, oe, oi) <= em_.vmem_free() - 8 * 64) break;
+      if (epi && kernel_vmem(*blocks) <= em_.vmem_free() - 8 * 64) break;
       epi.reset();
       em_.ResetVmem();
-      std::optional<ConvBlocks> smaller = ChooseConvBlocks(
-          p, config_, le, re, oe, oi, (em_.vmem_free() - 8 * 64) / share, double_buffer_);
+      std::optional<ConvBlocks> smaller = choose((em_.vmem_free() - 8 * 64) / share);
       if (!smaller) break;
       blocks = smaller;
-      TPUSIM_ASSIGN_OR_RETURN(epi, PlanEpilogue(inst, *epilogue_ops, blocks->mc(), blocks->nc,
-                                                epilogue_budget()));
+      TPUSIM_ASSIGN_OR_RETURN(epi, plan());
     }
-    if (!epi || ConvVmemBytes(*blocks, le, re, oe, oi) > em_.vmem_free() - 8 * 64) {
+    if (!epi || kernel_vmem(*blocks) > em_.vmem_free() - 8 * 64) {
       // The epilogue took more than its third: run without it (its ops get kernels of their own).
       epi.reset();
       em_.ResetVmem();
-      blocks =
-          ChooseConvBlocks(p, config_, le, re, oe, oi, em_.vmem_free() - 8 * 64, double_buffer_);
+      blocks = choose(em_.vmem_free() - 8 * 64);
       if (!blocks) return Internal("convolution %" + inst.name() + ": blocks vanished");
     }
   }
@@ -1735,8 +1909,9 @@ Status Lowerer::LowerDirectConvolution(const HloInstruction& inst,
   // before the next reuses the VMEM.
   for (int64_t g = 0; g < p.groups; ++g) {
     if (g > 0) em_.ResetVmem();
-    DirectConvEmitter kernel(em_, config_, inst, p, *blocks, passes, L, Wt, O, oi, int_path,
-                             run_epilogue, pop_act ? pop_act->act : isa::Activation::kNone, g);
+    DirectConvEmitter kernel(em_, config_, inst, mxu, *blocks, passes, L, Wt, O, oi, int_path,
+                             run_epilogue, pop_act ? pop_act->act : isa::Activation::kNone, g,
+                             cols ? &p : nullptr);
     TPUSIM_RETURN_IF_ERROR(kernel.Run());
   }
   return CloseEpilogue(inst, pop_act.has_value(), epi ? &*epi : nullptr);

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "hlo/convolution_form.h"
 #include "hlo/eval/convert.h"
 #include "hlo/eval/custom_call_table.h"
 #include "hlo/eval/kernels/batch_norm.h"
@@ -375,6 +376,9 @@ Evaluated EvaluateMxuOp(const HloInstruction& inst, const std::vector<const Lite
       TPUSIM_RETURN_IF_ERROR(Arity(inst, ops, 2));
       ConvolutionParams p{inst.window(), inst.convolution_dimension_numbers(),
                           inst.feature_group_count(), inst.batch_group_count()};
+      const Shape& kernel = inst.operand(1)->shape();
+      p.columns_in_n = kernel.has_layout() &&
+                       KernelFoldsWindowColumnsIntoN(kernel.layout().minor_to_major, p.dnums);
       // TPU DEFAULT precision rounds f32 convolution operands to bf16 exactly as it does dot
       // operands (the convolution runs on the MXU; tpusim lowers it to a dot).
       const bool round = ctx.options->tpu_default_precision &&

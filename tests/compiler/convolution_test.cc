@@ -361,6 +361,49 @@ ENTRY e {
   EXPECT_GT(testing::InstructionsTagged(run.compiled.program, "xn", isa::Opcode::kVpuBinary), 0);
 }
 
+// A kernel laid out with its window column next to its output features ({3,1,2,0}: XLA's layout
+// of a space-to-depth first layer, hlo::KernelFoldsWindowColumnsIntoN) runs with the window
+// columns folded into N: per window row one matmul over every input column a block reads, the
+// columns' partial sums added on the VPU — exact against the evaluator summing column by column.
+TEST_P(ConvolutionTest, WindowColumnsInNSpaceToDepthStem) {
+  CheckAgainstEvaluator(Conv("bf16[10,23,2,12]{3,2,1,0}", "bf16[4,4,12,64]{3,1,2,0}",
+                             "bf16[2,10,23,64]{3,0,2,1}", "size=4x4 pad=1_2x1_2",
+                             "01bf_01io->b01f"),
+                        GetParam(), kExact, 0, {}, true);
+}
+
+TEST_P(ConvolutionTest, WindowColumnsInNStridedF32) {
+  CheckAgainstEvaluator(Conv("f32[2,17,19,5]", "f32[3,5,5,40]{3,1,2,0}", "f32[2,9,10,40]",
+                             "size=3x5 stride=2x2 pad=1_1x2_2", "b01f_01io->b01f"),
+                        GetParam(), kExact, 0, {}, true);
+}
+
+// The column sums feed the convolution's fused consumers (bias, ReLU, a batch-norm statistic):
+// the epilogue runs on the summed result block, never on the popped partial sums.
+TEST_P(ConvolutionTest, WindowColumnsInNWithAnEpilogue) {
+  CheckAgainstEvaluator(R"(HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = bf16[3,12,13,6] parameter(0)
+  k = bf16[3,3,6,32]{3,1,2,0} parameter(1)
+  bias = f32[32] parameter(2)
+  y = f32[3,12,13,32] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+  bb = f32[3,12,13,32] broadcast(bias), dimensions={3}
+  z = f32[3,12,13,32] add(y, bb)
+  zero = f32[] constant(0)
+  zz = f32[3,12,13,32] broadcast(zero), dimensions={}
+  r = f32[3,12,13,32] maximum(z, zz)
+  sum = f32[32] reduce(r, zero), dimensions={0,1,2}, to_apply=add
+  ROOT t = (f32[3,12,13,32], f32[32]) tuple(r, sum)
+}
+)",
+                        GetParam(), 1e-5, 1e-5, {}, true);
+}
+
 INSTANTIATE_TEST_SUITE_P(Configs, ConvolutionTest, ::testing::Values("tiny", "tpu-v3", "tpu-v4"));
 
 // A kernel too large for VMEM is streamed in blocks of window positions (and output features), not
@@ -680,6 +723,82 @@ TEST(ConvolutionStreamingTest, OnlyTheBandsPaddingIsZeroFilled) {
 
 // Small feature counts fold consecutive taps of a window row into one K tile (XLA's TPU handling
 // of a first layer's 3 channels); larger ones take one tap per tile.
+// The window-column form streams every input column of a row once per window row (K = the 12
+// features, no taps folded into K) through weights [12, KW x 64] on both MXUs, and sums the
+// columns on the VPU; the row-major kernel of the same convolution folds its taps into K instead.
+TEST(ConvolutionStreamingTest, WindowColumnsInNStreamsEachInputRowOncePerWindowRow) {
+  const auto program = [](const std::string& kernel_layout) {
+    return CompileTimingOnly(Conv("bf16[10,23,2,12]{3,2,1,0}", "bf16[4,4,12,64]" + kernel_layout,
+                                  "bf16[2,10,23,64]{3,0,2,1}", "size=4x4 pad=1_2x1_2",
+                                  "01bf_01io->b01f"));
+  };
+  auto columns = program("{3,1,2,0}");
+  ASSERT_TRUE(columns.ok()) << columns.status().message();
+  int64_t rows = 0, copies = 0;
+  for (const isa::Instruction& i : columns->program.cores[0].instructions) {
+    if (i.opcode == isa::Opcode::kMxuMatmul) {
+      const auto mm = i.As<isa::op::MxuMatmul>();
+      EXPECT_EQ(mm.k, 12u);
+      EXPECT_EQ(mm.n, 128u);  // 4 window columns x 64 outputs on two 128-column MXUs
+      rows += static_cast<int64_t>(mm.m);
+    }
+    if (i.opcode == isa::Opcode::kVpuCopy) ++copies;
+  }
+  // Per MXU, 26 input columns (23 + 1 + 2 padding) for each of 2 images x 10 output rows x 4
+  // window rows but the 3 per image that lie on padding rows (oh 8: kh 3; oh 9: kh 2, 3).
+  EXPECT_EQ(rows, 2 * 26 * (2 * 10 * 4 - 2 * 3));
+  EXPECT_GT(copies, 0);
+  auto folded = program("{3,2,1,0}");
+  ASSERT_TRUE(folded.ok()) << folded.status().message();
+  bool k_folded = false;
+  for (const isa::Instruction& i : folded->program.cores[0].instructions) {
+    if (i.opcode == isa::Opcode::kMxuMatmul) k_folded |= i.As<isa::op::MxuMatmul>().k > 12;
+  }
+  EXPECT_TRUE(k_folded);
+}
+
+TEST(ConvolutionFormTest, KernelLayoutFoldsWindowColumnsIntoN) {
+  hlo::Window w;
+  w.dimensions.resize(2);
+  for (auto& d : w.dimensions) d.size = 4;
+  hlo::ConvolutionDimensionNumbers dn;
+  dn.input_batch_dimension = 0;
+  dn.input_spatial_dimensions = {1, 2};
+  dn.input_feature_dimension = 3;
+  dn.kernel_spatial_dimensions = {0, 1};
+  dn.kernel_input_feature_dimension = 2;
+  dn.kernel_output_feature_dimension = 3;
+  dn.output_batch_dimension = 0;
+  dn.output_spatial_dimensions = {1, 2};
+  dn.output_feature_dimension = 3;
+  EXPECT_TRUE(hlo::KernelFoldsWindowColumnsIntoN({3, 1, 2, 0}, dn));
+  EXPECT_FALSE(hlo::KernelFoldsWindowColumnsIntoN({3, 2, 1, 0}, dn));  // features next to o
+  EXPECT_FALSE(hlo::KernelFoldsWindowColumnsIntoN({1, 3, 2, 0}, dn));  // o not minor
+  EXPECT_FALSE(hlo::KernelFoldsWindowColumnsIntoN({}, dn));
+  const std::vector<int64_t> in{1, 20, 20, 12}, k{4, 4, 12, 64}, out{1, 17, 17, 64};
+  auto p = hlo::PlanDirectConvolution(in, k, out, w, dn, 1, 1, 128, true);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_TRUE(p->columns_in_n);
+  ASSERT_EQ(p->k_tiles.size(), 4u);  // one K tile per window row: its 12 features
+  EXPECT_EQ(p->k_tiles[3].kh, 3);
+  EXPECT_EQ(p->k_tiles[3].k(), 12);
+  // The evaluator's order: column kw's taps (kh, kw) for kh = 0..3, then the next column.
+  const hlo::ConvSummationOrder order =
+      hlo::ConvolutionSummationOrder(in, k, out, w, dn, 1, 1, 128, true);
+  EXPECT_EQ(order.tile_ends.size(), 16u);
+  EXPECT_EQ(order.partial_ends, (std::vector<int64_t>{4, 8, 12, 16}));
+  ASSERT_EQ(order.order.size(), 4u * 4u * 12u);
+  EXPECT_EQ(order.order[12], (1 * 4 + 0) * 12);  // (kh 1, kw 0), feature 0
+  EXPECT_EQ(order.order[48], (0 * 4 + 1) * 12);  // (kh 0, kw 1), feature 0
+  // Not taken: more than R/2 features, a window dilated along W.
+  EXPECT_FALSE(hlo::PlanDirectConvolution({1, 20, 20, 96}, {4, 4, 96, 64}, out, w, dn, 1, 1, 128,
+                                          true)
+                   ->columns_in_n);
+  w.dimensions[1].window_dilation = 2;
+  EXPECT_FALSE(hlo::PlanDirectConvolution(in, k, {1, 17, 14, 64}, w, dn, 1, 1, 128, true)
+                   ->columns_in_n);
+}
+
 TEST(ConvolutionFormTest, SmallFeatureCountsFoldTaps) {
   hlo::Window w;
   w.dimensions.resize(2);

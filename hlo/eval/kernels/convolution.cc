@@ -91,7 +91,8 @@ Status RunConvolution(const Literal& lhs, const Literal& rhs, const ConvolutionP
   ConvSummationOrder order;
   if (options.mxu_k_tile > 0) {
     order = ConvolutionSummationOrder(lhs.shape().dimensions(), rhs.shape().dimensions(),
-                                      out.dimensions(), p.window, dn, G, BG, options.mxu_k_tile);
+                                      out.dimensions(), p.window, dn, G, BG, options.mxu_k_tile,
+                                      p.columns_in_n);
   }
 
   std::vector<Acc> Y(static_cast<size_t>(rows * O), Acc{0});
@@ -130,7 +131,7 @@ Status RunConvolution(const Literal& lhs, const Literal& rhs, const ConvolutionP
       }
       if (options.mxu_k_tile > 0) {
         MxuOrderGemmTiles<Acc>(patch.data(), KI, W.data() + g * Og, O, Y.data() + r0 * O + g * Og,
-                               O, nrows, Og, order.tile_ends, order.order);
+                               O, nrows, Og, order.tile_ends, order.order, order.partial_ends);
       } else {
         GemmTile<Acc>(patch.data(), KI, W.data() + g * Og, O, Y.data() + r0 * O + g * Og, O, nrows,
                       KI, Og, 0);

@@ -36,6 +36,9 @@ struct ConvolutionParams {
   ConvolutionDimensionNumbers dnums;
   int64_t feature_group_count = 1;
   int64_t batch_group_count = 1;
+  /// The kernel's layout folds the window columns into N (hlo::KernelFoldsWindowColumnsIntoN):
+  /// the MXU order (KernelOptions::mxu_k_tile > 0) sums column by column.
+  bool columns_in_n = false;
 };
 
 /// out = convolution(lhs, rhs). InvalidArgument (naming the shapes) if dims are inconsistent with
