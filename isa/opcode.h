@@ -49,6 +49,7 @@ std::string_view UnitName(Unit u);
 /// sync.barrier are kSync; the rest of the scalar unit kScalar.
 enum class Resource : uint8_t { kMxu, kHbm, kHost, kIci, kVpu, kSync, kScalar };
 Resource ResourceOf(Opcode op);
+inline constexpr size_t kResourceCount = static_cast<size_t>(Resource::kScalar) + 1;
 
 /// The type of an operand field (opcodes.def "Kind").
 enum class FieldKind : uint8_t {

@@ -51,6 +51,23 @@ const char* StallCategoryName(StallCategory c);
 /// kIci -> ici_bound, kVpu -> vpu_bound, kSync -> raw_sync_stall.
 StallCategory StallCategoryOf(isa::Resource r);
 
+/// What the instructions of one HLO op did on one core, summed over their executions (the report's
+/// per-op table and op-bound column). `cycles` are the in-order retirement charges (sequencer.h)
+/// by the resource of the instruction charged (isa::ResourceOf): summed over a core's ops, its
+/// cycle count.
+struct OpProfile {
+  uint64_t executions = 0;
+  std::array<uint64_t, isa::kResourceCount> cycles{};
+  uint64_t flop = 0;       // MXU: 2*M*K*N per execution; VPU: 1 per arithmetic element
+  uint64_t bytes = 0;      // bytes moved: DMA/ICI bytes, VPU/MXU VMEM bytes read + written
+  uint64_t hbm_bytes = 0;  // of `bytes`, those of DMAs to or from HBM (gathers, scatters included)
+  uint64_t total_cycles() const {
+    uint64_t t = 0;
+    for (const uint64_t c : cycles) t += c;
+    return t;
+  }
+};
+
 /// Per static instruction (core, index) totals over all its executions.
 struct InstructionProfile {
   uint64_t executions = 0;
@@ -65,7 +82,12 @@ struct CoreResult {
   std::string path;  // "chip0.core1"
   Cycles cycles;     // cycle at which the core's last instruction completed
   std::array<uint64_t, kNumStallCategories> stalls{};
-  std::vector<InstructionProfile> instructions;  // indexed like CoreProgram::instructions
+  /// Per HLO tag of the program (CoreProgram::hlo_tag; index Program::hlo_names.size() holds the
+  /// untagged instructions).
+  std::vector<OpProfile> ops;
+  /// Per instruction, indexed like CoreProgram::instructions: only with
+  /// SimOptions::instruction_profile (40 bytes per instruction and core; empty otherwise).
+  std::vector<InstructionProfile> instructions;
   uint64_t mxu_flop = 0;
   uint64_t vpu_flop = 0;
   uint64_t useful_macs = 0;  // sum over the core's MXUs of M*K*N

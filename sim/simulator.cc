@@ -203,6 +203,7 @@ StatusOr<SimResult> Simulator::Run(const isa::Program& program,
 
   System::Options sys_options;
   sys_options.mxu_model = options_.mxu_model;
+  sys_options.instruction_profile = options_.instruction_profile;
   std::unique_ptr<TraceCollector> collector;
   TraceSink* trace = options_.trace_sink;
   if (trace == nullptr && options_.trace) {

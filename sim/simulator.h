@@ -46,6 +46,9 @@ struct SimOptions {
   bool compute_values = true;  // false (--timing-only): no data effects, no MXU values; memory
                                // addresses are then not checked at run time (run the verifier)
   bool trace = false;  // keep the instruction events in SimResult::trace_events (TraceCollector)
+  /// Keep a profile per instruction (CoreResult::instructions: executions, cycles, unit cycles,
+  /// FLOP, bytes; 40 bytes per instruction and core) besides the per-op one every run keeps.
+  bool instruction_profile = false;
   uint64_t trace_max_events = 4'000'000;  // ... at most this many (then trace_truncated)
   /// Where the timeline goes while the run lasts (sim/trace/trace_writer.h streams it to a file);
   /// not owned. When set, `trace` and `trace_max_events` are unused.

@@ -26,6 +26,7 @@ StatusOr<std::unique_ptr<System>> System::Create(const config::ChipConfig& confi
   ctx.interconnect = s->interconnect_.get();
   ctx.stats = s->stats_.get();
   ctx.trace = options.trace;
+  ctx.instruction_profile = options.instruction_profile;
   ctx.trace_tracks = &s->trace_tracks_;
   s->network_->set_trace(options.trace);
   const double vmem_bpc = static_cast<double>(config.core.vmem_bytes_per_cycle);

@@ -24,6 +24,7 @@ class System {
   struct Options {
     MxuModelKind mxu_model = MxuModelKind::kFast;
     TraceSink* trace = nullptr;  // null: no trace
+    bool instruction_profile = false;  // SimOptions::instruction_profile
   };
   /// Builds the units for `program` (its cores 0..n-1 on chips 0..). `config` is valid
   /// (config::ValidateChipConfig, which Simulator::Run checks); InvalidArgument when a core's

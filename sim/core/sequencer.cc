@@ -13,7 +13,7 @@ namespace tpusim::sim {
 Sequencer::Sequencer(std::string path, int core, const isa::Program& program,
                      const UnitTargets& targets, TransferNetwork::Connection arrivals,
                      ErrorSink* errors, int unit_id, StatRegistry& stats, TraceSink* trace,
-                     std::vector<int> trace_tracks)
+                     std::vector<int> trace_tracks, bool instruction_profile)
     : path_(std::move(path)),
       core_(core),
       program_(program),
@@ -42,7 +42,9 @@ Sequencer::Sequencer(std::string path, int core, const isa::Program& program,
   release_.set_receiver(this);
   credits_.assign(targets_.size(), static_cast<int>(targets.queue_depth));
   outstanding_.assign(targets_.size(), 0);
-  profile_.resize(code_.instructions.size());
+  profile_.executions.resize(code_.instructions.size());
+  profile_.ops.resize(program.hlo_names.size() + 1);
+  if (instruction_profile) profile_.details.resize(code_.instructions.size());
   // Simulator::Run rejects unmatched loops (loop_structure_.status()) before a run starts.
   for (const isa::Instruction& inst : code_.instructions) {
     if (inst.opcode == isa::Opcode::kCtrlBreakUnless) {
@@ -130,8 +132,7 @@ void Sequencer::AddScalar(int32_t pc, Cycles issue, Cycles done, StallCategory c
   f.done = true;
   ++next_seq_;
   inflight_.push_back(f);
-  ++profile_[pc].executions;
-  ++executed_;
+  CountExecution(pc);
   issued_->Add(1);
 }
 
@@ -145,9 +146,19 @@ void Sequencer::Retire() {
   while (!inflight_.empty() && inflight_.front().done) {
     const InFlight& f = inflight_.front();
     const Cycles end = std::max(frontier_, f.done_cycle);
-    InstructionProfile& p = profile_[f.pc];
-    p.cycles += (end - frontier_).value();
-    p.unit_cycles += (f.done_cycle - f.issue).value();
+    const size_t pc = static_cast<size_t>(f.pc);
+    const int32_t op = code_.hlo_tag(pc);
+    const size_t untagged = profile_.ops.size() - 1;
+    OpProfile& o = profile_.ops[op >= 0 && static_cast<size_t>(op) < untagged
+                                    ? static_cast<size_t>(op)
+                                    : untagged];
+    o.cycles[static_cast<size_t>(isa::ResourceOf(code_.instructions[pc].opcode))] +=
+        (end - frontier_).value();
+    if (!profile_.details.empty()) {
+      InstructionProfile& p = profile_.details[pc];
+      p.cycles += (end - frontier_).value();
+      p.unit_cycles += (f.done_cycle - f.issue).value();
+    }
     if (end > frontier_) attribution_->AddSegment(frontier_.value(), end.value(), f.category);
     if (trace_ != nullptr) {
       const int32_t tag = code_.hlo_tag(static_cast<size_t>(f.pc));
@@ -263,8 +274,7 @@ void Sequencer::Step(Cycles now) {
       f.start = t;
       barrier_seq_ = next_seq_++;
       inflight_.push_back(f);
-      ++profile_[pc].executions;
-      ++executed_;
+      CountExecution(pc);
       issued_->Add(1);
       hub_->Send(now, SyncMessage{core_, inst.As<isa::op::SyncBarrier>().group, 0, inst});
       in_barrier_ = true;
@@ -354,8 +364,7 @@ bool Sequencer::IssueToUnit(Cycles now, const isa::Instruction& inst) {
     f.flag = static_cast<int>(isa::DmaDescriptorOf(inst).flag);
   }
   inflight_.push_back(f);
-  ++profile_[pc].executions;
-  ++executed_;
+  CountExecution(pc);
   issued_->Add(1);
   ++pc_;
   return true;
@@ -500,8 +509,16 @@ void Sequencer::SkipTrips(size_t level, uint64_t trips) {
   loops_[level].trips_done += trips;
 }
 
+void Sequencer::CountExecution(size_t pc) {
+  ++profile_.executions[pc];
+  if (!profile_.details.empty()) ++profile_.details[pc].executions;
+  ++executed_;
+}
+
 void Sequencer::SaveStats(std::vector<uint64_t>& out) const {
-  for (const InstructionProfile& p : profile_) {
+  out.insert(out.end(), profile_.executions.begin(), profile_.executions.end());
+  for (const OpProfile& o : profile_.ops) out.insert(out.end(), o.cycles.begin(), o.cycles.end());
+  for (const InstructionProfile& p : profile_.details) {
     out.push_back(p.executions);
     out.push_back(p.cycles);
     out.push_back(p.unit_cycles);
@@ -511,7 +528,11 @@ void Sequencer::SaveStats(std::vector<uint64_t>& out) const {
 }
 
 void Sequencer::AdvanceStats(const uint64_t* delta, uint64_t times) {
-  for (InstructionProfile& p : profile_) {
+  for (uint64_t& e : profile_.executions) e += *delta++ * times;
+  for (OpProfile& o : profile_.ops) {
+    for (uint64_t& c : o.cycles) c += *delta++ * times;
+  }
+  for (InstructionProfile& p : profile_.details) {
     p.executions += *delta++ * times;
     p.cycles += *delta++ * times;
     p.unit_cycles += *delta++ * times;

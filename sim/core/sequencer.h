@@ -53,7 +53,8 @@ class Sequencer : public Unit {
  public:
   Sequencer(std::string path, int core, const isa::Program& program, const UnitTargets& targets,
             TransferNetwork::Connection arrivals, ErrorSink* errors, int unit_id,
-            StatRegistry& stats, TraceSink* trace, std::vector<int> trace_tracks);
+            StatRegistry& stats, TraceSink* trace, std::vector<int> trace_tracks,
+            bool instruction_profile = false);
 
   /// The report port of target `i` (the order of UnitTargets) — the unit sends to it.
   Port<Report>& reports(int i) { return reports_[i]; }
@@ -75,9 +76,17 @@ class Sequencer : public Unit {
   /// Why a core that is not finished is stuck (for the deadlock message).
   std::string BlockedReason() const;
   Cycles end() const { return frontier_; }
-  const std::vector<InstructionProfile>& profile() const { return profile_; }
+  /// What the core's instructions did so far: executions per instruction, retirement cycles per
+  /// HLO op (OpProfile::cycles; FLOP and bytes are the TensorCore's to add) and, with
+  /// `instruction_profile`, executions and cycles per instruction.
+  struct Profile {
+    std::vector<uint64_t> executions;         // per instruction
+    std::vector<OpProfile> ops;               // per HLO tag, then the untagged
+    std::vector<InstructionProfile> details;  // per instruction, or empty
+  };
+  const Profile& profile() const { return profile_; }
   /// Moves the profile out (after the run: the core's result keeps it, not a copy).
-  std::vector<InstructionProfile> TakeProfile() { return std::move(profile_); }
+  Profile TakeProfile() { return std::move(profile_); }
   /// Where retired segments go (the core's stall attribution; not owned, must be set).
   void set_attribution(StallAttribution* a) { attribution_ = a; }
   const std::vector<uint32_t>& flags() const { return flags_; }
@@ -187,7 +196,8 @@ class Sequencer : public Unit {
   Cycles frontier_;
   uint64_t executed_ = 0;
   uint64_t loop_trips_ = 0;
-  std::vector<InstructionProfile> profile_;
+  Profile profile_;
+  void CountExecution(size_t pc);
   StallAttribution* attribution_ = nullptr;
 
   State state_ = State::kIssuing;

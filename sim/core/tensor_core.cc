@@ -106,7 +106,8 @@ StatusOr<std::unique_ptr<TensorCore>> TensorCore::Create(int core, const CoreCon
   }
   tc->sequencer_ = std::make_unique<Sequencer>(tc->path_ + ".sequencer", core, *ctx.program,
                                                targets, ctx.arrivals[core], ctx.errors,
-                                               (*next_unit_id)++, stats, ctx.trace, tracks);
+                                               (*next_unit_id)++, stats, ctx.trace, tracks,
+                                               ctx.instruction_profile);
   Sequencer& seq = *tc->sequencer_;
   if (ctx.state != nullptr) seq.set_values(ctx.state);
   int i = 0;
@@ -138,19 +139,31 @@ CoreResult TensorCore::Finish(Cycles end, const isa::Program& program) {
   r.core = core_;
   r.path = path_;
   r.cycles = sequencer_->end();
-  r.instructions = sequencer_->TakeProfile();
+  Sequencer::Profile profile = sequencer_->TakeProfile();
+  r.ops = std::move(profile.ops);
+  r.instructions = std::move(profile.details);
   const isa::CoreProgram& code = program.cores[core_];
-  for (size_t pc = 0; pc < r.instructions.size(); ++pc) {
-    InstructionProfile& p = r.instructions[pc];
-    if (p.executions == 0) continue;
-    auto [flop, bytes] = Work(code.instructions[pc], *config_, core_, program);
-    p.flop = flop * p.executions;
-    p.bytes = bytes * p.executions;
-    if (code.instructions[pc].opcode == isa::Opcode::kMxuMatmul) {
-      r.mxu_flop += p.flop;
-    } else {
-      r.vpu_flop += p.flop;
+  const size_t untagged = r.ops.size() - 1;
+  for (size_t pc = 0; pc < profile.executions.size(); ++pc) {
+    const uint64_t n = profile.executions[pc];
+    if (n == 0) continue;
+    const isa::Instruction& inst = code.instructions[pc];
+    auto [flop, bytes] = Work(inst, *config_, core_, program);
+    const int32_t tag = code.hlo_tag(pc);
+    OpProfile& o = r.ops[tag >= 0 && static_cast<size_t>(tag) < untagged ? static_cast<size_t>(tag)
+                                                                          : untagged];
+    o.executions += n;
+    o.flop += flop * n;
+    o.bytes += bytes * n;
+    if (inst.opcode == isa::Opcode::kDmaHbmToVmem || inst.opcode == isa::Opcode::kDmaVmemToHbm ||
+        inst.opcode == isa::Opcode::kDmaGather || inst.opcode == isa::Opcode::kDmaScatter) {
+      o.hbm_bytes += bytes * n;
     }
+    if (!r.instructions.empty()) {
+      r.instructions[pc].flop = flop * n;
+      r.instructions[pc].bytes = bytes * n;
+    }
+    (inst.opcode == isa::Opcode::kMxuMatmul ? r.mxu_flop : r.vpu_flop) += flop * n;
   }
   for (auto& m : mxus_) {
     m->Finish();

@@ -39,6 +39,7 @@ struct CoreContext {
   std::vector<int> local_copy;  // per global core: the VMEM-to-VMEM copy resource
   TraceSink* trace = nullptr;   // null: no trace
   std::vector<TraceTrack>* trace_tracks = nullptr;
+  bool instruction_profile = false;  // SimOptions::instruction_profile
 };
 
 class TensorCore {

@@ -11,9 +11,9 @@ namespace {
 constexpr int kNumBounds = 7;
 using CyclesByBound = std::array<uint64_t, kNumBounds>;
 
-// The class of an instruction (op_bound.h): its resource, the scalar unit's time counted as sync.
-OpBound ClassOf(isa::Opcode op) {
-  switch (isa::ResourceOf(op)) {
+// The class of an instruction of `resource` (op_bound.h): the scalar unit's time counts as sync.
+OpBound ClassOf(isa::Resource resource) {
+  switch (resource) {
     case isa::Resource::kMxu:
       return OpBound::kMxu;
     case isa::Resource::kHbm:
@@ -36,12 +36,11 @@ std::vector<CyclesByBound> CyclesByClass(const SimResult& sim, const isa::Progra
   std::vector<CyclesByBound> out(program.hlo_names.size());
   for (const CoreResult& core : sim.cores) {
     if (core.core >= program.num_cores()) continue;
-    const isa::CoreProgram& cp = program.cores[static_cast<size_t>(core.core)];
-    for (size_t pc = 0; pc < core.instructions.size() && pc < cp.instructions.size(); ++pc) {
-      const int32_t tag = cp.hlo_tag(pc);
-      if (tag < 0 || static_cast<size_t>(tag) >= out.size()) continue;
-      out[static_cast<size_t>(tag)][static_cast<int>(ClassOf(cp.instructions[pc].opcode))] +=
-          core.instructions[pc].cycles;
+    for (size_t tag = 0; tag < core.ops.size() && tag < out.size(); ++tag) {
+      for (size_t r = 0; r < isa::kResourceCount; ++r) {
+        out[tag][static_cast<int>(ClassOf(static_cast<isa::Resource>(r)))] +=
+            core.ops[tag].cycles[r];
+      }
     }
   }
   return out;

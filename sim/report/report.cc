@@ -116,19 +116,13 @@ std::vector<OpSummary> SummarizeOps(const SimResult& result, const isa::Program&
   ops[n].opcode = "";
   for (const CoreResult& core : result.cores) {
     if (core.core >= program.num_cores()) continue;
-    const isa::CoreProgram& cp = program.cores[core.core];
-    for (size_t pc = 0; pc < core.instructions.size(); ++pc) {
-      const InstructionProfile& p = core.instructions[pc];
-      int32_t tag = cp.hlo_tag(pc);
-      OpSummary& o = tag >= 0 && static_cast<size_t>(tag) < n ? ops[tag] : ops[n];
-      o.cycles += p.cycles;
+    for (size_t t = 0; t < core.ops.size() && t <= n; ++t) {
+      const OpProfile& p = core.ops[t];
+      OpSummary& o = ops[t];
+      o.cycles += p.total_cycles();
       o.flops += p.flop;
       o.bytes += p.bytes;
-      const isa::Opcode opcode = cp.instructions[pc].opcode;
-      if (opcode == isa::Opcode::kDmaHbmToVmem || opcode == isa::Opcode::kDmaVmemToHbm ||
-          opcode == isa::Opcode::kDmaGather || opcode == isa::Opcode::kDmaScatter) {
-        o.hbm_bytes += p.bytes;
-      }
+      o.hbm_bytes += p.hbm_bytes;
       o.instructions += p.executions;
     }
   }
@@ -188,7 +182,7 @@ Json BuildReportJson(const SimResult& r, const isa::Program& program,
     cj["mxu_flops"] = c.mxu_flop;
     cj["mxu_utilization"] = MxuUtilization(r, c.useful_macs, 1);
     uint64_t executed = 0;
-    for (const InstructionProfile& p : c.instructions) executed += p.executions;
+    for (const OpProfile& p : c.ops) executed += p.executions;
     cj["instructions_executed"] = executed;
     Json& cs = cj["stalls"];
     for (int k = 0; k < kNumStallCategories; ++k) {

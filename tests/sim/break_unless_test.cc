@@ -14,6 +14,13 @@
 namespace tpusim::sim {
 namespace {
 
+// Options that keep the per-instruction profile the tests compare.
+SimOptions ProfiledOptions() {
+  SimOptions o;
+  o.instruction_profile = true;
+  return o;
+}
+
 using testing::Asm;
 using testing::TinyChip;
 
@@ -43,7 +50,7 @@ uint64_t Executions(const SimResult& r, size_t pc) {
 
 TEST(SimBreakUnlessTest, ValuesDecideTheTripsWhateverTheHint) {
   for (int hint : {0, 5, 900}) {
-    auto r = Simulator(TinyChip()).Run(Asm(CountTo(hint)));
+    auto r = Simulator(TinyChip(), ProfiledOptions()).Run(Asm(CountTo(hint)));
     ASSERT_TRUE(r.ok()) << r.status().message();
     EXPECT_EQ(Executions(*r, 5), 5u) << hint;  // vpu.binary: 5 body trips
     EXPECT_EQ(Executions(*r, 1), 6u) << hint;  // vpu.compare: once more, to fail
@@ -55,9 +62,10 @@ TEST(SimBreakUnlessTest, ValuesDecideTheTripsWhateverTheHint) {
 }
 
 TEST(SimBreakUnlessTest, TimingOnlyTakesTheHintAndMatchesTheCycles) {
-  auto with_values = Simulator(TinyChip()).Run(Asm(CountTo(5)));
+  auto with_values = Simulator(TinyChip(), ProfiledOptions()).Run(Asm(CountTo(5)));
   ASSERT_TRUE(with_values.ok()) << with_values.status().message();
   SimOptions o;
+  o.instruction_profile = true;  // per-instruction statistics compared
   o.compute_values = false;
   auto timing = Simulator(TinyChip(), o).Run(Asm(CountTo(5)));
   ASSERT_TRUE(timing.ok()) << timing.status().message();

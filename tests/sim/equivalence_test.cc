@@ -30,6 +30,7 @@ TEST_P(EquivalenceTest, RandomProgramEndsInTheInterpretersState) {
   ASSERT_TRUE(verified.ok()) << verified.message();
   for (MxuModelKind kind : {MxuModelKind::kFast, MxuModelKind::kPe}) {
     SimOptions o;
+    o.instruction_profile = true;  // per-instruction statistics compared
     o.mxu_model = kind;
     auto r = RunAndCheck(chip, p, o);
     ASSERT_TRUE(r.ok()) << r.status().message();
@@ -66,10 +67,12 @@ TEST(OrderIndependenceTest, StepOrderWithinACycleChangesNothing) {
   const config::ChipConfig chip = testing::TinyChip(2, 2);
   isa::Program p = testing::RandomProgram(11, 4, 120);
   SimOptions forward;
+  forward.instruction_profile = true;  // per-instruction statistics compared
   auto a = RunAndCheck(chip, p, forward);
   ASSERT_TRUE(a.ok()) << a.status().message();
   for (StepOrder order : {StepOrder::kReverse, StepOrder::kShuffled}) {
     SimOptions o;
+    o.instruction_profile = true;  // per-instruction statistics compared
     o.step_order = order;
     o.step_seed = 12345;
     auto b = RunAndCheck(chip, p, o);  // same final memory as the interpreter, so as each other
@@ -92,6 +95,7 @@ TEST(ScheduleTest, SteppingOnlyUnitsWithWorkChangesNothing) {
     for (bool values : {true, false}) {
       SCOPED_TRACE(::testing::Message() << "seed " << c.seed << " values " << values);
       SimOptions o;
+      o.instruction_profile = true;  // per-instruction statistics compared
       o.compute_values = values;
       auto scheduled = Simulator(chip, o).Run(p);
       o.step_every_unit = true;
@@ -114,6 +118,7 @@ TEST(DeterminismTest, TwoRunsGiveTheSameStatsAndBits) {
   const config::ChipConfig chip = testing::TinyChip(4, 1);
   isa::Program p = testing::RandomProgram(21, 4, 100);
   SimOptions o;
+  o.instruction_profile = true;  // per-instruction statistics compared
   o.trace = true;
   auto a = Simulator(chip, o).Run(p);
   auto b = Simulator(chip, o).Run(p);

@@ -59,6 +59,7 @@ isa::Program TwoCoreLoops(int trips) {
 
 SimResult Simulate(const isa::Program& p, bool fast_forward, bool values = false) {
   SimOptions o;
+  o.instruction_profile = true;  // per-instruction statistics compared
   o.compute_values = values;
   o.fast_forward = fast_forward;
   auto r = Simulator(TinyChip(2), o).Run(p);
@@ -77,7 +78,18 @@ void ExpectSameStatistics(const SimResult& a, const SimResult& b) {
     EXPECT_EQ(a.cores[c].useful_macs, b.cores[c].useful_macs) << c;
     EXPECT_EQ(a.cores[c].mxu_flop, b.cores[c].mxu_flop) << c;
     EXPECT_EQ(a.cores[c].vpu_flop, b.cores[c].vpu_flop) << c;
+    ASSERT_EQ(a.cores[c].ops.size(), b.cores[c].ops.size());
+    for (size_t t = 0; t < a.cores[c].ops.size(); ++t) {
+      const OpProfile& x = a.cores[c].ops[t];
+      const OpProfile& y = b.cores[c].ops[t];
+      EXPECT_EQ(x.executions, y.executions) << "core " << c << " op " << t;
+      EXPECT_EQ(x.cycles, y.cycles) << "core " << c << " op " << t;
+      EXPECT_EQ(x.flop, y.flop) << "core " << c << " op " << t;
+      EXPECT_EQ(x.bytes, y.bytes) << "core " << c << " op " << t;
+      EXPECT_EQ(x.hbm_bytes, y.hbm_bytes) << "core " << c << " op " << t;
+    }
     ASSERT_EQ(a.cores[c].instructions.size(), b.cores[c].instructions.size());
+    ASSERT_FALSE(a.cores[c].instructions.empty());
     for (size_t i = 0; i < a.cores[c].instructions.size(); ++i) {
       const InstructionProfile& x = a.cores[c].instructions[i];
       const InstructionProfile& y = b.cores[c].instructions[i];
@@ -98,6 +110,7 @@ TEST(FastForward, EveryStatisticEqualsTheFullSimulation) {
     ExpectSameStatistics(fast, full);
     EXPECT_EQ(full.fast_forward_trips, 0u);
     SimOptions every;
+    every.instruction_profile = true;  // per-instruction statistics compared
     every.compute_values = false;
     every.step_every_unit = true;
     auto reference = Simulator(TinyChip(2), every).Run(p);
@@ -129,6 +142,7 @@ TEST(FastForward, NestedLoopsAndSeveralPeriodsPerOuterTrip) {
     ctrl.halt
   )");
   SimOptions o;
+  o.instruction_profile = true;  // per-instruction statistics compared
   o.compute_values = false;
   o.fast_forward = false;
   auto full = Simulator(TinyChip(), o).Run(p);
@@ -176,6 +190,7 @@ TEST(FastForward, RandomLoopBodiesGiveTheFullSimulationsStatistics) {
         insts.insert(insts.end() - 1, isa::op::CtrlEndLoop{}.ToInstruction());
       }
       SimOptions o;
+      o.instruction_profile = true;  // per-instruction statistics compared
       o.compute_values = false;
       o.fast_forward = false;
       const config::ChipConfig chip = TinyChip(cores > 1 ? 2 : 1, cores > 1 ? cores / 2 : 1);
@@ -219,6 +234,7 @@ TEST(FastForward, StopsBeforeATimingOnlyBreakUnlessLeavesTheLoop) {
     ctrl.halt
   )");
     SimOptions o;
+    o.instruction_profile = true;  // per-instruction statistics compared
     o.compute_values = false;
     o.fast_forward = false;
     auto full = Simulator(TinyChip(), o).Run(p);
@@ -239,6 +255,7 @@ TEST(FastForward, OffWithValuesThePeModelOrATrace) {
   const isa::Program p = TwoCoreLoops(40);
   EXPECT_EQ(Simulate(p, true, /*values=*/true).fast_forward_trips, 0u);
   SimOptions o;
+  o.instruction_profile = true;  // per-instruction statistics compared
   o.compute_values = false;
   o.mxu_model = MxuModelKind::kPe;
   auto pe = Simulator(TinyChip(2), o).Run(p);

@@ -37,7 +37,9 @@ TEST(OpBoundTest, EachTagIsBoundByTheClassChargedTheMostCycles) {
     nop
     ctrl.halt
   )");
-  auto r = Simulator(testing::TinyChip()).Run(p);
+  SimOptions options;
+  options.instruction_profile = true;  // per-instruction cycles and CSV below
+  auto r = Simulator(testing::TinyChip(), options).Run(p);
   ASSERT_TRUE(r.ok()) << r.status().message();
   const std::vector<OpBoundShare> bounds = OpBounds(*r, p);
   ASSERT_EQ(bounds.size(), p.hlo_names.size());

@@ -41,7 +41,9 @@ isa::Program TaggedGemm() {
 
 TEST(ReportTest, JsonHasTheDocumentedKeysAndConsistentTotals) {
   isa::Program p = TaggedGemm();
-  auto r = Simulator(testing::TinyChip()).Run(p);
+  SimOptions options;
+  options.instruction_profile = true;  // per-instruction cycles and CSV below
+  auto r = Simulator(testing::TinyChip(), options).Run(p);
   ASSERT_TRUE(r.ok()) << r.status().message();
   Json j = BuildReportJson(*r, p);
   for (const char* key :
@@ -73,6 +75,22 @@ TEST(ReportTest, JsonHasTheDocumentedKeysAndConsistentTotals) {
   EXPECT_NE(insts.find("0,4,mxu.matmul,dot.3,1,"), std::string::npos) << insts;
   std::string table = BuildReportTable(*r, p);
   EXPECT_NE(table.find("array_active"), std::string::npos);
+}
+
+// A run keeps its profile per HLO op (a few hundred bytes per op and core); the 40-byte record per
+// instruction and core only on request: the op table is the same either way.
+TEST(ReportTest, OpTableNeedsNoPerInstructionProfile) {
+  isa::Program p = TaggedGemm();
+  auto lean = Simulator(testing::TinyChip()).Run(p);
+  ASSERT_TRUE(lean.ok()) << lean.status().message();
+  EXPECT_TRUE(lean->cores[0].instructions.empty());
+  SimOptions options;
+  options.instruction_profile = true;
+  auto full = Simulator(testing::TinyChip(), options).Run(p);
+  ASSERT_TRUE(full.ok()) << full.status().message();
+  EXPECT_EQ(full->cores[0].instructions.size(), p.cores[0].instructions.size());
+  EXPECT_EQ(BuildOpsCsv(*lean, p), BuildOpsCsv(*full, p));
+  EXPECT_EQ(BuildReportJson(*lean, p).Dump(0), BuildReportJson(*full, p).Dump(0));
 }
 
 TEST(ReportTest, CollectorKeepsAnEventPerInstruction) {
