@@ -1006,11 +1006,11 @@ std::optional<FilterGradBlocks> ChooseFilterGradBlocks(const hlo::FilterGradient
     if (b.bc > 8 && b.bc < p.B) b.bc = b.bc / 8 * 8;
     if (b.bc < std::min<int64_t>(p.B, 64) && nc != std::min(p.O, nm * C)) continue;
     if (b.bc < 1) return std::nullopt;
-    b.band_w = (p.OW - 1) * p.ww.stride + (p.KW - 1) * p.ww.window_dilation + 1;
+    b.band_w = BandExtent(p.OW, p.ww.stride, p.KW, p.ww.window_dilation);
     b.packed = !(p.OW == 1 && b.band_w == p.KW);
     for (b.rows = std::min(p.KH, std::max<int64_t>(16, min_rows)); b.rows >= min_rows;
          b.rows = b.rows > min_rows ? std::max(min_rows, b.rows / 2) : 0) {
-      b.band_h = (p.OH - 1) * p.wh.stride + (b.rows - 1) * p.wh.window_dilation + 1;
+      b.band_h = BandExtent(p.OH, p.wh.stride, b.rows, p.wh.window_dilation);
       if (FilterGradVmem(b, p, le, re, oe) <= vmem) return b;
       if (b.rows == min_rows) break;
     }
@@ -1018,52 +1018,117 @@ std::optional<FilterGradBlocks> ChooseFilterGradBlocks(const hlo::FilterGradient
   return std::nullopt;
 }
 
-// The result blocks of a filter-gradient pass (either K tiling): rows [b0, b0 + bc) of B and
-// columns [n0, n0 + nc) of O, one [bc, C] accumulator block per output position and N tile (N tile
-// j on MXU j % mxus at row offset ((j / mxus) * positions + pos) * block_bc), popped into two
-// alternating result buffers and stored to the output [OH, OW, B, O].
-struct FilterGradOutput {
-  int64_t block_bc, block_nc, C, mxus;
-  bool int_path;
-  const HbmBuffer& O;
-  uint64_t out0;
-  int64_t out_bytes;
-};
+// What both filter-gradient kernels (the position and the feature K tiling) share: operands, MXU
+// shape and passes; the passes over result blocks of rows [b0, b0 + bc) of B and columns
+// [n0, n0 + nc) of O; the VMEM of the input bands (as loaded and transposed), the G rows and the
+// result blocks; and the pop of a pass's accumulators: one [bc, C] block per output position and
+// N tile (N tile j on MXU j % mxus at row offset ((j / mxus) * positions + pos) * bc), popped into
+// two alternating result buffers and stored to the output [OH, OW, B, O].
+class FilterGradKernel {
+ protected:
+  FilterGradKernel(CoreEmitter& em, const config::ChipConfig& config, const HloInstruction& inst,
+                   const hlo::FilterGradientConvolution& p, int64_t bc, int64_t nc,
+                   std::vector<PassParts> passes, const HbmBuffer& x, const HbmBuffer& g,
+                   const HbmBuffer& out, bool int_path)
+      : em_(em),
+        inst_(inst),
+        p_(p),
+        bc_(bc),
+        nc_(nc),
+        passes_(std::move(passes)),
+        X_(x),
+        G_(g),
+        O_(out),
+        int_path_(int_path),
+        C_(config.core.mxu.cols),
+        nm_(std::max<int64_t>(1, config.core.mxu.count)) {}
 
-Status PopFilterGradBlocks(CoreEmitter& em, const hlo::FilterGradientConvolution& p,
-                           const FilterGradOutput& r, int64_t b0, int64_t n0) {
-  constexpr uint64_t kOutFlag0 = 4;
-  const int64_t bc = std::min(r.block_bc, p.B - b0), nc = std::min(r.block_nc, p.O - n0);
-  const int64_t oe = r.O.elem_bytes(), positions = p.OH * p.OW;
-  int64_t pending[2] = {0, 0};
-  for (int64_t pos = 0; pos < positions; ++pos) {
-    const int o = static_cast<int>(pos % 2);
-    em.Wait(kOutFlag0 + static_cast<uint64_t>(o), pending[o]);
-    const uint64_t out = r.out0 + static_cast<uint64_t>(o * r.out_bytes);
-    for (int64_t nt = 0; nt < nc; nt += r.C) {
-      const int64_t j = nt / r.C;
-      em.Emit(isa::op::MxuPop{
-          .mxu = static_cast<uint64_t>(j % r.mxus),
-          .acc = static_cast<uint64_t>(((j / r.mxus) * positions + pos) * r.block_bc),
-          .m = static_cast<uint64_t>(bc),
-          .n = static_cast<uint64_t>(std::min(r.C, nc - nt)),
-          .acc_dtype = r.int_path ? isa::DType::kS32 : isa::DType::kF32,
-          .dst = out + static_cast<uint64_t>(nt * oe),
-          .stride = static_cast<uint64_t>(nc),
-          .dtype = r.O.dtype,
-          .act = isa::Activation::kNone});
-    }
-    const std::vector<int64_t> dims{bc, nc}, ss{nc * oe, oe}, ds{p.O * oe, oe};
-    TPUSIM_ASSIGN_OR_RETURN(
-        pending[o],
-        em.Dma(isa::Opcode::kDmaVmemToHbm, out, ss,
-               r.O.address + static_cast<uint64_t>(((pos * p.B) + b0) * p.O * oe + n0 * oe), ds,
-               dims, oe, kOutFlag0 + static_cast<uint64_t>(o)));
+  /// `bytes` rounded up to whole 64-byte VMEM lines.
+  static int64_t Align64(int64_t bytes) { return (bytes + 63) / 64 * 64; }
+
+  StatusOr<uint64_t> Alloc(int64_t bytes, const char* what) {
+    return AllocKernelVmem(em_, inst_, bytes, what);
   }
-  em.Wait(kOutFlag0, pending[0]);
-  em.Wait(kOutFlag0 + 1, pending[1]);
-  return em.CheckSize();
-}
+
+  /// Two bands of `band_bytes` each as loaded (raw0_) and two transposed (xt0_).
+  Status AllocateBands(int64_t band_bytes) {
+    band_bytes_ = band_bytes;
+    TPUSIM_ASSIGN_OR_RETURN(raw0_, Alloc(2 * band_bytes_, "input bands"));
+    TPUSIM_ASSIGN_OR_RETURN(xt0_, Alloc(2 * band_bytes_, "transposed input bands"));
+    return OkStatus();
+  }
+
+  /// Two versions of a step's G rows, `g_bytes` each (g0_).
+  Status AllocateGRows(int64_t g_bytes) {
+    g_bytes_ = g_bytes;
+    TPUSIM_ASSIGN_OR_RETURN(g0_, Alloc(2 * g_bytes_, "output-gradient rows"));
+    return OkStatus();
+  }
+
+  /// Two [bc, nc] result buffers in the output's type (out0_).
+  Status AllocateResults() {
+    out_bytes_ = Align64(bc_ * nc_ * O_.elem_bytes());
+    TPUSIM_ASSIGN_OR_RETURN(out0_, Alloc(2 * out_bytes_, "result blocks"));
+    return OkStatus();
+  }
+
+  /// Runs `pass(b0, n0)` over every result block, B-major.
+  template <typename PassFn>
+  Status ForEachPass(const PassFn& pass) {
+    for (int64_t b0 = 0; b0 < p_.B; b0 += bc_) {
+      for (int64_t n0 = 0; n0 < p_.O; n0 += nc_) TPUSIM_RETURN_IF_ERROR(pass(b0, n0));
+    }
+    return OkStatus();
+  }
+
+  /// Pops the accumulators of the pass at (b0, n0) and stores them to the output.
+  Status PopAndStore(int64_t b0, int64_t n0) {
+    constexpr uint64_t kOutFlag0 = 4;
+    const int64_t bc = std::min(bc_, p_.B - b0), nc = std::min(nc_, p_.O - n0);
+    const int64_t oe = O_.elem_bytes(), positions = p_.OH * p_.OW;
+    int64_t pending[2] = {0, 0};
+    for (int64_t pos = 0; pos < positions; ++pos) {
+      const int o = static_cast<int>(pos % 2);
+      em_.Wait(kOutFlag0 + static_cast<uint64_t>(o), pending[o]);
+      const uint64_t out = out0_ + static_cast<uint64_t>(o * out_bytes_);
+      for (int64_t nt = 0; nt < nc; nt += C_) {
+        const int64_t j = nt / C_;
+        em_.Emit(isa::op::MxuPop{
+            .mxu = static_cast<uint64_t>(j % nm_),
+            .acc = static_cast<uint64_t>(((j / nm_) * positions + pos) * bc_),
+            .m = static_cast<uint64_t>(bc),
+            .n = static_cast<uint64_t>(std::min(C_, nc - nt)),
+            .acc_dtype = int_path_ ? isa::DType::kS32 : isa::DType::kF32,
+            .dst = out + static_cast<uint64_t>(nt * oe),
+            .stride = static_cast<uint64_t>(nc),
+            .dtype = O_.dtype,
+            .act = isa::Activation::kNone});
+      }
+      const std::vector<int64_t> dims{bc, nc}, ss{nc * oe, oe}, ds{p_.O * oe, oe};
+      TPUSIM_ASSIGN_OR_RETURN(
+          pending[o],
+          em_.Dma(isa::Opcode::kDmaVmemToHbm, out, ss,
+                 O_.address + static_cast<uint64_t>(((pos * p_.B) + b0) * p_.O * oe + n0 * oe), ds,
+                 dims, oe, kOutFlag0 + static_cast<uint64_t>(o)));
+    }
+    em_.Wait(kOutFlag0, pending[0]);
+    em_.Wait(kOutFlag0 + 1, pending[1]);
+    return em_.CheckSize();
+  }
+
+  CoreEmitter& em_;
+  const HloInstruction& inst_;
+  const hlo::FilterGradientConvolution& p_;
+  const int64_t bc_, nc_;  // result block: B rows and O columns per pass
+  const std::vector<PassParts> passes_;
+  const HbmBuffer& X_;
+  const HbmBuffer& G_;
+  const HbmBuffer& O_;
+  const bool int_path_;
+  const int64_t C_, nm_;
+  int64_t band_bytes_ = 0, g_bytes_ = 0, out_bytes_ = 0;
+  uint64_t raw0_ = 0, xt0_ = 0, g0_ = 0, out0_ = 0;
+};
 
 // Operand fusion (fusion.h, AddConvPrologues): the producers of X (0) or G (1), run by the Lowerer
 // (lower/dot_prologue.cc) on each block of the operand seen as a matrix ([F*H*W, B], [F*KH*KW, O])
@@ -1079,28 +1144,19 @@ struct ConvOperandFusion {
 // Whether every band of X holds whole input rows (all W columns): what the X prologue's
 // [F*H*W, B] blocks need. False only when the window stops short of the last columns.
 bool FilterGradBandsHoldWholeRows(const hlo::FilterGradientConvolution& p) {
-  const int64_t band_w = (p.OW - 1) * p.ww.stride + (p.KW - 1) * p.ww.window_dilation + 1;
+  const int64_t band_w = BandExtent(p.OW, p.ww.stride, p.KW, p.ww.window_dilation);
   return p.ww.padding_low >= 0 && band_w - 1 - p.ww.padding_low >= p.W - 1;
 }
 
-class FilterGradEmitter {
+class FilterGradEmitter : FilterGradKernel {
  public:
   FilterGradEmitter(CoreEmitter& em, const config::ChipConfig& config, const HloInstruction& inst,
                     const hlo::FilterGradientConvolution& p, const FilterGradBlocks& b,
                     std::vector<PassParts> passes, const HbmBuffer& x, const HbmBuffer& g,
                     const HbmBuffer& out, bool int_path, ConvOperandFusion fuse_x = {},
                     ConvOperandFusion fuse_g = {})
-      : em_(em),
-        inst_(inst),
-        p_(p),
+      : FilterGradKernel(em, config, inst, p, b.bc, b.nc, std::move(passes), x, g, out, int_path),
         b_(b),
-        passes_(std::move(passes)),
-        X_(x),
-        G_(g),
-        O_(out),
-        int_path_(int_path),
-        C_(config.core.mxu.cols),
-        nm_(std::max<int64_t>(1, config.core.mxu.count)),
         fuse_x_(std::move(fuse_x)),
         fuse_g_(std::move(fuse_g)) {}
 
@@ -1108,18 +1164,13 @@ class FilterGradEmitter {
   /// blocks before they are placed into the bands.
   static int64_t FusedStagingBytes(const FilterGradBlocks& b,
                                    const hlo::FilterGradientConvolution& p, int64_t le) {
-    return 2 * ((b.band_h * p.W * b.bc * le + 63) / 64 * 64);
+    return 2 * Align64(b.band_h * p.W * b.bc * le);
   }
 
   Status Run() {
     TPUSIM_RETURN_IF_ERROR(Allocate());
     BuildSteps();
-    for (int64_t b0 = 0; b0 < p_.B; b0 += b_.bc) {
-      for (int64_t n0 = 0; n0 < p_.O; n0 += b_.nc) {
-        TPUSIM_RETURN_IF_ERROR(Pass(b0, n0));
-      }
-    }
-    return OkStatus();
+    return ForEachPass([this](int64_t b0, int64_t n0) { return Pass(b0, n0); });
   }
 
  private:
@@ -1130,28 +1181,20 @@ class FilterGradEmitter {
     size_t t0, t1;
   };
 
-  StatusOr<uint64_t> Alloc(int64_t bytes, const char* what) {
-    return AllocKernelVmem(em_, inst_, bytes, what);
-  }
   Status Allocate() {
     const int64_t le = X_.elem_bytes();
-    band_bytes_ = (b_.band_h * b_.band_w * b_.bc * le + 63) / 64 * 64;
+    TPUSIM_RETURN_IF_ERROR(AllocateBands(Align64(b_.band_h * b_.band_w * b_.bc * le)));
     pack_ox_bytes_ = b_.band_h * p_.KW * b_.bc * le;
-    pack_bytes_ = b_.packed ? (p_.OW * pack_ox_bytes_ + 63) / 64 * 64 : 0;
-    g_bytes_ = (b_.rows * p_.KW * b_.nc * G_.elem_bytes() + 63) / 64 * 64;
-    out_bytes_ = (b_.bc * b_.nc * O_.elem_bytes() + 63) / 64 * 64;
-    TPUSIM_ASSIGN_OR_RETURN(raw0_, Alloc(2 * band_bytes_, "input bands"));
-    TPUSIM_ASSIGN_OR_RETURN(xt0_, Alloc(2 * band_bytes_, "transposed input bands"));
+    pack_bytes_ = b_.packed ? Align64(p_.OW * pack_ox_bytes_) : 0;
     if (b_.packed) {
       TPUSIM_ASSIGN_OR_RETURN(pack0_, Alloc(2 * pack_bytes_, "packed input windows"));
     }
-    TPUSIM_ASSIGN_OR_RETURN(g0_, Alloc(2 * g_bytes_, "output-gradient rows"));
+    TPUSIM_RETURN_IF_ERROR(AllocateGRows(Align64(b_.rows * p_.KW * b_.nc * G_.elem_bytes())));
     if (fuse_x_.active()) {
       xs_bytes_ = FusedStagingBytes(b_, p_, le) / 2;
       TPUSIM_ASSIGN_OR_RETURN(xs0_, Alloc(2 * xs_bytes_, "fused input blocks"));
     }
-    TPUSIM_ASSIGN_OR_RETURN(out0_, Alloc(2 * out_bytes_, "result blocks"));
-    return OkStatus();
+    return AllocateResults();
   }
 
   void BuildSteps() {
@@ -1170,7 +1213,7 @@ class FilterGradEmitter {
   }
 
   int64_t BandH(const Step& st) const {
-    return (p_.OH - 1) * p_.wh.stride + (st.rows - 1) * p_.wh.window_dilation + 1;
+    return BandExtent(p_.OH, p_.wh.stride, st.rows, p_.wh.window_dilation);
   }
 
   StatusOr<int64_t> Load(const Step& st, int slot, int64_t b0, int64_t n0) {
@@ -1350,26 +1393,10 @@ class FilterGradEmitter {
     }
   }
 
-  Status PopAndStore(int64_t b0, int64_t n0) {
-    return PopFilterGradBlocks(em_, p_, FilterGradOutput{b_.bc, b_.nc, C_, nm_, int_path_, O_,
-                                                         out0_, out_bytes_},
-                               b0, n0);
-  }
-
-  CoreEmitter& em_;
-  const HloInstruction& inst_;
-  const hlo::FilterGradientConvolution& p_;
   const FilterGradBlocks b_;
-  const std::vector<PassParts> passes_;
-  const HbmBuffer& X_;
-  const HbmBuffer& G_;
-  const HbmBuffer& O_;
-  const bool int_path_;
-  const int64_t C_, nm_;
   const ConvOperandFusion fuse_x_, fuse_g_;
-  int64_t band_bytes_ = 0, pack_ox_bytes_ = 0, pack_bytes_ = 0, g_bytes_ = 0, out_bytes_ = 0;
-  int64_t xs_bytes_ = 0;
-  uint64_t raw0_ = 0, xt0_ = 0, pack0_ = 0, g0_ = 0, out0_ = 0, xs0_ = 0;
+  int64_t pack_ox_bytes_ = 0, pack_bytes_ = 0, xs_bytes_ = 0;
+  uint64_t pack0_ = 0, xs0_ = 0;
   int64_t fused_rows_[2] = {0, 0};  // X rows the prologue computes for the step in each slot
   uint64_t fused_dst_[2] = {0, 0};  // where they go in the band
   std::vector<Step> steps_;
@@ -1410,7 +1437,7 @@ std::optional<FilterGradFeatureBlocks> ChooseFilterGradFeatureBlocks(
     FilterGradFeatureBlocks b;
     b.nc = nc;
     b.fc = std::min(p.F, R);
-    b.band_w = (p.OW - 1) * p.ww.stride + (p.KW - 1) * p.ww.window_dilation + 1;
+    b.band_w = BandExtent(p.OW, p.ww.stride, p.KW, p.ww.window_dilation);
     const int64_t tpm = CeilDiv(CeilDiv(nc, C), nm);
     int64_t bc = std::min(p.B, acc_rows / (tpm * p.OH * p.OW));
     if (bc < 1) continue;
@@ -1424,43 +1451,25 @@ std::optional<FilterGradFeatureBlocks> ChooseFilterGradFeatureBlocks(
   return std::nullopt;
 }
 
-class FilterGradFeatureEmitter {
+class FilterGradFeatureEmitter : FilterGradKernel {
  public:
   FilterGradFeatureEmitter(CoreEmitter& em, const config::ChipConfig& config,
                            const HloInstruction& inst, const hlo::FilterGradientConvolution& p,
                            const FilterGradFeatureBlocks& b, std::vector<PassParts> passes,
                            const HbmBuffer& x, const HbmBuffer& g, const HbmBuffer& out,
                            bool int_path)
-      : em_(em),
-        inst_(inst),
-        p_(p),
-        b_(b),
-        passes_(std::move(passes)),
-        X_(x),
-        G_(g),
-        O_(out),
-        int_path_(int_path),
-        C_(config.core.mxu.cols),
-        nm_(std::max<int64_t>(1, config.core.mxu.count)) {}
+      : FilterGradKernel(em, config, inst, p, b.bc, b.nc, std::move(passes), x, g, out, int_path),
+        b_(b) {}
 
   Status Run() {
-    const int64_t le = X_.elem_bytes();
-    band_bytes_ = (b_.fc * p_.OH * b_.band_w * b_.bc * le + 63) / 64 * 64;
-    g_bytes_ = (p_.KW * b_.fc * b_.nc * G_.elem_bytes() + 63) / 64 * 64;
-    out_bytes_ = (b_.bc * b_.nc * O_.elem_bytes() + 63) / 64 * 64;
-    TPUSIM_ASSIGN_OR_RETURN(raw0_, AllocKernelVmem(em_, inst_, 2 * band_bytes_, "input bands"));
-    TPUSIM_ASSIGN_OR_RETURN(
-        xt0_, AllocKernelVmem(em_, inst_, 2 * band_bytes_, "transposed input bands"));
-    TPUSIM_ASSIGN_OR_RETURN(g0_,
-                            AllocKernelVmem(em_, inst_, 2 * g_bytes_, "output-gradient rows"));
-    TPUSIM_ASSIGN_OR_RETURN(out0_, AllocKernelVmem(em_, inst_, 2 * out_bytes_, "result blocks"));
+    TPUSIM_RETURN_IF_ERROR(
+        AllocateBands(Align64(b_.fc * p_.OH * b_.band_w * b_.bc * X_.elem_bytes())));
+    TPUSIM_RETURN_IF_ERROR(AllocateGRows(Align64(p_.KW * b_.fc * b_.nc * G_.elem_bytes())));
+    TPUSIM_RETURN_IF_ERROR(AllocateResults());
     for (int64_t f0 = 0; f0 < p_.F; f0 += b_.fc) {
       for (int64_t kh = 0; kh < p_.KH; ++kh) steps_.push_back(Step{f0, kh});
     }
-    for (int64_t b0 = 0; b0 < p_.B; b0 += b_.bc) {
-      for (int64_t n0 = 0; n0 < p_.O; n0 += b_.nc) TPUSIM_RETURN_IF_ERROR(Pass(b0, n0));
-    }
-    return OkStatus();
+    return ForEachPass([this](int64_t b0, int64_t n0) { return Pass(b0, n0); });
   }
 
  private:
@@ -1536,9 +1545,7 @@ class FilterGradFeatureEmitter {
       EmitStep(steps_[i], slot, b0, n0);
       TPUSIM_RETURN_IF_ERROR(em_.CheckSize());
     }
-    return PopFilterGradBlocks(
-        em_, p_, FilterGradOutput{b_.bc, b_.nc, C_, nm_, int_path_, O_, out0_, out_bytes_}, b0,
-        n0);
+    return PopAndStore(b0, n0);
   }
 
   void EmitStep(const Step& st, int slot, int64_t b0, int64_t n0) {
@@ -1584,18 +1591,7 @@ class FilterGradFeatureEmitter {
     }
   }
 
-  CoreEmitter& em_;
-  const HloInstruction& inst_;
-  const hlo::FilterGradientConvolution& p_;
   const FilterGradFeatureBlocks b_;
-  const std::vector<PassParts> passes_;
-  const HbmBuffer& X_;
-  const HbmBuffer& G_;
-  const HbmBuffer& O_;
-  const bool int_path_;
-  const int64_t C_, nm_;
-  int64_t band_bytes_ = 0, g_bytes_ = 0, out_bytes_ = 0;
-  uint64_t raw0_ = 0, xt0_ = 0, g0_ = 0, out0_ = 0;
   std::vector<Step> steps_;
 };
 }  // namespace
