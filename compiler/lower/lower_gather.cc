@@ -159,154 +159,150 @@ StatusOr<Lowerer::LinearIndex> Lowerer::LinearizeIndices(
   return LinearIndex{lin, static_cast<uint64_t>(eb), static_cast<uint64_t>(bound)};
 }
 
-Status Lowerer::IndirectGather(const HloInstruction& inst, const HbmBuffer& operand,
-                               const std::vector<int64_t>& window, const LinearIndex& index,
-                               int64_t count, uint64_t out_address) {
-  const int64_t eb = operand.elem_bytes();
-  const int64_t slice_elems = Product(window);
-  const int64_t slice_bytes = slice_elems * eb;
-  if (count == 0 || slice_elems == 0) return OkStatus();
-  const std::vector<int64_t> op_strides = RowMajorStrides(operand.dims, eb);
-  const int64_t budget = em_.vmem_free() - 64;
-  auto gather = [&](uint64_t src, std::span<const int64_t> box, uint64_t dst, uint64_t idx,
-                    int64_t n) -> StatusOr<int64_t> {
-    TPUSIM_ASSIGN_OR_RETURN(std::vector<DmaBoxPiece> pieces,
-                            SplitDmaBox(op_strides, RowMajorStrides(box, eb), box, eb));
-    for (const DmaBoxPiece& p : pieces) {
-      isa::op::DmaGather g{};
-      SetDmaPiece(g, p, src, dst, eb);
-      g.flag = kLoadFlag;
-      g.idx = idx;
-      g.count = static_cast<uint64_t>(n);
-      g.idx_scale = index.scale;
-      g.bound = index.bound;
-      g.slice_stride = static_cast<uint64_t>(Product(box) * eb);
-      em_.Emit(g);
-      if (em_.size() > kMaxInstructionsPerCore) break;
-    }
-    return static_cast<int64_t>(pieces.size());
-  };
+namespace {
+
+// One VMEM staging step of an indexed copy between `count` slices of the indexed array (at indexed
+// positions) and a contiguous array of the slices: `n` slices from slice j, or (n = 1) a block
+// `box` of slice j at byte offset `indexed_off` in the indexed array's slice and `slice_off` in
+// the contiguous slice.
+struct SliceStage {
+  int64_t j = 0, n = 0;
+  std::span<const int64_t> box;
+  int64_t indexed_off = 0, slice_off = 0;
+};
+
+// VMEM buffer names and the too-large error of one direction of indexed copy.
+struct SliceStageNames {
+  const char* slices;  // buffer of whole slices
+  const char* block;   // buffer of one slice block
+  const char* row;     // what a row of, when not even one fits
+};
+
+// The staging plan gather and scatter share: whole slices, as many per step as fit `budget` bytes
+// (at most the descriptors' count field); else each slice in leading-dimension blocks of `window`
+// (each block contiguous in the row-major slice). `vmem(bytes, what)` allocates the one staging
+// buffer; `stage(buf, step)` moves one step through it.
+template <typename Alloc, typename Stage>
+Status ForEachSliceStage(const hlo::HloInstruction& inst, const std::vector<int64_t>& window,
+                         const std::vector<int64_t>& indexed_strides, int64_t eb, int64_t count,
+                         int64_t budget, const SliceStageNames& names, Alloc&& vmem,
+                         Stage&& stage) {
+  const int64_t slice_bytes = Product(window) * eb;
   if (slice_bytes <= budget) {
-    // Whole slices, as many per block as fit.
     const int64_t per_block = std::min({count, budget / slice_bytes, kMaxCount});
-    TPUSIM_ASSIGN_OR_RETURN(uint64_t buf, Vmem(inst, per_block * slice_bytes, "gathered slices"));
+    TPUSIM_ASSIGN_OR_RETURN(uint64_t buf, vmem(per_block * slice_bytes, names.slices));
     for (int64_t j0 = 0; j0 < count; j0 += per_block) {
-      const int64_t n = std::min(per_block, count - j0);
-      TPUSIM_ASSIGN_OR_RETURN(int64_t issued, gather(operand.address, window, buf,
-                                                     index.idx + static_cast<uint64_t>(4 * j0), n));
-      em_.Wait(kLoadFlag, issued);
-      em_.DmaContiguous(isa::Opcode::kDmaVmemToHbm, buf,
-                        out_address + static_cast<uint64_t>(j0 * slice_bytes), n * slice_bytes, eb,
-                        kStoreFlag);
-      em_.Wait(kStoreFlag, 1);
-      TPUSIM_RETURN_IF_ERROR(em_.CheckSize());
+      TPUSIM_RETURN_IF_ERROR(
+          stage(buf, SliceStage{j0, std::min(per_block, count - j0), window, 0, 0}));
     }
     return OkStatus();
   }
-  // One slice is larger than VMEM: each slice in leading-dimension blocks of the window (each
-  // block is contiguous in the row-major slice).
   const auto blocking = ChooseBlocking(window, eb, budget);
-  if (!blocking) return DoesNotFit(inst, "VMEM: not even one row of a gathered slice fits");
-  TPUSIM_ASSIGN_OR_RETURN(uint64_t buf,
-                          Vmem(inst, blocking->blk * blocking->inner * eb, "slice block"));
+  if (!blocking) {
+    return DoesNotFit(inst, fmt::format("VMEM: not even one row of {} fits", names.row));
+  }
+  TPUSIM_ASSIGN_OR_RETURN(uint64_t buf, vmem(blocking->blk * blocking->inner * eb, names.block));
   const std::vector<int64_t> win_strides = RowMajorStrides(window, eb);
   for (int64_t j = 0; j < count; ++j) {
     TPUSIM_RETURN_IF_ERROR(ForEachBlock(
         window, *blocking,
         [&](const std::vector<int64_t>& start, const std::vector<int64_t>& bdims) -> Status {
-          int64_t src_off = 0, dst_off = 0;
+          SliceStage s{j, 1, bdims, 0, 0};
           for (size_t d = 0; d < start.size(); ++d) {
-            src_off += start[d] * op_strides[d];
-            dst_off += start[d] * win_strides[d];
+            s.indexed_off += start[d] * indexed_strides[d];
+            s.slice_off += start[d] * win_strides[d];
           }
-          TPUSIM_ASSIGN_OR_RETURN(
-              int64_t issued, gather(operand.address + static_cast<uint64_t>(src_off), bdims, buf,
-                                     index.idx + static_cast<uint64_t>(4 * j), 1));
-          em_.Wait(kLoadFlag, issued);
-          em_.DmaContiguous(isa::Opcode::kDmaVmemToHbm, buf,
-                            out_address + static_cast<uint64_t>(j * slice_bytes + dst_off),
-                            Product(bdims) * eb, eb, kStoreFlag);
-          em_.Wait(kStoreFlag, 1);
-          return em_.CheckSize();
+          return stage(buf, s);
         }));
   }
   return OkStatus();
+}
+
+// Emits indexed DMA `op` (dma.gather or dma.scatter, its index, count and combine fields set) for
+// `n` slices of shape `box` from `src` (strides `src_strides`) to `dst` (`dst_strides`), split
+// into the pieces a descriptor can describe; returns how many it issued.
+template <typename Op>
+StatusOr<int64_t> EmitIndexedDma(CoreEmitter& em, Op op, const std::vector<int64_t>& src_strides,
+                                 const std::vector<int64_t>& dst_strides,
+                                 std::span<const int64_t> box, int64_t eb, uint64_t src,
+                                 uint64_t dst) {
+  TPUSIM_ASSIGN_OR_RETURN(std::vector<DmaBoxPiece> pieces,
+                          SplitDmaBox(src_strides, dst_strides, box, eb));
+  op.slice_stride = static_cast<uint64_t>(Product(box) * eb);
+  for (const DmaBoxPiece& p : pieces) {
+    SetDmaPiece(op, p, src, dst, eb);
+    em.Emit(op);
+    if (em.size() > kMaxInstructionsPerCore) break;
+  }
+  return static_cast<int64_t>(pieces.size());
+}
+
+}  // namespace
+
+Status Lowerer::IndirectGather(const HloInstruction& inst, const HbmBuffer& operand,
+                               const std::vector<int64_t>& window, const LinearIndex& index,
+                               int64_t count, uint64_t out_address) {
+  const int64_t eb = operand.elem_bytes();
+  const int64_t slice_bytes = Product(window) * eb;
+  if (count == 0 || slice_bytes == 0) return OkStatus();
+  const std::vector<int64_t> op_strides = RowMajorStrides(operand.dims, eb);
+  return ForEachSliceStage(
+      inst, window, op_strides, eb, count, em_.vmem_free() - 64,
+      {"gathered slices", "slice block", "a gathered slice"},
+      [&](int64_t bytes, const char* what) { return Vmem(inst, bytes, what); },
+      [&](uint64_t buf, const SliceStage& s) -> Status {
+        isa::op::DmaGather g{};
+        g.flag = kLoadFlag;
+        g.idx = index.idx + static_cast<uint64_t>(4 * s.j);
+        g.count = static_cast<uint64_t>(s.n);
+        g.idx_scale = index.scale;
+        g.bound = index.bound;
+        TPUSIM_ASSIGN_OR_RETURN(
+            int64_t issued,
+            EmitIndexedDma(em_, g, op_strides, RowMajorStrides(s.box, eb), s.box, eb,
+                           operand.address + static_cast<uint64_t>(s.indexed_off), buf));
+        em_.Wait(kLoadFlag, issued);
+        em_.DmaContiguous(isa::Opcode::kDmaVmemToHbm, buf,
+                          out_address + static_cast<uint64_t>(s.j * slice_bytes + s.slice_off),
+                          s.n * Product(s.box) * eb, eb, kStoreFlag);
+        em_.Wait(kStoreFlag, 1);
+        return em_.CheckSize();
+      });
 }
 
 Status Lowerer::IndirectScatter(const HloInstruction& inst, const HbmBuffer& target,
                                 const std::vector<int64_t>& window, const LinearIndex& index,
                                 int64_t count, uint64_t updates_address, Combiner combiner) {
   const int64_t eb = target.elem_bytes();
-  const int64_t slice_elems = Product(window);
-  const int64_t slice_bytes = slice_elems * eb;
-  if (count == 0 || slice_elems == 0) return OkStatus();
+  const int64_t slice_bytes = Product(window) * eb;
+  if (count == 0 || slice_bytes == 0) return OkStatus();
   const std::vector<int64_t> op_strides = RowMajorStrides(target.dims, eb);
-  const int64_t budget = em_.vmem_free() - 64;
-  auto scatter = [&](uint64_t src, std::span<const int64_t> box, uint64_t dst, uint64_t idx,
-                     int64_t n) -> StatusOr<int64_t> {
-    TPUSIM_ASSIGN_OR_RETURN(std::vector<DmaBoxPiece> pieces,
-                            SplitDmaBox(RowMajorStrides(box, eb), op_strides, box, eb));
-    for (const DmaBoxPiece& p : pieces) {
-      isa::op::DmaScatter s{};
-      SetDmaPiece(s, p, src, dst, eb);
-      s.flag = kStoreFlag;
-      s.idx = idx;
-      s.count = static_cast<uint64_t>(n);
-      s.idx_scale = index.scale;
-      s.bound = index.bound;
-      s.slice_stride = static_cast<uint64_t>(Product(box) * eb);
-      s.combine = combiner.combine;
-      s.op = combiner.op;
-      s.dtype = target.dtype;
-      em_.Emit(s);
-      if (em_.size() > kMaxInstructionsPerCore) break;
-    }
-    return static_cast<int64_t>(pieces.size());
-  };
-  if (slice_bytes <= budget) {
-    const int64_t per_block = std::min({count, budget / slice_bytes, kMaxCount});
-    TPUSIM_ASSIGN_OR_RETURN(uint64_t buf, Vmem(inst, per_block * slice_bytes, "update slices"));
-    for (int64_t j0 = 0; j0 < count; j0 += per_block) {
-      const int64_t n = std::min(per_block, count - j0);
-      em_.DmaContiguous(isa::Opcode::kDmaHbmToVmem,
-                        updates_address + static_cast<uint64_t>(j0 * slice_bytes), buf,
-                        n * slice_bytes, eb, kLoadFlag);
-      em_.Wait(kLoadFlag, 1);
-      TPUSIM_ASSIGN_OR_RETURN(
-          int64_t issued,
-          scatter(buf, window, target.address, index.idx + static_cast<uint64_t>(4 * j0), n));
-      // The next block's load reuses the buffer, and a later slice may overlap an earlier one.
-      em_.Wait(kStoreFlag, issued);
-      TPUSIM_RETURN_IF_ERROR(em_.CheckSize());
-    }
-    return OkStatus();
-  }
-  const auto blocking = ChooseBlocking(window, eb, budget);
-  if (!blocking) return DoesNotFit(inst, "VMEM: not even one row of an update slice fits");
-  TPUSIM_ASSIGN_OR_RETURN(uint64_t buf,
-                          Vmem(inst, blocking->blk * blocking->inner * eb, "update block"));
-  const std::vector<int64_t> win_strides = RowMajorStrides(window, eb);
-  for (int64_t j = 0; j < count; ++j) {
-    TPUSIM_RETURN_IF_ERROR(ForEachBlock(
-        window, *blocking,
-        [&](const std::vector<int64_t>& start, const std::vector<int64_t>& bdims) -> Status {
-          int64_t src_off = 0, dst_off = 0;
-          for (size_t d = 0; d < start.size(); ++d) {
-            src_off += start[d] * win_strides[d];
-            dst_off += start[d] * op_strides[d];
-          }
-          em_.DmaContiguous(isa::Opcode::kDmaHbmToVmem,
-                            updates_address + static_cast<uint64_t>(j * slice_bytes + src_off), buf,
-                            Product(bdims) * eb, eb, kLoadFlag);
-          em_.Wait(kLoadFlag, 1);
-          TPUSIM_ASSIGN_OR_RETURN(
-              int64_t issued, scatter(buf, bdims, target.address + static_cast<uint64_t>(dst_off),
-                                      index.idx + static_cast<uint64_t>(4 * j), 1));
-          em_.Wait(kStoreFlag, issued);
-          return em_.CheckSize();
-        }));
-  }
-  return OkStatus();
+  return ForEachSliceStage(
+      inst, window, op_strides, eb, count, em_.vmem_free() - 64,
+      {"update slices", "update block", "an update slice"},
+      [&](int64_t bytes, const char* what) { return Vmem(inst, bytes, what); },
+      [&](uint64_t buf, const SliceStage& s) -> Status {
+        em_.DmaContiguous(isa::Opcode::kDmaHbmToVmem,
+                          updates_address + static_cast<uint64_t>(s.j * slice_bytes + s.slice_off),
+                          buf, s.n * Product(s.box) * eb, eb, kLoadFlag);
+        em_.Wait(kLoadFlag, 1);
+        isa::op::DmaScatter sc{};
+        sc.flag = kStoreFlag;
+        sc.idx = index.idx + static_cast<uint64_t>(4 * s.j);
+        sc.count = static_cast<uint64_t>(s.n);
+        sc.idx_scale = index.scale;
+        sc.bound = index.bound;
+        sc.combine = combiner.combine;
+        sc.op = combiner.op;
+        sc.dtype = target.dtype;
+        TPUSIM_ASSIGN_OR_RETURN(
+            int64_t issued,
+            EmitIndexedDma(em_, sc, RowMajorStrides(s.box, eb), op_strides, s.box, eb, buf,
+                           target.address + static_cast<uint64_t>(s.indexed_off)));
+        // The next step's load reuses the buffer, and a later slice may overlap an earlier one.
+        em_.Wait(kStoreFlag, issued);
+        return em_.CheckSize();
+      });
 }
 
 namespace {
