@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/diagnostic.h"
 #include "compiler/passes/matrix_builder.h"
 #include "compiler/passes/triangular_solve_expander.h"
 #include "hlo/computation.h"
@@ -113,9 +114,7 @@ StatusOr<bool> CholeskyExpander::Run(hlo::HloModule& module) {
       StatusOr<hlo::CholeskyOptions> o = hlo::GetCholeskyOptions(*inst);
       if (st.ok() && !o.ok()) st = o.status();
       if (!st.ok()) {
-        return InvalidArgument(fmt::format("{}:{}:{}: {}", module.source_name(),
-                                           inst->location().line, inst->location().column,
-                                           st.message()));
+        return LocatedError(module.source_name(), "", inst->location(), st.message());
       }
       MatrixBuilder mb(comp.get(), inst);
       HloInstruction* a = inst->operand(0);

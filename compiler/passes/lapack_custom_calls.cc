@@ -8,6 +8,7 @@
 #include <optional>
 #include <vector>
 
+#include "common/diagnostic.h"
 #include "compiler/passes/hlo_builder.h"
 #include "compiler/passes/matrix_builder.h"
 #include "hlo/linalg_options.h"
@@ -31,10 +32,9 @@ bool IsLapackCall(const HloInstruction& inst) {
 
 const char* Bool(bool b) { return b ? "true" : "false"; }
 
-// InvalidArgument "file:line:col: message" at `inst`.
+// InvalidArgument "file:line:col: error: message" at `inst`.
 Status Located(const hlo::HloModule& module, const HloInstruction& inst, std::string_view message) {
-  return InvalidArgument(fmt::format("{}:{}:{}: {}", module.source_name(), inst.location().line,
-                                     inst.location().column, message));
+  return LocatedError(module.source_name(), "", inst.location(), message);
 }
 
 // The HLO op of `call` on `cc`'s operands (cholesky or triangular-solve), attributes as the

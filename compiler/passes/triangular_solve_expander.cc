@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "common/diagnostic.h"
 #include "hlo/computation.h"
 #include "hlo/module.h"
 
@@ -76,9 +77,7 @@ StatusOr<bool> TriangularSolveExpander::Run(hlo::HloModule& module) {
     for (HloInstruction* inst : todo) {
       Status st = hlo::CheckLinalgShapes(*inst);
       if (!st.ok()) {
-        return InvalidArgument(fmt::format("{}:{}:{}: {}", module.source_name(),
-                                           inst->location().line, inst->location().column,
-                                           st.message()));
+        return LocatedError(module.source_name(), "", inst->location(), st.message());
       }
       if (!IsFloatingPoint(inst->shape().element_type())) continue;
       TPUSIM_ASSIGN_OR_RETURN(hlo::TriangularSolveOptions o,

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "common/diagnostic.h"
 #include "compiler/passes/call_inliner.h"
 #include "compiler/passes/hlo_builder.h"
 #include "compiler/passes/loop_region.h"
@@ -21,13 +22,15 @@ using hlo::HloInstruction;
 using hlo::HloOpcode;
 
 Status Refuse(const hlo::HloModule& m, const HloInstruction& w, const std::string& why) {
-  return Unimplemented(fmt::format(
-      "{}:{}:{}: %{} (while): cannot lower: {} (tpusim unrolls a while or makes it an ISA loop "
-      "when its trip count is known at compile time: an induction variable in the loop state, "
-      "compared with a constant, incremented by a constant; a data-dependent loop runs as an ISA "
-      "loop branching on its condition when `tpusim run` can count it on the evaluator (values "
-      "small enough to evaluate); otherwise give its count: --trip-count {}=N)",
-      m.source_name(), w.location().line, w.location().column, w.name(), why, w.name()));
+  return Unimplemented(FormatDiagnostic(
+      m.source_name(), "", w.location(),
+      fmt::format("%{} (while): cannot lower: {} (tpusim unrolls a while or makes it an ISA loop "
+                  "when its trip count is known at compile time: an induction variable in the "
+                  "loop state, compared with a constant, incremented by a constant; a "
+                  "data-dependent loop runs as an ISA loop branching on its condition when "
+                  "`tpusim run` can count it on the evaluator (values small enough to evaluate); "
+                  "otherwise give its count: --trip-count {}=N)",
+                  w.name(), why, w.name())));
 }
 
 // The count given for `name` or for the loop it was copied from ("w.it3" -> "w").
@@ -55,18 +58,19 @@ StatusOr<LoopPlan> PlanLoop(const hlo::HloModule& m, const HloInstruction& w,
   const hlo::TripCount t = hlo::KnownTripCount(w);
   if (t.trips) return LoopPlan{*t.trips, false};
   if (t.over_limit) {
-    return Unimplemented(fmt::format("{}:{}:{}: %{} (while): cannot lower: {}", m.source_name(),
-                                     w.location().line, w.location().column, w.name(), t.reason));
+    return Unimplemented(FormatDiagnostic(
+        m.source_name(), "", w.location(),
+        fmt::format("%{} (while): cannot lower: {}", w.name(), t.reason)));
   }
   // A count the user gave or the evaluator counted is the count of a loop whose trips depend on
   // data: it runs as the real loop does, its condition computed every trip (N + 1 conditions and N
   // bodies in a timing-only run), never as N copies of its body alone.
   if (std::optional<int64_t> n = GivenTripCount(given, w.name())) {
     if (*n > hlo::kMaxWhileTrips) {
-      return Unimplemented(fmt::format("{}:{}:{}: %{} (while): --trip-count {}={}: {}",
-                                       m.source_name(), w.location().line, w.location().column,
-                                       w.name(), w.name(), *n,
-                                       hlo::TooManyTripsReason(hlo::kMaxWhileTrips)));
+      return Unimplemented(FormatDiagnostic(
+          m.source_name(), "", w.location(),
+          fmt::format("%{} (while): --trip-count {}={}: {}", w.name(), w.name(), *n,
+                      hlo::TooManyTripsReason(hlo::kMaxWhileTrips))));
     }
     return LoopPlan{*n, true};
   }

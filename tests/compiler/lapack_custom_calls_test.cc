@@ -236,7 +236,8 @@ ENTRY e {
   ASSERT_NE(m, nullptr);
   auto st = LapackCustomCalls().Run(*m);
   ASSERT_FALSE(st.ok());
-  EXPECT_NE(st.status().message().find(":4:8: %c: custom-call lapack_spotrf_ffi: uplo = 1"),
+  EXPECT_NE(st.status().message().find(
+                ":4:8: error: %c: custom-call lapack_spotrf_ffi: uplo = 1"),
             std::string::npos)
       << st.status().message();
 }

@@ -139,8 +139,8 @@ TEST(WhileLoweringTest, UnknownTripCountIsALocatedError) {
   auto r = WhileLowering().Run(*m);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kUnimplemented);
-  EXPECT_NE(r.status().message().find("test.hlo:29:3: %loop (while): cannot lower: the limit is "
-                                      "neither a constant nor a constant loop invariant"),
+  EXPECT_NE(r.status().message().find("test.hlo:29:3: error: %loop (while): cannot lower: the "
+                                      "limit is neither a constant nor a constant loop invariant"),
             std::string::npos)
       << r.status().message();
 }
@@ -157,7 +157,7 @@ TEST(WhileLoweringTest, TripsPastTheBoundAreALocatedError) {
   ASSERT_NE(m, nullptr);
   auto r = WhileLowering().Run(*m);
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().message(), "test.hlo:29:3: %loop (while): cannot lower: " +
+  EXPECT_EQ(r.status().message(), "test.hlo:29:3: error: %loop (while): cannot lower: " +
                                       hlo::TooManyTripsReason(hlo::kMaxWhileTrips));
   std::string data = kForiLoop;
   data.replace(data.find("  five = s32[] constant(5)"), 26, "  five = s32[] parameter(2)");
@@ -165,7 +165,7 @@ TEST(WhileLoweringTest, TripsPastTheBoundAreALocatedError) {
   ASSERT_NE(m, nullptr);
   r = WhileLowering(0, {{"loop", hlo::kMaxWhileTrips + 1}}).Run(*m);
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().message(), "test.hlo:29:3: %loop (while): --trip-count loop=" +
+  EXPECT_EQ(r.status().message(), "test.hlo:29:3: error: %loop (while): --trip-count loop=" +
                                       std::to_string(hlo::kMaxWhileTrips + 1) + ": " +
                                       hlo::TooManyTripsReason(hlo::kMaxWhileTrips));
   m = testing::Parse(data);
