@@ -307,6 +307,21 @@ Status Lowerer::IndirectScatter(const HloInstruction& inst, const HbmBuffer& tar
 
 namespace {
 
+// The index vectors of an indices array (index_vector_dim `ivd`; ivd == rank means one implicit
+// component): `components` values each, `count` of them (the product of the other dimensions).
+struct IndexVectors {
+  int64_t components = 1, count = 1;
+};
+
+IndexVectors CountIndexVectors(const HbmBuffer& indices, int64_t ivd) {
+  const int64_t rank = static_cast<int64_t>(indices.dims.size());
+  IndexVectors v;
+  for (int64_t d = 0; d < rank; ++d) {
+    (d == ivd ? v.components : v.count) *= indices.dims[static_cast<size_t>(d)];
+  }
+  return v;
+}
+
 // Loads component k of an indices array (index_vector_dim `ivd`; ivd == rank means one implicit
 // component) as `count` contiguous values of the indices' type; returns the number of descriptors
 // issued.
@@ -376,7 +391,6 @@ Status Lowerer::LowerGather(const HloInstruction& inst) {
   const std::vector<int64_t>& sizes = inst.gather_slice_sizes();
   const int64_t rank = static_cast<int64_t>(operand.dims.size());
   const int64_t out_rank = static_cast<int64_t>(out.dims.size());
-  const int64_t irank = static_cast<int64_t>(indices.dims.size());
   if (!dn.operand_batching_dims.empty() || !dn.start_indices_batching_dims.empty()) {
     return Unsupported(inst,
                        "gather with operand_batching_dims is not lowered (supported: "
@@ -397,13 +411,10 @@ Status Lowerer::LowerGather(const HloInstruction& inst) {
     }
   }
   const int64_t ivd = dn.index_vector_dim;
-  const int64_t ncomp = ivd < irank ? indices.dims[static_cast<size_t>(ivd)] : 1;
+  const IndexVectors vectors = CountIndexVectors(indices, ivd);
+  const int64_t ncomp = vectors.components, count = vectors.count;
   if (ncomp != static_cast<int64_t>(dn.start_index_map.size())) {
     return Unsupported(inst, "the index vector size differs from start_index_map's");
-  }
-  int64_t count = 1;
-  for (int64_t d = 0; d < irank; ++d) {
-    if (d != ivd) count *= indices.dims[static_cast<size_t>(d)];
   }
   if (count > kMaxCount) {
     return Unsupported(inst,
@@ -486,7 +497,6 @@ Status Lowerer::LowerScatter(const HloInstruction& inst) {
   if (!isa::IsInteger(indices.dtype)) return Unsupported(inst, "scatter indices must be integers");
   const int64_t rank = static_cast<int64_t>(operand.dims.size());
   const int64_t urank = static_cast<int64_t>(updates.dims.size());
-  const int64_t irank = static_cast<int64_t>(indices.dims.size());
   const int64_t n_win = static_cast<int64_t>(dn.update_window_dims.size());
   for (int64_t k = 0; k < n_win; ++k) {
     if (dn.update_window_dims[static_cast<size_t>(k)] != urank - n_win + k) {
@@ -508,13 +518,10 @@ Status Lowerer::LowerScatter(const HloInstruction& inst) {
     window[static_cast<size_t>(d)] = updates.dims[static_cast<size_t>(w++)];
   }
   const int64_t ivd = dn.index_vector_dim;
-  const int64_t ncomp = ivd < irank ? indices.dims[static_cast<size_t>(ivd)] : 1;
+  const IndexVectors vectors = CountIndexVectors(indices, ivd);
+  const int64_t ncomp = vectors.components, count = vectors.count;
   if (ncomp != static_cast<int64_t>(dn.scatter_dims_to_operand_dims.size())) {
     return Unsupported(inst, "the index vector size differs from scatter_dims_to_operand_dims'");
-  }
-  int64_t count = 1;
-  for (int64_t d = 0; d < irank; ++d) {
-    if (d != ivd) count *= indices.dims[static_cast<size_t>(d)];
   }
   if (count > kMaxCount) {
     return Unsupported(inst, fmt::format("{} scatter updates (at most 2^24 - 1)", count));
