@@ -37,6 +37,13 @@ inline int CountOpcode(const hlo::HloModule& m, hlo::HloOpcode op) {
   return n;
 }
 
+/// Instructions with opcode `op` in the entry computation of `m`.
+inline int CountInEntry(const hlo::HloModule& m, hlo::HloOpcode op) {
+  int n = 0;
+  for (const auto& i : m.entry_computation()->instructions()) n += i->opcode() == op;
+  return n;
+}
+
 /// Elements of `got` and `want` whose bytes differ (reported with the first difference).
 inline int64_t BitDifferences(const hlo::Literal& got, const hlo::Literal& want,
                               const std::string& what) {
