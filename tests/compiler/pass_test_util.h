@@ -6,10 +6,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "compiler/pass/hlo_pass.h"
@@ -62,9 +64,26 @@ inline int64_t BitDifferences(const hlo::Literal& got, const hlo::Literal& want,
   return differ;
 }
 
-/// Parses `text`, evaluates it on random arguments (seed `seed`), runs `pass` and expects: it
-/// reports a change, the module verifies, a second run reports none, and the evaluator gives the
-/// same bits for every output leaf. Returns the rewritten module (nullptr on a failed step).
+/// Every device's root value of `m` (replica_count x num_partitions devices in lockstep; device d
+/// gets MakeRandomArguments(m, seed, d)).
+inline StatusOr<std::vector<hlo::Literal>> EvaluateAllDevices(const hlo::HloModule& m,
+                                                              const hlo::EvaluatorOptions& eo,
+                                                              uint64_t seed) {
+  const int64_t replicas = m.replica_count(), partitions = m.num_partitions();
+  std::vector<std::vector<hlo::Literal>> args;
+  for (int64_t d = 0; d < replicas * partitions; ++d) {
+    TPUSIM_ASSIGN_OR_RETURN(std::vector<hlo::Literal> a,
+                            hlo::Evaluator::MakeRandomArguments(m, seed, d));
+    args.push_back(std::move(a));
+  }
+  hlo::Evaluator ev(eo);
+  return ev.EvaluateReplicated(m, replicas, partitions, args);
+}
+
+/// Parses `text`, evaluates it on random arguments (seed `seed`, every device), runs `pass` and
+/// expects: it reports a change, the module verifies, a second run reports none, and the evaluator
+/// gives the same bits for every output leaf of every device. Returns the rewritten module
+/// (nullptr on a failed step).
 inline std::unique_ptr<hlo::HloModule> ExpectRewriteKeepsBits(
     HloPass& pass, const std::string& text, hlo::EvaluatorOptions eo = TpuEvaluatorOptions(),
     uint64_t seed = 7) {
@@ -72,11 +91,7 @@ inline std::unique_ptr<hlo::HloModule> ExpectRewriteKeepsBits(
   EXPECT_TRUE(parsed.ok()) << parsed.status().message();
   if (!parsed.ok()) return nullptr;
   std::unique_ptr<hlo::HloModule> m = std::move(parsed).value();
-  auto args = hlo::Evaluator::MakeRandomArguments(*m, seed);
-  EXPECT_TRUE(args.ok()) << args.status().message();
-  if (!args.ok()) return nullptr;
-  hlo::Evaluator ev(eo);
-  auto before = ev.Evaluate(*m, *args);
+  auto before = EvaluateAllDevices(*m, eo, seed);
   EXPECT_TRUE(before.ok()) << before.status().message();
   auto changed = pass.Run(*m);
   EXPECT_TRUE(changed.ok()) << changed.status().message();
@@ -87,13 +102,16 @@ inline std::unique_ptr<hlo::HloModule> ExpectRewriteKeepsBits(
   auto again = pass.Run(*m);
   EXPECT_TRUE(again.ok()) << again.status().message();
   EXPECT_FALSE(again.ok() && *again) << pass.name() << " is not idempotent";
-  auto after = ev.Evaluate(*m, *args);
+  auto after = EvaluateAllDevices(*m, eo, seed);
   EXPECT_TRUE(after.ok()) << after.status().message();
   if (!after.ok()) return nullptr;
-  const std::vector<const hlo::Literal*> want = before->Leaves(), got = after->Leaves();
-  EXPECT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < std::min(got.size(), want.size()); ++i) {
-    EXPECT_EQ(BitDifferences(*got[i], *want[i], "leaf " + std::to_string(i)), 0);
+  for (size_t d = 0; d < before->size(); ++d) {
+    const std::vector<const hlo::Literal*> want = (*before)[d].Leaves(), got = (*after)[d].Leaves();
+    EXPECT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < std::min(got.size(), want.size()); ++i) {
+      const std::string what = "device " + std::to_string(d) + " leaf " + std::to_string(i);
+      EXPECT_EQ(BitDifferences(*got[i], *want[i], what), 0);
+    }
   }
   return m;
 }
