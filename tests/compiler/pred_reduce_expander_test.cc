@@ -1,11 +1,13 @@
-// pred-reduce-expander: reduces of pred values with and / or reducers (jnp.all / jnp.any, the
-// bounds checks JAX's gather and take emit) run as f32 minimum / maximum reduces on the VPU and
-// match the evaluator bit for bit.
+// pred-reduce-expander (compiler/passes/pred_reduce_expander.h): reduces of pred values with and /
+// or reducers (jnp.all / jnp.any, the bounds checks JAX's gather and take emit) become f32 minimum
+// / maximum reduces and a compare, the evaluator's bits before and after, and run on the VPU with
+// the evaluator's bits.
+#include "compiler/passes/pred_reduce_expander.h"
+
 #include <gtest/gtest.h>
 
-#include "compile_test_util.h"
-#include "compiler/passes/pred_reduce_expander.h"
-#include "hlo/computation.h"
+#include "tests/compiler/compile_test_util.h"
+#include "tests/compiler/pass_test_util.h"
 
 namespace tpusim::compiler {
 namespace {
@@ -51,16 +53,19 @@ ENTRY e {
 )";
 
 TEST(PredReduceExpanderTest, AndOrMinimumReducesMatchTheEvaluator) {
-  auto m = testing::Parse(kPredReduces);
+  PredReduceExpander pass;
+  auto m = testing::ExpectRewriteKeepsBits(pass, kPredReduces);
   ASSERT_NE(m, nullptr);
-  auto changed = PredReduceExpander().Run(*m);
-  ASSERT_TRUE(changed.ok());
-  EXPECT_TRUE(*changed);
   int f32_reduces = 0;
   for (const auto& i : m->entry_computation()->instructions()) {
     if (i->opcode() != hlo::HloOpcode::kReduce) continue;
     EXPECT_EQ(i->operand(0)->shape().element_type(), hlo::PrimitiveType::kF32) << i->name();
     ++f32_reduces;
+  }
+  const hlo::HloInstruction* out = m->entry_computation()->root_instruction();
+  for (int k = 0; k < 3; ++k) {
+    EXPECT_EQ(out->operand(k)->opcode(), hlo::HloOpcode::kCompare) << k;
+    EXPECT_EQ(out->operand(k)->shape().element_type(), hlo::PrimitiveType::kPred) << k;
   }
   EXPECT_EQ(f32_reduces, 3);
   CheckAgainstEvaluator(kPredReduces, "tiny", 0, 0);
@@ -68,7 +73,8 @@ TEST(PredReduceExpanderTest, AndOrMinimumReducesMatchTheEvaluator) {
 
 // A reducer that is not and / or / minimum / maximum (xor) is left to the lowering.
 TEST(PredReduceExpanderTest, OtherReducersAreLeftAlone) {
-  auto m = testing::Parse(R"(
+  PredReduceExpander pass;
+  testing::ExpectUnchanged(pass, R"(
 HloModule xor_reduce
 xor_ {
   a = pred[] parameter(0)
@@ -81,10 +87,6 @@ ENTRY e {
   ROOT r = pred[4] reduce(p, f), dimensions={1}, to_apply=xor_
 }
 )");
-  ASSERT_NE(m, nullptr);
-  auto changed = PredReduceExpander().Run(*m);
-  ASSERT_TRUE(changed.ok());
-  EXPECT_FALSE(*changed);
 }
 
 }  // namespace
