@@ -1,5 +1,6 @@
 #include "compiler/passes/reduce_precision_expander.h"
 
+#include <cmath>
 #include <limits>
 #include <memory>
 #include <vector>
@@ -16,6 +17,7 @@ using hlo::Shape;
 
 constexpr int64_t kF32MantissaBits = 23;
 constexpr int64_t kF32ExponentBits = 8;
+constexpr int64_t kF16MantissaBits = 10;
 
 bool Expandable(const HloInstruction& r) {
   if (r.opcode() != HloOpcode::kReducePrecision || !r.shape().IsArray()) return false;
@@ -88,6 +90,24 @@ void Expand(hlo::HloComputation& comp, HloInstruction* r) {
     bits = b.Select(overflow, inf, b.Select(underflow, sign, bits, "flushed"), "clamped");
   }
   HloInstruction* y = o.As(bits, PrimitiveType::kF32, HloOpcode::kBitcastConvert, ".value");
+  // An f16 subnormal (|x| < 2^-14) is k * 2^-24; XLA rounds its own bits, i.e. k to a multiple of
+  // 2^(10 - M), ties to even. Where the exponent clamp does not flush it (E >= 5) that is
+  // round-nearest-even(x * 2^(14 + M)) * 2^-(14 + M), exact in f32 (powers of two, k < 2^10).
+  if (type == PrimitiveType::kF16 && e >= type_exponent_bits && m < kF16MantissaBits) {
+    const Shape f32(PrimitiveType::kF32, r->shape().dimensions());
+    auto f32_const = [&](double v, const char* s) {
+      return b.Broadcast(b.ScalarConstant(PrimitiveType::kF32, v, s), f32, {}, s);
+    };
+    const double scale = std::ldexp(1.0, static_cast<int>(14 + m));
+    HloInstruction* scaled = o.Op(HloOpcode::kMultiply, x, f32_const(scale, "sub_scale"), "sub_k");
+    HloInstruction* quanta = b.Unary(HloOpcode::kRoundNearestEven, scaled, "sub_round");
+    HloInstruction* sub_value =
+        o.Op(HloOpcode::kMultiply, quanta, f32_const(1.0 / scale, "sub_unscale"), "sub_value");
+    HloInstruction* subnormal =
+        b.Compare(b.Unary(HloOpcode::kAbs, x, "abs"), f32_const(std::ldexp(1.0, -14), "f16_min"),
+                  hlo::ComparisonDirection::kLt, "f16_subnormal");
+    y = b.Select(subnormal, sub_value, y, "f16_rounded");
+  }
   HloInstruction* is_nan = b.Compare(x, x, hlo::ComparisonDirection::kNe, "is_nan");
   HloInstruction* nan_out =
       m > 0 ? x

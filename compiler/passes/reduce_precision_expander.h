@@ -7,10 +7,10 @@
 //    maximum become infinity (sign kept), exponents at or below its minimum become zero (sign kept;
 //    XLA flushes the reduced format's denormals);
 //  * NaN inputs stay NaN (M > 0) or become infinity (M = 0), as XLA.
-// Values: bit for bit XLA's and the evaluator's (EvaluateReducePrecision has the same semantics),
-// except the mantissa rounding of f16 subnormal inputs with M < 10 (rounded here at their f32
-// exponent, by XLA at f16's subnormal quantum). Other element types are left for the lowering to
-// report by name.
+//  * f16 subnormal inputs with M < 10 and E >= 5 (not flushed) are rounded at f16's subnormal
+//    quantum 2^-24, as XLA rounds the f16 bits: round-nearest-even(x 2^(14+M)) 2^-(14+M).
+// Values: bit for bit XLA's and the evaluator's (EvaluateReducePrecision has the same semantics).
+// Other element types are left for the lowering to report by name.
 #pragma once
 
 #include "compiler/pass/hlo_pass.h"

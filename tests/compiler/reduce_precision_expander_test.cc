@@ -8,6 +8,7 @@
 
 #include <string>
 
+#include "tests/compiler/compile_test_util.h"
 #include "tests/compiler/pass_test_util.h"
 
 namespace tpusim::compiler {
@@ -57,6 +58,20 @@ TEST(ReducePrecisionExpanderTest, Bf16AndF16GoThroughF32) {
     const hlo::HloInstruction* root = mod->entry_computation()->root_instruction();
     EXPECT_EQ(root->opcode(), HloOpcode::kConvert) << t;
     EXPECT_EQ(root->shape().ToString(false), std::string(t) + "[520]");
+  }
+}
+
+// Regression: f16 subnormals where the exponent is not reduced (E >= 5) round at f16's quantum
+// 2^-24, as XLA rounds the f16 bits (2^-24 to M = 2 bits is 0, not 2^-24); the expansion rounded
+// them at their f32 exponent. On the device too.
+TEST(ReducePrecisionExpanderTest, F16SubnormalsRoundAtF16sQuantum) {
+  for (const auto& [e, m] : {std::pair{5, 2}, {5, 0}, {5, 7}, {8, 3}}) {
+    ReducePrecisionExpander pass;
+    const std::string text = Module("f16", e, m);
+    auto mod = testing::ExpectRewriteKeepsBits(pass, text);
+    ASSERT_NE(mod, nullptr) << e << " " << m;
+    EXPECT_EQ(testing::CountOpcode(*mod, HloOpcode::kRoundNearestEven), 1) << e << " " << m;
+    testing::ExpectSameBits(text);
   }
 }
 
