@@ -1,0 +1,140 @@
+// lower-reduce-window (compiler/passes/reduce_window_lowering.h): pooling and windowed sums become
+// pad + strided slices folded by the reducer — the rewrite checked on the evaluator (same bits,
+// idempotent), and compiled modules on the ISA interpreter against the evaluator's reduce-window.
+#include "compiler/passes/reduce_window_lowering.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "tests/compiler/compile_test_util.h"
+#include "tests/compiler/pass_test_util.h"
+
+namespace tpusim::compiler {
+namespace {
+
+using testing::CheckAgainstEvaluator;
+
+constexpr char kReducers[] = R"(
+max { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT m = f32[] maximum(a, b) }
+add { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] add(a, b) }
+)";
+
+using hlo::HloOpcode;
+
+// ResNet's stem max-pool (NHWC), padding with -inf.
+const std::string kMaxPool = std::string("HloModule mp\n") + kReducers + R"(
+ENTRY e {
+  x = f32[2,9,9,4] parameter(0)
+  ninf = f32[] constant(-inf)
+  ROOT p = f32[2,5,5,4] reduce-window(x, ninf), window={size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_1x1_1x0_0}, to_apply=max
+}
+)";
+
+TEST(ReduceWindowLoweringTest, MaxPoolBecomesPadSlicesAndMaxima) {
+  ReduceWindowLowering pass;
+  auto m = testing::ExpectRewriteKeepsBits(pass, kMaxPool);
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(testing::CountOpcode(*m, HloOpcode::kReduceWindow), 0);
+  EXPECT_EQ(testing::CountInEntry(*m, HloOpcode::kPad), 1);
+  EXPECT_EQ(testing::CountInEntry(*m, HloOpcode::kSlice), 9);    // one per window position
+  EXPECT_EQ(testing::CountInEntry(*m, HloOpcode::kMaximum), 9);  // folded from the init value
+  const hlo::HloInstruction* root = m->entry_computation()->root_instruction();
+  EXPECT_EQ(root->opcode(), HloOpcode::kMaximum);
+  EXPECT_EQ(root->shape().dimensions(), (std::vector<int64_t>{2, 5, 5, 4}));
+}
+
+TEST(ReduceWindowLoweringTest, DilatedSumAndCumulativeSumKeepTheEvaluatorsBits) {
+  for (const char* body : {
+           "  ROOT s = f32[1,2,2,3] reduce-window(x, zero), window={size=1x2x2x1 stride=1x3x3x1 "
+           "rhs_dilate=1x2x2x1}, to_apply=add\n",
+           "  ROOT s = f32[1,14,14,3] reduce-window(x, zero), window={size=1x2x2x1 "
+           "lhs_dilate=1x2x2x1}, to_apply=add\n",
+       }) {
+    ReduceWindowLowering pass;
+    auto m = testing::ExpectRewriteKeepsBits(
+        pass, std::string("HloModule ap\n") + kReducers +
+                  "ENTRY e {\n  x = f32[1,8,8,3] parameter(0)\n  zero = f32[] constant(0)\n" +
+                  body + "}\n");
+    ASSERT_NE(m, nullptr) << body;
+    EXPECT_EQ(testing::CountOpcode(*m, HloOpcode::kReduceWindow), 0) << body;
+    EXPECT_EQ(testing::CountInEntry(*m, HloOpcode::kAdd), 4) << body;
+  }
+  ReduceWindowLowering pass;
+  auto m = testing::ExpectRewriteKeepsBits(pass, std::string("HloModule cs\n") + kReducers + R"(
+ENTRY e {
+  x = f32[4,16] parameter(0)
+  zero = f32[] constant(0)
+  ROOT c = f32[4,16] reduce-window(x, zero), window={size=1x16 pad=0_0x15_0}, to_apply=add
+}
+)");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(testing::CountInEntry(*m, HloOpcode::kSlice), 16);
+}
+
+TEST(ReduceWindowLoweringTest, ReversedAndHugeWindowsAreLeftInPlace) {
+  ReduceWindowLowering pass;
+  testing::ExpectUnchanged(pass, std::string("HloModule r\n") + kReducers + R"(
+ENTRY e {
+  x = f32[8] parameter(0)
+  zero = f32[] constant(0)
+  ROOT c = f32[4] reduce-window(x, zero), window={size=2 stride=2 rhs_reversal=1}, to_apply=add
+}
+)");
+  testing::ExpectUnchanged(pass, std::string("HloModule r\n") + kReducers + R"(
+ENTRY e {
+  x = f32[8192] parameter(0)
+  zero = f32[] constant(0)
+  ROOT c = f32[1] reduce-window(x, zero), window={size=8192}, to_apply=add
+}
+)");
+}
+
+TEST(ReduceWindowTest, MaxPool3x3Stride2Padded) {
+  CheckAgainstEvaluator(kMaxPool, "tiny", 0, 0);
+}
+
+TEST(ReduceWindowTest, AveragePoolSumWithDilation) {
+  CheckAgainstEvaluator(std::string("HloModule ap\n") + kReducers + R"(
+ENTRY e {
+  x = f32[1,8,8,3] parameter(0)
+  zero = f32[] constant(0)
+  ROOT s = f32[1,2,2,3] reduce-window(x, zero), window={size=1x2x2x1 stride=1x3x3x1 rhs_dilate=1x2x2x1}, to_apply=add
+}
+)",
+                        "tpu-v4", 0, 0);
+}
+
+TEST(ReduceWindowTest, CumulativeSumAsJaxWritesIt) {
+  // jnp.cumsum: a window of the whole axis, padded on the left.
+  CheckAgainstEvaluator(std::string("HloModule cs\n") + kReducers + R"(
+ENTRY e {
+  x = f32[4,16] parameter(0)
+  zero = f32[] constant(0)
+  ROOT c = f32[4,16] reduce-window(x, zero), window={size=1x16 pad=0_0x15_0}, to_apply=add
+}
+)",
+                        "tiny", 1e-6, 1e-6);
+}
+
+TEST(ReduceWindowTest, UnsupportedReducerIsLeftInPlace) {
+  ReduceWindowLowering pass;
+  const std::string text = R"(
+HloModule r
+sub { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] subtract(b, a) }
+ENTRY e {
+  x = f32[8] parameter(0)
+  zero = f32[] constant(0)
+  ROOT c = f32[4] reduce-window(x, zero), window={size=2 stride=2}, to_apply=sub
+}
+)";
+  testing::ExpectUnchanged(pass, text);
+  auto m = testing::Parse(text);
+  ASSERT_NE(m, nullptr);
+  auto c = Compile(*m, testing::Config("tiny"), {});
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("reduce-window"), std::string::npos) << c.status().message();
+}
+
+}  // namespace
+}  // namespace tpusim::compiler
