@@ -1,10 +1,15 @@
-// select-and-scatter-expander: max/min-pooling gradients as slices, compares, selects and pads,
-// checked on the ISA interpreter against the evaluator's select-and-scatter.
+// select-and-scatter-expander (compiler/passes/select_and_scatter_expander.h): max/min-pooling
+// gradients as slices, compares, selects and pads — the rewrite on the evaluator (same bits,
+// idempotent), and compiled modules on the ISA interpreter against the evaluator's
+// select-and-scatter.
+#include "compiler/passes/select_and_scatter_expander.h"
+
 #include <gtest/gtest.h>
 
-#include "compile_test_util.h"
-#include "compiler/passes/select_and_scatter_expander.h"
-#include "hlo/computation.h"
+#include <string>
+
+#include "tests/compiler/compile_test_util.h"
+#include "tests/compiler/pass_test_util.h"
 
 namespace tpusim::compiler {
 namespace {
@@ -43,12 +48,10 @@ ENTRY e {
 TEST(SelectAndScatterExpanderTest, MaxPool2x2Stride2) {
   const std::string text =
       MaxPoolGrad("f32[2,8,8,3]", "f32[2,4,4,3]", "size=1x2x2x1 stride=1x2x2x1");
-  auto m = testing::Parse(text);
+  SelectAndScatterExpander pass;
+  auto m = testing::ExpectRewriteKeepsBits(pass, text);
   ASSERT_NE(m, nullptr);
-  ASSERT_TRUE(SelectAndScatterExpander().Run(*m).ok());
-  for (const auto& i : m->entry_computation()->instructions()) {
-    EXPECT_NE(i->opcode(), hlo::HloOpcode::kSelectAndScatter);
-  }
+  EXPECT_EQ(testing::CountOpcode(*m, hlo::HloOpcode::kSelectAndScatter), 0);
   CheckAgainstEvaluator(text, "tiny", 0, 0);
 }
 
@@ -58,9 +61,9 @@ TEST(SelectAndScatterExpanderTest, MaxPool2x2Stride2) {
 TEST(SelectAndScatterExpanderTest, TilingWindowsAreInterleavedNotPadded) {
   const std::string tiled =
       MaxPoolGrad("f32[2,3,8,6]", "f32[2,3,4,3]", "size=1x1x2x2 stride=1x1x2x2");
-  auto m = testing::Parse(tiled);
+  SelectAndScatterExpander pass;
+  auto m = testing::ExpectRewriteKeepsBits(pass, tiled);
   ASSERT_NE(m, nullptr);
-  ASSERT_TRUE(SelectAndScatterExpander().Run(*m).ok());
   int pads = 0, concats = 0;
   for (const auto& i : m->entry_computation()->instructions()) {
     pads += i->opcode() == hlo::HloOpcode::kPad;
@@ -71,6 +74,31 @@ TEST(SelectAndScatterExpanderTest, TilingWindowsAreInterleavedNotPadded) {
   CheckAgainstEvaluator(tiled, "tiny", 0, 0);
   CheckAgainstEvaluator(MaxPoolGrad("f32[1,7,7,2]", "f32[1,3,3,2]", "size=1x2x2x1 stride=1x2x2x1"),
                         "tiny", 0, 0);
+}
+
+// Overlapping, padded windows: the evaluator's bits before and after the rewrite.
+TEST(SelectAndScatterExpanderTest, OverlappingWindowsKeepTheEvaluatorsBits) {
+  for (const std::string& text :
+       {MaxPoolGrad("f32[1,9,9,2]", "f32[1,5,5,2]",
+                    "size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_1x1_1x0_0"),
+        MaxPoolGrad("f32[1,6,7,2]", "f32[1,6,7,2]",
+                    "size=1x3x3x1 stride=1x1x1x1 pad=0_0x1_1x1_1x0_0", "LE")}) {
+    SelectAndScatterExpander pass;
+    auto m = testing::ExpectRewriteKeepsBits(pass, text);
+    ASSERT_NE(m, nullptr);
+    EXPECT_EQ(testing::CountOpcode(*m, hlo::HloOpcode::kSelectAndScatter), 0);
+    EXPECT_GE(testing::CountInEntry(*m, hlo::HloOpcode::kPad), 1);
+  }
+}
+
+// Outside the contract (a window dilation; a scatter that is not add) the op is left in place.
+TEST(SelectAndScatterExpanderTest, DilatedWindowsAndOtherScattersAreLeft) {
+  SelectAndScatterExpander pass;
+  testing::ExpectUnchanged(pass, MaxPoolGrad("f32[1,9,9,2]", "f32[1,3,3,2]",
+                                             "size=1x2x2x1 stride=1x3x3x1 rhs_dilate=1x2x2x1"));
+  std::string mul = MaxPoolGrad("f32[2,8,8,3]", "f32[2,4,4,3]", "size=1x2x2x1 stride=1x2x2x1");
+  mul.replace(mul.find("ROOT s = f32[] add(a, b)"), 24, "ROOT s = f32[] multiply(a, b)");
+  testing::ExpectUnchanged(pass, mul);
 }
 
 TEST(SelectAndScatterExpanderTest, MaxPool3x3Stride2SamePadding) {
