@@ -1,30 +1,18 @@
-// Tiling (spmd_tiling.h), sharding propagation (spmd_propagation.h) and the shard extraction of
-// the SPMD check (spmd_check.h).
+// Tiling (spmd_tiling.h): sharding forms, bad tile assignments, shards and groups, reshapes.
+// Propagation and the SPMD check have their own files (spmd_propagation_test.cc,
+// spmd_check_test.cc).
 #include "compiler/passes/spmd_tiling.h"
 
 #include <gtest/gtest.h>
 
-#include <map>
 #include <string>
 
-#include "compiler/passes/spmd_check.h"
-#include "compiler/passes/spmd_propagation.h"
-#include "hlo/parser.h"
+#include "tests/compiler/spmd_test_util.h"
 
 namespace tpusim::compiler::spmd {
 namespace {
 
-// The sharding of a parameter written with `sharding` (parsed by the real parser).
-hlo::HloSharding ParseSharding(const std::string& sharding,
-                               const std::string& shape = "f32[8,16]") {
-  const std::string text = "HloModule m\nENTRY %e (p: " + shape + ") -> " + shape +
-                           " {\n  ROOT %p = " + shape + " parameter(0), sharding=" + sharding +
-                           "\n}\n";
-  auto m = hlo::ParseHloModule(text);
-  EXPECT_TRUE(m.ok()) << m.status().message();
-  if (!m.ok()) return {};
-  return *(*m)->entry_computation()->root_instruction()->sharding();
-}
+using testing::ParseSharding;
 
 Tiling Make(const std::string& sharding, int64_t rank, int64_t n) {
   auto t = TilingFromSharding(ParseSharding(sharding), rank, n);
@@ -104,68 +92,6 @@ TEST(SpmdTilingTest, ReshapeKeepsAlignedCuts) {
   auto flat = ReshapeTiling({4, 6}, {24}, rows);  // a row cut is
   ASSERT_TRUE(flat.has_value());
   EXPECT_EQ(flat->tiles, (std::vector<int64_t>{2}));
-}
-
-TEST(SpmdTilingTest, ExtractShardFollowsTheTileAssignment) {
-  std::vector<float> v(24);
-  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i);
-  hlo::Literal full = hlo::Literal::FromVector<float>({4, 6}, v);
-  // Columns split 3 ways, device order 2,0,1: partition 0 holds columns 2..3.
-  hlo::HloSharding s = ParseSharding("{devices=[1,3]2,0,1}", "f32[4,6]");
-  auto p0 = ExtractShard(full, s, 3, 0);
-  ASSERT_TRUE(p0.ok()) << p0.status().message();
-  EXPECT_EQ(p0->shape().ToString(false), "f32[4,2]");
-  EXPECT_EQ(p0->data<float>()[0], 2.0f);
-  EXPECT_EQ(p0->data<float>()[1], 3.0f);
-  EXPECT_EQ(p0->data<float>()[2], 8.0f);
-  auto rep = ExtractShard(full, ParseSharding("{replicated}", "f32[4,6]"), 3, 2);
-  ASSERT_TRUE(rep.ok());
-  EXPECT_TRUE(rep->BitwiseEqual(full));
-  auto bad = ExtractShard(full, s, 3, 3);
-  EXPECT_FALSE(bad.ok());
-}
-
-}  // namespace
-}  // namespace tpusim::compiler::spmd
-
-namespace tpusim::compiler::spmd {
-namespace {
-
-std::map<std::string, std::string> Propagate(const std::string& text) {
-  std::map<std::string, std::string> out;
-  auto m = hlo::ParseHloModule(text);
-  EXPECT_TRUE(m.ok()) << m.status().message();
-  if (!m.ok()) return out;
-  auto a = PropagateShardings(**m);
-  EXPECT_TRUE(a.ok()) << a.status().message();
-  if (!a.ok()) return out;
-  for (const auto& [inst, t] : a->array) out[inst->name()] = t.ToString();
-  return out;
-}
-
-// A split spreads backward through a dot (to the operand whose free dimension it cuts) and
-// elementwise ops, forward through reduce, and {replicated} values stay whole.
-TEST(SpmdPropagationTest, BackwardThroughDotForwardThroughReduce) {
-  auto t = Propagate(R"(HloModule m, num_partitions=2
-%add (a: f32[], b: f32[]) -> f32[] {
-  %a = f32[] parameter(0)
-  %b = f32[] parameter(1)
-  ROOT %s = f32[] add(f32[] %a, f32[] %b)
-}
-ENTRY %main (x: f32[8,16], w: f32[16,4]) -> f32[8] {
-  %x = f32[8,16]{1,0} parameter(0)
-  %w = f32[16,4]{1,0} parameter(1)
-  %nx = f32[8,16]{1,0} negate(f32[8,16]{1,0} %x)
-  %d = f32[8,4]{1,0} dot(f32[8,16]{1,0} %nx, f32[16,4]{1,0} %w), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sharding={devices=[2,1]1,0}
-  %zero = f32[] constant(0)
-  ROOT %r = f32[8]{0} reduce(f32[8,4]{1,0} %d, f32[] %zero), dimensions={1}, to_apply=%add
-}
-)");
-  EXPECT_EQ(t["nx"], "{devices=[2,1]1,0}");
-  EXPECT_EQ(t["x"], "{devices=[2,1]1,0}");
-  EXPECT_EQ(t["w"], "{replicated}");
-  EXPECT_EQ(t["r"], "{devices=[2]1,0}");
-  EXPECT_EQ(t["zero"], "{replicated}");
 }
 
 }  // namespace
