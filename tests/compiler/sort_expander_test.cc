@@ -1,6 +1,6 @@
 // sort-expander (compiler/passes/sort_expander.h): sorts as bitonic networks of slices, compares
-// and selects — the rewrite on the evaluator (same bits, idempotent) and compiled modules on the ISA
-// interpreter, bit for bit against the evaluator's stable sort.
+// and selects — the rewrite on the evaluator (same bits, idempotent) and compiled modules on the
+// ISA interpreter, bit for bit against the evaluator's stable sort.
 #include "compiler/passes/sort_expander.h"
 
 #include <gtest/gtest.h>
