@@ -39,6 +39,8 @@ CollectiveUnit::CollectiveUnit(std::string path, int core, const isa::Program& p
 CollectiveUnit::Plan CollectiveUnit::MakePlan(const isa::Instruction& inst,
                                               const std::vector<int>& group) const {
   Plan p;
+  p.kind = Plan::Kind::kOneStep;
+  p.steps = 1;
   // The ring runs in the Interconnect's ring order (one hop per step where the torus allows); the
   // values do not depend on it (the SyncHub reduces in group order, isa/opcodes.def).
   std::vector<int> members = group;
@@ -50,55 +52,43 @@ CollectiveUnit::Plan CollectiveUnit::MakePlan(const isa::Instruction& inst,
   const isa::CollectiveOperands operands = isa::CollectiveOperandsOf(inst);
   const uint64_t eb = static_cast<uint64_t>(isa::DTypeBytes(operands.dtype));
   const uint64_t count = operands.count;
-  if (n <= 1) return p;
-  const int right = members[(rank + 1) % n];
-  const int left = members[(rank + n - 1) % n];
+  if (n <= 1) {
+    p.steps = 0;
+    return p;
+  }
+  p.n = n;
+  p.rank = rank;
+  p.ccw_rank = (n - rank) % n;  // this core's rank on the reversed ring
+  p.right = members[(rank + 1) % n];
+  p.left = members[(rank + n - 1) % n];
   // The clockwise ring carries the first ceil(count/2) elements, the counter-clockwise one the
   // rest.
-  const uint64_t cw_count = (count + 1) / 2, ccw_count = count / 2;
+  p.cw_count = (count + 1) / 2;
+  p.ccw_count = count / 2;
+  p.eb = eb;
   switch (inst.opcode) {
-    case isa::Opcode::kIciAllReduce: {
-      // Chunk c of a half of h elements holds h/n elements, the first h%n chunks one more; at step
-      // s a ring's rank q sends chunk (q - s) mod n (reduce-scatter), then (q + 1 - s') mod n.
-      auto chunk = [&](uint64_t h, int q, int s) {
-        const int c = s < n - 1 ? ((q - s) % n + n) % n : ((q + 1 - (s - (n - 1))) % n + n) % n;
-        return (h / n + (static_cast<uint64_t>(c) < h % n ? 1 : 0)) * eb;
-      };
-      const int ccw_rank = (n - rank) % n;  // this core's rank on the reversed ring
-      for (int s = 0; s < 2 * (n - 1); ++s) {
-        p.sends.push_back({Send{right, chunk(cw_count, rank, s), false},
-                           Send{left, chunk(ccw_count, ccw_rank, s), true}});
-        p.receives.push_back(2);
-      }
+    case isa::Opcode::kIciAllReduce:
+      p.kind = Plan::Kind::kAllReduceRing;
+      p.steps = 2 * (n - 1);
       break;
-    }
     case isa::Opcode::kIciAllGather:
     case isa::Opcode::kIciReduceScatter:
-      for (int s = 0; s < n - 1; ++s) {
-        p.sends.push_back({Send{right, cw_count * eb, false}, Send{left, ccw_count * eb, true}});
-        p.receives.push_back(2);
-      }
+      p.kind = Plan::Kind::kGatherRing;
+      p.steps = n - 1;
       break;
-    case isa::Opcode::kIciAllToAll: {
-      std::vector<Send> sends;
+    case isa::Opcode::kIciAllToAll:
       for (int m : members) {
-        if (m != core_) sends.push_back(Send{m, count * eb});
+        if (m != core_) p.one_step.push_back(Send{m, count * eb});
       }
-      p.sends.push_back(sends);
-      p.receives.push_back(n - 1);
+      p.one_step_receives = n - 1;
       break;
-    }
     case isa::Opcode::kIciCollectivePermute: {
       uint64_t idx = inst.As<isa::op::IciCollectivePermute>().pairs;
-      std::vector<Send> sends;
-      int receives = 0;
       for (auto [s, t] : program_.permutations[idx].pairs) {
         if (s == t) continue;
-        if (s == core_) sends.push_back(Send{t, count * eb});
-        if (t == core_) ++receives;
+        if (s == core_) p.one_step.push_back(Send{t, count * eb});
+        if (t == core_) ++p.one_step_receives;
       }
-      p.sends.push_back(sends);
-      p.receives.push_back(receives);
       break;
     }
     default:
@@ -107,11 +97,38 @@ CollectiveUnit::Plan CollectiveUnit::MakePlan(const isa::Instruction& inst,
   return p;
 }
 
+void CollectiveUnit::Plan::SendsAt(int s, std::vector<Send>& out) const {
+  out.clear();
+  switch (kind) {
+    case Kind::kAllReduceRing: {
+      // Chunk c of a half of h elements holds h/n elements, the first h%n chunks one more; at step
+      // s a ring's rank q sends chunk (q - s) mod n (reduce-scatter), then (q + 1 - s') mod n.
+      auto chunk = [&](uint64_t h, int q) {
+        const int c = s < n - 1 ? ((q - s) % n + n) % n : ((q + 1 - (s - (n - 1))) % n + n) % n;
+        return (h / n + (static_cast<uint64_t>(c) < h % n ? 1 : 0)) * eb;
+      };
+      out.push_back(Send{right, chunk(cw_count, rank), false});
+      out.push_back(Send{left, chunk(ccw_count, ccw_rank), true});
+      return;
+    }
+    case Kind::kGatherRing:
+      out.push_back(Send{right, cw_count * eb, false});
+      out.push_back(Send{left, ccw_count * eb, true});
+      return;
+    case Kind::kOneStep:
+      out = one_step;
+      return;
+    case Kind::kNone:
+      return;
+  }
+}
+
 void CollectiveUnit::Advance(Cycles now) {
   const isa::MemSpace space = isa::CollectiveOperandsOf(active_->inst).space;
-  while (step_ < plan_.sends.size()) {
+  while (step_ < static_cast<size_t>(plan_.steps)) {
     if (!step_sent_) {
-      for (const Send& s : plan_.sends[step_]) {
+      plan_.SendsAt(static_cast<int>(step_), step_sends_);
+      for (const Send& s : step_sends_) {
         TransferRequest req;
         req.tag = Tag(instance_, step_, false);
         req.bytes = Bytes(s.bytes);
@@ -133,7 +150,7 @@ void CollectiveUnit::Advance(Cycles now) {
     }
     auto it = arrived_.find({instance_, step_});
     int got = it == arrived_.end() ? 0 : it->second;
-    if (sends_pending_ > 0 || got < plan_.receives[step_]) return;
+    if (sends_pending_ > 0 || got < plan_.ReceivesAt()) return;
     if (it != arrived_.end()) arrived_.erase(it);
     ++step_;
     step_sent_ = false;
@@ -144,6 +161,7 @@ void CollectiveUnit::Advance(Cycles now) {
   busy_->Add((now - since_).value());
   active_.reset();
   running_ = false;
+  plan_ = Plan{};  // a finished collective keeps nothing
 }
 
 void CollectiveUnit::Step(Cycles now) {

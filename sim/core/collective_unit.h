@@ -65,9 +65,20 @@ class CollectiveUnit : public Unit {
     uint64_t bytes;
     bool ccw = false;  // the counter-clockwise ring (prefers the - link direction on ties)
   };
+  // What this core sends and expects at each step of a collective. A ring collective's steps
+  // follow from the ring (SendsAt computes step s's two sends), so a core holds O(1) state however
+  // many cores the ring has, not a list of 2 (n - 1) steps; the one-step kinds list their sends.
   struct Plan {
-    std::vector<std::vector<Send>> sends;  // per step
-    std::vector<int> receives;             // per step: chunks expected
+    enum class Kind : uint8_t { kNone, kAllReduceRing, kGatherRing, kOneStep } kind = Kind::kNone;
+    int steps = 0;
+    int n = 1, rank = 0, ccw_rank = 0, right = 0, left = 0;
+    uint64_t cw_count = 0, ccw_count = 0, eb = 0;
+    std::vector<Send> one_step;  // kOneStep: its sends
+    int one_step_receives = 0;
+    /// Step s's sends (into `out`, cleared first).
+    void SendsAt(int s, std::vector<Send>& out) const;
+    /// The chunks step s expects to arrive.
+    int ReceivesAt() const { return kind == Kind::kOneStep ? one_step_receives : 2; }
   };
   Plan MakePlan(const isa::Instruction& inst, const std::vector<int>& group) const;
   void Advance(Cycles now);
@@ -89,6 +100,7 @@ class CollectiveUnit : public Unit {
   bool running_ = false;  // the hub said go
   uint64_t instance_ = 0;
   Plan plan_;
+  std::vector<Send> step_sends_;  // scratch: the sends of the current step
   size_t step_ = 0;
   bool step_sent_ = false;
   int sends_pending_ = 0;
