@@ -80,6 +80,20 @@ std::string_view RandomAlgorithmName(RandomAlgorithm a) {
   return "rng_default";
 }
 
+std::string_view FftTypeName(FftType t) {
+  switch (t) {
+    case FftType::kFft:
+      return "FFT";
+    case FftType::kIfft:
+      return "IFFT";
+    case FftType::kRfft:
+      return "RFFT";
+    case FftType::kIrfft:
+      return "IRFFT";
+  }
+  return "FFT";
+}
+
 bool LiteralValues::operator==(const LiteralValues& o) const {
   // Bitwise on the doubles so that nan == nan and -0 != 0: a round trip must keep both.
   if (elided != o.elided || int_values != o.int_values || tuple_elements != o.tuple_elements ||

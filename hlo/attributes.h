@@ -121,6 +121,12 @@ enum class RandomAlgorithm : uint8_t { kDefault, kThreeFry, kPhilox };
 std::string_view RandomDistributionName(RandomDistribution d);  // "rng_uniform", "rng_normal"
 std::string_view RandomAlgorithmName(RandomAlgorithm a);        // "rng_default", ...
 
+/// fft: fft_type=FFT|IFFT|RFFT|IRFFT (XLA's FftType). FFT/IFFT: complex -> complex; RFFT: f32/f64
+/// -> c64/c128 keeping the fft_length[-1]/2+1 non-negative frequencies; IRFFT: the inverse,
+/// complex -> real. The inverse transforms scale by 1/N (StableHLO spec, `fft`).
+enum class FftType : uint8_t { kFft, kIfft, kRfft, kIrfft };
+std::string_view FftTypeName(FftType t);  // "FFT", "IFFT", "RFFT", "IRFFT"
+
 /// metadata={op_type="Conv2D" op_name="a/b" source_file="x.py" source_line=10 ...}. Keys tpusim
 /// does not model (source_end_line, stack_frame_id, ...) are kept in order as raw `key=value` text.
 struct OpMetadata {

@@ -235,6 +235,13 @@ class HloInstruction {
   void set_exponent_bits(int64_t b) { exponent_bits_ = b; }
   void set_mantissa_bits(int64_t b) { mantissa_bits_ = b; }
 
+  /// fft fft_type=... fft_length={...}: the transform and the lengths of the 1-3 trailing
+  /// dimensions it runs over (outermost first; for IRFFT the last is the real output's length).
+  FftType fft_type() const { return fft_type_; }
+  void set_fft_type(FftType t) { fft_type_ = t; }
+  const std::vector<int64_t>& fft_length() const { return fft_length_; }
+  std::vector<int64_t>& mutable_fft_length() { return fft_length_; }
+
   /// Attributes tpusim does not interpret, in written order, as `name` -> value text verbatim (e.g.
   /// {"operand_layout_constraints", "{f32[2]{0}}"}). Kept so printing is lossless.
   const std::vector<std::pair<std::string, std::string>>& raw_attributes() const {
@@ -309,6 +316,8 @@ class HloInstruction {
   bool is_stable_ = false;
   int64_t exponent_bits_ = 0;
   int64_t mantissa_bits_ = 0;
+  FftType fft_type_ = FftType::kFft;
+  std::vector<int64_t> fft_length_;
   std::vector<std::pair<std::string, std::string>> raw_attrs_;
 };
 

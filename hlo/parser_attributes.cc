@@ -103,6 +103,8 @@ std::vector<std::string_view> RequiredAttributes(HloOpcode op) {
       return {"exponent_bits", "mantissa_bits"};
     case HloOpcode::kConvolution:
       return {"dim_labels"};
+    case HloOpcode::kFft:
+      return {"fft_type", "fft_length"};
     default:
       return {};
   }
@@ -448,6 +450,20 @@ std::optional<Status> HloParserImpl::ParseOpAttribute(HloInstruction& inst, std:
   }
   if (op == HloOpcode::kReducePrecision && name == "mantissa_bits") {
     return ParseIntAttribute([&](int64_t v) { inst.set_mantissa_bits(v); });
+  }
+  if (op == HloOpcode::kFft && name == "fft_type") {
+    return ParseEnumAttribute(vtok, name, [&](std::string_view v) {
+      for (FftType t : {FftType::kFft, FftType::kIfft, FftType::kRfft, FftType::kIrfft}) {
+        if (v == FftTypeName(t)) {
+          inst.set_fft_type(t);
+          return true;
+        }
+      }
+      return false;
+    });
+  }
+  if (op == HloOpcode::kFft && name == "fft_length") {
+    return ParseIntList(&inst.mutable_fft_length());
   }
   return std::nullopt;
 }

@@ -325,6 +325,10 @@ void AppendOpAttributes(const HloInstruction& inst, std::string& out) {
     AppendAttr(out, "exponent_bits", std::to_string(inst.exponent_bits()));
     AppendAttr(out, "mantissa_bits", std::to_string(inst.mantissa_bits()));
   }
+  if (op == HloOpcode::kFft) {
+    AppendAttr(out, "fft_type", FftTypeName(inst.fft_type()));
+    AppendAttr(out, "fft_length", fmt::format("{{{}}}", fmt::join(inst.fft_length(), ",")));
+  }
 }
 
 // Replica groups, channels and source-target pairs.

@@ -127,6 +127,11 @@ bool IsUnsignedInteger(PrimitiveType t) {
 
 bool IsInteger(PrimitiveType t) { return IsSignedInteger(t) || IsUnsignedInteger(t); }
 bool IsComplex(PrimitiveType t) { return t == PrimitiveType::kC64 || t == PrimitiveType::kC128; }
+PrimitiveType ComplexComponentType(PrimitiveType t) {
+  if (t == PrimitiveType::kC64) return PrimitiveType::kF32;
+  if (t == PrimitiveType::kC128) return PrimitiveType::kF64;
+  return t;
+}
 bool IsArrayType(PrimitiveType t) {
   return t != PrimitiveType::kInvalid && t != PrimitiveType::kToken &&
          t != PrimitiveType::kOpaque && t != PrimitiveType::kTuple;

@@ -54,6 +54,8 @@ bool IsSignedInteger(PrimitiveType t);
 bool IsUnsignedInteger(PrimitiveType t);
 bool IsInteger(PrimitiveType t);  // signed or unsigned
 bool IsComplex(PrimitiveType t);
+/// The type of one part of a complex element: c64 -> f32, c128 -> f64 (t itself otherwise).
+PrimitiveType ComplexComponentType(PrimitiveType t);
 bool IsArrayType(PrimitiveType t);  // not token, opaque, tuple, invalid
 
 /// One level of a tiled layout, e.g. T(8,128) -> {8,128}.

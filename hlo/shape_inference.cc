@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "hlo/computation.h"
+#include "hlo/shape_inference_complex.h"
 
 namespace tpusim::hlo {
 namespace {
@@ -92,6 +93,7 @@ StatusOr<Shape> InferElementwise(const HloInstruction& inst, const Shape& declar
     }
     return ArrayLike(value.element_type(), value.dimensions());
   }
+  TPUSIM_RETURN_IF_ERROR(CheckComplexElementTypes(inst));
   const Shape& a = inst.operand(0)->shape();
   if (arity == 2) {
     const Shape& b = inst.operand(1)->shape();
@@ -124,8 +126,8 @@ StatusOr<Shape> InferElementwise(const HloInstruction& inst, const Shape& declar
   PrimitiveType t = a.element_type();
   if (op == HloOpcode::kConvert) t = declared.element_type();
   if (op == HloOpcode::kIsFinite) t = PrimitiveType::kPred;
-  if ((op == HloOpcode::kReal || op == HloOpcode::kImag || op == HloOpcode::kAbs) && IsComplex(t)) {
-    t = t == PrimitiveType::kC128 ? PrimitiveType::kF64 : PrimitiveType::kF32;
+  if (op == HloOpcode::kReal || op == HloOpcode::kImag || op == HloOpcode::kAbs) {
+    t = ComplexComponentType(t);
   }
   return ArrayLike(t, a.dimensions());
 }
@@ -363,6 +365,7 @@ bool HasShapeInference(HloOpcode op) {
     case HloOpcode::kDot:
     case HloOpcode::kDynamicSlice:
     case HloOpcode::kDynamicUpdateSlice:
+    case HloOpcode::kFft:
     case HloOpcode::kFusion:
     case HloOpcode::kGather:
     case HloOpcode::kGetDimensionSize:
@@ -1113,6 +1116,8 @@ ShapeRule ShapeRuleFor(HloOpcode op) {
       return [](const HloInstruction& inst) { return InferConvolution(inst, inst.shape()); };
     case HloOpcode::kGather:
       return InferGather;
+    case HloOpcode::kFft:
+      return InferFft;
     case HloOpcode::kScatter:
       return InferScatter;
     case HloOpcode::kSort:
@@ -1137,6 +1142,7 @@ ShapeRule ShapeRuleFor(HloOpcode op) {
 
 StatusOr<std::optional<Shape>> InferShape(const HloInstruction& inst, int64_t num_devices) {
   const HloOpcode op = inst.opcode();
+  if (op == HloOpcode::kBitcastConvert) TPUSIM_RETURN_IF_ERROR(CheckComplexElementTypes(inst));
   if (!HasShapeInference(op)) return std::optional<Shape>();
   if (IsElementwise(op)) {
     TPUSIM_ASSIGN_OR_RETURN(Shape s, InferElementwise(inst, inst.shape()));

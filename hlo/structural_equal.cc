@@ -94,6 +94,7 @@ bool InstructionsEqual(const HloInstruction& a, const HloInstruction& b, std::st
       {"is_stable", a.is_stable() == b.is_stable()},
       {"exponent/mantissa bits",
        a.exponent_bits() == b.exponent_bits() && a.mantissa_bits() == b.mantissa_bits()},
+      {"fft", a.fft_type() == b.fft_type() && a.fft_length() == b.fft_length()},
       {"raw attributes", a.raw_attributes() == b.raw_attributes()},
   };
   for (const Check& c : checks) {
