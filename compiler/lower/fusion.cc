@@ -15,19 +15,6 @@ namespace {
 using hlo::HloInstruction;
 using hlo::HloOpcode;
 
-bool HasNoCode(const HloInstruction& inst) {
-  switch (inst.opcode()) {
-    case HloOpcode::kParameter:
-    case HloOpcode::kConstant:
-    case HloOpcode::kTuple:
-    case HloOpcode::kGetTupleElement:
-    case HloOpcode::kAfterAll:
-      return true;
-    default:
-      return IsAliasOfOperand(inst);
-  }
-}
-
 bool IsFusible(const HloInstruction& inst) {
   if (!HasVpuFunction(inst.opcode()) || !inst.shape().IsArray()) return false;
   for (const HloInstruction* op : inst.operands()) {

@@ -188,6 +188,19 @@ int64_t ContiguousSliceOffset(const hlo::HloInstruction& inst) {
   return offset;
 }
 
+bool HasNoCode(const hlo::HloInstruction& inst) {
+  switch (inst.opcode()) {
+    case hlo::HloOpcode::kParameter:
+    case hlo::HloOpcode::kConstant:
+    case hlo::HloOpcode::kTuple:
+    case hlo::HloOpcode::kGetTupleElement:
+    case hlo::HloOpcode::kAfterAll:
+      return true;
+    default:
+      return IsAliasOfOperand(inst);
+  }
+}
+
 bool IsAliasOfOperand(const hlo::HloInstruction& inst) {
   if (inst.opcode() == hlo::HloOpcode::kIota) return false;  // a virtual one owns its row
   if (IsVirtualBroadcast(inst) || IsVirtualPad(inst)) return true;

@@ -158,13 +158,8 @@ Status Lowerer::LowerInstruction(const HloInstruction& inst) {
     const auto& group = groups_.groups[g->second];
     return group.front() == &inst ? LowerFusedElementwise(group) : OkStatus();
   }
+  if (HasNoCode(inst)) return OkStatus();
   switch (inst.opcode()) {
-    case HloOpcode::kParameter:
-    case HloOpcode::kConstant:
-    case HloOpcode::kTuple:
-    case HloOpcode::kGetTupleElement:
-    case HloOpcode::kAfterAll:
-      return OkStatus();
     case HloOpcode::kDot:
       return LowerDot(inst);
     case HloOpcode::kBroadcast:

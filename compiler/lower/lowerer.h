@@ -90,6 +90,10 @@ StatusOr<HbmPlan> PlanHbm(const hlo::HloModule& module, const ElementwiseGroups&
 /// one partial dimension, x[1:] of a row-major array — which is its operand's buffer at an offset
 /// (ContiguousSliceOffset)): no code, no allocation.
 bool IsAliasOfOperand(const hlo::HloInstruction& inst);
+/// True for instructions the lowering emits no code for: parameters, constants, tuples,
+/// get-tuple-elements, after-alls (their values are buffers or nothing) and aliases of their
+/// operand (IsAliasOfOperand).
+bool HasNoCode(const hlo::HloInstruction& inst);
 /// The byte offset of a slice that is one contiguous run of its operand (see IsAliasOfOperand);
 /// -1 for anything else.
 int64_t ContiguousSliceOffset(const hlo::HloInstruction& inst);
