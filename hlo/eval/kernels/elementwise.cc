@@ -305,35 +305,13 @@ StatusOr<Literal> EvaluateCompare(ComparisonDirection direction, ComparisonType 
         "compare: operands must share an element type and the result must be pred");
   }
   TPUSIM_ASSIGN_OR_RETURN(Literal result, Literal::Create(out, options.max_bytes));
-  auto cmp = [direction](auto x, auto y) -> bool {
-    switch (direction) {
-      case ComparisonDirection::kEq:
-        return x == y;
-      case ComparisonDirection::kNe:
-        return x != y;
-      case ComparisonDirection::kGe:
-        return x >= y;
-      case ComparisonDirection::kGt:
-        return x > y;
-      case ComparisonDirection::kLe:
-        return x <= y;
-      case ComparisonDirection::kLt:
-        return x < y;
-    }
-    return false;
-  };
+  auto cmp = [direction](auto x, auto y) { return ew::CompareBy(direction, x, y); };
   PrimitiveTypeSwitch(a.element_type(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (kIsFloat<T>) {
-      if (type == ComparisonType::kTotalOrder) {
-        MapBinary<T, bool>(a, b, result, options, [&](T x, T y) {
-          return cmp(ew::TotalOrderKey(x), ew::TotalOrderKey(y));
-        });
-        return;
-      }
-      MapBinary<T, bool>(a, b, result, options, [&](T x, T y) {
-        return cmp(static_cast<ComputeType<T>>(x), static_cast<ComputeType<T>>(y));
-      });
+      const bool total_order = type == ComparisonType::kTotalOrder;
+      MapBinary<T, bool>(a, b, result, options,
+                         [&](T x, T y) { return ew::Compare(direction, total_order, x, y); });
     } else if constexpr (kIsInt<T>) {
       // An explicit SIGNED/UNSIGNED type reinterprets the bits (XLA allows type=UNSIGNED on s32).
       if (type == ComparisonType::kUnsigned) {

@@ -233,30 +233,10 @@ int64_t TotalOrderKey(T x) {
   }
 }
 
-/// compare(a, b) with `d`; floats in IEEE order (NaN: false except NE) or total order.
-template <typename T>
-bool Compare(ComparisonDirection d, bool total_order, T a, T b) {
-  if constexpr (kIsFloat<T>) {
-    if (total_order) {
-      int64_t x = TotalOrderKey(a), y = TotalOrderKey(b);
-      switch (d) {
-        case ComparisonDirection::kEq:
-          return x == y;
-        case ComparisonDirection::kNe:
-          return x != y;
-        case ComparisonDirection::kGe:
-          return x >= y;
-        case ComparisonDirection::kGt:
-          return x > y;
-        case ComparisonDirection::kLe:
-          return x <= y;
-        case ComparisonDirection::kLt:
-          return x < y;
-      }
-    }
-  }
-  auto x = static_cast<ComputeType<T>>(a);
-  auto y = static_cast<ComputeType<T>>(b);
+/// `x d y` for a comparison direction `d`, with the operators of the values' own type (IEEE
+/// order for floats: NaN compares false except under NE).
+template <typename X>
+bool CompareBy(ComparisonDirection d, X x, X y) {
   switch (d) {
     case ComparisonDirection::kEq:
       return x == y;
@@ -272,6 +252,15 @@ bool Compare(ComparisonDirection d, bool total_order, T a, T b) {
       return x < y;
   }
   return false;
+}
+
+/// compare(a, b) with `d`; floats in IEEE order (NaN: false except NE) or total order.
+template <typename T>
+bool Compare(ComparisonDirection d, bool total_order, T a, T b) {
+  if constexpr (kIsFloat<T>) {
+    if (total_order) return CompareBy<int64_t>(d, TotalOrderKey(a), TotalOrderKey(b));
+  }
+  return CompareBy(d, static_cast<ComputeType<T>>(a), static_cast<ComputeType<T>>(b));
 }
 
 }  // namespace ew
