@@ -92,6 +92,31 @@ std::vector<BufferPlacement> Placements(const hlo::HloInstruction& inst,
   return out;
 }
 
+// The placements of complex leaves keep their complex type: complex-expander stores a c64
+// [dims] array as f32 [dims, 2] (the same bytes), and drivers read and write the leaves as the
+// module's (pre-pass) entry interface declares them. `original` is the module before the passes.
+void KeepComplexLeaves(const hlo::HloModule& original, std::vector<BufferPlacement>& placements) {
+  const hlo::HloComputation* entry = original.entry_computation();
+  for (BufferPlacement& p : placements) {
+    const hlo::HloInstruction* inst = p.parameter_number >= 0
+                                          ? entry->parameter_instruction(p.parameter_number)
+                                          : entry->root_instruction();
+    if (inst == nullptr) continue;
+    const hlo::Shape* leaf = &inst->shape();
+    for (const int64_t i : p.tuple_index) {
+      if (!leaf->IsTuple() || i >= leaf->tuple_shapes_size()) break;
+      leaf = &leaf->tuple_shapes(i);
+    }
+    if (!hlo::IsComplex(leaf->element_type()) || p.shape.rank() < 1 ||
+        hlo::IsComplex(p.shape.element_type())) {
+      continue;
+    }
+    std::vector<int64_t> dims = p.shape.dimensions();
+    dims.pop_back();
+    p.shape = hlo::Shape(leaf->element_type(), std::move(dims));
+  }
+}
+
 // Every --trip-count names a while of the module and gives a count >= 0.
 Status CheckTripCounts(const hlo::HloModule& module, const CompileOptions& options) {
   for (const auto& [name, trips] : options.trip_counts) {
@@ -320,6 +345,8 @@ StatusOr<CompiledModule> Compile(const hlo::HloModule& module, const config::Chi
     auto os = Placements(*root, plan.values.at(root), -1, core);
     result.outputs.insert(result.outputs.end(), os.begin(), os.end());
   }
+  KeepComplexLeaves(module, result.parameters);
+  KeepComplexLeaves(module, result.outputs);
   RecordLoweringNotes(module, *m, options, result);
   RecordHloNames(module, *m, result);
   if (megacore) CollapseIdleMegacore(result);

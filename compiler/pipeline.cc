@@ -9,6 +9,7 @@
 #include "compiler/passes/canonicalize.h"
 #include "compiler/passes/cholesky_expander.h"
 #include "compiler/passes/collective_expander.h"
+#include "compiler/passes/complex_expander.h"
 #include "compiler/passes/constant_folding.h"
 #include "compiler/passes/convolution_lowering.h"
 #include "compiler/passes/convolution_negative_padding.h"
@@ -44,7 +45,8 @@ namespace tpusim::compiler {
 // while-lowering -> constant-folding -> rng-state-assignment -> static-dimension-size ->
 // batch-norm-expander -> lapack-custom-calls -> cholesky-expander -> triangular-solve-expander ->
 // custom-call-expander -> sharding-remover -> spmd-partitioner -> collective-expander ->
-// pad-negative-padding -> convolution-negative-padding -> lower-convolution -> lower-reduce-window ->
+// complex-expander -> float8-dot-upcast -> pad-negative-padding -> convolution-negative-padding ->
+// lower-convolution -> lower-reduce-window ->
 // select-and-scatter-expander -> map-expander -> reduce-precision-expander ->
 // stochastic-convert-decomposer -> topk-expander -> variadic-reduce-expander ->
 // batched-gather-scatter-normalizer -> trailing-window-dims -> variadic-scatter-splitter ->
@@ -78,6 +80,7 @@ HloPassPipeline BuildHloPipeline(const config::ChipConfig& config,
   pipeline.AddPass<ShardingRemover>();     // Sharding stays only for the partitioner
   pipeline.AddPass<SpmdPartitioner>();     // a no-op unless num_partitions > 1
   pipeline.AddPass<CollectiveExpander>();  // after the partitioner, which inserts collectives
+  pipeline.AddPass<ComplexExpander>();  // after the partitioner: shardings name c64 dimensions
   pipeline.AddPass<Float8DotUpcast>();  // before lower-convolution: the MXU takes bf16
   pipeline.AddPass<PadNegativePadding>();
   pipeline.AddPass<ConvolutionNegativePadding>();  // before lower-convolution: slices, not pads
