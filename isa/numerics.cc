@@ -232,23 +232,7 @@ float ApplyBinaryF(BinaryOp op, float a, float b) {
   return a;
 }
 
-bool CompareF(CompareOp op, float a, float b) {
-  switch (op) {
-    case CompareOp::kEq:
-      return a == b;
-    case CompareOp::kNe:
-      return a != b;
-    case CompareOp::kLt:
-      return a < b;
-    case CompareOp::kLe:
-      return a <= b;
-    case CompareOp::kGt:
-      return a > b;
-    case CompareOp::kGe:
-      return a >= b;
-  }
-  return false;
-}
+bool CompareF(CompareOp op, float a, float b) { return CompareValues(op, a, b); }
 
 float ActivateF(Activation act, float x) {
   switch (act) {

@@ -75,6 +75,26 @@ int64_t ApplyUnaryI(UnaryOp op, int64_t x, DType t);
 /// shift t's own bits (shrl zero-fills, shra copies the sign bit of t's width, also for unsigned
 /// t), and a shift amount outside [0, bits of t) gives 0 (shra: the sign, 0 or -1).
 int64_t ApplyBinaryI(BinaryOp op, int64_t a, int64_t b, DType t);
+/// `a op b` with the operators of T (for a float: IEEE, NaN compares false except under ne).
+template <typename T>
+bool CompareValues(CompareOp op, T a, T b) {
+  switch (op) {
+    case CompareOp::kEq:
+      return a == b;
+    case CompareOp::kNe:
+      return a != b;
+    case CompareOp::kLt:
+      return a < b;
+    case CompareOp::kLe:
+      return a <= b;
+    case CompareOp::kGt:
+      return a > b;
+    case CompareOp::kGe:
+      return a >= b;
+  }
+  return false;
+}
+/// Compare as t orders its values (unsigned t: as unsigned 64-bit).
 bool CompareI(CompareOp op, int64_t a, int64_t b, DType t);
 /// The reduction step of vpu.reduce, all-reduce and a scatter combiner: sum wraps, max/min as t
 /// orders its values; pred: sum and max are or, min is and.

@@ -142,21 +142,8 @@ int64_t ApplyBinaryI(BinaryOp op, int64_t a, int64_t b, DType t) {
 }
 
 bool CompareI(CompareOp op, int64_t a, int64_t b, DType t) {
-  switch (op) {
-    case CompareOp::kEq:
-      return a == b;
-    case CompareOp::kNe:
-      return a != b;
-    case CompareOp::kLt:
-      return Less(a, b, t);
-    case CompareOp::kLe:
-      return !Less(b, a, t);
-    case CompareOp::kGt:
-      return Less(b, a, t);
-    case CompareOp::kGe:
-      return !Less(a, b, t);
-  }
-  return false;
+  return IsUnsigned(t) ? CompareValues(op, static_cast<uint64_t>(a), static_cast<uint64_t>(b))
+                       : CompareValues(op, a, b);
 }
 
 int64_t ReduceI(ReduceOp op, int64_t acc, int64_t x, DType t) {
