@@ -1081,6 +1081,12 @@ class FilterGradKernel {
     return OkStatus();
   }
 
+  /// The accumulator row of output position `pos` and N tile `j` (on MXU j % nm_): the tiles of
+  /// one MXU are stacked, each `positions` blocks of bc_ rows.
+  uint64_t AccRow(int64_t j, int64_t pos) const {
+    return static_cast<uint64_t>(((j / nm_) * (p_.OH * p_.OW) + pos) * bc_);
+  }
+
   /// Pops the accumulators of the pass at (b0, n0) and stores them to the output.
   Status PopAndStore(int64_t b0, int64_t n0) {
     constexpr uint64_t kOutFlag0 = 4;
@@ -1095,7 +1101,7 @@ class FilterGradKernel {
         const int64_t j = nt / C_;
         em_.Emit(isa::op::MxuPop{
             .mxu = static_cast<uint64_t>(j % nm_),
-            .acc = static_cast<uint64_t>(((j / nm_) * positions + pos) * bc_),
+            .acc = AccRow(j, pos),
             .m = static_cast<uint64_t>(bc),
             .n = static_cast<uint64_t>(std::min(C_, nc - nt)),
             .acc_dtype = int_path_ ? isa::DType::kS32 : isa::DType::kF32,
@@ -1384,7 +1390,7 @@ class FilterGradEmitter : FilterGradKernel {
                 .n = static_cast<uint64_t>(nn),
                 .dtype = X_.dtype,
                 .part = passes_[q].lhs,
-                .acc = static_cast<uint64_t>(((j / nm_) * positions + pos) * b_.bc),
+                .acc = AccRow(j, pos),
                 .accumulate = !(first_tile && q == 0),
                 .latch = pos == 0});
           }
@@ -1582,7 +1588,7 @@ class FilterGradFeatureEmitter : FilterGradKernel {
                 .n = static_cast<uint64_t>(nn),
                 .dtype = X_.dtype,
                 .part = passes_[q].lhs,
-                .acc = static_cast<uint64_t>(((j / nm_) * positions + pos) * b_.bc),
+                .acc = AccRow(j, pos),
                 .accumulate = !(first_tile && q == 0),
                 .latch = pos == 0});
           }
