@@ -561,8 +561,8 @@ class Assembler {
     auto dt = ParseEnumValue(FieldKind::kDType, type);
     if (!dt) {
       return Fail(err, tcol,
-                  "expected hex or an element type (bf16, f32, f16, f8e4m3fn, f8e5m2, f64, s8, "
-                  "u8, s16, u16, s32, u32, s64, u64, pred)");
+                  "expected hex or an element type (bf16, f32, f16, f8e4m3fn, f8e5m2, f64, s4, "
+                  "u4, s8, u8, s16, u16, s32, u32, s64, u64, pred)");
     }
     DType dtype = static_cast<DType>(*dt);
     bool first = true;

@@ -311,7 +311,9 @@ void StoreInt(void* p, DType t, int64_t v) {
     *static_cast<uint8_t*>(p) = v != 0 ? 1 : 0;
     return;
   }
-  const auto u = static_cast<uint64_t>(v);
+  // s4/u4 (one per byte): the byte holds the 4-bit value, sign-extended for s4, as LoadInt reads
+  // it and as the evaluator's Literal holds it.
+  const auto u = static_cast<uint64_t>(IntBits(t) == 4 ? NormalizeInt(v, t) : v);
   std::memcpy(p, &u, static_cast<size_t>(DTypeBytes(t)));  // little-endian: the low bytes
 }
 

@@ -24,6 +24,8 @@ int DTypeBytes(DType t) {
     case DType::kPred:
     case DType::kF8E4M3FN:
     case DType::kF8E5M2:
+    case DType::kS4:  // one element per byte (types.h)
+    case DType::kU4:
       return 1;
   }
   TPUSIM_CHECK(false) << "bad DType " << static_cast<int>(t);
@@ -36,9 +38,12 @@ bool IsFloat(DType t) {
 }
 bool IsInteger(DType t) { return !IsFloat(t) && t != DType::kPred; }
 bool IsUnsigned(DType t) {
-  return t == DType::kU8 || t == DType::kU16 || t == DType::kU32 || t == DType::kU64;
+  return t == DType::kU4 || t == DType::kU8 || t == DType::kU16 || t == DType::kU32 || t == DType::kU64;
 }
-int IntBits(DType t) { return t == DType::kPred ? 1 : 8 * DTypeBytes(t); }
+int IntBits(DType t) {
+  if (t == DType::kS4 || t == DType::kU4) return 4;
+  return t == DType::kPred ? 1 : 8 * DTypeBytes(t);
+}
 
 uint64_t BroadcastOperandElements(Broadcast b, uint64_t rows, uint64_t cols) {
   switch (b) {

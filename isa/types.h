@@ -27,7 +27,9 @@ namespace tpusim::isa {
   X(kU64, "u64")                 \
   X(kF8E4M3FN, "f8e4m3fn")       \
   X(kF8E5M2, "f8e5m2")           \
-  X(kF64, "f64")
+  X(kF64, "f64")                 \
+  X(kS4, "s4")                   \
+  X(kU4, "u4")
 
 // Memory spaces. kHost is the host's DRAM (reached over PCIe); kAcc is an MXU's accumulator memory,
 // addressed in rows of `core.mxu.cols` 32-bit words.
@@ -152,12 +154,17 @@ enum class PrecisionPart : uint8_t { TPUSIM_ISA_PART_LIST(TPUSIM_ISA_ENUMERATOR_
 /// widened exactly to f32 on load and rounded back on store (common/float8.h): the VPU computes
 /// them in f32, as XLA's TPU backend upcasts 8-bit floats for vector arithmetic. f64 is stored at
 /// 8 bytes for conversion only: loaded as the nearest f32 (one rounding), stored from an f32
-/// exactly; the compiler lets f64 values be converted, never computed on (hbm_plan.cc).
+/// exactly; the compiler lets f64 values be converted, never computed on (hbm_plan.cc). s4 and u4
+/// hold values in [-8, 7] / [0, 15] and are computed as 4-bit integers (IntBits 4: results wrap to
+/// 4 bits) in the VPU's 32-bit lanes; tpusim stores them at one byte per element (the value,
+/// sign-extended for s4) where XLA's TPU backend packs two per byte, so an s4/u4 array moves and
+/// occupies twice the bytes it does on a TPU (README, "Element types": the ISA addresses whole
+/// bytes, and packing would need sub-byte addressing in every DMA and VMEM tile).
 int DTypeBytes(DType t);
 bool IsFloat(DType t);     // bf16, f32, f16, f8e4m3fn, f8e5m2, f64
-bool IsInteger(DType t);   // s8, s32, u8, s16, u16, u32, s64, u64
-bool IsUnsigned(DType t);  // u8, u16, u32, u64
-/// Bits of an integer or pred element's value: 8, 16, 32, 64 (pred 1).
+bool IsInteger(DType t);   // s4, u4, s8, s32, u8, s16, u16, u32, s64, u64
+bool IsUnsigned(DType t);  // u4, u8, u16, u32, u64
+/// Bits of an integer or pred element's value: 4, 8, 16, 32, 64 (pred 1).
 int IntBits(DType t);
 
 /// Elements a VPU operand read with broadcast mode `b` holds for a [rows, cols] result: rows * cols

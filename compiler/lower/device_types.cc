@@ -36,6 +36,10 @@ std::optional<isa::DType> DeviceType(hlo::PrimitiveType t) {
       return isa::DType::kF8E5M2;
     case hlo::PrimitiveType::kF64:
       return isa::DType::kF64;
+    case hlo::PrimitiveType::kS4:
+      return isa::DType::kS4;
+    case hlo::PrimitiveType::kU4:
+      return isa::DType::kU4;
     default:
       return std::nullopt;
   }
@@ -91,17 +95,13 @@ std::string NoDeviceTypeReason(hlo::PrimitiveType t) {
           "complex numbers have no TPU device type in tpusim; split them into real and imaginary "
           "f32 arrays";
       break;
-    case hlo::PrimitiveType::kS4:
-    case hlo::PrimitiveType::kU4:
-      why = "4-bit integers are not modelled by tpusim; convert to s8";
-      break;
     default:
       why = "it has no device type";
       break;
   }
   return fmt::format(
-      "element type {}: {} (device types: f32, bf16, f16, f8e4m3fn, f8e5m2, s8, u8, s16, u16, s32, "
-      "u32, s64, u64, pred; f64 for conversion only)",
+      "element type {}: {} (device types: f32, bf16, f16, f8e4m3fn, f8e5m2, s4, u4, s8, u8, s16, "
+      "u16, s32, u32, s64, u64, pred; f64 for conversion only)",
       name, why);
 }
 

@@ -11,13 +11,14 @@
 
 namespace tpusim::compiler {
 
-/// Each HLO type to the ISA type of the same name: f32, bf16, f16, f8e4m3fn, f8e5m2, s8, u8, s16,
-/// u16, s32, u32, s64, u64, pred (the narrow types stored packed at their own width and widened
+/// Each HLO type to the ISA type of the same name: f32, bf16, f16, f8e4m3fn, f8e5m2, s4, u4, s8, u8,
+/// s16, u16, s32, u32, s64, u64, pred (the narrow types stored packed at their own width, widened
 /// to 32 bits in the VPU, as XLA's TPU backend does; s64/u64 stored at 8 bytes and computed exactly, each element op
 /// costed as several 32-bit VPU ops, as XLA's TPU backend emulates them with pairs of 32-bit
 /// values; the f8 types stored at 1 byte and computed in f32, as XLA's TPU backend upcasts them;
-/// f64 stored at 8 bytes for conversion only, see F64ComputedOn). Every other type (complex,
-/// s4/u4, the other f8 variants) -> nullopt.
+/// f64 stored at 8 bytes for conversion only, see F64ComputedOn; s4/u4 stored one per byte, where
+/// XLA's TPU backend packs two per byte, and computed as 4-bit integers, isa/types.h). Every other
+/// type (complex, the other f8 variants) -> nullopt.
 std::optional<isa::DType> DeviceType(hlo::PrimitiveType t);
 
 /// True when `inst` would compute on f64 values, which the device does not (it holds f64 only to

@@ -9,10 +9,12 @@
 //   including bf16 and
 //                   f16, except |x| > 2^53 where int -> double already rounds once).
 //   float -> float: round to nearest, ties to even; overflow -> +-inf; NaN stays NaN (quiet).
-//   int   -> int  : two's-complement wrap (keep the low bits), as LLVM trunc/sext/zext do.
+//   int   -> int  : two's-complement wrap (keep the low bits), as LLVM trunc/sext/zext do; s4/u4
+//                   too (LLVM i4), so s32 -> s4 keeps the low 4 bits and s4 -> u8 sign-extends.
 //   x -> pred     : x != 0 (so NaN -> true); pred -> x: 0 or 1.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -79,6 +81,16 @@ To ConvertElement(From x) {
     } else {
       return x ? To{1} : To{0};
     }
+  } else if constexpr (kIsInt4<To>) {
+    if constexpr (kIsFloat<From>) {  // saturate to [kMin, kMax], as fptosi.sat to i4 does
+      return To(SaturatingFloatToInt<int8_t>(
+          std::clamp(ToDouble(x), double{To::kMin}, double{To::kMax})));
+    } else {
+      return To(static_cast<int64_t>(x));  // wrap (int4.h)
+    }
+  } else if constexpr (kIsInt<To> && kIsInt4<From>) {  // sign- or zero-extend, then wrap
+    using U = std::make_unsigned_t<To>;
+    return static_cast<To>(static_cast<U>(static_cast<int64_t>(x)));
   } else if constexpr (kIsInt<To> && kIsInt<From>) {
     // Two's-complement wrap: go through the unsigned type of To's width.
     using U = std::make_unsigned_t<To>;

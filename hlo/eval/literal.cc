@@ -31,6 +31,8 @@ StatusOr<int64_t> CheckedByteSize(const Shape& shape) {
           fmt::format("cannot evaluate a value of unbounded dynamic shape {}", shape.ToString()));
     }
   }
+  // s4/u4: one element per byte (int4.h), where Shape::ByteSize counts XLA's packed size.
+  if (BitWidth(shape.element_type()) < 8) return shape.ElementCount();
   return shape.ByteSize();
 }
 

@@ -3,8 +3,8 @@
 // every kernel dispatches through PrimitiveTypeSwitch.
 //
 // Supported: pred (stored as bool, one byte as XLA stores it), s8 s16 s32 s64, u8 u16 u32 u64,
-// f16 (Eigen::half), bf16 (Eigen::bfloat16), f32, f64, f8e4m3fn and f8e5m2 (float8.h). Not
-// supported (Unimplemented where they appear): s4/u4, complex.
+// f16 (Eigen::half), bf16 (Eigen::bfloat16), f32, f64, f8e4m3fn and f8e5m2 (float8.h), s4 and u4
+// (int4.h, one element per byte). Not supported (Unimplemented where they appear): complex.
 #pragma once
 
 #include <Eigen/Core>
@@ -13,6 +13,7 @@
 
 #include "common/check.h"
 #include "hlo/eval/float8.h"
+#include "hlo/eval/int4.h"
 #include "hlo/shape.h"
 
 namespace tpusim::hlo {
@@ -41,6 +42,8 @@ inline bool IsEvaluatorType(PrimitiveType t) {
     case PrimitiveType::kF64:
     case PrimitiveType::kF8E4M3FN:
     case PrimitiveType::kF8E5M2:
+    case PrimitiveType::kS4:
+    case PrimitiveType::kU4:
       return true;
     default:
       return false;
@@ -81,6 +84,10 @@ decltype(auto) PrimitiveTypeSwitch(PrimitiveType t, F&& f) {
       return f(TypeTag<F8E4M3FN>{});
     case PrimitiveType::kF8E5M2:
       return f(TypeTag<F8E5M2>{});
+    case PrimitiveType::kS4:
+      return f(TypeTag<S4>{});
+    case PrimitiveType::kU4:
+      return f(TypeTag<U4>{});
     default:
       break;
   }
@@ -106,6 +113,8 @@ constexpr PrimitiveType PrimitiveTypeOf() {
   if constexpr (std::is_same_v<T, double>) return PrimitiveType::kF64;
   if constexpr (std::is_same_v<T, F8E4M3FN>) return PrimitiveType::kF8E4M3FN;
   if constexpr (std::is_same_v<T, F8E5M2>) return PrimitiveType::kF8E5M2;
+  if constexpr (std::is_same_v<T, S4>) return PrimitiveType::kS4;
+  if constexpr (std::is_same_v<T, U4>) return PrimitiveType::kU4;
   return PrimitiveType::kInvalid;
 }
 
@@ -120,12 +129,16 @@ constexpr bool kIsFloat = std::is_same_v<T, Eigen::half> || std::is_same_v<T, Ei
 template <typename T>
 constexpr bool kIsHalfFloat =
     std::is_same_v<T, Eigen::half> || std::is_same_v<T, Eigen::bfloat16> || kIsFloat8<T>;
-/// Integers other than pred.
+/// s4 and u4 (int4.h): stored one per byte, computed widened to 32 bits and wrapped back.
+template <typename T>
+constexpr bool kIsInt4 = std::is_same_v<T, S4> || std::is_same_v<T, U4>;
+/// Integers other than pred (native C++ integers; s4/u4 are kIsInt4).
 template <typename T>
 constexpr bool kIsInt = std::is_integral_v<T> && !std::is_same_v<T, bool>;
 
-/// The type arithmetic on T is carried out in: float for f16/bf16, T otherwise.
+/// The type arithmetic on T is carried out in: float for f16/bf16/f8, int32 for s4/u4, T otherwise.
 template <typename T>
-using ComputeType = std::conditional_t<kIsHalfFloat<T>, float, T>;
+using ComputeType =
+    std::conditional_t<kIsHalfFloat<T>, float, std::conditional_t<kIsInt4<T>, int32_t, T>>;
 
 }  // namespace tpusim::hlo

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <span>
+#include <vector>
 
 #include "hlo/eval/convert.h"
 #include "hlo/eval/kernels/elementwise_ops.h"
@@ -258,14 +260,85 @@ Status CheckSameDims(const char* what, const Literal& x, const Shape& out) {
   return OkStatus();
 }
 
+bool IsInt4(PrimitiveType t) { return t == PrimitiveType::kS4 || t == PrimitiveType::kU4; }
+
+// An s4/u4 array widened to 32 bits: its 4 bits sign-extended (from bit 3) into s32, or
+// zero-extended into u32.
+StatusOr<Literal> WidenInt4(const Literal& x, bool sign_extend, const KernelOptions& opt) {
+  Shape shape = x.shape();
+  shape.set_element_type(sign_extend ? PrimitiveType::kS32 : PrimitiveType::kU32);
+  TPUSIM_ASSIGN_OR_RETURN(Literal wide, Literal::Create(shape, opt.max_bytes));
+  PrimitiveTypeSwitch(x.element_type(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (kIsInt4<T>) {
+      const T* src = x.data<T>();
+      for (int64_t i = 0; i < x.element_count(); ++i) {
+        const int v = src[i].value();
+        if (sign_extend) {  // bit 3 is the sign (for u4 too: shift-right-arithmetic)
+          wide.mutable_data<int32_t>()[i] = (v & 0x8) ? (v | ~0xF) : (v & 0xF);
+        } else {
+          wide.mutable_data<uint32_t>()[i] = static_cast<uint32_t>(v) & 0xFu;
+        }
+      }
+    }
+  });
+  return wide;
+}
+
+// The extension of s4/u4 operands under which op's 32-bit result has, in its low 4 bits, what
+// LLVM's i4 op gives (XLA's emitters compute s4/u4 as i4): the type's own (sign for s4, zero for
+// u4), except zero-extension for shift-right-logical, popcnt and clz (they see the 4 bits) and
+// sign-extension for shift-right-arithmetic (it replicates bit 3).
+bool SignExtends(HloOpcode op, PrimitiveType t) {
+  if (op == HloOpcode::kShiftRightLogical || op == HloOpcode::kPopulationCount ||
+      op == HloOpcode::kClz) {
+    return false;
+  }
+  return op == HloOpcode::kShiftRightArithmetic || t == PrimitiveType::kS4;
+}
+
+// An elementwise op on s4/u4: computed on the widened operands and wrapped back to 4 bits (the
+// low 4 bits, as an i4 op wraps); clz counts from bit 3. mulhi (the high half of an 8-bit
+// product) is not computed this way and is refused.
+StatusOr<Literal> Int4Widened(HloOpcode op, std::span<const Literal* const> operands,
+                              const Shape& out, const KernelOptions& opt) {
+  const PrimitiveType t = operands[0]->element_type();
+  if (op == HloOpcode::kMulhi) return TypeError(op, t);
+  const bool sign = SignExtends(op, t);
+  std::vector<Literal> wide;
+  for (const Literal* x : operands) {
+    TPUSIM_ASSIGN_OR_RETURN(Literal w, WidenInt4(*x, sign, opt));
+    wide.push_back(std::move(w));
+  }
+  Shape wide_out = out;
+  wide_out.set_element_type(wide[0].element_type());
+  TPUSIM_ASSIGN_OR_RETURN(Literal r, wide.size() == 1
+                                         ? EvaluateUnary(op, wide[0], wide_out, opt)
+                                         : EvaluateBinary(op, wide[0], wide[1], wide_out, opt));
+  if (op == HloOpcode::kClz) {
+    for (int64_t i = 0; i < r.element_count(); ++i) r.mutable_data<uint32_t>()[i] -= 28;
+  }
+  return ConvertLiteral(r, out.element_type(), opt.max_bytes);
+}
+
 }  // namespace
 
 StatusOr<Literal> EvaluateUnary(HloOpcode opcode, const Literal& x, const Shape& out,
                                 const KernelOptions& options) {
   TPUSIM_RETURN_IF_ERROR(CheckSameDims(HloOpcodeString(opcode).data(), x, out));
+  if (IsInt4(x.element_type()) && x.element_type() == out.element_type() &&
+      opcode != HloOpcode::kCopy) {
+    const Literal* operands[] = {&x};
+    return Int4Widened(opcode, operands, out, options);
+  }
   TPUSIM_ASSIGN_OR_RETURN(Literal result, Literal::Create(out, options.max_bytes));
   StatusOr<bool> st = PrimitiveTypeSwitch(x.element_type(), [&](auto tag) {
-    return UnaryTyped<typename decltype(tag)::type>(opcode, x, result, options);
+    using T = typename decltype(tag)::type;
+    if constexpr (kIsInt4<T>) {  // only ops with another result type reach here
+      return StatusOr<bool>(TypeError(opcode, x.element_type()));
+    } else {
+      return UnaryTyped<T>(opcode, x, result, options);
+    }
   });
   if (!st.ok()) return st.status();
   if (result.shape().dimensions() != out.dimensions() ||
@@ -287,9 +360,18 @@ StatusOr<Literal> EvaluateBinary(HloOpcode opcode, const Literal& a, const Liter
                                        PrimitiveTypeName(b.element_type()),
                                        PrimitiveTypeName(out.element_type())));
   }
+  if (IsInt4(a.element_type())) {
+    const Literal* operands[] = {&a, &b};
+    return Int4Widened(opcode, operands, out, options);
+  }
   TPUSIM_ASSIGN_OR_RETURN(Literal result, Literal::Create(out, options.max_bytes));
   StatusOr<bool> st = PrimitiveTypeSwitch(a.element_type(), [&](auto tag) {
-    return BinaryTyped<typename decltype(tag)::type>(opcode, a, b, result, options);
+    using T = typename decltype(tag)::type;
+    if constexpr (kIsInt4<T>) {  // unreachable: Int4Widened
+      return StatusOr<bool>(TypeError(opcode, a.element_type()));
+    } else {
+      return BinaryTyped<T>(opcode, a, b, result, options);
+    }
   });
   if (!st.ok()) return st.status();
   return result;
@@ -303,6 +385,13 @@ StatusOr<Literal> EvaluateCompare(ComparisonDirection direction, ComparisonType 
   if (a.element_type() != b.element_type() || out.element_type() != PrimitiveType::kPred) {
     return InvalidArgument(
         "compare: operands must share an element type and the result must be pred");
+  }
+  if (IsInt4(a.element_type())) {  // compared as 32-bit values, extended as `type` reads them
+    const bool sign = type == ComparisonType::kSigned ||
+                      (type != ComparisonType::kUnsigned && a.element_type() == PrimitiveType::kS4);
+    TPUSIM_ASSIGN_OR_RETURN(Literal wa, WidenInt4(a, sign, options));
+    TPUSIM_ASSIGN_OR_RETURN(Literal wb, WidenInt4(b, sign, options));
+    return EvaluateCompare(direction, type, wa, wb, out, options);
   }
   TPUSIM_ASSIGN_OR_RETURN(Literal result, Literal::Create(out, options.max_bytes));
   auto cmp = [direction](auto x, auto y) { return ew::CompareBy(direction, x, y); };
