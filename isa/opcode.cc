@@ -127,53 +127,53 @@ int FieldIndex(Opcode op, std::string_view name) {
 
 namespace {
 template <typename E>
-int CountOf();
+constexpr int CountOf();
 #define TPUSIM_ISA_COUNT_(e, s) +1
 template <>
-int CountOf<DType>() {
+constexpr int CountOf<DType>() {
   return 0 TPUSIM_ISA_DTYPE_LIST(TPUSIM_ISA_COUNT_);
 }
 template <>
-int CountOf<MemSpace>() {
+constexpr int CountOf<MemSpace>() {
   return 0 TPUSIM_ISA_SPACE_LIST(TPUSIM_ISA_COUNT_);
 }
 template <>
-int CountOf<UnaryOp>() {
+constexpr int CountOf<UnaryOp>() {
   return 0 TPUSIM_ISA_UNARY_LIST(TPUSIM_ISA_COUNT_);
 }
 template <>
-int CountOf<BinaryOp>() {
+constexpr int CountOf<BinaryOp>() {
   return 0 TPUSIM_ISA_BINARY_LIST(TPUSIM_ISA_COUNT_);
 }
 template <>
-int CountOf<CompareOp>() {
+constexpr int CountOf<CompareOp>() {
   return 0 TPUSIM_ISA_COMPARE_LIST(TPUSIM_ISA_COUNT_);
 }
 template <>
-int CountOf<ReduceOp>() {
+constexpr int CountOf<ReduceOp>() {
   return 0 TPUSIM_ISA_REDUCE_LIST(TPUSIM_ISA_COUNT_);
 }
 template <>
-int CountOf<ReduceAxis>() {
+constexpr int CountOf<ReduceAxis>() {
   return 0 TPUSIM_ISA_AXIS_LIST(TPUSIM_ISA_COUNT_);
 }
 template <>
-int CountOf<Broadcast>() {
+constexpr int CountOf<Broadcast>() {
   return 0 TPUSIM_ISA_BCAST_LIST(TPUSIM_ISA_COUNT_);
 }
 template <>
-int CountOf<Activation>() {
+constexpr int CountOf<Activation>() {
   return 0 TPUSIM_ISA_ACTIVATION_LIST(TPUSIM_ISA_COUNT_);
 }
 template <>
-int CountOf<PrecisionPart>() {
+constexpr int CountOf<PrecisionPart>() {
   return 0 TPUSIM_ISA_PART_LIST(TPUSIM_ISA_COUNT_);
 }
 #undef TPUSIM_ISA_COUNT_
 
 // Calls f(tag) with a value of the enum type of `kind`; returns false for non-enum kinds.
 template <typename F>
-bool WithEnumType(FieldKind kind, F&& f) {
+constexpr bool WithEnumType(FieldKind kind, F&& f) {
   switch (kind) {
     case FieldKind::kDType:
       f(DType{});
@@ -272,5 +272,23 @@ std::string_view FieldKindName(FieldKind kind) {
 }
 
 static_assert(FieldsFit(), "an opcode's fields exceed the 512-bit instruction word");
+
+namespace {
+// Every enum field's width must hold every value of its enum (a DType field of 4 bits silently
+// dropped the top bit of u4 = 16), so adding an enumerator past a field's range fails to compile.
+constexpr bool EnumFieldsHoldTheirEnums() {
+  for (const OpcodeInfo& info : kInfos) {
+    for (const FieldSpec& f : info.fields) {
+      int count = 0;
+      WithEnumType(f.kind, [&](auto tag) { count = CountOf<decltype(tag)>(); });
+      if (f.bits < 63 && count > (int64_t{1} << f.bits)) return false;
+    }
+  }
+  return true;
+}
+}  // namespace
+
+static_assert(EnumFieldsHoldTheirEnums(),
+              "an enum field of isa/opcodes.def is too narrow for its enum's values");
 
 }  // namespace tpusim::isa
