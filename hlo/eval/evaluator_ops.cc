@@ -14,6 +14,8 @@
 #include "hlo/eval/convert.h"
 #include "hlo/eval/custom_call_table.h"
 #include "hlo/eval/kernels/batch_norm.h"
+#include "hlo/eval/kernels/complex.h"
+#include "hlo/eval/kernels/fft.h"
 #include "hlo/eval/kernels/convolution.h"
 #include "hlo/eval/kernels/data_movement.h"
 #include "hlo/eval/kernels/dot.h"
@@ -91,6 +93,16 @@ StatusOr<Literal> FillConstant(const Shape& shape, const LiteralValues& v, uint6
     return lit;
   }
   const int64_t n = lit.element_count();
+  if (IsComplex(shape.element_type())) {  // (real, imag) pairs
+    if (static_cast<int64_t>(v.float_values.size()) != 2 * n) {
+      return InvalidArgument(fmt::format("constant has {} value(s) for {}",
+                                         v.float_values.size() / 2, shape.ToString(false)));
+    }
+    for (int64_t j = 0; j < 2 * n; ++j) {
+      lit.SetComponentFromDouble(j, v.float_values[static_cast<size_t>(j)]);
+    }
+    return lit;
+  }
   if (IsFloatingPoint(shape.element_type())) {
     if (static_cast<int64_t>(v.float_values.size()) != n) {
       return InvalidArgument(fmt::format("constant has {} value(s) for {}", v.float_values.size(),
@@ -195,6 +207,93 @@ StatusOr<const CalledComputation*> Called(const HloInstruction& inst, const HloC
 
 // One function per family of opcodes: the result, or nullopt if the opcode is not the family's.
 using Evaluated = std::optional<StatusOr<Literal>>;
+
+bool HasComplexLeaf(const Shape& s) {
+  if (s.IsTuple()) {
+    for (const Shape& e : s.tuple_shapes()) {
+      if (HasComplexLeaf(e)) return true;
+    }
+    return false;
+  }
+  return s.IsArray() && IsComplex(s.element_type());
+}
+
+// Ops that only move, select or pass values through (byte copies, any element type): evaluated by
+// the other families for complex values too.
+bool MovesComplexValues(HloOpcode op) {
+  switch (op) {
+    case HloOpcode::kParameter:
+    case HloOpcode::kConstant:
+    case HloOpcode::kTuple:
+    case HloOpcode::kGetTupleElement:
+    case HloOpcode::kOptimizationBarrier:
+    case HloOpcode::kDomain:
+    case HloOpcode::kAddDependency:
+    case HloOpcode::kCopyStart:
+    case HloOpcode::kCopyDone:
+    case HloOpcode::kBroadcast:
+    case HloOpcode::kReshape:
+    case HloOpcode::kBitcast:
+    case HloOpcode::kTranspose:
+    case HloOpcode::kSlice:
+    case HloOpcode::kDynamicSlice:
+    case HloOpcode::kDynamicUpdateSlice:
+    case HloOpcode::kConcatenate:
+    case HloOpcode::kPad:
+    case HloOpcode::kReverse:
+    case HloOpcode::kGather:
+    case HloOpcode::kBitcastConvert:
+    case HloOpcode::kConvert:
+    case HloOpcode::kDot:
+    case HloOpcode::kReduce:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// fft, and every op on complex values (c64/c128): the complex kernels for arithmetic, the other
+// families for the ops that move values (MovesComplexValues), an Unimplemented error naming the op
+// and the type for the rest.
+Evaluated EvaluateComplexOp(const HloInstruction& inst, const std::vector<const Literal*>& ops,
+                            const LocalContext& ctx) {
+  const KernelOptions& kopt = *ctx.kernel_options;
+  const Shape& out = inst.shape();
+  const HloOpcode op = inst.opcode();
+  if (op == HloOpcode::kFft) {
+    TPUSIM_RETURN_IF_ERROR(Arity(inst, ops, 1));
+    return Fft(*ops[0], inst.fft_type(), inst.fft_length(), out, kopt);
+  }
+  const HloInstruction* complex_operand = nullptr;
+  for (const HloInstruction* o : inst.operands()) {
+    if (HasComplexLeaf(o->shape())) complex_operand = o;
+  }
+  if (complex_operand == nullptr && !HasComplexLeaf(out)) return std::nullopt;
+  if (MovesComplexValues(op)) return std::nullopt;
+  const PrimitiveType t =
+      complex_operand != nullptr && complex_operand->shape().IsArray()
+          ? complex_operand->shape().element_type()
+          : (out.IsArray() ? out.element_type() : PrimitiveType::kC64);
+  if (op == HloOpcode::kCompare) {
+    TPUSIM_RETURN_IF_ERROR(Arity(inst, ops, 2));
+    return ComplexCompare(inst.comparison_direction(), *ops[0], *ops[1], out, kopt);
+  }
+  if (op == HloOpcode::kSelect) {
+    TPUSIM_RETURN_IF_ERROR(Arity(inst, ops, 3));
+    return ComplexSelect(*ops[0], *ops[1], *ops[2], out, kopt);
+  }
+  const HloOpcodeCategory cat = HloOpcodeCategoryOf(op);
+  if (cat == HloOpcodeCategory::kUnary && op != HloOpcode::kReducePrecision) {
+    TPUSIM_RETURN_IF_ERROR(Arity(inst, ops, 1));
+    return ComplexUnary(op, *ops[0], out, kopt);
+  }
+  if (cat == HloOpcodeCategory::kBinary) {
+    TPUSIM_RETURN_IF_ERROR(Arity(inst, ops, 2));
+    return ComplexBinary(op, *ops[0], *ops[1], out, kopt);
+  }
+  return Unimplemented(fmt::format("'{}' on {} values is not supported by the CPU evaluator",
+                                   HloOpcodeString(op), PrimitiveTypeName(t)));
+}
 
 // Constants and the elementwise opcodes with an attribute or a mixed-type operand (convert,
 // bitcast-convert, reduce-precision, compare, select, clamp).
@@ -514,7 +613,7 @@ StatusOr<Literal> EvaluateLocalInstruction(const HloInstruction& inst,
   const KernelOptions& kopt = *ctx.kernel_options;
   const Shape& out = inst.shape();
   const HloOpcode op = inst.opcode();
-  for (auto family : {EvaluateMixedTypeOp, EvaluateStructural, EvaluateDataMovement,
+  for (auto family : {EvaluateComplexOp, EvaluateMixedTypeOp, EvaluateStructural, EvaluateDataMovement,
                       EvaluateMxuOp, EvaluateWithComputation, EvaluateLibraryOp}) {
     if (Evaluated result = family(inst, ops, ctx)) return *std::move(result);
   }

@@ -108,7 +108,28 @@ int64_t Literal::LinearIndex(std::span<const int64_t> index) const {
   return linear;
 }
 
+int64_t Literal::component_count() const {
+  return IsComplex(element_type()) ? 2 * element_count_ : element_count_;
+}
+
+double Literal::GetComponentAsDouble(int64_t j) const {
+  if (element_type() == PrimitiveType::kC64) return reinterpret_cast<const float*>(raw())[j];
+  if (element_type() == PrimitiveType::kC128) return reinterpret_cast<const double*>(raw())[j];
+  return GetAsDouble(j);
+}
+
+void Literal::SetComponentFromDouble(int64_t j, double v) {
+  if (element_type() == PrimitiveType::kC64) {
+    reinterpret_cast<float*>(mutable_raw())[j] = static_cast<float>(v);
+  } else if (element_type() == PrimitiveType::kC128) {
+    reinterpret_cast<double*>(mutable_raw())[j] = v;
+  } else {
+    SetFromDouble(j, v);
+  }
+}
+
 double Literal::GetAsDouble(int64_t i) const {
+  if (IsComplex(element_type())) return GetComponentAsDouble(2 * i);
   return PrimitiveTypeSwitch(element_type(), [&](auto tag) -> double {
     using T = typename decltype(tag)::type;
     return ToDouble(data<T>()[i]);
@@ -116,6 +137,7 @@ double Literal::GetAsDouble(int64_t i) const {
 }
 
 int64_t Literal::GetAsInt64(int64_t i) const {
+  if (IsComplex(element_type())) return SaturatingFloatToInt<int64_t>(GetAsDouble(i));
   return PrimitiveTypeSwitch(element_type(), [&](auto tag) -> int64_t {
     using T = typename decltype(tag)::type;
     if constexpr (kIsFloat<T>) {
@@ -127,6 +149,11 @@ int64_t Literal::GetAsInt64(int64_t i) const {
 }
 
 void Literal::SetFromDouble(int64_t i, double v) {
+  if (IsComplex(element_type())) {
+    SetComponentFromDouble(2 * i, v);
+    SetComponentFromDouble(2 * i + 1, 0.0);
+    return;
+  }
   PrimitiveTypeSwitch(element_type(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     mutable_data<T>()[i] = ConvertElement<T>(v);
@@ -181,7 +208,9 @@ std::string Literal::ToString(int64_t max_elements) const {
   int64_t n = std::min(element_count_, max_elements);
   for (int64_t i = 0; i < n; ++i) {
     if (i) os << ", ";
-    if (element_type() == PrimitiveType::kPred) {
+    if (IsComplex(element_type())) {
+      os << fmt::format("({}, {})", GetComponentAsDouble(2 * i), GetComponentAsDouble(2 * i + 1));
+    } else if (element_type() == PrimitiveType::kPred) {
       os << (GetAsInt64(i) ? "true" : "false");
     } else if (IsFloatingPoint(element_type())) {
       os << fmt::format("{}", GetAsDouble(i));
@@ -208,6 +237,21 @@ StatusOr<Literal> ConvertLiteral(const Literal& in, PrimitiveType type, int64_t 
   shape.set_element_type(type);
   TPUSIM_ASSIGN_OR_RETURN(Literal out, Literal::Create(shape, max_bytes));
   const int64_t n = in.element_count();
+  if (IsComplex(in.element_type()) || IsComplex(type)) {
+    if (!IsComplex(type)) {
+      return InvalidArgument(fmt::format("convert from complex {} to real {} is not defined",
+                                         PrimitiveTypeName(in.element_type()),
+                                         PrimitiveTypeName(type)));
+    }
+    if (IsComplex(in.element_type())) {
+      for (int64_t j = 0; j < 2 * n; ++j) out.SetComponentFromDouble(j, in.GetComponentAsDouble(j));
+      return out;
+    }
+    // real -> complex: the value converted to the component type, imaginary part 0.
+    TPUSIM_ASSIGN_OR_RETURN(Literal re, ConvertLiteral(in, ComplexComponentType(type), max_bytes));
+    for (int64_t i = 0; i < n; ++i) out.SetFromDouble(i, re.GetAsDouble(i));
+    return out;
+  }
   PrimitiveTypeSwitch(in.element_type(), [&](auto from_tag) {
     using From = typename decltype(from_tag)::type;
     PrimitiveTypeSwitch(type, [&](auto to_tag) {
@@ -231,6 +275,13 @@ uint64_t SplitMix64(uint64_t& state) {
 
 void FillLeaf(Literal& lit, uint64_t& state) {
   const int64_t n = lit.element_count();
+  if (IsComplex(lit.element_type())) {  // both parts uniform in [-1, 1), real part first
+    for (int64_t j = 0; j < 2 * n; ++j) {
+      const double u = static_cast<double>(SplitMix64(state) >> 11) * 0x1.0p-53;
+      lit.SetComponentFromDouble(j, 2.0 * u - 1.0);
+    }
+    return;
+  }
   PrimitiveTypeSwitch(lit.element_type(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* d = lit.mutable_data<T>();

@@ -100,8 +100,13 @@ class Literal {
   /// Element `i` converted to double / int64 whatever the element type (for indices and printing).
   double GetAsDouble(int64_t i) const;
   int64_t GetAsInt64(int64_t i) const;
-  /// Sets element `i` from a double with convert's rules (float->int saturates).
+  /// Sets element `i` from a double with convert's rules (float->int saturates; complex: (v, 0)).
   void SetFromDouble(int64_t i, double v);
+  /// Complex arrays as 2 x element_count() real components (element i = components 2i, 2i+1: real,
+  /// imaginary); other arrays as their elements. GetAsDouble of a complex element is its real part.
+  int64_t component_count() const;
+  double GetComponentAsDouble(int64_t j) const;
+  void SetComponentFromDouble(int64_t j, double v);
 
   /// Same shape (ignoring layout) and identical bytes of every leaf (so NaN == NaN with the same
   /// bits, and +0 != -0).
@@ -123,13 +128,14 @@ class Literal {
   std::vector<Literal> tuple_;                    // tuples only
 };
 
-/// Converts every element of an array literal to `type` with XLA's convert rules (convert.h).
+/// Converts every element of an array literal to `type` with XLA's convert rules (convert.h); a
+/// real value becomes the real part of a complex one (imaginary 0), c64 <-> c128 convert both parts.
+/// InvalidArgument for complex -> real (XLA does not define it).
 StatusOr<Literal> ConvertLiteral(const Literal& in, PrimitiveType type,
                                  int64_t max_bytes = Literal::kDefaultMaxBytes);
 
-/// Fills every array leaf with deterministic pseudo-random values from (seed, salt): floats uniform
-/// in
-/// [-1, 1) rounded to the type, signed ints in [-8, 8), unsigned in [0, 16), pred true/false with
+/// Fills every array leaf with deterministic pseudo-random values from (seed, salt): floats (and
+/// both parts of complex values) uniform in [-1, 1) rounded to the type, signed ints in [-8, 8), unsigned in [0, 16), pred true/false with
 /// probability 1/2. The generator is SplitMix64 (Steele, Lea, Flood, "Fast splittable pseudorandom
 /// number generators", OOPSLA 2014) seeded with seed ^ FNV-1a(salt); the same (seed, salt) gives
 /// the same bits.

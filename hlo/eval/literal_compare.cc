@@ -23,8 +23,13 @@ Status CompareLiterals(const Literal& got, const Literal& want, double atol, dou
     return Internal(fmt::format("{}: the simulated value has {} elements but the reference {}",
                                 what, got.element_count(), want.element_count()));
   }
-  for (int64_t i = 0; i < want.element_count(); ++i) {
-    const double a = got.GetAsDouble(i), b = want.GetAsDouble(i);
+  if (got.component_count() != want.component_count()) {
+    return Internal(fmt::format("{}: the simulated value is {} but the reference {}", what,
+                                got.shape().ToString(false), want.shape().ToString(false)));
+  }
+  // Complex values: each part compared as a real value (component index 2i: real, 2i+1: imag).
+  for (int64_t i = 0; i < want.component_count(); ++i) {
+    const double a = got.GetComponentAsDouble(i), b = want.GetComponentAsDouble(i);
     if (std::isfinite(b)) s.max_ref = std::max(s.max_ref, std::abs(b));
     if (std::isnan(a) && std::isnan(b)) continue;
     if (a == b) continue;  // also equal infinities

@@ -4,10 +4,13 @@
 //
 // Supported: pred (stored as bool, one byte as XLA stores it), s8 s16 s32 s64, u8 u16 u32 u64,
 // f16 (Eigen::half), bf16 (Eigen::bfloat16), f32, f64, f8e4m3fn and f8e5m2 (float8.h), s4 and u4
-// (int4.h, one element per byte). Not supported (Unimplemented where they appear): complex.
+// (int4.h, one element per byte); c64 and c128 (std::complex<float> / <double>, real part first as
+// XLA stores them), which Literal holds but PrimitiveTypeSwitch does not dispatch: the complex
+// kernels (kernels/complex.h, fft.h) take them, and the evaluator refuses other ops on them by name.
 #pragma once
 
 #include <Eigen/Core>
+#include <complex>
 #include <cstdint>
 #include <type_traits>
 
@@ -44,13 +47,16 @@ inline bool IsEvaluatorType(PrimitiveType t) {
     case PrimitiveType::kF8E5M2:
     case PrimitiveType::kS4:
     case PrimitiveType::kU4:
+    case PrimitiveType::kC64:
+    case PrimitiveType::kC128:
       return true;
     default:
       return false;
   }
 }
 
-/// Calls f(TypeTag<T>{}) with T the native type of `t`. `t` must satisfy IsEvaluatorType (checked).
+/// Calls f(TypeTag<T>{}) with T the native type of `t`. `t` must satisfy IsEvaluatorType and not be
+/// complex (checked).
 template <typename F>
 decltype(auto) PrimitiveTypeSwitch(PrimitiveType t, F&& f) {
   switch (t) {
@@ -115,6 +121,8 @@ constexpr PrimitiveType PrimitiveTypeOf() {
   if constexpr (std::is_same_v<T, F8E5M2>) return PrimitiveType::kF8E5M2;
   if constexpr (std::is_same_v<T, S4>) return PrimitiveType::kS4;
   if constexpr (std::is_same_v<T, U4>) return PrimitiveType::kU4;
+  if constexpr (std::is_same_v<T, std::complex<float>>) return PrimitiveType::kC64;
+  if constexpr (std::is_same_v<T, std::complex<double>>) return PrimitiveType::kC128;
   return PrimitiveType::kInvalid;
 }
 

@@ -40,6 +40,10 @@ std::optional<std::string> DescrFor(PrimitiveType t) {
       return "<f4";
     case PrimitiveType::kF64:
       return "<f8";
+    case PrimitiveType::kC64:
+      return "<c8";
+    case PrimitiveType::kC128:
+      return "<c16";
     default:
       return std::nullopt;
   }
@@ -59,6 +63,8 @@ std::optional<PrimitiveType> TypeForDescr(std::string d) {
   if (d == "<f2") return PrimitiveType::kF16;
   if (d == "<f4") return PrimitiveType::kF32;
   if (d == "<f8") return PrimitiveType::kF64;
+  if (d == "<c8") return PrimitiveType::kC64;
+  if (d == "<c16" || d == "=c16") return PrimitiveType::kC128;
   return std::nullopt;
 }
 

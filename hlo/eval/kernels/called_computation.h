@@ -73,6 +73,7 @@ bool FastBinary(CalledComputation::Fast f, T a, T b, T* out) {
 }
 
 inline bool HasFastBinary(CalledComputation::Fast f, PrimitiveType t) {
+  if (IsComplex(t)) return false;  // complex reducers run their computation (kernels/complex.h)
   switch (f) {
     case CalledComputation::Fast::kAdd:
     case CalledComputation::Fast::kMultiply:

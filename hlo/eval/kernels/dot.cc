@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "hlo/eval/convert.h"
+#include "hlo/eval/kernels/complex.h"
 #include "hlo/eval/kernels/data_movement.h"
 #include "hlo/eval/kernels/gemm.h"
 #include "hlo/eval/kernels/index_util.h"
@@ -122,6 +123,23 @@ StatusOr<Literal> DotGeneral(const Literal& lhs, const Literal& rhs,
                dnums.rhs_contracting_dimensions.end());
   rperm.insert(rperm.end(), rfree.begin(), rfree.end());
 
+  if (IsComplex(out.element_type()) || IsComplex(lhs.element_type()) ||
+      IsComplex(rhs.element_type())) {
+    // Complex: operands permuted to [B,M,K] / [B,K,N] in out's type, Eigen's complex GEMM.
+    auto permuted = [&](const Literal& x, const std::vector<int64_t>& perm) -> StatusOr<Literal> {
+      std::vector<int64_t> dims;
+      for (int64_t d : perm) dims.push_back(x.shape().dimensions(d));
+      TPUSIM_ASSIGN_OR_RETURN(Literal p,
+                              Transpose(x, perm, Shape(x.element_type(), dims), options));
+      if (p.element_type() == out.element_type()) return p;
+      return ConvertLiteral(p, out.element_type(), options.max_bytes);
+    };
+    TPUSIM_ASSIGN_OR_RETURN(Literal a, permuted(lhs, lperm));
+    TPUSIM_ASSIGN_OR_RETURN(Literal w, permuted(rhs, rperm));
+    TPUSIM_ASSIGN_OR_RETURN(Literal c, Literal::Create(out, options.max_bytes));
+    TPUSIM_RETURN_IF_ERROR(ComplexBatchedGemm(a, w, c, B, M, K, N));
+    return c;
+  }
   TPUSIM_ASSIGN_OR_RETURN(Literal result, Literal::Create(out, options.max_bytes));
   // Accumulator buffers count against the limit too (a [B,M,N] f32 result of a bf16 dot, say).
   if ((B * M * N + B * M * K + B * K * N) * 8 > options.max_bytes) {
