@@ -9,41 +9,15 @@
 #include <vector>
 
 #include "tests/compiler/pass_test_util.h"
+#include "tests/compiler/shared_test_modules.h"
 
 namespace tpusim::compiler {
 namespace {
 
+using testing::kLayerNormDot;
+using testing::kInference;
+
 using hlo::HloOpcode;
-
-// pt_gpt2_1layer_tp1's layer norm: batch-norm-training over 768 hidden units of 4 tokens (feature
-// dimension 1), feeding a DEFAULT-precision dot. (Moved from checks2_batch_norm_test.cc.)
-constexpr char kLayerNormDot[] = R"(
-HloModule m
-ENTRY e {
-  x = f32[768,4] parameter(0)
-  scale = f32[4] parameter(1)
-  offset = f32[4] parameter(2)
-  w = f32[768,256] parameter(3)
-  bn = (f32[768,4], f32[4], f32[4]) batch-norm-training(x, scale, offset), epsilon=1e-05, feature_index=1
-  y = f32[768,4] get-tuple-element(bn), index=0
-  mean = f32[4] get-tuple-element(bn), index=1
-  var = f32[4] get-tuple-element(bn), index=2
-  d = f32[4,256] dot(y, w), lhs_contracting_dims={0}, rhs_contracting_dims={0}
-  ROOT t = (f32[768,4], f32[4], f32[4], f32[4,256]) tuple(y, mean, var, d)
-})";
-
-// batch-norm-inference on an NHWC activation (feature dimension 3); abs() keeps the variance valid.
-constexpr char kInference[] = R"(
-HloModule m
-ENTRY e {
-  x = f32[2,6,6,16] parameter(0)
-  scale = f32[16] parameter(1)
-  offset = f32[16] parameter(2)
-  mean = f32[16] parameter(3)
-  v = f32[16] parameter(4)
-  var = f32[16] abs(v)
-  ROOT y = f32[2,6,6,16] batch-norm-inference(x, scale, offset, mean, var), epsilon=0.001, feature_index=3
-})";
 
 // batch-norm-grad in bf16 with the feature dimension in the middle (NCHW-like).
 constexpr char kGradBf16[] = R"(

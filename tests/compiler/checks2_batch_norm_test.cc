@@ -16,9 +16,16 @@
 #include <string>
 
 #include "compile_test_util.h"
+#include "tests/compiler/shared_test_modules.h"
 
 namespace tpusim::compiler {
 namespace {
+
+using testing::kLayerNormDot;
+using testing::kInference;
+using testing::kCustomCalls;
+using testing::kNarrowCustomCalls;
+using testing::kCustomCallInLoop;
 
 // Elements whose bits differ (NaNs with equal bits count as equal); reports the first one.
 int64_t CountBitDifferences(const hlo::Literal& got, const hlo::Literal& want,
@@ -68,104 +75,6 @@ void ExpectDeviceMatchesReference(const std::string& text) {
     EXPECT_EQ(CountBitDifferences(run->outputs[i], *leaves[i], "output " + std::to_string(i)), 0);
   }
 }
-
-// pt_gpt2_1layer_tp1's layer norm: batch-norm-training over 768 hidden units of 4 tokens (feature
-// dimension 1), feeding a DEFAULT-precision dot, as batch-norm-training.177 feeds dot.187.
-constexpr char kLayerNormDot[] = R"(
-HloModule m
-ENTRY e {
-  x = f32[768,4] parameter(0)
-  scale = f32[4] parameter(1)
-  offset = f32[4] parameter(2)
-  w = f32[768,256] parameter(3)
-  bn = (f32[768,4], f32[4], f32[4]) batch-norm-training(x, scale, offset), epsilon=1e-05, feature_index=1
-  y = f32[768,4] get-tuple-element(bn), index=0
-  mean = f32[4] get-tuple-element(bn), index=1
-  var = f32[4] get-tuple-element(bn), index=2
-  d = f32[4,256] dot(y, w), lhs_contracting_dims={0}, rhs_contracting_dims={0}
-  ROOT t = (f32[768,4], f32[4], f32[4], f32[4,256]) tuple(y, mean, var, d)
-})";
-
-// batch-norm-inference on an NHWC activation (feature dimension 3); abs() keeps the variance valid.
-constexpr char kInference[] = R"(
-HloModule m
-ENTRY e {
-  x = f32[2,6,6,16] parameter(0)
-  scale = f32[16] parameter(1)
-  offset = f32[16] parameter(2)
-  mean = f32[16] parameter(3)
-  v = f32[16] parameter(4)
-  var = f32[16] abs(v)
-  ROOT y = f32[2,6,6,16] batch-norm-inference(x, scale, offset, mean, var), epsilon=0.001, feature_index=3
-})";
-
-// The AwsNeuron composite custom calls the custom-call expander rewrites (pt_gpt2's MLP uses
-// AwsNeuronGeluApprxTanh). The inputs are scaled up so tanh/erf see more than their linear range.
-constexpr char kCustomCalls[] = R"(
-HloModule m
-ENTRY e {
-  p = f32[8,300] parameter(0)
-  dy = f32[8,300] parameter(1)
-  w = f32[300] parameter(2)
-  eps = f32[] constant(1e-06)
-  k = f32[] constant(4)
-  kb = f32[8,300] broadcast(k), dimensions={}
-  x = f32[8,300] multiply(p, kb)
-  tanh_gelu = f32[8,300] custom-call(x), custom_call_target="AwsNeuronGeluApprxTanh"
-  gelu = f32[8,300] custom-call(x), custom_call_target="AwsNeuronGelu"
-  gelu_bwd = f32[8,300] custom-call(x), custom_call_target="AwsNeuronGeluBackward"
-  softmax = f32[8,300] custom-call(x), custom_call_target="AwsNeuronSoftmax"
-  softmax_bwd = f32[8,300] custom-call(softmax, dy), custom_call_target="AwsNeuronSoftmaxBackward"
-  rms = f32[8,300] custom-call(x, w, eps), custom_call_target="AwsNeuronRmsNorm"
-  ROOT t = (f32[8,300], f32[8,300], f32[8,300], f32[8,300], f32[8,300], f32[8,300]) tuple(tanh_gelu, gelu, gelu_bwd, softmax, softmax_bwd, rms)
-})";
-
-// The same kernels on bf16 and f16 (BERT in bf16 calls AwsNeuronGelu on bf16[4,128,3072]): the
-// expansion widens to f32 and rounds the result once; RmsNorm mixes a bf16 activation with an f32
-// weight.
-constexpr char kNarrowCustomCalls[] = R"(
-HloModule m
-ENTRY e {
-  p = f32[8,300] parameter(0)
-  w = f32[300] parameter(1)
-  k = f32[] constant(4)
-  kb = f32[8,300] broadcast(k), dimensions={}
-  xf = f32[8,300] multiply(p, kb)
-  x = bf16[8,300] convert(xf)
-  h = f16[8,300] convert(xf)
-  eps = bf16[] constant(1e-06)
-  gelu = bf16[8,300] custom-call(x), custom_call_target="AwsNeuronGelu"
-  tanh_gelu = f16[8,300] custom-call(h), custom_call_target="AwsNeuronGeluApprxTanh"
-  softmax = bf16[8,300] custom-call(x), custom_call_target="AwsNeuronSoftmax", backend_config="1"
-  rms = bf16[8,300] custom-call(x, w, eps), custom_call_target="AwsNeuronRmsNorm"
-  ROOT t = (bf16[8,300], f16[8,300], bf16[8,300], bf16[8,300]) tuple(gelu, tanh_gelu, softmax, rms)
-})";
-
-// A kernel call inside a while body (a scanned layer) is expanded there too.
-constexpr char kCustomCallInLoop[] = R"(
-HloModule m
-body {
-  p = (s32[], bf16[8,128]) parameter(0)
-  i = s32[] get-tuple-element(p), index=0
-  x = bf16[8,128] get-tuple-element(p), index=1
-  one = s32[] constant(1)
-  i1 = s32[] add(i, one)
-  g = bf16[8,128] custom-call(x), custom_call_target="AwsNeuronGelu"
-  ROOT t = (s32[], bf16[8,128]) tuple(i1, g)
-}
-cond {
-  p = (s32[], bf16[8,128]) parameter(0)
-  i = s32[] get-tuple-element(p), index=0
-  n = s32[] constant(3)
-  ROOT lt = pred[] compare(i, n), direction=LT
-}
-ENTRY e {
-  x = bf16[8,128] parameter(0)
-  zero = s32[] constant(0)
-  init = (s32[], bf16[8,128]) tuple(zero, x)
-  w = (s32[], bf16[8,128]) while(init), condition=cond, body=body
-  ROOT r = bf16[8,128] get-tuple-element(w), index=1
-})";
 
 TEST(Checks2BatchNormTest, NarrowFloatCustomCallsMatchTheReferenceBitForBit) {
   ExpectDeviceMatchesReference(kNarrowCustomCalls);

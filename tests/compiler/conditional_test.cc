@@ -4,44 +4,14 @@
 #include <gtest/gtest.h>
 
 #include "compile_test_util.h"
+#include "tests/compiler/shared_test_modules.h"
 
 namespace tpusim::compiler {
 namespace {
 
-using testing::CheckAgainstEvaluator;
+using testing::kPredConditional;
 
-// A pred conditional on data (is sum(x) > 0?) with a tuple result.
-constexpr char kPredConditional[] = R"(
-HloModule cond_pred
-add {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
-on_true {
-  t = (f32[4,8], f32[8]) parameter(0)
-  x = f32[4,8] get-tuple-element(t), index=0
-  v = f32[8] get-tuple-element(t), index=1
-  n = f32[4,8] negate(x)
-  ROOT r = (f32[4,8], f32[8]) tuple(n, v)
-}
-on_false {
-  x = f32[4,8] parameter(0)
-  e = f32[4,8] exponential(x)
-  z = f32[] constant(0)
-  s = f32[8] reduce(x, z), dimensions={0}, to_apply=add
-  ROOT r = (f32[4,8], f32[8]) tuple(e, s)
-}
-ENTRY e {
-  x = f32[4,8] parameter(0)
-  v = f32[8] parameter(1)
-  z = f32[] constant(0)
-  total = f32[] reduce(x, z), dimensions={0,1}, to_apply=add
-  p = pred[] compare(total, z), direction=GT
-  tv = (f32[4,8], f32[8]) tuple(x, v)
-  ROOT c = (f32[4,8], f32[8]) conditional(p, tv, x), true_computation=on_true, false_computation=on_false
-}
-)";
+using testing::CheckAgainstEvaluator;
 
 // The rewrite itself is checked in call_inliner_test.cc.
 TEST(ConditionalTest, PredConditionalRunsEitherBranch) {

@@ -50,6 +50,29 @@ StatusOr<CompiledModule> CompileTimingOnly(const std::string& text, CompileOptio
   return Compile(*module, testing::Config("tpu-v3"), options);
 }
 
+// A 2-D window of size x size, no stride, padding or dilation.
+hlo::Window SquareWindow(int64_t size) {
+  hlo::Window w;
+  w.dimensions.resize(2);
+  for (auto& d : w.dimensions) d.size = size;
+  return w;
+}
+
+// b01f_01io->b01f: input [N, H, W, C], kernel [KH, KW, C, O], output [N, OH, OW, O].
+hlo::ConvolutionDimensionNumbers Nhwc2D() {
+  hlo::ConvolutionDimensionNumbers dn;
+  dn.input_batch_dimension = 0;
+  dn.input_spatial_dimensions = {1, 2};
+  dn.input_feature_dimension = 3;
+  dn.kernel_spatial_dimensions = {0, 1};
+  dn.kernel_input_feature_dimension = 2;
+  dn.kernel_output_feature_dimension = 3;
+  dn.output_batch_dimension = 0;
+  dn.output_spatial_dimensions = {1, 2};
+  dn.output_feature_dimension = 3;
+  return dn;
+}
+
 class ConvolutionTest : public ::testing::TestWithParam<std::string> {};
 
 // Exact: the direct kernel sums each output in the evaluator's order (same K tiles).
@@ -758,19 +781,8 @@ TEST(ConvolutionStreamingTest, WindowColumnsInNStreamsEachInputRowOncePerWindowR
 }
 
 TEST(ConvolutionFormTest, KernelLayoutFoldsWindowColumnsIntoN) {
-  hlo::Window w;
-  w.dimensions.resize(2);
-  for (auto& d : w.dimensions) d.size = 4;
-  hlo::ConvolutionDimensionNumbers dn;
-  dn.input_batch_dimension = 0;
-  dn.input_spatial_dimensions = {1, 2};
-  dn.input_feature_dimension = 3;
-  dn.kernel_spatial_dimensions = {0, 1};
-  dn.kernel_input_feature_dimension = 2;
-  dn.kernel_output_feature_dimension = 3;
-  dn.output_batch_dimension = 0;
-  dn.output_spatial_dimensions = {1, 2};
-  dn.output_feature_dimension = 3;
+  hlo::Window w = SquareWindow(4);
+  const hlo::ConvolutionDimensionNumbers dn = Nhwc2D();
   EXPECT_TRUE(hlo::KernelFoldsWindowColumnsIntoN({3, 1, 2, 0}, dn));
   EXPECT_FALSE(hlo::KernelFoldsWindowColumnsIntoN({3, 2, 1, 0}, dn));  // features next to o
   EXPECT_FALSE(hlo::KernelFoldsWindowColumnsIntoN({1, 3, 2, 0}, dn));  // o not minor
@@ -800,19 +812,8 @@ TEST(ConvolutionFormTest, KernelLayoutFoldsWindowColumnsIntoN) {
 }
 
 TEST(ConvolutionFormTest, SmallFeatureCountsFoldTaps) {
-  hlo::Window w;
-  w.dimensions.resize(2);
-  for (auto& d : w.dimensions) d.size = 7;
-  hlo::ConvolutionDimensionNumbers dn;
-  dn.input_batch_dimension = 0;
-  dn.input_spatial_dimensions = {1, 2};
-  dn.input_feature_dimension = 3;
-  dn.kernel_spatial_dimensions = {0, 1};
-  dn.kernel_input_feature_dimension = 2;
-  dn.kernel_output_feature_dimension = 3;
-  dn.output_batch_dimension = 0;
-  dn.output_spatial_dimensions = {1, 2};
-  dn.output_feature_dimension = 3;
+  hlo::Window w = SquareWindow(7);
+  const hlo::ConvolutionDimensionNumbers dn = Nhwc2D();
   auto small =
       hlo::PlanDirectConvolution({1, 20, 20, 3}, {7, 7, 3, 64}, {1, 14, 14, 64}, w, dn, 1, 1, 128);
   ASSERT_TRUE(small.has_value());

@@ -7,78 +7,16 @@
 #include <gtest/gtest.h>
 
 #include "tests/compiler/pass_test_util.h"
+#include "tests/compiler/shared_test_modules.h"
 
 namespace tpusim::compiler {
 namespace {
 
+using testing::kCustomCalls;
+using testing::kNarrowCustomCalls;
+using testing::kCustomCallInLoop;
+
 using hlo::HloOpcode;
-
-// The AwsNeuron composite custom calls (pt_gpt2's MLP uses AwsNeuronGeluApprxTanh). The inputs are
-// scaled up so tanh/erf see more than their linear range. (Moved from checks2_batch_norm_test.cc.)
-constexpr char kCustomCalls[] = R"(
-HloModule m
-ENTRY e {
-  p = f32[8,300] parameter(0)
-  dy = f32[8,300] parameter(1)
-  w = f32[300] parameter(2)
-  eps = f32[] constant(1e-06)
-  k = f32[] constant(4)
-  kb = f32[8,300] broadcast(k), dimensions={}
-  x = f32[8,300] multiply(p, kb)
-  tanh_gelu = f32[8,300] custom-call(x), custom_call_target="AwsNeuronGeluApprxTanh"
-  gelu = f32[8,300] custom-call(x), custom_call_target="AwsNeuronGelu"
-  gelu_bwd = f32[8,300] custom-call(x), custom_call_target="AwsNeuronGeluBackward"
-  softmax = f32[8,300] custom-call(x), custom_call_target="AwsNeuronSoftmax"
-  softmax_bwd = f32[8,300] custom-call(softmax, dy), custom_call_target="AwsNeuronSoftmaxBackward"
-  rms = f32[8,300] custom-call(x, w, eps), custom_call_target="AwsNeuronRmsNorm"
-  ROOT t = (f32[8,300], f32[8,300], f32[8,300], f32[8,300], f32[8,300], f32[8,300]) tuple(tanh_gelu, gelu, gelu_bwd, softmax, softmax_bwd, rms)
-})";
-
-// The same kernels on bf16 and f16; RmsNorm mixes a bf16 activation with an f32 weight; softmax
-// over dimension 1 given by backend_config. (Moved from checks2_batch_norm_test.cc.)
-constexpr char kNarrowCustomCalls[] = R"(
-HloModule m
-ENTRY e {
-  p = f32[8,300] parameter(0)
-  w = f32[300] parameter(1)
-  k = f32[] constant(4)
-  kb = f32[8,300] broadcast(k), dimensions={}
-  xf = f32[8,300] multiply(p, kb)
-  x = bf16[8,300] convert(xf)
-  h = f16[8,300] convert(xf)
-  eps = bf16[] constant(1e-06)
-  gelu = bf16[8,300] custom-call(x), custom_call_target="AwsNeuronGelu"
-  tanh_gelu = f16[8,300] custom-call(h), custom_call_target="AwsNeuronGeluApprxTanh"
-  softmax = bf16[8,300] custom-call(x), custom_call_target="AwsNeuronSoftmax", backend_config="1"
-  rms = bf16[8,300] custom-call(x, w, eps), custom_call_target="AwsNeuronRmsNorm"
-  ROOT t = (bf16[8,300], f16[8,300], bf16[8,300], bf16[8,300]) tuple(gelu, tanh_gelu, softmax, rms)
-})";
-
-// A kernel call inside a while body (a scanned layer). (Moved from checks2_batch_norm_test.cc.)
-constexpr char kCustomCallInLoop[] = R"(
-HloModule m
-body {
-  p = (s32[], bf16[8,128]) parameter(0)
-  i = s32[] get-tuple-element(p), index=0
-  x = bf16[8,128] get-tuple-element(p), index=1
-  one = s32[] constant(1)
-  i1 = s32[] add(i, one)
-  g = bf16[8,128] custom-call(x), custom_call_target="AwsNeuronGelu"
-  ROOT t = (s32[], bf16[8,128]) tuple(i1, g)
-}
-cond {
-  p = (s32[], bf16[8,128]) parameter(0)
-  i = s32[] get-tuple-element(p), index=0
-  n = s32[] constant(3)
-  ROOT lt = pred[] compare(i, n), direction=LT
-}
-ENTRY e {
-  x = bf16[8,128] parameter(0)
-  zero = s32[] constant(0)
-  init = (s32[], bf16[8,128]) tuple(zero, x)
-  w = (s32[], bf16[8,128]) while(init), condition=cond, body=body
-  ROOT r = bf16[8,128] get-tuple-element(w), index=1
-})";
 
 TEST(CustomCallExpanderTest, F32NeuronCallsBecomeOpsWithTheEvaluatorsBits) {
   CustomCallExpander pass;
