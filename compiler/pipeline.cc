@@ -28,7 +28,7 @@
 #include "compiler/passes/triangular_solve_expander.h"
 #include "compiler/passes/sharding_remover.h"
 #include "compiler/passes/spmd_partitioner.h"
-#include "compiler/passes/static_dimension_size.h"
+#include "compiler/passes/dynamic_padder.h"
 #include "compiler/passes/stochastic_convert_decomposer.h"
 #include "compiler/passes/data_formatting.h"
 #include "compiler/passes/topk_expander.h"
@@ -42,7 +42,7 @@
 namespace tpusim::compiler {
 
 // Order (DESIGN.md §1): data-formatting -> async-to-sync -> call-inliner -> rng-expander ->
-// while-lowering -> constant-folding -> rng-state-assignment -> static-dimension-size ->
+// while-lowering -> constant-folding -> rng-state-assignment -> dynamic-padder ->
 // batch-norm-expander -> lapack-custom-calls -> cholesky-expander -> triangular-solve-expander ->
 // custom-call-expander -> sharding-remover -> spmd-partitioner -> collective-expander ->
 // complex-expander -> float8-dot-upcast -> pad-negative-padding -> convolution-negative-padding ->
@@ -70,7 +70,7 @@ HloPassPipeline BuildHloPipeline(const config::ChipConfig& config,
   pipeline.AddPass<WhileLowering>(max_unrolled_instructions, trip_counts, branch_trip_counts);
   pipeline.AddPass<ConstantFolding>();  // after unrolling: copies' induction variables fold too
   pipeline.AddPass<RngStateAssignment>();   // after unrolling, in the evaluator's order
-  pipeline.AddPass<StaticDimensionSize>();  // after constant-folding: computed sizes are constants
+  pipeline.AddPass<DynamicPadder>();  // after unrolling and constant-folding: sizes are constants
   pipeline.AddPass<BatchNormExpander>();
   pipeline.AddPass<LapackCustomCalls>();  // JAX's CPU LAPACK calls -> cholesky, triangular-solve
   pipeline.AddPass<CholeskyExpander>();  // before triangular-solve-expander, as in XLA

@@ -18,14 +18,24 @@
 
 namespace tpusim::driver {
 
+/// A copy of `module` (printed and parsed again), each instruction at its source location in
+/// `module`, so diagnostics about the copy point into the user's file. Errors: the parser's.
+StatusOr<std::unique_ptr<hlo::HloModule>> CopyModule(const hlo::HloModule& module);
+
+/// A copy of `module` (which has bounded dynamic shapes: compiler::HasDynamicShapes) after
+/// compiler::DynamicPadder, the static module the evaluator runs as the device does (XLA runs
+/// its dynamic padder for CPU too). Errors: the padder's located Unimplemented.
+StatusOr<std::unique_ptr<hlo::HloModule>> PadDynamicShapes(const hlo::HloModule& module);
+
 /// A copy of `module` (which has manual regions: compiler::spmd::HasManualSharding) as every device
 /// runs it: partitioned by compiler::SpmdPartitioner. The one place `run`'s check and the host-CPU
 /// runs below get such a module. Errors: the partitioner's located Unimplemented /
 /// InvalidArgument.
 StatusOr<std::unique_ptr<hlo::HloModule>> PartitionManualRegions(const hlo::HloModule& module);
 
-/// Evaluates `module` on the host CPU (hlo::RunModuleOnCpu), a module with manual regions after
-/// SPMD partitioning (above). Errors: those of hlo::RunModuleOnCpu, and the partitioner's located
+/// Evaluates `module` on the host CPU (hlo::RunModuleOnCpu): a module with dynamic shapes after
+/// the dynamic padder, a module with manual regions after SPMD partitioning (above). Errors: those
+/// of hlo::RunModuleOnCpu, the padder's located Unimplemented, and the partitioner's located
 /// Unimplemented / InvalidArgument for a manual region it cannot partition.
 StatusOr<hlo::CpuRunResult> RunOnHostCpu(const hlo::HloModule& module,
                                          const hlo::CpuRunOptions& options);

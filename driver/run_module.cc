@@ -16,6 +16,7 @@
 #include "common/heap.h"
 #include "compiler/device_literal.h"
 #include "compiler/passes/spmd_check.h"
+#include "compiler/passes/dynamic_padder.h"
 #include "compiler/passes/spmd_manual.h"
 #include "driver/device_slice.h"
 #include "driver/host_cpu.h"
@@ -143,6 +144,10 @@ StatusOr<std::vector<Literal>> EvaluateReference(const hlo::HloModule& module,
                                                  const RunOptions& options,
                                                  const RunModuleResult& r, const RunInputs& in,
                                                  bool tpu) {
+  if (compiler::HasDynamicShapes(module)) {  // the module the device ran: padded
+    TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<hlo::HloModule> padded, PadDynamicShapes(module));
+    return EvaluateReference(*padded, options, r, in, tpu);
+  }
   const std::optional<compiler::SpmdSignature>& spmd = r.compiled.spmd;
   const int64_t partitions = r.partitions;
   const int64_t eval_replicas = std::max<int64_t>(1, r.replicas / partitions);

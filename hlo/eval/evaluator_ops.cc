@@ -395,9 +395,24 @@ Evaluated EvaluateStructural(const HloInstruction& inst, const std::vector<const
       r.SetFromDouble(0, static_cast<double>(ops[0]->shape().dimensions(inst.dimensions(0))));
       return r;
     }
-    case HloOpcode::kSetDimensionSize:
-      if (ops.empty()) return InvalidArgument("set-dimension-size needs an operand");
+    case HloOpcode::kSetDimensionSize: {
+      // The evaluator computes static shapes: a size below the bound is the dynamic padder's to
+      // rewrite first (compiler/passes/dynamic_padder.h; driver::RunOnHostCpu and run's check do).
+      TPUSIM_RETURN_IF_ERROR(Arity(inst, ops, 2));
+      const int64_t d = inst.dimensions().empty() ? -1 : inst.dimensions(0);
+      if (d < 0 || d >= ops[0]->shape().rank() || ops[1]->element_count() != 1) {
+        return InvalidArgument("set-dimension-size needs (x, size), dimensions={d}");
+      }
+      const double n = ops[1]->GetAsDouble(0);
+      if (n != static_cast<double>(ops[0]->shape().dimensions(d))) {
+        return Unimplemented(fmt::format(
+            "set-dimension-size to {} in dimension {} of bound {}: the evaluator computes static "
+            "shapes; evaluate the module after the dynamic padder (compiler::DynamicPadder, as "
+            "`tpusim cpu` and `tpusim run` do)",
+            n, d, ops[0]->shape().dimensions(d)));
+      }
       return *ops[0];
+    }
     default:
       return std::nullopt;
   }
