@@ -101,11 +101,11 @@ StatusOr<std::string> ExecProgram(const Program& program, const config::ChipConf
   // with the budget it needs (its loops' counts are immediates: MinimumWorkUnits).
   if (const uint64_t least = MinimumWorkUnits(program); least > options.max_instructions) {
     return ResourceExhausted(fmt::format(
-        "{}: the program does at least {} units of work (every instruction 1 plus its element "
+        "{}: the program does at least {} units of work (every instruction {} plus its element "
         "operations, over all cores and loop trips), more than the instruction budget of {}: "
         "run it with --max-instructions {} or more (tpusim exec)",
         program.source_file.empty() ? "<program>" : program.source_file, least,
-        options.max_instructions, least));
+        kInstructionWorkUnits, options.max_instructions, least));
   }
   Interpreter interp(sizes, options);
   TPUSIM_RETURN_IF_ERROR(interp.Load(program));

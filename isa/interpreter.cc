@@ -168,18 +168,18 @@ StatusOr<Interpreter::StepResult> Interpreter::Step(int c) {
 
 Status Interpreter::CountInstruction(int c) {
   ++executed_;
-  return ChargeWork(c, 1);
+  return ChargeWork(c, kInstructionWorkUnits);
 }
 
 Status Interpreter::ChargeWork(int c, uint64_t units) {
   work_ = SaturatingAdd(work_, units);
   if (work_ > options_.max_instructions) {
     return ResourceExhausted(fmt::format(
-        "{}: instruction budget of {} exhausted (an instruction counts 1 plus its element "
+        "{}: instruction budget of {} exhausted (an instruction counts {} plus its element "
         "operations: a DMA's elements moved, a matmul's multiply-accumulates, a vector or "
         "collective op's elements); raise it (tpusim exec --max-instructions) or check for a "
         "runaway loop",
-        Where(c, cores_[c].pc), options_.max_instructions));
+        Where(c, cores_[c].pc), options_.max_instructions, kInstructionWorkUnits));
   }
   return OkStatus();
 }

@@ -30,15 +30,14 @@ namespace tpusim::isa {
 inline constexpr uint64_t kDefaultWorkBudget = 100'000'000'000;
 
 struct InterpreterOptions {
-  /// Work budget over all cores: every instruction executed counts 1 (every loop trip counts), plus
-  /// its element operations (InterpreterWorkUnits, work_units.h: a DMA's elements moved, an
-  /// mxu.matmul's multiply-accumulates m * k * n, a vector op's elements, a collective's elements
-  /// times its group size), charged before it runs, so the budget bounds the interpreter's time
-  /// even for a DMA whose zero strides repeat a small box millions of times or a 2^48-MAC matmul.
-  /// The default, 10^11, lets real programs run (a 1024^3 GEMM is 1.1e9 units, 0.8 s) and bounds
-  /// the interpreter's time to about a minute of element work (measured in the Release build:
-  /// DMA elements 2.9e9 units/s, matmul MACs 1.3e9/s); an instruction's own 1 costs more, 25 ns
-  /// (a loop of nop: 3.9e7/s), so a loop of bare instructions may take longer per unit.
+  /// Work budget over all cores: every instruction executed counts kInstructionWorkUnits (4096,
+  /// work_units.h; every loop trip counts), plus its element operations (InterpreterWorkUnits: a
+  /// DMA's elements moved, an mxu.matmul's multiply-accumulates m * k * n, a vector op's
+  /// elements, a collective's elements times its group size), charged before it runs, so the
+  /// budget bounds the time even for a DMA whose zero strides repeat a small box millions of
+  /// times, a 2^48-MAC matmul or a 2^31-trip loop of nop. `tpusim exec` and `run` give the same
+  /// budget to the simulator (sim::SimOptions::max_work). The default, 10^11, lets real programs
+  /// run (a 1024^3 GEMM is 1.1e9 units, 0.8 s) and admits about 2.4e7 instructions.
   uint64_t max_instructions = kDefaultWorkBudget;
 };
 

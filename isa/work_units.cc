@@ -91,7 +91,9 @@ uint64_t InterpreterWorkUnits(const Instruction& inst, uint64_t group_size) {
 namespace {
 
 // MinimumWorkUnits for one core's code.
-uint64_t CoreMinimumWorkUnits(const std::vector<Instruction>& code) {
+uint64_t CoreMinimumWorkUnits(const std::vector<Instruction>& code,
+                              const std::function<uint64_t(const Instruction&)>& element_units) {
+  constexpr uint64_t kOne = kInstructionWorkUnits;
   const LoopStructure loops(code);
   if (!loops.status().ok()) return 0;
   uint64_t total = 0;
@@ -101,17 +103,17 @@ uint64_t CoreMinimumWorkUnits(const std::vector<Instruction>& code) {
     const Instruction& inst = code[i];
     if (inst.opcode == Opcode::kCtrlHalt) {
       // The core stops here, on the first trip of any loop around it.
-      return trips.size() > 1 ? before_outer_loop : SaturatingAdd(total, 1);
+      return trips.size() > 1 ? before_outer_loop : SaturatingAdd(total, kOne);
     }
     if (inst.opcode == Opcode::kCtrlLoop) {
       if (trips.size() == 1) before_outer_loop = total;
-      total = SaturatingAdd(total, trips.back());
+      total = SaturatingAdd(total, SaturatingMul(trips.back(), kOne));
       const bool may_leave = loops.AssumedTrips(i, UINT64_MAX) != UINT64_MAX;
       const uint64_t count = inst.As<op::CtrlLoop>().count;
       trips.push_back(may_leave ? 0 : SaturatingMul(trips.back(), count));
       continue;
     }
-    const uint64_t each = SaturatingAdd(1, InterpreterWorkUnits(inst));
+    const uint64_t each = SaturatingAdd(kOne, element_units(inst));
     total = SaturatingAdd(total, SaturatingMul(trips.back(), each));
     if (inst.opcode == Opcode::kCtrlEndLoop && trips.size() > 1) trips.pop_back();
   }
@@ -120,12 +122,17 @@ uint64_t CoreMinimumWorkUnits(const std::vector<Instruction>& code) {
 
 }  // namespace
 
-uint64_t MinimumWorkUnits(const Program& program) {
+uint64_t MinimumWorkUnits(const Program& program,
+                          const std::function<uint64_t(const Instruction&)>& element_units) {
   uint64_t total = 0;
   for (const CoreProgram& core : program.cores) {
-    total = SaturatingAdd(total, CoreMinimumWorkUnits(core.instructions));
+    total = SaturatingAdd(total, CoreMinimumWorkUnits(core.instructions, element_units));
   }
   return total;
+}
+
+uint64_t MinimumWorkUnits(const Program& program) {
+  return MinimumWorkUnits(program, [](const Instruction& i) { return InterpreterWorkUnits(i); });
 }
 
 }  // namespace tpusim::isa

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "common/saturating.h"
 #include "config/config_loader.h"
 #include "isa/encoding.h"
 #include "isa/loop_structure.h"
@@ -13,6 +14,7 @@
 #include "isa/memory_sizes.h"
 #include "sim/chip/system.h"
 #include "sim/fast_forward.h"
+#include "sim/work_budget.h"
 
 namespace tpusim::sim {
 
@@ -26,6 +28,8 @@ namespace {
 
 // Event cycles between two flushes of the cores' stall attribution (memory vs. flush cost).
 constexpr uint64_t kAttributionFlushInterval = 1024;
+// Event cycles between two checks of the work budget (SimOptions::max_work).
+constexpr uint64_t kWorkCheckInterval = 64;
 
 // {instructions, trips} of instructions [begin, end) run once; `halted` is set at a ctrl.halt.
 std::pair<uint64_t, uint64_t> CountRange(const std::vector<isa::Instruction>& insts,
@@ -234,9 +238,23 @@ StatusOr<SimResult> Simulator::Run(const isa::Program& program,
       options_.mxu_model == MxuModelKind::kFast) {
     fast_forward = std::make_unique<FastForward>(*system, &engine);
   }
+  TPUSIM_RETURN_IF_ERROR(CheckWorkBeforeRun(program, config_, options_, fast_forward != nullptr));
+  if (options_.max_work > 0) {
+    for (size_t c = 0; c < system->cores().size() && c < program.cores.size(); ++c) {
+      system->cores()[c]->sequencer().set_work_costs(
+          SimulatorWorkCosts(program.cores[c], config_, options_));
+    }
+  }
   engine.set_after_step([&](Cycles now) -> Cycles {
     if (++steps % kAttributionFlushInterval == 0) {
       for (auto& core : system->cores()) core->FlushAttribution();
+    }
+    if (options_.max_work > 0 && steps % kWorkCheckInterval == 0) {
+      uint64_t work = 0;
+      for (auto& core : system->cores()) work = SaturatingAdd(work, core->sequencer().work());
+      if (work > options_.max_work) {
+        system->errors().Report(now, -1, WorkBudgetExhausted(work, options_.max_work, now.value()));
+      }
     }
     return fast_forward ? fast_forward->AfterStep(now) : Cycles(0);
   });

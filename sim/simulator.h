@@ -43,6 +43,10 @@ struct SimOptions {
   Cycles max_cycles{uint64_t{1} << 50};          // --max-cycles: ResourceExhausted past it
   double max_seconds = 0;      // --max-seconds: wall-clock limit of the run (seconds), 0 = none;
                                // ResourceExhausted past it
+  /// --max-instructions: the work budget, all cores, in the interpreter's units (each issued
+  /// instruction isa::kInstructionWorkUnits plus its element work: sim/work_budget.h); 0 = none.
+  /// A program that surely needs more is refused before the run; ResourceExhausted past it.
+  uint64_t max_work = 0;
   bool compute_values = true;  // false (--timing-only): no data effects, no MXU values; memory
                                // addresses are then not checked at run time (run the verifier)
   bool trace = false;  // keep the instruction events in SimResult::trace_events (TraceCollector)
@@ -91,8 +95,8 @@ class Simulator {
   ///    or is malformed, a runtime error (out-of-bounds address, mismatched collective, ...)
   ///    naming core, instruction and mnemonic, or a deadlock (every core blocked), naming what
   ///    each core waits for;
-  ///  - ResourceExhausted: the run passed SimOptions::max_cycles or SimOptions::max_seconds (the
-  ///    message names the limit).
+  ///  - ResourceExhausted: the run passed SimOptions::max_cycles, max_seconds or max_work, or
+  ///    surely would pass max_work (the message names the limit).
   StatusOr<SimResult> Run(const isa::Program& program,
                           std::vector<isa::DataSegment> initial = {}) const;
 

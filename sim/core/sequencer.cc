@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "common/saturating.h"
 #include "isa/footprint.h"
 #include "isa/loop_structure.h"
 #include "isa/opcode.h"
@@ -513,6 +514,7 @@ void Sequencer::CountExecution(size_t pc) {
   ++profile_.executions[pc];
   if (!profile_.details.empty()) ++profile_.details[pc].executions;
   ++executed_;
+  if (!work_costs_.empty()) work_ = SaturatingAdd(work_, work_costs_[pc]);
 }
 
 void Sequencer::SaveStats(std::vector<uint64_t>& out) const {

@@ -91,6 +91,12 @@ class Sequencer : public Unit {
   void set_attribution(StallAttribution* a) { attribution_ = a; }
   const std::vector<uint32_t>& flags() const { return flags_; }
   uint64_t executed() const { return executed_; }
+  /// The work units of one execution of each instruction of the core, by index (the simulator's
+  /// work budget, SimOptions::max_work); empty: nothing is counted.
+  void set_work_costs(std::vector<uint64_t> costs) { work_costs_ = std::move(costs); }
+  /// The work units of the instructions issued so far (set_work_costs; trips a fast-forward skips
+  /// are not issued and cost nothing), saturating.
+  uint64_t work() const { return work_; }
   /// Instructions issued and retired in order so far (executed() minus those in flight).
   uint64_t retired() const { return executed_ - inflight_.size(); }
   /// ctrl.endloop executions so far: loop trips completed, all loops of the core.
@@ -196,7 +202,10 @@ class Sequencer : public Unit {
   Cycles frontier_;
   uint64_t executed_ = 0;
   uint64_t loop_trips_ = 0;
+  std::vector<uint64_t> work_costs_;
+  uint64_t work_ = 0;
   Profile profile_;
+  // Counts an issue of the instruction at `pc`: its profile, executed_, work_.
   void CountExecution(size_t pc);
   StallAttribution* attribution_ = nullptr;
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <memory>
 
+#include "isa/work_units.h"
 #include "tests/isa/interpreter_test_util.h"
 
 namespace tpusim::isa {
@@ -160,18 +161,20 @@ TEST(InterpreterControl, InstructionBudgetCountsDmaElements) {
       ".data hbm core=0, addr=0x0, f32 7\n"
       "dma.hbm_to_vmem flag=0, src=0x0, dst=0x40, elem_bytes=4, n0=1024\n"
       "sync.wait flag=0\n";
-  // The DMA's 1024 elements are charged before it runs, its 1 after; the wait 1.
+  // The DMA's 1024 elements are charged before it runs, its kInstructionWorkUnits (I) after; the
+  // wait I.
+  constexpr uint64_t I = kInstructionWorkUnits;
   Interpreter tight(SmallChip(), {.max_instructions = 1023});
   Status st = RunAsmStatus(tight, program);
   EXPECT_EQ(st.code(), StatusCode::kResourceExhausted) << st.message();
   EXPECT_NE(st.message().find("core 0 instruction 0 (test.tasm:2) dma.hbm_to_vmem: instruction "
-                              "budget of 1023 exhausted (an instruction counts 1 plus its element "
+                              "budget of 1023 exhausted (an instruction counts 4096 plus its element "
                               "operations: a DMA's elements moved, a matmul's "
                               "multiply-accumulates"),
             std::string::npos)
       << st.message();
   EXPECT_EQ(testing::ReadF32(tight.vmem(0), 0x40, 1)[0], 0.0f);  // not copied
-  Interpreter enough(SmallChip(), {.max_instructions = 1026});
+  Interpreter enough(SmallChip(), {.max_instructions = 1024 + 2 * I});
   RunAsm(enough, program);
   EXPECT_EQ(enough.executed(), 2u);  // instructions, not work
   EXPECT_EQ(testing::ReadF32(enough.vmem(0), 0x40, 1)[0], 7.0f);
@@ -185,16 +188,17 @@ TEST(InterpreterControl, InstructionBudgetCountsMatmulMacs) {
       ".data vmem core=0, addr=0x0, bf16 1\n"
       "mxu.load_weights mxu=0, addr=0x0, k=8, n=8, stride=8, dtype=bf16\n"
       "mxu.matmul mxu=0, lhs=0x0, stride=1, m=64, k=8, n=8, dtype=bf16, acc=0, latch=1\n";
-  // load_weights: 64 weights + 1; the matmul: 64 x 8 x 8 = 4096 MACs before it runs, 1 after.
-  Interpreter tight(SmallChip(), {.max_instructions = 65 + 4095});
+  // load_weights: 64 weights + I; the matmul: 64 x 8 x 8 = 4096 MACs before it runs, I after.
+  constexpr uint64_t I = kInstructionWorkUnits;
+  Interpreter tight(SmallChip(), {.max_instructions = 64 + I + 4095});
   Status st = RunAsmStatus(tight, program);
   EXPECT_EQ(st.code(), StatusCode::kResourceExhausted) << st.message();
   EXPECT_NE(st.message().find("core 0 instruction 1 (test.tasm:3) mxu.matmul: instruction budget "
-                              "of 4160 exhausted (an instruction"),
+                              "of 8255 exhausted (an instruction"),
             std::string::npos)
       << st.message();
   EXPECT_TRUE(tight.mxu(0, 0).acc.empty());  // no accumulator row was written
-  Interpreter enough(SmallChip(), {.max_instructions = 65 + 4097});
+  Interpreter enough(SmallChip(), {.max_instructions = 64 + I + 4096 + I});
   RunAsm(enough, program);
   EXPECT_EQ(enough.executed(), 2u);
   EXPECT_FALSE(enough.mxu(0, 0).acc.empty());
@@ -208,10 +212,11 @@ TEST(InterpreterControl, InstructionBudgetCountsCollectiveElements) {
       "group=0\n"
       ".core 1\n  ici.all_reduce op=sum, dtype=f32, space=vmem, src=0x0, dst=0x100, count=16, "
       "group=0\n";
-  // Two arrivals (1 each), then 2 members x 16 elements x 2 ranks = 64 before the exchange.
-  Interpreter tight(SmallChip(), {.max_instructions = 2 + 63});
+  // Two arrivals (I each), then 2 members x 16 elements x 2 ranks = 64 before the exchange.
+  constexpr uint64_t I = kInstructionWorkUnits;
+  Interpreter tight(SmallChip(), {.max_instructions = 2 * I + 63});
   EXPECT_EQ(RunAsmStatus(tight, program).code(), StatusCode::kResourceExhausted);
-  Interpreter enough(SmallChip(), {.max_instructions = 2 + 64});
+  Interpreter enough(SmallChip(), {.max_instructions = 2 * I + 64});
   RunAsm(enough, program);
   EXPECT_EQ(enough.executed(), 2u);
 }

@@ -7,6 +7,7 @@
 #include "isa/footprint.h"
 #include "isa/assembler.h"
 #include "isa/instruction.h"
+#include "isa/interpreter.h"
 
 namespace tpusim::isa {
 namespace {
@@ -60,24 +61,26 @@ TEST(WorkUnitsTest, DmaCostsItsElementsAndControlNothing) {
 }
 
 // The least work the interpreter charges a program (exec refuses one past its budget before it
-// runs): every instruction 1 plus its elements, times its loops' trips; a loop a ctrl.break_unless
-// may leave counts no trip; code from a loop that holds a ctrl.halt on counts nothing.
+// runs): every instruction kInstructionWorkUnits plus its elements, times its loops' trips; a loop
+// a ctrl.break_unless may leave counts no trip; code from a loop that holds a ctrl.halt on counts
+// nothing.
 TEST(WorkUnitsTest, MinimumWorkUnitsCountsLoopTrips) {
   auto least = [](const std::string& text) {
     StatusOr<Program> p = Assemble(text, "w.tasm");
     EXPECT_TRUE(p.ok()) << p.status().message();
     return p.ok() ? MinimumWorkUnits(*p) : 0;
   };
+  constexpr uint64_t I = kInstructionWorkUnits;
   const std::string copy = "dma.hbm_to_vmem flag=0, src=0x0, dst=0x0, elem_bytes=4, n0=16\n";
-  EXPECT_EQ(least(copy), 17u);
-  // ctrl.loop 1, then 3 trips of (17 + sync.wait 1 + ctrl.endloop 1).
+  EXPECT_EQ(least(copy), I + 16);
+  // ctrl.loop I, then 3 trips of (I + 16 + sync.wait I + ctrl.endloop I).
   EXPECT_EQ(least("ctrl.loop count=3\n" + copy + "sync.wait flag=0\nctrl.endloop\n"),
-            1u + 3u * 19u);
+            I + 3 * (3 * I + 16));
   // Nested: 2 x 5 trips of the copy, the inner loop's ctrl.loop twice, its endloop ten times.
   EXPECT_EQ(least("ctrl.loop count=2\nctrl.loop count=5\n" + copy + "ctrl.endloop\nctrl.endloop\n"),
-            1u + 2u * (1u + 5u * (17u + 1u) + 1u));
+            I + 2 * (I + 5 * (I + 16 + I) + I));
   // A loop of count 0 runs no trip.
-  EXPECT_EQ(least("ctrl.loop count=0\n" + copy + "ctrl.endloop\n"), 1u);
+  EXPECT_EQ(least("ctrl.loop count=0\n" + copy + "ctrl.endloop\n"), I);
   // The counts multiply, saturating.
   EXPECT_EQ(least("ctrl.loop count=4000000000\nctrl.loop count=4000000000\n"
                   "ctrl.loop count=4000000000\n" + copy +
@@ -86,10 +89,15 @@ TEST(WorkUnitsTest, MinimumWorkUnitsCountsLoopTrips) {
   // A loop with a ctrl.break_unless of its own level may end on its first trip: no trip counted.
   EXPECT_EQ(least("ctrl.loop count=1000\n" + copy +
                   "ctrl.break_unless space=vmem, addr=0x0, trips=999\nctrl.endloop\n" + copy),
-            1u + 17u);
+            I + I + 16);
   // A core stops at ctrl.halt: nothing after it, nothing of a loop around it past the loop.
-  EXPECT_EQ(least(copy + "ctrl.halt\n" + copy), 17u + 1u);
-  EXPECT_EQ(least(copy + "ctrl.loop count=1000\n" + copy + "ctrl.halt\nctrl.endloop\n"), 17u);
+  EXPECT_EQ(least(copy + "ctrl.halt\n" + copy), I + 16 + I);
+  EXPECT_EQ(least(copy + "ctrl.loop count=1000\n" + copy + "ctrl.halt\nctrl.endloop\n"), I + 16);
+  // A loop of 2^31 nop trips: 2^31 x (nop + ctrl.endloop) + its ctrl.loop, past the default
+  // budget (it ran 40 minutes when an instruction counted 1).
+  const uint64_t nops = least("ctrl.loop count=2147483648\nnop\nctrl.endloop\n");
+  EXPECT_EQ(nops, I + (uint64_t{1} << 31) * 2 * I);
+  EXPECT_GT(nops, kDefaultWorkBudget);
 }
 
 }  // namespace

@@ -11,6 +11,8 @@
 
 #include "config/config_loader.h"
 #include "driver/limits.h"
+#include "isa/interpreter.h"
+#include "isa/work_units.h"
 #include "hlo/sharding.h"
 
 namespace tpusim::cli {
@@ -122,6 +124,25 @@ void AddLimitOptions(CLI::App* cmd, double* max_seconds) {
     driver::SetMemoryLimit(*bytes);
     driver::StartDeadline(*max_seconds);
   });
+}
+
+void AddWorkBudgetOption(CLI::App* cmd, uint64_t* max_work) {
+  *max_work = isa::kDefaultWorkBudget;
+  cmd->add_option("--max-instructions", *max_work,
+                  fmt::format(
+                      "work budget of the interpreter and the simulator, all cores: each "
+                      "instruction executed counts {} (every loop trip) plus its element work (a "
+                      "DMA's elements, a matmul's multiply-accumulates, a vector op's elements; "
+                      "the simulator: only with values, plus PE steps on --mxu-model pe); a "
+                      "program whose loops surely need more is refused before it runs, with the "
+                      "figure it needs (default 10^11: about a minute of host time)",
+                      isa::kInstructionWorkUnits))
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            if (text.find_first_not_of("+0") != std::string::npos) return "";
+            return "expected a positive number of work units, got " + text;
+          },
+          "UINT>0"));
 }
 
 void AddOnOffFlags(CLI::App* cmd, const std::string& name, bool* value, const std::string& on_help,

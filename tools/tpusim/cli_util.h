@@ -66,6 +66,14 @@ void MakeIntegerOptionsStrict(CLI::App* app);
 /// also checks it, to stop with its own message).
 void AddLimitOptions(CLI::App* cmd, double* max_seconds);
 
+/// Adds --max-instructions N to a command that interprets or simulates (exec, run, compare) and
+/// sets `*max_work` to its default, isa::kDefaultWorkBudget: the work budget of every engine,
+/// all cores (the interpreter's InterpreterOptions::max_instructions, the simulator's
+/// SimOptions::max_work): each executed instruction isa::kInstructionWorkUnits plus its element
+/// work (isa/work_units.h, sim/work_budget.h). 0 is refused (exit 2); 18446744073709551615 is
+/// no limit in effect.
+void AddWorkBudgetOption(CLI::App* cmd, uint64_t* max_work);
+
 /// `--NAME` (sets *value true) and `--no-NAME` (false) as two flags, so that --help shows each with
 /// its own text and no misleading "{false}" default; the last one given wins.
 void AddOnOffFlags(CLI::App* cmd, const std::string& name, bool* value, const std::string& on_help,

@@ -55,6 +55,7 @@ void RegisterCompareCommand(CLI::App& app) {
   cmd->add_option("--mxu-model", args->mxu_model, "fast (closed form) or pe (every PE, slow)")
       ->check(CLI::IsMember({"fast", "pe"}));
   cmd->add_option("--max-cycles", args->max_cycles, "stop a simulation with an error past this");
+  AddWorkBudgetOption(cmd, &args->compare.sim.max_work);
   AddLimitOptions(cmd, &args->compare.sim.max_seconds);
   AddOnOffFlags(cmd, "fast-forward", &args->compare.sim.fast_forward,
                 "in timing-only runs, skip loop trips that repeat an earlier trip's timing "

@@ -33,7 +33,7 @@ void RegisterExecCommand(CLI::App& app) {
     std::string mxu_model = "fast";
     std::string report;
     TraceArgs trace;
-    uint64_t max_instructions = isa::InterpreterOptions{}.max_instructions;
+    uint64_t max_instructions = 0;  // AddWorkBudgetOption sets the default
     uint64_t max_cycles = uint64_t{1} << 40;
     double max_seconds = 0;
   };
@@ -51,13 +51,7 @@ void RegisterExecCommand(CLI::App& app) {
       ->check(CLI::IsMember({"fast", "pe"}));
   cmd->add_option("--report", args->report, "write the JSON report here");
   args->trace.AddTo(cmd);
-  cmd->add_option("--max-instructions", args->max_instructions,
-                  "interpreter: stop with an error after this much work, all cores: an "
-                  "instruction counts 1 plus its element operations (a DMA's elements moved, an "
-                  "mxu.matmul's multiply-accumulates m*k*n, a vector op's elements, a "
-                  "collective's elements x group size); a program whose loops surely do more is "
-                  "refused before it runs, with the figure it needs (default 10^11: about a "
-                  "minute of element work)");
+  AddWorkBudgetOption(cmd, &args->max_instructions);
   cmd->add_option("--max-cycles", args->max_cycles,
                   "simulator: stop with an error past this cycle");
   AddLimitOptions(cmd, &args->max_seconds);
@@ -84,6 +78,7 @@ void RegisterExecCommand(CLI::App& app) {
     sim::SimOptions sim_options;
     sim_options.mxu_model = OrFail(sim::ParseMxuModelKind(args->mxu_model));
     sim_options.max_cycles = Cycles(args->max_cycles);
+    sim_options.max_work = args->max_instructions;
     sim_options.max_seconds = args->max_seconds;
     sim_options.trace_sink = trace ? trace->sink() : nullptr;
     driver::SetPhase("simulate");

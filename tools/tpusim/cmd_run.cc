@@ -95,6 +95,7 @@ void AddRunOptions(CLI::App* cmd, RunArgs* args) {
   cmd->add_option("--mxu-model", args->mxu_model, "fast (closed form) or pe (every PE, slow)")
       ->check(CLI::IsMember({"fast", "pe"}));
   cmd->add_option("--max-cycles", args->max_cycles, "stop with an error past this many cycles");
+  AddWorkBudgetOption(cmd, &args->run.sim.max_work);
   AddLimitOptions(cmd, &args->run.sim.max_seconds);
   AddOnOffFlags(cmd, "fast-forward", &args->run.sim.fast_forward,
                 "in timing-only runs, skip loop trips that repeat an earlier trip's timing "
