@@ -28,6 +28,7 @@ def main() -> int:
         outputs = [os.path.join(out_dir, n) for n in ("report.json", "trace.json", "ops.csv")]
         cmd = [tpusim, "run", "benchmarks/workloads/gemm_bf16_8192.hlo", "--config", "tpu-v4",
                "--timing-only", "--mxu-model", "pe", "--max-seconds", "600",
+               "--max-instructions", "18446744073709551615",
                "--report", outputs[0], "--trace", outputs[1], "--csv", outputs[2]]
         child = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                  restore_signals=True)
