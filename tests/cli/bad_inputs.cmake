@@ -158,7 +158,8 @@ tpusim_bad_input_test(exec_endless_wait
 tpusim_bad_input_test(run_max_cycles "cycle limit of 100 cycles"
   run tests/golden/tiny_dot_bias_relu/model.hlo --config tiny --max-cycles 100)
 tpusim_bad_input_test(run_max_seconds "wall-clock limit of 0.5 seconds|--max-seconds 0.5: still running"
-  run benchmarks/workloads/gemm_bf16_8192.hlo --timing-only --mxu-model pe --max-seconds 0.5)
+  run benchmarks/workloads/gemm_bf16_8192.hlo --timing-only --mxu-model pe --max-seconds 0.5
+  --max-instructions 10000000000000)
 tpusim_bad_input_test(run_max_seconds_negative "--max-seconds: expected a number >= 0, got -1"
   run tests/golden/tiny_dot_bias_relu/model.hlo --config tiny --max-seconds -1)
 tpusim_bad_input_test(exec_max_seconds "wall-clock limit of 1e-06 seconds|--max-seconds 1e-06: still running"
