@@ -86,6 +86,7 @@ struct SystemConfig {
   double ici_link_bandwidth_bytes_per_s =
       0;                               // system.ici.link_bandwidth_bytes_per_s (one direction)
   int64_t ici_hop_latency_cycles = 0;  // system.ici.hop_latency_cycles
+  bool ici_dimension_rings = true;     // system.ici.dimension_rings: all-reduce ring per dimension
 };
 
 /// The host machine driving the chips: the host side of a training loop (driver/host_loop.h).

@@ -39,6 +39,25 @@ Interconnect Interconnect::Build(const config::ChipConfig& config, TransferNetwo
   TPUSIM_CHECK(product == sys.chips && ic.cores_per_chip_ >= 1)
       << "Interconnect::Build: a config that config::ValidateChipConfig refuses";
 
+  if (sys.ici_dimension_rings) {
+    // Global core id = local core + cores_per_chip x chip id, chip id = x + X (y + Y z): the cores
+    // of a chip and the first torus dimension longer than 1 before it are one ring of cores
+    // (consecutive ids, stride 1), each later dimension a ring of its own.
+    ic.ring_dimensions_.push_back({ic.cores_per_chip_, 1});
+    int64_t dim_stride = ic.cores_per_chip_;
+    bool first = true;
+    for (int64_t size : ic.shape_) {
+      if (size > 1 && first) {
+        ic.ring_dimensions_[0].length *= size;  // dimensions before it have length 1
+        first = false;
+      } else if (size > 1) {
+        ic.ring_dimensions_.push_back({size, dim_stride});
+      }
+      dim_stride *= size;
+    }
+    if (ic.ring_dimensions_.size() < 2) ic.ring_dimensions_.clear();
+  }
+
   // Snake order: path(d) = path(d-1) forward, then reversed, then forward, ... once per
   // coordinate of dimension d; chip id = x + X * (y + Y * z).
   std::vector<int64_t> path = {0};

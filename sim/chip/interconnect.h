@@ -69,6 +69,28 @@ class Interconnect {
   /// … rings in each dimension"] (the exact TPU ring order is unpublished: assumption).
   int64_t RingPosition(int core) const;
 
+  /// The rings an all-reduce over every core of the slice runs, one dimension at a time
+  /// (system.ici.dimension_rings): the first torus dimension longer than 1 with the cores of each
+  /// of its chips (consecutive on the ring: one on-chip hop, then one ICI hop), then each later
+  /// dimension longer than 1 (a ring or torus topology wraps round, so each ring's neighbours are
+  /// one hop apart). Empty when there are fewer than two (then the one snake ring is the same
+  /// thing) or when the key is false.
+  struct RingDimension {
+    int64_t length = 1;  // cores along the dimension
+    int64_t stride = 1;  // global core id step between neighbours along it
+  };
+  const std::vector<RingDimension>& ring_dimensions() const { return ring_dimensions_; }
+  /// `core`'s coordinate along ring dimension `d`.
+  int64_t RingCoordinate(int core, const RingDimension& d) const {
+    return (core / d.stride) % d.length;
+  }
+  /// The core `delta` steps from `core` along ring dimension `d`, wrapping round.
+  int RingNeighbour(int core, const RingDimension& d, int64_t delta) const {
+    const int64_t c = RingCoordinate(core, d);
+    const int64_t to = ((c + delta) % d.length + d.length) % d.length;
+    return static_cast<int>(core + (to - c) * d.stride);
+  }
+
   /// ICI link resources (for the report), in creation order.
   const std::vector<int>& links() const { return links_; }
   int chips() const { return chips_; }
@@ -85,6 +107,7 @@ class Interconnect {
   std::vector<std::vector<int>> link_;  // [chip][dim*2 + (0:+ 1:-)] -> resource, -1 if none
   std::vector<int> onchip_;             // [chip][a][b] flattened, -1 on the diagonal
   std::vector<int64_t> ring_rank_;      // [chip] -> position of the chip on the snake ring
+  std::vector<RingDimension> ring_dimensions_;
   Cycles hbm_latency_;
   Cycles hop_latency_;
 };

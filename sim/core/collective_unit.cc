@@ -50,35 +50,37 @@ CollectiveUnit::Plan CollectiveUnit::MakePlan(const isa::Instruction& inst,
   const int rank =
       static_cast<int>(std::find(members.begin(), members.end(), core_) - members.begin());
   const isa::CollectiveOperands operands = isa::CollectiveOperandsOf(inst);
-  const uint64_t eb = static_cast<uint64_t>(isa::DTypeBytes(operands.dtype));
   const uint64_t count = operands.count;
   if (n <= 1) {
     p.steps = 0;
     return p;
   }
-  p.n = n;
-  p.rank = rank;
-  p.ccw_rank = (n - rank) % n;  // this core's rank on the reversed ring
-  p.right = members[(rank + 1) % n];
-  p.left = members[(rank + n - 1) % n];
+  p.eb = static_cast<uint64_t>(isa::DTypeBytes(operands.dtype));
   // The clockwise ring carries the first ceil(count/2) elements, the counter-clockwise one the
   // rest.
-  p.cw_count = (count + 1) / 2;
-  p.ccw_count = count / 2;
-  p.eb = eb;
+  const Ring snake{n,
+                   rank,
+                   (n - rank) % n,  // this core's rank on the reversed ring
+                   members[(rank + 1) % n],
+                   members[(rank + n - 1) % n],
+                   (count + 1) / 2,
+                   count / 2};
   switch (inst.opcode) {
     case isa::Opcode::kIciAllReduce:
-      p.kind = Plan::Kind::kAllReduceRing;
-      p.steps = 2 * (n - 1);
+      p.kind = Plan::Kind::kAllReduce;
+      p.rings = AllReduceRings(snake, n);
+      p.steps = 0;
+      for (const Ring& r : p.rings) p.steps += 2 * (r.n - 1);
       break;
     case isa::Opcode::kIciAllGather:
     case isa::Opcode::kIciReduceScatter:
       p.kind = Plan::Kind::kGatherRing;
+      p.rings = {snake};
       p.steps = n - 1;
       break;
     case isa::Opcode::kIciAllToAll:
       for (int m : members) {
-        if (m != core_) p.one_step.push_back(Send{m, count * eb});
+        if (m != core_) p.one_step.push_back(Send{m, count * p.eb});
       }
       p.one_step_receives = n - 1;
       break;
@@ -86,7 +88,7 @@ CollectiveUnit::Plan CollectiveUnit::MakePlan(const isa::Instruction& inst,
       uint64_t idx = inst.As<isa::op::IciCollectivePermute>().pairs;
       for (auto [s, t] : program_.permutations[idx].pairs) {
         if (s == t) continue;
-        if (s == core_) p.one_step.push_back(Send{t, count * eb});
+        if (s == core_) p.one_step.push_back(Send{t, count * p.eb});
         if (t == core_) ++p.one_step_receives;
       }
       break;
@@ -97,23 +99,65 @@ CollectiveUnit::Plan CollectiveUnit::MakePlan(const isa::Instruction& inst,
   return p;
 }
 
+std::vector<CollectiveUnit::Ring> CollectiveUnit::AllReduceRings(const Ring& snake,
+                                                                 int group_size) const {
+  const std::vector<Interconnect::RingDimension>& dims = ic_->ring_dimensions();
+  if (dims.empty() || group_size != ic_->chips() * ic_->cores_per_chip()) return {snake};
+  // A ring's rank q holds the reduced chunk (q + 1) mod n after its reduce-scatter: the next
+  // dimension's rings (whose members all share this coordinate) reduce that chunk.
+  auto owned = [](uint64_t h, int n, int q) {
+    const uint64_t c = static_cast<uint64_t>((q + 1) % n);
+    return h / static_cast<uint64_t>(n) + (c < h % static_cast<uint64_t>(n) ? 1 : 0);
+  };
+  std::vector<Ring> rings;
+  uint64_t cw = snake.cw_count, ccw = snake.ccw_count;
+  for (const Interconnect::RingDimension& d : dims) {
+    Ring r;
+    r.n = static_cast<int>(d.length);
+    r.rank = static_cast<int>(ic_->RingCoordinate(core_, d));
+    r.ccw_rank = (r.n - r.rank) % r.n;
+    r.right = ic_->RingNeighbour(core_, d, 1);
+    r.left = ic_->RingNeighbour(core_, d, -1);
+    r.cw_count = cw;
+    r.ccw_count = ccw;
+    rings.push_back(r);
+    cw = owned(cw, r.n, r.rank);
+    ccw = owned(ccw, r.n, r.ccw_rank);
+  }
+  return rings;
+}
+
 void CollectiveUnit::Plan::SendsAt(int s, std::vector<Send>& out) const {
   out.clear();
   switch (kind) {
-    case Kind::kAllReduceRing: {
+    case Kind::kAllReduce: {
+      // Step s falls in one ring's reduce-scatter (rings in order) or all-gather (backwards).
+      const int m = static_cast<int>(rings.size());
+      bool gather = false;
+      int k = 0;
+      for (; k < m && s >= rings[static_cast<size_t>(k)].n - 1; ++k) {
+        s -= rings[static_cast<size_t>(k)].n - 1;
+      }
+      if (k == m) {
+        gather = true;
+        for (k = m - 1; k > 0 && s >= rings[static_cast<size_t>(k)].n - 1; --k) {
+          s -= rings[static_cast<size_t>(k)].n - 1;
+        }
+      }
+      const Ring& r = rings[static_cast<size_t>(k)];
       // Chunk c of a half of h elements holds h/n elements, the first h%n chunks one more; at step
-      // s a ring's rank q sends chunk (q - s) mod n (reduce-scatter), then (q + 1 - s') mod n.
+      // s a ring's rank q sends chunk (q - s) mod n (reduce-scatter), then (q + 1 - s) mod n.
       auto chunk = [&](uint64_t h, int q) {
-        const int c = s < n - 1 ? ((q - s) % n + n) % n : ((q + 1 - (s - (n - 1))) % n + n) % n;
-        return (h / n + (static_cast<uint64_t>(c) < h % n ? 1 : 0)) * eb;
+        const int c = ((q + (gather ? 1 : 0) - s) % r.n + r.n) % r.n;
+        return (h / r.n + (static_cast<uint64_t>(c) < h % r.n ? 1 : 0)) * eb;
       };
-      out.push_back(Send{right, chunk(cw_count, rank), false});
-      out.push_back(Send{left, chunk(ccw_count, ccw_rank), true});
+      out.push_back(Send{r.right, chunk(r.cw_count, r.rank), false});
+      out.push_back(Send{r.left, chunk(r.ccw_count, r.ccw_rank), true});
       return;
     }
     case Kind::kGatherRing:
-      out.push_back(Send{right, cw_count * eb, false});
-      out.push_back(Send{left, ccw_count * eb, true});
+      out.push_back(Send{rings[0].right, rings[0].cw_count * eb, false});
+      out.push_back(Send{rings[0].left, rings[0].ccw_count * eb, true});
       return;
     case Kind::kOneStep:
       out = one_step;

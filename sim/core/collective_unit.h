@@ -9,7 +9,11 @@
 //    every link it crosses (ICI links are full duplex [P S9]), so the ring bandwidth B is twice the
 //    link's: cost ~ 2(n-1)/n * S / B + 2(n-1) * (hop latency + issue) (DESIGN.md §4 "ICI", the
 //    closed form of issue 6). The reduction's VPU time is not charged (assumption: it hides under
-//    the next transfer).
+//    the next transfer). An all-reduce over every core of a slice with two or more torus
+//    dimensions (Interconnect::ring_dimensions) runs that algorithm on
+//    one dimension's rings at a time, as TPU pods do: reduce-scatter along each dimension in turn
+//    (each on the chunk the previous one left), then all-gather back in reverse order, 2 sum(n_d -
+//    1) steps of one hop each instead of 2(n-1) (system.ici.dimension_rings).
 //  * all_gather / reduce_scatter: the n-1 steps of one chunk (count elements) each, half of it
 //    each way round: (n-1)/n * S / B + (n-1) * hop latency.
 //  * all_to_all: one step, count elements to every other rank at once.
@@ -65,14 +69,23 @@ class CollectiveUnit : public Unit {
     uint64_t bytes;
     bool ccw = false;  // the counter-clockwise ring (prefers the - link direction on ties)
   };
+  // One ring of a collective, as this core sees it: its rank, its neighbours, and the elements of
+  // each half (clockwise, counter-clockwise) the ring moves.
+  struct Ring {
+    int n = 1, rank = 0, ccw_rank = 0, right = 0, left = 0;
+    uint64_t cw_count = 0, ccw_count = 0;
+  };
   // What this core sends and expects at each step of a collective. A ring collective's steps
-  // follow from the ring (SendsAt computes step s's two sends), so a core holds O(1) state however
+  // follow from its rings (SendsAt computes step s's two sends), so a core holds O(1) state however
   // many cores the ring has, not a list of 2 (n - 1) steps; the one-step kinds list their sends.
   struct Plan {
-    enum class Kind : uint8_t { kNone, kAllReduceRing, kGatherRing, kOneStep } kind = Kind::kNone;
+    enum class Kind : uint8_t { kNone, kAllReduce, kGatherRing, kOneStep } kind = Kind::kNone;
     int steps = 0;
-    int n = 1, rank = 0, ccw_rank = 0, right = 0, left = 0;
-    uint64_t cw_count = 0, ccw_count = 0, eb = 0;
+    // kAllReduce: the reduce-scatter rings in order, then the same rings backwards for the
+    // all-gather (one ring through every core, or one per dimension of the slice:
+    // Interconnect::ring_dimensions); kGatherRing: its one ring.
+    std::vector<Ring> rings;
+    uint64_t eb = 0;
     std::vector<Send> one_step;  // kOneStep: its sends
     int one_step_receives = 0;
     /// Step s's sends (into `out`, cleared first).
@@ -81,6 +94,9 @@ class CollectiveUnit : public Unit {
     int ReceivesAt() const { return kind == Kind::kOneStep ? one_step_receives : 2; }
   };
   Plan MakePlan(const isa::Instruction& inst, const std::vector<int>& group) const;
+  // An all-reduce's rings: `snake` (the one ring through the group), or one per dimension of the
+  // slice when the group is every core (Interconnect::ring_dimensions).
+  std::vector<Ring> AllReduceRings(const Ring& snake, int group_size) const;
   void Advance(Cycles now);
 
   std::string path_;
