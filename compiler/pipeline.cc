@@ -20,6 +20,7 @@
 #include "compiler/passes/output_fusion_scheduling.h"
 #include "compiler/passes/pad_negative_padding.h"
 #include "compiler/passes/pred_reduce_expander.h"
+#include "compiler/passes/ragged_all_to_all_decomposer.h"
 #include "compiler/passes/reduce_precision_expander.h"
 #include "compiler/passes/reduce_window_lowering.h"
 #include "compiler/passes/rng_expander.h"
@@ -44,9 +45,9 @@ namespace tpusim::compiler {
 // Order (DESIGN.md §1): data-formatting -> async-to-sync -> call-inliner -> rng-expander ->
 // while-lowering -> constant-folding -> rng-state-assignment -> dynamic-padder ->
 // batch-norm-expander -> lapack-custom-calls -> cholesky-expander -> triangular-solve-expander ->
-// custom-call-expander -> sharding-remover -> spmd-partitioner -> collective-expander ->
-// complex-expander -> float8-dot-upcast -> pad-negative-padding -> convolution-negative-padding ->
-// lower-convolution -> lower-reduce-window ->
+// custom-call-expander -> sharding-remover -> spmd-partitioner -> ragged-all-to-all-decomposer ->
+// collective-expander -> complex-expander -> float8-dot-upcast -> pad-negative-padding ->
+// convolution-negative-padding -> lower-convolution -> lower-reduce-window ->
 // select-and-scatter-expander -> map-expander -> reduce-precision-expander ->
 // stochastic-convert-decomposer -> topk-expander -> variadic-reduce-expander ->
 // batched-gather-scatter-normalizer -> trailing-window-dims -> variadic-scatter-splitter ->
@@ -79,6 +80,7 @@ HloPassPipeline BuildHloPipeline(const config::ChipConfig& config,
   pipeline.AddPass<AnnotationCustomCalls>();  // LayoutConstraint, MoveToHost, ...
   pipeline.AddPass<ShardingRemover>();     // Sharding stays only for the partitioner
   pipeline.AddPass<SpmdPartitioner>();     // a no-op unless num_partitions > 1
+  pipeline.AddPass<RaggedAllToAllDecomposer>();  // before collective-expander: its all-to-alls
   pipeline.AddPass<CollectiveExpander>();  // after the partitioner, which inserts collectives
   pipeline.AddPass<ComplexExpander>();  // after the partitioner: shardings name c64 dimensions
   pipeline.AddPass<Float8DotUpcast>();  // before lower-convolution: the MXU takes bf16

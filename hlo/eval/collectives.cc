@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 
 #include "hlo/eval/kernels/data_movement.h"
@@ -161,10 +162,59 @@ Status AllToAllOperand(const HloInstruction& inst, const GroupView& g, size_t k,
   return OkStatus();
 }
 
+// ragged-all-to-all(input, output, input_offsets, send_sizes, output_offsets, recv_sizes), XLA's
+// operation semantics: member j sends rows [input_offsets_j[i], + send_sizes_j[i]) of its input
+// (dimension 0) to member i, which holds them at rows [output_offsets_j[i], + send_sizes_j[i]) of
+// its result (the offsets are in the receiver's output); every other row of a member's result
+// is its `output` operand's. recv_sizes_i[j] must equal send_sizes_j[i].
+StatusOr<PerMember> RaggedAllToAll(const GroupView& g) {
+  const size_t n = g.size();
+  if (g.operands.empty() || g.operands[0].size() != 6) {
+    return InvalidArgument("ragged-all-to-all takes 6 operands (input, output, input_offsets, "
+                           "send_sizes, output_offsets, recv_sizes)");
+  }
+  auto at = [&](size_t m, size_t k, size_t i) -> StatusOr<int64_t> {
+    const Literal& v = g.op(m, k);
+    if (v.shape().rank() != 1 || v.element_count() != static_cast<int64_t>(n)) {
+      return InvalidArgument(fmt::format(
+          "ragged-all-to-all: operand {} must have one entry per replica-group member ({})", k,
+          n));
+    }
+    return v.GetAsInt64(static_cast<int64_t>(i));
+  };
+  PerMember per_member(n);
+  for (size_t i = 0; i < n; ++i) per_member[i].push_back(g.op(i, 1));
+  for (size_t j = 0; j < n; ++j) {
+    const Literal& in = g.op(j, 0);
+    if (in.shape().rank() == 0) return InvalidArgument("ragged-all-to-all: a scalar input");
+    const int64_t rows_in = in.shape().dimensions(0);
+    const int64_t row_bytes = rows_in == 0 ? 0 : in.size_bytes() / rows_in;
+    for (size_t i = 0; i < n; ++i) {
+      TPUSIM_ASSIGN_OR_RETURN(const int64_t io, at(j, 2, i));
+      TPUSIM_ASSIGN_OR_RETURN(const int64_t ss, at(j, 3, i));
+      TPUSIM_ASSIGN_OR_RETURN(const int64_t oo, at(j, 4, i));
+      TPUSIM_ASSIGN_OR_RETURN(const int64_t rs, at(i, 5, j));
+      Literal& out = per_member[i][0];
+      const int64_t rows_out = out.shape().rank() == 0 ? 0 : out.shape().dimensions(0);
+      if (ss < 0 || io < 0 || oo < 0 || io > rows_in - ss || oo > rows_out - ss || rs != ss ||
+          out.size_bytes() != rows_out * row_bytes) {
+        return InvalidArgument(fmt::format(
+            "ragged-all-to-all: member {} sends rows [{}, {}) of its {} to member {} at rows "
+            "[{}, {}) of its {}, which expects {} rows (recv_sizes)",
+            j, io, io + ss, rows_in, i, oo, oo + ss, rows_out, rs));
+      }
+      std::memcpy(out.mutable_raw() + oo * row_bytes, in.raw() + io * row_bytes,
+                  static_cast<size_t>(ss * row_bytes));
+    }
+  }
+  return per_member;
+}
+
 // The per-member results of one replica group, operand by operand.
 StatusOr<PerMember> EvaluateGroup(const HloInstruction& inst, const GroupView& g,
                                   const CalledComputation* reducer, const KernelOptions& options) {
   const HloOpcode op = inst.opcode();
+  if (op == HloOpcode::kRaggedAllToAll) return RaggedAllToAll(g);
   const size_t n = g.size();
   const size_t num_ops =
       g.operands[static_cast<size_t>(g.slot[static_cast<size_t>(g.group[0])])].size();

@@ -101,6 +101,7 @@ bool IsCollectiveOp(HloOpcode op) {
     case HloOpcode::kCollectivePermute:
     case HloOpcode::kCollectivePermuteStart:
     case HloOpcode::kCollectiveBroadcast:
+    case HloOpcode::kRaggedAllToAll:
       return true;
     default:
       return false;
