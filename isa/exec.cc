@@ -92,14 +92,14 @@ StatusOr<std::string> FormatDump(Interpreter& interp, const DumpSpec& spec) {
   return out;
 }
 
-StatusOr<std::string> ExecProgram(const Program& program, const config::ChipConfig& chip,
-                                  const std::vector<DumpSpec>& dumps,
-                                  const InterpreterOptions& options) {
+StatusOr<std::unique_ptr<Interpreter>> RunProgram(const Program& program,
+                                                  const config::ChipConfig& chip,
+                                                  const InterpreterOptions& options) {
   MemorySizes sizes = MemorySizes::FromChipConfig(chip);
   TPUSIM_RETURN_IF_ERROR(Verify(program, sizes));
   // A verified program that surely does more work than the budget is refused before it runs,
   // with the budget it needs (its loops' counts are immediates: MinimumWorkUnits).
-  if (const uint64_t least = MinimumWorkUnits(program); least > options.max_instructions) {
+  if (const uint64_t least = MinimumWorkUnits(program, sizes); least > options.max_instructions) {
     return ResourceExhausted(fmt::format(
         "{}: the program does at least {} units of work (every instruction {} plus its element "
         "operations, over all cores and loop trips), more than the instruction budget of {}: "
@@ -107,9 +107,15 @@ StatusOr<std::string> ExecProgram(const Program& program, const config::ChipConf
         program.source_file.empty() ? "<program>" : program.source_file, least,
         kInstructionWorkUnits, options.max_instructions, least));
   }
-  Interpreter interp(sizes, options);
-  TPUSIM_RETURN_IF_ERROR(interp.Load(program));
-  TPUSIM_RETURN_IF_ERROR(interp.Run());
+  auto interp = std::make_unique<Interpreter>(sizes, options);
+  TPUSIM_RETURN_IF_ERROR(interp->Load(program));
+  TPUSIM_RETURN_IF_ERROR(interp->Run());
+  return interp;
+}
+
+StatusOr<std::string> ExecReport(Interpreter& interp, const Program& program,
+                                 const config::ChipConfig& chip,
+                                 const std::vector<DumpSpec>& dumps) {
   std::string out = fmt::format(
       "executed {} instructions on {} core(s) of {} (interpreter, no timing)\n", interp.executed(),
       program.num_cores(), chip.name.empty() ? "the chip" : chip.name);
@@ -122,6 +128,13 @@ StatusOr<std::string> ExecProgram(const Program& program, const config::ChipConf
     out += line + "\n";
   }
   return out;
+}
+
+StatusOr<std::string> ExecProgram(const Program& program, const config::ChipConfig& chip,
+                                  const std::vector<DumpSpec>& dumps,
+                                  const InterpreterOptions& options) {
+  TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<Interpreter> interp, RunProgram(program, chip, options));
+  return ExecReport(*interp, program, chip, dumps);
 }
 
 }  // namespace tpusim::isa

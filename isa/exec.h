@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,10 +33,22 @@ StatusOr<DumpSpec> ParseDumpSpec(std::string_view text);
 /// "vmem.0[0x100] f32 x 4: 1, 2.5, -3, 0" (floats in shortest round-trip form).
 StatusOr<std::string> FormatDump(Interpreter& interp, const DumpSpec& spec);
 
-/// Verifies `program` against `chip`, runs it on a fresh Interpreter and returns the report text:
-/// a summary line, then one line per dump. Errors: the verifier's; ResourceExhausted before
-/// running when the program surely does more work than options.max_instructions (MinimumWorkUnits);
-/// the interpreter's; a bad dump.
+/// Verifies `program` against `chip` and runs it on a fresh Interpreter; returns the finished
+/// interpreter (its memories for ExecReport and sim::RunAndCheck). Errors: the verifier's;
+/// ResourceExhausted before running when the program surely does more work than
+/// options.max_instructions (MinimumWorkUnits); the interpreter's.
+StatusOr<std::unique_ptr<Interpreter>> RunProgram(const Program& program,
+                                                  const config::ChipConfig& chip,
+                                                  const InterpreterOptions& options = {});
+
+/// The report text of a finished run of `program` on `interp`: a summary line ("executed N
+/// instructions on C core(s) of CHIP (interpreter, no timing)"), then one line per dump.
+/// InvalidArgument for a bad dump.
+StatusOr<std::string> ExecReport(Interpreter& interp, const Program& program,
+                                 const config::ChipConfig& chip,
+                                 const std::vector<DumpSpec>& dumps);
+
+/// RunProgram, then ExecReport.
 StatusOr<std::string> ExecProgram(const Program& program, const config::ChipConfig& chip,
                                   const std::vector<DumpSpec>& dumps,
                                   const InterpreterOptions& options = {});

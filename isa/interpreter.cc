@@ -156,7 +156,7 @@ StatusOr<Interpreter::StepResult> Interpreter::Step(int c) {
     }
     default: {
       // A DMA's elements, a matmul's MACs, a vector op's elements: charged before it runs.
-      TPUSIM_RETURN_IF_ERROR(ChargeWork(c, InterpreterWorkUnits(inst)));
+      TPUSIM_RETURN_IF_ERROR(ChargeWork(c, InterpreterWorkUnits(inst, sizes_)));
       Status st = Execute(c, inst);
       if (!st.ok()) return Error(c, cs.pc, st.message());
     }
@@ -176,9 +176,9 @@ Status Interpreter::ChargeWork(int c, uint64_t units) {
   if (work_ > options_.max_instructions) {
     return ResourceExhausted(fmt::format(
         "{}: instruction budget of {} exhausted (an instruction counts {} plus its element "
-        "operations: a DMA's elements moved, a matmul's multiply-accumulates, a vector or "
-        "collective op's elements); raise it (tpusim exec --max-instructions) or check for a "
-        "runaway loop",
+        "operations, each weighted by its measured host time: a DMA's bytes and rows, a "
+        "matmul's multiply-accumulates and outputs, a vector or collective op's elements); "
+        "raise it (tpusim exec --max-instructions) or check for a runaway loop",
         Where(c, cores_[c].pc), options_.max_instructions, kInstructionWorkUnits));
   }
   return OkStatus();
@@ -219,7 +219,7 @@ StatusOr<bool> Interpreter::TryRendezvous(int c) {
   Status st = CheckRendezvous(*members, insts, c, inst);
   if (!st.ok()) return Error(c, cores_[c].pc, st.message());
   for (const Instruction& i : insts) {  // every member's elements, before the collective runs
-    TPUSIM_RETURN_IF_ERROR(ChargeWork(c, InterpreterWorkUnits(i, members->size())));
+    TPUSIM_RETURN_IF_ERROR(ChargeWork(c, InterpreterWorkUnits(i, sizes_, members->size())));
   }
   if (inst.opcode != Opcode::kSyncBarrier) {
     st = ExecuteCollective(state_, program_, *members, insts);

@@ -32,12 +32,13 @@ inline constexpr uint64_t kDefaultWorkBudget = 100'000'000'000;
 struct InterpreterOptions {
   /// Work budget over all cores: every instruction executed counts kInstructionWorkUnits (4096,
   /// work_units.h; every loop trip counts), plus its element operations (InterpreterWorkUnits: a
-  /// DMA's elements moved, an mxu.matmul's multiply-accumulates m * k * n, a vector op's
-  /// elements, a collective's elements times its group size), charged before it runs, so the
-  /// budget bounds the time even for a DMA whose zero strides repeat a small box millions of
-  /// times, a 2^48-MAC matmul or a 2^31-trip loop of nop. `tpusim exec` and `run` give the same
-  /// budget to the simulator (sim::SimOptions::max_work). The default, 10^11, lets real programs
-  /// run (a 1024^3 GEMM is 1.1e9 units, 0.8 s) and admits about 2.4e7 instructions.
+  /// DMA's bytes and rows, an mxu.matmul's multiply-accumulates and outputs, a vector op's
+  /// elements, a collective's elements times its group size, each weighted by its measured host
+  /// time; a unit is about 0.3 ns), charged before it runs, so the budget bounds the time even
+  /// for a DMA whose zero strides repeat a small box millions of times, a 2^48-MAC matmul or a
+  /// 2^31-trip loop of nop. `tpusim exec` and `run` give the same budget to the simulator
+  /// (sim::SimOptions::max_work). The default, 10^11, is about 30 s of one engine and admits
+  /// about 2.4e7 instructions.
   uint64_t max_instructions = kDefaultWorkBudget;
 };
 

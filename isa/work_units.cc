@@ -1,6 +1,7 @@
 #include "isa/work_units.h"
 
 #include <initializer_list>
+#include <utility>
 #include <vector>
 
 #include "common/saturating.h"
@@ -30,62 +31,91 @@ uint64_t GroupElements(const Instruction& inst, uint64_t group_size) {
   return Product({inst.As<Op>().count, group_size});
 }
 
-}  // namespace
+// A DMA's bytes (rounded up to kDmaBytesPerUnit) and rows.
+uint64_t DmaUnits(const Instruction& inst) {
+  const DmaDescriptor d = DmaDescriptorOf(inst);
+  const uint64_t elements = DmaElementsMoved(inst);
+  const uint64_t rows = d.n0 == 0 ? 0 : elements / d.n0;
+  const uint64_t bytes = SaturatingMul(elements, d.elem_bytes);
+  const uint64_t byte_units = bytes / kDmaBytesPerUnit + (bytes % kDmaBytesPerUnit != 0);
+  return SaturatingAdd(byte_units, SaturatingMul(rows, kDmaRowUnits));
+}
 
-uint64_t InterpreterWorkUnits(const Instruction& inst, uint64_t group_size) {
-  if (Info(inst.opcode).unit == Unit::kDma) return DmaElementsMoved(inst);
+// The MXU part: matmul, load_weights, pop (0 for other instructions).
+uint64_t MxuUnits(const Instruction& inst, const MemorySizes& sizes) {
+  const uint64_t array = Product({static_cast<uint64_t>(sizes.mxu_rows),
+                                  static_cast<uint64_t>(sizes.mxu_cols), kMxuArrayUnits});
   switch (inst.opcode) {
     case Opcode::kMxuMatmul: {
       auto mm = inst.As<op::MxuMatmul>();
-      return Product({mm.m, mm.k, mm.n});
+      const uint64_t per_output = SaturatingAdd(Product({mm.k, kMacUnits}), kMxuOutputUnits);
+      return SaturatingAdd(Product({mm.m, mm.n, per_output}), mm.latch ? array : 0);
     }
     case Opcode::kMxuLoadWeights: {
       auto w = inst.As<op::MxuLoadWeights>();
-      return Product({w.k, w.n});
+      return SaturatingAdd(Product({w.k, w.n, kWeightUnits}), array);
     }
     case Opcode::kMxuPop: {
       auto p = inst.As<op::MxuPop>();
-      return Product({p.m, p.n});
+      return Product({p.m, p.n, kPopUnits});
     }
-    case Opcode::kVpuUnary:
-      return inst.As<op::VpuUnary>().count;
-    case Opcode::kVpuConvert:
-      return inst.As<op::VpuConvert>().count;
-    case Opcode::kVpuFill:
-      return inst.As<op::VpuFill>().count;
-    case Opcode::kVpuRngBits:
-      return inst.As<op::VpuRngBits>().count;
-    case Opcode::kVpuBinary:
-      return RegionElements<op::VpuBinary>(inst);
-    case Opcode::kVpuCompare:
-      return RegionElements<op::VpuCompare>(inst);
-    case Opcode::kVpuSelect:
-      return RegionElements<op::VpuSelect>(inst);
-    case Opcode::kVpuReduce:
-      return RegionElements<op::VpuReduce>(inst);
-    case Opcode::kVpuBroadcast:
-      return RegionElements<op::VpuBroadcast>(inst);
-    case Opcode::kVpuIota:
-      return RegionElements<op::VpuIota>(inst);
-    case Opcode::kXluTranspose:
-      return RegionElements<op::XluTranspose>(inst);
-    case Opcode::kVpuCopy: {
-      auto v = inst.As<op::VpuCopy>();
-      return Product({v.n0, v.n1, v.n2});
-    }
-    case Opcode::kIciCollectivePermute:
-      return inst.As<op::IciCollectivePermute>().count;
-    case Opcode::kIciAllReduce:
-      return GroupElements<op::IciAllReduce>(inst, group_size);
-    case Opcode::kIciAllGather:
-      return GroupElements<op::IciAllGather>(inst, group_size);
-    case Opcode::kIciReduceScatter:
-      return GroupElements<op::IciReduceScatter>(inst, group_size);
-    case Opcode::kIciAllToAll:
-      return GroupElements<op::IciAllToAll>(inst, group_size);
     default:
       return 0;
   }
+}
+
+// The elements of a vector, transpose or collective instruction, and the charge of each.
+std::pair<uint64_t, uint64_t> VectorElements(const Instruction& inst, uint64_t group_size) {
+  switch (inst.opcode) {
+    case Opcode::kVpuUnary:
+      return {inst.As<op::VpuUnary>().count, kVpuUnaryUnits};
+    case Opcode::kVpuConvert:
+      return {inst.As<op::VpuConvert>().count, kVpuConvertUnits};
+    case Opcode::kVpuFill:
+      return {inst.As<op::VpuFill>().count, kVpuFillUnits};
+    case Opcode::kVpuRngBits:
+      return {inst.As<op::VpuRngBits>().count, kRngBitsUnits};
+    case Opcode::kVpuBinary:
+      return {RegionElements<op::VpuBinary>(inst), kVpuBinaryUnits};
+    case Opcode::kVpuCompare:
+      return {RegionElements<op::VpuCompare>(inst), kVpuCompareUnits};
+    case Opcode::kVpuSelect:
+      return {RegionElements<op::VpuSelect>(inst), kVpuSelectUnits};
+    case Opcode::kVpuReduce:
+      return {RegionElements<op::VpuReduce>(inst), kVpuReduceUnits};
+    case Opcode::kVpuBroadcast:
+      return {RegionElements<op::VpuBroadcast>(inst), kVpuBroadcastUnits};
+    case Opcode::kVpuIota:
+      return {RegionElements<op::VpuIota>(inst), kVpuIotaUnits};
+    case Opcode::kXluTranspose:
+      return {RegionElements<op::XluTranspose>(inst), kTransposeUnits};
+    case Opcode::kVpuCopy: {
+      auto v = inst.As<op::VpuCopy>();
+      return {Product({v.n0, v.n1, v.n2}), kVpuCopyUnits};
+    }
+    case Opcode::kIciCollectivePermute:
+      return {inst.As<op::IciCollectivePermute>().count, kCollectiveElementUnits};
+    case Opcode::kIciAllReduce:
+      return {GroupElements<op::IciAllReduce>(inst, group_size), kCollectiveElementUnits};
+    case Opcode::kIciAllGather:
+      return {GroupElements<op::IciAllGather>(inst, group_size), kCollectiveElementUnits};
+    case Opcode::kIciReduceScatter:
+      return {GroupElements<op::IciReduceScatter>(inst, group_size), kCollectiveElementUnits};
+    case Opcode::kIciAllToAll:
+      return {GroupElements<op::IciAllToAll>(inst, group_size), kCollectiveElementUnits};
+    default:
+      return {0, 0};
+  }
+}
+
+}  // namespace
+
+uint64_t InterpreterWorkUnits(const Instruction& inst, const MemorySizes& sizes,
+                              uint64_t group_size) {
+  if (Info(inst.opcode).unit == Unit::kDma) return DmaUnits(inst);
+  if (Info(inst.opcode).unit == Unit::kMxu) return MxuUnits(inst, sizes);
+  const auto [elements, each] = VectorElements(inst, group_size);
+  return SaturatingMul(elements, each);
 }
 
 namespace {
@@ -131,8 +161,9 @@ uint64_t MinimumWorkUnits(const Program& program,
   return total;
 }
 
-uint64_t MinimumWorkUnits(const Program& program) {
-  return MinimumWorkUnits(program, [](const Instruction& i) { return InterpreterWorkUnits(i); });
+uint64_t MinimumWorkUnits(const Program& program, const MemorySizes& sizes) {
+  return MinimumWorkUnits(program,
+                          [&](const Instruction& i) { return InterpreterWorkUnits(i, sizes); });
 }
 
 }  // namespace tpusim::isa

@@ -96,6 +96,11 @@ StatusOr<SimResult> RunAndCheck(const config::ChipConfig& config, const isa::Pro
   isa::Interpreter interpreter(isa::MemorySizes::FromChipConfig(config), interpreter_options);
   TPUSIM_RETURN_IF_ERROR(interpreter.Load(program));
   TPUSIM_RETURN_IF_ERROR(interpreter.Run());
+  return RunAndCheck(config, program, options, interpreter);
+}
+
+StatusOr<SimResult> RunAndCheck(const config::ChipConfig& config, const isa::Program& program,
+                                const SimOptions& options, isa::Interpreter& interpreter) {
   TPUSIM_ASSIGN_OR_RETURN(SimResult result, Simulator(config, options).Run(program));
   TPUSIM_RETURN_IF_ERROR(CompareFinalState(program, interpreter, result.final_state));
   return result;

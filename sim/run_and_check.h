@@ -28,4 +28,9 @@ StatusOr<SimResult> RunAndCheck(const config::ChipConfig& config, const isa::Pro
                                 const SimOptions& options = {},
                                 const isa::InterpreterOptions& interpreter_options = {});
 
+/// RunAndCheck against `interpreter`, which has already run `program` to its end (`tpusim exec`
+/// runs the interpreter once: isa::RunProgram, its dumps, then this).
+StatusOr<SimResult> RunAndCheck(const config::ChipConfig& config, const isa::Program& program,
+                                const SimOptions& options, isa::Interpreter& interpreter);
+
 }  // namespace tpusim::sim

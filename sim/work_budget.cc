@@ -34,7 +34,10 @@ uint64_t PeSteps(const isa::Instruction& inst, const config::ChipConfig& config)
 uint64_t SimulatorWorkUnits(const isa::Instruction& inst, const config::ChipConfig& config,
                             const SimOptions& options) {
   uint64_t units = isa::kInstructionWorkUnits;
-  if (options.compute_values) units = SaturatingAdd(units, isa::InterpreterWorkUnits(inst));
+  if (options.compute_values) {
+    const isa::MemorySizes sizes = isa::MemorySizes::FromChipConfig(config);
+    units = SaturatingAdd(units, isa::InterpreterWorkUnits(inst, sizes));
+  }
   if (options.mxu_model == MxuModelKind::kPe) units = SaturatingAdd(units, PeSteps(inst, config));
   return units;
 }

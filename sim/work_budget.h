@@ -16,8 +16,9 @@ namespace tpusim::sim {
 
 /// The units one issue of `inst` costs the simulator under `options`, each instruction
 /// isa::kInstructionWorkUnits plus:
-///   - with values (SimOptions::compute_values): isa::InterpreterWorkUnits (collectives with a
-///     group of 1), the element work the simulator does as the interpreter does;
+///   - with values (SimOptions::compute_values): isa::InterpreterWorkUnits on the config's
+///     isa::MemorySizes (collectives with a group of 1), the element work the simulator does as
+///     the interpreter does (its charges are the slower engine's measured time);
 ///   - on the PE-level MXU model (MxuModelKind::kPe), which steps every PE of the array each cycle
 ///     it is busy: mxu.matmul rows * cols * (m + rows + cols), mxu.load_weights rows * cols * rows
 ///     (rows x cols = core.mxu.rows x core.mxu.cols), whether or not values are computed.

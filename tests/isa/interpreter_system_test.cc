@@ -154,51 +154,60 @@ TEST(InterpreterControl, InstructionBudget) {
   EXPECT_NE(st.message().find("instruction budget of 1000 exhausted"), std::string::npos);
 }
 
-// A DMA counts 1 + its elements, charged before it runs: a valid copy repeated by a loop cannot
-// outrun the budget, and a copy past it leaves its destination untouched.
-TEST(InterpreterControl, InstructionBudgetCountsDmaElements) {
+// A DMA counts kInstructionWorkUnits + its bytes and rows, charged before it runs: a valid copy
+// repeated by a loop cannot outrun the budget, and a copy past it leaves its destination
+// untouched.
+TEST(InterpreterControl, InstructionBudgetCountsDmaBytesAndRows) {
   const std::string program =
       ".data hbm core=0, addr=0x0, f32 7\n"
       "dma.hbm_to_vmem flag=0, src=0x0, dst=0x40, elem_bytes=4, n0=1024\n"
       "sync.wait flag=0\n";
-  // The DMA's 1024 elements are charged before it runs, its kInstructionWorkUnits (I) after; the
-  // wait I.
+  // The DMA's 4096 bytes and 1 row are charged before it runs, its kInstructionWorkUnits (I)
+  // after; the wait I.
   constexpr uint64_t I = kInstructionWorkUnits;
-  Interpreter tight(SmallChip(), {.max_instructions = 1023});
+  constexpr uint64_t kDma = 4096 / kDmaBytesPerUnit + kDmaRowUnits;
+  Interpreter tight(SmallChip(), {.max_instructions = kDma - 1});
   Status st = RunAsmStatus(tight, program);
   EXPECT_EQ(st.code(), StatusCode::kResourceExhausted) << st.message();
-  EXPECT_NE(st.message().find("core 0 instruction 0 (test.tasm:2) dma.hbm_to_vmem: instruction "
-                              "budget of 1023 exhausted (an instruction counts 4096 plus its element "
-                              "operations: a DMA's elements moved, a matmul's "
-                              "multiply-accumulates"),
+  EXPECT_NE(st.message().find(fmt::format(
+                "core 0 instruction 0 (test.tasm:2) dma.hbm_to_vmem: instruction budget of {} "
+                "exhausted (an instruction counts 4096 plus its element operations, each weighted "
+                "by its measured host time: a DMA's bytes and rows, a matmul's "
+                "multiply-accumulates and outputs",
+                kDma - 1)),
             std::string::npos)
       << st.message();
   EXPECT_EQ(testing::ReadF32(tight.vmem(0), 0x40, 1)[0], 0.0f);  // not copied
-  Interpreter enough(SmallChip(), {.max_instructions = 1024 + 2 * I});
+  Interpreter enough(SmallChip(), {.max_instructions = kDma + 2 * I});
   RunAsm(enough, program);
   EXPECT_EQ(enough.executed(), 2u);  // instructions, not work
   EXPECT_EQ(testing::ReadF32(enough.vmem(0), 0x40, 1)[0], 7.0f);
 }
 
-// A matmul counts 1 + m * k * n (its multiply-accumulates), charged before it runs: however large
-// the array and the streamed rows, the budget bounds the interpreter's MACs, and a matmul past it
-// writes no accumulator.
+// A matmul counts its multiply-accumulates and outputs, m x n x (k x kMacUnits +
+// kMxuOutputUnits), plus the array it latches, charged before it runs: however large the array
+// and the streamed rows, the budget bounds the interpreter's MACs, and a matmul past it writes no
+// accumulator.
 TEST(InterpreterControl, InstructionBudgetCountsMatmulMacs) {
   const std::string program =
       ".data vmem core=0, addr=0x0, bf16 1\n"
       "mxu.load_weights mxu=0, addr=0x0, k=8, n=8, stride=8, dtype=bf16\n"
       "mxu.matmul mxu=0, lhs=0x0, stride=1, m=64, k=8, n=8, dtype=bf16, acc=0, latch=1\n";
-  // load_weights: 64 weights + I; the matmul: 64 x 8 x 8 = 4096 MACs before it runs, I after.
+  // load_weights: 64 weights + the 8 x 8 array + I; the matmul: 64 x 8 outputs of 8 MACs and the
+  // latched array before it runs, I after.
   constexpr uint64_t I = kInstructionWorkUnits;
-  Interpreter tight(SmallChip(), {.max_instructions = 64 + I + 4095});
+  constexpr uint64_t kWeights = 64 * kWeightUnits + 64 * kMxuArrayUnits + I;
+  constexpr uint64_t kMatmul = 64 * 8 * (8 * kMacUnits + kMxuOutputUnits) + 64 * kMxuArrayUnits;
+  Interpreter tight(SmallChip(), {.max_instructions = kWeights + kMatmul - 1});
   Status st = RunAsmStatus(tight, program);
   EXPECT_EQ(st.code(), StatusCode::kResourceExhausted) << st.message();
-  EXPECT_NE(st.message().find("core 0 instruction 1 (test.tasm:3) mxu.matmul: instruction budget "
-                              "of 8255 exhausted (an instruction"),
+  EXPECT_NE(st.message().find(fmt::format("core 0 instruction 1 (test.tasm:3) mxu.matmul: "
+                                          "instruction budget of {} exhausted (an instruction",
+                                          kWeights + kMatmul - 1)),
             std::string::npos)
       << st.message();
   EXPECT_TRUE(tight.mxu(0, 0).acc.empty());  // no accumulator row was written
-  Interpreter enough(SmallChip(), {.max_instructions = 64 + I + 4096 + I});
+  Interpreter enough(SmallChip(), {.max_instructions = kWeights + kMatmul + I});
   RunAsm(enough, program);
   EXPECT_EQ(enough.executed(), 2u);
   EXPECT_FALSE(enough.mxu(0, 0).acc.empty());
@@ -212,11 +221,13 @@ TEST(InterpreterControl, InstructionBudgetCountsCollectiveElements) {
       "group=0\n"
       ".core 1\n  ici.all_reduce op=sum, dtype=f32, space=vmem, src=0x0, dst=0x100, count=16, "
       "group=0\n";
-  // Two arrivals (I each), then 2 members x 16 elements x 2 ranks = 64 before the exchange.
+  // Two arrivals (I each), then 2 members x 16 elements x 2 ranks = 64 elements before the
+  // exchange.
   constexpr uint64_t I = kInstructionWorkUnits;
-  Interpreter tight(SmallChip(), {.max_instructions = 2 * I + 63});
+  constexpr uint64_t kElements = 64 * kCollectiveElementUnits;
+  Interpreter tight(SmallChip(), {.max_instructions = 2 * I + kElements - 1});
   EXPECT_EQ(RunAsmStatus(tight, program).code(), StatusCode::kResourceExhausted);
-  Interpreter enough(SmallChip(), {.max_instructions = 2 * I + 64});
+  Interpreter enough(SmallChip(), {.max_instructions = 2 * I + kElements});
   RunAsm(enough, program);
   EXPECT_EQ(enough.executed(), 2u);
 }

@@ -130,12 +130,13 @@ void AddWorkBudgetOption(CLI::App* cmd, uint64_t* max_work) {
   *max_work = isa::kDefaultWorkBudget;
   cmd->add_option("--max-instructions", *max_work,
                   fmt::format(
-                      "work budget of the interpreter and the simulator, all cores: each "
-                      "instruction executed counts {} (every loop trip) plus its element work (a "
-                      "DMA's elements, a matmul's multiply-accumulates, a vector op's elements; "
+                      "work budget of the interpreter and of the simulator, all cores, in units "
+                      "of about 0.3 ns of host time: each instruction executed counts {} (every "
+                      "loop trip) plus its element work, weighted by its measured cost (a DMA's "
+                      "bytes and rows, a matmul's multiply-accumulates, a vector op's elements; "
                       "the simulator: only with values, plus PE steps on --mxu-model pe); a "
                       "program whose loops surely need more is refused before it runs, with the "
-                      "figure it needs (default 10^11: about a minute of host time)",
+                      "figure it needs (default 10^11: about 30 s of each engine)",
                       isa::kInstructionWorkUnits))
       ->check(CLI::Validator(
           [](std::string& text) -> std::string {

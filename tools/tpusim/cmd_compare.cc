@@ -39,7 +39,7 @@ void RegisterCompareCommand(CLI::App& app) {
                   "replicas of a data-parallel step (default: the module's replica_count, else 1)")
       ->check(DeviceCount());
   cmd->add_option("--repeat", args->compare.repeat, "timed CPU runs after one warm-up (default 5)")
-      ->check(IntegerOf<int>(0));
+      ->check(IntegerOf<int>(1));
   cmd->add_option("--threads", args->compare.threads,
                   "CPU threads (default: all hardware threads)")
       ->check(IntegerOf<int>(0));

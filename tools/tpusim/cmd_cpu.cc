@@ -41,13 +41,14 @@ void RegisterCpuCommand(CLI::App& app) {
       "--outputs", args->options.outputs_dir,
       "folder to write output_<k>.npy (replica_<d>/output_<k>.npy for several devices)");
   cmd->add_option("--repeat", args->options.repeat, "timed runs after one warm-up (default 3)")
-      ->check(IntegerOf<int>(0));
+      ->check(IntegerOf<int>(1));
   cmd->add_option("--seed", args->options.seed,
                   "seed for random inputs and rng ops (elided constants are fixed: seed 0)");
   cmd->add_option("--threads", args->options.threads, "worker threads (default: all cores)")
       ->check(IntegerOf<int>(0));
   cmd->add_option("--max-bytes", args->options.max_bytes,
-                  "largest single value in bytes (default 4 GiB)");
+                  "largest single value in bytes (default 4 GiB)")
+      ->check(IntegerOf<int64_t>(1));
   cmd->add_flag("--json", args->json, "print the result as JSON");
   AddLimitOptions(cmd, &args->max_seconds);
   cmd->callback([args] {

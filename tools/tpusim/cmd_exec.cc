@@ -68,9 +68,11 @@ void RegisterExecCommand(CLI::App& app) {
     if (!note.empty()) std::cerr << "tpusim: note: " << note << "\n";
     isa::InterpreterOptions options;
     options.max_instructions = args->max_instructions;
-    // The interpreter run verifies the program and produces the dumps.
+    // The interpreter run verifies the program, produces the dumps and is the state the
+    // simulator is checked against (it runs once).
     driver::SetPhase("interpret");
-    std::string interp_text = OrFail(isa::ExecProgram(program, chip, dumps, options));
+    std::unique_ptr<isa::Interpreter> interp = OrFail(isa::RunProgram(program, chip, options));
+    std::string interp_text = OrFail(isa::ExecReport(*interp, program, chip, dumps));
     if (args->engine == "interp") {
       std::cout << interp_text;
       return;
@@ -83,7 +85,7 @@ void RegisterExecCommand(CLI::App& app) {
     sim_options.trace_sink = trace ? trace->sink() : nullptr;
     driver::SetPhase("simulate");
     sim_options.progress = driver::SimProgressPrinter("simulating " + args->input);
-    sim::SimResult result = OrFail(sim::RunAndCheck(chip, program, sim_options, options));
+    sim::SimResult result = OrFail(sim::RunAndCheck(chip, program, sim_options, *interp));
     Json trace_json;
     if (trace) {
       trace->Finish();
