@@ -44,11 +44,10 @@ StatusOr<std::unique_ptr<System>> System::Create(const config::ChipConfig& confi
     TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<TensorCore> core, TensorCore::Create(c, ctx, &unit_id));
     s->cores_.push_back(std::move(core));
   }
-  std::vector<int> peers;
-  for (auto& core : s->cores_) peers.push_back(core->ici().connection_id());
+  for (auto& core : s->cores_) s->ici_connections_.push_back(core->ici().connection_id());
   for (int c = 0; c < n; ++c) {
     TensorCore& core = *s->cores_[c];
-    core.ici().set_peers(peers);
+    core.ici().set_peers(&s->ici_connections_);
     core.ici().set_hub(&s->hub_->collective_in(c));
     core.sequencer().set_hub(&s->hub_->barrier_in(c));
     s->hub_->set_outputs(c, &core.sequencer().barrier_release(), &core.ici().go());

@@ -53,6 +53,7 @@ class System {
   std::unique_ptr<Interconnect> interconnect_;
   std::unique_ptr<SyncHub> hub_;
   std::vector<std::unique_ptr<TensorCore>> cores_;
+  std::vector<int> ici_connections_;  // every core's collective unit, by core (shared by all)
   std::vector<TraceTrack> trace_tracks_;
 };
 

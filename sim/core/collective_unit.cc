@@ -184,7 +184,7 @@ void CollectiveUnit::Advance(Cycles now) {
           req.uses.push_back({ic_->hbm(core_ / per, core_ % per), UseKind::kRead});
           req.uses.push_back({ic_->hbm(s.peer / per, s.peer % per), UseKind::kWrite});
         }
-        req.notify = peer_conns_[s.peer];
+        req.notify = (*peer_conns_)[static_cast<size_t>(s.peer)];
         req.notify_tag = Tag(instance_, step_, true);
         conn_.request->Send(now, std::move(req));
         bytes_sent_->Add(s.bytes);

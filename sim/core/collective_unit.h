@@ -48,8 +48,9 @@ class CollectiveUnit : public Unit {
                  TransferNetwork* network, Cycles issue_cycles, ErrorSink* errors, int unit_id,
                  StatRegistry& stats);
 
-  /// Network connection ids of every core's collective unit (for arrival notifications).
-  void set_peers(std::vector<int> peer_conns) { peer_conns_ = std::move(peer_conns); }
+  /// Network connection ids of every core's collective unit (for arrival notifications), by core:
+  /// one list the System owns and every core reads (n ints, not n per core).
+  void set_peers(const std::vector<int>* peer_conns) { peer_conns_ = peer_conns; }
   int connection_id() const { return conn_.id; }
   Port<Command>& commands() { return commands_; }
   Port<SyncMessage>& go() { return go_; }
@@ -104,7 +105,7 @@ class CollectiveUnit : public Unit {
   const isa::Program& program_;
   const Interconnect* ic_;
   TransferNetwork::Connection conn_;
-  std::vector<int> peer_conns_;
+  const std::vector<int>* peer_conns_ = nullptr;
   ErrorSink* errors_;
   int unit_id_;
   Port<Command> commands_;
