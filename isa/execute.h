@@ -66,6 +66,12 @@ Status ExecuteVector(MachineState& state, int core, const Instruction& inst);
 /// of range, `core` is not a member, or a member is not a core of the program.
 StatusOr<std::vector<int>> RendezvousMembers(const Program& program, const Instruction& inst,
                                              int core);
+/// Whether every member (`members[r]`, waiting at `insts[r]`) waits for this same rendezvous: its
+/// own RendezvousMembers are `members`. A member waiting at a collective of another group (replica
+/// groups {0,1},{2,3} and {0,2},{1,3} interleave) is not there yet; the rendezvous waits for it
+/// rather than compare its instruction (a group that never gathers ends as a deadlock).
+bool SameRendezvous(const Program& program, const std::vector<int>& members,
+                    const std::vector<Instruction>& insts);
 /// InvalidArgument "collective mismatch across the group: ..." unless every member's instruction
 /// (`insts[r]` of member `members[r]`) has `core`'s opcode and fields apart from src and dst.
 Status CheckRendezvous(const std::vector<int>& members, const std::vector<Instruction>& insts,

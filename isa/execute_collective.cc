@@ -52,6 +52,15 @@ StatusOr<std::vector<int>> RendezvousMembers(const Program& program, const Instr
   return members;
 }
 
+bool SameRendezvous(const Program& program, const std::vector<int>& members,
+                    const std::vector<Instruction>& insts) {
+  for (size_t r = 0; r < members.size(); ++r) {
+    StatusOr<std::vector<int>> own = RendezvousMembers(program, insts[r], members[r]);
+    if (!own.ok() || *own != members) return false;  // an invalid one reports on its own core
+  }
+  return true;
+}
+
 Status CheckRendezvous(const std::vector<int>& members, const std::vector<Instruction>& insts,
                        int core, const Instruction& inst) {
   for (size_t r = 0; r < members.size(); ++r) {

@@ -216,6 +216,7 @@ StatusOr<bool> Interpreter::TryRendezvous(int c) {
   // Everyone is here: the instructions must agree on everything but their addresses.
   std::vector<Instruction> insts;
   for (int m : *members) insts.push_back(program_.cores[m].instructions[cores_[m].pc]);
+  if (!SameRendezvous(program_, *members, insts)) return false;  // a member is in another group's
   Status st = CheckRendezvous(*members, insts, c, inst);
   if (!st.ok()) return Error(c, cores_[c].pc, st.message());
   for (const Instruction& i : insts) {  // every member's elements, before the collective runs

@@ -53,6 +53,7 @@ void SyncHub::TryRelease(Cycles now, int core, bool collective) {
   }
   std::vector<isa::Instruction> insts;
   for (int m : *members) insts.push_back(slots[m]->inst);
+  if (!isa::SameRendezvous(program_, *members, insts)) return;  // a member is in another group's
   if (Status st = isa::CheckRendezvous(*members, insts, core, inst); !st.ok()) {
     fail(st);
     for (int x : *members) slots[x].reset();

@@ -414,5 +414,59 @@ TEST(InterpreterCollectives, MismatchAcrossTheGroupIsAnError) {
       << st.message();
 }
 
+// Two groupings that interleave (JAX xmap / 2-D meshes: {0,1},{2,3} then {0,2},{1,3}): core 1
+// reaches its second {0,1} all-reduce while core 0 still waits in {0,2}; that is not a mismatch,
+// the rendezvous waits for core 0 (this was "collective mismatch ... space" on a real module).
+constexpr char kInterleavedGroups[] = R"(
+.replica_groups 0 {0,1}, {2,3}
+.replica_groups 1 {0,2}, {1,3}
+.data vmem core=0, addr=0x0, f32 1
+.data vmem core=1, addr=0x0, f32 2
+.data vmem core=2, addr=0x0, f32 3
+.data vmem core=3, addr=0x0, f32 4
+.core 0
+  ici.all_reduce op=sum, dtype=f32, space=vmem, src=0x0, dst=0x10, count=1, group=0
+  ici.all_reduce op=sum, dtype=f32, space=vmem, src=0x10, dst=0x20, count=1, group=1
+  ici.all_reduce op=sum, dtype=f32, space=vmem, src=0x20, dst=0x30, count=1, group=0
+.core 1
+  ici.all_reduce op=sum, dtype=f32, space=vmem, src=0x0, dst=0x10, count=1, group=0
+  ici.all_reduce op=sum, dtype=f32, space=vmem, src=0x10, dst=0x20, count=1, group=1
+  ici.all_reduce op=sum, dtype=f32, space=vmem, src=0x20, dst=0x30, count=1, group=0
+.core 2
+  ici.all_reduce op=sum, dtype=f32, space=vmem, src=0x0, dst=0x10, count=1, group=0
+  ici.all_reduce op=sum, dtype=f32, space=vmem, src=0x10, dst=0x20, count=1, group=1
+  ici.all_reduce op=sum, dtype=f32, space=vmem, src=0x20, dst=0x30, count=1, group=0
+.core 3
+  ici.all_reduce op=sum, dtype=f32, space=vmem, src=0x0, dst=0x10, count=1, group=0
+  ici.all_reduce op=sum, dtype=f32, space=vmem, src=0x10, dst=0x20, count=1, group=1
+  ici.all_reduce op=sum, dtype=f32, space=vmem, src=0x20, dst=0x30, count=1, group=0
+)";
+
+TEST(InterpreterCollectives, InterleavedGroupsWaitForEachOther) {
+  Interpreter in(SmallChip());
+  RunAsm(in, kInterleavedGroups);
+  // {1+2, 3+4} = {3, 7}; {3+7} = 10 everywhere; {10+10} = 20.
+  for (int c = 0; c < 4; ++c) EXPECT_EQ(ReadF32(in.vmem(c), 0x30, 1)[0], 20.0f) << c;
+}
+
+// Core 0 waits for core 1 in {0,1}; core 1 waits for core 2 in {1,2}; core 2 halts: no
+// rendezvous can gather, and the error lists where every core waits.
+TEST(InterpreterCollectives, GroupsThatNeverGatherAreADeadlock) {
+  Interpreter in(SmallChip());
+  Status st = RunAsmStatus(in, R"(
+.replica_groups 0 {0,1}, {2}
+.replica_groups 1 {1,2}, {0}
+.core 0
+  ici.all_reduce op=sum, dtype=f32, space=vmem, src=0x0, dst=0x0, count=1, group=0
+.core 1
+  ici.all_reduce op=sum, dtype=f32, space=vmem, src=0x0, dst=0x0, count=1, group=1
+.core 2
+  ici.all_reduce op=sum, dtype=f32, space=vmem, src=0x0, dst=0x0, count=1, group=0
+)");
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("deadlock"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("core 1 waits"), std::string::npos) << st.message();
+}
+
 }  // namespace
 }  // namespace tpusim::isa
