@@ -15,34 +15,12 @@
 #include "compiler/lower/memory_space_assignment.h"
 #include "compiler/passes/annotation_custom_calls.h"
 #include "compiler/pipeline.h"
-#include "hlo/parser.h"
-#include "hlo/printer.h"
+#include "hlo/clone.h"
 #include "hlo/verify_devices.h"
 #include "hlo/while_loop.h"
 
 namespace tpusim::compiler {
 namespace {
-
-// A deep copy of `module` for the passes to rewrite: printed and parsed back, then every
-// instruction gets its original source location again so diagnostics point into the user's file.
-StatusOr<std::unique_ptr<hlo::HloModule>> CloneModule(const hlo::HloModule& module) {
-  auto clone = hlo::ParseHloModule(hlo::PrintModule(module), module.source_name());
-  if (!clone.ok()) {
-    return Internal("re-parsing the printed module failed: " + clone.status().message());
-  }
-  std::unique_ptr<hlo::HloModule> m = std::move(clone).value();
-  m->set_source_name(module.source_name());
-  for (const auto& comp : m->computations()) {
-    const hlo::HloComputation* orig = module.FindComputation(comp->name());
-    if (orig == nullptr) continue;
-    comp->set_location(orig->location());
-    for (const auto& inst : comp->instructions()) {
-      const hlo::HloInstruction* o = orig->FindInstruction(inst->name());
-      if (o != nullptr) inst->set_location(o->location());
-    }
-  }
-  return m;
-}
 
 std::string LeafName(const std::string& base, const std::vector<int64_t>& index) {
   if (index.empty()) return base;
@@ -241,7 +219,7 @@ class IdenticalCores {
 StatusOr<CompiledModule> Compile(const hlo::HloModule& module, const config::ChipConfig& config,
                                  const CompileOptions& options) {
   TPUSIM_RETURN_IF_ERROR(CheckTripCounts(module, options));
-  TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<hlo::HloModule> m, CloneModule(module));
+  TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<hlo::HloModule> m, hlo::CloneModule(module));
   CompiledModule result;
   HloPassPipeline pipeline = BuildHloPipeline(config, options.max_unrolled_instructions,
                                               options.trip_counts, options.branch_trip_counts);

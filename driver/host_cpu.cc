@@ -5,34 +5,19 @@
 #include "compiler/passes/dynamic_padder.h"
 #include "compiler/passes/spmd_manual.h"
 #include "compiler/passes/spmd_partitioner.h"
-#include "hlo/parser.h"
-#include "hlo/printer.h"
+#include "hlo/clone.h"
 
 namespace tpusim::driver {
 
-StatusOr<std::unique_ptr<hlo::HloModule>> CopyModule(const hlo::HloModule& module) {
-  TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<hlo::HloModule> copy,
-                          hlo::ParseHloModule(hlo::PrintModule(module), module.source_name()));
-  for (const auto& comp : copy->computations()) {
-    const hlo::HloComputation* from = module.FindComputation(comp->name());
-    if (from == nullptr) continue;
-    for (const auto& inst : comp->instructions()) {
-      if (const hlo::HloInstruction* i = from->FindInstruction(inst->name())) {
-        inst->set_location(i->location());
-      }
-    }
-  }
-  return copy;
-}
-
 StatusOr<std::unique_ptr<hlo::HloModule>> PartitionManualRegions(const hlo::HloModule& module) {
-  TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<hlo::HloModule> partitioned, CopyModule(module));
+  TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<hlo::HloModule> partitioned,
+                          hlo::CloneModule(module));
   TPUSIM_RETURN_IF_ERROR(compiler::SpmdPartitioner().Run(*partitioned).status());
   return partitioned;
 }
 
 StatusOr<std::unique_ptr<hlo::HloModule>> PadDynamicShapes(const hlo::HloModule& module) {
-  TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<hlo::HloModule> padded, CopyModule(module));
+  TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<hlo::HloModule> padded, hlo::CloneModule(module));
   TPUSIM_RETURN_IF_ERROR(compiler::DynamicPadder().Run(*padded).status());
   return padded;
 }

@@ -18,10 +18,6 @@
 
 namespace tpusim::driver {
 
-/// A copy of `module` (printed and parsed again), each instruction at its source location in
-/// `module`, so diagnostics about the copy point into the user's file. Errors: the parser's.
-StatusOr<std::unique_ptr<hlo::HloModule>> CopyModule(const hlo::HloModule& module);
-
 /// A copy of `module` (which has bounded dynamic shapes: compiler::HasDynamicShapes) after
 /// compiler::DynamicPadder, the static module the evaluator runs as the device does (XLA runs
 /// its dynamic padder for CPU too). Errors: the padder's located Unimplemented.
