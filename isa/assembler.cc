@@ -481,7 +481,8 @@ class Assembler {
       int scol = cur.col();
       auto s = cur.QuotedString();
       if (!s) return Fail(err, scol, "expected a quoted file name");
-      program_.source_file = *s;
+      // Informational (the HLO file a compiled listing came from): the instructions' source lines
+      // are lines of this text, so Program::source_file stays this file.
       return ExpectEnd(cur, err);
     }
     if (word == ".data") return Data(cur, err);

@@ -26,8 +26,9 @@
 
 namespace tpusim::isa {
 
-/// Assembles `text`; `file_name` is used in error messages and as Program::source_file (unless a
-/// `.source` directive says otherwise). Each instruction's source line is its line in `text`.
+/// Assembles `text`; `file_name` is used in error messages and as Program::source_file. Each
+/// instruction's source line is its line in `text` (a `.source` directive, which a compiled
+/// listing carries to name its HLO file, is informational and does not change that).
 /// Checks syntax, field names and value ranges, table references to existing entries and loop
 /// nesting per core; semantic checks against a chip are the verifier's (verifier.h).
 StatusOr<Program> Assemble(std::string_view text, std::string_view file_name = "<string>");

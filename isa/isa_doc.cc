@@ -122,7 +122,7 @@ One statement per line; `#` or `;` start a comment.
     .hlo_name 0 "fusion.3"                    # HLO name table entry
     .hlo "fusion.3"                           # tag the following instructions (.hlo none to stop)
     .data hbm core=0, addr=0x1000, f32 1.0, 2.5, -3   # initial memory (or: hex 00ff...)
-    .source "model.hlo"
+    .source "model.hlo"                       # informational: the HLO a listing was compiled from
     loop_top:                                 # a label (informational)
       mxu.matmul mxu=0, lhs=0x4000, stride=128, m=8, k=128, n=128, dtype=bf16, acc=0, latch=1
 

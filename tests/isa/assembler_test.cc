@@ -32,6 +32,16 @@ top:  mxu.matmul mxu=0, lhs=0x40, stride=128, m=8, k=128, n=128, dtype=bf16, acc
   EXPECT_EQ(p->source_file, "t.tasm");
 }
 
+// A compiled listing names its HLO file with `.source`, but its instructions' lines are lines of
+// the listing: errors must name the listing (exec of `tpusim compile -o x.tasm` named the .hlo
+// with the listing's line 83962).
+TEST(Assembler, SourceDirectiveDoesNotMoveTheLinesToAnotherFile) {
+  auto p = Assemble(".source \"model.hlo\"\nctrl.halt\n", "x.tasm");
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->source_file, "x.tasm");
+  EXPECT_EQ(p->cores[0].source_lines, (std::vector<int32_t>{2}));
+}
+
 // The one reader of unsigned operands (the assembler's fields and directives, exec's --dump).
 TEST(Assembler, ParseUnsignedReadsDecimalAndHexOnly) {
   EXPECT_EQ(ParseUnsigned("0"), 0u);
