@@ -4,14 +4,19 @@
 
 namespace tpusim {
 
-std::string FormatDiagnostic(std::string_view file, std::string_view source, SourceLocation loc,
-                             std::string_view message) {
+std::string LocationPrefix(std::string_view file, SourceLocation loc) {
   std::string out;
   if (!file.empty()) {
     out += file;
     out += ":";
   }
-  out += std::to_string(loc.line) + ":" + std::to_string(loc.column) + ": error: ";
+  out += std::to_string(loc.line) + ":" + std::to_string(loc.column) + ": ";
+  return out;
+}
+
+std::string FormatDiagnostic(std::string_view file, std::string_view source, SourceLocation loc,
+                             std::string_view message) {
+  std::string out = LocationPrefix(file, loc) + "error: ";
   out += message;
   // Find the source line `loc.line` (1-based) to show it with a caret.
   if (loc.line <= 0) return out;

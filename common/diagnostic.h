@@ -18,6 +18,12 @@ struct SourceLocation {
   int column = 0;
 };
 
+/// The location prefix `file:line:col: ` (with its trailing space) that every located message
+/// starts with; `file` may be empty (then the `file:` part is left out). It adds no severity, so
+/// a caller that keeps a Status's own code (e.g. the evaluator's `in '%name': ...` context, a
+/// pass's Unimplemented refusal) writes the same location text as FormatDiagnostic.
+std::string LocationPrefix(std::string_view file, SourceLocation loc);
+
 /// Formats `file:line:col: error: message`, followed by the source line and a caret under `column`
 /// when `source` holds that line. `file` may be empty (then the `file:` part is left out).
 std::string FormatDiagnostic(std::string_view file, std::string_view source, SourceLocation loc,

@@ -11,6 +11,7 @@
 #include <map>
 #include <set>
 
+#include "common/diagnostic.h"
 #include "common/file_util.h"
 #include "config/schema.h"
 
@@ -44,9 +45,10 @@ Status Flatten(const YAML::Node& node, const std::string& prefix, const std::str
       const YAML::Mark mark = kv.first.Mark();
       auto [first, inserted] = seen.try_emplace(key, mark);
       if (!inserted) {
-        return InvalidArgument(fmt::format(
-            "{}:{}:{}: error: duplicate key '{}' (first at line {}); a key may appear once", origin,
-            mark.line + 1, mark.column + 1, key, first->second.line + 1));
+        return LocatedError(
+            origin, "", {mark.line + 1, mark.column + 1},
+            fmt::format("duplicate key '{}' (first at line {}); a key may appear once", key,
+                        first->second.line + 1));
       }
       std::string path = prefix.empty() ? key : prefix + "." + key;
       TPUSIM_RETURN_IF_ERROR(Flatten(kv.second, path, origin, out));

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/diagnostic.h"
 #include "compiler/passes/hlo_builder.h"
 
 namespace tpusim::compiler {
@@ -45,8 +46,8 @@ Shape PairShape(const Shape& s) {
 }
 
 Status Refuse(const hlo::HloModule& m, const HloInstruction& inst, const std::string& why) {
-  return Unimplemented(fmt::format("{}:{}:{}: %{} ({}): cannot lower: {}", m.source_name(),
-                                   inst.location().line, inst.location().column, inst.name(),
+  return Unimplemented(fmt::format("{}%{} ({}): cannot lower: {}",
+                                   LocationPrefix(m.source_name(), inst.location()), inst.name(),
                                    hlo::HloOpcodeString(inst.opcode()), why));
 }
 

@@ -9,6 +9,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "common/diagnostic.h"
 #include "hlo/eval/collectives.h"
 #include "hlo/eval/evaluator_ops.h"
 #include "hlo/eval/kernels/called_computation.h"
@@ -162,13 +163,10 @@ Status CheckArgument(const Literal& arg, const HloInstruction& param) {
 
 Status EvaluatorImpl::Annotate(const Status& st, const HloInstruction& inst) const {
   if (st.ok()) return st;
-  SourceLocation loc = inst.location();
-  std::string where = loc.line > 0
-                          ? fmt::format("{}:{}:{}: ",
-                                        module_.source_name().empty() ? std::string("<string>")
-                                                                      : module_.source_name(),
-                                        loc.line, loc.column)
-                          : std::string();
+  const SourceLocation loc = inst.location();
+  const std::string& file = module_.source_name();
+  const std::string where =
+      loc.line > 0 ? LocationPrefix(file.empty() ? "<string>" : file, loc) : std::string();
   return Status(st.code(), fmt::format("{}in '{}': {}", where, inst.name(), st.message()));
 }
 
