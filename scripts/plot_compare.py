@@ -15,24 +15,10 @@ import json
 import os
 import sys
 
-try:
-    import matplotlib
-except ImportError:
-    sys.exit(f"plot_compare.py: error: matplotlib is not installed for {sys.executable} "
-             "(run scripts/setup.sh, or: apt-get install python3-matplotlib)")
+from plot_util import fmt_s, pyplot
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+plt = pyplot()
 from matplotlib.ticker import FuncFormatter  # noqa: E402
-
-
-def fmt_s(s):
-    if s is None or s <= 0:
-        return "-"
-    for scale, unit in ((1, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")):
-        if s >= scale:
-            return f"{s / scale:.3g} {unit}"
-    return f"{s:.2g} s"
 
 
 def main():

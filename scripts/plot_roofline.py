@@ -23,14 +23,9 @@ import json
 import os
 import sys
 
-try:
-    import matplotlib
-except ImportError:
-    sys.exit(f"plot_roofline.py: error: matplotlib is not installed for {sys.executable} "
-             "(run scripts/setup.sh, or: apt-get install python3-matplotlib)")
+from plot_util import pyplot
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+plt = pyplot()
 from matplotlib.ticker import EngFormatter, FuncFormatter  # noqa: E402
 
 

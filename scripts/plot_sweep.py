@@ -14,13 +14,9 @@ import argparse
 import csv
 import sys
 
-try:
-    import matplotlib
-except ImportError:
-    sys.exit(f"plot_sweep.py: error: matplotlib is not installed for {sys.executable} "
-             "(run scripts/setup.sh, or: apt-get install python3-matplotlib)")
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+from plot_util import pyplot
+
+plt = pyplot()
 
 RESULT_START = "exit_code"
 

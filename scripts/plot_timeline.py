@@ -20,14 +20,9 @@ import json
 import os
 import sys
 
-try:
-    import matplotlib
-except ImportError:
-    sys.exit(f"plot_timeline.py: error: matplotlib is not installed for {sys.executable} "
-             "(run scripts/setup.sh, or: apt-get install python3-matplotlib)")
+from plot_util import pyplot
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+plt = pyplot()
 
 CLASSES = [("MXU", "mxu", "tab:blue"), ("VPU", "vpu", "tab:orange"), ("XLU", "xlu", "tab:purple"),
            ("DMA", "dma", "tab:green"), ("ICI", "ici", "tab:red")]
