@@ -55,7 +55,7 @@ class BatchNormMath {
   }
   HloInstruction* ToX(HloInstruction* v, const char* s) { return b_.Broadcast(v, xs_, {f_}, s); }
   HloInstruction* FeatureConstant(double v, const char* s) {
-    return b_.Broadcast(b_.ScalarConstant(PrimitiveType::kF32, v, s), fshape_, {}, s);
+    return b_.Splat(fshape_, v, s);
   }
   // Sum over every dimension but the feature dimension: f32[features].
   HloInstruction* Sum(HloInstruction* v, const char* s) {

@@ -245,8 +245,7 @@ class Expander {
   }
 
   static HloInstruction* Zeros(HloBuilder& b, const std::vector<int64_t>& dims) {
-    return b.Broadcast(b.ScalarConstant(PrimitiveType::kF32, 0, "zero"),
-                       Shape(PrimitiveType::kF32, dims), {}, "zeros");
+    return b.Splat(Shape(PrimitiveType::kF32, dims), 0, "zero", "zeros");
   }
 
   static HloInstruction* Multiply(HloBuilder& b, HloInstruction* x, HloInstruction* y) {

@@ -65,7 +65,7 @@ class Expander {
   }
 
   HloInstruction* Const(double v) {
-    return b_.Broadcast(b_.ScalarConstant(PrimitiveType::kF32, v, "c"), shape_, {}, "c_b");
+    return b_.Splat(shape_, v, "c", "c_b");
   }
   HloInstruction* Mul(HloInstruction* a, HloInstruction* b) {
     return b_.Binary(HloOpcode::kMultiply, a, b, "mul");

@@ -41,6 +41,19 @@ HloInstruction* HloBuilder::Broadcast(HloInstruction* operand, const Shape& shap
   return Add(std::move(b));
 }
 
+HloInstruction* HloBuilder::Splat(const Shape& shape, double value, const std::string& suffix,
+                                  const std::string& broadcast_suffix) {
+  return Broadcast(ScalarConstant(shape.element_type(), value, suffix), shape, {},
+                   broadcast_suffix.empty() ? suffix : broadcast_suffix);
+}
+
+HloInstruction* HloBuilder::SplatInt(const Shape& shape, int64_t value, const std::string& suffix,
+                                     const std::string& broadcast_suffix) {
+  HloInstruction* c = ScalarConstant(shape.element_type(), 0, suffix);
+  c->mutable_literal().int_values = {value};
+  return Broadcast(c, shape, {}, broadcast_suffix.empty() ? suffix : broadcast_suffix);
+}
+
 HloInstruction* HloBuilder::Unary(HloOpcode op, HloInstruction* x, const std::string& suffix) {
   auto u = std::make_unique<HloInstruction>(
       op, Shape(x->shape().element_type(), x->shape().dimensions()),
@@ -49,12 +62,22 @@ HloInstruction* HloBuilder::Unary(HloOpcode op, HloInstruction* x, const std::st
   return Add(std::move(u));
 }
 
-HloInstruction* HloBuilder::Convert(HloInstruction* x, hlo::PrimitiveType type,
-                                    const std::string& suffix) {
-  auto c = std::make_unique<HloInstruction>(HloOpcode::kConvert, Shape(type, x->shape().dimensions()),
+HloInstruction* HloBuilder::Retype(HloOpcode op, HloInstruction* x, hlo::PrimitiveType type,
+                                   const std::string& suffix) {
+  auto c = std::make_unique<HloInstruction>(op, Shape(type, x->shape().dimensions()),
                                             UniqueName(anchor_->name() + "." + suffix));
   c->AppendOperand(x);
   return Add(std::move(c));
+}
+
+HloInstruction* HloBuilder::Convert(HloInstruction* x, hlo::PrimitiveType type,
+                                    const std::string& suffix) {
+  return Retype(HloOpcode::kConvert, x, type, suffix);
+}
+
+HloInstruction* HloBuilder::BitcastConvert(HloInstruction* x, hlo::PrimitiveType type,
+                                           const std::string& suffix) {
+  return Retype(HloOpcode::kBitcastConvert, x, type, suffix);
 }
 
 HloInstruction* HloBuilder::Binary(HloOpcode op, HloInstruction* a, HloInstruction* b,

@@ -27,10 +27,22 @@ class HloBuilder {
                                       const std::string& suffix);
   hlo::HloInstruction* Broadcast(hlo::HloInstruction* operand, const hlo::Shape& shape,
                                  std::vector<int64_t> dimensions, const std::string& suffix);
+  /// broadcast(constant(value)) to `shape` (an array shape; the constant has its element type):
+  /// the scalar is named "<anchor name>.<suffix>", the broadcast "<anchor name>.<broadcast_suffix>"
+  /// (`suffix` again when empty). An integer element type takes `value` truncated toward zero,
+  /// exact for |value| <= 2^53; SplatInt takes any int64.
+  hlo::HloInstruction* Splat(const hlo::Shape& shape, double value, const std::string& suffix,
+                             const std::string& broadcast_suffix = "");
+  /// Splat of an integer element type with the exact int64 `value`.
+  hlo::HloInstruction* SplatInt(const hlo::Shape& shape, int64_t value, const std::string& suffix,
+                                const std::string& broadcast_suffix = "");
   hlo::HloInstruction* Unary(hlo::HloOpcode op, hlo::HloInstruction* x, const std::string& suffix);
   /// convert(x) to element type `type`, x's dimensions.
   hlo::HloInstruction* Convert(hlo::HloInstruction* x, hlo::PrimitiveType type,
                                const std::string& suffix);
+  /// bitcast-convert(x) to element type `type` of the same bit width, x's dimensions.
+  hlo::HloInstruction* BitcastConvert(hlo::HloInstruction* x, hlo::PrimitiveType type,
+                                      const std::string& suffix);
   hlo::HloInstruction* Binary(hlo::HloOpcode op, hlo::HloInstruction* a, hlo::HloInstruction* b,
                               const std::string& suffix);
   /// compare(a, b), direction `d`: pred of a's dimensions.
@@ -75,6 +87,10 @@ class HloBuilder {
   std::string UniqueName(const std::string& base) const;
 
  private:
+  // `op`(x) with element type `type` and x's dimensions (convert, bitcast-convert).
+  hlo::HloInstruction* Retype(hlo::HloOpcode op, hlo::HloInstruction* x, hlo::PrimitiveType type,
+                              const std::string& suffix);
+
   hlo::HloComputation* comp_;
   const hlo::HloInstruction* anchor_;
 };

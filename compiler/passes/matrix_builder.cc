@@ -73,8 +73,7 @@ HloInstruction* MatrixBuilder::BroadcastScalarMatrix(HloInstruction* s, const Hl
 
 HloInstruction* MatrixBuilder::Full(hlo::PrimitiveType type, double value,
                                     const std::vector<int64_t>& dims) {
-  HloInstruction* c = b_.ScalarConstant(type, value, "constant");
-  return b_.Broadcast(c, Shape(type, dims), {}, "full");
+  return b_.Splat(Shape(type, dims), value, "constant", "full");
 }
 
 HloInstruction* MatrixBuilder::Iota(const std::vector<int64_t>& dims, int64_t dimension) {

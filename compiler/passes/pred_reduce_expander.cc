@@ -38,23 +38,13 @@ std::optional<HloOpcode> F32Reducer(const HloInstruction& r) {
   }
 }
 
-HloInstruction* ConvertTo(HloBuilder& b, HloInstruction* x, PrimitiveType type,
-                          const std::string& suffix, const HloInstruction& anchor) {
-  auto c =
-      std::make_unique<HloInstruction>(HloOpcode::kConvert, Shape(type, x->shape().dimensions()),
-                                       b.UniqueName(anchor.name() + "." + suffix));
-  c->AppendOperand(x);
-  return b.Add(std::move(c));
-}
-
 void Expand(hlo::HloModule& module, hlo::HloComputation& comp, HloInstruction* r, HloOpcode op) {
   HloBuilder b(&comp, r);
-  HloInstruction* x = ConvertTo(b, r->operand(0), PrimitiveType::kF32, "as_f32", *r);
-  HloInstruction* init = ConvertTo(b, r->operand(1), PrimitiveType::kF32, "init_f32", *r);
+  HloInstruction* x = b.Convert(r->operand(0), PrimitiveType::kF32, "as_f32");
+  HloInstruction* init = b.Convert(r->operand(1), PrimitiveType::kF32, "init_f32");
   hlo::HloComputation* reducer = GetOrAddScalarBinary(module, PrimitiveType::kF32, op);
   HloInstruction* sum = b.Reduce(x, init, r->dimensions(), reducer, "f32");
-  HloInstruction* zero =
-      b.Broadcast(b.ScalarConstant(PrimitiveType::kF32, 0.0, "zero"), sum->shape(), {}, "zeros");
+  HloInstruction* zero = b.Splat(sum->shape(), 0.0, "zero", "zeros");
   HloInstruction* out = b.Compare(sum, zero, hlo::ComparisonDirection::kNe, "pred");
   r->ReplaceAllUsesWith(out);
   comp.RemoveInstruction(r);

@@ -27,47 +27,28 @@ bool Expandable(const HloInstruction& r) {
          r.mantissa_bits() >= 0 && r.mantissa_bits() <= kF32MantissaBits;
 }
 
-class BitOps {
- public:
-  BitOps(HloBuilder& b, std::vector<int64_t> dims) : b_(b), dims_(std::move(dims)) {}
-  HloInstruction* S32(int64_t v, const char* s) {
-    return b_.Broadcast(b_.ScalarConstant(PrimitiveType::kS32, static_cast<double>(v), s),
-                        Shape(PrimitiveType::kS32, dims_), {}, s);
-  }
-  HloInstruction* Op(HloOpcode op, HloInstruction* a, HloInstruction* c, const char* s) {
-    return b_.Binary(op, a, c, s);
-  }
-  HloInstruction* As(HloInstruction* x, PrimitiveType t, HloOpcode op, const char* s) {
-    auto c = std::make_unique<HloInstruction>(op, Shape(t, dims_), b_.UniqueName(x->name() + s));
-    c->AppendOperand(x);
-    return b_.Add(std::move(c));
-  }
-  HloBuilder& b() { return b_; }
-
- private:
-  HloBuilder& b_;
-  std::vector<int64_t> dims_;
-};
-
 void Expand(hlo::HloComputation& comp, HloInstruction* r) {
   HloBuilder b(&comp, r);
-  BitOps o(b, r->shape().dimensions());
+  const Shape s32(PrimitiveType::kS32, r->shape().dimensions());
+  const Shape f32(PrimitiveType::kF32, r->shape().dimensions());
+  auto s32_const = [&](int64_t v, const char* s) { return b.SplatInt(s32, v, s); };
   const int64_t m = r->mantissa_bits(), e = r->exponent_bits();
   HloInstruction* x = r->operand(0);
   const PrimitiveType type = x->shape().element_type();
-  if (type != PrimitiveType::kF32) x = o.As(x, PrimitiveType::kF32, HloOpcode::kConvert, ".f32");
-  HloInstruction* bits = o.As(x, PrimitiveType::kS32, HloOpcode::kBitcastConvert, ".bits");
+  if (type != PrimitiveType::kF32) x = b.Convert(x, PrimitiveType::kF32, "f32");
+  HloInstruction* bits = b.BitcastConvert(x, PrimitiveType::kS32, "bits");
   if (m < kF32MantissaBits) {
     const int64_t shift = kF32MantissaBits - m;
     const int64_t last_bit = int64_t{1} << shift;
-    HloInstruction* last = o.Op(HloOpcode::kAnd,
-                                o.Op(HloOpcode::kShiftRightLogical, bits, o.S32(shift, "shift"),
-                                     "shifted"),
-                                o.S32(1, "one"), "last_bit");
-    HloInstruction* bias = o.Op(HloOpcode::kAdd, last, o.S32((last_bit >> 1) - 1, "half"), "bias");
+    HloInstruction* last = b.Binary(
+        HloOpcode::kAnd,
+        b.Binary(HloOpcode::kShiftRightLogical, bits, s32_const(shift, "shift"), "shifted"),
+        s32_const(1, "one"), "last_bit");
+    HloInstruction* bias =
+        b.Binary(HloOpcode::kAdd, last, s32_const((last_bit >> 1) - 1, "half"), "bias");
     const int64_t mask = static_cast<int32_t>(~static_cast<uint32_t>(last_bit - 1));
-    bits = o.Op(HloOpcode::kAnd, o.Op(HloOpcode::kAdd, bits, bias, "rounded"),
-                o.S32(mask, "truncate"), "truncated");
+    bits = b.Binary(HloOpcode::kAnd, b.Binary(HloOpcode::kAdd, bits, bias, "rounded"),
+                    s32_const(mask, "truncate"), "truncated");
   }
   // The exponent is reduced only below the element type's own width (f16: 5 bits), as XLA
   // applies the algorithm to the type's own bits.
@@ -76,33 +57,32 @@ void Expand(hlo::HloComputation& comp, HloInstruction* r) {
     const int64_t exp_mask = int64_t{0xFF} << kF32MantissaBits;
     const int64_t bias = (int64_t{1} << (kF32ExponentBits - 1)) - 1;
     const int64_t reduced_bias = (int64_t{1} << (e - 1)) - 1;
-    HloInstruction* exponent = o.Op(HloOpcode::kAnd, bits, o.S32(exp_mask, "exp_mask"), "exp");
+    HloInstruction* exponent =
+        b.Binary(HloOpcode::kAnd, bits, s32_const(exp_mask, "exp_mask"), "exp");
     HloInstruction* overflow =
-        b.Compare(exponent, o.S32((bias + reduced_bias) << kF32MantissaBits, "max_exp"),
+        b.Compare(exponent, s32_const((bias + reduced_bias) << kF32MantissaBits, "max_exp"),
                   hlo::ComparisonDirection::kGt, "overflows");
     HloInstruction* underflow =
-        b.Compare(exponent, o.S32((bias - reduced_bias) << kF32MantissaBits, "min_exp"),
+        b.Compare(exponent, s32_const((bias - reduced_bias) << kF32MantissaBits, "min_exp"),
                   hlo::ComparisonDirection::kLe, "underflows");
-    HloInstruction* sign =
-        o.Op(HloOpcode::kAnd, bits, o.S32(std::numeric_limits<int32_t>::min(), "sign_mask"),
-             "sign");
-    HloInstruction* inf = o.Op(HloOpcode::kOr, sign, o.S32(exp_mask, "inf_bits"), "signed_inf");
+    HloInstruction* sign = b.Binary(
+        HloOpcode::kAnd, bits, s32_const(std::numeric_limits<int32_t>::min(), "sign_mask"), "sign");
+    HloInstruction* inf =
+        b.Binary(HloOpcode::kOr, sign, s32_const(exp_mask, "inf_bits"), "signed_inf");
     bits = b.Select(overflow, inf, b.Select(underflow, sign, bits, "flushed"), "clamped");
   }
-  HloInstruction* y = o.As(bits, PrimitiveType::kF32, HloOpcode::kBitcastConvert, ".value");
+  HloInstruction* y = b.BitcastConvert(bits, PrimitiveType::kF32, "value");
   // An f16 subnormal (|x| < 2^-14) is k * 2^-24; XLA rounds its own bits, i.e. k to a multiple of
   // 2^(10 - M), ties to even. Where the exponent clamp does not flush it (E >= 5) that is
   // round-nearest-even(x * 2^(14 + M)) * 2^-(14 + M), exact in f32 (powers of two, k < 2^10).
   if (type == PrimitiveType::kF16 && e >= type_exponent_bits && m < kF16MantissaBits) {
-    const Shape f32(PrimitiveType::kF32, r->shape().dimensions());
-    auto f32_const = [&](double v, const char* s) {
-      return b.Broadcast(b.ScalarConstant(PrimitiveType::kF32, v, s), f32, {}, s);
-    };
+    auto f32_const = [&](double v, const char* s) { return b.Splat(f32, v, s); };
     const double scale = std::ldexp(1.0, static_cast<int>(14 + m));
-    HloInstruction* scaled = o.Op(HloOpcode::kMultiply, x, f32_const(scale, "sub_scale"), "sub_k");
+    HloInstruction* scaled =
+        b.Binary(HloOpcode::kMultiply, x, f32_const(scale, "sub_scale"), "sub_k");
     HloInstruction* quanta = b.Unary(HloOpcode::kRoundNearestEven, scaled, "sub_round");
     HloInstruction* sub_value =
-        o.Op(HloOpcode::kMultiply, quanta, f32_const(1.0 / scale, "sub_unscale"), "sub_value");
+        b.Binary(HloOpcode::kMultiply, quanta, f32_const(1.0 / scale, "sub_unscale"), "sub_value");
     HloInstruction* subnormal =
         b.Compare(b.Unary(HloOpcode::kAbs, x, "abs"), f32_const(std::ldexp(1.0, -14), "f16_min"),
                   hlo::ComparisonDirection::kLt, "f16_subnormal");
@@ -110,12 +90,9 @@ void Expand(hlo::HloComputation& comp, HloInstruction* r) {
   }
   HloInstruction* is_nan = b.Compare(x, x, hlo::ComparisonDirection::kNe, "is_nan");
   HloInstruction* nan_out =
-      m > 0 ? x
-            : b.Broadcast(b.ScalarConstant(PrimitiveType::kF32,
-                                           std::numeric_limits<double>::infinity(), "inf"),
-                          Shape(PrimitiveType::kF32, r->shape().dimensions()), {}, "inf_b");
+      m > 0 ? x : b.Splat(f32, std::numeric_limits<double>::infinity(), "inf", "inf_b");
   y = b.Select(is_nan, nan_out, y, "nan_kept");
-  if (type != PrimitiveType::kF32) y = o.As(y, type, HloOpcode::kConvert, ".back");
+  if (type != PrimitiveType::kF32) y = b.Convert(y, type, "back");
   r->ReplaceAllUsesWith(y);
   comp.RemoveInstruction(r);
 }

@@ -37,19 +37,14 @@ class RngOps {
   std::unique_ptr<HloInstruction> New(HloOpcode op, const Shape& shape, const std::string& s) {
     return std::make_unique<HloInstruction>(op, shape, b_.UniqueName(anchor_.name() + "." + s));
   }
-  HloInstruction* Unary(HloOpcode op, HloInstruction* x, const Shape& shape, const char* s) {
-    auto u = New(op, shape, s);
-    u->AppendOperand(x);
-    return b_.Add(std::move(u));
-  }
   HloInstruction* Splat(PrimitiveType t, double v, const std::vector<int64_t>& dims,
                         const char* s) {
-    return b_.Broadcast(b_.ScalarConstant(t, v, s), Shape(t, dims), {}, s);
+    return b_.Splat(Shape(t, dims), v, s);
   }
   // A scalar operand as f32.
   HloInstruction* ScalarF32(HloInstruction* x, const char* s) {
     if (x->shape().element_type() == PrimitiveType::kF32) return x;
-    return Unary(HloOpcode::kConvert, x, Shape::Scalar(PrimitiveType::kF32), s);
+    return b_.Convert(x, PrimitiveType::kF32, s);
   }
   // A scalar operand as f32 broadcast to `dims`.
   HloInstruction* SplatF32(HloInstruction* x, const std::vector<int64_t>& dims, const char* s) {
@@ -85,8 +80,7 @@ class RngOps {
     HloInstruction* one_two = b_.Binary(HloOpcode::kOr, mantissa,
                                         Splat(PrimitiveType::kU32, 0x3F800000, d, "exponent"),
                                         "one_to_two");
-    HloInstruction* f = Unary(HloOpcode::kBitcastConvert, one_two, Shape(PrimitiveType::kF32, d),
-                              "as_f32");
+    HloInstruction* f = b_.BitcastConvert(one_two, PrimitiveType::kF32, "as_f32");
     return b_.Binary(HloOpcode::kSubtract, f, Splat(PrimitiveType::kF32, 1, d, "one"), "unit");
   }
 
@@ -127,7 +121,7 @@ void Expand(hlo::HloComputation& comp, HloInstruction* r) {
   }
   value = b.Binary(HloOpcode::kAdd, value, a, "value");
   if (r->shape().element_type() != PrimitiveType::kF32) {
-    value = o.Unary(HloOpcode::kConvert, value, Shape(r->shape().element_type(), dims), "typed");
+    value = b.Convert(value, r->shape().element_type(), "typed");
   }
   r->ReplaceAllUsesWith(value);
   comp.RemoveInstruction(r);

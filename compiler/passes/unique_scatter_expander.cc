@@ -74,7 +74,7 @@ HloInstruction* AssignScatter(hlo::HloModule& module, HloBuilder& b, const HloIn
 
 HloInstruction* Full(HloBuilder& b, PrimitiveType type, double v, const std::vector<int64_t>& dims,
                      const std::string& suffix) {
-  return b.Broadcast(b.ScalarConstant(type, v, suffix), Shape(type, dims), {}, suffix + "_b");
+  return b.Splat(Shape(type, dims), v, suffix, suffix + "_b");
 }
 
 }  // namespace
