@@ -6,46 +6,23 @@
 #include <complex>
 #include <cstring>
 
-#include "hlo/eval/kernels/parallel.h"
+#include "hlo/eval/kernels/map.h"
 
 namespace tpusim::hlo {
 namespace {
 
 constexpr int64_t kBlock = int64_t{1} << 14;
 
-Status TypeError(HloOpcode op, PrimitiveType t) {
-  return Unimplemented(fmt::format("'{}' is not defined for element type {}", HloOpcodeString(op),
-                                   PrimitiveTypeName(t)));
-}
-
-template <typename In, typename Out, typename F>
-void Map1(const Literal& x, Literal& out, const KernelOptions& opt, F fn) {
-  const In* s = x.data<In>();
-  Out* d = out.mutable_data<Out>();
-  ParallelForBlocks(x.element_count(), kBlock, opt.threads, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) d[i] = fn(s[i]);
-  });
-}
-
-template <typename In, typename Out, typename F>
-void Map2(const Literal& a, const Literal& b, Literal& out, const KernelOptions& opt, F fn) {
-  const In* pa = a.data<In>();
-  const In* pb = b.data<In>();
-  Out* d = out.mutable_data<Out>();
-  ParallelForBlocks(out.element_count(), kBlock, opt.threads, [&](int64_t s, int64_t e) {
-    for (int64_t i = s; i < e; ++i) d[i] = fn(pa[i], pb[i]);
-  });
-}
 
 template <typename R>
 StatusOr<bool> UnaryTyped(HloOpcode op, const Literal& x, Literal& out, const KernelOptions& opt) {
   using C = std::complex<R>;
   auto cc = [&](auto f) -> StatusOr<bool> {
-    Map1<C, C>(x, out, opt, f);
+    MapUnary<C, C>(x, out, opt, f, kBlock);
     return true;
   };
   auto cr = [&](auto f) -> StatusOr<bool> {
-    Map1<C, R>(x, out, opt, f);
+    MapUnary<C, R>(x, out, opt, f, kBlock);
     return true;
   };
   switch (op) {
@@ -103,7 +80,7 @@ StatusOr<bool> UnaryTyped(HloOpcode op, const Literal& x, Literal& out, const Ke
     case HloOpcode::kAtanh:
       return cc([](C z) { return std::atanh(z); });
     default:
-      return TypeError(op, x.element_type());
+      return ElementTypeError(op, x.element_type());
   }
 }
 
@@ -112,7 +89,7 @@ StatusOr<bool> BinaryTyped(HloOpcode op, const Literal& a, const Literal& b, Lit
                            const KernelOptions& opt) {
   using C = std::complex<R>;
   auto run = [&](auto f) -> StatusOr<bool> {
-    Map2<C, C>(a, b, out, opt, f);
+    MapBinary<C, C>(a, b, out, opt, f, kBlock);
     return true;
   };
   switch (op) {
@@ -127,7 +104,7 @@ StatusOr<bool> BinaryTyped(HloOpcode op, const Literal& a, const Literal& b, Lit
     case HloOpcode::kPower:
       return run([](C x, C y) { return std::pow(x, y); });
     default:
-      return TypeError(op, a.element_type());
+      return ElementTypeError(op, a.element_type());
   }
 }
 
@@ -169,9 +146,8 @@ StatusOr<Literal> ComplexBinary(HloOpcode op, const Literal& a, const Literal& b
   if (op == HloOpcode::kComplex) {
     auto compose = [&](auto tag) {
       using R = typename decltype(tag)::type;
-      Map2<R, std::complex<R>>(a, b, result, options, [](R re, R im) {
-        return std::complex<R>(re, im);
-      });
+      MapBinary<R, std::complex<R>>(
+          a, b, result, options, [](R re, R im) { return std::complex<R>(re, im); }, kBlock);
     };
     if (t == PrimitiveType::kF32 && b.element_type() == t && out.element_type() == PrimitiveType::kC64) {
       compose(TypeTag<float>{});
@@ -216,7 +192,8 @@ StatusOr<Literal> ComplexCompare(ComparisonDirection direction, const Literal& a
   TPUSIM_ASSIGN_OR_RETURN(Literal result, Literal::Create(out, options.max_bytes));
   auto run = [&](auto tag) {
     using C = std::complex<typename decltype(tag)::type>;
-    Map2<C, bool>(a, b, result, options, [eq](C x, C y) { return (x == y) == eq; });
+    MapBinary<C, bool>(
+        a, b, result, options, [eq](C x, C y) { return (x == y) == eq; }, kBlock);
   };
   if (t == PrimitiveType::kC64) {
     run(TypeTag<float>{});

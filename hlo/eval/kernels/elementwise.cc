@@ -11,37 +11,11 @@
 
 #include "hlo/eval/convert.h"
 #include "hlo/eval/kernels/elementwise_ops.h"
+#include "hlo/eval/kernels/map.h"
 #include "hlo/eval/kernels/parallel.h"
 
 namespace tpusim::hlo {
 namespace {
-
-constexpr int64_t kBlock = int64_t{1} << 16;
-
-Status TypeError(HloOpcode op, PrimitiveType t) {
-  return Unimplemented(fmt::format("'{}' is not defined for element type {}", HloOpcodeString(op),
-                                   PrimitiveTypeName(t)));
-}
-
-// out[i] = fn(in[i]) over fixed blocks.
-template <typename In, typename Out, typename F>
-void MapUnary(const Literal& x, Literal& out, const KernelOptions& opt, F fn) {
-  const In* src = x.data<In>();
-  Out* dst = out.mutable_data<Out>();
-  ParallelForBlocks(x.element_count(), kBlock, opt.threads, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) dst[i] = fn(src[i]);
-  });
-}
-
-template <typename T, typename Out, typename F>
-void MapBinary(const Literal& a, const Literal& b, Literal& out, const KernelOptions& opt, F fn) {
-  const T* pa = a.data<T>();
-  const T* pb = b.data<T>();
-  Out* dst = out.mutable_data<Out>();
-  ParallelForBlocks(out.element_count(), kBlock, opt.threads, [&](int64_t s, int64_t e) {
-    for (int64_t i = s; i < e; ++i) dst[i] = fn(pa[i], pb[i]);
-  });
-}
 
 // Applies a float function in the compute type (f32 for f16/bf16) and rounds once.
 template <typename T, typename F>
@@ -60,7 +34,7 @@ StatusOr<bool> UnaryTyped(HloOpcode op, const Literal& x, Literal& out, const Ke
       MapUnary<T, T>(x, out, opt, [&](T v) { return FloatFn(v, f); });
       return true;
     }
-    return TypeError(op, x.element_type());
+    return ElementTypeError(op, x.element_type());
   };
   switch (op) {
     case HloOpcode::kCopy:
@@ -193,7 +167,7 @@ StatusOr<bool> UnaryTyped(HloOpcode op, const Literal& x, Literal& out, const Ke
       return Unimplemented(
           fmt::format("'{}' is not an elementwise unary operation", HloOpcodeString(op)));
   }
-  return TypeError(op, x.element_type());
+  return ElementTypeError(op, x.element_type());
 }
 
 template <typename T>
@@ -249,7 +223,7 @@ StatusOr<bool> BinaryTyped(HloOpcode op, const Literal& a, const Literal& b, Lit
       return Unimplemented(
           fmt::format("'{}' is not an elementwise binary operation", HloOpcodeString(op)));
   }
-  return TypeError(op, a.element_type());
+  return ElementTypeError(op, a.element_type());
 }
 
 Status CheckSameDims(const char* what, const Literal& x, const Shape& out) {
@@ -303,7 +277,7 @@ bool SignExtends(HloOpcode op, PrimitiveType t) {
 StatusOr<Literal> Int4Widened(HloOpcode op, std::span<const Literal* const> operands,
                               const Shape& out, const KernelOptions& opt) {
   const PrimitiveType t = operands[0]->element_type();
-  if (op == HloOpcode::kMulhi) return TypeError(op, t);
+  if (op == HloOpcode::kMulhi) return ElementTypeError(op, t);
   const bool sign = SignExtends(op, t);
   std::vector<Literal> wide;
   for (const Literal* x : operands) {
@@ -335,7 +309,7 @@ StatusOr<Literal> EvaluateUnary(HloOpcode opcode, const Literal& x, const Shape&
   StatusOr<bool> st = PrimitiveTypeSwitch(x.element_type(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (kIsInt4<T>) {  // only ops with another result type reach here
-      return StatusOr<bool>(TypeError(opcode, x.element_type()));
+      return StatusOr<bool>(ElementTypeError(opcode, x.element_type()));
     } else {
       return UnaryTyped<T>(opcode, x, result, options);
     }
@@ -368,7 +342,7 @@ StatusOr<Literal> EvaluateBinary(HloOpcode opcode, const Literal& a, const Liter
   StatusOr<bool> st = PrimitiveTypeSwitch(a.element_type(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (kIsInt4<T>) {  // unreachable: Int4Widened
-      return StatusOr<bool>(TypeError(opcode, a.element_type()));
+      return StatusOr<bool>(ElementTypeError(opcode, a.element_type()));
     } else {
       return BinaryTyped<T>(opcode, a, b, result, options);
     }
@@ -443,7 +417,8 @@ StatusOr<Literal> EvaluateSelect(const Literal& pred, const Literal& on_true,
     const T* t = on_true.data<T>();
     const T* f = on_false.data<T>();
     T* d = result.mutable_data<T>();
-    ParallelForBlocks(result.element_count(), kBlock, options.threads, [&](int64_t b, int64_t e) {
+    const int64_t n = result.element_count();
+    ParallelForBlocks(n, kMapBlock, options.threads, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) d[i] = p[i] ? t[i] : f[i];
     });
   });
@@ -467,7 +442,8 @@ StatusOr<Literal> EvaluateClamp(const Literal& lo, const Literal& x, const Liter
     const T* ph = hi.data<T>();
     const int64_t sl = lo.shape().rank() == 0 ? 0 : 1, sh = hi.shape().rank() == 0 ? 0 : 1;
     T* d = result.mutable_data<T>();
-    ParallelForBlocks(result.element_count(), kBlock, options.threads, [&](int64_t b, int64_t e) {
+    const int64_t n = result.element_count();
+    ParallelForBlocks(n, kMapBlock, options.threads, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) d[i] = ew::Min(ew::Max(px[i], pl[i * sl]), ph[i * sh]);
     });
   });
