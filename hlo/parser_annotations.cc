@@ -9,6 +9,15 @@ namespace {
 
 char CloserOf(char c) { return c == '{' ? '}' : c == '(' ? ')' : ']'; }
 
+// The offset just past the string literal that opens at t[p] (a '"' or '\''; a backslash escapes
+// the next character), or npos when the text ends before its closing quote.
+size_t PastQuoted(std::string_view t, size_t p) {
+  const char quote = t[p];
+  size_t e = p + 1;
+  while (e < t.size() && t[e] != quote) e += (t[e] == '\\') ? 2 : 1;
+  return e >= t.size() ? std::string_view::npos : e + 1;
+}
+
 }  // namespace
 
 StatusOr<std::string> HloParserImpl::ScanRawValue() {
@@ -19,10 +28,9 @@ StatusOr<std::string> HloParserImpl::ScanRawValue() {
   while (p < t.size()) {
     const char c = t[p];
     if (c == '"' || c == '\'') {
-      size_t e = p + 1;
-      while (e < t.size() && t[e] != c) e += (t[e] == '\\') ? 2 : 1;
-      if (e >= t.size()) return ErrorAt(p, "unterminated string");
-      p = e + 1;
+      const size_t past = PastQuoted(t, p);
+      if (past == std::string_view::npos) return ErrorAt(p, "unterminated string");
+      p = past;
       continue;
     }
     if (c == '/' && p + 1 < t.size() && t[p + 1] == '*') {
@@ -73,10 +81,9 @@ StatusOr<std::string> HloParserImpl::ScanBalancedGroup() {
   while (p < t.size()) {
     const char c = t[p];
     if (c == '"' || c == '\'') {
-      size_t e = p + 1;
-      while (e < t.size() && t[e] != c) e += (t[e] == '\\') ? 2 : 1;
-      if (e >= t.size()) return ErrorAt(p, "unterminated string");
-      p = e + 1;
+      const size_t past = PastQuoted(t, p);
+      if (past == std::string_view::npos) return ErrorAt(p, "unterminated string");
+      p = past;
       continue;
     }
     if (c == '{') ++depth;
