@@ -1,5 +1,6 @@
 #include "compiler/pipeline.h"
 
+#include "compiler/lower/lowerer.h"
 #include "compiler/passes/all_reduce_combiner.h"
 #include "compiler/passes/annotation_custom_calls.h"
 #include "compiler/passes/async_to_sync.h"
@@ -69,7 +70,9 @@ HloPassPipeline BuildHloPipeline(const config::ChipConfig& config,
   pipeline.AddPass<CallInliner>();
   pipeline.AddPass<RngExpander>();  // before while-lowering: each unrolled trip draws its state
   pipeline.AddPass<WhileLowering>(max_unrolled_instructions, trip_counts, branch_trip_counts);
-  pipeline.AddPass<ConstantFolding>();  // after unrolling: copies' induction variables fold too
+  // After unrolling: copies' induction variables fold too. A broadcast the VPU reads in place is
+  // left alone (as a constant it would be loaded element by element).
+  pipeline.AddPass<ConstantFolding>(IsVirtualBroadcast);
   pipeline.AddPass<RngStateAssignment>();   // after unrolling, in the evaluator's order
   pipeline.AddPass<DynamicPadder>();  // after unrolling and constant-folding: sizes are constants
   pipeline.AddPass<BatchNormExpander>();

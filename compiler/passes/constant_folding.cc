@@ -7,7 +7,6 @@
 #include <set>
 #include <vector>
 
-#include "compiler/lower/lowerer.h"
 #include "compiler/passes/hlo_builder.h"
 #include "hlo/computation.h"
 #include "hlo/eval/evaluator.h"
@@ -40,10 +39,11 @@ bool FoldableOpcode(const HloInstruction& inst) {
   }
 }
 
-bool IsFoldable(const HloInstruction& inst) {
+bool IsFoldable(const HloInstruction& inst,
+                const std::function<bool(const HloInstruction&)>& keep) {
   // A broadcast the VPU reads in place (a scalar or a row/column vector operand of a binary op)
   // costs nothing; as a constant it would be loaded element by element.
-  if (IsVirtualBroadcast(inst)) return false;
+  if (keep && keep(inst)) return false;
   if (!FoldableOpcode(inst) || !inst.shape().IsArray() || !inst.called_computations().empty() ||
       inst.shape().ElementCount() > kMaxFoldedElements) {
     return false;
@@ -98,7 +98,7 @@ StatusOr<bool> ConstantFolding::Run(hlo::HloModule& module) {
   std::set<HloInstruction*> dead_set;
   std::map<const HloInstruction*, const HloInstruction*> folded_of;  // instruction -> its constant
   for (HloInstruction* inst : order) {
-    if (dead_set.count(inst) != 0 || !IsFoldable(*inst)) continue;
+    if (dead_set.count(inst) != 0 || !IsFoldable(*inst, keep_)) continue;
     auto value = Evaluate(*inst);
     if (!value.ok()) continue;  // whatever the evaluator refuses stays for the lowering to judge
     HloBuilder b(entry, inst);

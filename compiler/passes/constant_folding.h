@@ -9,8 +9,10 @@
 // Contract.
 //  * Folded: elementwise ops (incl. compare, select, clamp, convert), broadcast, reshape, bitcast,
 //    copy, transpose, reverse, slice, concatenate, pad, iota, gather, dynamic-slice, with array
-//    operands and result, no elided (`{...}`) operand and no called computation; not a broadcast
-//    the VPU reads in place (IsVirtualBroadcast, compiler/lower/lowerer.h). Never folded:
+//    operands and result, no elided (`{...}`) operand and no called computation; not what the
+//    caller's `keep` names (the pipeline: a broadcast the VPU reads in place, the lowering's
+//    IsVirtualBroadcast — it costs nothing, as a constant it would be loaded element by element;
+//    the pass itself knows nothing of the lowering). Never folded:
 //    dot, convolution and reductions (their chip numerics are the lowering's, not the host's),
 //    rng, collectives, replica-id / partition-id, custom-calls, control flow, parameters.
 //  * The constant keeps the instruction's name, location and metadata; operands left without users
@@ -20,6 +22,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <utility>
 
 #include "compiler/pass/hlo_pass.h"
 
@@ -30,8 +34,14 @@ inline constexpr int64_t kMaxFoldedElements = 1024;
 
 class ConstantFolding : public HloPass {
  public:
+  /// `keep(inst)`: instructions to leave unfolded besides the contract's (nullptr: none).
+  explicit ConstantFolding(std::function<bool(const hlo::HloInstruction&)> keep = nullptr)
+      : keep_(std::move(keep)) {}
   std::string_view name() const override { return "constant-folding"; }
   StatusOr<bool> Run(hlo::HloModule& module) override;
+
+ private:
+  std::function<bool(const hlo::HloInstruction&)> keep_;
 };
 
 }  // namespace tpusim::compiler

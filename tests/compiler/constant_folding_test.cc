@@ -1,5 +1,6 @@
 // constant-folding: small data-independent computations on constants become constants with the
 // evaluator's values; broadcasts the VPU reads in place, dots and device-dependent ops stay.
+#include "compiler/lower/lowerer.h"
 #include "compiler/passes/constant_folding.h"
 
 #include <gtest/gtest.h>
@@ -41,7 +42,7 @@ TEST(ConstantFoldingTest, PadIndexArithmeticFoldsToItsValue) {
   testing::CheckAgainstEvaluator(kPadIndexing, "tiny");
   auto m = testing::Parse(kPadIndexing);
   ASSERT_NE(m, nullptr);
-  auto changed = ConstantFolding().Run(*m);
+  auto changed = ConstantFolding(IsVirtualBroadcast).Run(*m);
   ASSERT_TRUE(changed.ok()) << changed.status().message();
   EXPECT_TRUE(*changed);
   const hlo::HloInstruction* g = Find(*m, "g");
@@ -68,7 +69,7 @@ ENTRY e {
 }
 )");
   ASSERT_NE(m, nullptr);
-  auto changed = ConstantFolding().Run(*m);
+  auto changed = ConstantFolding(IsVirtualBroadcast).Run(*m);
   ASSERT_TRUE(changed.ok()) << changed.status().message();
   EXPECT_FALSE(*changed);
   EXPECT_EQ(Find(*m, "zb")->opcode(), hlo::HloOpcode::kBroadcast);
@@ -84,7 +85,7 @@ ENTRY e {
 }
 )");
   ASSERT_NE(m, nullptr);
-  auto changed = ConstantFolding().Run(*m);
+  auto changed = ConstantFolding(IsVirtualBroadcast).Run(*m);
   ASSERT_TRUE(changed.ok());
   EXPECT_FALSE(*changed);  // 1600 elements > kMaxFoldedElements
 }
