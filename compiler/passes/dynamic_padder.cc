@@ -149,6 +149,7 @@ HloInstruction* Padder::Validity(const Shape& shape, const Sizes& sizes,
   HloBuilder b(&entry_, &anchor);
   HloInstruction* valid = nullptr;
   for (int64_t d : dims) {
+    if (d < 0 || d >= static_cast<int64_t>(sizes.size())) continue;  // a static operand
     HloInstruction* size = sizes[static_cast<size_t>(d)];
     if (size == nullptr) continue;
     auto iota = std::make_unique<HloInstruction>(
@@ -332,11 +333,18 @@ Status Padder::VisitReduce(HloInstruction& inst) {
     if (AnyDynamic(SizesOf(inst.operand(k)))) return Refuse(inst, "a dynamic init value");
   }
   if (!dynamic) return OkStatus();
-  const Sizes s = SizesOf(inst.operand(0));
+  // The operands of a variadic reduce (argmax) share their shape: one size per dimension, from
+  // whichever operand carries it, masks every operand (each with its own init).
+  Sizes s = Static(*inst.operand(0));
+  for (int64_t k = 0; k < n; ++k) {
+    const Sizes& sk = SizesOf(inst.operand(k));
+    for (size_t d = 0; d < sk.size() && d < s.size(); ++d) {
+      if (s[d] == nullptr) s[d] = sk[d];
+    }
+  }
   for (int64_t k = 0; k < n; ++k) {
     HloInstruction* x = inst.operand(k);
-    const Sizes& sk = SizesOf(x).empty() ? s : SizesOf(x);
-    HloInstruction* masked = Mask(x, sk, inst.dimensions(), inst.operand(n + k), inst);
+    HloInstruction* masked = Mask(x, s, inst.dimensions(), inst.operand(n + k), inst);
     if (masked != x) inst.ReplaceOperandWith(k, masked);
   }
   Sizes out;
@@ -354,6 +362,18 @@ Status Padder::VisitDot(HloInstruction& inst) {
   const Sizes lhs = SizesOf(inst.operand(0)), rhs = SizesOf(inst.operand(1));
   if (!AnyDynamic(lhs) && !AnyDynamic(rhs)) return OkStatus();
   HloBuilder b(&entry_, &inst);
+  auto at = [](const Sizes& s, int64_t d) {
+    return s.empty() ? nullptr : s[static_cast<size_t>(d)];
+  };
+  // A contracting pair has one size, from whichever side carries it; both sides read zeros past
+  // it (a static side's elements there need not be finite: inf x 0 would be NaN).
+  Sizes lc = Static(*inst.operand(0)), rc = Static(*inst.operand(1));
+  for (size_t k = 0; k < dn.lhs_contracting_dimensions.size(); ++k) {
+    const int64_t l = dn.lhs_contracting_dimensions[k], r = dn.rhs_contracting_dimensions[k];
+    HloInstruction* size = at(lhs, l) != nullptr ? at(lhs, l) : at(rhs, r);
+    lc[static_cast<size_t>(l)] = size;
+    rc[static_cast<size_t>(r)] = size;
+  }
   auto mask = [&](int64_t k, const Sizes& s, const std::vector<int64_t>& contracting) {
     if (!AnyDynamic(s)) return;
     HloInstruction* x = inst.operand(k);
@@ -361,12 +381,9 @@ Status Padder::VisitDot(HloInstruction& inst) {
     HloInstruction* masked = Mask(x, s, contracting, zero, inst);
     if (masked != x) inst.ReplaceOperandWith(k, masked);
   };
-  mask(0, lhs, dn.lhs_contracting_dimensions);
-  mask(1, rhs, dn.rhs_contracting_dimensions);
+  mask(0, lc, dn.lhs_contracting_dimensions);
+  mask(1, rc, dn.rhs_contracting_dimensions);
   // Result dimensions: batch, lhs free, rhs free (XLA's order).
-  auto at = [](const Sizes& s, int64_t d) {
-    return s.empty() ? nullptr : s[static_cast<size_t>(d)];
-  };
   auto in = [](const std::vector<int64_t>& v, int64_t d) {
     return std::find(v.begin(), v.end(), d) != v.end();
   };

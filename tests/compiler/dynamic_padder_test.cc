@@ -5,6 +5,7 @@
 // not handle is a located error.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 
 #include "compiler/passes/dynamic_padder.h"
@@ -152,6 +153,11 @@ ENTRY e {
                {hlo::Literal::FromVector<float>({2, 4}, {1, 2, 3, 100, 4, 5, 6, 1000}),
                 hlo::Literal::FromVector<float>({4, 2}, {1, 0, 0, 1, 1, 1, 1, 1})},
                {{4, 5, 10, 11}});  // [1+3, 2+3], [4+6, 5+6]
+  // The static side is masked too: an inf in its padding row would make inf x 0 = NaN.
+  ExpectValues(text,
+               {hlo::Literal::FromVector<float>({2, 4}, {1, 2, 3, 100, 4, 5, 6, 1000}),
+                hlo::Literal::FromVector<float>({4, 2}, {1, 0, 0, 1, 1, 1, INFINITY, INFINITY})},
+               {{4, 5, 10, 11}});
 }
 
 TEST(DynamicPadderTest, AParameterWithABoundIsGivenWhole) {
@@ -162,6 +168,36 @@ ENTRY e {
   ROOT f = f32[] convert(g)
 })";
   ExpectValues(text, {hlo::Literal::FromVector<float>({2, 3}, Iota(6))}, {{3}});
+}
+
+// A variadic reduce (argmax) whose second operand carries the size: both operands are masked by
+// the one size, each with its own init.
+TEST(DynamicPadderTest, AVariadicReduceMasksEveryOperand) {
+  const std::string text = R"(HloModule m
+argmax {
+  a = f32[] parameter(0)
+  ai = s32[] parameter(1)
+  b = f32[] parameter(2)
+  bi = s32[] parameter(3)
+  ge = pred[] compare(a, b), direction=GE
+  v = f32[] select(ge, a, b)
+  i = s32[] select(ge, ai, bi)
+  ROOT t = (f32[], s32[]) tuple(v, i)
+}
+ENTRY e {
+  x = f32[6] parameter(0)
+  n = s32[] parameter(1)
+  idx = s32[6] iota(), iota_dimension=0
+  d = s32[<=6] set-dimension-size(idx, n), dimensions={0}
+  ninf = f32[] constant(-inf)
+  zero = s32[] constant(0)
+  ROOT r = (f32[], s32[]) reduce(x, d, ninf, zero), dimensions={0}, to_apply=argmax
+})";
+  // The largest of the first 3 values is 7 at index 1 (9 at index 4 is padding).
+  ExpectValues(text,
+               {hlo::Literal::FromVector<float>({6}, {1, 7, 3, 2, 9, 0}),
+                hlo::Literal::Scalar<int32_t>(3)},
+               {{7}, {1}});
 }
 
 TEST(DynamicPadderTest, WhatThePadderDoesNotHandleIsALocatedError) {
