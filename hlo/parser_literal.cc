@@ -333,14 +333,12 @@ Status HloParserImpl::ParseScalarValue(PrimitiveType type, LiteralValues* out) {
                            : type == PrimitiveType::kF32  ? std::numeric_limits<float>::max()
                            : type == PrimitiveType::kBF16 ? 3.3895313892515355e38
                            : type == PrimitiveType::kF16  ? 65504.0
-                           : type == PrimitiveType::kF8E5M2   ? 57344.0
-                           : type == PrimitiveType::kF8E4M3FN ? 448.0
+                           : IsFloat8(type) ? Float8MaxFinite(*Float8FormatOf(type))
                                                           : 0.0;
     const double half_ulp = type == PrimitiveType::kF32    ? std::ldexp(1.0, 103)  // 2^(127-23-1)
                             : type == PrimitiveType::kBF16 ? std::ldexp(1.0, 119)  // 2^(127-7-1)
                             : type == PrimitiveType::kF16  ? 16.0                  // 2^(15-10-1)
-                            : type == PrimitiveType::kF8E5M2   ? 4096.0  // 2^(15-2-1)
-                            : type == PrimitiveType::kF8E4M3FN ? 16.0    // 2^(8-3-1)
+                            : IsFloat8(type) ? Float8HalfUlpOfMax(*Float8FormatOf(type))
                                                            : 0.0;
     const bool written_number = tok.text.find_first_of("0123456789") != std::string_view::npos &&
                                 !std::isnan(tok.float_value);

@@ -15,7 +15,7 @@ struct TypeInfo {
   int bits;
 };
 
-constexpr std::array<TypeInfo, 22> kTypes = {{
+constexpr std::array<TypeInfo, 28> kTypes = {{
     {PrimitiveType::kPred, "pred", 8},
     {PrimitiveType::kS4, "s4", 4},
     {PrimitiveType::kS8, "s8", 8},
@@ -35,6 +35,12 @@ constexpr std::array<TypeInfo, 22> kTypes = {{
     {PrimitiveType::kC128, "c128", 128},
     {PrimitiveType::kF8E5M2, "f8e5m2", 8},
     {PrimitiveType::kF8E4M3FN, "f8e4m3fn", 8},
+    {PrimitiveType::kF8E4M3, "f8e4m3", 8},
+    {PrimitiveType::kF8E3M4, "f8e3m4", 8},
+    {PrimitiveType::kF8E4M3FNUZ, "f8e4m3fnuz", 8},
+    {PrimitiveType::kF8E5M2FNUZ, "f8e5m2fnuz", 8},
+    {PrimitiveType::kF8E4M3B11FNUZ, "f8e4m3b11fnuz", 8},
+    {PrimitiveType::kF8E8M0FNU, "f8e8m0fnu", 8},
     {PrimitiveType::kToken, "token", 0},
     {PrimitiveType::kOpaque, "opaque", 0},
     {PrimitiveType::kTuple, "tuple", 0},
@@ -95,9 +101,34 @@ bool IsFloatingPoint(PrimitiveType t) {
     case PrimitiveType::kF8E4M3FN:
       return true;
     default:
-      return false;
+      return IsFloat8(t);
   }
 }
+
+std::optional<Float8Format> Float8FormatOf(PrimitiveType t) {
+  switch (t) {
+    case PrimitiveType::kF8E4M3FN:
+      return Float8Format::kE4M3FN;
+    case PrimitiveType::kF8E5M2:
+      return Float8Format::kE5M2;
+    case PrimitiveType::kF8E4M3:
+      return Float8Format::kE4M3;
+    case PrimitiveType::kF8E3M4:
+      return Float8Format::kE3M4;
+    case PrimitiveType::kF8E4M3FNUZ:
+      return Float8Format::kE4M3FNUZ;
+    case PrimitiveType::kF8E5M2FNUZ:
+      return Float8Format::kE5M2FNUZ;
+    case PrimitiveType::kF8E4M3B11FNUZ:
+      return Float8Format::kE4M3B11FNUZ;
+    case PrimitiveType::kF8E8M0FNU:
+      return Float8Format::kE8M0FNU;
+    default:
+      return std::nullopt;
+  }
+}
+
+bool IsFloat8(PrimitiveType t) { return Float8FormatOf(t).has_value(); }
 
 bool IsSignedInteger(PrimitiveType t) {
   switch (t) {

@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "common/float8.h"
+
 namespace tpusim::hlo {
 
 /// Element types, spelled as XLA prints them. kToken and kOpaque are XLA's non-array types; kTuple
@@ -36,6 +38,12 @@ enum class PrimitiveType {
   kC128,
   kF8E5M2,
   kF8E4M3FN,
+  kF8E4M3,
+  kF8E3M4,
+  kF8E4M3FNUZ,
+  kF8E5M2FNUZ,
+  kF8E4M3B11FNUZ,
+  kF8E8M0FNU,
   kToken,
   kOpaque,
   kTuple,
@@ -50,6 +58,9 @@ int BitWidth(PrimitiveType t);
 /// Size of one element in bytes, rounded up (s4 -> 1). 0 for token/opaque/tuple.
 int ByteWidth(PrimitiveType t);
 bool IsFloatingPoint(PrimitiveType t);  // f16, bf16, f32, f64, f8*
+/// The 8-bit float format of an f8 type (common/float8.h); nullopt for every other type.
+std::optional<Float8Format> Float8FormatOf(PrimitiveType t);
+bool IsFloat8(PrimitiveType t);  // Float8FormatOf(t) has a value
 bool IsSignedInteger(PrimitiveType t);
 bool IsUnsignedInteger(PrimitiveType t);
 bool IsInteger(PrimitiveType t);  // signed or unsigned

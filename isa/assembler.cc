@@ -562,8 +562,9 @@ class Assembler {
     auto dt = ParseEnumValue(FieldKind::kDType, type);
     if (!dt) {
       return Fail(err, tcol,
-                  "expected hex or an element type (bf16, f32, f16, f8e4m3fn, f8e5m2, f64, s4, "
-                  "u4, s8, u8, s16, u16, s32, u32, s64, u64, pred)");
+                  "expected hex or an element type (bf16, f32, f16, f64, s4, u4, s8, u8, s16, u16, "
+                  "s32, u32, s64, u64, pred or an f8 type: f8e4m3fn, f8e5m2, f8e4m3, f8e3m4, "
+                  "f8e4m3fnuz, f8e5m2fnuz, f8e4m3b11fnuz, f8e8m0fnu)");
     }
     DType dtype = static_cast<DType>(*dt);
     bool first = true;

@@ -5,6 +5,8 @@
 #include <cstring>
 #include <limits>
 
+#include "common/check.h"
+
 namespace tpusim::isa {
 
 uint16_t F32ToBf16Bits(float x) {
@@ -259,7 +261,28 @@ int32_t SaturateToS8(int32_t x) { return x > 127 ? 127 : (x < -128 ? -128 : x); 
 namespace tpusim::isa {
 
 Float8Format Float8FormatOf(DType t) {
-  return t == DType::kF8E5M2 ? Float8Format::kE5M2 : Float8Format::kE4M3FN;
+  switch (t) {
+    case DType::kF8E4M3FN:
+      return Float8Format::kE4M3FN;
+    case DType::kF8E5M2:
+      return Float8Format::kE5M2;
+    case DType::kF8E4M3:
+      return Float8Format::kE4M3;
+    case DType::kF8E3M4:
+      return Float8Format::kE3M4;
+    case DType::kF8E4M3FNUZ:
+      return Float8Format::kE4M3FNUZ;
+    case DType::kF8E5M2FNUZ:
+      return Float8Format::kE5M2FNUZ;
+    case DType::kF8E4M3B11FNUZ:
+      return Float8Format::kE4M3B11FNUZ;
+    case DType::kF8E8M0FNU:
+      return Float8Format::kE8M0FNU;
+    default:
+      break;
+  }
+  TPUSIM_CHECK(false) << "not an f8 type: " << Name(t);
+  return Float8Format::kE4M3FN;
 }
 
 float LoadFloat(const void* p, DType t) {
@@ -268,7 +291,7 @@ float LoadFloat(const void* p, DType t) {
     std::memcpy(&d, p, 8);
     return static_cast<float>(d);  // round to nearest even, as XLA's convert f64 -> f32
   }
-  if (t == DType::kF8E4M3FN || t == DType::kF8E5M2) {
+  if (IsFloat8(t)) {
     return Float8ToFloat(Float8FormatOf(t), *static_cast<const uint8_t*>(p));
   }
   if (t == DType::kBF16 || t == DType::kF16) {
@@ -294,7 +317,7 @@ void StoreFloat(void* p, DType t, float v) {
     std::memcpy(p, &d, 8);
     return;
   }
-  if (t == DType::kF8E4M3FN || t == DType::kF8E5M2) {
+  if (IsFloat8(t)) {
     *static_cast<uint8_t*>(p) = Float8FromDouble(Float8FormatOf(t), v);
     return;
   }

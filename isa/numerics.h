@@ -125,7 +125,7 @@ float IntToFloat(int64_t x, DType from, DType to);
 
 namespace tpusim::isa {
 
-/// The f8 format of f8e4m3fn / f8e5m2 (any other t: kE4M3FN; callers pass an f8 type).
+/// The f8 format of an f8 type (IsFloat8(t); checked).
 Float8Format Float8FormatOf(DType t);
 
 /// Element encoding in memory (little-endian). Loads give the VPU's compute value: f32 for

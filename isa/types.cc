@@ -24,6 +24,12 @@ int DTypeBytes(DType t) {
     case DType::kPred:
     case DType::kF8E4M3FN:
     case DType::kF8E5M2:
+    case DType::kF8E4M3:
+    case DType::kF8E3M4:
+    case DType::kF8E4M3FNUZ:
+    case DType::kF8E5M2FNUZ:
+    case DType::kF8E4M3B11FNUZ:
+    case DType::kF8E8M0FNU:
     case DType::kS4:  // one element per byte (types.h)
     case DType::kU4:
       return 1;
@@ -33,8 +39,23 @@ int DTypeBytes(DType t) {
 }
 
 bool IsFloat(DType t) {
-  return t == DType::kBF16 || t == DType::kF32 || t == DType::kF16 || t == DType::kF8E4M3FN ||
-         t == DType::kF8E5M2 || t == DType::kF64;
+  return t == DType::kBF16 || t == DType::kF32 || t == DType::kF16 || IsFloat8(t) ||
+         t == DType::kF64;
+}
+bool IsFloat8(DType t) {
+  switch (t) {
+    case DType::kF8E4M3FN:
+    case DType::kF8E5M2:
+    case DType::kF8E4M3:
+    case DType::kF8E3M4:
+    case DType::kF8E4M3FNUZ:
+    case DType::kF8E5M2FNUZ:
+    case DType::kF8E4M3B11FNUZ:
+    case DType::kF8E8M0FNU:
+      return true;
+    default:
+      return false;
+  }
 }
 bool IsInteger(DType t) { return !IsFloat(t) && t != DType::kPred; }
 bool IsUnsigned(DType t) {

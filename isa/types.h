@@ -12,24 +12,30 @@
 namespace tpusim::isa {
 
 // X(enumerator, "assembly name")
-#define TPUSIM_ISA_DTYPE_LIST(X) \
-  X(kBF16, "bf16")               \
-  X(kF32, "f32")                 \
-  X(kS8, "s8")                   \
-  X(kS32, "s32")                 \
-  X(kPred, "pred")               \
-  X(kU8, "u8")                   \
-  X(kS16, "s16")                 \
-  X(kU16, "u16")                 \
-  X(kF16, "f16")                 \
-  X(kU32, "u32")                 \
-  X(kS64, "s64")                 \
-  X(kU64, "u64")                 \
-  X(kF8E4M3FN, "f8e4m3fn")       \
-  X(kF8E5M2, "f8e5m2")           \
-  X(kF64, "f64")                 \
-  X(kS4, "s4")                   \
-  X(kU4, "u4")
+#define TPUSIM_ISA_DTYPE_LIST(X)     \
+  X(kBF16, "bf16")                   \
+  X(kF32, "f32")                     \
+  X(kS8, "s8")                       \
+  X(kS32, "s32")                     \
+  X(kPred, "pred")                   \
+  X(kU8, "u8")                       \
+  X(kS16, "s16")                     \
+  X(kU16, "u16")                     \
+  X(kF16, "f16")                     \
+  X(kU32, "u32")                     \
+  X(kS64, "s64")                     \
+  X(kU64, "u64")                     \
+  X(kF8E4M3FN, "f8e4m3fn")           \
+  X(kF8E5M2, "f8e5m2")               \
+  X(kF64, "f64")                     \
+  X(kS4, "s4")                       \
+  X(kU4, "u4")                       \
+  X(kF8E4M3, "f8e4m3")               \
+  X(kF8E3M4, "f8e3m4")               \
+  X(kF8E4M3FNUZ, "f8e4m3fnuz")       \
+  X(kF8E5M2FNUZ, "f8e5m2fnuz")       \
+  X(kF8E4M3B11FNUZ, "f8e4m3b11fnuz") \
+  X(kF8E8M0FNU, "f8e8m0fnu")
 
 // Memory spaces. kHost is the host's DRAM (reached over PCIe); kAcc is an MXU's accumulator memory,
 // addressed in rows of `core.mxu.cols` 32-bit words.
@@ -74,40 +80,40 @@ namespace tpusim::isa {
   X(kSinh, "sinh")
 
 #define TPUSIM_ISA_BINARY_LIST(X) \
-  X(kAdd, "add")                  \
-  X(kSub, "sub")                  \
-  X(kMul, "mul")                  \
-  X(kDiv, "div")                  \
-  X(kMax, "max")                  \
-  X(kMin, "min")                  \
-  X(kPow, "pow")                  \
-  X(kRem, "rem")                  \
-  X(kAnd, "and")                  \
-  X(kOr, "or")                    \
-  X(kXor, "xor")                  \
-  X(kAtan2, "atan2")              \
-  X(kShl, "shl")                  \
-  X(kShrl, "shrl")                \
-  X(kShra, "shra")                \
+  X(kAdd, "add")                 \
+  X(kSub, "sub")                 \
+  X(kMul, "mul")                 \
+  X(kDiv, "div")                 \
+  X(kMax, "max")                 \
+  X(kMin, "min")                 \
+  X(kPow, "pow")                 \
+  X(kRem, "rem")                 \
+  X(kAnd, "and")                 \
+  X(kOr, "or")                   \
+  X(kXor, "xor")                 \
+  X(kAtan2, "atan2")             \
+  X(kShl, "shl")                 \
+  X(kShrl, "shrl")               \
+  X(kShra, "shra")               \
   X(kMulhi, "mulhi")
 
 #define TPUSIM_ISA_COMPARE_LIST(X) \
-  X(kEq, "eq")                     \
-  X(kNe, "ne")                     \
-  X(kLt, "lt")                     \
-  X(kLe, "le")                     \
-  X(kGt, "gt")                     \
+  X(kEq, "eq")                   \
+  X(kNe, "ne")                   \
+  X(kLt, "lt")                   \
+  X(kLe, "le")                   \
+  X(kGt, "gt")                   \
   X(kGe, "ge")
 
 #define TPUSIM_ISA_REDUCE_LIST(X) \
-  X(kSum, "sum")                  \
-  X(kMax, "max")                  \
+  X(kSum, "sum")                 \
+  X(kMax, "max")                 \
   X(kMin, "min")
 
 // A [rows, cols] region: lanes = the minor (cols) dimension, sublanes = the major (rows) dimension.
 #define TPUSIM_ISA_AXIS_LIST(X) \
-  X(kLanes, "lanes")            \
-  X(kSublanes, "sublanes")      \
+  X(kLanes, "lanes")             \
+  X(kSublanes, "sublanes")       \
   X(kAll, "all")
 
 // How an operand of a [rows, cols] op is read: none = [rows, cols], scalar = one element,
@@ -119,16 +125,16 @@ namespace tpusim::isa {
   X(kCol, "col")
 
 #define TPUSIM_ISA_ACTIVATION_LIST(X) \
-  X(kNone, "none")                    \
-  X(kRelu, "relu")                    \
-  X(kTanh, "tanh")                    \
+  X(kNone, "none")               \
+  X(kRelu, "relu")               \
+  X(kTanh, "tanh")               \
   X(kLogistic, "logistic")
 
 // Which bf16 part of an f32 operand enters the MXU: hi = bf16(x), lo = bf16(x - hi),
 // lolo = bf16(x - hi - lo) (numerics.h). bf16 and s8 operands use `hi` (the value itself).
 #define TPUSIM_ISA_PART_LIST(X) \
-  X(kHi, "hi")                  \
-  X(kLo, "lo")                  \
+  X(kHi, "hi")                   \
+  X(kLo, "lo")                   \
   X(kLoLo, "lolo")
 
 #define TPUSIM_ISA_ENUMERATOR_(e, s) e,
@@ -161,7 +167,8 @@ enum class PrecisionPart : uint8_t { TPUSIM_ISA_PART_LIST(TPUSIM_ISA_ENUMERATOR_
 /// occupies twice the bytes it does on a TPU (README, "Element types": the ISA addresses whole
 /// bytes, and packing would need sub-byte addressing in every DMA and VMEM tile).
 int DTypeBytes(DType t);
-bool IsFloat(DType t);     // bf16, f32, f16, f8e4m3fn, f8e5m2, f64
+bool IsFloat(DType t);     // bf16, f32, f16, the f8 types, f64
+bool IsFloat8(DType t);    // f8e4m3fn, f8e5m2, f8e4m3, f8e3m4, f8e4m3fnuz, f8e5m2fnuz, ...
 bool IsInteger(DType t);   // s4, u4, s8, s32, u8, s16, u16, u32, s64, u64
 bool IsUnsigned(DType t);  // u4, u8, u16, u32, u64
 /// Bits of an integer or pred element's value: 4, 8, 16, 32, 64 (pred 1).

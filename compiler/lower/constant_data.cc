@@ -62,7 +62,13 @@ void StoreFloat(std::string& out, int64_t i, isa::DType t, double v, bool bf16_d
       Put(out, i, &v, 8);  // the evaluator's f64 value
       break;
     case isa::DType::kF8E4M3FN:
-    case isa::DType::kF8E5M2: {  // one rounding from the double, as the evaluator's Float8
+    case isa::DType::kF8E5M2:
+    case isa::DType::kF8E4M3:
+    case isa::DType::kF8E3M4:
+    case isa::DType::kF8E4M3FNUZ:
+    case isa::DType::kF8E5M2FNUZ:
+    case isa::DType::kF8E4M3B11FNUZ:
+    case isa::DType::kF8E8M0FNU: {  // one rounding from the double, as hlo/eval/float8.h
       uint8_t b = Float8FromDouble(isa::Float8FormatOf(t), v);
       Put(out, i, &b, 1);
       break;

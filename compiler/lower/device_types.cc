@@ -34,6 +34,18 @@ std::optional<isa::DType> DeviceType(hlo::PrimitiveType t) {
       return isa::DType::kF8E4M3FN;
     case hlo::PrimitiveType::kF8E5M2:
       return isa::DType::kF8E5M2;
+    case hlo::PrimitiveType::kF8E4M3:
+      return isa::DType::kF8E4M3;
+    case hlo::PrimitiveType::kF8E3M4:
+      return isa::DType::kF8E3M4;
+    case hlo::PrimitiveType::kF8E4M3FNUZ:
+      return isa::DType::kF8E4M3FNUZ;
+    case hlo::PrimitiveType::kF8E5M2FNUZ:
+      return isa::DType::kF8E5M2FNUZ;
+    case hlo::PrimitiveType::kF8E4M3B11FNUZ:
+      return isa::DType::kF8E4M3B11FNUZ;
+    case hlo::PrimitiveType::kF8E8M0FNU:
+      return isa::DType::kF8E8M0FNU;
     case hlo::PrimitiveType::kF64:
       return isa::DType::kF64;
     case hlo::PrimitiveType::kS4:
@@ -100,8 +112,8 @@ std::string NoDeviceTypeReason(hlo::PrimitiveType t) {
       break;
   }
   return fmt::format(
-      "element type {}: {} (device types: f32, bf16, f16, f8e4m3fn, f8e5m2, s4, u4, s8, u8, s16, "
-      "u16, s32, u32, s64, u64, pred; f64 for conversion only)",
+      "element type {}: {} (device types: f32, bf16, f16, the f8 types, s4, u4, s8, u8, s16, u16, "
+      "s32, u32, s64, u64, pred; f64 for conversion only)",
       name, why);
 }
 

@@ -11,7 +11,7 @@
 
 namespace tpusim::compiler {
 
-/// Each HLO type to the ISA type of the same name: f32, bf16, f16, f8e4m3fn, f8e5m2, s4, u4, s8, u8,
+/// Each HLO type to the ISA type of the same name: f32, bf16, f16, the f8 types, s4, u4, s8, u8,
 /// s16, u16, s32, u32, s64, u64, pred (the narrow types stored packed at their own width, widened
 /// to 32 bits in the VPU, as XLA's TPU backend does; s64/u64 stored at 8 bytes and computed exactly, each element op
 /// costed as several 32-bit VPU ops, as XLA's TPU backend emulates them with pairs of 32-bit

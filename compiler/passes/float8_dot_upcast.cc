@@ -9,11 +9,8 @@ namespace {
 
 using hlo::HloInstruction;
 using hlo::HloOpcode;
+using hlo::IsFloat8;
 using hlo::PrimitiveType;
-
-bool IsFloat8(PrimitiveType t) {
-  return t == PrimitiveType::kF8E4M3FN || t == PrimitiveType::kF8E5M2;
-}
 
 bool Matches(const HloInstruction& inst) {
   if (inst.opcode() != HloOpcode::kDot && inst.opcode() != HloOpcode::kConvolution) return false;

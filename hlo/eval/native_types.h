@@ -3,7 +3,7 @@
 // every kernel dispatches through PrimitiveTypeSwitch.
 //
 // Supported: pred (stored as bool, one byte as XLA stores it), s8 s16 s32 s64, u8 u16 u32 u64,
-// f16 (Eigen::half), bf16 (Eigen::bfloat16), f32, f64, f8e4m3fn and f8e5m2 (float8.h), s4 and u4
+// f16 (Eigen::half), bf16 (Eigen::bfloat16), f32, f64, the eight f8 formats (float8.h), s4 and u4
 // (int4.h, one element per byte); c64 and c128 (std::complex<float> / <double>, real part first as
 // XLA stores them), which Literal holds but PrimitiveTypeSwitch does not dispatch: the complex
 // kernels (kernels/complex.h, fft.h) take them, and the evaluator refuses other ops on them by name.
@@ -45,6 +45,12 @@ inline bool IsEvaluatorType(PrimitiveType t) {
     case PrimitiveType::kF64:
     case PrimitiveType::kF8E4M3FN:
     case PrimitiveType::kF8E5M2:
+    case PrimitiveType::kF8E4M3:
+    case PrimitiveType::kF8E3M4:
+    case PrimitiveType::kF8E4M3FNUZ:
+    case PrimitiveType::kF8E5M2FNUZ:
+    case PrimitiveType::kF8E4M3B11FNUZ:
+    case PrimitiveType::kF8E8M0FNU:
     case PrimitiveType::kS4:
     case PrimitiveType::kU4:
     case PrimitiveType::kC64:
@@ -90,6 +96,18 @@ decltype(auto) PrimitiveTypeSwitch(PrimitiveType t, F&& f) {
       return f(TypeTag<F8E4M3FN>{});
     case PrimitiveType::kF8E5M2:
       return f(TypeTag<F8E5M2>{});
+    case PrimitiveType::kF8E4M3:
+      return f(TypeTag<F8E4M3>{});
+    case PrimitiveType::kF8E3M4:
+      return f(TypeTag<F8E3M4>{});
+    case PrimitiveType::kF8E4M3FNUZ:
+      return f(TypeTag<F8E4M3FNUZ>{});
+    case PrimitiveType::kF8E5M2FNUZ:
+      return f(TypeTag<F8E5M2FNUZ>{});
+    case PrimitiveType::kF8E4M3B11FNUZ:
+      return f(TypeTag<F8E4M3B11FNUZ>{});
+    case PrimitiveType::kF8E8M0FNU:
+      return f(TypeTag<F8E8M0FNU>{});
     case PrimitiveType::kS4:
       return f(TypeTag<S4>{});
     case PrimitiveType::kU4:
@@ -119,6 +137,12 @@ constexpr PrimitiveType PrimitiveTypeOf() {
   if constexpr (std::is_same_v<T, double>) return PrimitiveType::kF64;
   if constexpr (std::is_same_v<T, F8E4M3FN>) return PrimitiveType::kF8E4M3FN;
   if constexpr (std::is_same_v<T, F8E5M2>) return PrimitiveType::kF8E5M2;
+  if constexpr (std::is_same_v<T, F8E4M3>) return PrimitiveType::kF8E4M3;
+  if constexpr (std::is_same_v<T, F8E3M4>) return PrimitiveType::kF8E3M4;
+  if constexpr (std::is_same_v<T, F8E4M3FNUZ>) return PrimitiveType::kF8E4M3FNUZ;
+  if constexpr (std::is_same_v<T, F8E5M2FNUZ>) return PrimitiveType::kF8E5M2FNUZ;
+  if constexpr (std::is_same_v<T, F8E4M3B11FNUZ>) return PrimitiveType::kF8E4M3B11FNUZ;
+  if constexpr (std::is_same_v<T, F8E8M0FNU>) return PrimitiveType::kF8E8M0FNU;
   if constexpr (std::is_same_v<T, S4>) return PrimitiveType::kS4;
   if constexpr (std::is_same_v<T, U4>) return PrimitiveType::kU4;
   if constexpr (std::is_same_v<T, std::complex<float>>) return PrimitiveType::kC64;
@@ -126,9 +150,9 @@ constexpr PrimitiveType PrimitiveTypeOf() {
   return PrimitiveType::kInvalid;
 }
 
-/// f8e4m3fn and f8e5m2.
+/// The f8 types (Float8<F> of every format).
 template <typename T>
-constexpr bool kIsFloat8 = std::is_same_v<T, F8E4M3FN> || std::is_same_v<T, F8E5M2>;
+constexpr bool kIsFloat8 = kIsFloat8Type<T>;
 /// f16, bf16, f32, f64, f8.
 template <typename T>
 constexpr bool kIsFloat = std::is_same_v<T, Eigen::half> || std::is_same_v<T, Eigen::bfloat16> ||

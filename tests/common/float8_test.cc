@@ -4,7 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
 
 namespace tpusim {
 namespace {
@@ -64,6 +69,68 @@ TEST(Float8Test, OverflowIsInfInE5m2AndNanInE4m3fn) {
   EXPECT_EQ(Float8FromDouble(kE5, -INFINITY), 0xFC);
   EXPECT_EQ(Float8FromDouble(kE5, NAN), 0x7E);
   EXPECT_EQ(Float8FromDouble(kE4, -NAN), 0xFF);
+}
+
+// Every line of tests/data/float8/minifloat_table.txt (ml_dtypes, by the script beside it; XLA:CPU
+// agrees on every line, check_table_with_xla.py):
+// the value of each of the 256 bit patterns of each of XLA's eight f8 formats, and the pattern
+// ml_dtypes gives each of ~8000 f32 inputs (every value, every midpoint and its neighbours, values
+// past the range, +-0, +-inf, NaN).
+TEST(Float8Test, EveryFormatMatchesMlDtypesTable) {
+  std::map<std::string, Float8Format> formats;
+  for (int f = 0; f <= static_cast<int>(Float8Format::kE8M0FNU); ++f) {
+    formats[Float8Name(static_cast<Float8Format>(f))] = static_cast<Float8Format>(f);
+  }
+  std::ifstream in("tests/data/float8/minifloat_table.txt");
+  ASSERT_TRUE(in) << "run from the source directory (TPUSIM_SOURCE_DIR)";
+  std::map<std::string, int> decodes, encodes;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream fields(line);
+    std::string kind, name, a, b;
+    fields >> kind >> name >> a >> b;
+    ASSERT_TRUE(formats.count(name)) << line;
+    const Float8Format f = formats[name];
+    if (kind == "d") {
+      const float v = Float8ToFloat(f, static_cast<uint8_t>(std::stoul(a, nullptr, 16)));
+      if (b == "nan") {
+        EXPECT_TRUE(std::isnan(v)) << line;
+      } else {
+        EXPECT_EQ(std::bit_cast<uint32_t>(v), std::stoul(b, nullptr, 16)) << line << " got " << v;
+      }
+      ++decodes[name];
+    } else {
+      ASSERT_EQ(kind, "e") << line;
+      const float x = std::bit_cast<float>(static_cast<uint32_t>(std::stoul(a, nullptr, 16)));
+      EXPECT_EQ(Float8FromDouble(f, x), std::stoul(b, nullptr, 16)) << line << " (x = " << x << ")";
+      ++encodes[name];
+    }
+  }
+  ASSERT_EQ(decodes.size(), formats.size());
+  for (const auto& [name, n] : decodes) EXPECT_EQ(n, 256) << name;
+  for (const auto& [name, n] : encodes) EXPECT_GT(n, 500) << name;
+}
+
+TEST(Float8Test, LayoutsOfTheNewFormats) {
+  EXPECT_EQ(Float8MaxFinite(Float8Format::kE4M3), 240.0);
+  EXPECT_EQ(Float8MaxFinite(Float8Format::kE3M4), 15.5);
+  EXPECT_EQ(Float8MaxFinite(Float8Format::kE4M3FNUZ), 240.0);
+  EXPECT_EQ(Float8MaxFinite(Float8Format::kE5M2FNUZ), 57344.0);
+  EXPECT_EQ(Float8MaxFinite(Float8Format::kE4M3B11FNUZ), 30.0);
+  EXPECT_EQ(Float8MaxFinite(Float8Format::kE8M0FNU), 0x1p127);
+  EXPECT_EQ(Float8HalfUlpOfMax(Float8Format::kE4M3FN), 16.0);
+  EXPECT_EQ(Float8HalfUlpOfMax(Float8Format::kE5M2), 4096.0);
+  // fnuz: one zero (-0 -> +0), 0x80 is the only NaN, overflow and inf are NaN.
+  EXPECT_EQ(Float8FromDouble(Float8Format::kE4M3FNUZ, -0.0), 0x00);
+  EXPECT_TRUE(std::isnan(Float8ToFloat(Float8Format::kE5M2FNUZ, 0x80)));
+  EXPECT_EQ(Float8FromDouble(Float8Format::kE4M3B11FNUZ, INFINITY), 0x80);
+  // f8e8m0fnu: powers of two only, no zero, no sign.
+  EXPECT_EQ(Float8FromDouble(Float8Format::kE8M0FNU, 1.0), 0x7F);
+  EXPECT_EQ(Float8FromDouble(Float8Format::kE8M0FNU, 0.0), 0xFF);
+  EXPECT_EQ(Float8FromDouble(Float8Format::kE8M0FNU, -4.0), 0xFF);
+  EXPECT_EQ(Float8FromDouble(Float8Format::kE8M0FNU, 1.5), 0x80);  // a tie goes away from zero
+  EXPECT_EQ(Float8ToFloat(Float8Format::kE8M0FNU, 0x00), 0x1p-127f);
 }
 
 }  // namespace

@@ -1,8 +1,14 @@
-// The evaluator's f8e4m3fn and f8e5m2 (hlo/eval/float8.h): XLA's convert rounding and overflow,
+// The evaluator's f8 types (hlo/eval/float8.h): XLA's convert rounding and overflow,
 // arithmetic computed in f32 and rounded once per op, constants, total-order compare.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <cmath>
+#include <string>
+#include <vector>
+
+#include "common/float8.h"
 
 #include "tests/eval/test_util.h"
 
@@ -74,6 +80,64 @@ ENTRY e {
 })";
   Literal r = EvalHlo(kText, {F32Vector({-0.0f, 1.0f, -NAN}), F32Vector({0.0f, NAN, -INFINITY})});
   EXPECT_EQ(Values(r), (std::vector<double>{1, 1, 1}));
+}
+
+// Each of XLA's eight f8 types parses, converts from and to f32 with common/float8.h's one
+// rounding (checked there against ml_dtypes), and refuses a constant past its largest finite value.
+TEST(EvalFloat8Test, EveryF8TypeConvertsAsTheMinifloatCodec) {
+  const std::vector<float> xs = {1.0f, 1.0625f, -2.75f, 0.1f, 15.75f, 29.0f, 250.0f,
+                                 1e5f, -0.0f, 0x1p-12f, 0x1p-130f, INFINITY, NAN};
+  for (int f = 0; f <= static_cast<int>(Float8Format::kE8M0FNU); ++f) {
+    const auto format = static_cast<Float8Format>(f);
+    const std::string t = Float8Name(format);
+    const std::string text = "HloModule m\nENTRY e {\n  x = f32[13] parameter(0)\n  a = " + t +
+                             "[13] convert(x)\n  ROOT b = f32[13] convert(a)\n}\n";
+    const std::vector<double> got = Values(EvalHlo(text, {F32Vector(xs)}));
+    ASSERT_EQ(got.size(), xs.size());
+    for (size_t i = 0; i < xs.size(); ++i) {
+      const float want = Float8ToFloat(format, Float8FromDouble(format, xs[i]));
+      if (std::isnan(want)) {
+        EXPECT_TRUE(std::isnan(got[i])) << t << " x=" << xs[i];
+      } else {
+        EXPECT_EQ(got[i], want) << t << " x=" << xs[i];
+        EXPECT_EQ(std::signbit(got[i]), std::signbit(want)) << t << " x=" << xs[i];
+      }
+    }
+    const double over = Float8MaxFinite(format) + Float8HalfUlpOfMax(format);
+    auto bad = ParseHloModule("HloModule m\nENTRY e {\n  ROOT c = " + t + "[] constant(" +
+                                  fmt::format("{}", over) + ")\n}\n",
+                              "bad.hlo");
+    ASSERT_FALSE(bad.ok()) << t;
+    EXPECT_NE(bad.status().message().find("out of range for " + t), std::string::npos)
+        << bad.status().message();
+  }
+}
+
+// convert f64 -> f8 rounds once from the f64 value, as XLA:CPU's convert does (jax.jit of
+// x.astype(jnp.float8_e4m3fn / float8_e8m0fnu) on an f64 array, jaxlib 0.10.2, gave the bytes
+// below); ml_dtypes and XLA's HloEvaluator round through f32 first and get 0x38, 0x3A, 0x81, 0x82.
+TEST(EvalFloat8Test, ConvertFromF64RoundsOnceAsXlaCpu) {
+  const std::vector<double> xs = {1.0625 + 1e-12, 1.1875 - 1e-12, 2.9999999999999996, 6 - 1e-13,
+                                  3.0, 6e-39};
+  auto x = Literal::Create(Shape(PrimitiveType::kF64, {static_cast<int64_t>(xs.size())}));
+  ASSERT_TRUE(x.ok());
+  for (size_t i = 0; i < xs.size(); ++i) x->mutable_data<double>()[i] = xs[i];
+  const Literal r = EvalHlo(R"(
+HloModule m
+ENTRY e {
+  x = f64[6] parameter(0)
+  a = f8e4m3fn[6] convert(x)
+  b = f8e8m0fnu[6] convert(x)
+  ua = u8[6] bitcast-convert(a)
+  ub = u8[6] bitcast-convert(b)
+  ROOT t = (u8[6], u8[6]) tuple(ua, ub)
+})",
+                            {*x});
+  const uint8_t* a = r.element(0).data<uint8_t>();
+  const uint8_t* b = r.element(1).data<uint8_t>();
+  EXPECT_EQ(std::vector<int>(a, a + 2), (std::vector<int>{0x39, 0x39}));
+  // f8e8m0fnu: 2, 4, 4 (3 is a tie: away from zero), 2^-126 (6e-39 is between 2^-127 and 2^-126).
+  EXPECT_EQ(std::vector<int>(b + 2, b + 6), (std::vector<int>{0x80, 0x81, 0x81, 0x01}));
 }
 
 }  // namespace

@@ -219,7 +219,9 @@ TEST(Numerics, F8E5m2StoreIsF16BitsRoundedToNearestEven) {
 }
 
 TEST(Numerics, F8BytesLoadExactlyAndStoreBack) {
-  for (DType t : {DType::kF8E4M3FN, DType::kF8E5M2}) {
+  for (DType t : {DType::kF8E4M3FN, DType::kF8E5M2, DType::kF8E4M3, DType::kF8E3M4,
+                  DType::kF8E4M3FNUZ, DType::kF8E5M2FNUZ, DType::kF8E4M3B11FNUZ,
+                  DType::kF8E8M0FNU}) {
     EXPECT_EQ(DTypeBytes(t), 1);
     EXPECT_TRUE(IsFloat(t));
     for (int i = 0; i < 256; ++i) {

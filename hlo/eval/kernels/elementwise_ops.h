@@ -224,6 +224,7 @@ int64_t TotalOrderKey(T x) {
     std::memcpy(&i, &x, 4);
     return i < 0 ? (i ^ std::numeric_limits<int32_t>::max()) : i;
   } else if constexpr (kIsFloat8<T>) {  // sign-magnitude bits, as the wider formats
+    if constexpr (T::kFormat == Float8Format::kE8M0FNU) return x.bits();  // no sign bit
     const auto i = static_cast<int8_t>(x.bits());
     return i < 0 ? (i ^ std::numeric_limits<int8_t>::max()) : i;
   } else {  // f16 / bf16: 16 bits

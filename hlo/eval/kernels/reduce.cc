@@ -22,7 +22,7 @@ constexpr int64_t kBlock = 1024;
 bool WidensToF32(const CalledComputation& reducer, PrimitiveType t, const KernelOptions& options) {
   return options.f32_accumulation && reducer.fast == Fast::kAdd &&
          (t == PrimitiveType::kBF16 || t == PrimitiveType::kF16 ||
-          t == PrimitiveType::kF8E4M3FN || t == PrimitiveType::kF8E5M2);
+          IsFloat8(t));
 }
 
 // A rank-0 Literal holding element i of `array`.
