@@ -24,6 +24,7 @@
 #include "compiler/passes/ragged_all_to_all_decomposer.h"
 #include "compiler/passes/reduce_precision_expander.h"
 #include "compiler/passes/reduce_window_lowering.h"
+#include "compiler/passes/rng_bit_generator_expander.h"
 #include "compiler/passes/rng_expander.h"
 #include "compiler/passes/select_and_scatter_expander.h"
 #include "compiler/passes/sort_expander.h"
@@ -44,11 +45,12 @@
 namespace tpusim::compiler {
 
 // Order (DESIGN.md §1): data-formatting -> async-to-sync -> call-inliner -> rng-expander ->
-// while-lowering -> constant-folding -> rng-state-assignment -> dynamic-padder ->
-// batch-norm-expander -> lapack-custom-calls -> cholesky-expander -> triangular-solve-expander ->
-// custom-call-expander -> sharding-remover -> spmd-partitioner -> ragged-all-to-all-decomposer ->
-// collective-expander -> complex-expander -> float8-dot-upcast -> pad-negative-padding ->
-// convolution-negative-padding -> lower-convolution -> lower-reduce-window ->
+// rng-bit-generator-expander -> while-lowering -> constant-folding -> rng-state-assignment ->
+// dynamic-padder -> batch-norm-expander -> lapack-custom-calls -> cholesky-expander ->
+// triangular-solve-expander -> custom-call-expander -> sharding-remover -> spmd-partitioner ->
+// ragged-all-to-all-decomposer -> collective-expander -> complex-expander -> float8-dot-upcast ->
+// pad-negative-padding -> convolution-negative-padding -> lower-convolution ->
+// lower-reduce-window ->
 // select-and-scatter-expander -> map-expander -> reduce-precision-expander ->
 // stochastic-convert-decomposer -> topk-expander -> variadic-reduce-expander ->
 // batched-gather-scatter-normalizer -> trailing-window-dims -> variadic-scatter-splitter ->
@@ -69,6 +71,7 @@ HloPassPipeline BuildHloPipeline(const config::ChipConfig& config,
   pipeline.AddPass<AsyncToSync>();       // before call-inliner: async-start/done become calls
   pipeline.AddPass<CallInliner>();
   pipeline.AddPass<RngExpander>();  // before while-lowering: each unrolled trip draws its state
+  pipeline.AddPass<RngBitGeneratorExpander>();  // rng_three_fry / rng_philox as XLA expands them
   pipeline.AddPass<WhileLowering>(max_unrolled_instructions, trip_counts, branch_trip_counts);
   // After unrolling: copies' induction variables fold too. A broadcast the VPU reads in place is
   // left alone (as a constant it would be loaded element by element).

@@ -224,7 +224,8 @@ Status Lowerer::LowerInstruction(const HloInstruction& inst) {
       return Unsupported(inst,
                          "stochastic-convert is lowered (stochastic-convert-decomposer) from a "
                          "float (f16, bf16, f32) with random bits of its width (u16, u16, u32) "
-                         "to a signed integer, as XLA's StochasticConvertDecomposer");
+                         "to a signed integer, as XLA's StochasticConvertDecomposer (which "
+                         "refuses a float destination too)");
     case HloOpcode::kScan:
       return Unsupported(inst,
                          "scan is not lowered (XLA's ScanExpander turns it into a while loop; "

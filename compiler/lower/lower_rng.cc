@@ -3,14 +3,15 @@
 // words, so the stream is the same as one call over all of them) and stored, and the advanced
 // state is stored last. The evaluator's rng-bit-generator uses the same Philox stream
 // (hlo/eval/kernels/rng.h), so the check compares bits. The state is XLA's u64[n] (key, counter,
-// ...), used in full. Only algorithm=rng_default runs (rng.h says why).
+// ...), used in full. rng_three_fry / rng_philox reach here only where
+// rng-bit-generator-expander could not write XLA's expansion (rng_xla.h says which).
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <string>
 
 #include "compiler/lower/lowerer.h"
-#include "hlo/eval/kernels/rng.h"
+#include "hlo/eval/kernels/rng_xla.h"
 
 namespace tpusim::compiler {
 
@@ -18,8 +19,15 @@ using hlo::HloInstruction;
 using hlo::PrimitiveType;
 
 Status Lowerer::LowerRngBitGenerator(const HloInstruction& inst) {
-  if (const std::string why = hlo::UnsupportedRngAlgorithm(inst.rng_algorithm()); !why.empty()) {
-    return Unsupported(inst, why);
+  if (inst.rng_algorithm() != hlo::RandomAlgorithm::kDefault) {  // rng-bit-generator-expander's
+    const std::string why = inst.shape().IsTuple() && inst.shape().tuple_shapes_size() == 2
+                                ? hlo::XlaRngUnsupported(inst.rng_algorithm(),
+                                                         inst.operand(0)->shape(),
+                                                         inst.shape().tuple_shapes(1))
+                                : "the result is not a (state, bits) tuple";
+    return Unsupported(inst, fmt::format("algorithm={}: {}",
+                                         hlo::RandomAlgorithmName(inst.rng_algorithm()),
+                                         why.empty() ? "not expanded" : why));
   }
   const hlo::Shape& shape = inst.shape();
   if (!shape.IsTuple() || shape.tuple_shapes_size() != 2) {

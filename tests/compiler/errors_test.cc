@@ -2,6 +2,10 @@
 // supported (Unimplemented), or the instruction and the sizes that do not fit (ResourceExhausted).
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "compile_test_util.h"
 
 namespace tpusim::compiler {
@@ -67,27 +71,30 @@ ENTRY e {
   EXPECT_NE(s.message().find("%r (add)"), std::string::npos) << s.message();
 }
 
-// rng_three_fry / rng_philox name XLA's generators, whose bits tpusim does not reproduce: refused
-// at the instruction, rng_default runs (hlo/eval/kernels/rng.h).
-TEST(CompileErrorsTest, RngBitGeneratorAlgorithmsOtherThanDefaultAreRefusedByName) {
-  for (const char* algorithm : {"rng_three_fry", "rng_philox"}) {
-    Status s = CompileText(std::string(R"(HloModule m
-ENTRY e {
-  s = u64[2] parameter(0)
-  ROOT r = (u64[2], u32[64]) rng-bit-generator(s), algorithm=)") + algorithm + "\n}",
+// rng_three_fry / rng_philox run as XLA expands them (rng-bit-generator-expander); a state or a
+// bits type XLA's expansion does not take is refused at the instruction, naming the algorithm.
+TEST(CompileErrorsTest, RngBitGeneratorStatesXlaDoesNotTakeAreRefusedByName) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"u64[3]", "(u64[3], u32[64]) rng-bit-generator(s), algorithm=rng_three_fry"},
+      {"u64[2]", "(u64[2], s32[64]) rng-bit-generator(s), algorithm=rng_philox"}};
+  for (const auto& [state, op] : cases) {
+    Status s = CompileText("HloModule m\nENTRY e {\n  s = " + state + " parameter(0)\n  ROOT r = " +
+                               op + "\n}",
                            "tiny");
-    EXPECT_EQ(s.code(), StatusCode::kUnimplemented) << algorithm;
+    EXPECT_EQ(s.code(), StatusCode::kUnimplemented) << op;
     EXPECT_NE(s.message().find("test.hlo:4:"), std::string::npos) << s.message();
-    EXPECT_NE(s.message().find(std::string("algorithm=") + algorithm), std::string::npos)
+    EXPECT_NE(s.message().find(op.substr(op.find("algorithm="))), std::string::npos)
         << s.message();
   }
-  EXPECT_TRUE(CompileText(R"(HloModule m
-ENTRY e {
-  s = u64[2] parameter(0)
-  ROOT r = (u64[2], u32[64]) rng-bit-generator(s), algorithm=rng_default
-})",
-                          "tiny")
-                  .ok());
+  for (const char* algorithm : {"rng_default", "rng_three_fry", "rng_philox"}) {
+    EXPECT_TRUE(CompileText(std::string("HloModule m\nENTRY e {\n  s = u64[2] parameter(0)\n"
+                                        "  ROOT r = (u64[2], u32[64]) rng-bit-generator(s), "
+                                        "algorithm=") +
+                                algorithm + "\n}",
+                            "tiny")
+                    .ok())
+        << algorithm;
+  }
 }
 
 TEST(CompileErrorsTest, ReductionRowLargerThanVmemCompiles) {

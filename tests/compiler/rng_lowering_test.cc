@@ -60,7 +60,7 @@ ENTRY e {
                         "tiny", 0, 0);
 }
 
-TEST(RngLoweringTest, ThreeFryAndNarrowValuesAreRefusedByName) {
+TEST(RngLoweringTest, NarrowDefaultValuesAreRefusedByName) {
   auto m = testing::Parse(R"(
 HloModule rng
 ENTRY e {

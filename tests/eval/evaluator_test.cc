@@ -498,21 +498,22 @@ add {
   EXPECT_EQ(EstimateCheckBytes(**module, int64_t{1} << 62), std::numeric_limits<int64_t>::max());
 }
 
-// rng-bit-generator: rng_default is tpusim's stream; rng_three_fry and rng_philox (XLA's
-// generators, whose bits it does not reproduce) are refused naming the algorithm.
-TEST(EvaluatorRngTest, OnlyTheDefaultAlgorithmIsEvaluated) {
-  for (const char* algorithm : {"rng_three_fry", "rng_philox"}) {
-    Status s = EvalHloStatus(std::string("HloModule m\nENTRY e {\n  s = u64[2] constant({1, 2})\n"
-                                         "  ROOT r = (u64[2], u32[8]) rng-bit-generator(s), "
-                                         "algorithm=") + algorithm + "\n}\n");
-    EXPECT_EQ(s.code(), StatusCode::kUnimplemented) << algorithm;
-    EXPECT_NE(s.message().find(std::string("algorithm=") + algorithm), std::string::npos)
-        << s.message();
+// rng-bit-generator: rng_default is tpusim's stream; rng_three_fry and rng_philox are XLA's
+// generators (values pinned in rng_xla_test.cc), each its own stream.
+TEST(EvaluatorRngTest, EachAlgorithmIsItsOwnStream) {
+  std::vector<std::vector<double>> streams;
+  for (const char* algorithm : {"rng_default", "rng_three_fry", "rng_philox"}) {
+    const std::string text = std::string("HloModule m\nENTRY e {\n") +
+                             "  s = u64[2] constant({1, 2})\n" +
+                             "  ROOT r = (u64[2], u32[8]) rng-bit-generator(s), algorithm=" +
+                             algorithm + "\n}\n";
+    const Literal r = testing::EvalHlo(text);
+    ASSERT_TRUE(r.shape().IsTuple()) << algorithm;
+    streams.push_back(testing::Values(r.element(1)));
   }
-  EXPECT_TRUE(EvalHloStatus("HloModule m\nENTRY e {\n  s = u64[2] constant({1, 2})\n"
-                            "  ROOT r = (u64[2], u32[8]) rng-bit-generator(s), "
-                            "algorithm=rng_default\n}\n")
-                  .ok());
+  EXPECT_NE(streams[0], streams[1]);
+  EXPECT_NE(streams[0], streams[2]);
+  EXPECT_NE(streams[1], streams[2]);
 }
 
 }  // namespace

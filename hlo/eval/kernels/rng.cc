@@ -9,23 +9,14 @@
 #include <numbers>
 
 #include "common/philox.h"
+#include "hlo/eval/kernels/rng_xla.h"
 
 namespace tpusim::hlo {
 
-std::string UnsupportedRngAlgorithm(RandomAlgorithm algorithm) {
-  if (algorithm == RandomAlgorithm::kDefault) return "";
-  return fmt::format(
-      "algorithm={}: tpusim's generator does not reproduce the bits of XLA's {} bit generator "
-      "(only algorithm=rng_default runs: a TPU's default generator, modelled by tpusim's Philox "
-      "stream, hlo/eval/kernels/rng.h)",
-      RandomAlgorithmName(algorithm),
-      algorithm == RandomAlgorithm::kThreeFry ? "ThreeFry-2x32" : "Philox-4x32");
-}
-
 StatusOr<Literal> RngBitGenerator(const Literal& state, const Shape& out,
                                   RandomAlgorithm algorithm, const KernelOptions& options) {
-  if (const std::string why = UnsupportedRngAlgorithm(algorithm); !why.empty()) {
-    return Unimplemented("rng-bit-generator " + why);
+  if (algorithm != RandomAlgorithm::kDefault) {
+    return XlaRngBitGenerator(state, out, algorithm, options);
   }
   if (!out.IsTuple() || out.tuple_shapes_size() != 2 ||
       state.element_type() != PrimitiveType::kU64 || state.element_count() < 2 ||

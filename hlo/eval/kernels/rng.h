@@ -8,10 +8,9 @@
 // Algorithms: this stream is tpusim's `rng_default`. XLA's RngBitGeneratorExpander replaces
 // rng_default by the backend's default algorithm; on a TPU, rng_default is the TPU backend's own
 // generator, whose bits XLA does not publish, so any deterministic stream is a faithful model of it
-// (an assumption: its statistics, not its bits). `rng_three_fry` and `rng_philox` name XLA's
-// ThreeFryBitGenerator / PhiloxBitGenerator (xla/hlo/builder/lib/prng.cc), whose key, counter
-// and output layouts this stream does not reproduce bit for bit: they are refused
-// (UnsupportedRngAlgorithm) rather than run with bits that differ from XLA's.
+// (an assumption: its statistics, not its bits). `rng_three_fry` and `rng_philox` are XLA's
+// ThreeFryBitGenerator / PhiloxBitGenerator, computed bit for bit as XLA does
+// (hlo/eval/kernels/rng_xla.h).
 #pragma once
 
 #include <string>
@@ -23,12 +22,8 @@
 
 namespace tpusim::hlo {
 
-/// Empty for rng_default; for rng_three_fry / rng_philox, why tpusim refuses them (see the file
-/// comment), for the evaluator's and the compiler's errors alike.
-std::string UnsupportedRngAlgorithm(RandomAlgorithm algorithm);
-
 /// `state` is u64[n >= 2]; `out` is the tuple (state shape, u32/u64/s32/s64 array). Returns the
-/// tuple. Unimplemented for an algorithm other than rng_default (UnsupportedRngAlgorithm).
+/// tuple. rng_three_fry / rng_philox: XlaRngBitGenerator (rng_xla.h).
 StatusOr<Literal> RngBitGenerator(const Literal& state, const Shape& out,
                                   RandomAlgorithm algorithm, const KernelOptions& options);
 

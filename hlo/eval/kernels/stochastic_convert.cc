@@ -85,7 +85,8 @@ StatusOr<Literal> EvaluateStochasticConvert(const Literal& x, const Literal& ran
       random.shape().dimensions() != out.dimensions()) {
     return Unimplemented(fmt::format(
         "stochastic-convert of {} with random {} to {}: XLA defines it from a float (f16, bf16, "
-        "f32, f64) with random bits of its width (u16, u16, u32, u64) to a signed integer",
+        "f32, f64) with random bits of its width (u16, u16, u32, u64) to a signed integer (XLA "
+        "refuses a float destination too: \"Unsupported stochastic convert\")",
         x.shape().ToString(false), random.shape().ToString(false), out.ToString(false)));
   }
   TPUSIM_ASSIGN_OR_RETURN(Literal result, Literal::Create(out, options.max_bytes));
