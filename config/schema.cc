@@ -191,7 +191,8 @@ const Row kRows[] = {
     {"system.ici.dimension_rings", "", "true",
      "an all-reduce over every core of the slice runs as rings along one torus dimension at a "
      "time (the cores of a chip ride the first dimension's ring; reduce-scatter along each "
-     "dimension in turn, then all-gather back), 2 x sum(n_d - 1) steps, as TPU pods sum gradients [Kumar et al., "
+     "dimension in turn, then all-gather back), 2 x sum(n_d - 1) steps, as TPU pods sum "
+     "gradients [Kumar et al., "
      "'Scale MLPerf-0.6 models on Google TPU-v3 Pods', 2019, 2-D gradient summation; Jouppi et "
      "al., ISCA 2023, 3D torus]; false: one ring through every core, 2 (n - 1) steps",
      kNoRange, TPUSIM_FIELD(system.ici_dimension_rings)},

@@ -135,9 +135,12 @@ class Padder {
   std::vector<HloInstruction*> dead_;
 };
 
-HloInstruction* Padder::ClampedSize(HloInstruction* n, int64_t bound, const HloInstruction& anchor) {
+HloInstruction* Padder::ClampedSize(HloInstruction* n, int64_t bound,
+                                    const HloInstruction& anchor) {
   HloBuilder b(&entry_, &anchor);
-  if (n->shape().element_type() != PrimitiveType::kS32) n = b.Convert(n, PrimitiveType::kS32, "size");
+  if (n->shape().element_type() != PrimitiveType::kS32) {
+    n = b.Convert(n, PrimitiveType::kS32, "size");
+  }
   HloInstruction* lo = b.ScalarConstant(PrimitiveType::kS32, 0, "size.min");
   HloInstruction* hi = b.ScalarConstant(PrimitiveType::kS32, static_cast<double>(bound), "bound");
   return b.Binary(HloOpcode::kMinimum, b.Binary(HloOpcode::kMaximum, n, lo, "size.lo"), hi,

@@ -5,8 +5,8 @@
 // transfer is native:
 //  * each member cuts, per peer k, the R rows starting at input_offsets[k] (R = the input's rows;
 //    the input is padded with R zero rows so every start fits) and stacks them [n, R, ...];
-//  * an all-to-all along dimension 0 (same replica groups) delivers slot j from member j, and one of
-//    output_offsets delivers each sender's offset into this member's output;
+//  * an all-to-all along dimension 0 (same replica groups) delivers slot j from member j, and one
+//    of output_offsets delivers each sender's offset into this member's output;
 //  * for each sender j, rows [offset_j, offset_j + recv_sizes[j]) of the result are its slot's
 //    first rows, shifted into place by a dynamic-slice; every other row keeps `output`.
 // Values are XLA's semantics (checked against the evaluator). Bytes are not: every member sends n

@@ -60,7 +60,8 @@ void ExpectValues(const std::string& text, const std::vector<hlo::Literal>& args
     ASSERT_EQ(leaves[k]->element_count(), static_cast<int64_t>(want[k].size())) << "output " << k;
     for (size_t i = 0; i < want[k].size(); ++i) {
       const int64_t e = static_cast<int64_t>(i);
-      EXPECT_EQ(leaves[k]->GetAsDouble(e), want[k][i]) << "evaluator output " << k << " [" << i << "]";
+      EXPECT_EQ(leaves[k]->GetAsDouble(e), want[k][i])
+          << "evaluator output " << k << " [" << i << "]";
       EXPECT_EQ(device->outputs[k].GetAsDouble(e), want[k][i])
           << "device output " << k << " [" << i << "]";
     }
