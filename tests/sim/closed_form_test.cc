@@ -8,7 +8,6 @@
 #include <cstdio>
 #include <random>
 #include <string>
-#include <tuple>
 
 #include "common/json.h"
 #include "sim/report/report.h"
@@ -305,29 +304,6 @@ TEST(ClosedFormTest, DimensionRingsCarryTheCoresOfAChipOnTheFirstRing) {
   EXPECT_NEAR(got / formula, 1.0, 0.05) << got << " vs " << formula;
   auto odd = RingAllReduce(chip, 8, count + 3, 9);  // chunks of unequal sizes
   ASSERT_TRUE(odd.ok()) << odd.status().message();
-}
-
-// The simulator's SyncHub, like the interpreter, lets groupings interleave: core 1 reaches its
-// second {0,1} all-reduce while core 0 still waits in {0,2}. Values checked against the
-// interpreter (RunAndCheck).
-TEST(ClosedFormTest, InterleavedReplicaGroupsRendezvousInTheirOwnGroups) {
-  std::string text = ".replica_groups 0 {0,1}, {2,3}\n.replica_groups 1 {0,2}, {1,3}\n";
-  for (int c = 0; c < 4; ++c) {
-    text += ".core " + std::to_string(c) + "\n";
-    for (auto [g, src, dst] : {std::tuple{0, 0, 256}, {1, 256, 512}, {0, 512, 768}}) {
-      text += fmt::format("ici.all_reduce op=sum, dtype=f32, space=vmem, src={}, dst={}, "
-                          "count=64, group={}\n", src, dst, g);
-    }
-    text += "ctrl.halt\n";
-  }
-  isa::Program p = Asm(text);
-  std::mt19937_64 rng(11);
-  for (int c = 0; c < 4; ++c) {
-    p.data.push_back(
-        testing::F32Segment(isa::MemSpace::kVmem, c, 0, testing::RandomFloats(rng, 64)));
-  }
-  auto r = RunAndCheck(TinyChip(4), p);
-  ASSERT_TRUE(r.ok()) << r.status().message();
 }
 
 }  // namespace
