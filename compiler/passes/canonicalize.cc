@@ -392,39 +392,17 @@ bool SplitMiddleBroadcast(HloComputation& comp, HloInstruction* inst) {
   return true;
 }
 
-// Ops whose value the static shapes decide, as XLA's dynamic padder and algebraic simplifier
-// rewrite them: get-dimension-size of a static dimension -> its size, a constant; dynamic-reshape
-// to a static shape -> reshape (its size operands can only be that shape's); imag of a real value
-// -> zeros (real of one is its operand: lowerer.h IsAliasOfOperand).
-bool ReplaceShapeDeterminedOp(HloComputation& comp, HloInstruction* inst) {
-  const Shape& s = inst->shape();
-  if (!s.IsArray() || inst->operand_count() == 0 || !inst->operand(0)->shape().IsArray()) {
+// imag of a real value -> zeros (real of one is its operand: lowerer.h IsAliasOfOperand), as XLA's
+// algebraic simplifier rewrites it. (Size ops are dynamic-padder's, earlier in the pipeline.)
+bool ReplaceImagOfReal(HloComputation& comp, HloInstruction* inst) {
+  if (inst->opcode() != HloOpcode::kImag || !inst->shape().IsArray() ||
+      inst->operand_count() == 0 || !inst->operand(0)->shape().IsArray() ||
+      hlo::IsComplex(inst->operand(0)->shape().element_type())) {
     return false;
   }
-  for (int64_t d = 0; d < s.rank(); ++d) {
-    if (s.is_dynamic_dimension(d)) return false;
-  }
+  const Shape& s = inst->shape();
   HloBuilder b(&comp, inst);
-  HloInstruction* by = nullptr;
-  const Shape& in = inst->operand(0)->shape();
-  switch (inst->opcode()) {
-    case HloOpcode::kGetDimensionSize: {
-      if (inst->dimensions().size() != 1) return false;
-      const int64_t d = inst->dimensions()[0];
-      if (d < 0 || d >= in.rank() || in.is_dynamic_dimension(d)) return false;
-      by = b.ScalarConstant(s.element_type(), static_cast<double>(in.dimensions(d)), "size");
-      break;
-    }
-    case HloOpcode::kDynamicReshape:
-      by = b.Reshape(inst->operand(0), s.dimensions(), "static");
-      break;
-    case HloOpcode::kImag:
-      if (hlo::IsComplex(in.element_type())) return false;
-      by = b.Broadcast(b.ScalarConstant(s.element_type(), 0, "zero"), s, {}, "zeros");
-      break;
-    default:
-      return false;
-  }
+  HloInstruction* by = b.Broadcast(b.ScalarConstant(s.element_type(), 0, "zero"), s, {}, "zeros");
   inst->ReplaceAllUsesWith(by);
   comp.RemoveInstruction(inst);
   return true;
@@ -436,7 +414,7 @@ bool RunOnComputation(HloComputation& comp) {
   for (const auto& i : comp.instructions()) order.push_back(i.get());
   for (HloInstruction* inst : order) {
     // Both rewrites remove inst: nothing may read it after either.
-    if (ReplaceShapeDeterminedOp(comp, inst) || StaticSliceFromConstantStarts(comp, inst)) {
+    if (ReplaceImagOfReal(comp, inst) || StaticSliceFromConstantStarts(comp, inst)) {
       changed = true;
       continue;
     }

@@ -28,9 +28,8 @@
 //    only by elementwise ops, becomes a broadcast into the leading dimensions (a [rows] column,
 //    materialized) broadcast again along the last dimension (read as a per-row column as the
 //    elementwise kernels stream: lower/hbm_plan.cc, VirtualBroadcastKind).
-//  * get-dimension-size of a static dimension becomes a constant, dynamic-reshape to a static shape
-//    a reshape, imag of a real value a broadcast 0 (XLA's dynamic padder and algebraic
-//    simplifier).
+//  * imag of a real value becomes a broadcast 0 (XLA's algebraic simplifier; get-dimension-size
+//    and dynamic-reshape of static shapes are dynamic-padder's, earlier in the pipeline).
 //  * Never changes values: the rewritten module computes bit-identical results on the evaluator.
 #pragma once
 

@@ -62,20 +62,21 @@ std::optional<int64_t> ConstantValue(const HloInstruction& n) {
 
 class Padder {
  public:
-  Padder(hlo::HloModule& module, hlo::HloComputation& entry) : module_(module), entry_(entry) {}
+  Padder(hlo::HloModule& module, hlo::HloComputation& comp, bool is_entry)
+      : module_(module), comp_(comp), is_entry_(is_entry) {}
 
   Status Run() {
     std::vector<HloInstruction*> order;
-    for (const auto& i : entry_.instructions()) order.push_back(i.get());
+    for (const auto& i : comp_.instructions()) order.push_back(i.get());
     for (HloInstruction* inst : order) TPUSIM_RETURN_IF_ERROR(Visit(*inst));
-    MaskOutputs();
+    if (is_entry_) MaskOutputs();
     // Only now do the sized instructions give way to what they stand for: until here each held
     // its own sizes (x itself, read elsewhere, may be static).
     for (auto& [inst, replacement] : replacements_) {
       inst->ReplaceAllUsesWith(replacement);
       dead_.push_back(inst);
     }
-    entry_.RemoveInstructions(dead_);
+    comp_.RemoveInstructions(dead_);
     return OkStatus();
   }
 
@@ -104,6 +105,11 @@ class Padder {
                     inst.name(), hlo::HloOpcodeString(inst.opcode()), why)));
   }
 
+  // A size below the bound appears at `inst`: only the entry computation follows one.
+  Status SizeOutsideTheEntry(const HloInstruction& inst) const {
+    return Refuse(inst, fmt::format("a dynamic size inside computation '{}' (sizes are followed "
+                                    "in the entry computation)", comp_.name()));
+  }
   Status Visit(HloInstruction& inst);
   Status VisitReshape(HloInstruction& inst);
   // `inst` gives way to `by` once every instruction is visited (Run).
@@ -128,7 +134,8 @@ class Padder {
   void MaskOutputs();
 
   hlo::HloModule& module_;
-  hlo::HloComputation& entry_;
+  hlo::HloComputation& comp_;
+  const bool is_entry_;  // sizes are followed in the entry computation only
   std::unordered_map<const HloInstruction*, Sizes> sizes_;
   std::vector<std::pair<HloInstruction*, HloInstruction*>> replacements_;
   std::unordered_map<const HloInstruction*, HloInstruction*> replaced_by_;
@@ -137,7 +144,7 @@ class Padder {
 
 HloInstruction* Padder::ClampedSize(HloInstruction* n, int64_t bound,
                                     const HloInstruction& anchor) {
-  HloBuilder b(&entry_, &anchor);
+  HloBuilder b(&comp_, &anchor);
   if (n->shape().element_type() != PrimitiveType::kS32) {
     n = b.Convert(n, PrimitiveType::kS32, "size");
   }
@@ -149,7 +156,7 @@ HloInstruction* Padder::ClampedSize(HloInstruction* n, int64_t bound,
 
 HloInstruction* Padder::Validity(const Shape& shape, const Sizes& sizes,
                                  const std::vector<int64_t>& dims, const HloInstruction& anchor) {
-  HloBuilder b(&entry_, &anchor);
+  HloBuilder b(&comp_, &anchor);
   HloInstruction* valid = nullptr;
   for (int64_t d : dims) {
     if (d < 0 || d >= static_cast<int64_t>(sizes.size())) continue;  // a static operand
@@ -172,7 +179,7 @@ HloInstruction* Padder::Mask(HloInstruction* x, const Sizes& sizes,
                              const HloInstruction& anchor) {
   HloInstruction* valid = Validity(x->shape(), sizes, dims, anchor);
   if (valid == nullptr) return x;
-  HloBuilder b(&entry_, &anchor);
+  HloBuilder b(&comp_, &anchor);
   return b.Select(valid, x, b.Broadcast(pad, x->shape(), {}, "pad.value"), "pad.masked");
 }
 
@@ -192,9 +199,9 @@ Status Padder::Visit(HloInstruction& inst) {
       Sizes s = SizesOf(x).empty() ? Static(*x) : SizesOf(x);
       const int64_t bound = x->shape().dimensions(d);
       const std::optional<int64_t> n = ConstantValue(*inst.operand(1));
-      s[static_cast<size_t>(d)] = n.has_value() && *n == bound
-                                      ? nullptr
-                                      : ClampedSize(inst.operand(1), bound, inst);
+      const bool full = n.has_value() && *n == bound;
+      if (!full && !is_entry_) return SizeOutsideTheEntry(inst);
+      s[static_cast<size_t>(d)] = full ? nullptr : ClampedSize(inst.operand(1), bound, inst);
       if (AnyDynamic(s)) sizes_[&inst] = std::move(s);
       Replace(inst, x);
       return OkStatus();
@@ -203,7 +210,7 @@ Status Padder::Visit(HloInstruction& inst) {
       const int64_t d = inst.dimensions(0);
       HloInstruction* size = SizeOf(inst.operand(0), d);
       if (size == nullptr) {
-        size = HloBuilder(&entry_, &inst)
+        size = HloBuilder(&comp_, &inst)
                    .ScalarConstant(PrimitiveType::kS32,
                                    static_cast<double>(inst.operand(0)->shape().dimensions(d)),
                                    "bound");
@@ -265,7 +272,7 @@ Status Padder::Visit(HloInstruction& inst) {
         if (out[d] == nullptr) out[d] = s[d];
       }
     }
-  } else if (op == HloOpcode::kTuple && &inst == entry_.root_instruction()) {
+  } else if (op == HloOpcode::kTuple && &inst == comp_.root_instruction()) {
     return OkStatus();  // the outputs are masked at the end
   } else {
     for (int64_t k = 0; k < inst.operand_count(); ++k) {
@@ -302,6 +309,7 @@ Status Padder::VisitReshape(HloInstruction& inst) {
   }
   Sizes result = Static(inst);
   if (sized && out.rank() > 0 && out.is_dynamic_dimension(0)) {
+    if (!is_entry_) return SizeOutsideTheEntry(inst);
     result[0] = ClampedSize(inst.operand(1), out.dimensions(0), inst);
   } else if (AnyDynamic(s)) {
     int64_t inner_in = 1, inner_out = 1;
@@ -311,7 +319,7 @@ Status Padder::VisitReshape(HloInstruction& inst) {
       return Refuse(inst, fmt::format("the result's minor dimensions ({} elements) split the "
                                       "rows of %{} ({} elements)", inner_out, x.name(), inner_in));
     }
-    HloBuilder b(&entry_, &inst);
+    HloBuilder b(&comp_, &inst);
     HloInstruction* f =
         b.ScalarConstant(PrimitiveType::kS32, static_cast<double>(inner_in / inner_out), "rows");
     result[0] = b.Binary(HloOpcode::kMultiply, s[0], f, "size");
@@ -322,7 +330,7 @@ Status Padder::VisitReshape(HloInstruction& inst) {
       return Refuse(inst, "a result bound with another element count than the operand's bound");
     }
     HloInstruction* r =
-        HloBuilder(&entry_, &inst).Reshape(inst.operand(0), out.dimensions(), "static");
+        HloBuilder(&comp_, &inst).Reshape(inst.operand(0), out.dimensions(), "static");
     Replace(inst, r);
   }
   return OkStatus();
@@ -364,7 +372,7 @@ Status Padder::VisitDot(HloInstruction& inst) {
   const hlo::DotDimensionNumbers& dn = inst.dot_dimension_numbers();
   const Sizes lhs = SizesOf(inst.operand(0)), rhs = SizesOf(inst.operand(1));
   if (!AnyDynamic(lhs) && !AnyDynamic(rhs)) return OkStatus();
-  HloBuilder b(&entry_, &inst);
+  HloBuilder b(&comp_, &inst);
   auto at = [](const Sizes& s, int64_t d) {
     return s.empty() ? nullptr : s[static_cast<size_t>(d)];
   };
@@ -412,9 +420,9 @@ Status Padder::VisitDot(HloInstruction& inst) {
 // Each array output of the entry computation (the root, or each element of a root tuple) reads
 // zeros in its padding.
 void Padder::MaskOutputs() {
-  HloInstruction* root = entry_.root_instruction();
+  HloInstruction* root = comp_.root_instruction();
   auto zero = [&](const HloInstruction* x) {
-    return HloBuilder(&entry_, root).ScalarConstant(x->shape().element_type(), 0, "pad.zero");
+    return HloBuilder(&comp_, root).ScalarConstant(x->shape().element_type(), 0, "pad.zero");
   };
   auto every_dim = [](const Sizes& s) {
     std::vector<int64_t> all(s.size());
@@ -435,16 +443,16 @@ void Padder::MaskOutputs() {
   if (!AnyDynamic(s) || !root->shape().IsArray()) return;
   // The select reads the root, so it goes after it, as the new root.
   HloInstruction* valid = Validity(root->shape(), s, every_dim(s), *root);
-  HloInstruction* pad = HloBuilder(&entry_, root).Broadcast(zero(root), root->shape(), {},
+  HloInstruction* pad = HloBuilder(&comp_, root).Broadcast(zero(root), root->shape(), {},
                                                             "pad.value");
   auto select = std::make_unique<HloInstruction>(
       HloOpcode::kSelect, Shape(root->shape().element_type(), root->shape().dimensions()),
-      entry_.UniqueName(root->name() + ".pad.masked"));
+      comp_.UniqueName(root->name() + ".pad.masked"));
   select->set_location(root->location());
   select->AppendOperand(valid);
   select->AppendOperand(root);
   select->AppendOperand(pad);
-  entry_.set_root_instruction(entry_.AddInstruction(std::move(select)));
+  comp_.set_root_instruction(comp_.AddInstruction(std::move(select)));
 }
 
 }  // namespace
@@ -459,20 +467,20 @@ bool HasDynamicShapes(const hlo::HloModule& module) {
 }
 
 StatusOr<bool> DynamicPadder::Run(hlo::HloModule& module) {
-  if (!HasDynamicShapes(module)) return false;
-  hlo::HloComputation* entry = module.entry_computation();
+  bool size_ops = false;
   for (const auto& comp : module.computations()) {
-    if (comp.get() == entry) continue;
     for (const auto& i : comp->instructions()) {
-      if (!ShapeHasDynamicBound(i->shape())) continue;
-      return Unimplemented(FormatDiagnostic(
-          module.source_name(), "", i->location(),
-          fmt::format("%{} ({}): cannot lower: a dynamic shape inside computation '{}' (tpusim's "
-                      "dynamic padder handles dynamic shapes in the entry computation)",
-                      i->name(), hlo::HloOpcodeString(i->opcode()), comp->name())));
+      size_ops = size_ops || i->opcode() == HloOpcode::kSetDimensionSize ||
+                 i->opcode() == HloOpcode::kGetDimensionSize ||
+                 i->opcode() == HloOpcode::kDynamicReshape;
     }
   }
-  TPUSIM_RETURN_IF_ERROR(Padder(module, *entry).Run());
+  if (!size_ops && !HasDynamicShapes(module)) return false;
+  std::vector<hlo::HloComputation*> comps;
+  for (const auto& comp : module.computations()) comps.push_back(comp.get());
+  for (hlo::HloComputation* comp : comps) {
+    TPUSIM_RETURN_IF_ERROR(Padder(module, *comp, comp == module.entry_computation()).Run());
+  }
   for (const auto& comp : module.computations()) {
     for (const auto& i : comp->instructions()) MakeStatic(i->mutable_shape());
   }

@@ -17,8 +17,11 @@
 //   reads zeros there; an output of the entry computation reads zeros in its padding (XLA leaves
 //   them undefined; zeros make outputs comparable and printable).
 // An entry parameter's `<=N` dimension has size N (its value is the whole array tpusim is given).
-// Dynamic sizes reaching any other op, or inside called computations, are a located Unimplemented
-// error naming the op. Afterwards every shape of the module is static.
+// Dynamic sizes reaching any other op, or made inside a called computation, are a located
+// Unimplemented error naming the op. The pass is also the one place a static module's size ops
+// go (in every computation): get-dimension-size of a static dimension becomes its constant size,
+// dynamic-reshape to a static shape a reshape, set-dimension-size to the bound its operand.
+// Afterwards every shape of the module is static.
 #pragma once
 
 #include "compiler/pass/hlo_pass.h"

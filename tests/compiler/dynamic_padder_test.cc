@@ -201,6 +201,35 @@ ENTRY e {
                {{7}, {1}});
 }
 
+// The size ops of a static module, in any computation, are the padder's too (one place: canonicalize
+// no longer rewrites them): get-dimension-size becomes the constant size, set-dimension-size to the
+// bound its operand, dynamic-reshape to a static shape a reshape; values unchanged.
+TEST(DynamicPadderTest, StaticSizeOpsInEveryComputationBecomeConstantsAndReshapes) {
+  DynamicPadder padder;
+  auto m = testing::ExpectRewriteKeepsBits(padder, R"(HloModule m
+body {
+  x = f32[4,8] parameter(0)
+  n = s32[] constant(4)
+  s = f32[<=4,8] set-dimension-size(x, n), dimensions={0}
+  g = s32[] get-dimension-size(s), dimensions={1}
+  e = s32[] constant(32)
+  r = f32[32] dynamic-reshape(s, e)
+  gf = f32[] convert(g)
+  b = f32[32] broadcast(gf), dimensions={}
+  ROOT o = f32[32] add(r, b)
+}
+ENTRY e {
+  p = f32[4,8] parameter(0)
+  ROOT c = f32[32] call(p), to_apply=body
+})");
+  ASSERT_NE(m, nullptr);
+  for (auto op : {hlo::HloOpcode::kGetDimensionSize, hlo::HloOpcode::kSetDimensionSize,
+                  hlo::HloOpcode::kDynamicReshape}) {
+    EXPECT_EQ(testing::CountOpcode(*m, op), 0) << hlo::HloOpcodeString(op);
+  }
+  EXPECT_FALSE(HasDynamicShapes(*m));
+}
+
 TEST(DynamicPadderTest, WhatThePadderDoesNotHandleIsALocatedError) {
   DynamicPadder padder;
   testing::ExpectRefused(padder, R"(HloModule m
@@ -225,6 +254,17 @@ ENTRY e {
   d = f32[1,<=4,4,1] set-dimension-size(x, n), dimensions={1}
   ROOT c = f32[1,<=4,4,1] convolution(d, k), window={size=1x1}, dim_labels=b01f_01io->b01f
 })", "operand 0 (%d) has a dynamic size in dimension 1");
+  testing::ExpectRefused(padder, R"(HloModule m
+body {
+  x = f32[8] parameter(0)
+  n = s32[] parameter(1)
+  ROOT d = f32[<=8] set-dimension-size(x, n), dimensions={0}
+}
+ENTRY e {
+  p = f32[8] parameter(0)
+  k = s32[] parameter(1)
+  ROOT c = f32[<=8] call(p, k), to_apply=body
+})", "a dynamic size inside computation 'body'");
 }
 
 TEST(DynamicPadderTest, TheEvaluatorRefusesASizeBelowTheBoundItWasNotPaddedFor) {
