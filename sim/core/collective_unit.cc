@@ -14,6 +14,12 @@ uint64_t Tag(uint64_t instance, uint64_t step, bool arrival) {
   return (instance << 20) | (step << 1) | (arrival ? kArrivalBit : 0);
 }
 
+// Elements of chunk c when h elements are cut into n chunks: h/n each, the first h%n one more.
+uint64_t ChunkElements(uint64_t h, int n, int c) {
+  const uint64_t un = static_cast<uint64_t>(n);
+  return h / un + (static_cast<uint64_t>(c) < h % un ? 1 : 0);
+}
+
 }  // namespace
 
 CollectiveUnit::CollectiveUnit(std::string path, int core, const isa::Program& program,
@@ -105,10 +111,7 @@ std::vector<CollectiveUnit::Ring> CollectiveUnit::AllReduceRings(const Ring& sna
   if (dims.empty() || group_size != ic_->chips() * ic_->cores_per_chip()) return {snake};
   // A ring's rank q holds the reduced chunk (q + 1) mod n after its reduce-scatter: the next
   // dimension's rings (whose members all share this coordinate) reduce that chunk.
-  auto owned = [](uint64_t h, int n, int q) {
-    const uint64_t c = static_cast<uint64_t>((q + 1) % n);
-    return h / static_cast<uint64_t>(n) + (c < h % static_cast<uint64_t>(n) ? 1 : 0);
-  };
+  auto owned = [](uint64_t h, int n, int q) { return ChunkElements(h, n, (q + 1) % n); };
   std::vector<Ring> rings;
   uint64_t cw = snake.cw_count, ccw = snake.ccw_count;
   for (const Interconnect::RingDimension& d : dims) {
@@ -148,8 +151,7 @@ void CollectiveUnit::Plan::SendsAt(int s, std::vector<Send>& out) const {
       // Chunk c of a half of h elements holds h/n elements, the first h%n chunks one more; at step
       // s a ring's rank q sends chunk (q - s) mod n (reduce-scatter), then (q + 1 - s) mod n.
       auto chunk = [&](uint64_t h, int q) {
-        const int c = ((q + (gather ? 1 : 0) - s) % r.n + r.n) % r.n;
-        return (h / r.n + (static_cast<uint64_t>(c) < h % r.n ? 1 : 0)) * eb;
+        return ChunkElements(h, r.n, ((q + (gather ? 1 : 0) - s) % r.n + r.n) % r.n) * eb;
       };
       out.push_back(Send{r.right, chunk(r.cw_count, r.rank), false});
       out.push_back(Send{r.left, chunk(r.ccw_count, r.ccw_rank), true});

@@ -88,13 +88,18 @@ void ExpectMember(const hlo::Literal& got, int i, const std::string& who) {
   }
 }
 
+// Every member's result of `m` on the evaluator (all kN devices in lockstep).
+void ExpectEveryMemberOnTheEvaluator(const hlo::HloModule& m, const std::string& who) {
+  hlo::Evaluator ev;
+  auto out = ev.EvaluateReplicated(m, kN, 1, Arguments());
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  for (int i = 0; i < kN; ++i) ExpectMember((*out)[static_cast<size_t>(i)], i, who);
+}
+
 TEST(RaggedAllToAllTest, TheEvaluatorPlacesEachSendersRowsAtItsOffset) {
   auto m = testing::Parse(kModule);
   ASSERT_NE(m, nullptr);
-  hlo::Evaluator ev;
-  auto out = ev.EvaluateReplicated(*m, kN, 1, Arguments());
-  ASSERT_TRUE(out.ok()) << out.status().message();
-  for (int i = 0; i < kN; ++i) ExpectMember((*out)[static_cast<size_t>(i)], i, "evaluator");
+  ExpectEveryMemberOnTheEvaluator(*m, "evaluator");
 }
 
 TEST(RaggedAllToAllTest, TheDecomposedModuleKeepsEveryDevicesBits) {
@@ -107,10 +112,7 @@ TEST(RaggedAllToAllTest, TheDecomposedModuleKeepsEveryDevicesBits) {
   EXPECT_EQ(testing::CountOpcode(*m, hlo::HloOpcode::kRaggedAllToAll), 0);
   EXPECT_EQ(testing::CountOpcode(*m, hlo::HloOpcode::kAllToAll), 2);  // the rows, the offsets
   ASSERT_TRUE(hlo::VerifyModule(*m).ok());
-  hlo::Evaluator ev;
-  auto out = ev.EvaluateReplicated(*m, kN, 1, Arguments());
-  ASSERT_TRUE(out.ok()) << out.status().message();
-  for (int i = 0; i < kN; ++i) ExpectMember((*out)[static_cast<size_t>(i)], i, "decomposed");
+  ExpectEveryMemberOnTheEvaluator(*m, "decomposed");
 }
 
 TEST(RaggedAllToAllTest, TheDeviceRunsIt) {
