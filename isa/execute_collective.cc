@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 
 #include "isa/collectives.h"
 #include "isa/execute.h"
@@ -54,7 +55,18 @@ StatusOr<std::vector<int>> RendezvousMembers(const Program& program, const Instr
 
 bool SameRendezvous(const Program& program, const std::vector<int>& members,
                     const std::vector<Instruction>& insts) {
+  // The member set is a function of the table entry (replica group or permutation) and the core:
+  // once rank 0's is `members`, a member naming the same entry of the same table has it too, so
+  // only the others are looked up (a whole slice's rendezvous would otherwise build n lists of n).
+  auto entry = [](const Instruction& i) -> std::pair<bool, uint64_t> {
+    if (i.opcode == Opcode::kIciCollectivePermute) {
+      return {true, i.As<op::IciCollectivePermute>().pairs};
+    }
+    const std::optional<uint64_t> g = ReplicaGroupOf(i);
+    return {false, g.value_or(~uint64_t{0})};
+  };
   for (size_t r = 0; r < members.size(); ++r) {
+    if (r > 0 && entry(insts[r]) == entry(insts[0])) continue;
     StatusOr<std::vector<int>> own = RendezvousMembers(program, insts[r], members[r]);
     if (!own.ok() || *own != members) return false;  // an invalid one reports on its own core
   }
