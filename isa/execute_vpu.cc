@@ -7,6 +7,8 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
+#include <vector>
 
 #include "common/philox.h"
 #include "isa/execute.h"
@@ -25,6 +27,56 @@ float ReduceF(ReduceOp op, float acc, float x) {
   return op == ReduceOp::kMax ? MaxF(acc, x) : MinF(acc, x);
 }
 
+// Where a broadcast operand's element (r, c) of a [rows, cols] region is: r * row + c * col
+// (BroadcastOperandIndex, with its case chosen once per instruction).
+struct BroadcastSteps {
+  uint64_t row, col;
+};
+BroadcastSteps StepsOf(Broadcast b, uint64_t cols) {
+  const uint64_t at_1_0 = BroadcastOperandIndex(b, 1, 0, cols);
+  const uint64_t at_0_1 = cols > 1 ? BroadcastOperandIndex(b, 0, 1, cols) : 0;
+  return {at_1_0, at_0_1};
+}
+
+// A [rows, cols] region computed from two broadcast operands.
+struct Operand2 {
+  uint64_t rows, cols;
+  BroadcastSteps a, b;
+};
+
+// z[r * cols + c] = f(x[a(r, c)], y[b(r, c)]) over the region (row-major), in a container of R
+// (std::string for pred bytes, std::vector otherwise).
+template <class R, class T, class F>
+auto MapRegion(const Operand2& s, const std::vector<T>& x, const std::vector<T>& y, F f) {
+  using Out = std::conditional_t<std::is_same_v<R, char>, std::string, std::vector<R>>;
+  Out z(s.rows * s.cols, R{});
+  R* o = z.data();
+  for (uint64_t r = 0; r < s.rows; ++r) {
+    const T* pa = x.data() + r * s.a.row;
+    const T* pb = y.data() + r * s.b.row;
+    for (uint64_t c = 0; c < s.cols; ++c) *o++ = f(pa[c * s.a.col], pb[c * s.b.col]);
+  }
+  return z;
+}
+
+// MapRegion of ApplyBinaryF, with the four arithmetic operators' case taken out of the element
+// loop (the same IEEE operation either way).
+std::vector<float> MapFloatBinary(BinaryOp op, const Operand2& s, const std::vector<float>& x,
+                                  const std::vector<float>& y) {
+  switch (op) {
+    case BinaryOp::kAdd:
+      return MapRegion<float>(s, x, y, [](float a, float b) { return a + b; });
+    case BinaryOp::kSub:
+      return MapRegion<float>(s, x, y, [](float a, float b) { return a - b; });
+    case BinaryOp::kMul:
+      return MapRegion<float>(s, x, y, [](float a, float b) { return a * b; });
+    case BinaryOp::kDiv:
+      return MapRegion<float>(s, x, y, [](float a, float b) { return a / b; });
+    default:
+      return MapRegion<float>(s, x, y, [op](float a, float b) { return ApplyBinaryF(op, a, b); });
+  }
+}
+
 // One function per VPU/XLU opcode; ExecuteVector dispatches on the opcode.
 
 Status ExecuteVpuUnary(SparseMemory& vm, const Instruction& inst) {
@@ -34,14 +86,16 @@ Status ExecuteVpuUnary(SparseMemory& vm, const Instruction& inst) {
         fmt::format("op={} is not defined for {}", Name(u.op), Name(u.dtype)));
   }
   TPUSIM_ASSIGN_OR_RETURN(std::string buf, ReadElems(vm, u.src, u.count, u.dtype, "src"));
-  const int eb = DTypeBytes(u.dtype);
-  for (uint64_t i = 0; i < u.count; ++i) {
-    char* p = buf.data() + i * eb;
-    if (IsFloat(u.dtype)) {
-      StoreFloat(p, u.dtype, ApplyUnaryF(u.op, LoadFloat(p, u.dtype)));
-    } else {
-      StoreInt(p, u.dtype, ApplyUnaryI(u.op, LoadInt(p, u.dtype), u.dtype));
-    }
+  if (IsFloat(u.dtype)) {
+    std::vector<float> x(u.count);
+    LoadFloats(buf.data(), u.dtype, u.count, x.data());
+    for (float& v : x) v = ApplyUnaryF(u.op, v);
+    StoreFloats(buf.data(), u.dtype, u.count, x.data());
+  } else {
+    std::vector<int64_t> x(u.count);
+    LoadInts(buf.data(), u.dtype, u.count, x.data());
+    for (int64_t& v : x) v = ApplyUnaryI(u.op, v, u.dtype);
+    StoreInts(buf.data(), u.dtype, u.count, x.data());
   }
   return WriteBytes(vm, u.dst, buf, "dst");
 }
@@ -72,30 +126,34 @@ Status ExecuteVpuBinaryOrCompare(SparseMemory& vm, const Instruction& inst) {
       std::string av, ReadElems(vm, a_addr, BroadcastOperandElements(ab, rows, cols), dt, "a"));
   TPUSIM_ASSIGN_OR_RETURN(
       std::string bv, ReadElems(vm, b_addr, BroadcastOperandElements(bb, rows, cols), dt, "b"));
-  const int eb = DTypeBytes(dt);
-  const DType out_t = cmp ? DType::kPred : dt;
-  const int ob = DTypeBytes(out_t);
-  std::string out(rows * cols * ob, '\0');
-  for (uint64_t r = 0; r < rows; ++r) {
-    for (uint64_t col = 0; col < cols; ++col) {
-      const char* pa = av.data() + BroadcastOperandIndex(ab, r, col, cols) * eb;
-      const char* pb = bv.data() + BroadcastOperandIndex(bb, r, col, cols) * eb;
-      char* po = out.data() + (r * cols + col) * ob;
-      if (IsFloat(dt)) {
-        float x = LoadFloat(pa, dt), y = LoadFloat(pb, dt);
-        if (cmp) {
-          StoreInt(po, out_t, CompareF(cop, x, y));
-        } else {
-          StoreFloat(po, out_t, ApplyBinaryF(bop, x, y));
-        }
-      } else {
-        const int64_t x = LoadInt(pa, dt), y = LoadInt(pb, dt);
-        if (cmp) {
-          StoreInt(po, out_t, CompareI(cop, x, y, dt));
-        } else {
-          StoreInt(po, out_t, ApplyBinaryI(bop, x, y, dt));
-        }
-      }
+  const Operand2 shape{rows, cols, StepsOf(ab, cols), StepsOf(bb, cols)};
+  std::string out;
+  if (IsFloat(dt)) {
+    std::vector<float> x(av.size() / DTypeBytes(dt)), y(bv.size() / DTypeBytes(dt));
+    LoadFloats(av.data(), dt, x.size(), x.data());
+    LoadFloats(bv.data(), dt, y.size(), y.data());
+    if (cmp) {
+      out = MapRegion<char>(shape, x, y, [cop](float a, float b) -> char {
+        return CompareF(cop, a, b) ? 1 : 0;
+      });
+    } else {
+      std::vector<float> z = MapFloatBinary(bop, shape, x, y);
+      out.assign(z.size() * DTypeBytes(dt), '\0');
+      StoreFloats(out.data(), dt, z.size(), z.data());
+    }
+  } else {
+    std::vector<int64_t> x(av.size() / DTypeBytes(dt)), y(bv.size() / DTypeBytes(dt));
+    LoadInts(av.data(), dt, x.size(), x.data());
+    LoadInts(bv.data(), dt, y.size(), y.data());
+    if (cmp) {
+      out = MapRegion<char>(shape, x, y, [cop, dt](int64_t a, int64_t b) -> char {
+        return CompareI(cop, a, b, dt) ? 1 : 0;
+      });
+    } else {
+      std::vector<int64_t> z = MapRegion<int64_t>(
+          shape, x, y, [bop, dt](int64_t a, int64_t b) { return ApplyBinaryI(bop, a, b, dt); });
+      out.assign(z.size() * DTypeBytes(dt), '\0');
+      StoreInts(out.data(), dt, z.size(), z.data());
     }
   }
   return WriteBytes(vm, dst, out, "dst");

@@ -340,4 +340,82 @@ void StoreInt(void* p, DType t, int64_t v) {
   std::memcpy(p, &u, static_cast<size_t>(DTypeBytes(t)));  // little-endian: the low bytes
 }
 
+void LoadFloats(const char* p, DType t, uint64_t n, float* out) {
+  if (t == DType::kF32) {
+    std::memcpy(out, p, n * 4);
+  } else if (t == DType::kBF16) {
+    for (uint64_t i = 0; i < n; ++i) {
+      uint16_t b;
+      std::memcpy(&b, p + 2 * i, 2);
+      out[i] = Bf16BitsToF32(b);
+    }
+  } else {
+    const uint64_t eb = static_cast<uint64_t>(DTypeBytes(t));
+    for (uint64_t i = 0; i < n; ++i) out[i] = LoadFloat(p + i * eb, t);
+  }
+}
+
+namespace {
+// LoadInts / StoreInts of a whole-byte integer type held in memory as I.
+template <class I>
+void LoadAs(const char* p, uint64_t n, int64_t* out) {
+  for (uint64_t i = 0; i < n; ++i) {
+    I v;
+    std::memcpy(&v, p + sizeof(I) * i, sizeof(I));
+    out[i] = static_cast<int64_t>(v);
+  }
+}
+template <class I>
+void StoreAs(char* p, uint64_t n, const int64_t* in) {
+  for (uint64_t i = 0; i < n; ++i) {
+    const auto v = static_cast<I>(static_cast<uint64_t>(in[i]));  // the low bits
+    std::memcpy(p + sizeof(I) * i, &v, sizeof(I));
+  }
+}
+}  // namespace
+
+void LoadInts(const char* p, DType t, uint64_t n, int64_t* out) {
+  switch (t) {
+    case DType::kS8: return LoadAs<int8_t>(p, n, out);
+    case DType::kS16: return LoadAs<int16_t>(p, n, out);
+    case DType::kS32: return LoadAs<int32_t>(p, n, out);
+    case DType::kU8: return LoadAs<uint8_t>(p, n, out);
+    case DType::kU16: return LoadAs<uint16_t>(p, n, out);
+    case DType::kU32: return LoadAs<uint32_t>(p, n, out);
+    default: {
+      const uint64_t eb = static_cast<uint64_t>(DTypeBytes(t));
+      for (uint64_t i = 0; i < n; ++i) out[i] = LoadInt(p + i * eb, t);
+    }
+  }
+}
+
+void StoreFloats(char* p, DType t, uint64_t n, const float* in) {
+  if (t == DType::kF32) {
+    std::memcpy(p, in, n * 4);
+  } else if (t == DType::kBF16) {
+    for (uint64_t i = 0; i < n; ++i) {
+      const uint16_t b = F32ToBf16Bits(in[i]);
+      std::memcpy(p + 2 * i, &b, 2);
+    }
+  } else {
+    const uint64_t eb = static_cast<uint64_t>(DTypeBytes(t));
+    for (uint64_t i = 0; i < n; ++i) StoreFloat(p + i * eb, t, in[i]);
+  }
+}
+
+void StoreInts(char* p, DType t, uint64_t n, const int64_t* in) {
+  switch (t) {
+    case DType::kS8:
+    case DType::kU8: return StoreAs<uint8_t>(p, n, in);
+    case DType::kS16:
+    case DType::kU16: return StoreAs<uint16_t>(p, n, in);
+    case DType::kS32:
+    case DType::kU32: return StoreAs<uint32_t>(p, n, in);
+    default: {
+      const uint64_t eb = static_cast<uint64_t>(DTypeBytes(t));
+      for (uint64_t i = 0; i < n; ++i) StoreInt(p + i * eb, t, in[i]);
+    }
+  }
+}
+
 }  // namespace tpusim::isa

@@ -139,4 +139,12 @@ int64_t LoadInt(const void* p, DType t);
 void StoreFloat(void* p, DType t, float v);
 void StoreInt(void* p, DType t, int64_t v);
 
+/// The same for `n` consecutive elements: `out[i]` = LoadFloat(p + i * DTypeBytes(t), t) for
+/// i < n (and LoadInt, StoreFloat, StoreInt alike), with the element type's case chosen once per
+/// call instead of once per element (the functional simulation's VPU loops).
+void LoadFloats(const char* p, DType t, uint64_t n, float* out);
+void LoadInts(const char* p, DType t, uint64_t n, int64_t* out);
+void StoreFloats(char* p, DType t, uint64_t n, const float* in);
+void StoreInts(char* p, DType t, uint64_t n, const int64_t* in);
+
 }  // namespace tpusim::isa

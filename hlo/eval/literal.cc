@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <sstream>
 
@@ -116,6 +117,26 @@ double Literal::GetComponentAsDouble(int64_t j) const {
   if (element_type() == PrimitiveType::kC64) return reinterpret_cast<const float*>(raw())[j];
   if (element_type() == PrimitiveType::kC128) return reinterpret_cast<const double*>(raw())[j];
   return GetAsDouble(j);
+}
+
+void Literal::ComponentsAsDouble(int64_t begin, int64_t n, double* out) const {
+  TPUSIM_CHECK(begin >= 0 && n >= 0 && begin + n <= component_count())
+      << "components [" << begin << ", " << begin + n << ") of " << shape_.ToString();
+  if (element_type() == PrimitiveType::kC64) {
+    const float* p = reinterpret_cast<const float*>(raw()) + begin;
+    std::copy(p, p + n, out);
+    return;
+  }
+  if (element_type() == PrimitiveType::kC128) {
+    const double* p = reinterpret_cast<const double*>(raw()) + begin;
+    std::copy(p, p + n, out);
+    return;
+  }
+  PrimitiveTypeSwitch(element_type(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* p = data<T>() + begin;
+    for (int64_t k = 0; k < n; ++k) out[k] = ToDouble(p[k]);
+  });
 }
 
 void Literal::SetComponentFromDouble(int64_t j, double v) {

@@ -106,6 +106,9 @@ class Literal {
   /// imaginary); other arrays as their elements. GetAsDouble of a complex element is its real part.
   int64_t component_count() const;
   double GetComponentAsDouble(int64_t j) const;
+  /// out[k] = GetComponentAsDouble(begin + k) for k < n, the element type's case chosen once
+  /// (begin + n <= component_count(); checked).
+  void ComponentsAsDouble(int64_t begin, int64_t n, double* out) const;
   void SetComponentFromDouble(int64_t j, double v);
 
   /// Same shape (ignoring layout) and identical bytes of every leaf (so NaN == NaN with the same

@@ -54,6 +54,41 @@ StatusOr<std::vector<int64_t>> ClampedStarts(const char* op, std::span<const Lit
   return out;
 }
 
+// dst[i] = src[i * stride] for i < n, elements held as T (a fixed-size copy the compiler turns
+// into one load and store; a stride of 0, a broadcast along the row, is a fill).
+template <class T>
+void CopyRowAs(uint8_t* dst, const uint8_t* src, int64_t n, int64_t stride) {
+  T v;
+  if (stride == 0) {
+    std::memcpy(&v, src, sizeof(T));
+    for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * sizeof(T), &v, sizeof(T));
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    std::memcpy(&v, src + i * stride * static_cast<int64_t>(sizeof(T)), sizeof(T));
+    std::memcpy(dst + i * sizeof(T), &v, sizeof(T));
+  }
+}
+
+// One row of StridedCopy whose source elements are not contiguous.
+void CopyRow(uint8_t* dst, const uint8_t* src, int64_t n, int64_t stride, int64_t elem_bytes) {
+  switch (elem_bytes) {
+    case 1:
+      return CopyRowAs<uint8_t>(dst, src, n, stride);
+    case 2:
+      return CopyRowAs<uint16_t>(dst, src, n, stride);
+    case 4:
+      return CopyRowAs<uint32_t>(dst, src, n, stride);
+    case 8:
+      return CopyRowAs<uint64_t>(dst, src, n, stride);
+    default:
+      for (int64_t i = 0; i < n; ++i) {
+        std::memcpy(dst + i * elem_bytes, src + i * stride * elem_bytes,
+                    static_cast<size_t>(elem_bytes));
+      }
+  }
+}
+
 }  // namespace
 
 void StridedCopy(const uint8_t* src, int64_t src_offset, std::span<const int64_t> src_strides,
@@ -76,11 +111,8 @@ void StridedCopy(const uint8_t* src, int64_t src_offset, std::span<const int64_t
       std::memcpy(dst + d * elem_bytes, src + outer_offset * elem_bytes,
                   static_cast<size_t>(inner * elem_bytes));
     } else {
-      for (int64_t i = 0; i < inner; ++i) {
-        std::memcpy(dst + (d + i) * elem_bytes,
-                    src + (outer_offset + i * inner_stride) * elem_bytes,
-                    static_cast<size_t>(elem_bytes));
-      }
+      CopyRow(dst + d * elem_bytes, src + outer_offset * elem_bytes, inner, inner_stride,
+              elem_bytes);
     }
     d += inner;
     // Advance the outer odometer (all dims but the last), updating the source offset incrementally.

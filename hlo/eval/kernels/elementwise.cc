@@ -180,44 +180,44 @@ StatusOr<bool> BinaryTyped(HloOpcode op, const Literal& a, const Literal& b, Lit
   };
   switch (op) {
     case HloOpcode::kAdd:
-      return run(ew::Add<T>);
+      return run(Call<ew::Add<T>>{});
     case HloOpcode::kSubtract:
-      return run(ew::Sub<T>);
+      return run(Call<ew::Sub<T>>{});
     case HloOpcode::kMultiply:
-      return run(ew::Mul<T>);
+      return run(Call<ew::Mul<T>>{});
     case HloOpcode::kDivide:
-      return run(ew::Div<T>);
+      return run(Call<ew::Div<T>>{});
     case HloOpcode::kRemainder:
-      return run(ew::Rem<T>);
+      return run(Call<ew::Rem<T>>{});
     case HloOpcode::kMaximum:
-      return run(ew::Max<T>);
+      return run(Call<ew::Max<T>>{});
     case HloOpcode::kMinimum:
-      return run(ew::Min<T>);
+      return run(Call<ew::Min<T>>{});
     case HloOpcode::kPower:
-      return run(ew::Pow<T>);
+      return run(Call<ew::Pow<T>>{});
     case HloOpcode::kAtan2:
       if constexpr (kFloat) return run(ew::Atan2<T>);
       break;
     case HloOpcode::kMulhi:
-      if constexpr (kIsInt<T>) return run(ew::Mulhi<T>);
+      if constexpr (kIsInt<T>) return run(Call<ew::Mulhi<T>>{});
       break;
     case HloOpcode::kAnd:
-      if constexpr (!kFloat) return run(ew::And<T>);
+      if constexpr (!kFloat) return run(Call<ew::And<T>>{});
       break;
     case HloOpcode::kOr:
-      if constexpr (!kFloat) return run(ew::Or<T>);
+      if constexpr (!kFloat) return run(Call<ew::Or<T>>{});
       break;
     case HloOpcode::kXor:
-      if constexpr (!kFloat) return run(ew::Xor<T>);
+      if constexpr (!kFloat) return run(Call<ew::Xor<T>>{});
       break;
     case HloOpcode::kShiftLeft:
-      if constexpr (kIsInt<T>) return run(ew::ShiftLeft<T>);
+      if constexpr (kIsInt<T>) return run(Call<ew::ShiftLeft<T>>{});
       break;
     case HloOpcode::kShiftRightLogical:
-      if constexpr (kIsInt<T>) return run(ew::ShiftRightLogical<T>);
+      if constexpr (kIsInt<T>) return run(Call<ew::ShiftRightLogical<T>>{});
       break;
     case HloOpcode::kShiftRightArithmetic:
-      if constexpr (kIsInt<T>) return run(ew::ShiftRightArithmetic<T>);
+      if constexpr (kIsInt<T>) return run(Call<ew::ShiftRightArithmetic<T>>{});
       break;
     default:
       return Unimplemented(

@@ -30,6 +30,16 @@ void MapUnary(const Literal& x, Literal& out, const KernelOptions& opt, F fn,
   });
 }
 
+/// A function as a callable type of its own (`Call<ew::Add<T>>{}`), so that the kernels' element
+/// loops inline it: a function pointer passed as F is called indirectly for every element.
+template <auto Fn>
+struct Call {
+  template <typename... A>
+  auto operator()(A... a) const {
+    return Fn(a...);
+  }
+};
+
 /// out[i] = fn(a[i], b[i]) for every element; a and b hold T, out holds Out.
 template <typename T, typename Out, typename F>
 void MapBinary(const Literal& a, const Literal& b, Literal& out, const KernelOptions& opt, F fn,
