@@ -28,6 +28,7 @@
 #include "hlo/eval/while_trips.h"
 #include "hlo/while_loop.h"
 #include "isa/program_traffic.h"
+#include "sim/work_budget.h"
 
 namespace tpusim::driver {
 namespace {
@@ -44,7 +45,8 @@ constexpr int64_t kTimingOnlyCountedTrips = int64_t{1} << 16;
 
 // Whether the run computes values: r.timing_only and its reason, from --timing-only and what the
 // compiled module needs (a custom-call with a given cost, a --trip-count, values too large for
-// --max-check-bytes or too much DMA traffic for --max-check-traffic).
+// --max-check-bytes, too much DMA traffic for --max-check-traffic, or more work with values than
+// --max-instructions).
 void ChooseTimingOnly(const hlo::HloModule& module, const RunOptions& options,
                       RunModuleResult& r) {
   r.timing_only = options.timing_only;
@@ -80,6 +82,21 @@ void ChooseTimingOnly(const hlo::HloModule& module, const RunOptions& options,
         "computing the values means moving {:.3g} bytes between HBM and VMEM (every core, every "
         "loop trip), more than --max-check-traffic {}: ran timing-only",
         traffic, options.max_check_traffic);
+  }
+  // Values multiply the simulator's work (every element of every vector op and DMA): a module
+  // whose timing fits the work budget but whose values do not is timed without them, as above,
+  // rather than refused.
+  if (!r.timing_only && options.sim.max_work > 0) {
+    sim::SimOptions with_values = options.sim;
+    with_values.compute_values = true;
+    const uint64_t work = sim::LeastWorkUnits(r.compiled.program, r.config, with_values);
+    if (work > options.sim.max_work) {
+      r.timing_only = true;
+      r.timing_only_reason = fmt::format(
+          "computing the values does at least {} units of work, more than --max-instructions {}: "
+          "ran timing-only (raise --max-instructions to check the values)",
+          work, options.sim.max_work);
+    }
   }
 }
 

@@ -53,13 +53,18 @@ std::vector<uint64_t> SimulatorWorkCosts(const isa::CoreProgram& core,
   return costs;
 }
 
+uint64_t LeastWorkUnits(const isa::Program& program, const config::ChipConfig& config,
+                        const SimOptions& options) {
+  // MinimumWorkUnits adds kInstructionWorkUnits itself: the element part only.
+  return isa::MinimumWorkUnits(program, [&](const isa::Instruction& inst) {
+    return SimulatorWorkUnits(inst, config, options) - isa::kInstructionWorkUnits;
+  });
+}
+
 Status CheckWorkBeforeRun(const isa::Program& program, const config::ChipConfig& config,
                           const SimOptions& options, bool fast_forward) {
   if (options.max_work == 0 || fast_forward) return OkStatus();
-  // MinimumWorkUnits adds kInstructionWorkUnits itself: the element part only.
-  const uint64_t least = isa::MinimumWorkUnits(program, [&](const isa::Instruction& inst) {
-    return SimulatorWorkUnits(inst, config, options) - isa::kInstructionWorkUnits;
-  });
+  const uint64_t least = LeastWorkUnits(program, config, options);
   if (least <= options.max_work) return OkStatus();
   return ResourceExhausted(fmt::format(
       "{}: the simulation does at least {} units of work (every instruction {} plus, with "

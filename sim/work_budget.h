@@ -32,6 +32,11 @@ std::vector<uint64_t> SimulatorWorkCosts(const isa::CoreProgram& core,
                                          const config::ChipConfig& config,
                                          const SimOptions& options);
 
+/// The least work `program` surely does on the simulator under `options` (isa::MinimumWorkUnits
+/// with SimulatorWorkUnits; loop counts are immediates), in work units. Saturates at UINT64_MAX.
+uint64_t LeastWorkUnits(const isa::Program& program, const config::ChipConfig& config,
+                        const SimOptions& options);
+
 /// Before a run: ResourceExhausted when `program` surely does more than options.max_work units
 /// (isa::MinimumWorkUnits with SimulatorWorkUnits; loop counts are immediates), naming the figure
 /// and the option that raises the budget. Not when a fast-forward may skip trips (timing-only,
