@@ -8,7 +8,9 @@
 #include <optional>
 
 #include "hlo/computation.h"
+#include "hlo/shape_inference_async.h"
 #include "hlo/shape_inference_complex.h"
+#include "hlo/shape_inference_jax.h"
 
 namespace tpusim::hlo {
 namespace {
@@ -344,11 +346,18 @@ bool HasShapeInference(HloOpcode op) {
     case HloOpcode::kAddDependency:
     case HloOpcode::kAfterAll:
     case HloOpcode::kAllGather:
+    case HloOpcode::kAllGatherDone:
+    case HloOpcode::kAllGatherStart:
     case HloOpcode::kAllReduce:
     case HloOpcode::kAllReduceStart:
     case HloOpcode::kAllReduceDone:
     case HloOpcode::kAllToAll:
+    case HloOpcode::kAsyncDone:
+    case HloOpcode::kAsyncStart:
+    case HloOpcode::kAsyncUpdate:
     case HloOpcode::kCopyDone:
+    case HloOpcode::kCopyStart:
+    case HloOpcode::kCollectivePermuteStart:
     case HloOpcode::kCollectivePermuteDone:
     case HloOpcode::kTopK:
     case HloOpcode::kBatchNormGrad:
@@ -376,14 +385,17 @@ bool HasShapeInference(HloOpcode op) {
     case HloOpcode::kPad:
     case HloOpcode::kParameter:
     case HloOpcode::kPartitionId:
+    case HloOpcode::kRaggedAllToAll:
     case HloOpcode::kReduce:
     case HloOpcode::kReduceScatter:
     case HloOpcode::kReduceWindow:
     case HloOpcode::kReplicaId:
     case HloOpcode::kReshape:
     case HloOpcode::kReverse:
+    case HloOpcode::kRngBitGenerator:
     case HloOpcode::kScatter:
     case HloOpcode::kSelectAndScatter:
+    case HloOpcode::kSetDimensionSize:
     case HloOpcode::kSlice:
     case HloOpcode::kSort:
     case HloOpcode::kTranspose:
@@ -1041,9 +1053,6 @@ StatusOr<Shape> InferStructural(const HloInstruction& inst) {
     case HloOpcode::kAddDependency:
       TPUSIM_RETURN_IF_ERROR(ExpectOperands(inst, 2));
       return inst.operand(0)->shape();
-    case HloOpcode::kGetDimensionSize:
-      TPUSIM_RETURN_IF_ERROR(ExpectOperands(inst, 1));
-      return Shape::Scalar(PrimitiveType::kS32);
     case HloOpcode::kTuple: {
       std::vector<Shape> elems;
       for (const HloInstruction* o : inst.operands()) elems.push_back(o->shape());
@@ -1072,7 +1081,6 @@ ShapeRule ShapeRuleFor(HloOpcode op) {
     case HloOpcode::kReplicaId:
     case HloOpcode::kAfterAll:
     case HloOpcode::kAddDependency:
-    case HloOpcode::kGetDimensionSize:
     case HloOpcode::kTuple:
     case HloOpcode::kOptimizationBarrier:
     case HloOpcode::kCollectivePermute:
@@ -1083,7 +1091,11 @@ ShapeRule ShapeRuleFor(HloOpcode op) {
       return InferGetTupleElement;
     case HloOpcode::kCopyDone:
     case HloOpcode::kCollectivePermuteDone:
+    case HloOpcode::kAllGatherDone:
+    case HloOpcode::kAsyncDone:
       return InferAsyncDone;
+    case HloOpcode::kAsyncUpdate:
+      return InferAsyncUpdate;
     case HloOpcode::kTopK:
       return InferTopK;
     case HloOpcode::kBroadcast:
@@ -1124,6 +1136,14 @@ ShapeRule ShapeRuleFor(HloOpcode op) {
       return InferSort;
     case HloOpcode::kMap:
       return InferMap;
+    case HloOpcode::kGetDimensionSize:
+      return InferGetDimensionSize;
+    case HloOpcode::kSetDimensionSize:
+      return InferSetDimensionSize;
+    case HloOpcode::kRaggedAllToAll:
+      return InferRaggedAllToAll;
+    case HloOpcode::kRngBitGenerator:
+      return InferRngBitGenerator;
     case HloOpcode::kBatchNormTraining:
     case HloOpcode::kBatchNormGrad:
     case HloOpcode::kBatchNormInference:
@@ -1155,6 +1175,13 @@ StatusOr<std::optional<Shape>> InferShape(const HloInstruction& inst, int64_t nu
     case HloOpcode::kAllGather:
     case HloOpcode::kReduceScatter:
       return InferReplicaGroupCollective(inst, num_devices);
+    case HloOpcode::kAllGatherStart:
+    case HloOpcode::kAsyncStart:
+    case HloOpcode::kCollectivePermuteStart:
+    case HloOpcode::kCopyStart: {
+      TPUSIM_ASSIGN_OR_RETURN(Shape s, InferAsyncStart(inst, GroupSize(inst, num_devices)));
+      return std::optional<Shape>(std::move(s));
+    }
     default:
       break;
   }
