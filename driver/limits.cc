@@ -21,6 +21,8 @@ constexpr double kGraceSeconds = 1;
 
 void SetPhase(const char* phase) { g_phase.store(phase); }
 
+const char* CurrentPhase() { return g_phase.load(); }
+
 void StartDeadline(double seconds) {
   if (!(seconds > 0) || !std::isfinite(seconds)) return;
   // A grace second: the phases that check the limit themselves (the simulator) stop first, with

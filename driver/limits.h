@@ -11,6 +11,9 @@ namespace tpusim::driver {
 /// `phase` must be a string literal (it is read from the watchdog thread).
 void SetPhase(const char* phase);
 
+/// The phase last set (SetPhase; "start-up" before any): named in the out-of-memory message.
+const char* CurrentPhase();
+
 /// Starts the --max-seconds watchdog: one grace second after `seconds` of wall-clock time (0:
 /// none; the simulator checks the limit itself and stops first with its own message) it prints
 /// "tpusim: error: --max-seconds S: still running 1 s past the limit, in phase 'PHASE' ...",

@@ -12,6 +12,7 @@
 
 #include "common/file_util.h"
 #include "driver/compare.h"
+#include "driver/limits.h"
 #include "driver/logging.h"
 #include "driver/provenance.h"
 #include "hlo/load.h"
@@ -68,6 +69,7 @@ void RegisterCompareCommand(CLI::App& app) {
     OutputSet outputs;  // written together after a complete run, or not at all
     if (!args->out.empty()) OrFail(outputs.Declare("--out", args->out));
     if (!args->csv.empty()) OrFail(outputs.Declare("--csv", args->csv));
+    driver::SetPhase("parse and verify");
     std::unique_ptr<hlo::HloModule> module = OrFail(hlo::LoadHloModule(args->model)).module;
     config::ChipConfig chip = args->config.Load();
     driver::CompareOptions options = args->compare;

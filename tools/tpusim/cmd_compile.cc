@@ -93,6 +93,7 @@ void RegisterCompileCommand(CLI::App& app) {
     OrFail(outputs.Declare("-o", out));
     if (!args->placements.empty()) OrFail(outputs.Declare("--placements", args->placements));
     config::ChipConfig chip = args->config.Load();
+    driver::SetPhase("parse and verify");
     std::unique_ptr<hlo::HloModule> module = OrFail(hlo::LoadHloModule(args->input)).module;
     compiler::CompileOptions options;
     options.num_replicas = args->replicas;

@@ -52,8 +52,9 @@ void RegisterCpuCommand(CLI::App& app) {
   cmd->add_flag("--json", args->json, "print the result as JSON");
   AddLimitOptions(cmd, &args->max_seconds);
   cmd->callback([args] {
-    driver::SetPhase("evaluate");
+    driver::SetPhase("parse and verify");
     const hlo::LoadedHloModule loaded = OrFail(hlo::LoadHloModule(args->model));
+    driver::SetPhase("evaluate");
     hlo::CpuRunResult r = OrFail(driver::RunOnHostCpu(*loaded.module, args->options));
     if (args->json) {
       std::cout << r.ToJson().Dump() << "\n";

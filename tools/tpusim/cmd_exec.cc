@@ -61,6 +61,7 @@ void RegisterExecCommand(CLI::App& app) {
     std::unique_ptr<TraceOutput> trace = OrFail(TraceOutput::Open(args->trace, outputs));
     std::vector<isa::DumpSpec> dumps;
     for (const std::string& d : args->dumps) dumps.push_back(OrFail(isa::ParseDumpSpec(d)));
+    driver::SetPhase("parse and verify");
     isa::Program program = OrFail(isa::LoadProgramFile(args->input));
     const config::ChipConfig loaded = args->config.Load();
     std::string note;

@@ -14,6 +14,7 @@
 
 #include "common/file_util.h"
 #include "driver/host_loop.h"
+#include "driver/limits.h"
 #include "driver/logging.h"
 #include "driver/provenance.h"
 #include "driver/run_module.h"
@@ -131,6 +132,7 @@ void Run(const RunArgs& args) {
   if (!args.csv.empty()) OrFail(outputs.Declare("--csv", args.csv));
   // --trace streams into `outputs` while the simulation runs (memory stays flat).
   std::unique_ptr<TraceOutput> trace = OrFail(TraceOutput::Open(args.trace, outputs));
+  driver::SetPhase("parse and verify");
   hlo::LoadedHloModule loaded = OrFail(hlo::LoadHloModule(args.model));
   const std::string& text = loaded.text;
   std::unique_ptr<hlo::HloModule> module = std::move(loaded.module);

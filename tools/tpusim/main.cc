@@ -11,6 +11,7 @@
 
 #include "common/build_info.h"
 #include "common/file_util.h"
+#include "driver/limits.h"
 #include "driver/logging.h"
 #include "driver/provenance.h"
 #include "tools/tpusim/cli_util.h"
@@ -108,9 +109,10 @@ int main(int argc, char** argv) {
   } catch (const std::bad_alloc&) {
     // A model or program too big for this machine's memory (or `ulimit -v`): a resource limit of
     // the input, not a bug. Timing-only runs allocate no tensor values (--timing-only).
-    std::cerr << "tpusim: error: out of memory: the model's values or its compiled program do "
-                 "not fit this machine's memory or the --max-memory limit (--timing-only "
-                 "allocates no values; the program grows with the number of MXU tiles)"
+    std::cerr << "tpusim: error: out of memory in phase '" << tpusim::driver::CurrentPhase()
+              << "': the model's values or its compiled program do not fit this machine's "
+                 "memory or the --max-memory limit (--timing-only allocates no values; the "
+                 "program grows with the number of MXU tiles)"
               << std::endl;
     return 2;
   } catch (const std::exception& e) {
