@@ -518,6 +518,7 @@ StatusOr<Shape> InferBroadcast(const HloInstruction& inst) {
         fmt::format("broadcast dimensions {} must have one entry per operand dimension of {}",
                     DimsStr(inst.dimensions()), o.ToString(false)));
   }
+  std::vector<bool> used(static_cast<size_t>(declared.rank()), false);
   for (int64_t i = 0; i < o.rank(); ++i) {
     const int64_t d = inst.dimensions(i);
     if (!ValidDim(d, declared.rank()) || declared.dimensions(d) != o.dimensions(i)) {
@@ -526,6 +527,12 @@ StatusOr<Shape> InferBroadcast(const HloInstruction& inst) {
                       "of {}",
                       i, o.dimensions(i), d, declared.ToString(false)));
     }
+    // StableHLO broadcast_in_dim (C4): each output dimension is named once.
+    if (used[static_cast<size_t>(d)]) {
+      return Err(fmt::format("broadcast dimensions {} name output dimension {} twice",
+                             DimsStr(inst.dimensions()), d));
+    }
+    used[static_cast<size_t>(d)] = true;
   }
   return ArrayLike(o.element_type(), declared.dimensions());
 }

@@ -466,6 +466,18 @@ TEST(VerifierTest, CallSignaturesAndUninferredOpcodes) {
   EXPECT_EQ(std::find(none.begin(), none.end(), HloOpcode::kDot), none.end());
 }
 
+// A broadcast names each output dimension once (StableHLO broadcast_in_dim C4): dimensions={1,1}
+// passed the verifier and aborted the SPMD partitioner (a fuzz finding, session 17).
+TEST(VerifierTest, BroadcastDimensionsAreUnique) {
+  EXPECT_EQ(Verify("  p = f32[1,1] parameter(0)\n"
+                   "  ROOT b = f32[1,1,4] broadcast(p), dimensions={0,1}\n"),
+            "");
+  EXPECT_EQ(Verify("  p = f32[1,1] parameter(0)\n"
+                   "  ROOT b = f32[1,1,4] broadcast(p), dimensions={1,1}\n"),
+            "v.hlo:4:8: error: '%b' (broadcast): broadcast dimensions [1,1] name output "
+            "dimension 1 twice");
+}
+
 TEST(VerifierTest, ArrayWhoseByteSizeOverflowsInt64IsRejected) {
   // 99999999999^2 * 4 bytes > 2^63: as XLA's ValidateShapeSize, rejected before anything sizes it.
   EXPECT_EQ(Verify("  ROOT a = f32[99999999999,99999999999] parameter(0)\n"),
