@@ -71,5 +71,21 @@ TEST_F(ReadFileTest, RefusesFilesPastTheBoundAndNonRegularFiles) {
   EXPECT_EQ(ReadFile((dir_ / "missing").string()).status().code(), StatusCode::kNotFound);
 }
 
+TEST_F(ReadFileTest, FollowsSymlinkChainsAndNamesAMissingPath) {
+  const std::string target = Write("target", "hello");
+  const std::string link = (dir_ / "link").string(), link2 = (dir_ / "link2").string();
+  fs::create_symlink(target, link);
+  fs::create_symlink(link, link2);
+  StatusOr<std::string> got = ReadFile(link2);
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  EXPECT_EQ(*got, "hello");
+  const std::string missing = (dir_ / "nope.hlo").string();
+  EXPECT_EQ(ReadFile(missing).status().message(), missing + ": no such file");
+  // A dangling symlink is missing too.
+  const std::string dangling = (dir_ / "dangling").string();
+  fs::create_symlink(dir_ / "gone", dangling);
+  EXPECT_EQ(ReadFile(dangling).status().code(), StatusCode::kNotFound);
+}
+
 }  // namespace
 }  // namespace tpusim
