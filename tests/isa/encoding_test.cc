@@ -15,26 +15,12 @@ namespace {
 // ---- The table itself
 // -------------------------------------------------------------------------------
 
-TEST(OpcodeTable, MnemonicsAreUniqueAndParse) {
-  std::set<std::string_view> seen;
+// The table's own facts (unique mnemonics, field widths) are tests/isa/opcode_test.cc's.
+TEST(OpcodeTable, EveryOpcodesFieldsFitOneWord) {
   for (const OpcodeInfo& info : AllOpcodes()) {
-    EXPECT_TRUE(seen.insert(info.mnemonic).second) << info.mnemonic;
-    ASSERT_TRUE(ParseMnemonic(info.mnemonic).has_value());
-    EXPECT_EQ(*ParseMnemonic(info.mnemonic), info.opcode);
-    std::set<std::string_view> names;
-    for (const FieldSpec& f : info.fields) {
-      EXPECT_TRUE(names.insert(f.name).second) << info.mnemonic << "." << f.name;
-      EXPECT_GE(f.bits, 1);
-      EXPECT_LE(f.bits, 64);
-      if (EnumCardinality(f.kind) > 0) {
-        // The encoded width must hold every enumerator.
-        EXPECT_LE(EnumCardinality(f.kind), 1 << f.bits) << info.mnemonic << "." << f.name;
-      }
-    }
-    EXPECT_LE(FieldBitOffset(info.opcode, static_cast<int>(info.fields.size())), kWordBits);
+    EXPECT_LE(FieldBitOffset(info.opcode, static_cast<int>(info.fields.size())), kWordBits)
+        << info.mnemonic;
   }
-  EXPECT_EQ(AllOpcodes().size(), static_cast<size_t>(kNumOpcodes));
-  EXPECT_FALSE(ParseMnemonic("mxu.matmull").has_value());
 }
 
 TEST(OpcodeTable, TypedViewMatchesGenericFields) {
