@@ -1,6 +1,7 @@
 // The MXU's closed-form timing: the one formula the simulator's fast MXU model
 // (sim/core/mxu_fast_model.cc, which derives it; tests/mxu pins it against the register-level PE
-// model) and the compiler's cost estimates (compiler/lower/plan_dot.cc) both use.
+// model) and the compiler's cost estimates (compiler/lower/plan_dot.cc) both use; likewise the
+// pop's time (MxuPopCycles) for the simulator's MXU unit and the compiler.
 //
 // A weight-stationary R x C systolic array (DESIGN.md §4 "MXU (weight-stationary)"):
 //  * load_weights shifts a tile in, R rows at `weight_load_cycles_per_row` (wl) cycles each:
@@ -36,7 +37,11 @@ struct MxuTiming {
   /// Cycles from a matmul's first LHS row entering PE(0,0) to its last result (m-1, n-1) being
   /// readable in the accumulators, for m LHS rows on a tile of n columns: m + R + n - 2
   /// (mxu_fast_model.cc §1). With n = C: how long the PEs stay busy.
-  constexpr int64_t MatmulCycles(int64_t m, int64_t n) const { return m + rows + n - 2; }
+  constexpr int64_t MatmulCycles(int64_t m, int64_t n) const { return m + DrainCycles(n); }
+
+  /// The part of MatmulCycles after the last LHS row has entered: R + n - 2 cycles until result
+  /// (m-1, n-1) is readable (the skew down R - 1 rows and across n - 1 columns).
+  constexpr int64_t DrainCycles(int64_t n) const { return rows + n - 2; }
 
   /// Steady-state cycles per fold — one load_weights followed by a swapping matmul of m rows —
   /// of a long run of folds on one MXU (mxu_fast_model.cc §5): with a shadow tile the next load
@@ -48,5 +53,12 @@ struct MxuTiming {
                                : std::max(m, WeightLoadCycles());
   }
 };
+
+/// Cycles from an mxu.pop of m accumulator rows starting on the result path to its last row in
+/// VMEM: one row per cycle, then `pop_latency_cycles` (core.mxu.pop_latency_cycles; the simulator's
+/// MXU unit, sim/core/mxu_unit.h, and the compiler's dot pipeline estimate).
+constexpr int64_t MxuPopCycles(int64_t m, int64_t pop_latency_cycles) {
+  return m + pop_latency_cycles;
+}
 
 }  // namespace tpusim::isa

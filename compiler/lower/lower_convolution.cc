@@ -488,7 +488,9 @@ class DirectConvEmitter {
 
   // The VPU cycles of a fill of `count` input elements: its vreg ops (core.vpu.lanes x sublanes
   // elements each) or its VMEM writes (core.vmem.bytes_per_cycle), whichever is longer, at least
-  // one — the occupancy sim/core/vpu_cost.cc gives vpu.fill.
+  // one. Not yet isa::VectorInstructionCost (isa/vpu_cost.h), which also divides the vreg ops by
+  // core.vpu.ops_per_cycle: calling it changes which fills the convolutions of jax_mnist_cnn emit
+  // on tpu-v3/v4 (ops_per_cycle 2), so it is a change of behaviour of its own (issue 19 item 4).
   int64_t FillCycles(int64_t count) const {
     const int64_t vreg = std::max<int64_t>(vpu_lanes_ * vpu_sublanes_, 1);
     const int64_t port = vmem_bytes_per_cycle_ > 0  // 0: no port limit

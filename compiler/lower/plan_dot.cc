@@ -15,10 +15,10 @@ int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // The MXU pipeline of a dot's output blocks on its busiest MXU, in cycles: block j's matmuls
 // (k_tiles x units x FoldCycles(rows per unit)) start when block j-1's are done and when the pop of
 // the block that last held their accumulator set (j - acc_sets) is done; its results are in the
-// accumulators R + C - 2 cycles after its last row entered (isa::MxuTiming::MatmulCycles); its pop
-// (units x rows per unit + core.mxu.pop_latency_cycles, mxu_unit.h) starts when those results are
-// there and the previous pop is done. The blocks of one batch in schedule order (M block -> N
-// block) repeat B times; past kMaxBlocks blocks the time is extrapolated linearly.
+// accumulators R + C - 2 cycles after its last row entered (isa::MxuTiming::DrainCycles); its pop
+// (isa::MxuPopCycles of units x rows per unit, as the simulator's MXU unit) starts when those
+// results are there and the previous pop is done. The blocks of one batch in schedule order
+// (M block -> N block) repeat B times; past kMaxBlocks blocks the time is extrapolated linearly.
 double PipelineCycles(const DotPlan& p, const config::ChipConfig& config, int64_t acc_sets) {
   constexpr int64_t kMaxBlocks = 4096;
   const DotShape& d = p.shape;
@@ -37,7 +37,8 @@ double PipelineCycles(const DotPlan& p, const config::ChipConfig& config, int64_
       const int64_t units = p.ksplit > 1 ? 1 : CeilDiv(CeilDiv(nc, C) * G, nm);
       const int64_t rows = CeilDiv(mc, G);
       batch.push_back({k_tiles * static_cast<double>(units * p.mxu.FoldCycles(rows)),
-                       static_cast<double>(units * rows + config.core.mxu.pop_latency_cycles)});
+                       static_cast<double>(
+                           isa::MxuPopCycles(units * rows, config.core.mxu.pop_latency_cycles))});
     }
   }
   const int64_t total = d.B * static_cast<int64_t>(batch.size());
@@ -49,7 +50,7 @@ double PipelineCycles(const DotPlan& p, const config::ChipConfig& config, int64_
     const double start =
         std::max(mm_end, j >= acc_sets ? pop_end[static_cast<size_t>(j - acc_sets)] : 0.0);
     mm_end = start + b.mm;
-    const double ready = mm_end + static_cast<double>(R + C - 2);
+    const double ready = mm_end + static_cast<double>(p.mxu.DrainCycles(C));
     last_pop = std::max(ready, last_pop) + b.pop;
     pop_end[static_cast<size_t>(j)] = last_pop;
   }

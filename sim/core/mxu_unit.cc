@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "isa/execute.h"
+#include "isa/mxu_timing.h"
 
 namespace tpusim::sim {
 namespace {
@@ -119,7 +120,8 @@ void MxuUnit::Step(Cycles now) {
       Cycles start = EarliestPopStart(o.acc, o.m, now);
       if (start < pop_free_) start = pop_free_;
       pop_free_ = start + Cycles(o.m);
-      pops_.push(PendingPop{pop_free_ + Cycles(static_cast<uint64_t>(pop_latency_)), cmd});
+      const int64_t pop_cycles = isa::MxuPopCycles(static_cast<int64_t>(o.m), pop_latency_);
+      pops_.push(PendingPop{start + Cycles(static_cast<uint64_t>(pop_cycles)), cmd});
       // The pop waits for the result path in the result path's own queue (pops_): the commands
       // behind it (the next blocks' matmuls) are taken now, not when it starts (mxu_unit.h).
       pops_count_->Add(1);

@@ -4,7 +4,7 @@
 
 #include "isa/footprint.h"
 #include "isa/indirect_dma.h"
-#include "sim/core/vpu_cost.h"
+#include "isa/vpu_cost.h"
 
 namespace tpusim::sim {
 namespace {
@@ -27,7 +27,8 @@ std::pair<uint64_t, uint64_t> Work(const isa::Instruction& inst, const config::C
       }
     case isa::Unit::kVpu:
     case isa::Unit::kXlu: {
-      VectorCost c = VectorInstructionCost(inst, config.core.vpu, config.core.vmem_bytes_per_cycle);
+      isa::VectorCost c =
+          isa::VectorInstructionCost(inst, config.core.vpu, config.core.vmem_bytes_per_cycle);
       return {c.flop, (c.vmem_bytes_read + c.vmem_bytes_written).value()};
     }
     case isa::Unit::kDma: {

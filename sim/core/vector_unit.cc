@@ -1,7 +1,7 @@
 #include "sim/core/vector_unit.h"
 
 #include "isa/execute.h"
-#include "sim/core/vpu_cost.h"
+#include "isa/vpu_cost.h"
 
 namespace tpusim::sim {
 
@@ -36,7 +36,7 @@ void VectorUnit::Step(Cycles now) {
   if (now >= free_ && commands_.HasReady(now)) {
     Command cmd = commands_.Pop(now);
     reports_->Send(now, Report{Report::Kind::kStarted, cmd.seq, now});
-    VectorCost c = VectorInstructionCost(cmd.inst, vpu_, vmem_bytes_per_cycle_);
+    isa::VectorCost c = isa::VectorInstructionCost(cmd.inst, vpu_, vmem_bytes_per_cycle_);
     free_ = now + c.occupancy;
     pending_.push(Pending{now + c.latency, order_++, std::move(cmd)});
     ops_->Add(1);

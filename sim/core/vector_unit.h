@@ -1,7 +1,7 @@
 // VectorUnit: the VPU (vpu.* instructions) or the XLU (xlu.transpose) of a TensorCore. In-order and
 // pipelined: an instruction starts when the previous one has issued all its vreg operations,
 // occupies the unit for VectorCost::occupancy cycles and completes (its data effect applied, the
-// scoreboard told) VectorCost::latency cycles after its start (vpu_cost.h has the one formula).
+// scoreboard told) VectorCost::latency cycles after its start (isa/vpu_cost.h has the one formula).
 #pragma once
 
 #include <cstdint>

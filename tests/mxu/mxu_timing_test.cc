@@ -186,6 +186,9 @@ TEST_P(MxuTimingTest, FoldCyclesIsTheSteadyStateIntervalBetweenFolds) {
   const isa::MxuTiming t{128, 128, 2, 1};
   EXPECT_EQ(t.WeightLoadCycles(), 128);
   EXPECT_EQ(t.MatmulCycles(256, 128), 256 + 128 + 128 - 2);
+  EXPECT_EQ(t.DrainCycles(64), 128 + 64 - 2);  // after the last LHS row of a 64-column tile
+  EXPECT_EQ(t.MatmulCycles(256, 64), 256 + t.DrainCycles(64));
+  EXPECT_EQ(isa::MxuPopCycles(256, 8), 256 + 8);  // one row a cycle, then the pop latency
   EXPECT_EQ(t.FoldCycles(8), 128);    // GEMV: the shift port limits
   EXPECT_EQ(t.FoldCycles(512), 512);  // the LHS port limits
   EXPECT_EQ((isa::MxuTiming{128, 128, 1, 1}.FoldCycles(512)), 128 + 512 + 128 + 128 - 2);

@@ -1,8 +1,8 @@
 // vpu.rng_bits on the simulator: the same words as the interpreter (RunAndCheck compares the final
-// memory), and the vector-unit cost of 15 ALU element-ops per word (sim/core/vpu_cost.h).
+// memory), and the vector-unit cost of 15 ALU element-ops per word (isa/vpu_cost.h).
 #include <gtest/gtest.h>
 
-#include "sim/core/vpu_cost.h"
+#include "isa/vpu_cost.h"
 #include "sim/run_and_check.h"
 #include "tests/sim/sim_test_util.h"
 
@@ -22,8 +22,8 @@ vpu.binary op=shrl, dtype=s32, dst=0x100, a=0x100, b=0x8100, rows=1, cols=4096, 
 )");
   auto r = RunAndCheck(chip, p);
   ASSERT_TRUE(r.ok()) << r.status().message();
-  const VectorCost c = VectorInstructionCost(p.cores[0].instructions[0], chip.core.vpu,
-                                             chip.core.vmem_bytes_per_cycle);
+  const isa::VectorCost c = isa::VectorInstructionCost(p.cores[0].instructions[0],
+                                                       chip.core.vpu, chip.core.vmem_bytes_per_cycle);
   const uint64_t tile = static_cast<uint64_t>(chip.core.vpu.lanes * chip.core.vpu.sublanes);
   const uint64_t per_cycle = static_cast<uint64_t>(chip.core.vpu.ops_per_cycle);
   EXPECT_EQ(c.occupancy.value(), (15 * 4096 + tile - 1) / tile / per_cycle);

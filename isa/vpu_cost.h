@@ -1,4 +1,7 @@
-// The cycle cost of one VPU / XLU instruction: the one place this formula lives.
+// The cycle cost of one VPU / XLU instruction: the one place this formula lives. It sits in the
+// ISA beside the MXU's closed form (mxu_timing.h) so that the simulator's vector unit
+// (sim/core/vector_unit.cc) and the compiler's cost estimates (compiler/lower/) call the same
+// function; the compiler may not link the simulator.
 #pragma once
 
 #include <cstdint>
@@ -7,7 +10,7 @@
 #include "config/chip_config.h"
 #include "isa/instruction.h"
 
-namespace tpusim::sim {
+namespace tpusim::isa {
 
 /// When a vector instruction occupies its unit and when its result is ready, relative to its start.
 struct VectorCost {
@@ -39,4 +42,4 @@ struct VectorCost {
 VectorCost VectorInstructionCost(const isa::Instruction& inst, const config::VpuConfig& vpu,
                                  int64_t vmem_bytes_per_cycle);
 
-}  // namespace tpusim::sim
+}  // namespace tpusim::isa

@@ -1,11 +1,11 @@
-#include "sim/core/vpu_cost.h"
+#include "isa/vpu_cost.h"
 
 #include <algorithm>
 
 #include "common/check.h"
 #include "common/units.h"
 
-namespace tpusim::sim {
+namespace tpusim::isa {
 namespace {
 
 enum class LatencyClass { kAlu, kTranscendental, kDivide, kTranspose };
@@ -262,4 +262,4 @@ VectorCost VectorInstructionCost(const isa::Instruction& inst, const config::Vpu
   return c;
 }
 
-}  // namespace tpusim::sim
+}  // namespace tpusim::isa
