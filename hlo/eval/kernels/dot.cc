@@ -52,11 +52,19 @@ template void BatchedGemm<float>(const float*, const float*, float*, int64_t, in
 template void BatchedGemm<double>(const double*, const double*, double*, int64_t, int64_t, int64_t,
                                   int64_t, int, int64_t);
 
-StatusOr<Literal> DotGeneral(const Literal& lhs, const Literal& rhs,
-                             const DotDimensionNumbers& dnums, const Shape& out,
-                             const KernelOptions& options, bool round_operands_to_bf16) {
-  const Shape& ls = lhs.shape();
-  const Shape& rs = rhs.shape();
+namespace {
+
+// A dot as a batched GEMM: B x [M, K] x [K, N], and the permutations that bring lhs to
+// [batch, free, contracting] and rhs to [batch, contracting, free].
+struct DotLayout {
+  int64_t B, M, K, N;
+  std::vector<int64_t> lperm, rperm;
+};
+
+// Checks the dimension numbers against the operand and result shapes (InvalidArgument naming the
+// three shapes and the fault) and returns the dot's GEMM layout.
+StatusOr<DotLayout> LayoutOfDot(const Shape& ls, const Shape& rs, const DotDimensionNumbers& dnums,
+                                const Shape& out) {
   auto bad = [&](const std::string& why) {
     return InvalidArgument(fmt::format("dot {} x {} -> {}: {}", ls.ToString(false),
                                        rs.ToString(false), out.ToString(false), why));
@@ -114,41 +122,62 @@ StatusOr<Literal> DotGeneral(const Literal& lhs, const Literal& rhs,
   if (out_dims != out.dimensions()) return bad("result dims are not [batch, lhs free, rhs free]");
 
   // lhs -> [batch, free, contracting]; rhs -> [batch, contracting, free].
-  std::vector<int64_t> lperm = dnums.lhs_batch_dimensions;
+  DotLayout l{B, M, K, N, dnums.lhs_batch_dimensions, dnums.rhs_batch_dimensions};
+  std::vector<int64_t>& lperm = l.lperm;
   lperm.insert(lperm.end(), lfree.begin(), lfree.end());
   lperm.insert(lperm.end(), dnums.lhs_contracting_dimensions.begin(),
                dnums.lhs_contracting_dimensions.end());
-  std::vector<int64_t> rperm = dnums.rhs_batch_dimensions;
+  std::vector<int64_t>& rperm = l.rperm;
   rperm.insert(rperm.end(), dnums.rhs_contracting_dimensions.begin(),
                dnums.rhs_contracting_dimensions.end());
   rperm.insert(rperm.end(), rfree.begin(), rfree.end());
+  return l;
+}
 
-  if (IsComplex(out.element_type()) || IsComplex(lhs.element_type()) ||
-      IsComplex(rhs.element_type())) {
-    // Complex: operands permuted to [B,M,K] / [B,K,N] in out's type, Eigen's complex GEMM.
-    auto permuted = [&](const Literal& x, const std::vector<int64_t>& perm) -> StatusOr<Literal> {
-      std::vector<int64_t> dims;
-      for (int64_t d : perm) dims.push_back(x.shape().dimensions(d));
-      TPUSIM_ASSIGN_OR_RETURN(Literal p,
-                              Transpose(x, perm, Shape(x.element_type(), dims), options));
-      if (p.element_type() == out.element_type()) return p;
-      return ConvertLiteral(p, out.element_type(), options.max_bytes);
-    };
-    TPUSIM_ASSIGN_OR_RETURN(Literal a, permuted(lhs, lperm));
-    TPUSIM_ASSIGN_OR_RETURN(Literal w, permuted(rhs, rperm));
-    if (round_operands_to_bf16 && out.element_type() == PrimitiveType::kC64) {
-      // TPU DEFAULT precision: the MXU takes each part of a c64 operand as bf16, as it takes f32
-      // operands (a complex dot is four real dots on the device: compiler/passes/complex_expander.h).
-      for (Literal* x : {&a, &w}) {
-        for (int64_t j = 0; j < 2 * x->element_count(); ++j) {
-          const float v = static_cast<float>(x->GetComponentAsDouble(j));
-          x->SetComponentFromDouble(j, static_cast<double>(static_cast<float>(Eigen::bfloat16(v))));
-        }
+// A dot with a complex operand or result: operands permuted to [B,M,K] / [B,K,N] in out's type,
+// Eigen's complex GEMM.
+StatusOr<Literal> ComplexDot(const Literal& lhs, const Literal& rhs, const DotLayout& l,
+                             const Shape& out, const KernelOptions& options,
+                             bool round_operands_to_bf16) {
+  auto permuted = [&](const Literal& x, const std::vector<int64_t>& perm) -> StatusOr<Literal> {
+    std::vector<int64_t> dims;
+    for (int64_t d : perm) dims.push_back(x.shape().dimensions(d));
+    TPUSIM_ASSIGN_OR_RETURN(Literal p,
+                            Transpose(x, perm, Shape(x.element_type(), dims), options));
+    if (p.element_type() == out.element_type()) return p;
+    return ConvertLiteral(p, out.element_type(), options.max_bytes);
+  };
+  TPUSIM_ASSIGN_OR_RETURN(Literal a, permuted(lhs, l.lperm));
+  TPUSIM_ASSIGN_OR_RETURN(Literal w, permuted(rhs, l.rperm));
+  if (round_operands_to_bf16 && out.element_type() == PrimitiveType::kC64) {
+    // TPU DEFAULT precision: the MXU takes each part of a c64 operand as bf16, as it takes f32
+    // operands (a complex dot is four real dots on the device: compiler/passes/complex_expander.h).
+    for (Literal* x : {&a, &w}) {
+      for (int64_t j = 0; j < 2 * x->element_count(); ++j) {
+        const float v = static_cast<float>(x->GetComponentAsDouble(j));
+        x->SetComponentFromDouble(j, static_cast<double>(static_cast<float>(Eigen::bfloat16(v))));
       }
     }
-    TPUSIM_ASSIGN_OR_RETURN(Literal c, Literal::Create(out, options.max_bytes));
-    TPUSIM_RETURN_IF_ERROR(ComplexBatchedGemm(a, w, c, B, M, K, N));
-    return c;
+  }
+  TPUSIM_ASSIGN_OR_RETURN(Literal c, Literal::Create(out, options.max_bytes));
+  TPUSIM_RETURN_IF_ERROR(ComplexBatchedGemm(a, w, c, l.B, l.M, l.K, l.N));
+  return c;
+}
+
+}  // namespace
+
+StatusOr<Literal> DotGeneral(const Literal& lhs, const Literal& rhs,
+                             const DotDimensionNumbers& dnums, const Shape& out,
+                             const KernelOptions& options, bool round_operands_to_bf16) {
+  const Shape& ls = lhs.shape();
+  const Shape& rs = rhs.shape();
+  TPUSIM_ASSIGN_OR_RETURN(const DotLayout l, LayoutOfDot(ls, rs, dnums, out));
+  const int64_t B = l.B, M = l.M, K = l.K, N = l.N;
+  const std::vector<int64_t>& lperm = l.lperm;
+  const std::vector<int64_t>& rperm = l.rperm;
+  if (IsComplex(out.element_type()) || IsComplex(lhs.element_type()) ||
+      IsComplex(rhs.element_type())) {
+    return ComplexDot(lhs, rhs, l, out, options, round_operands_to_bf16);
   }
   TPUSIM_ASSIGN_OR_RETURN(Literal result, Literal::Create(out, options.max_bytes));
   // Accumulator buffers count against the limit too (a [B,M,N] f32 result of a bf16 dot, say).
