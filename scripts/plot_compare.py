@@ -11,11 +11,10 @@ labelled with what bounds the op on the TPU (MXU, VPU, HBM, ICI). The definition
 driver/compare.h. Needs Debian's python3-matplotlib (Agg backend).
 """
 import argparse
-import json
 import os
 import sys
 
-from plot_util import fmt_s, pyplot
+from plot_util import fmt_s, load_json, pyplot
 
 plt = pyplot()
 from matplotlib.ticker import FuncFormatter  # noqa: E402
@@ -27,11 +26,7 @@ def main():
     ap.add_argument("-o", "--output", required=True, help="PNG to write")
     ap.add_argument("--top", type=int, default=6, help="top ops of each side (default 6)")
     args = ap.parse_args()
-    try:
-        with open(args.compare) as f:
-            c = json.load(f)
-    except (OSError, ValueError) as e:
-        sys.exit(f"plot_compare.py: error: cannot read {args.compare}: {e}")
+    c = load_json(args.compare)
     for key in ("cpu", "tpu", "ops"):
         if key not in c:
             sys.exit(f"plot_compare.py: error: {args.compare} is not a tpusim compare JSON (no '{key}')")

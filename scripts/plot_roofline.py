@@ -19,22 +19,14 @@ no HBM traffic cannot sit on a log-log roofline: their count is given in the foo
 Needs Debian's python3-matplotlib (Agg backend, no display).
 """
 import argparse
-import json
 import os
 import sys
 
-from plot_util import pyplot
+from plot_util import load_json, pyplot
 
 plt = pyplot()
 from matplotlib.ticker import EngFormatter, FuncFormatter  # noqa: E402
 
-
-def load(path):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError) as e:
-        sys.exit(f"plot_roofline.py: error: cannot read {path}: {e}")
 
 
 def label_points(ax, pts):
@@ -64,7 +56,7 @@ def main():
     ap.add_argument("--dpi", type=int, default=110, help="resolution (default 110)")
     args = ap.parse_args()
 
-    r = load(args.report)
+    r = load_json(args.report)
     for key in ("ops", "peak_flops_per_s", "hbm", "clock_hz", "cycles"):
         if key not in r:
             sys.exit(f"plot_roofline.py: error: {args.report} is not a tpusim report (no '{key}')")

@@ -17,22 +17,14 @@ so its speedup is CPU seconds / TPU seconds and the CPU is drawn as a line. Log2
 Needs Debian's python3-matplotlib (Agg backend).
 """
 import argparse
-import json
 import os
 import sys
 
-from plot_util import fmt_s, pyplot
+from plot_util import fmt_s, load_json, pyplot
 
 plt = pyplot()
 from matplotlib.ticker import FuncFormatter  # noqa: E402
 
-
-def load(path):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError) as e:
-        sys.exit(f"plot_scaling.py: error: cannot read {path}: {e}")
 
 
 def main():
@@ -43,7 +35,7 @@ def main():
 
     reports, compares = [], []
     for path in args.inputs:
-        j = load(path)
+        j = load_json(path)
         items = j if isinstance(j, list) else [j]
         for it in items:
             if isinstance(it, dict) and "tpu" in it and "cpu" in it:

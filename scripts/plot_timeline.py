@@ -16,11 +16,10 @@ sequencer's track (scalar and sync.wait) is not a unit's work and is left out. O
 the first K cores (default 8). Needs Debian's python3-matplotlib (Agg backend).
 """
 import argparse
-import json
 import os
 import sys
 
-from plot_util import pyplot
+from plot_util import load_json, pyplot
 
 plt = pyplot()
 
@@ -44,11 +43,7 @@ def main():
     ap.add_argument("--title", default=None, help="title (default: the trace file name)")
     args = ap.parse_args()
 
-    try:
-        with open(args.trace) as f:
-            t = json.load(f)
-    except (OSError, ValueError) as e:
-        sys.exit(f"plot_timeline.py: error: cannot read {args.trace}: {e}")
+    t = load_json(args.trace)
     if "traceEvents" not in t:
         sys.exit(f"plot_timeline.py: error: {args.trace} is not a trace (no 'traceEvents')")
     clock = float(t.get("metadata", {}).get("clock_hz", 0)) or None

@@ -1,6 +1,8 @@
 """What the plot scripts (scripts/plot_*.py) share: matplotlib's Agg pyplot, or a one-line error
-naming the script when matplotlib is missing (no traceback), and the seconds formatter."""
+naming the script when matplotlib is missing (no traceback), reading a JSON input, and the
+seconds formatter."""
 
+import json
 import os
 import sys
 
@@ -17,6 +19,16 @@ def pyplot():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     return plt
+
+
+def load_json(path):
+    """The JSON document in `path`; exits with `<script>: error: cannot read PATH: REASON` when
+    the file cannot be read or is not JSON."""
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        sys.exit(f"{os.path.basename(sys.argv[0])}: error: cannot read {path}: {e}")
 
 
 def fmt_s(s):
