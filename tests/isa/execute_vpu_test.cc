@@ -1,4 +1,4 @@
-// VPU / XLU instruction semantics on small hand-checked cases.
+// VPU / XLU instruction semantics (isa/execute_vpu.cc) on small hand-checked cases.
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -1,4 +1,5 @@
-// mxu.load_weights / mxu.matmul / mxu.pop semantics, hand-checked, plus random GEMMs against Eigen.
+// mxu.load_weights / mxu.matmul / mxu.pop semantics (isa/execute_mxu.cc), hand-checked, plus
+// random GEMMs against Eigen.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
