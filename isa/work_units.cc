@@ -1,6 +1,5 @@
 #include "isa/work_units.h"
 
-#include <initializer_list>
 #include <utility>
 #include <vector>
 
@@ -12,23 +11,17 @@
 namespace tpusim::isa {
 namespace {
 
-uint64_t Product(std::initializer_list<uint64_t> factors) {
-  uint64_t p = 1;
-  for (uint64_t f : factors) p = SaturatingMul(p, f);
-  return p;
-}
-
 // rows * cols of a region op.
 template <class Op>
 uint64_t RegionElements(const Instruction& inst) {
   const Op x = inst.As<Op>();
-  return Product({x.rows, x.cols});
+  return SaturatingProduct({x.rows, x.cols});
 }
 
 // count * group_size of a collective whose members each combine or gather a group's data.
 template <class Op>
 uint64_t GroupElements(const Instruction& inst, uint64_t group_size) {
-  return Product({inst.As<Op>().count, group_size});
+  return SaturatingProduct({inst.As<Op>().count, group_size});
 }
 
 // A DMA's bytes (rounded up to kDmaBytesPerUnit) and rows.
@@ -43,21 +36,22 @@ uint64_t DmaUnits(const Instruction& inst) {
 
 // The MXU part: matmul, load_weights, pop (0 for other instructions).
 uint64_t MxuUnits(const Instruction& inst, const MemorySizes& sizes) {
-  const uint64_t array = Product({static_cast<uint64_t>(sizes.mxu_rows),
+  const uint64_t array = SaturatingProduct({static_cast<uint64_t>(sizes.mxu_rows),
                                   static_cast<uint64_t>(sizes.mxu_cols), kMxuArrayUnits});
   switch (inst.opcode) {
     case Opcode::kMxuMatmul: {
       auto mm = inst.As<op::MxuMatmul>();
-      const uint64_t per_output = SaturatingAdd(Product({mm.k, kMacUnits}), kMxuOutputUnits);
-      return SaturatingAdd(Product({mm.m, mm.n, per_output}), mm.latch ? array : 0);
+      const uint64_t per_output =
+          SaturatingAdd(SaturatingProduct({mm.k, kMacUnits}), kMxuOutputUnits);
+      return SaturatingAdd(SaturatingProduct({mm.m, mm.n, per_output}), mm.latch ? array : 0);
     }
     case Opcode::kMxuLoadWeights: {
       auto w = inst.As<op::MxuLoadWeights>();
-      return SaturatingAdd(Product({w.k, w.n, kWeightUnits}), array);
+      return SaturatingAdd(SaturatingProduct({w.k, w.n, kWeightUnits}), array);
     }
     case Opcode::kMxuPop: {
       auto p = inst.As<op::MxuPop>();
-      return Product({p.m, p.n, kPopUnits});
+      return SaturatingProduct({p.m, p.n, kPopUnits});
     }
     default:
       return 0;
@@ -91,7 +85,7 @@ std::pair<uint64_t, uint64_t> VectorElements(const Instruction& inst, uint64_t g
       return {RegionElements<op::XluTranspose>(inst), kTransposeUnits};
     case Opcode::kVpuCopy: {
       auto v = inst.As<op::VpuCopy>();
-      return {Product({v.n0, v.n1, v.n2}), kVpuCopyUnits};
+      return {SaturatingProduct({v.n0, v.n1, v.n2}), kVpuCopyUnits};
     }
     case Opcode::kIciCollectivePermute:
       return {inst.As<op::IciCollectivePermute>().count, kCollectiveElementUnits};

@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <initializer_list>
-
 #include "common/saturating.h"
 #include "isa/opcode.h"
 #include "isa/work_units.h"
@@ -11,21 +9,15 @@
 namespace tpusim::sim {
 namespace {
 
-uint64_t Product(std::initializer_list<uint64_t> factors) {
-  uint64_t p = 1;
-  for (uint64_t f : factors) p = SaturatingMul(p, f);
-  return p;
-}
-
 // The PE steps of an MXU instruction on the PE-level model (0 for other instructions).
 uint64_t PeSteps(const isa::Instruction& inst, const config::ChipConfig& config) {
   const uint64_t rows = static_cast<uint64_t>(config.core.mxu.rows);
   const uint64_t cols = static_cast<uint64_t>(config.core.mxu.cols);
   if (inst.opcode == isa::Opcode::kMxuMatmul) {
     const uint64_t m = inst.As<isa::op::MxuMatmul>().m;
-    return Product({rows, cols, SaturatingAdd(m, SaturatingAdd(rows, cols))});
+    return SaturatingProduct({rows, cols, SaturatingAdd(m, SaturatingAdd(rows, cols))});
   }
-  if (inst.opcode == isa::Opcode::kMxuLoadWeights) return Product({rows, cols, rows});
+  if (inst.opcode == isa::Opcode::kMxuLoadWeights) return SaturatingProduct({rows, cols, rows});
   return 0;
 }
 

@@ -24,5 +24,16 @@ TEST(SaturatingTest, AddIsExactUntilItWouldWrap) {
   static_assert(SaturatingAdd(1, 2) == 3 && SaturatingMul(6, 7) == 42);
 }
 
+TEST(SaturatingTest, ProductMultipliesLeftToRightSaturating) {
+  EXPECT_EQ(SaturatingProduct({}), uint64_t{1});
+  EXPECT_EQ(SaturatingProduct({2, 3, 7}), uint64_t{42});
+  EXPECT_EQ(SaturatingProduct({uint64_t{1} << 32, uint64_t{1} << 32, 3}), kSaturated);
+  // A zero factor gives 0 wherever it stands (kSaturated x 0 is 0, as SaturatingMul says).
+  EXPECT_EQ(SaturatingProduct({uint64_t{1} << 32, uint64_t{1} << 32, 0}), uint64_t{0});
+  EXPECT_EQ(SaturatingProduct({0, uint64_t{1} << 32, uint64_t{1} << 32}), uint64_t{0});
+  EXPECT_EQ(SaturatingProduct({uint64_t{1} << 31, uint64_t{1} << 32}), uint64_t{1} << 63);
+  static_assert(SaturatingProduct({6, 7}) == 42);
+}
+
 }  // namespace
 }  // namespace tpusim
