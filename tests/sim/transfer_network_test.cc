@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "config/chip_config.h"
-#include "sim/chip/interconnect.h"
 #include "sim/engine/engine.h"
 
 namespace tpusim::sim {
@@ -99,30 +98,6 @@ TEST(TransferNetworkTest, ConcurrentTransfersShareFairly) {
   // 3000 B at 100 B/cycle = 30 cycles, all three finish together: 1 + 30 + 1.
   EXPECT_EQ(r.done_[1], 32u);
   EXPECT_EQ(r.done_[3], 32u);
-}
-
-TEST(InterconnectTest, TorusRoutesAreDimensionOrderedShortestWay) {
-  config::ChipConfig c;
-  c.clock_hz = 1e9;
-  c.tensorcores = 2;
-  c.hbm.bandwidth_bytes_per_s = 1e11;
-  c.system.chips = 8;
-  c.system.topology = config::Topology::kTorus2D;
-  c.system.shape = {4, 2};
-  c.system.ici_link_bandwidth_bytes_per_s = 1e10;
-  c.system.ici_hop_latency_cycles = 10;
-  StatRegistry stats;
-  TransferNetwork net("net", stats);
-  const Interconnect ic = Interconnect::Build(c, net);
-  // Core 0 (chip 0 at x0,y0) to core 15 (chip 7 at x3,y1): x goes -1 (shorter), then y +1: 2 hops.
-  Route r = ic.CoreToCore(0, 15);
-  EXPECT_EQ(r.hops, 2);
-  EXPECT_EQ(r.latency.value(), 20u);
-  EXPECT_EQ(net.resource_path(r.uses[0].resource), "chip0.ici.x-");
-  EXPECT_EQ(net.resource_path(r.uses[1].resource), "chip3.ici.y+");
-  // Same chip: the on-chip path.
-  Route same = ic.CoreToCore(2, 3);
-  EXPECT_EQ(net.resource_path(same.uses[0].resource), "chip1.core0_to_core1");
 }
 
 }  // namespace
