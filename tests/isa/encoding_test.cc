@@ -298,6 +298,12 @@ TEST(ProgramFile, HloTagStateCarriesAcrossCoreSections) {
 namespace tpusim::isa {
 namespace {
 
+}  // namespace
+}  // namespace tpusim::isa
+
+namespace tpusim::isa {
+namespace {
+
 TEST(ProgramBuilding, AppendKeepsMetadataAlignedAndRoundTrips) {
   Program p;
   p.cores.resize(1);

@@ -1,10 +1,13 @@
-// CoreList (isa/program.h): cores that share one copy of their code read the same instructions,
+// isa/program.h: CoreList (cores that share one copy of their code read the same instructions,
 // writing one core gives it a copy of its own and leaves the others as they were, and equality is
-// of the code, shared or not.
+// of the code, shared or not), CoreProgram::Append and Program::AddHloName (moved from
+// encoding_test.cc), and Hash. Was core_list_test.cc.
+#include "isa/program.h"
+
 #include <gtest/gtest.h>
 
+#include "isa/encoding.h"
 #include "isa/instruction.h"
-#include "isa/program.h"
 
 namespace tpusim::isa {
 namespace {
@@ -60,6 +63,24 @@ TEST(CoreListTest, EqualityIsOfTheCodeAndEqualCodeHashesEqual) {
   tagged.hlo_tags[0] = 2;  // same instructions, another HLO tag: different code
   EXPECT_FALSE(tagged == separate[0]);
   EXPECT_NE(Hash(tagged), Hash(separate[0]));
+}
+
+
+
+// Hash covers the instructions, their fields and both metadata columns.
+TEST(ProgramHashTest, EveryPartOfTheCodeChangesTheHash) {
+  CoreProgram a;
+  a.Append(Loop(4), 1, 10);
+  a.Append(op::CtrlEndLoop{}.ToInstruction(), 1, 11);
+  const uint64_t h = Hash(a);
+  EXPECT_EQ(Hash(a), h);  // deterministic
+  CoreProgram field = a, line = a, tag = a, longer = a;
+  field.instructions[0] = Loop(5);
+  line.source_lines[1] = 12;
+  tag.hlo_tags[0] = 2;
+  longer.Append(op::Nop{}.ToInstruction(), kNoHloTag, kNoSourceLine);
+  for (const CoreProgram* other : {&field, &line, &tag, &longer}) EXPECT_NE(Hash(*other), h);
+  EXPECT_NE(Hash(CoreProgram{}), h);
 }
 
 }  // namespace
