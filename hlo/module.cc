@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <memory>
 #include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/check.h"
 #include "hlo/printer.h"
@@ -233,6 +235,46 @@ HloComputation* FullyManualShardMapBody(const HloModule& m) {
     if (!IsTarget(i, "xla.sdy.FuncResultSharding") && !IsTarget(i, "Sharding")) return nullptr;
   }
   return body;
+}
+
+void ManualBodyCollectivesToReplicas(HloModule& m) {
+  for (const auto& comp : m.computations()) {
+    std::vector<HloInstruction*> partition_ids;
+    for (const auto& up : comp->instructions()) {
+      HloInstruction& i = *up;
+      if (i.opcode() == HloOpcode::kPartitionId) partition_ids.push_back(&i);
+      if (!i.channel_id() || i.use_global_device_ids()) continue;
+      switch (i.opcode()) {
+        case HloOpcode::kCollectivePermute:
+        case HloOpcode::kCollectivePermuteStart:
+        case HloOpcode::kAllToAll:
+        case HloOpcode::kRaggedAllToAll:
+        case HloOpcode::kCollectiveBroadcast:
+          i.set_channel_id(std::nullopt);
+          break;
+        case HloOpcode::kAllReduce:
+        case HloOpcode::kAllReduceStart:
+        case HloOpcode::kAllGather:
+        case HloOpcode::kAllGatherStart:
+        case HloOpcode::kReduceScatter:
+          i.set_channel_id(std::nullopt);
+          i.mutable_replica_groups() = ReplicaGroups{};
+          break;
+        default:
+          break;
+      }
+    }
+    for (HloInstruction* p : partition_ids) {
+      auto id = std::make_unique<HloInstruction>(HloOpcode::kReplicaId, p->shape(),
+                                                 p->name() + ".replica-id");
+      id->set_location(p->location());
+      HloInstruction* replica = comp->AddInstructionBefore(std::move(id), p);
+      const std::string name = p->name();
+      p->ReplaceAllUsesWith(replica);
+      comp->RemoveInstruction(p);
+      replica->set_name(name);
+    }
+  }
 }
 
 std::optional<UnsupportedShardMap> FindUnsupportedShardMap(const HloModule& m) {

@@ -170,6 +170,7 @@ StatusOr<std::unique_ptr<HloModule>> HloParserImpl::ParseModule() {
     module->RemoveComputation(global);
     module->set_entry_computation_layout("");
     module->set_replica_count(n);
+    ManualBodyCollectivesToReplicas(*module);
   } else if (const auto unsupported = FindUnsupportedShardMap(*module)) {
     return Unimplemented(std::string(
         LocatedError(filename_, text_, unsupported->at->location(), unsupported->why).message()));

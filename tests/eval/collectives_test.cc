@@ -123,5 +123,64 @@ ENTRY e {
   EXPECT_EQ(r[3].element(1).GetAsInt64(0), 4);
 }
 
+// A fully manual jax.shard_map (JAX 0.10's pmap and shard_map print no replica_count or
+// num_partitions): the parser runs its body as 4 replicas, and its collectives keep the meaning
+// they have on 4 partitions. Device d holds x = [d, 10 d] from partition-id (lax.axis_index).
+//  collective-permute, channel_id (cross-partition) {0->1, 1->2, 2->3, 3->0}: d0 [3, 30], d2 [1, 10]
+//  all-to-all, channel_id, groups {0,1},{2,3} dim 0: d1 [0, 10], d2 [2, 3]
+//  all-reduce, channel_id, no global ids, groups {{0}} (cross-replica-and-partition: the one
+//    replica's group spans every partition): [6, 60] everywhere
+//  all-gather, global ids {0,2},{1,3}: d1 [1, 10, 3, 30]
+TEST(CollectivesTest, AFullyManualShardMapBodyKeepsItsPartitionSemanticsAsReplicas) {
+  const char* text = R"(HloModule jit_f, frontend_attributes={xla.sdy.meshes={mesh = #sdy.mesh<["x"=4]>}}
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+xla.sdy.manual_computation_body.1 {
+  p = f32[2] parameter(0)
+  id = u32[] partition-id()
+  f = f32[] convert(id)
+  ten = f32[] constant(10)
+  f10 = f32[] multiply(f, ten)
+  a = f32[1] reshape(f)
+  b = f32[1] reshape(f10)
+  x = f32[2] concatenate(a, b), dimensions={0}
+  cp = f32[2] collective-permute(x), channel_id=1, source_target_pairs={{0,1},{1,2},{2,3},{3,0}}
+  aa = f32[2] all-to-all(x), channel_id=1, replica_groups={{0,1},{2,3}}, dimensions={0}
+  ar = f32[2] all-reduce(x), channel_id=1, replica_groups={{0}}, to_apply=add
+  ag = f32[4] all-gather(x), channel_id=1, replica_groups={{0,2},{1,3}}, dimensions={0}, use_global_device_ids=true
+  ROOT t = (f32[2], f32[2], f32[2], f32[4]) tuple(cp, aa, ar, ag)
+}
+ENTRY main.2 {
+  a.1 = f32[8] parameter(0), sharding={devices=[4]<=[4]}
+  g = f32[2] custom-call(a.1), custom_call_target="xla.sdy.GlobalToLocalShape", custom_call_has_side_effect=true, frontend_attributes={xla.sdy.manual_axes="#sdy<manual_axes{\"x\"}>"}
+  c = (f32[2], f32[2], f32[2], f32[4]) call(g), to_apply=xla.sdy.manual_computation_body.1
+  ROOT o = (f32[8], f32[8], f32[8], f32[16]) custom-call(c), custom_call_target="xla.sdy.LocalToGlobalShape", custom_call_has_side_effect=true, frontend_attributes={xla.sdy.manual_axes="#sdy<manual_axes{\"x\"}>"}
+})";
+  auto module = ParseHloModule(text);
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  ASSERT_EQ((*module)->replica_count(), 4);
+  ASSERT_EQ((*module)->num_partitions(), 1);
+  std::vector<std::vector<Literal>> args;
+  for (int64_t d = 0; d < 4; ++d) {
+    auto a = Evaluator::MakeRandomArguments(**module, 1, d);
+    ASSERT_TRUE(a.ok()) << a.status().message();
+    args.push_back(std::move(a).value());
+  }
+  Evaluator ev;
+  auto r = ev.EvaluateReplicated(**module, 4, 1, args);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->size(), 4u);
+  const std::vector<Literal>& v = *r;
+  EXPECT_EQ(Values(v[0].element(0)), (std::vector<double>{3, 30}));
+  EXPECT_EQ(Values(v[2].element(0)), (std::vector<double>{1, 10}));
+  EXPECT_EQ(Values(v[1].element(1)), (std::vector<double>{0, 10}));
+  EXPECT_EQ(Values(v[2].element(1)), (std::vector<double>{2, 3}));
+  for (int d = 0; d < 4; ++d) EXPECT_EQ(Values(v[d].element(2)), (std::vector<double>{6, 60}));
+  EXPECT_EQ(Values(v[1].element(3)), (std::vector<double>{1, 10, 3, 30}));
+}
+
 }  // namespace
 }  // namespace tpusim::hlo
