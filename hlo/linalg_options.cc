@@ -76,7 +76,7 @@ std::optional<int> LapackFlag(std::string_view config, std::string_view flag) {
 }  // namespace
 
 std::vector<std::string> LapackTargets() {
-  return {"lapack_dgetrf_ffi", "lapack_dpotrf_ffi", "lapack_dtrsm_ffi",
+  return {"LuDecomposition",   "lapack_dgetrf_ffi", "lapack_dpotrf_ffi", "lapack_dtrsm_ffi",
           "lapack_sgetrf_ffi", "lapack_spotrf_ffi", "lapack_strsm_ffi"};
 }
 
@@ -86,9 +86,9 @@ StatusOr<std::optional<LapackCall>> GetLapackCall(std::string_view target,
   const bool potrf = target == "lapack_spotrf_ffi" || target == "lapack_dpotrf_ffi";
   const bool trsm = target == "lapack_strsm_ffi" || target == "lapack_dtrsm_ffi";
   const bool getrf = target == "lapack_sgetrf_ffi" || target == "lapack_dgetrf_ffi";
-  if (getrf) {
+  if (getrf || target == "LuDecomposition") {
     LapackCall call;
-    call.kind = LapackCall::Kind::kGetrf;
+    call.kind = getrf ? LapackCall::Kind::kGetrf : LapackCall::Kind::kLuDecomposition;
     return std::optional<LapackCall>(call);
   }
   if (!potrf && !trsm) return std::optional<LapackCall>();

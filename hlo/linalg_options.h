@@ -49,8 +49,12 @@ StatusOr<TriangularSolveOptions> GetTriangularSolveOptions(const HloInstruction&
 ///   getrf(a [..., m, n]) -> (lu, ipiv s32[..., min(m, n)], info s32[...]) (lapack_?getrf_ffi, no
 ///     flags; jnp.linalg.solve, inv, det, slogdet): LU with partial pivoting, 1-based pivots; no
 ///     HLO op computes it, so tpusim computes it as hlo/eval/kernels/linalg.h (LuFactor) says.
+/// And the one linear-algebra call of JAX's TPU lowering that no HLO op computes:
+///   LuDecomposition(a [..., m, n]) -> (lu, pivots s32[..., min(m, n)], permutation s32[..., m])
+///     (target "LuDecomposition", no flags; XLA's TPU backend computes it): getrf's lu, its
+///     pivots 0-based, and the row permutation they make (hlo::LuDecomposition).
 struct LapackCall {
-  enum class Kind { kPotrf, kTrsm, kGetrf };
+  enum class Kind { kPotrf, kTrsm, kGetrf, kLuDecomposition };
   Kind kind = Kind::kPotrf;
   CholeskyOptions cholesky;       // kPotrf
   TriangularSolveOptions solve;   // kTrsm
@@ -62,7 +66,7 @@ StatusOr<std::optional<LapackCall>> GetLapackCall(std::string_view target,
                                                   std::string_view backend_config,
                                                   std::string_view instruction);
 
-/// The LAPACK targets GetLapackCall knows, sorted.
+/// The targets GetLapackCall knows (the LAPACK ones and LuDecomposition), sorted.
 std::vector<std::string> LapackTargets();
 
 /// Checks the operand shapes of a cholesky ([..., n, n], floating point) or a triangular-solve

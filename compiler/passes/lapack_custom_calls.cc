@@ -94,15 +94,19 @@ class GetrfExpansion {
     t_ = a_->shape().element_type();
   }
 
-  HloInstruction* Build() {
+  // getrf's (lu, ipiv, info); with `tpu`, the TPU's LuDecomposition (lu, pivots 0-based,
+  // permutation: hlo::LuDecomposition).
+  HloInstruction* Build(bool tpu) {
     HloInstruction* a = a_;
     HloInstruction* info = mb_.Full(PrimitiveType::kS32, 0, batch_);
+    HloInstruction* perm = tpu ? mb_.Iota(Dims(batch_, {m_}), B_) : nullptr;
     std::vector<HloInstruction*> pivots;
     for (int64_t k = 0; k < std::min(m_, n_); ++k) {
       HloInstruction* p = PivotRow(a, k);
-      pivots.push_back(b_.Reshape(b_.Binary(HloOpcode::kAdd, p, mb_.Full(PrimitiveType::kS32, 1,
-                                                                         batch_), "ipiv"),
-                                  Dims(batch_, {1}), "ipiv1"));
+      HloInstruction* piv =
+          tpu ? p : b_.Binary(HloOpcode::kAdd, p, mb_.Full(PrimitiveType::kS32, 1, batch_), "ipiv");
+      pivots.push_back(b_.Reshape(piv, Dims(batch_, {1}), "ipiv1"));
+      if (tpu) perm = SwapEntries(perm, k, p);
       a = SwapRows(a, k, p);
       HloInstruction* pivot = mb_.SliceMinor(a, k, k, k + 1, k + 1);  // [..., 1, 1]
       HloInstruction* pv = b_.Reshape(pivot, batch_, "pivot");
@@ -134,7 +138,7 @@ class GetrfExpansion {
                        "trail"),
           k + 1, k + 1);
     }
-    return b_.Tuple({a, b_.Concatenate(pivots, B_, "ipiv"), info}, "result");
+    return b_.Tuple({a, b_.Concatenate(pivots, B_, "ipiv"), tpu ? perm : info}, "result");
   }
 
  private:
@@ -170,6 +174,25 @@ class GetrfExpansion {
         {B_, B_ + 1}, GetOrAddScalarBinary(module_, PrimitiveType::kS32, HloOpcode::kMinimum),
         "first");
     return b_.Binary(HloOpcode::kAdd, idx, mb_.Full(PrimitiveType::kS32, k, batch_), "p");
+  }
+
+  // v [..., m] s32 with entries k and p [...] exchanged (p = m: entry k becomes 0).
+  HloInstruction* SwapEntries(HloInstruction* v, int64_t k, HloInstruction* p) {
+    const Shape& s = v->shape();
+    HloInstruction* idx = mb_.Iota(s.dimensions(), B_);
+    HloInstruction* is_p = b_.Compare(idx, Spread(p, s), hlo::ComparisonDirection::kEq, "isp");
+    HloInstruction* is_k = b_.Compare(idx, mb_.Full(PrimitiveType::kS32, k, s.dimensions()),
+                                      hlo::ComparisonDirection::kEq, "isk");
+    HloInstruction* zeros = mb_.Full(PrimitiveType::kS32, 0, s.dimensions());
+    auto pick = [&](HloInstruction* mask, const char* name) {
+      return b_.Reduce(b_.Select(mask, v, zeros, "pick"),
+                       b_.ScalarConstant(PrimitiveType::kS32, 0, "zero"), {B_},
+                       GetOrAddScalarAdd(module_, PrimitiveType::kS32), name);  // [...]
+    };
+    HloInstruction* vk = pick(is_k, "permk");
+    HloInstruction* vp = pick(is_p, "permp");
+    HloInstruction* down = b_.Select(is_p, Spread(vk, s), v, "down");
+    return b_.Select(is_k, Spread(vp, s), down, "perm");
   }
 
   // a with rows k and p [...] exchanged: row k the masked sum of row p, row p (if any) row k.
@@ -209,7 +232,8 @@ StatusOr<bool> LapackCustomCalls::Run(hlo::HloModule& module) {
     if (!call.ok()) return Located(module, *cc, call.status().message());
     HloBuilder b(&comp, cc);
     HloInstruction* result = nullptr;
-    if ((*call)->kind == hlo::LapackCall::Kind::kGetrf) {
+    const bool tpu_lu = (*call)->kind == hlo::LapackCall::Kind::kLuDecomposition;
+    if ((*call)->kind == hlo::LapackCall::Kind::kGetrf || tpu_lu) {
       const Shape& s = cc->shape();
       const Shape& a = cc->operand_count() == 1 ? cc->operand(0)->shape() : s;
       if (cc->operand_count() != 1 || !a.IsArray() || a.rank() < 2 || !s.IsTuple() ||
@@ -217,10 +241,10 @@ StatusOr<bool> LapackCustomCalls::Run(hlo::HloModule& module) {
           (a.element_type() != PrimitiveType::kF32 && a.element_type() != PrimitiveType::kF64)) {
         return Located(module, *cc,
                        "%" + cc->name() + ": custom-call " + cc->custom_call_target() +
-                           " takes f32 or f64 (a [..., m, n]) and gives (lu, s32 pivots, "
-                           "s32 info)");
+                           " takes f32 or f64 (a [..., m, n]) and gives (lu, s32 pivots, " +
+                           (tpu_lu ? "s32 permutation)" : "s32 info)"));
       }
-      result = GetrfExpansion(module, &comp, cc).Build();
+      result = GetrfExpansion(module, &comp, cc).Build(tpu_lu);
     } else if ((*call)->kind == hlo::LapackCall::Kind::kTrsm) {
       result = LinalgOp(b, *cc, **call, cc->shape());
     } else {

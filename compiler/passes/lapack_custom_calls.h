@@ -10,6 +10,8 @@
 //    partial pivoting in HLO ops itself; here the steps of hlo::LuFactor (hlo/eval/kernels/
 //    linalg.h), unrolled per column — pivot search by reduces, row exchange by masks, the column
 //    scaled, the trailing block updated — bit for bit the evaluator's reading of the call.
+//  * LuDecomposition, the call JAX's TPU lowering writes for lu (XLA's TPU backend computes it):
+//    the same steps, the pivots 0-based and the permutation they make (hlo::LuDecomposition).
 // A malformed call is a located InvalidArgument; QR, eigen and SVD calls are not rewritten (the
 // lowering names them as unknown targets).
 #pragma once

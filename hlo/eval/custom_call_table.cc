@@ -363,6 +363,13 @@ StatusOr<Literal> EvaluateLapack(const LapackCall& call, const CustomCallInfo& i
     }
     return LuFactor(*ops[0], out, options);
   }
+  if (call.kind == LapackCall::Kind::kLuDecomposition) {
+    if (ops.size() != 1) {
+      return InvalidArgument(fmt::format("custom-call '{}' ({}): takes (a)",
+                                         info.instruction_name, info.target));
+    }
+    return LuDecomposition(*ops[0], out, options);
+  }
   if (call.kind == LapackCall::Kind::kTrsm) {
     if (ops.size() != 2 || !out.IsArray()) {
       return InvalidArgument(fmt::format("custom-call '{}' ({}): takes (a, b) and gives an array",

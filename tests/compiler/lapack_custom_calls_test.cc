@@ -226,6 +226,61 @@ ENTRY e {
   CheckAgainstEvaluator(singular, "tiny", 0, 0);
 }
 
+// The TPU's LuDecomposition (JAX's lu lowered for a TPU): 0-based pivots and the permutation
+// with a[perm] = l * u. a = [[0, 1, 0], [0, 0, 2], [3, 0, 0]]: step 0 takes row 2 (|3|), step 1
+// row 2 again (|1| against 0), step 2 stays; perm = [0,1,2] -> [2,1,0] -> [2,0,1]; a[perm] is
+// already upper triangular, so l = I and lu = [[3, 0, 0], [0, 1, 0], [0, 0, 2]].
+std::string TpuLuModule(const std::string& batch, int64_t m, int64_t n) {
+  const std::string b = batch.empty() ? "" : batch.substr(0, batch.size() - 1) + ",";
+  return fmt::format(R"(HloModule tpu_lu
+ENTRY e {{
+  a = f32[{0}{1},{2}] parameter(0)
+  ROOT lu = (f32[{0}{1},{2}], s32[{0}{3}], s32[{0}{1}]) custom-call(a), custom_call_target="LuDecomposition", api_version=API_VERSION_STATUS_RETURNING
+}}
+)",
+                     b, m, n, std::min(m, n));
+}
+
+TEST(LuDecompositionTest, KnownAnswerWithZeroBasedPivotsAndPermutation) {
+  const std::string text = R"(HloModule known
+ENTRY e {
+  a = f32[3,3] constant({{0, 1, 0}, {0, 0, 2}, {3, 0, 0}})
+  ROOT lu = (f32[3,3], s32[3], s32[3]) custom-call(a), custom_call_target="LuDecomposition"
+}
+)";
+  auto m = Parse(text);
+  ASSERT_NE(m, nullptr);
+  hlo::Evaluator ev;
+  auto r = ev.Evaluate(*m, {});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const float* lu = r->element(0).data<float>();
+  EXPECT_EQ(std::vector<float>(lu, lu + 9), (std::vector<float>{3, 0, 0, 0, 1, 0, 0, 0, 2}));
+  const int32_t* piv = r->element(1).data<int32_t>();
+  EXPECT_EQ(std::vector<int32_t>(piv, piv + 3), (std::vector<int32_t>{2, 2, 2}));
+  const int32_t* perm = r->element(2).data<int32_t>();
+  EXPECT_EQ(std::vector<int32_t>(perm, perm + 3), (std::vector<int32_t>{2, 0, 1}));
+  CheckAgainstEvaluator(text, "tiny", 0, 0);
+}
+
+TEST(LuDecompositionTest, ExpansionMatchesTheEvaluatorBitForBit) {
+  for (const auto& [batch, m, n] : {std::make_tuple("", 6, 6), std::make_tuple("2,", 5, 3),
+                                    std::make_tuple("", 3, 4)}) {
+    SCOPED_TRACE(fmt::format("[{}{},{}]", batch, m, n));
+    auto calls = Parse(TpuLuModule(batch, m, n));
+    ASSERT_NE(calls, nullptr);
+    auto args = hlo::Evaluator::MakeRandomArguments(*calls, 5);
+    ASSERT_TRUE(args.ok());
+    hlo::Evaluator ev;
+    auto want = ev.Evaluate(*calls, *args);
+    ASSERT_TRUE(want.ok()) << want.status().message();
+    ASSERT_TRUE(LapackCustomCalls().Run(*calls).ok());
+    auto got = ev.Evaluate(*calls, *args);
+    ASSERT_TRUE(got.ok()) << got.status().message();
+    EXPECT_EQ(testing::WorstError(*got, *want, 0, 0), 0);
+  }
+  CheckAgainstEvaluator(TpuLuModule("2,", 4, 4), "tpu-v4", 0, 0);
+}
+
 TEST(LapackCompileTest, MalformedFlagIsALocatedError) {
   auto m = Parse(R"(HloModule bad
 ENTRY e {

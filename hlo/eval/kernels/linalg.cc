@@ -227,4 +227,42 @@ StatusOr<Literal> LuFactor(const Literal& a, const Shape& out, const KernelOptio
   return Literal::MakeTuple(std::move(parts));
 }
 
+StatusOr<Literal> LuDecomposition(const Literal& a, const Shape& out, const KernelOptions& kopt) {
+  const Shape& as = a.shape();
+  const bool ok = as.IsArray() && as.rank() >= 2 && out.IsTuple() &&
+                  out.tuple_shapes().size() == 3 && out.tuple_shapes(2).IsArray() &&
+                  out.tuple_shapes(2).element_type() == PrimitiveType::kS32 &&
+                  out.tuple_shapes(2).rank() == as.rank() - 1;
+  if (!ok) {
+    return InvalidArgument(fmt::format(
+        "LuDecomposition: operand {} must be f32 or f64 [..., m, n] and the result (lu, s32 "
+        "pivots [..., min(m, n)], s32 permutation [..., m]), got {}",
+        as.ToString(false), out.ToString(false)));
+  }
+  std::vector<int64_t> batch(as.dimensions().begin(), as.dimensions().end() - 2);
+  Shape getrf = out;
+  getrf.mutable_tuple_shapes()[2] = Shape(PrimitiveType::kS32, batch);
+  TPUSIM_ASSIGN_OR_RETURN(Literal factored, LuFactor(a, getrf, kopt));
+  TPUSIM_ASSIGN_OR_RETURN(Literal perm, Literal::Create(out.tuple_shapes(2), kopt.max_bytes));
+  const int64_t m = as.dimensions(as.rank() - 2);
+  const int64_t steps = std::min(m, as.dimensions(as.rank() - 1));
+  const int64_t matrices = m > 0 ? perm.element_count() / m : 0;
+  int32_t* piv = factored.mutable_element(1).mutable_data<int32_t>();
+  int32_t* pm = perm.mutable_data<int32_t>();
+  for (int64_t b = 0; b < matrices; ++b) {
+    int32_t* row = pm + b * m;
+    for (int64_t i = 0; i < m; ++i) row[i] = static_cast<int32_t>(i);
+    for (int64_t k = 0; k < steps; ++k) {
+      int32_t& p = piv[b * steps + k];
+      p -= 1;
+      if (p >= 0 && p < m) std::swap(row[k], row[p]);
+    }
+  }
+  std::vector<Literal> parts;
+  parts.push_back(std::move(factored.mutable_element(0)));
+  parts.push_back(std::move(factored.mutable_element(1)));
+  parts.push_back(std::move(perm));
+  return Literal::MakeTuple(std::move(parts));
+}
+
 }  // namespace tpusim::hlo

@@ -37,4 +37,10 @@ StatusOr<Literal> TriangularSolve(const Literal& a, const Literal& b,
 /// tuple's shape. Errors: InvalidArgument for another element type or a mismatching `out`.
 StatusOr<Literal> LuFactor(const Literal& a, const Shape& out, const KernelOptions& kopt);
 
+/// The TPU's LuDecomposition custom-call (JAX's lu on a TPU): LuFactor's lu, its pivots 0-based
+/// (p, not p + 1) and the permutation they make: perm = iota(m), then for k < min(m, n) perm[k]
+/// and perm[p_k] exchanged (jax.lax.linalg.lu_pivots_to_permutation), so a[perm] = l * u.
+/// `out` is (lu [..., m, n], s32[..., min(m, n)], s32[..., m]); InvalidArgument as LuFactor.
+StatusOr<Literal> LuDecomposition(const Literal& a, const Shape& out, const KernelOptions& kopt);
+
 }  // namespace tpusim::hlo
