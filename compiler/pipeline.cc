@@ -5,6 +5,7 @@
 #include "compiler/passes/annotation_custom_calls.h"
 #include "compiler/passes/async_to_sync.h"
 #include "compiler/passes/batch_norm_expander.h"
+#include "compiler/passes/bitcast_convert_expander.h"
 #include "compiler/passes/batched_gather_scatter_normalizer.h"
 #include "compiler/passes/call_inliner.h"
 #include "compiler/passes/canonicalize.h"
@@ -97,6 +98,7 @@ HloPassPipeline BuildHloPipeline(const config::ChipConfig& config,
   pipeline.AddPass<SelectAndScatterExpander>();
   pipeline.AddPass<MapExpander>();
   pipeline.AddPass<ReducePrecisionExpander>();
+  pipeline.AddPass<BitcastConvertExpander>();  // bitcast-convert across widths: integer ops
   pipeline.AddPass<StochasticConvertDecomposer>();
   pipeline.AddPass<TopKExpander>();  // before sort-expander: it becomes a sort
   pipeline.AddPass<VariadicReduceExpander>();
