@@ -76,8 +76,13 @@ std::optional<int> LapackFlag(std::string_view config, std::string_view flag) {
 }  // namespace
 
 std::vector<std::string> LapackTargets() {
-  return {"LuDecomposition",   "lapack_dgetrf_ffi", "lapack_dpotrf_ffi", "lapack_dtrsm_ffi",
-          "lapack_sgetrf_ffi", "lapack_spotrf_ffi", "lapack_strsm_ffi"};
+  return {"LuDecomposition",   "ProductOfElementaryHouseholderReflectors",
+          "Qr",                "lapack_dgeqrf_ffi",
+          "lapack_dgetrf_ffi", "lapack_dorgqr_ffi",
+          "lapack_dpotrf_ffi", "lapack_dtrsm_ffi",
+          "lapack_sgeqrf_ffi", "lapack_sgetrf_ffi",
+          "lapack_sorgqr_ffi", "lapack_spotrf_ffi",
+          "lapack_strsm_ffi"};
 }
 
 StatusOr<std::optional<LapackCall>> GetLapackCall(std::string_view target,
@@ -86,6 +91,15 @@ StatusOr<std::optional<LapackCall>> GetLapackCall(std::string_view target,
   const bool potrf = target == "lapack_spotrf_ffi" || target == "lapack_dpotrf_ffi";
   const bool trsm = target == "lapack_strsm_ffi" || target == "lapack_dtrsm_ffi";
   const bool getrf = target == "lapack_sgetrf_ffi" || target == "lapack_dgetrf_ffi";
+  const bool geqrf =
+      target == "Qr" || target == "lapack_sgeqrf_ffi" || target == "lapack_dgeqrf_ffi";
+  const bool orgqr = target == "ProductOfElementaryHouseholderReflectors" ||
+                     target == "lapack_sorgqr_ffi" || target == "lapack_dorgqr_ffi";
+  if (geqrf || orgqr) {
+    LapackCall call;
+    call.kind = geqrf ? LapackCall::Kind::kGeqrf : LapackCall::Kind::kOrgqr;
+    return std::optional<LapackCall>(call);
+  }
   if (getrf || target == "LuDecomposition") {
     LapackCall call;
     call.kind = getrf ? LapackCall::Kind::kGetrf : LapackCall::Kind::kLuDecomposition;

@@ -53,8 +53,13 @@ StatusOr<TriangularSolveOptions> GetTriangularSolveOptions(const HloInstruction&
 ///   LuDecomposition(a [..., m, n]) -> (lu, pivots s32[..., min(m, n)], permutation s32[..., m])
 ///     (target "LuDecomposition", no flags; XLA's TPU backend computes it): getrf's lu, its
 ///     pivots 0-based, and the row permutation they make (hlo::LuDecomposition).
+/// And QR (jnp.linalg.qr; hlo/eval/kernels/householder_qr.h), from either lowering:
+///   geqrf: `Qr` (TPU), lapack_sgeqrf_ffi / lapack_dgeqrf_ffi (CPU): a -> (a with R and the
+///     reflectors, taus [..., min(m, n)]);
+///   orgqr: `ProductOfElementaryHouseholderReflectors` (TPU), lapack_sorgqr_ffi /
+///     lapack_dorgqr_ffi (CPU): (a, taus) -> q [..., m, n].
 struct LapackCall {
-  enum class Kind { kPotrf, kTrsm, kGetrf, kLuDecomposition };
+  enum class Kind { kPotrf, kTrsm, kGetrf, kLuDecomposition, kGeqrf, kOrgqr };
   Kind kind = Kind::kPotrf;
   CholeskyOptions cholesky;       // kPotrf
   TriangularSolveOptions solve;   // kTrsm
@@ -66,7 +71,8 @@ StatusOr<std::optional<LapackCall>> GetLapackCall(std::string_view target,
                                                   std::string_view backend_config,
                                                   std::string_view instruction);
 
-/// The targets GetLapackCall knows (the LAPACK ones and LuDecomposition), sorted.
+/// The targets GetLapackCall knows (the LAPACK ones and the TPU's LuDecomposition, Qr and
+/// ProductOfElementaryHouseholderReflectors), sorted.
 std::vector<std::string> LapackTargets();
 
 /// Checks the operand shapes of a cholesky ([..., n, n], floating point) or a triangular-solve

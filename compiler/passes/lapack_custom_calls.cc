@@ -10,6 +10,7 @@
 
 #include "common/diagnostic.h"
 #include "compiler/passes/hlo_builder.h"
+#include "compiler/passes/householder_qr_expansion.h"
 #include "compiler/passes/matrix_builder.h"
 #include "hlo/linalg_options.h"
 
@@ -222,6 +223,36 @@ class GetrfExpansion {
   PrimitiveType t_ = PrimitiveType::kF32;
 };
 
+// geqrf: a [..., m, n] f32 -> (a's shape, [..., min(m, n)]); orgqr: (a, taus [..., t <= min(m,
+// n)]) -> a's shape. A located InvalidArgument saying so otherwise.
+Status CheckQrShapes(const hlo::HloModule& module, const HloInstruction& cc, bool geqrf) {
+  const Shape& s = cc.shape();
+  const Shape& a = cc.operand_count() >= 1 ? cc.operand(0)->shape() : s;
+  bool ok = cc.operand_count() == (geqrf ? 1 : 2) && a.IsArray() && a.rank() >= 2 &&
+            hlo::IsFloatingPoint(a.element_type());
+  if (ok) {
+    const int64_t m = a.dimensions(a.rank() - 2), n = a.dimensions(a.rank() - 1);
+    std::vector<int64_t> taus(a.dimensions().begin(), a.dimensions().end() - 2);
+    if (geqrf) {
+      taus.push_back(std::min(m, n));
+      ok = s.IsTuple() && s.tuple_shapes().size() == 2 &&
+           s.tuple_shapes(0).dimensions() == a.dimensions() &&
+           s.tuple_shapes(1).dimensions() == taus;
+    } else {
+      const Shape& t = cc.operand(1)->shape();
+      ok = s.IsArray() && s.dimensions() == a.dimensions() && t.IsArray() &&
+           t.rank() == a.rank() - 1 && t.dimensions(t.rank() - 1) <= std::min(m, n);
+    }
+  }
+  if (ok) return OkStatus();
+  return Located(module, cc,
+                 "%" + cc.name() + ": custom-call " + cc.custom_call_target() +
+                     (geqrf ? " takes a floating-point a [..., m, n] and gives (a, taus [..., "
+                              "min(m, n)])"
+                            : " takes (a [..., m, n] floating point, taus [..., t], t <= min(m, "
+                              "n)) and gives q of a's shape"));
+}
+
 }  // namespace
 
 StatusOr<bool> LapackCustomCalls::Run(hlo::HloModule& module) {
@@ -232,7 +263,16 @@ StatusOr<bool> LapackCustomCalls::Run(hlo::HloModule& module) {
     if (!call.ok()) return Located(module, *cc, call.status().message());
     HloBuilder b(&comp, cc);
     HloInstruction* result = nullptr;
-    const bool tpu_lu = (*call)->kind == hlo::LapackCall::Kind::kLuDecomposition;
+    const hlo::LapackCall::Kind kind = (*call)->kind;
+    if (kind == hlo::LapackCall::Kind::kGeqrf || kind == hlo::LapackCall::Kind::kOrgqr) {
+      const bool geqrf = kind == hlo::LapackCall::Kind::kGeqrf;
+      TPUSIM_RETURN_IF_ERROR(CheckQrShapes(module, *cc, geqrf));
+      result = geqrf ? ExpandGeqrf(module, &comp, cc) : ExpandHouseholderProduct(module, &comp, cc);
+      cc->ReplaceAllUsesWith(result);
+      comp.RemoveInstruction(cc);
+      return true;
+    }
+    const bool tpu_lu = kind == hlo::LapackCall::Kind::kLuDecomposition;
     if ((*call)->kind == hlo::LapackCall::Kind::kGetrf || tpu_lu) {
       const Shape& s = cc->shape();
       const Shape& a = cc->operand_count() == 1 ? cc->operand(0)->shape() : s;

@@ -12,7 +12,9 @@
 //    scaled, the trailing block updated — bit for bit the evaluator's reading of the call.
 //  * LuDecomposition, the call JAX's TPU lowering writes for lu (XLA's TPU backend computes it):
 //    the same steps, the pivots 0-based and the permutation they make (hlo::LuDecomposition).
-// A malformed call is a located InvalidArgument; QR, eigen and SVD calls are not rewritten (the
+//  * geqrf / orgqr (jnp.linalg.qr; TPU: Qr, ProductOfElementaryHouseholderReflectors):
+//    Householder reflections per column (compiler/passes/householder_qr_expansion.h).
+// A malformed call is a located InvalidArgument; eigen and SVD calls are not rewritten (the
 // lowering names them as unknown targets).
 #pragma once
 

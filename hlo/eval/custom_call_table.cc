@@ -13,6 +13,7 @@
 
 #include "hlo/eval/kernels/elementwise_ops.h"
 #include "hlo/eval/kernels/index_util.h"
+#include "hlo/eval/kernels/householder_qr.h"
 #include "hlo/eval/kernels/linalg.h"
 
 namespace tpusim::hlo {
@@ -362,6 +363,15 @@ StatusOr<Literal> EvaluateLapack(const LapackCall& call, const CustomCallInfo& i
                                          info.instruction_name, info.target));
     }
     return LuFactor(*ops[0], out, options);
+  }
+  if (call.kind == LapackCall::Kind::kGeqrf || call.kind == LapackCall::Kind::kOrgqr) {
+    const bool geqrf = call.kind == LapackCall::Kind::kGeqrf;
+    if (ops.size() != (geqrf ? 1u : 2u)) {
+      return InvalidArgument(fmt::format("custom-call '{}' ({}): takes ({})",
+                                         info.instruction_name, info.target,
+                                         geqrf ? "a" : "a, taus"));
+    }
+    return geqrf ? Geqrf(*ops[0], out, options) : HouseholderProduct(*ops[0], *ops[1], out, options);
   }
   if (call.kind == LapackCall::Kind::kLuDecomposition) {
     if (ops.size() != 1) {
