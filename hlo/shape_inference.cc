@@ -11,6 +11,8 @@
 #include "hlo/shape_inference_async.h"
 #include "hlo/shape_inference_complex.h"
 #include "hlo/shape_inference_jax.h"
+#include "hlo/shape_inference_linalg.h"
+#include "hlo/shape_inference_views.h"
 
 namespace tpusim::hlo {
 namespace {
@@ -341,8 +343,13 @@ StatusOr<Shape> InferCollective(const HloInstruction& inst, int64_t num_devices)
 }  // namespace
 
 bool HasShapeInference(HloOpcode op) {
-  if (IsElementwise(op) && op != HloOpcode::kBitcastConvert) return true;
+  if (IsElementwise(op)) return true;
   switch (op) {
+    case HloOpcode::kBitcast:
+    case HloOpcode::kBitcastConvert:
+    case HloOpcode::kCholesky:
+    case HloOpcode::kDynamicReshape:
+    case HloOpcode::kTriangularSolve:
     case HloOpcode::kAddDependency:
     case HloOpcode::kAfterAll:
     case HloOpcode::kAllGather:
@@ -1143,6 +1150,16 @@ ShapeRule ShapeRuleFor(HloOpcode op) {
       return InferSort;
     case HloOpcode::kMap:
       return InferMap;
+    case HloOpcode::kBitcast:
+      return InferBitcast;
+    case HloOpcode::kBitcastConvert:
+      return InferBitcastConvert;
+    case HloOpcode::kDynamicReshape:
+      return InferDynamicReshape;
+    case HloOpcode::kCholesky:
+      return InferCholesky;
+    case HloOpcode::kTriangularSolve:
+      return InferTriangularSolve;
     case HloOpcode::kGetDimensionSize:
       return InferGetDimensionSize;
     case HloOpcode::kSetDimensionSize:
