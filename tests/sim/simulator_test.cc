@@ -1,5 +1,6 @@
-// Runtime errors become Status values naming the core, the instruction and the problem; the
-// simulator never hangs (deadlock and cycle-limit detection).
+// sim/simulator.h's Simulator::Run and ParseMxuModelKind (was errors_test.cc): runtime errors
+// become Status values naming the core, the instruction and the problem; the simulator never
+// hangs (deadlock and cycle-limit detection); a config built in code is validated first.
 #include <gtest/gtest.h>
 
 #include <functional>
