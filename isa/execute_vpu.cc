@@ -77,6 +77,32 @@ std::vector<float> MapFloatBinary(BinaryOp op, const Operand2& s, const std::vec
   }
 }
 
+// MapRegion of ApplyBinaryI for a result stored with StoreInts: add, sub, mul, and, or and xor
+// leave the element loop without their case and without NormalizeInt, whose wrap StoreInts'
+// truncation to the element type's bits performs (the same stored bits).
+std::vector<int64_t> MapIntBinary(BinaryOp op, DType t, const Operand2& s,
+                                  const std::vector<int64_t>& x, const std::vector<int64_t>& y) {
+  using U = uint64_t;
+  auto wrap = [](U v) { return static_cast<int64_t>(v); };
+  switch (op) {
+    case BinaryOp::kAdd:
+      return MapRegion<int64_t>(s, x, y, [&](int64_t a, int64_t b) { return wrap(U(a) + U(b)); });
+    case BinaryOp::kSub:
+      return MapRegion<int64_t>(s, x, y, [&](int64_t a, int64_t b) { return wrap(U(a) - U(b)); });
+    case BinaryOp::kMul:
+      return MapRegion<int64_t>(s, x, y, [&](int64_t a, int64_t b) { return wrap(U(a) * U(b)); });
+    case BinaryOp::kAnd:
+      return MapRegion<int64_t>(s, x, y, [](int64_t a, int64_t b) { return a & b; });
+    case BinaryOp::kOr:
+      return MapRegion<int64_t>(s, x, y, [](int64_t a, int64_t b) { return a | b; });
+    case BinaryOp::kXor:
+      return MapRegion<int64_t>(s, x, y, [](int64_t a, int64_t b) { return a ^ b; });
+    default:
+      return MapRegion<int64_t>(
+          s, x, y, [op, t](int64_t a, int64_t b) { return ApplyBinaryI(op, a, b, t); });
+  }
+}
+
 // One function per VPU/XLU opcode; ExecuteVector dispatches on the opcode.
 
 Status ExecuteVpuUnary(SparseMemory& vm, const Instruction& inst) {
@@ -150,8 +176,7 @@ Status ExecuteVpuBinaryOrCompare(SparseMemory& vm, const Instruction& inst) {
         return CompareI(cop, a, b, dt) ? 1 : 0;
       });
     } else {
-      std::vector<int64_t> z = MapRegion<int64_t>(
-          shape, x, y, [bop, dt](int64_t a, int64_t b) { return ApplyBinaryI(bop, a, b, dt); });
+      std::vector<int64_t> z = MapIntBinary(bop, dt, shape, x, y);
       out.assign(z.size() * DTypeBytes(dt), '\0');
       StoreInts(out.data(), dt, z.size(), z.data());
     }
