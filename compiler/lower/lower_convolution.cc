@@ -47,6 +47,7 @@
 #include "compiler/lower/conv_band.h"
 #include "compiler/lower/lowerer.h"
 #include "compiler/lower/mxu_passes.h"
+#include "isa/vpu_cost.h"
 #include "hlo/convolution_form.h"
 
 namespace tpusim::compiler {
@@ -250,8 +251,7 @@ class DirectConvEmitter {
         nm_(std::max<int64_t>(1, config.core.mxu.count)),
         double_weights_(config.core.mxu.weight_buffers >= 2),
         vmem_bytes_per_cycle_(config.core.vmem_bytes_per_cycle),
-        vpu_lanes_(config.core.vpu.lanes),
-        vpu_sublanes_(config.core.vpu.sublanes),
+        vpu_(config.core.vpu),
         timing_(isa::MxuTiming::FromConfig(config.core.mxu)),
         cols_(columns) {}
 
@@ -486,17 +486,16 @@ class DirectConvEmitter {
     }
   }
 
-  // The VPU cycles of a fill of `count` input elements: its vreg ops (core.vpu.lanes x sublanes
-  // elements each) or its VMEM writes (core.vmem.bytes_per_cycle), whichever is longer, at least
-  // one. Not yet isa::VectorInstructionCost (isa/vpu_cost.h), which also divides the vreg ops by
-  // core.vpu.ops_per_cycle: calling it changes which fills the convolutions of jax_mnist_cnn emit
-  // on tpu-v3/v4 (ops_per_cycle 2), so it is a change of behaviour of its own (issue 19 item 4).
+  // The VPU cycles a fill of `count` input elements occupies the unit: the simulator's own
+  // formula (isa/vpu_cost.h), on the instruction the fill would be.
   int64_t FillCycles(int64_t count) const {
-    const int64_t vreg = std::max<int64_t>(vpu_lanes_ * vpu_sublanes_, 1);
-    const int64_t port = vmem_bytes_per_cycle_ > 0  // 0: no port limit
-                             ? CeilDiv(count * L_.elem_bytes(), vmem_bytes_per_cycle_)
-                             : 0;
-    return std::max<int64_t>({1, CeilDiv(count, vreg), port});
+    const isa::Instruction fill = isa::op::VpuFill{.dtype = L_.dtype,
+                                                   .dst = 0,
+                                                   .count = static_cast<uint64_t>(count),
+                                                   .value = 0}
+                                      .ToInstruction();
+    return static_cast<int64_t>(
+        isa::VectorInstructionCost(fill, vpu_, vmem_bytes_per_cycle_).occupancy.value());
   }
 
   // The kernel's tap (row-major index) whose weights window position `s` (input-offset order)
@@ -949,7 +948,8 @@ class DirectConvEmitter {
   const int64_t g_;  // the feature group (hlo::DirectConvolution::groups)
   const int64_t C_, nm_;
   const bool double_weights_;
-  const int64_t vmem_bytes_per_cycle_, vpu_lanes_, vpu_sublanes_;
+  const int64_t vmem_bytes_per_cycle_;
+  const config::VpuConfig vpu_;
   const isa::MxuTiming timing_;
   // The convolution whose window columns are folded into N, p_ being its MXU part (null: none).
   const hlo::DirectConvolution* const cols_;
