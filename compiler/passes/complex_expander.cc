@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <numbers>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -471,7 +472,21 @@ StatusOr<HloInstruction*> Expander::Fft(HloBuilder& b, HloInstruction* inst) {
 }  // namespace
 
 StatusOr<bool> ComplexExpander::Run(hlo::HloModule& module) {
+  // Only the computations the entry calls run: one left unreferenced (a call call-inliner inlined,
+  // as JAX wraps jnp.fft.fft) is dead code, complex or not.
+  std::set<const hlo::HloComputation*> live = {module.entry_computation()};
+  std::vector<const hlo::HloComputation*> todo = {module.entry_computation()};
+  while (!todo.empty()) {
+    const hlo::HloComputation* c = todo.back();
+    todo.pop_back();
+    for (const auto& inst : c->instructions()) {
+      for (const hlo::HloComputation* callee : inst->called_computations()) {
+        if (live.insert(callee).second) todo.push_back(callee);
+      }
+    }
+  }
   for (const auto& comp : module.computations()) {
+    if (!live.count(comp.get())) continue;
     bool any = false;
     for (const auto& inst : comp->instructions()) any |= HasComplex(inst->shape());
     if (!any) continue;

@@ -328,6 +328,8 @@ std::unique_ptr<HloInstruction> CloneInstructionAs(const HloInstruction& in, Hlo
   c->set_is_stable(in.is_stable());
   c->set_exponent_bits(in.exponent_bits());
   c->set_mantissa_bits(in.mantissa_bits());
+  c->set_fft_type(in.fft_type());
+  c->mutable_fft_length() = in.fft_length();
   c->mutable_raw_attributes() = in.raw_attributes();
   return c;
 }

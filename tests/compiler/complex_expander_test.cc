@@ -305,6 +305,29 @@ TEST(ComplexExpanderTest, FftAndIfftOverOneToThreeDimensions) {
   }
 }
 
+// As JAX writes jnp.fft.fft: the fft in a computation of its own, called from the entry (and
+// named as its instruction). call-inliner copies it into the entry, fft_length included, and the
+// called computation, unreferenced from then on, is dead code the expander does not refuse.
+TEST(ComplexExpanderTest, AnFftInACalledComputationRuns) {
+  const std::vector<int64_t> dims{4, 16};
+  const std::vector<C> x = Rounded(ComplexValues(64, 0.9));
+  const std::string text = R"(HloModule m
+fft.1 {
+  p = c64[4,16] parameter(0)
+  ROOT fft.1 = c64[4,16] fft(p), fft_type=FFT, fft_length={16}
+}
+ENTRY e {
+  a = f32[4,16] parameter(0)
+  b = f32[4,16] parameter(1)
+  x = c64[4,16] complex(a, b)
+  f = c64[4,16] call(x), to_apply=fft.1
+  re = f32[4,16] real(f)
+  im = f32[4,16] imag(f)
+  ROOT t = (f32[4,16], f32[4,16]) tuple(re, im)
+})";
+  ExpectOutput(text, Parts(dims, x), 0, 1, DftN(x, dims, 1, false), 1e-5);
+}
+
 TEST(ComplexExpanderTest, RfftKeepsTheNonNegativeFrequencies) {
   const std::vector<int64_t> dims{3, 8, 9};
   std::vector<C> x;
