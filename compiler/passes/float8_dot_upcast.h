@@ -5,6 +5,13 @@
 //     (their 3 / 2 mantissa bits, exponents within bf16's range) is a bf16 value;
 //   * an f8 result becomes the op with an f32 result followed by convert to the f8 type: one
 //     rounding of the f32 sum, as the evaluator computes an f8 dot (in f32, rounded once).
+// f16 (which TPUs compute in f32, as XLA's FloatNormalization upcasts it) and int4 likewise:
+//   * an f16 operand becomes convert(operand) to f32 and the op runs at HIGHEST precision, so each
+//     f16 product is exact in f32 (an f16 is the sum of two bf16s) and sums are f32's, as the
+//     evaluator computes an f16 dot; an f16 result is the f32 result converted once;
+//   * an s4 / u4 operand of an integer dot with 8-bit-or-narrower operands becomes convert to s8
+//     (exact), the MXU's s8 x s8 -> s32 path (XLA's TPU backend packs int4 for MXUs that take it;
+//     the values are the same).
 // Every other dot and convolution is left as it is.
 #pragma once
 
