@@ -3,6 +3,7 @@
 #include <optional>
 #include <vector>
 
+#include "compiler/passes/elementwise_computation.h"
 #include "compiler/passes/hlo_builder.h"
 #include "hlo/computation.h"
 
@@ -38,9 +39,18 @@ std::optional<HloOpcode> ReducerOp(const HloInstruction& rw) {
   return root->opcode();
 }
 
+// Any other reducer of two scalar parameters and one scalar result made of elementwise ops
+// (jax.lax.cumlogsumexp's log-add-exp), applied to whole slices by ApplyElementwise.
+bool ElementwiseReducer(const HloInstruction& rw) {
+  const hlo::HloComputation* c = rw.to_apply();
+  return c != nullptr && c->num_parameters() == 2 && c->root_instruction()->shape().IsArray() &&
+         IsElementwiseComputation(*c);
+}
+
 bool Lowerable(const HloInstruction& rw) {
   if (rw.opcode() != HloOpcode::kReduceWindow || rw.operand_count() != 2 || !rw.shape().IsArray() ||
-      !rw.operand(0)->shape().IsArray() || rw.operand(1)->shape().rank() != 0 || !ReducerOp(rw)) {
+      !rw.operand(0)->shape().IsArray() || rw.operand(1)->shape().rank() != 0 ||
+      (!ReducerOp(rw) && !ElementwiseReducer(rw))) {
     return false;
   }
   const auto& win = rw.window().dimensions;
@@ -54,16 +64,19 @@ bool Lowerable(const HloInstruction& rw) {
     positions *= w.size;
     if (positions > kMaxWindowPositions) return false;
   }
-  return true;
+  // An elementwise reducer is cloned once per position: at most kMaxWindowPositions binary ops'
+  // worth of instructions in all.
+  return ReducerOp(rw) ||
+         positions * rw.to_apply()->instruction_count() <= 2 * kMaxWindowPositions;
 }
 
-void Lower(hlo::HloComputation& comp, HloInstruction* rw) {
+Status Lower(hlo::HloComputation& comp, HloInstruction* rw) {
   HloBuilder b(&comp, rw);
   const auto& win = rw->window().dimensions;
   const size_t rank = win.size();
   HloInstruction* x = rw->operand(0);
   HloInstruction* init = rw->operand(1);
-  const HloOpcode op = *ReducerOp(*rw);
+  const std::optional<HloOpcode> op = ReducerOp(*rw);
   hlo::PaddingConfig pc;
   pc.dimensions.resize(rank);
   bool need_pad = false;
@@ -73,6 +86,16 @@ void Lower(hlo::HloComputation& comp, HloInstruction* rw) {
     p.edge_padding_high = win[i].padding_high;
     p.interior_padding = win[i].base_dilation - 1;
     need_pad = need_pad || p.edge_padding_low || p.edge_padding_high || p.interior_padding;
+  }
+  // An elementwise reducer skips padded positions, as XLA's emitters and evaluator do (they fold
+  // only in-bounds elements; the listed reducers leave the init value's padding unchanged anyway):
+  // `valid` marks the operand's own elements.
+  HloInstruction* valid = nullptr;
+  if (need_pad && !op) {
+    hlo::Shape mask = x->shape();
+    mask.set_element_type(hlo::PrimitiveType::kPred);
+    valid = b.Pad(b.Splat(mask, 1, "true"), b.ScalarConstant(hlo::PrimitiveType::kPred, 0, "false"),
+                  pc, "valid");
   }
   if (need_pad) x = b.Pad(x, init, pc, "pad");
   const std::vector<int64_t>& out = rw->shape().dimensions();
@@ -94,10 +117,19 @@ void Lower(hlo::HloComputation& comp, HloInstruction* rw) {
       step.push_back(win[i].stride);
     }
     HloInstruction* slice = b.Slice(x, start, limit, step, "window");
-    acc = b.Binary(op, acc, slice, "fold");
+    if (op) {
+      acc = b.Binary(*op, acc, slice, "fold");
+    } else {
+      TPUSIM_ASSIGN_OR_RETURN(std::vector<HloInstruction*> folded,
+                              ApplyElementwise(b, *rw->to_apply(), {acc, slice}, out));
+      acc = valid == nullptr
+                ? folded[0]
+                : b.Select(b.Slice(valid, start, limit, step, "inside"), folded[0], acc, "fold");
+    }
   }
   rw->ReplaceAllUsesWith(acc);
   comp.RemoveInstruction(rw);
+  return OkStatus();
 }
 
 }  // namespace
@@ -108,7 +140,7 @@ StatusOr<bool> ReduceWindowLowering::Run(hlo::HloModule& module) {
   for (const auto& i : entry->instructions()) {
     if (Lowerable(*i)) todo.push_back(i.get());
   }
-  for (HloInstruction* rw : todo) Lower(*entry, rw);
+  for (HloInstruction* rw : todo) TPUSIM_RETURN_IF_ERROR(Lower(*entry, rw));
   return !todo.empty();
 }
 

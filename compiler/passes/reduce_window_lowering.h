@@ -9,9 +9,13 @@
 // of a zero.
 //
 // Contract: a reduce-window of one array operand whose reducer's root is add, multiply, maximum,
-// minimum, and or or of its two parameters, with a scalar init, no window reversal and no negative
+// minimum, and or or of its two parameters — or whose reducer is any computation of elementwise
+// ops on two scalars (elementwise_computation.h; jax.lax.cumlogsumexp's log-add-exp), cloned per
+// window position over whole slices, padded positions skipped by a mask as XLA skips them — with
+// a scalar init, no window reversal and no negative
 // padding, is rewritten; any other is left in place (the lowering reports it by name). Windows of
-// more than 4096 positions are left in place too (the unrolled fold would be too large).
+// more than 4096 positions are left in place too (the unrolled fold would be too large), and so is
+// an elementwise reducer whose clones would pass 8192 instructions.
 #pragma once
 
 #include "compiler/pass/hlo_pass.h"
