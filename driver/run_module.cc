@@ -333,6 +333,7 @@ StatusOr<RunModuleResult> RunModule(const hlo::HloModule& module, const config::
   trip_options.max_bytes = options.max_check_bytes;
   if (options.timing_only) trip_options.max_trips = kTimingOnlyCountedTrips;
   trip_options.lenient = options.timing_only;
+  trip_options.varying_as_most = !options.timing_only;
   TPUSIM_ASSIGN_OR_RETURN(
       r.counted_trip_counts,
       hlo::CountWhileTrips(module, cores, hlo::DataDependentWhiles(module, options.trip_counts),

@@ -381,6 +381,10 @@ StatusOr<EvaluatorImpl::DeviceValues> EvaluatorImpl::EvalWhile(const HloInstruct
         auto [it, inserted] = options_.while_trips->emplace(inst.name(), iter);
         if (!inserted && it->second != iter) it->second = -1;
       }
+      if (options_.while_most_trips != nullptr) {
+        int64_t& most = (*options_.while_most_trips)[inst.name()];
+        most = std::max(most, iter);
+      }
       return state;
     }
     if (trues != static_cast<int>(c.size())) {

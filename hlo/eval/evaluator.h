@@ -58,6 +58,8 @@ struct EvaluatorOptions {
   /// several times with different counts records -1. How a data-dependent loop's count is found
   /// for a run on these inputs (hlo/eval/while_trips.h).
   std::map<std::string, int64_t>* while_trips = nullptr;
+  /// When set, the most trips any execution of each `while` ran, by instruction name.
+  std::map<std::string, int64_t>* while_most_trips = nullptr;
   /// Round f32 dot/convolution operands to bf16 when operand_precision is DEFAULT (TPU's one-pass
   /// MXU, DESIGN.md Numerics). Off: exact f32 products as XLA's CPU backend computes them.
   /// On, the composite ops the compiler expands before lowering — f32 batch-norm-training and

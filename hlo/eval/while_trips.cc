@@ -27,7 +27,9 @@ StatusOr<std::map<std::string, int64_t>> CountWhileTrips(const HloModule& module
   EvaluatorOptions eo;
   eo.seed = options.seed;
   eo.max_bytes = options.max_bytes;
+  std::map<std::string, int64_t> most;
   eo.while_trips = &trips;
+  eo.while_most_trips = &most;
   eo.max_while_iterations = options.max_trips;
   Evaluator ev(eo);
   Status st = ev.EvaluateReplicated(module, devices, 1, args).status();
@@ -35,7 +37,12 @@ StatusOr<std::map<std::string, int64_t>> CountWhileTrips(const HloModule& module
   TPUSIM_RETURN_IF_ERROR(st);
   for (const std::string& w : whiles) {
     auto it = trips.find(w);
-    if (it != trips.end() && it->second >= 0) counted[w] = it->second;
+    if (it == trips.end()) continue;
+    if (it->second >= 0) {
+      counted[w] = it->second;
+    } else if (options.varying_as_most) {
+      counted[w] = most[w];
+    }
   }
   return counted;
 }

@@ -25,13 +25,18 @@ struct WhileTripOptions {
   /// True: arguments that cannot be made and an evaluation that fails (a while past max_trips
   /// included) count nothing instead of returning the error.
   bool lenient = false;
+  /// True: a while whose count varies between its executions (a helper with a data-dependent loop
+  /// called twice, as jax.random.beta calls gamma's rejection loop) gets the most trips any
+  /// execution ran. For a run that computes values: there the device evaluates the condition
+  /// every trip and the count only makes the loop a branch loop. False: such a while is left out.
+  bool varying_as_most = false;
 };
 
 /// The trips each while named in `whiles` runs when the evaluator runs `module` on `devices`
 /// devices with the arguments of `options.seed`: name -> count. Nothing is counted (an empty map,
 /// no evaluation) when `whiles` is empty, the module is partitioned (num_partitions > 1) or its
 /// check needs more than options.max_bytes; a while whose count varies between its executions
-/// (or devices) is left out, as is one that never ran. Errors: the evaluator's (Unimplemented,
+/// (or devices) is left out unless options.varying_as_most, as is one that never ran. Errors: the evaluator's (Unimplemented,
 /// ResourceExhausted for a while past options.max_trips, ...) unless options.lenient.
 StatusOr<std::map<std::string, int64_t>> CountWhileTrips(const HloModule& module, int64_t devices,
                                                          const std::vector<std::string>& whiles,

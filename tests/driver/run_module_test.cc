@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 
 #include "config/config_loader.h"
@@ -83,6 +84,66 @@ TEST(RunModuleCheckTest, TimingOnlyAndUncheckedRunsGiveTheSameCycles) {
   EXPECT_EQ(checked->sim.instructions_executed, timing_only->sim.instructions_executed);
   // Without a check the simulated memories stay in the result.
   EXPECT_FALSE(no_check->sim.final_state.hbm.empty());
+}
+
+// A data-dependent loop in a helper called twice with different counts (3 and 6 trips; as
+// jax.random.beta calls gamma's rejection loop): a run that computes values runs both inlined
+// copies as branch loops, the device computing their conditions, and its check passes; a
+// timing-only run has no single count to assume and asks for --trip-count.
+TEST(RunModuleCheckTest, ALoopWhoseCountVariesBetweenCallsRunsWithValues) {
+  const char* text = R"(HloModule twice
+cond {
+  s = (s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = f32[4] get-tuple-element(s), index=1
+  x0 = f32[1] slice(x), slice={[0:1]}
+  n = f32[] reshape(x0)
+  fi = f32[] convert(i)
+  ROOT c = pred[] compare(fi, n), direction=LT
+}
+body {
+  s = (s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = f32[4] get-tuple-element(s), index=1
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  ROOT t = (s32[], f32[4]) tuple(j, x)
+}
+f {
+  k = f32[] parameter(0)
+  p = f32[4] parameter(1)
+  zero = f32[] constant(0)
+  zs = f32[4] broadcast(zero), dimensions={}
+  pz = f32[4] multiply(p, zs)
+  kb = f32[4] broadcast(k), dimensions={}
+  n = f32[4] add(pz, kb)
+  i0 = s32[] constant(0)
+  init = (s32[], f32[4]) tuple(i0, n)
+  w = (s32[], f32[4]) while(init), condition=cond, body=body
+  ROOT r = s32[] get-tuple-element(w), index=0
+}
+ENTRY e {
+  p = f32[4] parameter(0)
+  three = f32[] constant(3)
+  six = f32[] constant(6)
+  a = s32[] call(three, p), to_apply=f
+  b = s32[] call(six, p), to_apply=f
+  ROOT t = (s32[], s32[]) tuple(a, b)
+})";
+  auto module = hlo::ParseHloModule(text, "m.hlo");
+  auto chip = config::LoadChipConfig("tpu-v4", {});
+  ASSERT_TRUE(module.ok() && chip.ok());
+  auto r = RunModule(**module, *chip, RunOptions{});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(r->check.performed) << r->check.reason;
+  EXPECT_TRUE(r->check.passed) << r->check.reason;
+  EXPECT_EQ(r->counted_trip_counts, (std::map<std::string, int64_t>{{"w", 6}}));
+  RunOptions timing;
+  timing.timing_only = true;
+  auto t = RunModule(**module, *chip, timing);
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("--trip-count w"), std::string::npos)
+      << t.status().message();
 }
 
 }  // namespace

@@ -88,5 +88,60 @@ TEST(CountWhileTripsTest, AModuleTooLargeToCheckIsNotEvaluated) {
   EXPECT_TRUE(counted->empty());
 }
 
+// A helper with a data-dependent loop called twice (as jax.random.beta calls gamma's rejection
+// loop): the while runs 3 trips in one call and 6 in the other. Left out by default; with
+// varying_as_most (a run that computes values, where the device evaluates the condition every
+// trip) it gets the most trips, 6.
+constexpr const char* kTwoCalls = R"(
+HloModule twice
+cond {
+  s = (s32[], s32[]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] get-tuple-element(s), index=1
+  ROOT c = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], s32[]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] get-tuple-element(s), index=1
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  ROOT t = (s32[], s32[]) tuple(j, n)
+}
+f {
+  k = s32[] parameter(0)
+  p = s32[] parameter(1)
+  zero = s32[] constant(0)
+  pz = s32[] multiply(p, zero)
+  n = s32[] add(pz, k)
+  init = (s32[], s32[]) tuple(zero, n)
+  w = (s32[], s32[]) while(init), condition=cond, body=body
+  ROOT r = s32[] get-tuple-element(w), index=0
+}
+ENTRY e {
+  p = s32[] parameter(0)
+  three = s32[] constant(3)
+  six = s32[] constant(6)
+  a = s32[] call(three, p), to_apply=f
+  b = s32[] call(six, p), to_apply=f
+  ROOT t = (s32[], s32[]) tuple(a, b)
+}
+)";
+
+TEST(CountWhileTripsTest, AWhileWhoseCountVariesGetsItsMostTripsWhenAsked) {
+  auto module = ParseHloModule(kTwoCalls);
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  const std::vector<std::string> whiles = DataDependentWhiles(**module, {});
+  ASSERT_EQ(whiles, std::vector<std::string>{"w"});
+  auto left_out = CountWhileTrips(**module, 1, whiles, WhileTripOptions{});
+  ASSERT_TRUE(left_out.ok()) << left_out.status().message();
+  EXPECT_TRUE(left_out->empty());
+  WhileTripOptions most;
+  most.varying_as_most = true;
+  auto counted = CountWhileTrips(**module, 1, whiles, most);
+  ASSERT_TRUE(counted.ok()) << counted.status().message();
+  EXPECT_EQ(*counted, (std::map<std::string, int64_t>{{"w", 6}}));
+}
+
 }  // namespace
 }  // namespace tpusim::hlo
