@@ -226,9 +226,12 @@ StatusOr<CompiledModule> Compile(const hlo::HloModule& module, const config::Chi
   // `fusion` is not an HLO pass: it prints the lowering's fusion decisions (below).
   const bool dump_fusions = options.dump_after == "fusion";
   pipeline.set_dump_after(dump_fusions ? "" : options.dump_after);
+  const bool spmd = NeedsSpmdPartitioning(module);
+  if (spmd && options.keep_partitioned) pipeline.set_keep_after("spmd-partitioner");
   TPUSIM_ASSIGN_OR_RETURN(bool changed, pipeline.Run(*m));
   (void)changed;
-  if (NeedsSpmdPartitioning(module)) result.spmd = SpmdSignature::Of(*m);
+  if (spmd) result.spmd = SpmdSignature::Of(*m);
+  result.partitioned = pipeline.TakeKept();
   result.dump = pipeline.dump();
   result.pass_timings = pipeline.timings();
   const auto lowering_started = std::chrono::steady_clock::now();

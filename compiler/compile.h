@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,6 +46,10 @@ struct CompileOptions {
   /// Timing-only: elided constants and other initial data are not materialized (DataSegments are
   /// left out), so huge modules compile without allocating their values.
   bool timing_only = false;
+  /// A module the SPMD partitioner splits: keep a copy of it right after spmd-partitioner
+  /// (CompiledModule::partitioned), the program the value check may evaluate
+  /// (driver/partition_check.h).
+  bool keep_partitioned = false;
   /// Double-buffer DMA with compute in the dot kernel (prefetch the next LHS block while the MXUs
   /// run).
   bool double_buffer = true;
@@ -129,6 +134,9 @@ struct CompiledModule {
   /// parameters and result are cut per partition (the driver feeds and checks shards,
   /// spmd_check.h).
   std::optional<SpmdSignature> spmd;
+  /// With CompileOptions::keep_partitioned: the module as spmd-partitioner left it (every device's
+  /// program; null otherwise).
+  std::shared_ptr<const hlo::HloModule> partitioned;
 };
 
 /// Compiles `module` (unchanged: the passes run on a copy) for `config`.

@@ -197,8 +197,12 @@ const std::vector<ReportKey>& RunReportKeys() {
        "`elements_non_finite_vs_f32` (inf or NaN on one side only: counted as mismatches, not in "
        "the max figures), `dot_layers` (dot and convolution "
        "instructions of the module), `vs_f32_note` (when some element is beyond the tolerance "
-       "vs f32: where the difference comes from, in words), `elements_compared`, `reason` (why it "
-       "was skipped, or the first mismatch)"},
+       "vs f32: where the difference comes from, in words), `elements_compared`, `partition_note` (a "
+       "module tpusim's SPMD partitioner split whose values differ from the unpartitioned "
+       "module's: whether they equal the partitioned program's on the evaluator and whether that "
+       "program equals the module in f64, which decide `passed`; driver/partition_check.h), "
+       "`unpartitioned_mismatches` (with it: the elements beyond the tolerance against the "
+       "unpartitioned module), `reason` (why it was skipped, or the first mismatch)"},
       {"scaling", "array",
        "with `--scaling 1,2,4,8`: per core count `cores`, `cycles`, `seconds`, `speedup`, "
        "`efficiency`, `collective_cycles` (largest over cores), `check`. Weak scaling (each "

@@ -22,6 +22,7 @@
 #include "driver/host_cpu.h"
 #include "driver/limits.h"
 #include "driver/logging.h"
+#include "driver/partition_check.h"
 #include "hlo/eval/evaluator.h"
 #include "hlo/eval/literal.h"
 #include "hlo/eval/literal_compare.h"
@@ -156,14 +157,17 @@ StatusOr<RunInputs> MakeInputs(const hlo::HloModule& module, const RunOptions& o
 }
 
 // The reference output of every core: the evaluator with the TPU's numerics (`tpu`: DEFAULT-
-// precision dots with bf16 operands, summed in the MXU's order) or in full f32.
+// precision dots with bf16 operands, summed in the MXU's order) or in full precision. A module
+// tpusim's SPMD partitioner split is evaluated unpartitioned, each core's reference its shard,
+// unless `as_partitioned`: then `module` is the partitioned program (CompiledModule::partitioned,
+// driver/partition_check.h), evaluated on every device with the sharded arguments.
 StatusOr<std::vector<Literal>> EvaluateReference(const hlo::HloModule& module,
                                                  const RunOptions& options,
                                                  const RunModuleResult& r, const RunInputs& in,
-                                                 bool tpu) {
+                                                 bool tpu, bool as_partitioned = false) {
   if (compiler::HasDynamicShapes(module)) {  // the module the device ran: padded
     TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<hlo::HloModule> padded, PadDynamicShapes(module));
-    return EvaluateReference(*padded, options, r, in, tpu);
+    return EvaluateReference(*padded, options, r, in, tpu, as_partitioned);
   }
   const std::optional<compiler::SpmdSignature>& spmd = r.compiled.spmd;
   const int64_t partitions = r.partitions;
@@ -194,7 +198,10 @@ StatusOr<std::vector<Literal>> EvaluateReference(const hlo::HloModule& module,
   }
   hlo::Evaluator ev(eo);
   std::vector<Literal> out;
-  if (spmd && compiler::spmd::HasManualSharding(module)) {
+  if (spmd && as_partitioned) {
+    // The partitioned program `module` is (driver/partition_check.h), on every device.
+    TPUSIM_ASSIGN_OR_RETURN(out, ev.EvaluateReplicated(module, eval_replicas, partitions, in.args));
+  } else if (spmd && compiler::spmd::HasManualSharding(module)) {
     // A manual region is written per device and has no one-device meaning: the reference is the
     // program every partition runs as the SPMD partitioner wrote it (spmd_manual.h), evaluated on
     // all devices in lockstep with the same shards of the arguments.
@@ -256,6 +263,76 @@ Status CompareOutputs(const RunModuleResult& r, const RunOptions& options,
   return OkStatus();
 }
 
+// For a module tpusim's SPMD partitioner split whose simulated values differ from its unpartitioned
+// reference: questions 1 and 2 of driver/partition_check.h. Returns whether both hold, and the
+// note that says what was found.
+StatusOr<std::pair<bool, std::string>> CheckPartitionedProgram(const hlo::HloModule& module,
+                                                               const RunOptions& options,
+                                                               const RunModuleResult& r,
+                                                               const RunInputs& in,
+                                                               const std::vector<Literal>& got) {
+  if (!r.compiled.partitioned) return Internal("the partitioned program was not kept");
+  const hlo::HloModule& program_module = *r.compiled.partitioned;
+  hlo::LiteralErrorStats program;
+  {
+    TPUSIM_ASSIGN_OR_RETURN(const std::vector<Literal> want,
+                            EvaluateReference(program_module, options, r, in, /*tpu=*/true,
+                                              /*as_partitioned=*/true));
+    TPUSIM_RETURN_IF_ERROR(CompareOutputs(r, options, got, want, program));
+  }
+  if (program.mismatches > 0) {
+    return std::pair{false, fmt::format("the simulated values differ from the partitioned "
+                                        "program's on the evaluator too: {} element(s); {}",
+                                        program.mismatches, program.first_mismatch)};
+  }
+  const std::string same = fmt::format(
+      "the simulated values equal the partitioned program's on the evaluator (max abs error {:.3g})",
+      program.max_abs);
+  StatusOr<std::unique_ptr<hlo::HloModule>> wide = WidenFloatsToF64(module);
+  StatusOr<std::unique_ptr<hlo::HloModule>> wide_program = WidenFloatsToF64(program_module);
+  for (const auto* w : {&wide, &wide_program}) {
+    if (!w->ok()) return std::pair{false, same + "; " + std::string(w->status().message())};
+  }
+  RunInputs wide_in;
+  for (const auto* from : {&in.full_args, &in.args}) {
+    auto& to = from == &in.full_args ? wide_in.full_args : wide_in.args;
+    for (const std::vector<Literal>& device : *from) {
+      std::vector<Literal> widened;
+      for (const Literal& a : device) {
+        TPUSIM_ASSIGN_OR_RETURN(Literal w, WidenLiteralToF64(a));
+        widened.push_back(std::move(w));
+      }
+      to.push_back(std::move(widened));
+    }
+  }
+  TPUSIM_ASSIGN_OR_RETURN(const std::vector<Literal> partitioned,
+                          EvaluateReference(**wide_program, options, r, wide_in, /*tpu=*/false,
+                                            /*as_partitioned=*/true));
+  TPUSIM_ASSIGN_OR_RETURN(const std::vector<Literal> unpartitioned,
+                          EvaluateReference(**wide, options, r, wide_in, /*tpu=*/false));
+  hlo::LiteralErrorStats f64;
+  for (size_t d = 0; d < partitioned.size(); ++d) {
+    const auto a = partitioned[d].Leaves(), b = unpartitioned.at(d).Leaves();
+    if (a.size() != b.size()) return Internal("the partitioned program's outputs differ in count");
+    for (size_t k = 0; k < a.size(); ++k) {
+      TPUSIM_RETURN_IF_ERROR(hlo::CompareLiterals(
+          *a[k], *b[k], options.atol, options.rtol,
+          fmt::format("(the partitioned program in f64 as 'simulated') device {} output {}", d, k),
+          f64));
+    }
+  }
+  if (f64.mismatches > 0) {
+    return std::pair{false, fmt::format("{}, but the partitioned program differs from the "
+                                        "unpartitioned module in f64: {} element(s); {}",
+                                        same, f64.mismatches, f64.first_mismatch)};
+  }
+  return std::pair{true, fmt::format(
+      "{}, and the partitioned program equals the unpartitioned module with every float widened "
+      "to f64 (max abs difference {:.3g}, max rel {:.3g}): the difference is the order of the "
+      "sums over shards and what rounding makes of it (driver/partition_check.h)",
+      same, f64.max_abs, f64.max_rel)};
+}
+
 // The check (r.check): reads the outputs from the simulated HBM and releases the simulated
 // memories, then evaluates the module twice on the same inputs as the simulation — with the TPU's
 // numerics (checked), then in full f32 (reported) — comparing each reference as soon as it is made
@@ -285,6 +362,12 @@ Status CheckOutputs(const hlo::HloModule& module, const RunOptions& options, Run
   for (const Literal& leaf : got) c.elements_compared += leaf.element_count();
   c.performed = true;
   c.passed = checked.mismatches == 0;
+  if (!c.passed && r.compiled.partitioned && !compiler::spmd::HasManualSharding(module)) {
+    TPUSIM_ASSIGN_OR_RETURN(auto verdict, CheckPartitionedProgram(module, options, r, in, got));
+    c.passed = verdict.first;
+    c.partition_note = std::move(verdict.second);
+    c.unpartitioned_mismatches = checked.mismatches;
+  }
   c.max_abs_error = checked.max_abs;
   c.max_rel_error = checked.max_rel;
   c.max_abs_error_vs_f32 = vs_f32.max_abs;
@@ -320,6 +403,7 @@ StatusOr<RunModuleResult> RunModule(const hlo::HloModule& module, const config::
   compiler::CompileOptions copts;
   copts.num_replicas = options.replicas;  // 0: the compiler counts them as SliceForModule did
   copts.timing_only = options.timing_only;
+  copts.keep_partitioned = !options.timing_only && options.check;
   copts.dump_after = options.dump_after;
   copts.megacore = options.megacore;
   copts.max_unrolled_instructions = options.max_unrolled_instructions;

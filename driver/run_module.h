@@ -75,6 +75,10 @@ struct CheckResult {
   int64_t dot_layers = 0;  // dot and convolution instructions of the module (MXU passes)
   int64_t elements_compared = 0;
   double atol = 0, rtol = 0;
+  // A module tpusim's SPMD partitioner split whose values differ from the unpartitioned module's:
+  // what the partitioned program and the f64 comparison showed (driver/partition_check.h).
+  std::string partition_note;
+  int64_t unpartitioned_mismatches = 0;  // with partition_note: elements beyond the tolerance
 };
 
 struct RunModuleResult {

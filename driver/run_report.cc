@@ -94,6 +94,10 @@ Json RunReportJson(const RunModuleResult& r, const std::string& model_path) {
   const std::string note = F32Note(c);
   if (!note.empty()) check["vs_f32_note"] = note;
   check["elements_compared"] = c.elements_compared;
+  if (!c.partition_note.empty()) {
+    check["partition_note"] = c.partition_note;
+    check["unpartitioned_mismatches"] = c.unpartitioned_mismatches;
+  }
   if (!c.reason.empty()) check["reason"] = c.reason;
   return j;
 }
@@ -176,6 +180,11 @@ std::string RunReportText(const RunModuleResult& r, const std::string& model_pat
         c.elements_outside_tolerance_vs_f32, c.elements_compared);
     const std::string note = F32Note(c);
     if (!note.empty()) out += "                  " + note + "\n";
+    if (!c.partition_note.empty()) {
+      out += fmt::format("                  vs the unpartitioned module: {} element(s) beyond the "
+                         "tolerance; {}\n",
+                         c.unpartitioned_mismatches, c.partition_note);
+    }
     if (!c.passed) out += "                  " + c.reason + "\n";
   }
   return out;

@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "hlo/clone.h"
 #include "hlo/printer.h"
 
 namespace tpusim::compiler {
@@ -44,6 +45,9 @@ StatusOr<bool> HloPassPipeline::Run(hlo::HloModule& module) {
       }
     }
     if (pass->name() == dump_after_) dump_ = hlo::PrintModule(module);
+    if (pass->name() == keep_after_) {
+      TPUSIM_ASSIGN_OR_RETURN(kept_, hlo::CloneModule(module));
+    }
   }
   return changed;
 }

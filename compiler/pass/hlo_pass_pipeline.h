@@ -41,6 +41,11 @@ class HloPassPipeline {
   void set_dump_after(std::string pass_name) { dump_after_ = std::move(pass_name); }
   /// The module's HLO text after the `dump_after` pass ("" until it ran).
   const std::string& dump() const { return dump_; }
+  /// Keep a copy of the module after the pass named `pass_name` ("" = never; a name no pass has
+  /// keeps nothing): the driver's check evaluates the SPMD-partitioned program as compiled.
+  void set_keep_after(std::string pass_name) { keep_after_ = std::move(pass_name); }
+  /// The copy set_keep_after asked for (null until that pass ran).
+  std::unique_ptr<hlo::HloModule> TakeKept() { return std::move(kept_); }
   /// Names of the passes in order.
   std::vector<std::string> PassNames() const;
   /// The passes of the last Run(), in order (those that ran before an error, if any).
@@ -56,6 +61,8 @@ class HloPassPipeline {
   Verifier verifier_;
   std::string dump_after_;
   std::string dump_;
+  std::string keep_after_;
+  std::unique_ptr<hlo::HloModule> kept_;
   std::vector<PassTiming> timings_;
 };
 

@@ -90,6 +90,9 @@ class CheckResult:
     atol: float
     rtol: float
     reason: str  #: why it was not performed, or the first mismatch ("" when passed)
+    #: SPMD modules tpusim partitioned whose values differ from the unpartitioned module's: what
+    #: the partitioned program and the f64 comparison showed (decides ``passed``); "" otherwise
+    partition_note: str = ""
 
 
 @dataclass(frozen=True)
@@ -275,6 +278,7 @@ class Report:
                 atol=tol.get("atol", 0.0),
                 rtol=tol.get("rtol", 0.0),
                 reason=c.get("reason", ""),
+                partition_note=c.get("partition_note", ""),
             ),
             timing_only=j.get("timing_only", False),
             slice=dict(j.get("slice", {})),
