@@ -130,4 +130,18 @@ StatusOr<Literal> WidenLiteralToF64(const Literal& literal) {
       literal, Widens(literal.element_type()) ? PrimitiveType::kF64 : literal.element_type());
 }
 
+StatusOr<std::vector<std::vector<Literal>>> WidenArgumentsToF64(
+    const std::vector<std::vector<Literal>>& args) {
+  std::vector<std::vector<Literal>> wide;
+  for (const std::vector<Literal>& device : args) {
+    std::vector<Literal> widened;
+    for (const Literal& a : device) {
+      TPUSIM_ASSIGN_OR_RETURN(Literal w, WidenLiteralToF64(a));
+      widened.push_back(std::move(w));
+    }
+    wide.push_back(std::move(widened));
+  }
+  return wide;
+}
+
 }  // namespace tpusim::driver

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "common/status.h"
 #include "hlo/eval/literal.h"
@@ -33,5 +34,9 @@ StatusOr<std::unique_ptr<hlo::HloModule>> WidenFloatsToF64(const hlo::HloModule&
 
 /// `literal` with every f32, bf16 and f16 leaf converted (exactly) to f64.
 StatusOr<hlo::Literal> WidenLiteralToF64(const hlo::Literal& literal);
+
+/// WidenLiteralToF64 of every argument of every device ([devices][parameters]).
+StatusOr<std::vector<std::vector<hlo::Literal>>> WidenArgumentsToF64(
+    const std::vector<std::vector<hlo::Literal>>& args);
 
 }  // namespace tpusim::driver

@@ -294,17 +294,8 @@ StatusOr<std::pair<bool, std::string>> CheckPartitionedProgram(const hlo::HloMod
     if (!w->ok()) return std::pair{false, same + "; " + std::string(w->status().message())};
   }
   RunInputs wide_in;
-  for (const auto* from : {&in.full_args, &in.args}) {
-    auto& to = from == &in.full_args ? wide_in.full_args : wide_in.args;
-    for (const std::vector<Literal>& device : *from) {
-      std::vector<Literal> widened;
-      for (const Literal& a : device) {
-        TPUSIM_ASSIGN_OR_RETURN(Literal w, WidenLiteralToF64(a));
-        widened.push_back(std::move(w));
-      }
-      to.push_back(std::move(widened));
-    }
-  }
+  TPUSIM_ASSIGN_OR_RETURN(wide_in.full_args, WidenArgumentsToF64(in.full_args));
+  TPUSIM_ASSIGN_OR_RETURN(wide_in.args, WidenArgumentsToF64(in.args));
   TPUSIM_ASSIGN_OR_RETURN(const std::vector<Literal> partitioned,
                           EvaluateReference(**wide_program, options, r, wide_in, /*tpu=*/false,
                                             /*as_partitioned=*/true));
@@ -336,7 +327,8 @@ StatusOr<std::pair<bool, std::string>> CheckPartitionedProgram(const hlo::HloMod
 // The check (r.check): reads the outputs from the simulated HBM and releases the simulated
 // memories, then evaluates the module twice on the same inputs as the simulation — with the TPU's
 // numerics (checked), then in full f32 (reported) — comparing each reference as soon as it is made
-// and releasing it before the next. So at most one reference and one copy of the inputs are held,
+// and releasing it before the next (an SPMD module whose values differ from the unpartitioned
+// module's is evaluated three times more, one at a time: CheckPartitionedProgram). So at most one reference and one copy of the inputs are held,
 // never beside the simulated machine state: the run's peak memory is the larger of the
 // simulation's and one evaluation's (benchmarks/functional.sh).
 Status CheckOutputs(const hlo::HloModule& module, const RunOptions& options, RunModuleResult& r) {
