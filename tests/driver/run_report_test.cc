@@ -138,6 +138,28 @@ TEST(RunReportTest, FailedCheckGivesItsFiguresReasonAndNote) {
   EXPECT_TRUE(Has(text, "2 dot/convolution layer(s)")) << text;
 }
 
+TEST(RunReportTest, APartitionedCheckSaysWhatDecidedIt) {
+  RunModuleResult r = TinyRun(1);
+  CheckResult& c = r.check;
+  c.performed = true;
+  c.passed = true;
+  c.elements_compared = 64;
+  c.unpartitioned_mismatches = 7;
+  c.partition_note = "the simulated values equal the partitioned program's on the evaluator";
+  const Json j = RunReportJson(r, "m.hlo");
+  EXPECT_EQ(At(j, "check.passed"), "true");
+  EXPECT_EQ(At(j, "check.unpartitioned_mismatches"), "7");
+  EXPECT_EQ(At(j, "check.partition_note"), Json(c.partition_note).Dump(0));
+  const std::string text = RunReportText(r, "m.hlo");
+  EXPECT_TRUE(Has(text, "check             PASSED: 64 elements")) << text;
+  EXPECT_TRUE(Has(text, "vs the unpartitioned module: 7 element(s) beyond the tolerance; " +
+                            c.partition_note + "\n"))
+      << text;
+  // Without a partition check, neither field appears.
+  c.partition_note.clear();
+  EXPECT_FALSE(Has(RunReportJson(r, "m.hlo").Dump(0), "partition_note"));
+}
+
 TEST(RunReportTest, CompilerDecisionsAreListedAndExplained) {
   RunModuleResult r = TinyRun(4);
   r.partitions = 2;
