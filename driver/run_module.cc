@@ -286,7 +286,8 @@ StatusOr<std::pair<bool, std::string>> CheckPartitionedProgram(const hlo::HloMod
                                         program.mismatches, program.first_mismatch)};
   }
   const std::string same = fmt::format(
-      "the simulated values equal the partitioned program's on the evaluator (max abs error {:.3g})",
+      "the simulated values equal the partitioned program's on the evaluator (max abs error "
+      "{:.3g})",
       program.max_abs);
   StatusOr<std::unique_ptr<hlo::HloModule>> wide = WidenFloatsToF64(module);
   StatusOr<std::unique_ptr<hlo::HloModule>> wide_program = WidenFloatsToF64(program_module);
@@ -327,10 +328,11 @@ StatusOr<std::pair<bool, std::string>> CheckPartitionedProgram(const hlo::HloMod
 // The check (r.check): reads the outputs from the simulated HBM and releases the simulated
 // memories, then evaluates the module twice on the same inputs as the simulation — with the TPU's
 // numerics (checked), then in full f32 (reported) — comparing each reference as soon as it is made
-// and releasing it before the next (an SPMD module whose values differ from the unpartitioned
-// module's is evaluated three times more, one at a time: CheckPartitionedProgram). So at most one reference and one copy of the inputs are held,
+// and releasing it before the next. So at most one reference and one copy of the inputs are held,
 // never beside the simulated machine state: the run's peak memory is the larger of the
-// simulation's and one evaluation's (benchmarks/functional.sh).
+// simulation's and one evaluation's (benchmarks/functional.sh). An SPMD module whose values differ
+// from the unpartitioned module's is evaluated three times more, one reference at a time
+// (CheckPartitionedProgram); its f64 inputs and references are twice the size.
 Status CheckOutputs(const hlo::HloModule& module, const RunOptions& options, RunModuleResult& r) {
   // The cores' memories (VMEM, SMEM, MXU state) go first, the HBM the outputs are in after them.
   r.sim.final_state.cores.clear();
