@@ -356,7 +356,7 @@ Status CheckOutputs(const hlo::HloModule& module, const RunOptions& options, Run
   for (const Literal& leaf : got) c.elements_compared += leaf.element_count();
   c.performed = true;
   c.passed = checked.mismatches == 0;
-  if (!c.passed && r.compiled.partitioned && !compiler::spmd::HasManualSharding(module)) {
+  if (!c.passed && r.compiled.partitioned) {  // kept for auto-partitioned modules only
     TPUSIM_ASSIGN_OR_RETURN(auto verdict, CheckPartitionedProgram(module, options, r, in, got));
     c.passed = verdict.first;
     c.partition_note = std::move(verdict.second);
@@ -397,7 +397,10 @@ StatusOr<RunModuleResult> RunModule(const hlo::HloModule& module, const config::
   compiler::CompileOptions copts;
   copts.num_replicas = options.replicas;  // 0: the compiler counts them as SliceForModule did
   copts.timing_only = options.timing_only;
-  copts.keep_partitioned = !options.timing_only && options.check;
+  // Only a check may use it (CheckPartitionedProgram), and not for a manual region, whose
+  // reference is the partitioned program anyway.
+  copts.keep_partitioned =
+      !options.timing_only && options.check && !compiler::spmd::HasManualSharding(module);
   copts.dump_after = options.dump_after;
   copts.megacore = options.megacore;
   copts.max_unrolled_instructions = options.max_unrolled_instructions;

@@ -196,7 +196,7 @@ StatusOr<bool> BinaryTyped(HloOpcode op, const Literal& a, const Literal& b, Lit
     case HloOpcode::kPower:
       return run(Call<ew::Pow<T>>{});
     case HloOpcode::kAtan2:
-      if constexpr (kFloat) return run(ew::Atan2<T>);
+      if constexpr (kFloat) return run(Call<ew::Atan2<T>>{});
       break;
     case HloOpcode::kMulhi:
       if constexpr (kIsInt<T>) return run(Call<ew::Mulhi<T>>{});
