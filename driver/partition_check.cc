@@ -39,13 +39,7 @@ bool WidenShape(Shape& shape) {
 }
 
 bool HasFloatLeaf(const Shape& shape) {
-  if (shape.IsTuple()) {
-    for (const Shape& s : shape.tuple_shapes()) {
-      if (HasFloatLeaf(s)) return true;
-    }
-    return false;
-  }
-  return hlo::IsFloatingPoint(shape.element_type());
+  return hlo::AnyLeafType(shape, [](PrimitiveType t) { return hlo::IsFloatingPoint(t); });
 }
 
 Status Refuse(const hlo::HloInstruction& inst, std::string_view why) {

@@ -152,4 +152,15 @@ class Shape {
 /// The default (row-major, {rank-1,...,0}) minor_to_major order for `rank`.
 std::vector<int64_t> DefaultMinorToMajor(int64_t rank);
 
+/// True if `pred(element_type)` holds for some leaf of `s` (s itself when it is not a tuple; the
+/// leaves of nested tuples too).
+template <typename Pred>
+bool AnyLeafType(const Shape& s, Pred pred) {
+  if (!s.IsTuple()) return pred(s.element_type());
+  for (const Shape& e : s.tuple_shapes()) {
+    if (AnyLeafType(e, pred)) return true;
+  }
+  return false;
+}
+
 }  // namespace tpusim::hlo

@@ -24,13 +24,7 @@ using hlo::Shape;
 
 
 bool HasComplex(const Shape& s) {
-  if (s.IsTuple()) {
-    for (const Shape& e : s.tuple_shapes()) {
-      if (HasComplex(e)) return true;
-    }
-    return false;
-  }
-  return hlo::IsComplex(s.element_type());
+  return hlo::AnyLeafType(s, [](PrimitiveType t) { return hlo::IsComplex(t); });
 }
 
 // `s` with every c64 array leaf as f32 [dims..., 2] (no layout: the pairs are the minor dimension).

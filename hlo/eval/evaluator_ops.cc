@@ -209,13 +209,7 @@ StatusOr<const CalledComputation*> Called(const HloInstruction& inst, const HloC
 using Evaluated = std::optional<StatusOr<Literal>>;
 
 bool HasComplexLeaf(const Shape& s) {
-  if (s.IsTuple()) {
-    for (const Shape& e : s.tuple_shapes()) {
-      if (HasComplexLeaf(e)) return true;
-    }
-    return false;
-  }
-  return s.IsArray() && IsComplex(s.element_type());
+  return AnyLeafType(s, [](PrimitiveType t) { return IsComplex(t); });
 }
 
 // Ops that only move, select or pass values through (byte copies, any element type): evaluated by

@@ -6,26 +6,10 @@
 #include <cmath>
 #include <vector>
 
+#include "hlo/eval/kernels/linalg.h"
+
 namespace tpusim::hlo {
 namespace {
-
-struct Dims {
-  int64_t batch = 1, m = 0, n = 0;
-};
-
-StatusOr<Dims> MatrixOf(const Literal& a, const char* what) {
-  const Shape& s = a.shape();
-  if (!a.IsArray() || s.rank() < 2 || !IsFloatingPoint(s.element_type())) {
-    return InvalidArgument(fmt::format("{}: the operand must be a floating-point [..., m, n], got "
-                                       "{}",
-                                       what, s.ToString(false)));
-  }
-  Dims d;
-  for (int64_t i = 0; i + 2 < s.rank(); ++i) d.batch *= s.dimensions(i);
-  d.m = s.dimensions(s.rank() - 2);
-  d.n = s.dimensions(s.rank() - 1);
-  return d;
-}
 
 // One matrix (row-major m x n in `x`): the reflectors in place, their taus into `tau`.
 void GeqrfSteps(std::vector<double>& x, int64_t m, int64_t n, double* tau) {
@@ -54,8 +38,8 @@ void GeqrfSteps(std::vector<double>& x, int64_t m, int64_t n, double* tau) {
 }  // namespace
 
 StatusOr<Literal> Geqrf(const Literal& a, const Shape& out, const KernelOptions& kopt) {
-  TPUSIM_ASSIGN_OR_RETURN(Dims d, MatrixOf(a, "geqrf (Qr)"));
-  const int64_t steps = std::min(d.m, d.n);
+  TPUSIM_ASSIGN_OR_RETURN(Batched d, MatrixDims(a, "geqrf's (Qr) operand"));
+  const int64_t steps = std::min(d.rows, d.cols);
   std::vector<int64_t> tdims(a.shape().dimensions().begin(), a.shape().dimensions().end() - 2);
   tdims.push_back(steps);
   if (!out.IsTuple() || out.tuple_shapes().size() != 2 ||
@@ -68,12 +52,12 @@ StatusOr<Literal> Geqrf(const Literal& a, const Shape& out, const KernelOptions&
   }
   TPUSIM_ASSIGN_OR_RETURN(Literal r, Literal::Create(out.tuple_shapes(0), kopt.max_bytes));
   TPUSIM_ASSIGN_OR_RETURN(Literal taus, Literal::Create(out.tuple_shapes(1), kopt.max_bytes));
-  std::vector<double> x(static_cast<size_t>(d.m * d.n)), tau(static_cast<size_t>(steps));
+  std::vector<double> x(static_cast<size_t>(d.rows * d.cols)), tau(static_cast<size_t>(steps));
   for (int64_t b = 0; b < d.batch; ++b) {
-    const int64_t base = b * d.m * d.n;
-    for (int64_t i = 0; i < d.m * d.n; ++i) x[static_cast<size_t>(i)] = a.GetAsDouble(base + i);
-    GeqrfSteps(x, d.m, d.n, tau.data());
-    for (int64_t i = 0; i < d.m * d.n; ++i) r.SetFromDouble(base + i, x[static_cast<size_t>(i)]);
+    const int64_t base = b * d.rows * d.cols;
+    for (int64_t i = 0; i < d.rows * d.cols; ++i) x[static_cast<size_t>(i)] = a.GetAsDouble(base + i);
+    GeqrfSteps(x, d.rows, d.cols, tau.data());
+    for (int64_t i = 0; i < d.rows * d.cols; ++i) r.SetFromDouble(base + i, x[static_cast<size_t>(i)]);
     for (int64_t k = 0; k < steps; ++k) taus.SetFromDouble(b * steps + k, tau[static_cast<size_t>(k)]);
   }
   std::vector<Literal> parts;
@@ -84,10 +68,11 @@ StatusOr<Literal> Geqrf(const Literal& a, const Shape& out, const KernelOptions&
 
 StatusOr<Literal> HouseholderProduct(const Literal& a, const Literal& taus, const Shape& out,
                                      const KernelOptions& kopt) {
-  TPUSIM_ASSIGN_OR_RETURN(Dims d, MatrixOf(a, "orgqr (ProductOfElementaryHouseholderReflectors)"));
+  TPUSIM_ASSIGN_OR_RETURN(
+      Batched d, MatrixDims(a, "orgqr's (ProductOfElementaryHouseholderReflectors) operand"));
   const Shape& ts = taus.shape();
   const int64_t t = ts.rank() >= 1 ? ts.dimensions(ts.rank() - 1) : -1;
-  if (!taus.IsArray() || ts.rank() != a.shape().rank() - 1 || t > std::min(d.m, d.n) ||
+  if (!taus.IsArray() || ts.rank() != a.shape().rank() - 1 || t > std::min(d.rows, d.cols) ||
       !out.IsArray() || out.dimensions() != a.shape().dimensions()) {
     return InvalidArgument(fmt::format(
         "orgqr (ProductOfElementaryHouseholderReflectors): a {} and taus {} (at most min(m, n) "
@@ -95,26 +80,26 @@ StatusOr<Literal> HouseholderProduct(const Literal& a, const Literal& taus, cons
         a.shape().ToString(false), ts.ToString(false), out.ToString(false)));
   }
   TPUSIM_ASSIGN_OR_RETURN(Literal q, Literal::Create(out, kopt.max_bytes));
-  std::vector<double> y(static_cast<size_t>(d.m * d.n)), v(static_cast<size_t>(d.m));
+  std::vector<double> y(static_cast<size_t>(d.rows * d.cols)), v(static_cast<size_t>(d.rows));
   for (int64_t b = 0; b < d.batch; ++b) {
-    const int64_t base = b * d.m * d.n;
-    auto Y = [&](int64_t i, int64_t j) -> double& { return y[static_cast<size_t>(i * d.n + j)]; };
-    for (int64_t i = 0; i < d.m; ++i) {
-      for (int64_t j = 0; j < d.n; ++j) Y(i, j) = i == j ? 1.0 : 0.0;
+    const int64_t base = b * d.rows * d.cols;
+    auto Y = [&](int64_t i, int64_t j) -> double& { return y[static_cast<size_t>(i * d.cols + j)]; };
+    for (int64_t i = 0; i < d.rows; ++i) {
+      for (int64_t j = 0; j < d.cols; ++j) Y(i, j) = i == j ? 1.0 : 0.0;
     }
     for (int64_t k = t - 1; k >= 0; --k) {
       const double tau = taus.GetAsDouble(b * t + k);
       v[static_cast<size_t>(k)] = 1.0;
-      for (int64_t i = k + 1; i < d.m; ++i) {
-        v[static_cast<size_t>(i)] = a.GetAsDouble(base + i * d.n + k);
+      for (int64_t i = k + 1; i < d.rows; ++i) {
+        v[static_cast<size_t>(i)] = a.GetAsDouble(base + i * d.cols + k);
       }
-      for (int64_t j = 0; j < d.n; ++j) {
+      for (int64_t j = 0; j < d.cols; ++j) {
         double w = 0;
-        for (int64_t i = k; i < d.m; ++i) w += v[static_cast<size_t>(i)] * Y(i, j);
-        for (int64_t i = k; i < d.m; ++i) Y(i, j) -= tau * v[static_cast<size_t>(i)] * w;
+        for (int64_t i = k; i < d.rows; ++i) w += v[static_cast<size_t>(i)] * Y(i, j);
+        for (int64_t i = k; i < d.rows; ++i) Y(i, j) -= tau * v[static_cast<size_t>(i)] * w;
       }
     }
-    for (int64_t i = 0; i < d.m * d.n; ++i) q.SetFromDouble(base + i, y[static_cast<size_t>(i)]);
+    for (int64_t i = 0; i < d.rows * d.cols; ++i) q.SetFromDouble(base + i, y[static_cast<size_t>(i)]);
   }
   return q;
 }

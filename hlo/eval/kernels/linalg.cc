@@ -8,12 +8,6 @@
 #include <vector>
 
 namespace tpusim::hlo {
-namespace {
-
-// Batch count and matrix sizes of x [..., rows, cols].
-struct Batched {
-  int64_t batch = 1, rows = 0, cols = 0;
-};
 
 StatusOr<Batched> MatrixDims(const Literal& x, const char* what) {
   const Shape& s = x.shape();
@@ -27,6 +21,8 @@ StatusOr<Batched> MatrixDims(const Literal& x, const char* what) {
   b.cols = s.dimensions(s.rank() - 1);
   return b;
 }
+
+namespace {
 
 // Lower-triangular factor of the n x n matrix at `base` (read through `at(i, j)`, i >= j) into l;
 // false when a pivot is negative or NaN.

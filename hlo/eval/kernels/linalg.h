@@ -18,6 +18,15 @@
 
 namespace tpusim::hlo {
 
+/// Batch count and matrix sizes of x [..., rows, cols] (batch: the product of the leading
+/// dimensions).
+struct Batched {
+  int64_t batch = 1, rows = 0, cols = 0;
+};
+/// The Batched sizes of `x`; InvalidArgument "<what> must be a floating-point [..., m, n]" for a
+/// tuple, a rank below 2 or a non-float element type.
+StatusOr<Batched> MatrixDims(const Literal& x, const char* what);
+
 StatusOr<Literal> Cholesky(const Literal& a, const CholeskyOptions& options, const Shape& out,
                            const KernelOptions& kopt);
 StatusOr<Literal> TriangularSolve(const Literal& a, const Literal& b,
