@@ -18,6 +18,7 @@
 #include "compiler/lower/lowerer.h"
 #include "compiler/lower/mxu_passes.h"
 #include "compiler/lower/plan_dot.h"
+#include "compiler/passes/canonicalize.h"
 
 namespace tpusim::compiler {
 
@@ -113,6 +114,11 @@ struct Lowerer::DotKernel {
   const HbmBuffer* Rb = nullptr;  // weights [B,K,N_all] ([B,N_all,K] when nk)
   const HbmBuffer* O = nullptr;   // what the pops store: the result (or its folded activation)
   bool km = false, nk = false;
+  // Stationary LHS (canonicalize.h, kDotStationaryLhsAttribute): the kernel computes the
+  // transposed product, L = the dot's RHS streamed, Rb = the dot's LHS as the weights, so its
+  // plan's M is the dot's N and its N the dot's M. Each popped [Mc, Nc] block is transposed on the
+  // XLU into the dot's [Nc, Mc] block (tpose_v0 holds the pops) before its epilogue and store.
+  bool swap = false;
   int64_t N_all = 0, n_lo = 0;  // megacore: this core's columns [n_lo, n_lo + plan.shape.N)
   std::vector<PassParts> passes;
   isa::DType acc_dtype = isa::DType::kF32;
@@ -123,7 +129,7 @@ struct Lowerer::DotKernel {
   std::optional<Epilogue> epi;
   // VMEM: operand chunk buffers (stage: a KM LHS's [kc, mc] chunks as loaded, before the XLU
   // transpose), result blocks and ksplit x [Mc, N] partial sums (4-byte accumulator words).
-  uint64_t lhs_v0 = 0, stage_v0 = 0, rhs_v0 = 0, out_v0 = 0, partials = 0;
+  uint64_t lhs_v0 = 0, stage_v0 = 0, rhs_v0 = 0, out_v0 = 0, tpose_v0 = 0, partials = 0;
   int64_t store_count[2] = {0, 0};  // descriptors of the store in flight from result buffer o
 
   int64_t in_slot(int64_t v) const { return v % plan.input_buffers; }
@@ -143,6 +149,21 @@ struct Lowerer::DotKernel {
     const DotBlocks& b = plan.blocks;
     return out_v0 + static_cast<uint64_t>((v % b.nbuf) * b.Mc * b.Nc * plan.shape.oe);
   }
+  // Where block v is popped: its result buffer, or with `swap` the buffer it is transposed from.
+  uint64_t pop_buf(int64_t v) const {
+    const DotBlocks& b = plan.blocks;
+    return swap ? tpose_v0 + static_cast<uint64_t>((v % b.nbuf) * b.Mc * b.Nc * plan.shape.oe)
+                : out_buf(v);
+  }
+  // Result block (m0, mc) x (n0, nc) of the plan in the dot's own coordinates: batch b, rows
+  // [m0, m0 + mc) of M, columns [n0, n0 + nc) of N_all.
+  struct Block {
+    int64_t M, m0, mc, n0, nc, N_all;
+  };
+  Block DotBlock(int64_t m0, int64_t mc, int64_t n0, int64_t nc) const {
+    if (swap) return Block{plan.shape.N, n0, nc, m0, mc, plan.shape.M};
+    return Block{plan.shape.M, m0, mc, n_lo + n0, nc, N_all};
+  }
 };
 
 // An output block whose matmuls are issued and whose pop or store is not yet.
@@ -154,6 +175,26 @@ struct DotOutBlock {
 namespace {
 constexpr uint64_t kDotLoadFlag = 2, kOutFlag0 = 4;
 }  // namespace
+
+// Whether the dot [M, K] x [K, N] runs with its LHS stationary (canonicalize.h,
+// kDotStationaryLhsAttribute): when its result layout says so, neither the megacore nor an
+// operand prologue splits it (a prologue runs on its operand's blocks in the operand's own
+// orientation), and its epilogue, if any, has no reduction (the reductions follow the result's
+// rows block by block, in the loop order of the untransposed kernel).
+bool Lowerer::StationaryLhs(const HloInstruction& inst, int64_t M, int64_t N) const {
+  if (!DotHasStationaryLhs(inst) || M <= 1 || N <= 1) return false;
+  if (DotColumnShare(M).parts > 1 || DotColumnShare(N).parts > 1) return false;
+  if (groups_.prologue_of_dot.count({&inst, 0}) > 0 ||
+      groups_.prologue_of_dot.count({&inst, 1}) > 0) {
+    return false;
+  }
+  if (auto it = groups_.epilogue_of_dot.find(&inst); it != groups_.epilogue_of_dot.end()) {
+    for (const HloInstruction* op : it->second) {
+      if (op->opcode() == hlo::HloOpcode::kReduce) return false;
+    }
+  }
+  return true;
+}
 
 Status Lowerer::LowerDot(const HloInstruction& inst) {
   const auto& dn = inst.dot_dimension_numbers();
@@ -174,10 +215,20 @@ Status Lowerer::LowerDot(const HloInstruction& inst) {
   k.km = dn.lhs_contracting_dimensions[0] == static_cast<int64_t>(rank) - 2;
   k.nk = dn.rhs_contracting_dimensions[0] == static_cast<int64_t>(rank) - 1;
   const int64_t B = batched ? L.dims[0] : 1;
-  const int64_t M = k.km ? L.dims[rank - 1] : L.dims[rank - 2];
+  int64_t M = k.km ? L.dims[rank - 1] : L.dims[rank - 2];
   const int64_t K = k.km ? L.dims[rank - 2] : L.dims[rank - 1];
   // Megacore: this core computes result columns [n_lo, n_lo + N) of the N_all.
   k.N_all = k.nk ? Rb.dims[rank - 2] : Rb.dims[rank - 1];
+  if (StationaryLhs(inst, M, k.N_all)) {
+    // The transposed product: the RHS streams ([B,K,N] is a KM operand for the stream, [B,N,K] a
+    // plain one) and the LHS is the weights ([B,M,K] loaded with transpose=1, [B,K,M] as is).
+    k.swap = true;
+    std::swap(k.L, k.Rb);
+    const bool km = !k.nk, nk = !k.km;
+    k.km = km;
+    k.nk = nk;
+    std::swap(M, k.N_all);
+  }
   const ColumnShare share = DotColumnShare(k.N_all);
   if (megacore_.rank > 0 && share.parts == 1) return OkStatus();
   k.n_lo = share.begin;
@@ -203,7 +254,8 @@ Status Lowerer::LowerDot(const HloInstruction& inst) {
   }
   const hlo::Precision prec = std::max(inst.operand_precision(0), inst.operand_precision(1));
   k.passes = int_path ? std::vector<PassParts>{{PrecisionPart::kHi, PrecisionPart::kHi}}
-                      : PrecisionPasses(prec, L.dtype == DType::kF32, Rb.dtype == DType::kF32);
+                      : PrecisionPasses(prec, k.L->dtype == DType::kF32,
+                                        k.Rb->dtype == DType::kF32);
   k.acc_dtype = int_path ? DType::kS32 : DType::kF32;
   if (K == 0 && M > 0 && k.N_all > 0) {
     return Unsupported(inst, "dot with an empty contracting dimension");
@@ -214,7 +266,9 @@ Status Lowerer::LowerDot(const HloInstruction& inst) {
     return OkStatus();
   }
   TPUSIM_ASSIGN_OR_RETURN(const bool planned,
-                          PlanDotKernel(k, DotShape{B, M, K, N, L.elem_bytes(), Rb.elem_bytes()},
+                          PlanDotKernel(k,
+                                        DotShape{B, M, K, N, k.L->elem_bytes(),
+                                                 k.Rb->elem_bytes()},
                                         share.parts));
   if (!planned) {
     // The operands' prologues do not fit beside the dot's blocks: their ops get kernels of their
@@ -247,6 +301,7 @@ StatusOr<bool> Lowerer::PlanDotKernel(DotKernel& k, DotShape shape, int parts) {
   k.O = k.pop_act ? &Buffer(k.pop_act->last) : &Buffer(&inst);
   shape.oe = k.O->elem_bytes();
   shape.lhs_copies = k.km ? 2 : 1;
+  shape.out_copies = k.swap ? 2 : 1;
   int64_t V = (em_.vmem_free() - 3 * 64) * (epilogue_ops != nullptr ? 2 : 3) / 3;
 
   // Operand fusion (fusion.h, AddDotPrologues): the producers of the LHS [M,K] (index 0) and of
@@ -282,7 +337,8 @@ StatusOr<bool> Lowerer::PlanDotKernel(DotKernel& k, DotShape shape, int parts) {
     if (!k.pro[idx]) return false;
   }
   TPUSIM_ASSIGN_OR_RETURN(k.epi, epilogue_ops != nullptr
-                                     ? PlanEpilogue(inst, *epilogue_ops, Mc, Nc, em_.vmem_free())
+                                     ? PlanEpilogue(inst, *epilogue_ops, k.swap ? Nc : Mc,
+                                                    k.swap ? Mc : Nc, em_.vmem_free())
                                      : StatusOr<std::optional<Epilogue>>(std::nullopt));
   StatusOr<std::vector<DotStep>> steps = DotSchedule(k.plan, kMaxInstructionsPerCore);
   if (!steps.ok()) return ResourceExhausted("dot %" + inst.name() + ": too many blocks");
@@ -301,6 +357,10 @@ Status Lowerer::AllocateDotBuffers(DotKernel& k) {
   }
   TPUSIM_ASSIGN_OR_RETURN(k.rhs_v0, Vmem(inst, nin * bl.Kc * bl.Nc * d.re, "weight blocks"));
   TPUSIM_ASSIGN_OR_RETURN(k.out_v0, Vmem(inst, bl.nbuf * bl.Mc * bl.Nc * d.oe, "result blocks"));
+  if (k.swap) {
+    TPUSIM_ASSIGN_OR_RETURN(
+        k.tpose_v0, Vmem(inst, bl.nbuf * bl.Mc * bl.Nc * d.oe, "popped blocks to transpose"));
+  }
   if (k.plan.ksplit > 1) {
     TPUSIM_ASSIGN_OR_RETURN(
         k.partials, Vmem(inst, k.plan.ksplit * bl.Mc * d.N * 4, "K-split partial sums"));
@@ -360,8 +420,9 @@ Status Lowerer::EmitDot(DotKernel& k) {
     if (last_k) {
       pending_pop = DotOutBlock{true, st.b, st.m0, st.n0, acc0, out_block++};
       if (k.epi && k.epi->sets == 2) {  // its epilogue operands load behind the matmuls
-        TPUSIM_RETURN_IF_ERROR(LoadEpilogueBlock(*k.epi, pending_pop.block, st.b, d.M, st.m0, mc,
-                                                 k.n_lo + st.n0, nc, k.N_all));
+        const DotKernel::Block lb = k.DotBlock(st.m0, mc, st.n0, nc);
+        TPUSIM_RETURN_IF_ERROR(LoadEpilogueBlock(*k.epi, pending_pop.block, st.b, lb.M, lb.m0,
+                                                 lb.mc, lb.n0, lb.nc, lb.N_all));
       }
       if (!double_acc) {
         EmitDotPop(k, pending_pop);
@@ -484,17 +545,22 @@ void Lowerer::EmitDotMatmuls(const DotKernel& k, const DotStep& st, int64_t acc0
   }
 }
 
-// Pops output block `pp` into result buffer pp.block % nbuf (once its previous store is done).
+// Pops output block `pp` into result buffer pp.block % nbuf (once its previous store is done);
+// with a stationary LHS into the buffer it is transposed from.
 void Lowerer::EmitDotPop(DotKernel& k, const DotOutBlock& pp) {
+  const int o = static_cast<int>(pp.block % k.plan.blocks.nbuf);
+  em_.Wait(kOutFlag0 + static_cast<uint64_t>(o), k.store_count[o]);
+  k.store_count[o] = 0;
+  EmitDotPopInto(k, pp, k.pop_buf(pp.block));
+}
+
+// EmitDotPop's pops of block `pp` into the [mc, nc] block at VMEM address `out`.
+void Lowerer::EmitDotPopInto(DotKernel& k, const DotOutBlock& pp, uint64_t out) {
   const DotShape& d = k.plan.shape;
   const DotBlocks& bl = k.plan.blocks;
   const int64_t C = k.plan.mxu.cols, ksplit = k.plan.ksplit;
   const int64_t mc = std::min(bl.Mc, d.M - pp.m0), nc = std::min(bl.Nc, d.N - pp.n0);
-  const int o = static_cast<int>(pp.block % bl.nbuf);
-  const uint64_t out = k.out_buf(pp.block);
   const isa::DType acc_dtype = k.acc_dtype;
-  em_.Wait(kOutFlag0 + static_cast<uint64_t>(o), k.store_count[o]);
-  k.store_count[o] = 0;
   if (ksplit == 1) {
     const int64_t G = k.plan.RowGroups(mc, nc);
     for (int64_t nt = 0; nt < nc; nt += C) {
@@ -552,13 +618,22 @@ void Lowerer::EmitDotPop(DotKernel& k, const DotOutBlock& pp) {
 Status Lowerer::EmitDotStore(DotKernel& k, const DotOutBlock& pp) {
   const DotShape& d = k.plan.shape;
   const DotBlocks& bl = k.plan.blocks;
-  const int64_t M = d.M, oe = d.oe, N_all = k.N_all;
-  const int64_t mc = std::min(bl.Mc, M - pp.m0), nc = std::min(bl.Nc, d.N - pp.n0);
+  const int64_t oe = d.oe;
+  const DotKernel::Block lb = k.DotBlock(pp.m0, std::min(bl.Mc, d.M - pp.m0), pp.n0,
+                                         std::min(bl.Nc, d.N - pp.n0));
+  const int64_t M = lb.M, N_all = lb.N_all, mc = lb.mc, nc = lb.nc;
   const int o = static_cast<int>(pp.block % bl.nbuf);
   const uint64_t out = k.out_buf(pp.block);
+  if (k.swap) {  // the popped [nc, mc] block becomes the dot's [mc, nc] block
+    em_.Emit(isa::op::XluTranspose{.dtype = k.O->dtype,
+                                   .dst = out,
+                                   .src = k.pop_buf(pp.block),
+                                   .rows = static_cast<uint64_t>(nc),
+                                   .cols = static_cast<uint64_t>(mc)});
+  }
   if (k.epi) {
-    TPUSIM_RETURN_IF_ERROR(RunEpilogue(*k.inst, *k.epi, out, k.O->dtype, pp.b, M, pp.m0, mc,
-                                       k.n_lo + pp.n0, nc, N_all));
+    TPUSIM_RETURN_IF_ERROR(RunEpilogue(*k.inst, *k.epi, out, k.O->dtype, pp.b, M, lb.m0, mc,
+                                       lb.n0, nc, N_all));
     if (!k.epi->store_dot) {
       k.store_count[o] = 0;
       return em_.CheckSize();
@@ -568,8 +643,7 @@ Status Lowerer::EmitDotStore(DotKernel& k, const DotOutBlock& pp) {
   TPUSIM_ASSIGN_OR_RETURN(
       k.store_count[o],
       em_.Dma(isa::Opcode::kDmaVmemToHbm, out, ss,
-              k.O->address +
-                  static_cast<uint64_t>(((pp.b * M + pp.m0) * N_all + k.n_lo + pp.n0) * oe),
+              k.O->address + static_cast<uint64_t>(((pp.b * M + lb.m0) * N_all + lb.n0) * oe),
               ds, dims, oe, kOutFlag0 + static_cast<uint64_t>(o)));
   if (bl.nbuf == 1) {
     em_.Wait(kOutFlag0, k.store_count[0]);

@@ -211,6 +211,9 @@ class Lowerer {
   StatusOr<int64_t> EmitDotLoads(const DotKernel& k, const DotStep& st);
   void EmitDotMatmuls(const DotKernel& k, const DotStep& st, int64_t acc0);
   void EmitDotPop(DotKernel& k, const DotOutBlock& pp);
+  void EmitDotPopInto(DotKernel& k, const DotOutBlock& pp, uint64_t out);
+  /// Whether a dot of M x N results runs with its LHS as the MXU's weights (lower_dot.cc).
+  bool StationaryLhs(const hlo::HloInstruction& inst, int64_t M, int64_t N) const;
   Status EmitDotStore(DotKernel& k, const DotOutBlock& pp);
   /// A canonical convolution in its direct, VPU or filter-gradient form (lower_convolution.cc).
   Status LowerConvolution(const hlo::HloInstruction& inst);

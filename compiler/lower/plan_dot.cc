@@ -85,7 +85,8 @@ void FitKc(const DotPlan& p, int64_t vmem, int nbuf, int64_t* Mc, int64_t* Kc, i
   *Kc = 0;
   while (*Mc >= 1) {
     const int64_t nin = DotInputBuffers(nbuf);
-    const int64_t room = vmem - nbuf * *Mc * Nc * d.oe - *Mc * partial_bytes_per_row;
+    const int64_t room =
+        vmem - nbuf * *Mc * Nc * d.oe * d.out_copies - *Mc * partial_bytes_per_row;
     const int64_t per_k =
         nin * (*Mc * (d.le * d.lhs_copies + d.lhs_extra) + Nc * (d.re + d.rhs_extra));
     *Kc = room > 0 ? std::min(d.K, room / per_k) : 0;

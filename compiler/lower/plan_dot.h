@@ -35,6 +35,7 @@ inline constexpr int64_t kMaxAccumulatorSets = 3;
 struct DotShape {
   int64_t B = 1, M = 0, K = 0, N = 0, le = 4, re = 4, oe = 4;
   int64_t lhs_copies = 1;  // 2 for a KM LHS: its blocks are staged before the XLU transposes them
+  int64_t out_copies = 1;  // 2 when each popped block is transposed on the XLU (stationary LHS)
   // VMEM bytes per element of an LHS / weight block that the operand's prologue adds (its inputs
   // and intermediates; lower/dot_prologue.cc), held like the block in every buffer version.
   int64_t lhs_extra = 0, rhs_extra = 0;

@@ -115,6 +115,43 @@ bool FoldTransposes(HloInstruction* dot) {
   return changed;
 }
 
+// XLA's TPU backend states in a dot's result layout which operand the MXU held stationary: the
+// array writes the stationary operand's free dimension across its columns, which become the lanes
+// (the minor dimension) of the result's tiles. A result whose minor-most dimension of size > 1 is
+// an LHS free dimension (Mask R-CNN's `bf16[4,512,7,256,168]{3,4,2,1,0}`, GNMT's
+// `f32[12288,32316]{0,1}`) was computed with the LHS as the weights and the RHS streamed; the dot
+// is marked so (kDotStationaryLhsAttribute) and the kernel takes that orientation
+// (lower_dot.cc). Not for a matrix-vector product (M or N of 1): its orientation is not a choice.
+bool MarkStationaryLhs(HloInstruction* dot) {
+  const Shape& s = dot->shape();
+  if (!s.has_layout() || s.rank() == 0) return false;
+  const auto& dn = dot->dot_dimension_numbers();
+  const Shape& ls = dot->operand(0)->shape();
+  const Shape& rs = dot->operand(1)->shape();
+  const std::vector<int64_t> lfree =
+      FreeDims(ls.rank(), dn.lhs_batch_dimensions, dn.lhs_contracting_dimensions);
+  const std::vector<int64_t> rfree =
+      FreeDims(rs.rank(), dn.rhs_batch_dimensions, dn.rhs_contracting_dimensions);
+  if (Product(ls, lfree) <= 1 || Product(rs, rfree) <= 1) return false;
+  const auto nb = static_cast<int64_t>(dn.lhs_batch_dimensions.size());
+  const auto nl = static_cast<int64_t>(lfree.size());
+  for (const int64_t d : s.layout().minor_to_major) {
+    if (s.dimensions()[static_cast<size_t>(d)] <= 1) continue;
+    if (d < nb || d >= nb + nl) return false;
+    dot->mutable_frontend_attributes().emplace_back(std::string(kDotStationaryLhsAttribute),
+                                                    "true");
+    return true;
+  }
+  return false;
+}
+
+bool DotMarked(const HloInstruction* dot) {
+  for (const auto& [key, value] : dot->frontend_attributes()) {
+    if (key == kDotStationaryLhsAttribute) return true;
+  }
+  return false;
+}
+
 bool IsCanonicalDot(const HloInstruction* dot) {
   const auto& dn = dot->dot_dimension_numbers();
   const Shape& l = dot->operand(0)->shape();
@@ -425,6 +462,7 @@ bool RunOnComputation(HloComputation& comp) {
   for (HloInstruction* inst : order) {
     if (inst->opcode() != HloOpcode::kDot) continue;
     changed |= FoldTransposes(inst);
+    if (!DotMarked(inst)) changed |= MarkStationaryLhs(inst);
     if (!IsCanonicalDot(inst)) {
       CanonicalizeDot(comp, inst);
       changed = true;
@@ -465,6 +503,8 @@ bool RunOnComputation(HloComputation& comp) {
 }
 
 }  // namespace
+
+bool DotHasStationaryLhs(const hlo::HloInstruction& dot) { return DotMarked(&dot); }
 
 StatusOr<bool> Canonicalize::Run(hlo::HloModule& module) {
   bool changed = false;

@@ -30,12 +30,25 @@
 //    elementwise kernels stream: lower/hbm_plan.cc, VirtualBroadcastKind).
 //  * imag of a real value becomes a broadcast 0 (XLA's algebraic simplifier; get-dimension-size
 //    and dynamic-reshape of static shapes are dynamic-padder's, earlier in the pipeline).
+//  * Marks a dot whose result layout puts an LHS free dimension on the lanes (the minor-most
+//    dimension of size > 1) with the frontend attribute kDotStationaryLhsAttribute: XLA's TPU
+//    backend computed it with the LHS as the MXU's stationary weights (lower_dot.cc takes that
+//    orientation). Printed with --dump-after.
 //  * Never changes values: the rewritten module computes bit-identical results on the evaluator.
 #pragma once
+
+#include <string_view>
 
 #include "compiler/pass/hlo_pass.h"
 
 namespace tpusim::compiler {
+
+/// Frontend attribute canonicalize puts on a dot (value "true") whose stated result layout says
+/// the MXU held its LHS stationary (see the contract above).
+inline constexpr std::string_view kDotStationaryLhsAttribute = "tpusim_stationary_lhs";
+
+/// True when canonicalize marked `dot` with kDotStationaryLhsAttribute.
+bool DotHasStationaryLhs(const hlo::HloInstruction& dot);
 
 class Canonicalize : public HloPass {
  public:

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include "compile_test_util.h"
 #include "hlo/computation.h"
 #include "hlo/eval/evaluator.h"
@@ -81,6 +83,56 @@ ENTRY e {
                                 /*expect_change=*/false);
   ASSERT_NE(m, nullptr);
   ExpectCanonical(FindDot(*m), {2, 3, 4}, {2, 4, 5}, 1);
+}
+
+bool MarkedStationaryLhs(const hlo::HloModule& m) {
+  const HloInstruction* dot = FindDot(m);
+  return dot != nullptr && DotHasStationaryLhs(*dot);
+}
+
+// A result layout with an LHS free dimension minor-most says XLA's TPU backend held the LHS
+// stationary (the MXU's columns are the result's lanes): the dot is marked, also when it is
+// rewritten; a row-major result, an RHS free dimension minor, or a matrix-vector product is not.
+TEST(CanonicalizeTest, ResultLayoutWithLhsFreeDimMinorMarksStationaryLhs) {
+  auto batched = CanonicalizeAndCheck(R"(
+HloModule m
+ENTRY e {
+  a = bf16[2,3,5,6,16] parameter(0)
+  b = bf16[2,3,5,24] parameter(1)
+  ROOT d = bf16[2,3,6,16,24]{3,4,2,1,0} dot(a, b), lhs_batch_dims={0,1}, rhs_batch_dims={0,1}, lhs_contracting_dims={2}, rhs_contracting_dims={2}
+})",
+                                      true);
+  ASSERT_NE(batched, nullptr);
+  EXPECT_TRUE(MarkedStationaryLhs(*batched));
+  const char* kPlain = R"(
+HloModule m
+ENTRY e {
+  a = f32[12,4] parameter(0)
+  b = f32[4,20] parameter(1)
+  ROOT d = f32[12,20]%s dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})";
+  struct Case {
+    const char* layout;
+    bool marked;
+  };
+  for (const Case c : {Case{"{0,1}", true}, Case{"{1,0}", false}, Case{"", false}}) {
+    char text[512];
+    std::snprintf(text, sizeof text, kPlain, c.layout);
+    auto m = CanonicalizeAndCheck(text, c.marked);
+    ASSERT_NE(m, nullptr);
+    EXPECT_EQ(MarkedStationaryLhs(*m), c.marked) << c.layout;
+  }
+  // [12,1] with {0,1}: N = 1, nothing to choose.
+  auto gemv = CanonicalizeAndCheck(R"(
+HloModule m
+ENTRY e {
+  a = f32[12,4] parameter(0)
+  b = f32[4,1] parameter(1)
+  ROOT d = f32[12,1]{0,1} dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})",
+                                   false);
+  ASSERT_NE(gemv, nullptr);
+  EXPECT_FALSE(MarkedStationaryLhs(*gemv));
 }
 
 TEST(CanonicalizeTest, TransposedRhsStaysNkForm) {

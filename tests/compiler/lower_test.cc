@@ -433,6 +433,65 @@ ENTRY e {
   for (int64_t r : rows) EXPECT_EQ(r, 3 * 1024 / 4);
 }
 
+// Rows an MXU streams in `run`'s matmuls tagged `tag`.
+int64_t StreamedRows(const testing::RunResult& run, const char* tag) {
+  const isa::Program& p = run.compiled.program;
+  const auto& core = p.cores[0];
+  int64_t rows = 0;
+  for (size_t i = 0; i < core.instructions.size(); ++i) {
+    const int32_t t = core.hlo_tags[i];
+    if (core.instructions[i].opcode == isa::Opcode::kMxuMatmul && t >= 0 &&
+        p.hlo_names[static_cast<size_t>(t)] == tag) {
+      rows += static_cast<int64_t>(core.instructions[i].As<isa::op::MxuMatmul>().m);
+    }
+  }
+  return rows;
+}
+
+// A result layout with an LHS free dimension on the lanes (canonicalize's stationary-LHS mark):
+// the LHS is the weights and the RHS streams, each popped block transposed on the XLU into the
+// result; values checked against the evaluator, with a per-batch select epilogue (Mask R-CNN's
+// batched K = 7 dots) and with the KM and NK operand forms swapped in.
+TEST(LowerTest, StationaryLhsDotStreamsTheRhs) {
+  for (const char* config : {"tiny", "tpu-v4"}) {
+    const testing::RunResult run = CheckAgainstEvaluator(R"(
+HloModule m
+ENTRY e {
+  a = bf16[96,64] parameter(0)
+  b = bf16[64,40] parameter(1)
+  d1 = f32[96,40]{0,1} dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  r = f32[96,40] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  c = bf16[2,3,7,6,16] parameter(2)
+  w = bf16[2,3,7,24] parameter(3)
+  mask = pred[2,3] parameter(4)
+  d2 = bf16[2,3,6,16,24]{3,4,2,1,0} dot(c, w), lhs_batch_dims={0,1}, rhs_batch_dims={0,1}, lhs_contracting_dims={2}, rhs_contracting_dims={2}
+  mb = pred[2,3,6,16,24]{3,4,2,1,0} broadcast(mask), dimensions={0,1}
+  zero = bf16[] constant(0)
+  zb = bf16[2,3,6,16,24]{3,4,2,1,0} broadcast(zero), dimensions={}
+  s = bf16[2,3,6,16,24]{3,4,2,1,0} select(mb, d2, zb)
+  x = f32[40,64] parameter(5)
+  d3 = f32[96,40]{0,1} dot(a, x), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  ROOT t = (f32[96,40]{0,1}, f32[96,40], bf16[2,3,6,16,24]{3,4,2,1,0}, f32[96,40]{0,1}) tuple(d1, r, s, d3)
+})",
+                                                         config, 1e-5, 1e-3);
+    EXPECT_GT(testing::InstructionsTagged(run.compiled.program, "d1", isa::Opcode::kXluTranspose),
+              0)
+        << config;
+    EXPECT_EQ(testing::InstructionsTagged(run.compiled.program, "r", isa::Opcode::kXluTranspose),
+              0)
+        << config;
+    if (std::string(config) == "tpu-v4") {
+      // One 64 x 96 weight tile (the LHS) streams the 40 RHS columns; row-major: 96 LHS rows
+      // through a 64 x 40 tile.
+      EXPECT_EQ(StreamedRows(run, "d1"), 40);
+      EXPECT_EQ(StreamedRows(run, "d3"), 40);
+      EXPECT_EQ(StreamedRows(run, "r"), 96);
+      // Per batch element, the 24 RHS columns through the [7, 96] LHS (one tile).
+      EXPECT_EQ(StreamedRows(run, "d2"), 6 * 24);
+    }
+  }
+}
+
 TEST(LowerTest, AllReduceAcrossFourReplicas) {
   const std::string text = R"(
 HloModule m, replica_count=4
