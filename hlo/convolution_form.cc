@@ -174,6 +174,14 @@ bool FilterGradientFeatureTiles(int64_t F, int64_t KH, int64_t KW, bool cross_ro
   return F * position_tiles > positions * ceil_div(F, mxu_rows);
 }
 
+bool FilterGradInputIsSpatialBatchImage(const ConvolutionDimensionNumbers& dnums) {
+  const auto k = static_cast<int64_t>(dnums.input_spatial_dimensions.size());
+  for (int64_t i = 0; i < k; ++i) {
+    if (dnums.input_spatial_dimensions[static_cast<size_t>(i)] != i) return false;
+  }
+  return dnums.input_batch_dimension == k && dnums.input_feature_dimension == k + 1;
+}
+
 std::optional<FilterGradientConvolution> PlanFilterGradientConvolution(
     const std::vector<int64_t>& lhs, const std::vector<int64_t>& rhs,
     const std::vector<int64_t>& out, const Window& window, const ConvolutionDimensionNumbers& dnums,
@@ -187,6 +195,14 @@ std::optional<FilterGradientConvolution> PlanFilterGradientConvolution(
   c.F = n->feature;
   c.O = n->out_feature;
   if (c.KH * c.KW <= c.OH * c.OW) return std::nullopt;
+  std::vector<int64_t> stride(lhs.size(), 1);
+  for (size_t d = lhs.size() - 1; d-- > 0;) stride[d] = stride[d + 1] * lhs[d + 1];
+  const auto st = [&](int64_t d) { return stride[static_cast<size_t>(d)]; };
+  const auto& sp = dnums.input_spatial_dimensions;
+  c.sF = st(dnums.input_feature_dimension);
+  c.sB = st(dnums.input_batch_dimension);
+  c.sW = st(sp.back());
+  c.sH = sp.size() == 2 ? st(sp[0]) : c.sW * c.W;  // a 1-D convolution has one row (H = 1)
   if (c.wh.base_dilation != 1 || c.ww.base_dilation != 1 || c.ww.window_reversal ||
       c.wh.window_reversal) {
     return std::nullopt;

@@ -143,9 +143,12 @@ std::optional<VpuConvolution> PlanVpuConvolution(const std::vector<int64_t>& lhs
 /// The stationary weights are tiles of the kernel operand (the output gradient); the LHS rows are
 /// the input band transposed on the XLU ([B, positions]), read at each output position's offset.
 /// Normalized 2-D like DirectConvolution: input [F, H, W, B], kernel [F, KH, KW, O], output
-/// [OH, OW, B, O].
+/// [OH, OW, B, O]. The input's dimensions may be stored in another order (an image-minor `01bf`
+/// input, as XLA's TPU layouts keep a first layer's images on the lanes): sF, sH, sW, sB are
+/// their row-major strides in elements as stored (f01b: H*W*B, W*B, B, 1).
 struct FilterGradientConvolution : ConvGeometry {
   int64_t F = 1, B = 1, O = 1;
+  int64_t sF = 1, sH = 1, sW = 1, sB = 1;
   /// K tiles in summation order. Position tiles (feature_tiles false): for each f, runs of up to
   /// R consecutive window positions in row-major order (flat index kh * KW + kw), crossing window
   /// rows when the window is not dilated along H (so a small window, 14 x 14, still fills the
@@ -162,6 +165,10 @@ struct FilterGradientConvolution : ConvGeometry {
   bool feature_tiles = false;
   std::vector<KTile> k_tiles;
 };
+
+/// Whether a filter-gradient convolution's input is stored [S.., B, F] (`01bf`: its spatial
+/// dimensions in order, then the batch, then the feature dimension — the images — minor).
+bool FilterGradInputIsSpatialBatchImage(const ConvolutionDimensionNumbers& dnums);
 
 /// Whether a filter-gradient convolution's K tiles run over features (F of them, per window
 /// position) rather than over window positions (per feature): true when ceil(F / R) tiles of

@@ -370,7 +370,11 @@ void AddConvPrologues(const hlo::HloModule& module, int64_t mxu_rows, Elementwis
     if (conv->opcode() != HloOpcode::kConvolution || !conv->shape().IsArray()) continue;
     const auto& cd = conv->convolution_dimension_numbers();
     const int64_t rank = conv->shape().rank();
-    if (cd.input_feature_dimension != 0 || cd.output_feature_dimension != rank - 1 ||
+    // The input f01b, or read in place with its images minor (convolution_lowering.cc,
+    // FilterGradInputInPlace).
+    const bool image_minor = cd.input_feature_dimension == rank - 1;
+    if ((cd.input_feature_dimension != 0 && !image_minor) ||
+        cd.output_feature_dimension != rank - 1 ||
         !hlo::PlanFilterGradientConvolution(
             conv->operand(0)->shape().dimensions(), conv->operand(1)->shape().dimensions(),
             conv->shape().dimensions(), conv->window(), cd, conv->feature_group_count(),
@@ -379,6 +383,9 @@ void AddConvPrologues(const hlo::HloModule& module, int64_t mxu_rows, Elementwis
     }
     for (int index = 0; index < 2; ++index) {
       if (index == 1 && conv->operand(1) == conv->operand(0)) continue;
+      // An image-minor input's prologue runs on [rows x W x B, 1] columns of its [H*W*B, F]
+      // view: only when it is stored [H, W, B, F] (01bf).
+      if (index == 0 && image_minor && !hlo::FilterGradInputIsSpatialBatchImage(cd)) continue;
       std::vector<const HloInstruction*> members = PrologueMembers(list, i, index, *groups);
       if (members.empty()) continue;
       for (const HloInstruction* m : members) groups->dot_of_prologue[m] = conv;

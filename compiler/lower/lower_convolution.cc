@@ -1254,12 +1254,13 @@ class FilterGradEmitter : FilterGradKernel {
       TPUSIM_ASSIGN_OR_RETURN(
           n, fuse_x_.load(slot, (st.f * p_.H + r_lo) * p_.W, fused_rows_[slot] * p_.W, b0, bc));
     } else if (r_lo <= r_hi && c_lo <= c_hi) {
+      // X as stored (f01b, or in place with its images minor: strides sF..sB).
       const std::vector<int64_t> dims{r_hi - r_lo + 1, c_hi - c_lo + 1, bc};
-      const std::vector<int64_t> ss{p_.W * p_.B * le, p_.B * le, le};
+      const std::vector<int64_t> ss{p_.sH * le, p_.sW * le, p_.sB * le};
       const std::vector<int64_t> ds{b_.band_w * bc * le, bc * le, le};
       const uint64_t src =
           X_.address +
-          static_cast<uint64_t>((((st.f * p_.H + r_lo) * p_.W + c_lo) * p_.B + b0) * le);
+          static_cast<uint64_t>((st.f * p_.sF + r_lo * p_.sH + c_lo * p_.sW + b0 * p_.sB) * le);
       const uint64_t dst =
           raw + static_cast<uint64_t>(((r_lo - first_row) * b_.band_w + c_lo + p_.ww.padding_low) *
                                       bc * le);
@@ -1652,7 +1653,8 @@ Status Lowerer::LowerConvolution(const HloInstruction& inst) {
       return LowerDirectConvolution(inst, *plan);
     }
   }
-  if (cd.input_feature_dimension == 0 && cd.output_feature_dimension == rank - 1) {
+  if ((cd.input_feature_dimension == 0 || cd.input_feature_dimension == rank - 1) &&
+      cd.output_feature_dimension == rank - 1) {
     if (const auto plan = hlo::PlanFilterGradientConvolution(lhs, rhs, out, inst.window(), cd,
                                                              inst.feature_group_count(),
                                                              inst.batch_group_count(), R)) {
@@ -1679,6 +1681,14 @@ Status Lowerer::LowerFilterGradConvolution(const HloInstruction& inst,
   const HbmBuffer& G = Buffer(inst.operand(1));
   const HbmBuffer& O = Buffer(&inst);
   const int64_t le = X.elem_bytes(), re = G.elem_bytes(), oe = O.elem_bytes();
+  // X stored f01b, or [H, W, B, F] (images minor, read in place: FilterGradInputInPlace).
+  const bool x_f01b =
+      p.sB == 1 && p.sW == p.B && p.sH == p.W * p.B && p.sF == p.H * p.W * p.B;
+  const bool x_hwbf =
+      !x_f01b && p.sF == 1 && p.sB == p.F && p.sW == p.B * p.F && p.sH == p.W * p.B * p.F;
+  if (p.feature_tiles && !x_f01b) {
+    return Internal("%" + inst.name() + ": the feature-tile filter gradient reads an f01b input");
+  }
   if (p.feature_tiles) {
     // No operand fusion in this form: the prologues' ops get kernels of their own.
     if (prologue_disabled_.count(&inst) == 0 &&
@@ -1705,19 +1715,25 @@ Status Lowerer::LowerFilterGradConvolution(const HloInstruction& inst,
       auto it = groups_.prologue_of_dot.find({&inst, idx});
       if (it != groups_.prologue_of_dot.end()) pro_ops[idx] = &it->second;
     }
-    if (pro_ops[0] != nullptr && !FilterGradBandsHoldWholeRows(p)) {
+    if (pro_ops[0] != nullptr && (!FilterGradBandsHoldWholeRows(p) || (!x_f01b && !x_hwbf))) {
       TPUSIM_RETURN_IF_ERROR(LowerPrologueKernels(inst));
       return LowerFilterGradConvolution(inst, p, std::move(passes), int_path);
     }
   }
   const bool fused = pro_ops[0] != nullptr || pro_ops[1] != nullptr;
+  // An [H, W, B, F] X's prologue runs on its [H*W*B, F] view, one image's column of band rows
+  // (all B) at a time; an f01b X's on [F*H*W, B], a band's rows x the pass's B columns.
+  auto x_block = [&](const FilterGradBlocks& b) {
+    return x_hwbf ? std::pair<int64_t, int64_t>{b.band_h * p.W * p.B, 1}
+                  : std::pair<int64_t, int64_t>{b.band_h * p.W, b.bc};
+  };
   auto prologue_bytes = [&](const FilterGradBlocks& b) {
     int64_t bytes = 0;
     if (pro_ops[0] != nullptr) {
       const PrologueFootprint f = MeasurePrologue(*pro_ops[0]);
-      const int64_t rows = b.band_h * p.W;
-      bytes += 2 * (f.per_element * rows * b.bc +
-                    f.vectors * std::max(rows, b.bc) * f.vector_bytes_per_element) +
+      const auto [rows, cols] = x_block(b);
+      bytes += 2 * (f.per_element * rows * cols +
+                    f.vectors * std::max(rows, cols) * f.vector_bytes_per_element) +
                f.allocations * 64 * 2 + FilterGradEmitter::FusedStagingBytes(b, p, le);
     }
     if (pro_ops[1] != nullptr) {
@@ -1741,18 +1757,32 @@ Status Lowerer::LowerFilterGradConvolution(const HloInstruction& inst,
   ConvOperandFusion fuse[2];
   for (int idx = 0; blocks && idx < 2; ++idx) {
     if (pro_ops[idx] == nullptr) continue;
-    const int64_t rows = idx == 0 ? blocks->band_h * p.W : blocks->rows * p.KW;
-    const int64_t cols = idx == 0 ? blocks->bc : blocks->nc;
+    if (idx == 0 && x_hwbf && blocks->bc != p.B) break;  // a column holds every b
+    const auto [rows, cols] =
+        idx == 0 ? x_block(*blocks) : std::pair<int64_t, int64_t>{blocks->rows * p.KW, blocks->nc};
     pro[idx] = PlanPrologue(*pro_ops[idx], rows, cols, 2);
     if (!pro[idx]) break;
     const int64_t R = idx == 0 ? p.F * p.H * p.W : p.F * p.KH * p.KW;
     const int64_t C = idx == 0 ? p.B : p.O;
     const Prologue* pr = &*pro[idx];
-    fuse[idx].load = [this, pr, R, C](int slot, int64_t r0, int64_t rc, int64_t c0,
-                                      int64_t cc) -> StatusOr<int64_t> {
+    const bool hwbf = idx == 0 && x_hwbf;
+    // The kernel asks for rows r0 .. r0 + rc of the f01b view [F*H*W, B] (whole input rows of
+    // one image f, all B); an [H, W, B, F] X gives them as image f's column of its [H*W*B, F]
+    // view, the same elements in the same [rows, B] order.
+    const int64_t HW = p.H * p.W, B = p.B, F = p.F;
+    fuse[idx].load = [this, pr, R, C, hwbf, HW, B, F](int slot, int64_t r0, int64_t rc, int64_t c0,
+                                                      int64_t cc) -> StatusOr<int64_t> {
+      if (hwbf) {
+        return LoadPrologueBlock(*pr, slot,
+                                 OperandBlock{0, HW * B, F, r0 % HW * B, rc * B, r0 / HW, 1}, 2);
+      }
       return LoadPrologueBlock(*pr, slot, OperandBlock{0, R, C, r0, rc, c0, cc}, 2);
     };
-    fuse[idx].run = [this, pr](int slot, int64_t rc, int64_t cc, uint64_t dst) {
+    fuse[idx].run = [this, pr, hwbf](int slot, int64_t rc, int64_t cc, uint64_t dst) {
+      if (hwbf) {
+        RunPrologueBlock(*pr, slot, rc * cc, 1, dst);
+        return;
+      }
       RunPrologueBlock(*pr, slot, rc, cc, dst);
     };
   }

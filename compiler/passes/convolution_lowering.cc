@@ -115,9 +115,11 @@ class ConvBuilder {
     return NewConv(std::move(c), dn);
   }
   /// The convolution in the filter-gradient form's canonical dim_labels (f01b_i01o->01bf):
-  /// input [F, S.., B], kernel [F, S.., O], output [S.., B, O].
+  /// input [F, S.., B], kernel [F, S.., O], output [S.., B, O]; with `input_in_place` the input
+  /// keeps its own dimension order (FilterGradInputInPlace).
   HloInstruction* CanonicalFilterGradConv(HloInstruction* lhs, HloInstruction* rhs,
-                                          const std::vector<int64_t>& out_dims) {
+                                          const std::vector<int64_t>& out_dims,
+                                          bool input_in_place) {
     const auto k = static_cast<int64_t>(
         conv_->convolution_dimension_numbers().input_spatial_dimensions.size());
     auto c = std::make_unique<HloInstruction>(HloOpcode::kConvolution,
@@ -136,6 +138,12 @@ class ConvBuilder {
       dn.input_spatial_dimensions.push_back(i + 1);
       dn.kernel_spatial_dimensions.push_back(i + 1);
       dn.output_spatial_dimensions.push_back(i);
+    }
+    if (input_in_place) {
+      const auto& cd = conv_->convolution_dimension_numbers();
+      dn.input_feature_dimension = cd.input_feature_dimension;
+      dn.input_batch_dimension = cd.input_batch_dimension;
+      dn.input_spatial_dimensions = cd.input_spatial_dimensions;
     }
     return NewConv(std::move(c), dn);
   }
@@ -246,18 +254,32 @@ bool IsCanonicalDirect(const HloInstruction& conv) {
   return true;
 }
 
+// Whether the filter-gradient kernel reads the input of `conv` (in the form `g`) where it is: an
+// input whose feature dimension — the layer's images — is its last one, as XLA's TPU layouts keep
+// a first layer's 16 images on the lanes (SSD's `bf16[300,300,3,16]` 01bf), is read in place by
+// the position-tile kernel, whose band loads stride over the input as stored
+// (FilterGradientConvolution::sF..sB), instead of being transposed through HBM. Other inputs, and
+// every input of the feature-tile form, are transposed to f01b.
+bool FilterGradInputInPlace(const HloInstruction& conv, const hlo::FilterGradientConvolution& g) {
+  const auto& cd = conv.convolution_dimension_numbers();
+  return !g.feature_tiles && cd.input_feature_dimension == conv.operand(0)->shape().rank() - 1;
+}
+
 // A filter-gradient convolution (hlo/convolution_form.h) in the dim_labels XLA gives it,
-// f01b_i01o->01bf, runs as it is; other dim_labels are transposed to those.
-bool IsCanonicalFilterGrad(const HloInstruction& conv) {
+// f01b_i01o->01bf, runs as it is (with `input_in_place`, whatever its input's order); other
+// dim_labels are transposed to those.
+bool IsCanonicalFilterGrad(const HloInstruction& conv, bool input_in_place) {
   const auto& cd = conv.convolution_dimension_numbers();
   const int64_t k = static_cast<int64_t>(cd.input_spatial_dimensions.size());
-  if (cd.input_feature_dimension != 0 || cd.input_batch_dimension != k + 1 ||
-      cd.kernel_input_feature_dimension != 0 || cd.kernel_output_feature_dimension != k + 1 ||
+  const bool input_ok =
+      input_in_place || (cd.input_feature_dimension == 0 && cd.input_batch_dimension == k + 1);
+  if (!input_ok || cd.kernel_input_feature_dimension != 0 ||
+      cd.kernel_output_feature_dimension != k + 1 ||
       cd.output_batch_dimension != k || cd.output_feature_dimension != k + 1) {
     return false;
   }
   for (int64_t i = 0; i < k; ++i) {
-    if (cd.input_spatial_dimensions[static_cast<size_t>(i)] != i + 1 ||
+    if ((!input_in_place && cd.input_spatial_dimensions[static_cast<size_t>(i)] != i + 1) ||
         cd.kernel_spatial_dimensions[static_cast<size_t>(i)] != i + 1 ||
         cd.output_spatial_dimensions[static_cast<size_t>(i)] != i) {
       return false;
@@ -266,7 +288,7 @@ bool IsCanonicalFilterGrad(const HloInstruction& conv) {
   return true;
 }
 
-void CanonicalizeFilterGrad(hlo::HloComputation& comp, HloInstruction* conv) {
+void CanonicalizeFilterGrad(hlo::HloComputation& comp, HloInstruction* conv, bool input_in_place) {
   const auto& cd = conv->convolution_dimension_numbers();
   const size_t k = cd.input_spatial_dimensions.size();
   std::vector<int64_t> in_perm{cd.input_feature_dimension};
@@ -286,8 +308,9 @@ void CanonicalizeFilterGrad(hlo::HloComputation& comp, HloInstruction* conv) {
   out_perm[static_cast<size_t>(cd.output_batch_dimension)] = static_cast<int64_t>(k);
   out_perm[static_cast<size_t>(cd.output_feature_dimension)] = static_cast<int64_t>(k) + 1;
   ConvBuilder cb(&comp, conv);
-  HloInstruction* fg = cb.CanonicalFilterGradConv(cb.Transpose(conv->operand(0), in_perm),
-                                                  cb.Transpose(conv->operand(1), k_perm), out_dims);
+  HloInstruction* fg = cb.CanonicalFilterGradConv(
+      input_in_place ? conv->operand(0) : cb.Transpose(conv->operand(0), in_perm),
+      cb.Transpose(conv->operand(1), k_perm), out_dims, input_in_place);
   HloInstruction* result = cb.Transpose(fg, out_perm);
   conv->ReplaceAllUsesWith(result);
   comp.RemoveInstruction(conv);
@@ -482,12 +505,13 @@ StatusOr<bool> ConvolutionLowering::Run(hlo::HloModule& module) {
         }
         Canonicalize(*comp, c, /*force_io=*/true);
         changed = true;
-      } else if (hlo::PlanFilterGradientConvolution(
+      } else if (const auto g = hlo::PlanFilterGradientConvolution(
                      c->operand(0)->shape().dimensions(), c->operand(1)->shape().dimensions(),
                      c->shape().dimensions(), c->window(), c->convolution_dimension_numbers(),
                      c->feature_group_count(), c->batch_group_count(), mxu_rows_)) {
-        if (IsCanonicalFilterGrad(*c)) continue;
-        CanonicalizeFilterGrad(*comp, c);
+        const bool in_place = FilterGradInputInPlace(*c, *g);
+        if (IsCanonicalFilterGrad(*c, in_place)) continue;
+        CanonicalizeFilterGrad(*comp, c, in_place);
         changed = true;
       } else if (Lowerable(*c)) {
         Lower(*comp, c);

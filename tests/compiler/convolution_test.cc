@@ -384,6 +384,42 @@ ENTRY e {
   EXPECT_GT(testing::InstructionsTagged(run.compiled.program, "xn", isa::Opcode::kVpuBinary), 0);
 }
 
+// A filter gradient whose input has its images (the form's F) minor — SSD's first layer,
+// `bf16[300,300,3,16]` 01bf — is read in place (no transpose through HBM before the kernel), and
+// the input's per-channel scale and shift run on each band as it is loaded; also an input in
+// another order with its images last (b01f). Exact against the evaluator.
+TEST_P(ConvolutionTest, ImageMinorFilterGradientInputIsReadInPlace) {
+  const std::string fused = R"(
+HloModule m
+ENTRY e {
+  x = bf16[30,30,3,4] parameter(0)
+  s = bf16[3] parameter(1)
+  t = bf16[3] parameter(2)
+  g = bf16[4,15,15,8] parameter(3)
+  sb = bf16[30,30,3,4] broadcast(s), dimensions={2}
+  tb = bf16[30,30,3,4] broadcast(t), dimensions={2}
+  xs = bf16[30,30,3,4] multiply(x, sb)
+  xn = bf16[30,30,3,4] add(xs, tb)
+  ROOT y = bf16[7,7,3,8] convolution(xn, g), window={size=15x15 pad=2_3x2_3 rhs_dilate=2x2}, dim_labels=01bf_i01o->01bf
+})";
+  const testing::RunResult run = CheckAgainstEvaluator(fused, GetParam(), kExact, 0, {}, true);
+  const auto& names = run.compiled.program.hlo_names;
+  EXPECT_EQ(std::find(names.begin(), names.end(), "y.t"), names.end());
+  for (const char* op : {"xs", "xn"}) {
+    EXPECT_EQ(testing::InstructionsTagged(run.compiled.program, op, isa::Opcode::kDmaVmemToHbm), 0)
+        << op;
+  }
+  EXPECT_GT(testing::InstructionsTagged(run.compiled.program, "xn", isa::Opcode::kVpuBinary), 0);
+  const testing::RunResult other =
+      CheckAgainstEvaluator(Conv("f32[6,11,8,2]", "f32[5,6,2,7]", "f32[3,3,6,7]",
+                                 "size=5x6 rhs_dilate=2x1", "b01f_01io->01bf"),
+                            GetParam(), kExact, 0, {}, true);
+  // One transpose (y.t: the 01io kernel to i01o), none of the input (it would be y.t.1).
+  const auto& other_names = other.compiled.program.hlo_names;
+  EXPECT_NE(std::find(other_names.begin(), other_names.end(), "y.t"), other_names.end());
+  EXPECT_EQ(std::find(other_names.begin(), other_names.end(), "y.t.1"), other_names.end());
+}
+
 // A kernel laid out with its window column next to its output features ({3,1,2,0}: XLA's layout
 // of a space-to-depth first layer, hlo::KernelFoldsWindowColumnsIntoN) runs with the window
 // columns folded into N: per window row one matmul over every input column a block reads, the
