@@ -9,6 +9,7 @@
 #include <set>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "compiler/lower/fusion.h"
 #include "compiler/lower/lowerer.h"
@@ -101,7 +102,7 @@ Status CheckTripCounts(const hlo::HloModule& module, const CompileOptions& optio
     bool found = false;
     for (const auto& comp : module.computations()) {
       const hlo::HloInstruction* w = comp->FindInstruction(name);
-      found = found || (w != nullptr && w->opcode() == hlo::HloOpcode::kWhile);
+      found = found || (w != nullptr && hlo::IsLoopByName(*w));
     }
     if (!found || trips < 0) {
       return InvalidArgument(
@@ -131,13 +132,14 @@ void RecordLoweringNotes(const hlo::HloModule& module, const hlo::HloModule& m,
         result.host_offloads.push_back(inst->name());
         result.host_offload_bytes += inst->shape().ByteSize();
       }
+      // A while of unknown count, or a call expanded into one (Eigh's sweeps).
+      const bool loop = hlo::IsLoopByName(*inst) && (inst->opcode() != hlo::HloOpcode::kWhile ||
+                                                      !hlo::KnownTripCount(*inst).trips);
       auto given = options.trip_counts.find(inst->name());
-      if (inst->opcode() == hlo::HloOpcode::kWhile && given != options.trip_counts.end() &&
-          !hlo::KnownTripCount(*inst).trips) {
+      if (loop && given != options.trip_counts.end()) {
         result.given_trip_counts.push_back(fmt::format("{}={}", inst->name(), given->second));
       } else if (auto b = options.branch_trip_counts.find(inst->name());
-                 inst->opcode() == hlo::HloOpcode::kWhile &&
-                 b != options.branch_trip_counts.end() && !hlo::KnownTripCount(*inst).trips) {
+                 loop && b != options.branch_trip_counts.end()) {
         result.branch_loops.push_back(fmt::format("{}={}", inst->name(), b->second));
       }
     }
@@ -188,6 +190,15 @@ void CollapseIdleMegacore(CompiledModule& result) {
           std::any_of(groups[g].groups.begin(), groups[g].groups.end(),
                       [](const std::vector<int32_t>& ids) { return ids.size() > 1; });
       if (others) inst = isa::op::Nop{}.ToInstruction();
+    }
+    // ... and the replica groups name core 0 alone, so the one-core program still verifies
+    // (isa/verifier.cc: every id a core of the program); entries keep their indices.
+    for (isa::ReplicaGroups& entry : program.replica_groups) {
+      for (std::vector<int32_t>& ids : entry.groups) {
+        std::erase_if(ids, [](int32_t id) { return id != 0; });
+      }
+      std::erase_if(entry.groups, [](const std::vector<int32_t>& ids) { return ids.empty(); });
+      if (entry.groups.empty()) entry.groups = {{0}};
     }
   }
 }

@@ -16,6 +16,7 @@
 #include "compiler/passes/convolution_lowering.h"
 #include "compiler/passes/convolution_negative_padding.h"
 #include "compiler/passes/custom_call_expander.h"
+#include "compiler/passes/eigh_expander.h"
 #include "compiler/passes/float8_dot_upcast.h"
 #include "compiler/passes/lapack_custom_calls.h"
 #include "compiler/passes/map_expander.h"
@@ -45,7 +46,8 @@
 
 namespace tpusim::compiler {
 
-// Order (DESIGN.md §1): data-formatting -> async-to-sync -> call-inliner -> rng-expander ->
+// Order (DESIGN.md §1): data-formatting -> async-to-sync -> call-inliner -> eigh-expander ->
+// rng-expander ->
 // rng-bit-generator-expander -> while-lowering -> constant-folding -> rng-state-assignment ->
 // dynamic-padder -> batch-norm-expander -> lapack-custom-calls -> cholesky-expander ->
 // triangular-solve-expander -> custom-call-expander -> sharding-remover -> spmd-partitioner ->
@@ -71,6 +73,7 @@ HloPassPipeline BuildHloPipeline(const config::ChipConfig& config,
   pipeline.AddPass<DataFormatting>();  // first: fused computations are still apart
   pipeline.AddPass<AsyncToSync>();       // before call-inliner: async-start/done become calls
   pipeline.AddPass<CallInliner>();
+  pipeline.AddPass<EighExpander>();  // before while-lowering: its sweeps are a while
   pipeline.AddPass<RngExpander>();  // before while-lowering: each unrolled trip draws its state
   pipeline.AddPass<RngBitGeneratorExpander>();  // rng_three_fry / rng_philox as XLA expands them
   pipeline.AddPass<WhileLowering>(max_unrolled_instructions, trip_counts, branch_trip_counts);

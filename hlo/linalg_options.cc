@@ -3,8 +3,12 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace tpusim::hlo {
 namespace {
@@ -75,15 +79,62 @@ std::optional<int> LapackFlag(std::string_view config, std::string_view flag) {
 
 }  // namespace
 
+bool IsEighTarget(std::string_view target) {
+  return target == "Eigh" || target == "lapack_ssyevd_ffi" || target == "lapack_dsyevd_ffi";
+}
+
 std::vector<std::string> LapackTargets() {
-  return {"LuDecomposition",   "ProductOfElementaryHouseholderReflectors",
+  return {"Eigh",
+          "LuDecomposition",   "ProductOfElementaryHouseholderReflectors",
           "Qr",                "lapack_dgeqrf_ffi",
           "lapack_dgetrf_ffi", "lapack_dorgqr_ffi",
-          "lapack_dpotrf_ffi", "lapack_dtrsm_ffi",
-          "lapack_sgeqrf_ffi", "lapack_sgetrf_ffi",
-          "lapack_sorgqr_ffi", "lapack_spotrf_ffi",
+          "lapack_dpotrf_ffi", "lapack_dsyevd_ffi",
+          "lapack_dtrsm_ffi",  "lapack_sgeqrf_ffi",
+          "lapack_sgetrf_ffi", "lapack_sorgqr_ffi",
+          "lapack_spotrf_ffi", "lapack_ssyevd_ffi",
           "lapack_strsm_ffi"};
 }
+
+namespace {
+
+// The Eigh call's options from its backend_config "lower,sort_eigenvalues,max_iter,epsilon".
+StatusOr<LapackCall> EighCall(std::string_view config, std::string_view instruction) {
+  std::vector<std::string> parts(1);
+  for (char c : config) {
+    if (c == ',') {
+      parts.emplace_back();
+    } else if (c != ' ') {
+      parts.back().push_back(c);
+    }
+  }
+  auto integer = [](const std::string& s, int64_t& v) {
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    return ec == std::errc() && end == s.data() + s.size();
+  };
+  int64_t lower = 0, sort = 0;
+  LapackCall call;
+  call.kind = LapackCall::Kind::kEigh;
+  char* end = nullptr;
+  const bool ok = parts.size() == 4 && integer(parts[0], lower) && integer(parts[1], sort) &&
+                  integer(parts[2], call.eigh.max_iter) && call.eigh.max_iter >= 0 &&
+                  !parts[3].empty() &&
+                  ((call.eigh.epsilon = std::strtod(parts[3].c_str(), &end)), true) &&
+                  end == parts[3].c_str() + parts[3].size() && std::isfinite(call.eigh.epsilon) &&
+                  call.eigh.epsilon >= 0;
+  if (!ok) {
+    return InvalidArgument(fmt::format(
+        "%{}: custom-call Eigh: backend_config \"{}\" is not \"lower,sort_eigenvalues,max_iter,"
+        "epsilon\" (two integers, a sweep count >= 0 and a finite epsilon >= 0, e.g. "
+        "\"1,1,100,1e-6\")",
+        instruction, config));
+  }
+  call.eigh.lower = lower != 0;
+  call.eigh.sort_eigenvalues = sort != 0;
+  return call;
+}
+
+}  // namespace
+
 
 StatusOr<std::optional<LapackCall>> GetLapackCall(std::string_view target,
                                                   std::string_view backend_config,
@@ -105,7 +156,12 @@ StatusOr<std::optional<LapackCall>> GetLapackCall(std::string_view target,
     call.kind = getrf ? LapackCall::Kind::kGetrf : LapackCall::Kind::kLuDecomposition;
     return std::optional<LapackCall>(call);
   }
-  if (!potrf && !trsm) return std::optional<LapackCall>();
+  if (target == "Eigh") {
+    TPUSIM_ASSIGN_OR_RETURN(LapackCall call, EighCall(backend_config, instruction));
+    return std::optional<LapackCall>(call);
+  }
+  const bool syevd = IsEighTarget(target);
+  if (!potrf && !trsm && !syevd) return std::optional<LapackCall>();
   // One flag, one of `allowed` (characters); `fallback` when the flag is absent (0: required).
   auto flag = [&](std::string_view name, std::string_view allowed,
                   char fallback) -> StatusOr<char> {
@@ -124,6 +180,12 @@ StatusOr<std::optional<LapackCall>> GetLapackCall(std::string_view target,
   };
   LapackCall call;
   TPUSIM_ASSIGN_OR_RETURN(const char uplo, flag("uplo", "LU", 0));
+  if (syevd) {
+    TPUSIM_RETURN_IF_ERROR(flag("mode", "VN", 'V').status());
+    call.kind = LapackCall::Kind::kSyevd;
+    call.eigh = EighOptions{uplo == 'L', true, kSyevdMaxSweeps, kSyevdEpsilon};
+    return std::optional<LapackCall>(call);
+  }
   if (potrf) {
     call.kind = LapackCall::Kind::kPotrf;
     call.cholesky.lower = uplo == 'L';

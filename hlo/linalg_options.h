@@ -4,6 +4,7 @@
 // attribute is optional: the booleans default to false and transpose_a to NO_TRANSPOSE.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -58,11 +59,33 @@ StatusOr<TriangularSolveOptions> GetTriangularSolveOptions(const HloInstruction&
 ///     reflectors, taus [..., min(m, n)]);
 ///   orgqr: `ProductOfElementaryHouseholderReflectors` (TPU), lapack_sorgqr_ffi /
 ///     lapack_dorgqr_ffi (CPU): (a, taus) -> q [..., m, n].
+/// And the symmetric eigendecomposition (jnp.linalg.eigh / eigvalsh; hlo/eval/kernels/eigh.h):
+///   Eigh (TPU; XLA's EighExpander): a [..., n, n] -> (v [..., n, n], w [..., n]), backend_config
+///     "lower,sort_eigenvalues,max_iter,epsilon" as XLA's EighExpander parses it ("1,1,100,1e-6";
+///     0/non-zero integers, a sweep count, a float);
+///   syevd: lapack_ssyevd_ffi / lapack_dsyevd_ffi (CPU): a -> (v, w, info s32[...]), flags
+///     `uplo` ('L'/'U') and `mode` ('V' vectors, 'N' values only; tpusim computes v either way).
+///     LAPACK's eigenvalues are ascending: it runs as Eigh with lower = (uplo 'L'), sorted, and
+///     the sweep limit and tolerance JAX's TPU lowering writes for eigh (kSyevdMaxSweeps,
+///     kSyevdEpsilon); info 0.
+struct EighOptions {
+  bool lower = true;              // a's lower triangle is read (else its upper one)
+  bool sort_eigenvalues = true;   // w ascending, v's columns with them
+  int64_t max_iter = 100;         // most Jacobi sweeps
+  double epsilon = 1e-6;          // sweeps stop once ||offdiag||_F <= epsilon ||a||_F
+};
+
+/// The sweep limit and tolerance of an syevd call: JAX 0.10's TPU lowering of eigh writes
+/// "…,100,1e-6" for f32 and f64 alike (jax._src.lax.linalg, eigh_jacobi defaults).
+inline constexpr int64_t kSyevdMaxSweeps = 100;
+inline constexpr double kSyevdEpsilon = 1e-6;
+
 struct LapackCall {
-  enum class Kind { kPotrf, kTrsm, kGetrf, kLuDecomposition, kGeqrf, kOrgqr };
+  enum class Kind { kPotrf, kTrsm, kGetrf, kLuDecomposition, kGeqrf, kOrgqr, kEigh, kSyevd };
   Kind kind = Kind::kPotrf;
   CholeskyOptions cholesky;       // kPotrf
   TriangularSolveOptions solve;   // kTrsm
+  EighOptions eigh;               // kEigh, kSyevd
 };
 
 /// The LAPACK call `target` names, read from `backend_config`; nullopt for any other target.
@@ -71,8 +94,12 @@ StatusOr<std::optional<LapackCall>> GetLapackCall(std::string_view target,
                                                   std::string_view backend_config,
                                                   std::string_view instruction);
 
-/// The targets GetLapackCall knows (the LAPACK ones and the TPU's LuDecomposition, Qr and
-/// ProductOfElementaryHouseholderReflectors), sorted.
+/// Whether `target` is a symmetric eigendecomposition (Eigh, lapack_?syevd_ffi), which the
+/// compiler expands into a data-dependent while (the Jacobi sweeps) named after the call.
+bool IsEighTarget(std::string_view target);
+
+/// The targets GetLapackCall knows (the LAPACK ones and the TPU's LuDecomposition, Qr,
+/// ProductOfElementaryHouseholderReflectors and Eigh), sorted.
 std::vector<std::string> LapackTargets();
 
 /// Checks the operand shapes of a cholesky ([..., n, n], floating point) or a triangular-solve

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "hlo/computation.h"
+#include "hlo/linalg_options.h"
 #include "hlo/module.h"
 
 namespace tpusim::hlo {
@@ -273,13 +274,19 @@ TripCount KnownTripCount(const HloInstruction& w) {
   return TripCount{trips, ""};
 }
 
+bool IsLoopByName(const HloInstruction& inst) {
+  return inst.opcode() == HloOpcode::kWhile ||
+         (inst.opcode() == HloOpcode::kCustomCall && IsEighTarget(inst.custom_call_target()));
+}
+
 std::vector<std::string> DataDependentWhiles(const HloModule& module,
                                              const std::map<std::string, int64_t>& given) {
   std::vector<std::string> out;
   for (const auto& comp : module.computations()) {
     for (const auto& inst : comp->instructions()) {
-      if (inst->opcode() == HloOpcode::kWhile && given.count(inst->name()) == 0 &&
-          !KnownTripCount(*inst).trips) {
+      const bool loop = IsLoopByName(*inst) &&
+                        (inst->opcode() != HloOpcode::kWhile || !KnownTripCount(*inst).trips);
+      if (loop && given.count(inst->name()) == 0) {
         out.push_back(inst->name());
       }
     }

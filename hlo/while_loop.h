@@ -44,9 +44,15 @@ struct TripCount {
 
 TripCount KnownTripCount(const HloInstruction& w);
 
+/// Whether `inst` is a while, or a custom-call the compiler expands into a data-dependent while
+/// that takes the call's name (Eigh, syevd: IsEighTarget) — a loop a trip count can be given for
+/// (--trip-count) or counted (DataDependentWhiles) by that name.
+bool IsLoopByName(const HloInstruction& inst);
+
 /// The names of the module's whiles whose trip count depends on data: not found by KnownTripCount
 /// and not a key of `given` (trip counts the user gave, `--trip-count NAME=N`), in computation and
-/// instruction order.
+/// instruction order — and of the custom-calls the compiler expands into such a while named after
+/// the call (Eigh and syevd: the Jacobi sweeps, compiler/passes/eigh_expander.h).
 std::vector<std::string> DataDependentWhiles(const HloModule& module,
                                              const std::map<std::string, int64_t>& given);
 

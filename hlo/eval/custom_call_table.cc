@@ -11,6 +11,7 @@
 #include <map>
 #include <optional>
 
+#include "hlo/eval/kernels/eigh.h"
 #include "hlo/eval/kernels/elementwise_ops.h"
 #include "hlo/eval/kernels/index_util.h"
 #include "hlo/eval/kernels/householder_qr.h"
@@ -372,6 +373,14 @@ StatusOr<Literal> EvaluateLapack(const LapackCall& call, const CustomCallInfo& i
                                          geqrf ? "a" : "a, taus"));
     }
     return geqrf ? Geqrf(*ops[0], out, options) : HouseholderProduct(*ops[0], *ops[1], out, options);
+  }
+  if (call.kind == LapackCall::Kind::kEigh || call.kind == LapackCall::Kind::kSyevd) {
+    if (ops.size() != 1) {
+      return InvalidArgument(fmt::format("custom-call '{}' ({}): takes (a)",
+                                         info.instruction_name, info.target));
+    }
+    return Eigh(*ops[0], call.eigh, call.kind == LapackCall::Kind::kSyevd, out, options,
+                info.loop_trips);
   }
   if (call.kind == LapackCall::Kind::kLuDecomposition) {
     if (ops.size() != 1) {

@@ -78,6 +78,10 @@ struct CustomCallInfo {
   std::string_view backend_config;
   std::string_view instruction_name;  // for error messages
   const Shape* result_shape = nullptr;
+  /// Set (when not null) for a call whose TPU expansion is a data-dependent while loop (Eigh,
+  /// syevd: the Jacobi sweeps): the trips that loop runs on these operands, which the evaluator
+  /// records under the call's name as it records a while's (EvaluatorOptions::while_trips).
+  int64_t* loop_trips = nullptr;
 };
 
 /// Evaluates a known target; Unimplemented "custom-call target 'X' (instruction 'y') is not in the

@@ -17,6 +17,17 @@
 
 namespace tpusim::hlo {
 
+void EvaluatorOptions::RecordLoopTrips(const std::string& name, int64_t trips) const {
+  if (while_trips != nullptr) {
+    auto [it, inserted] = while_trips->emplace(name, trips);
+    if (!inserted && it->second != trips) it->second = -1;
+  }
+  if (while_most_trips != nullptr) {
+    int64_t& most = (*while_most_trips)[name];
+    most = std::max(most, trips);
+  }
+}
+
 // The per-module state of one evaluation: the device grid, the cache of recognized called
 // computations. Values live in Run()'s frame, so nested computations (while bodies, reducers) are
 // re-entrant.
@@ -377,14 +388,7 @@ StatusOr<EvaluatorImpl::DeviceValues> EvaluatorImpl::EvalWhile(const HloInstruct
       trues += v.data<bool>()[0] ? 1 : 0;
     }
     if (trues == 0) {
-      if (options_.while_trips != nullptr) {
-        auto [it, inserted] = options_.while_trips->emplace(inst.name(), iter);
-        if (!inserted && it->second != iter) it->second = -1;
-      }
-      if (options_.while_most_trips != nullptr) {
-        int64_t& most = (*options_.while_most_trips)[inst.name()];
-        most = std::max(most, iter);
-      }
+      options_.RecordLoopTrips(inst.name(), iter);
       return state;
     }
     if (trues != static_cast<int>(c.size())) {

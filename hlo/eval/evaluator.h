@@ -60,6 +60,10 @@ struct EvaluatorOptions {
   std::map<std::string, int64_t>* while_trips = nullptr;
   /// When set, the most trips any execution of each `while` ran, by instruction name.
   std::map<std::string, int64_t>* while_most_trips = nullptr;
+  /// Records one execution of the loop `name` that ran `trips` trips in while_trips and
+  /// while_most_trips (when set): a `while`, or a custom-call whose expansion is one
+  /// (CustomCallInfo::loop_trips: Eigh's sweeps).
+  void RecordLoopTrips(const std::string& name, int64_t trips) const;
   /// Round f32 dot/convolution operands to bf16 when operand_precision is DEFAULT (TPU's one-pass
   /// MXU, DESIGN.md Numerics). Off: exact f32 products as XLA's CPU backend computes them.
   /// On, the composite ops the compiler expands before lowering — f32 batch-norm-training and

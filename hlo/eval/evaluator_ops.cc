@@ -606,8 +606,14 @@ Evaluated EvaluateLibraryOp(const HloInstruction& inst, const std::vector<const 
       return TopK(inst, *ops[0], out, kopt);
     }
     case HloOpcode::kCustomCall: {
-      CustomCallInfo info{inst.custom_call_target(), inst.backend_config(), inst.name(), &out};
-      return EvaluateCustomCall(info, ops, kopt);
+      int64_t trips = -1;
+      CustomCallInfo info{inst.custom_call_target(), inst.backend_config(), inst.name(), &out,
+                          &trips};
+      StatusOr<Literal> r = EvaluateCustomCall(info, ops, kopt);
+      if (r.ok() && trips >= 0 && ctx.options != nullptr) {
+        ctx.options->RecordLoopTrips(inst.name(), trips);
+      }
+      return r;
     }
     default:
       return std::nullopt;

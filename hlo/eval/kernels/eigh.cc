@@ -1,0 +1,250 @@
+#include "hlo/eval/kernels/eigh.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <utility>
+#include <vector>
+
+#include "hlo/eval/kernels/linalg.h"
+
+namespace tpusim::hlo {
+namespace {
+
+// One k x k quadrant, row-major.
+struct Quad {
+  int64_t k = 0;
+  std::vector<double> x;
+  double& at(int64_t i, int64_t j) { return x[static_cast<size_t>(i * k + j)]; }
+};
+
+// The padded matrix as quadrants tl, tr, bl, br (indices 0..3).
+using Quads = std::array<Quad, 4>;
+enum { kTl = 0, kTr = 1, kBl = 2, kBr = 3 };
+
+struct Rotation {
+  std::vector<double> c, s, rt1, rt2;
+};
+
+// The 2x2 symmetric Schur rotations of the k diagonal pairs (XLA's
+// HermitianEigenDecomposition2x2 for real types).
+Rotation SchurRotations(Quads& w) {
+  const int64_t k = w[kTl].k;
+  Rotation r;
+  r.c.resize(static_cast<size_t>(k));
+  r.s = r.rt1 = r.rt2 = r.c;
+  const double tiny = 0.1 * static_cast<double>(std::numeric_limits<float>::epsilon());
+  for (int64_t i = 0; i < k; ++i) {
+    const double a = w[kTl].at(i, i), b = w[kTr].at(i, i), d = w[kBr].at(i, i);
+    const double tau = (d - a) / (2 * b);
+    const double root = std::sqrt(1 + tau * tau);
+    double t = 1 / (tau + (tau >= 0 ? root : -root));
+    if (std::abs(b) <= tiny * std::min(std::abs(a), std::abs(d))) t = 0;
+    const double c = 1 / std::sqrt(1 + t * t);
+    const auto u = static_cast<size_t>(i);
+    r.c[u] = c;
+    r.s[u] = t * c;
+    r.rt1[u] = a - t * b;
+    r.rt2[u] = d + t * b;
+  }
+  return r;
+}
+
+// Rows i of the top and bottom quadrants rotated: top*c - bottom*s, top*s + bottom*c.
+void RotateRows(const Rotation& r, Quad& top, Quad& bottom) {
+  for (int64_t i = 0; i < top.k; ++i) {
+    const double c = r.c[static_cast<size_t>(i)], s = r.s[static_cast<size_t>(i)];
+    for (int64_t j = 0; j < top.k; ++j) {
+      const double t = top.at(i, j), b = bottom.at(i, j);
+      top.at(i, j) = t * c - b * s;
+      bottom.at(i, j) = t * s + b * c;
+    }
+  }
+}
+
+// Columns i of the left and right quadrants rotated: left*c - right*s, left*s + right*c.
+void RotateCols(const Rotation& r, Quad& left, Quad& right) {
+  for (int64_t i = 0; i < left.k; ++i) {
+    for (int64_t j = 0; j < left.k; ++j) {
+      const double c = r.c[static_cast<size_t>(j)], s = r.s[static_cast<size_t>(j)];
+      const double l = left.at(i, j), rt = right.at(i, j);
+      left.at(i, j) = l * c - rt * s;
+      right.at(i, j) = l * s + rt * c;
+    }
+  }
+}
+
+// Brent and Luk's round-robin step over the rows (`rows`) or columns of a pair of quadrants:
+// first = [first[0], second[0], first[1 .. k-2]], second = [second[1 .. k-1], first[k-1]].
+void Permute(Quad& first, Quad& second, bool rows) {
+  const int64_t k = first.k;
+  if (k <= 1) return;
+  const Quad f = first, s = second;
+  auto get = [rows](const Quad& q, int64_t line, int64_t j) {
+    return rows ? q.x[static_cast<size_t>(line * q.k + j)]
+                : q.x[static_cast<size_t>(j * q.k + line)];
+  };
+  auto set = [rows](Quad& q, int64_t line, int64_t j, double v) {
+    (rows ? q.at(line, j) : q.at(j, line)) = v;
+  };
+  for (int64_t j = 0; j < k; ++j) {
+    set(first, 1, j, get(s, 0, j));
+    for (int64_t l = 2; l < k; ++l) set(first, l, j, get(f, l - 1, j));
+    for (int64_t l = 0; l + 1 < k; ++l) set(second, l, j, get(s, l + 1, j));
+    set(second, k - 1, j, get(f, k - 1, j));
+  }
+}
+
+// One round: rotate the k pairs of `w`, rotate the rows of `v`, permute both.
+void Round(Quads& w, Quads& v) {
+  const Rotation r = SchurRotations(w);
+  RotateRows(r, w[kTl], w[kBl]);
+  RotateRows(r, w[kTr], w[kBr]);
+  RotateCols(r, w[kTl], w[kTr]);
+  RotateCols(r, w[kBl], w[kBr]);
+  for (int64_t i = 0; i < w[kTl].k; ++i) {
+    const auto u = static_cast<size_t>(i);
+    w[kTl].at(i, i) = r.rt1[u];
+    w[kTr].at(i, i) = 0;
+    w[kBl].at(i, i) = 0;
+    w[kBr].at(i, i) = r.rt2[u];
+  }
+  Permute(w[kTl], w[kTr], /*rows=*/false);
+  Permute(w[kBl], w[kBr], /*rows=*/false);
+  Permute(w[kTl], w[kBl], /*rows=*/true);
+  Permute(w[kTr], w[kBr], /*rows=*/true);
+  RotateRows(r, v[kTl], v[kBl]);
+  RotateRows(r, v[kTr], v[kBr]);
+  Permute(v[kTl], v[kBl], /*rows=*/true);
+  Permute(v[kTr], v[kBr], /*rows=*/true);
+}
+
+// Whether `w` still needs a sweep: ||offdiag||^2 > epsilon^2 ||w||^2.
+bool Unconverged(Quads& w, double epsilon) {
+  double all = 0, off = 0;
+  for (Quad& q : w) {
+    for (double e : q.x) all += e * e;
+  }
+  for (int q = 0; q < 4; ++q) {
+    for (int64_t i = 0; i < w[q].k; ++i) {
+      for (int64_t j = 0; j < w[q].k; ++j) {
+        if (i == j && (q == kTl || q == kBr)) continue;
+        off += w[q].at(i, j) * w[q].at(i, j);
+      }
+    }
+  }
+  return all * epsilon * epsilon < off;
+}
+
+// Matrix b of `a` symmetrized, scaled and split into quadrants; its scale.
+double Prepare(const Literal& a, int64_t b, int64_t n, bool lower, Quads& w, Quads& v) {
+  const int64_t k = (n + 1) / 2, base = b * n * n;
+  for (Quad& q : w) q = Quad{k, std::vector<double>(static_cast<size_t>(k * k), 0.0)};
+  v = w;
+  for (int64_t i = 0; i < k; ++i) v[kTl].at(i, i) = v[kBr].at(i, i) = 1;
+  auto read = [&](int64_t i, int64_t j) {
+    const bool own = lower ? i >= j : i <= j;
+    return own ? a.GetAsDouble(base + i * n + j) : a.GetAsDouble(base + j * n + i);
+  };
+  double scale = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t j = 0; j < n; ++j) scale = std::max(scale, std::abs(read(i, j)));
+  }
+  if (scale == 0) scale = 1;
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      w[(i >= k ? 2 : 0) + (j >= k ? 1 : 0)].at(i % k, j % k) = read(i, j) / scale;
+    }
+  }
+  return scale;
+}
+
+Status CheckShapes(const Literal& a, const Batched& d, bool lapack_info, const Shape& out) {
+  std::vector<int64_t> batch(a.shape().dimensions().begin(), a.shape().dimensions().end() - 2);
+  std::vector<int64_t> wdims = batch;
+  wdims.push_back(d.rows);
+  const size_t parts = lapack_info ? 3 : 2;
+  const bool ok = d.rows == d.cols && out.IsTuple() && out.tuple_shapes().size() == parts &&
+                  out.tuple_shapes(0).IsArray() &&
+                  out.tuple_shapes(0).dimensions() == a.shape().dimensions() &&
+                  out.tuple_shapes(1).IsArray() && out.tuple_shapes(1).dimensions() == wdims &&
+                  (!lapack_info || (out.tuple_shapes(2).IsArray() &&
+                                    out.tuple_shapes(2).element_type() == PrimitiveType::kS32 &&
+                                    out.tuple_shapes(2).dimensions() == batch));
+  if (ok) return OkStatus();
+  return InvalidArgument(fmt::format(
+      "eigh ({}): a square {} gives (v [..., n, n], w [..., n]{}), not {}",
+      lapack_info ? "syevd" : "Eigh", a.shape().ToString(false),
+      lapack_info ? ", info s32[...]" : "", out.ToString(false)));
+}
+
+}  // namespace
+
+StatusOr<Literal> Eigh(const Literal& a, const EighOptions& options, bool lapack_info,
+                       const Shape& out, const KernelOptions& kopt, int64_t* sweeps) {
+  TPUSIM_ASSIGN_OR_RETURN(Batched d, MatrixDims(a, "eigh's operand"));
+  TPUSIM_RETURN_IF_ERROR(CheckShapes(a, d, lapack_info, out));
+  std::vector<Literal> parts;
+  for (const Shape& s : out.tuple_shapes()) {
+    TPUSIM_ASSIGN_OR_RETURN(Literal l, Literal::Create(s, kopt.max_bytes));
+    parts.push_back(std::move(l));
+  }
+  const int64_t n = d.rows;
+  if (sweeps != nullptr) *sweeps = 0;
+  if (n <= 1) {  // v = 1, w = a
+    for (int64_t b = 0; b < d.batch * n; ++b) {
+      parts[0].SetFromDouble(b, 1);
+      parts[1].SetFromDouble(b, a.GetAsDouble(b));
+    }
+    return Literal::MakeTuple(std::move(parts));
+  }
+  std::vector<Quads> w(static_cast<size_t>(d.batch)), v(w.size());
+  std::vector<double> scale(w.size());
+  for (int64_t b = 0; b < d.batch; ++b) {
+    const auto u = static_cast<size_t>(b);
+    scale[u] = Prepare(a, b, n, options.lower, w[u], v[u]);
+  }
+  const int64_t k = (n + 1) / 2;
+  int64_t sweep = 0;
+  for (; sweep < options.max_iter; ++sweep) {
+    bool any = false;
+    for (Quads& q : w) any = Unconverged(q, options.epsilon) || any;
+    if (!any) break;
+    for (size_t u = 0; u < w.size(); ++u) {
+      for (int64_t r = 0; r < 2 * k - 1; ++r) Round(w[u], v[u]);
+    }
+  }
+  if (sweeps != nullptr) *sweeps = sweep;
+  std::vector<double> wv(static_cast<size_t>(n));
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  for (int64_t b = 0; b < d.batch; ++b) {
+    Quads& q = w[static_cast<size_t>(b)];
+    Quads& vq = v[static_cast<size_t>(b)];
+    for (int64_t i = 0; i < n; ++i) {
+      wv[static_cast<size_t>(i)] = (i < k ? q[kTl].at(i, i) : q[kBr].at(i - k, i - k)) *
+                                   scale[static_cast<size_t>(b)];
+    }
+    std::iota(order.begin(), order.end(), 0);
+    if (options.sort_eigenvalues) {
+      std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) {
+        const double p = wv[static_cast<size_t>(x)], r = wv[static_cast<size_t>(y)];
+        return p < r || (!std::isnan(p) && std::isnan(r));
+      });
+    }
+    for (int64_t j = 0; j < n; ++j) {  // column j of v: row order[j] of the padded quadrants
+      const int64_t src = order[static_cast<size_t>(j)];
+      parts[1].SetFromDouble(b * n + j, wv[static_cast<size_t>(src)]);
+      for (int64_t i = 0; i < n; ++i) {
+        const double e = vq[(src >= k ? 2 : 0) + (i >= k ? 1 : 0)].at(src % k, i % k);
+        parts[0].SetFromDouble(b * n * n + i * n + j, e);
+      }
+    }
+  }
+  return Literal::MakeTuple(std::move(parts));
+}
+
+}  // namespace tpusim::hlo
