@@ -18,6 +18,7 @@
 #include "compiler/passes/custom_call_expander.h"
 #include "compiler/passes/eigh_expander.h"
 #include "compiler/passes/float8_dot_upcast.h"
+#include "compiler/passes/integer_dot_expander.h"
 #include "compiler/passes/lapack_custom_calls.h"
 #include "compiler/passes/map_expander.h"
 #include "compiler/passes/output_fusion_scheduling.h"
@@ -51,7 +52,8 @@ namespace tpusim::compiler {
 // rng-bit-generator-expander -> while-lowering -> constant-folding -> rng-state-assignment ->
 // dynamic-padder -> batch-norm-expander -> lapack-custom-calls -> cholesky-expander ->
 // triangular-solve-expander -> custom-call-expander -> sharding-remover -> spmd-partitioner ->
-// ragged-all-to-all-decomposer -> collective-expander -> complex-expander -> float8-dot-upcast ->
+// ragged-all-to-all-decomposer -> collective-expander -> complex-expander ->
+// integer-dot-expander -> float8-dot-upcast ->
 // pad-negative-padding -> convolution-negative-padding -> lower-convolution ->
 // lower-reduce-window ->
 // select-and-scatter-expander -> map-expander -> reduce-precision-expander ->
@@ -93,6 +95,7 @@ HloPassPipeline BuildHloPipeline(const config::ChipConfig& config,
   pipeline.AddPass<RaggedAllToAllDecomposer>();  // before collective-expander: its all-to-alls
   pipeline.AddPass<CollectiveExpander>();  // after the partitioner, which inserts collectives
   pipeline.AddPass<ComplexExpander>();  // after the partitioner: shardings name c64 dimensions
+  pipeline.AddPass<IntegerDotExpander>();  // before float8-dot-upcast: s32 dots as s8 digits
   pipeline.AddPass<Float8DotUpcast>();  // before lower-convolution: the MXU takes bf16
   pipeline.AddPass<PadNegativePadding>();
   pipeline.AddPass<ConvolutionNegativePadding>();  // before lower-convolution: slices, not pads
