@@ -24,6 +24,7 @@
 #include "compiler/passes/output_fusion_scheduling.h"
 #include "compiler/passes/pad_negative_padding.h"
 #include "compiler/passes/pred_reduce_expander.h"
+#include "compiler/passes/ragged_dot_rewriter.h"
 #include "compiler/passes/ragged_all_to_all_decomposer.h"
 #include "compiler/passes/reduce_precision_expander.h"
 #include "compiler/passes/reduce_window_lowering.h"
@@ -53,7 +54,7 @@ namespace tpusim::compiler {
 // dynamic-padder -> batch-norm-expander -> lapack-custom-calls -> cholesky-expander ->
 // triangular-solve-expander -> custom-call-expander -> sharding-remover -> spmd-partitioner ->
 // ragged-all-to-all-decomposer -> collective-expander -> complex-expander ->
-// integer-dot-expander -> float8-dot-upcast ->
+// ragged-dot-rewriter -> integer-dot-expander -> float8-dot-upcast ->
 // pad-negative-padding -> convolution-negative-padding -> lower-convolution ->
 // lower-reduce-window ->
 // select-and-scatter-expander -> map-expander -> reduce-precision-expander ->
@@ -95,6 +96,7 @@ HloPassPipeline BuildHloPipeline(const config::ChipConfig& config,
   pipeline.AddPass<RaggedAllToAllDecomposer>();  // before collective-expander: its all-to-alls
   pipeline.AddPass<CollectiveExpander>();  // after the partitioner, which inserts collectives
   pipeline.AddPass<ComplexExpander>();  // after the partitioner: shardings name c64 dimensions
+  pipeline.AddPass<RaggedDotRewriter>();   // a dense dot, before the dot type passes
   pipeline.AddPass<IntegerDotExpander>();  // before float8-dot-upcast: s32 dots as s8 digits
   pipeline.AddPass<Float8DotUpcast>();  // before lower-convolution: the MXU takes bf16
   pipeline.AddPass<PadNegativePadding>();

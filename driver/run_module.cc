@@ -372,8 +372,9 @@ Status CheckOutputs(const hlo::HloModule& module, const RunOptions& options, Run
   c.elements_non_finite_vs_f32 = vs_f32.non_finite;
   for (const auto& comp : module.computations()) {
     for (const auto& inst : comp->instructions()) {
-      if (inst->opcode() == hlo::HloOpcode::kDot ||
-          inst->opcode() == hlo::HloOpcode::kConvolution) {
+      const hlo::HloOpcode op = inst->opcode();
+      if (op == hlo::HloOpcode::kDot || op == hlo::HloOpcode::kRaggedDot ||
+          op == hlo::HloOpcode::kConvolution) {
         ++c.dot_layers;
       }
     }

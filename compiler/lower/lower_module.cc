@@ -217,11 +217,8 @@ Status Lowerer::LowerInstruction(const HloInstruction& inst) {
                          "reduce-scatter, all-to-all, collective-permute and collective-broadcast");
     case HloOpcode::kRaggedDot:
       return Unsupported(inst,
-                         "ragged-dot is not lowered: XLA's TPU backend runs it as a grouped matmul "
-                         "whose row tiles follow the group sizes (data), and tpusim has no "
-                         "data-dependent grouped matmul yet (XLA's CPU and GPU backends rewrite it "
-                         "into dense dots, g times the FLOPs); the CPU evaluator does not run it "
-                         "either");
+                         "ragged-dot reaches the lowering only in a form ragged-dot-rewriter does "
+                         "not rewrite into a dense dot (compiler/passes/ragged_dot_rewriter.h)");
     case HloOpcode::kScaledDot:
       return Unsupported(inst,
                          "scaled-dot (a dot of block-scaled, typically f8/f4, operands) is not "

@@ -19,6 +19,7 @@
 #include "hlo/eval/kernels/convolution.h"
 #include "hlo/eval/kernels/data_movement.h"
 #include "hlo/eval/kernels/dot.h"
+#include "hlo/eval/kernels/ragged_dot.h"
 #include "hlo/eval/kernels/elementwise.h"
 #include "hlo/eval/kernels/gather_scatter.h"
 #include "hlo/eval/kernels/linalg.h"
@@ -479,6 +480,16 @@ Evaluated EvaluateMxuOp(const HloInstruction& inst, const std::vector<const Lite
                          inst.operand_precision(1) == Precision::kDefault;
       return DotGeneral(*ops[0], *ops[1], inst.dot_dimension_numbers(), out,
                         MxuOrderOptions(ops, round, ctx), round);
+    }
+    case HloOpcode::kRaggedDot: {
+      TPUSIM_RETURN_IF_ERROR(Arity(inst, ops, 3));
+      TPUSIM_ASSIGN_OR_RETURN(const RaggedDotDims dims, GetRaggedDotDims(inst));
+      const bool round = ctx.options->tpu_default_precision &&
+                         inst.operand_precision(0) == Precision::kDefault &&
+                         inst.operand_precision(1) == Precision::kDefault;
+      return RaggedDot(*ops[0], *ops[1], *ops[2], inst.dot_dimension_numbers(), dims,
+                       RaggedOutputDimension(inst, dims), out,
+                       MxuOrderOptions({ops[0], ops[1]}, round, ctx), round);
     }
     case HloOpcode::kConvolution: {
       TPUSIM_RETURN_IF_ERROR(Arity(inst, ops, 2));

@@ -1,0 +1,90 @@
+#include "hlo/ragged_dot.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tpusim::hlo {
+namespace {
+
+// "{1,2}" -> {1, 2}; nullopt when malformed.
+std::optional<std::vector<int64_t>> IntList(const std::string& text) {
+  if (text.size() < 2 || text.front() != '{' || text.back() != '}') return std::nullopt;
+  std::vector<int64_t> out;
+  const char* p = text.data() + 1;
+  const char* end = text.data() + text.size() - 1;
+  while (p < end) {
+    while (p < end && (*p == ' ' || *p == ',')) ++p;
+    if (p >= end) break;
+    int64_t v = 0;
+    auto [next, ec] = std::from_chars(p, end, v);
+    if (ec != std::errc()) return std::nullopt;
+    out.push_back(v);
+    p = next;
+  }
+  return out;
+}
+
+bool Has(const std::vector<int64_t>& v, int64_t x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+}  // namespace
+
+StatusOr<RaggedDotDims> GetRaggedDotDims(const HloInstruction& inst) {
+  auto refuse = [&](const std::string& why) {
+    return InvalidArgument(fmt::format(
+        "%{} (ragged-dot): {}; tpusim runs the form jax.lax.ragged_dot writes: one lhs ragged "
+        "dimension that is neither batch nor contracting, one rhs group dimension, "
+        "group_sizes [G], no batch dimensions",
+        inst.name(), why));
+  };
+  if (inst.operand_count() != 3) return refuse("takes (lhs, rhs, group_sizes)");
+  const std::string* lr = inst.FindRawAttribute("lhs_ragged_dims");
+  const std::string* rg = inst.FindRawAttribute("rhs_group_dims");
+  const auto ragged = lr ? IntList(*lr) : std::nullopt;
+  const auto group =
+      rg ? IntList(*rg) : std::optional<std::vector<int64_t>>(std::vector<int64_t>{});
+  if (!ragged || ragged->size() != 1) return refuse("lhs_ragged_dims is not one dimension");
+  const DotDimensionNumbers& d = inst.dot_dimension_numbers();
+  const Shape& lhs = inst.operand(0)->shape();
+  const Shape& rhs = inst.operand(1)->shape();
+  const Shape& sizes = inst.operand(2)->shape();
+  RaggedDotDims out;
+  out.lhs_ragged = (*ragged)[0];
+  if (out.lhs_ragged < 0 || out.lhs_ragged >= lhs.rank()) {
+    return refuse("lhs_ragged_dims out of range");
+  }
+  if (Has(d.lhs_contracting_dimensions, out.lhs_ragged)) {
+    return refuse("its ragged dimension is contracting (the transposed, weight-gradient form)");
+  }
+  if (!d.lhs_batch_dimensions.empty() || !d.rhs_batch_dimensions.empty()) {
+    return refuse("it has batch dimensions");
+  }
+  if (!group || group->size() != 1) return refuse("rhs_group_dims is not one dimension");
+  out.rhs_group = (*group)[0];
+  if (out.rhs_group < 0 || out.rhs_group >= rhs.rank() ||
+      Has(d.rhs_contracting_dimensions, out.rhs_group)) {
+    return refuse("rhs_group_dims is not a free dimension of rhs");
+  }
+  if (!sizes.IsArray() || sizes.rank() != 1 || !IsInteger(sizes.element_type()) ||
+      sizes.dimensions(0) != rhs.dimensions(out.rhs_group)) {
+    return refuse("group_sizes is not an integer [G] with G the size of rhs's group dimension");
+  }
+  return out;
+}
+
+int64_t RaggedOutputDimension(const HloInstruction& inst, const RaggedDotDims& dims) {
+  const DotDimensionNumbers& d = inst.dot_dimension_numbers();
+  int64_t pos = static_cast<int64_t>(d.lhs_batch_dimensions.size());
+  for (int64_t i = 0; i < dims.lhs_ragged; ++i) {
+    if (!Has(d.lhs_batch_dimensions, i) && !Has(d.lhs_contracting_dimensions, i)) ++pos;
+  }
+  return pos;
+}
+
+}  // namespace tpusim::hlo
