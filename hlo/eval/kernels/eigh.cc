@@ -40,10 +40,13 @@ Rotation SchurRotations(Quads& w) {
   const double tiny = 0.1 * static_cast<double>(std::numeric_limits<float>::epsilon());
   for (int64_t i = 0; i < k; ++i) {
     const double a = w[kTl].at(i, i), b = w[kTr].at(i, i), d = w[kBr].at(i, i);
-    const double tau = (d - a) / (2 * b);
-    const double root = std::sqrt(1 + tau * tau);
-    double t = 1 / (tau + (tau >= 0 ? root : -root));
-    if (std::abs(b) <= tiny * std::min(std::abs(a), std::abs(d))) t = 0;
+    // t = 0 for a tiny off-diagonal (always for b == 0: no division by zero).
+    double t = 0;
+    if (b != 0 && !(std::abs(b) <= tiny * std::min(std::abs(a), std::abs(d)))) {
+      const double tau = (d - a) / (2 * b);
+      const double root = std::sqrt(1 + tau * tau);
+      t = 1 / (tau + (tau >= 0 ? root : -root));
+    }
     const double c = 1 / std::sqrt(1 + t * t);
     const auto u = static_cast<size_t>(i);
     r.c[u] = c;
