@@ -79,17 +79,19 @@ std::optional<int> LapackFlag(std::string_view config, std::string_view flag) {
 
 }  // namespace
 
-bool IsEighTarget(std::string_view target) {
-  return target == "Eigh" || target == "lapack_ssyevd_ffi" || target == "lapack_dsyevd_ffi";
+bool IsJacobiTarget(std::string_view target) {
+  return target == "Eigh" || target == "lapack_ssyevd_ffi" || target == "lapack_dsyevd_ffi" ||
+         target == "lapack_sgesdd_ffi" || target == "lapack_dgesdd_ffi";
 }
 
 std::vector<std::string> LapackTargets() {
   return {"Eigh",
           "LuDecomposition",   "ProductOfElementaryHouseholderReflectors",
           "Qr",                "lapack_dgeqrf_ffi",
-          "lapack_dgetrf_ffi", "lapack_dorgqr_ffi",
-          "lapack_dpotrf_ffi", "lapack_dsyevd_ffi",
-          "lapack_dtrsm_ffi",  "lapack_sgeqrf_ffi",
+          "lapack_dgesdd_ffi", "lapack_dgetrf_ffi",
+          "lapack_dorgqr_ffi", "lapack_dpotrf_ffi",
+          "lapack_dsyevd_ffi", "lapack_dtrsm_ffi",
+          "lapack_sgeqrf_ffi", "lapack_sgesdd_ffi",
           "lapack_sgetrf_ffi", "lapack_sorgqr_ffi",
           "lapack_spotrf_ffi", "lapack_ssyevd_ffi",
           "lapack_strsm_ffi"};
@@ -160,8 +162,9 @@ StatusOr<std::optional<LapackCall>> GetLapackCall(std::string_view target,
     TPUSIM_ASSIGN_OR_RETURN(LapackCall call, EighCall(backend_config, instruction));
     return std::optional<LapackCall>(call);
   }
-  const bool syevd = IsEighTarget(target);
-  if (!potrf && !trsm && !syevd) return std::optional<LapackCall>();
+  const bool syevd = target == "lapack_ssyevd_ffi" || target == "lapack_dsyevd_ffi";
+  const bool gesdd = target == "lapack_sgesdd_ffi" || target == "lapack_dgesdd_ffi";
+  if (!potrf && !trsm && !syevd && !gesdd) return std::optional<LapackCall>();
   // One flag, one of `allowed` (characters); `fallback` when the flag is absent (0: required).
   auto flag = [&](std::string_view name, std::string_view allowed,
                   char fallback) -> StatusOr<char> {
@@ -179,6 +182,14 @@ StatusOr<std::optional<LapackCall>> GetLapackCall(std::string_view target,
     return static_cast<char>(*v);
   };
   LapackCall call;
+  if (gesdd) {
+    TPUSIM_ASSIGN_OR_RETURN(const char mode, flag("mode", "ASN", 'A'));
+    call.kind = LapackCall::Kind::kGesdd;
+    call.eigh = EighOptions{true, true, kSyevdMaxSweeps, kSyevdEpsilon};
+    call.full_matrices = mode == 'A';
+    call.compute_uv = mode != 'N';
+    return std::optional<LapackCall>(call);
+  }
   TPUSIM_ASSIGN_OR_RETURN(const char uplo, flag("uplo", "LU", 0));
   if (syevd) {
     TPUSIM_RETURN_IF_ERROR(flag("mode", "VN", 'V').status());

@@ -68,6 +68,12 @@ StatusOr<TriangularSolveOptions> GetTriangularSolveOptions(const HloInstruction&
 ///     LAPACK's eigenvalues are ascending: it runs as Eigh with lower = (uplo 'L'), sorted, and
 ///     the sweep limit and tolerance JAX's TPU lowering writes for eigh (kSyevdMaxSweeps,
 ///     kSyevdEpsilon); info 0.
+/// And the SVD of JAX's CPU lowering (jnp.linalg.svd; hlo/eval/kernels/eigh.h, Gesdd):
+///   gesdd: lapack_sgesdd_ffi / lapack_dgesdd_ffi: a [..., m, n] -> (a, s [..., k], u, vt,
+///     info s32[...]), k = min(m, n), flag `mode`: 'A' u [..., m, m], vt [..., n, n]; 'S' u
+///     [..., m, k], vt [..., k, n]; 'N' values only (u and vt of either shape, not meaningful).
+///     Computed from the eigendecomposition of [[0, a], [a^T, 0]] (eigenvalues +-s and |m - n|
+///     zeros) by the same Jacobi sweeps, sorted, with kSyevdMaxSweeps and kSyevdEpsilon.
 struct EighOptions {
   bool lower = true;              // a's lower triangle is read (else its upper one)
   bool sort_eigenvalues = true;   // w ascending, v's columns with them
@@ -81,11 +87,15 @@ inline constexpr int64_t kSyevdMaxSweeps = 100;
 inline constexpr double kSyevdEpsilon = 1e-6;
 
 struct LapackCall {
-  enum class Kind { kPotrf, kTrsm, kGetrf, kLuDecomposition, kGeqrf, kOrgqr, kEigh, kSyevd };
+  enum class Kind {
+    kPotrf, kTrsm, kGetrf, kLuDecomposition, kGeqrf, kOrgqr, kEigh, kSyevd, kGesdd
+  };
   Kind kind = Kind::kPotrf;
   CholeskyOptions cholesky;       // kPotrf
   TriangularSolveOptions solve;   // kTrsm
-  EighOptions eigh;               // kEigh, kSyevd
+  EighOptions eigh;               // kEigh, kSyevd, kGesdd (the sweeps)
+  bool full_matrices = true;      // kGesdd: mode 'A' (else 'S' or 'N')
+  bool compute_uv = true;         // kGesdd: mode 'A' or 'S' (else 'N': values only)
 };
 
 /// The LAPACK call `target` names, read from `backend_config`; nullopt for any other target.
@@ -94,9 +104,10 @@ StatusOr<std::optional<LapackCall>> GetLapackCall(std::string_view target,
                                                   std::string_view backend_config,
                                                   std::string_view instruction);
 
-/// Whether `target` is a symmetric eigendecomposition (Eigh, lapack_?syevd_ffi), which the
-/// compiler expands into a data-dependent while (the Jacobi sweeps) named after the call.
-bool IsEighTarget(std::string_view target);
+/// Whether `target` is a symmetric eigendecomposition (Eigh, lapack_?syevd_ffi) or an SVD
+/// (lapack_?gesdd_ffi), which the compiler expands into a data-dependent while (the Jacobi
+/// sweeps) named after the call.
+bool IsJacobiTarget(std::string_view target);
 
 /// The targets GetLapackCall knows (the LAPACK ones and the TPU's LuDecomposition, Qr,
 /// ProductOfElementaryHouseholderReflectors and Eigh), sorted.

@@ -276,7 +276,7 @@ TripCount KnownTripCount(const HloInstruction& w) {
 
 bool IsLoopByName(const HloInstruction& inst) {
   return inst.opcode() == HloOpcode::kWhile ||
-         (inst.opcode() == HloOpcode::kCustomCall && IsEighTarget(inst.custom_call_target()));
+         (inst.opcode() == HloOpcode::kCustomCall && IsJacobiTarget(inst.custom_call_target()));
 }
 
 std::vector<std::string> DataDependentWhiles(const HloModule& module,

@@ -45,7 +45,7 @@ struct TripCount {
 TripCount KnownTripCount(const HloInstruction& w);
 
 /// Whether `inst` is a while, or a custom-call the compiler expands into a data-dependent while
-/// that takes the call's name (Eigh, syevd: IsEighTarget) — a loop a trip count can be given for
+/// that takes the call's name (Eigh, syevd: IsJacobiTarget) — a loop a trip count can be given for
 /// (--trip-count) or counted (DataDependentWhiles) by that name.
 bool IsLoopByName(const HloInstruction& inst);
 

@@ -124,13 +124,6 @@ std::string UnknownCustomCallMessage(const std::string& target) {
            "the host, which tpusim cannot run. Remove it from the jitted function, or, to time "
            "the module anyway, " + cost;
   }
-  if (target == "lapack_sgesdd_ffi" || target == "lapack_dgesdd_ffi") {
-    return "custom_call_target=\"" + target +
-           "\" (LAPACK's SVD, JAX's CPU lowering of jnp.linalg.svd) is not read yet: lower the "
-           "function for the TPU instead (jax.jit(f).trace(x).lower(lowering_platforms=('tpu',)) "
-           ".compiler_ir('hlo')), whose svd (QDWH, Eigh, Qr in HLO) runs; or, to time the module "
-           "anyway, " + cost;
-  }
   return "custom_call_target=\"" + target +
          "\" is not in the known-target table (known: AwsNeuronTransferWithStaticRing = "
          "identity; Sharding, xla.sdy.FuncResultSharding removed by sharding-remover; "
@@ -140,7 +133,8 @@ std::string UnknownCustomCallMessage(const std::string& target) {
          "custom-call-expander; lapack_?potrf_ffi, lapack_?trsm_ffi, lapack_?getrf_ffi, "
          "lapack_?geqrf_ffi, lapack_?orgqr_ffi, LuDecomposition, Qr, "
          "ProductOfElementaryHouseholderReflectors via lapack-custom-calls; Eigh, "
-         "lapack_?syevd_ffi via eigh-expander). To time the module anyway, " + cost;
+         "lapack_?syevd_ffi, lapack_?gesdd_ffi via eigh-expander). To time the module "
+         "anyway, " + cost;
 }
 
 }  // namespace

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -97,20 +99,24 @@ hlo::HloComputation* LessThan(hlo::HloModule& module, PrimitiveType type) {
 
 class EighExpansion {
  public:
-  EighExpansion(hlo::HloModule& module, HloInstruction* cc, const hlo::EighOptions& options)
-      : module_(module), cc_(cc), o_(options) {
-    const Shape& a = cc->operand(0)->shape();
-    batch_.assign(a.dimensions().begin(), a.dimensions().end() - 2);
+  // The eigendecomposition of `a` [..., n, n], placed before `cc` (whose name it takes).
+  EighExpansion(hlo::HloModule& module, HloInstruction* cc, HloInstruction* a,
+                const hlo::EighOptions& options)
+      : module_(module), cc_(cc), a_(a), o_(options) {
+    const Shape& a_shape = a->shape();
+    batch_.assign(a_shape.dimensions().begin(), a_shape.dimensions().end() - 2);
     B_ = static_cast<int64_t>(batch_.size());
-    n_ = a.dimensions(a.rank() - 1);
+    n_ = a_shape.dimensions(a_shape.rank() - 1);
     k_ = (n_ + 1) / 2;
-    t_ = a.element_type();
+    t_ = a_shape.element_type();
     quad_ = Append(batch_, {k_, k_});
     vec_ = Append(batch_, {k_});
   }
 
   // (v, w), or (v, w, info) with `info`; placed before the call in `comp`.
   HloInstruction* Build(hlo::HloComputation* comp, bool info);
+  // v [..., n, n] (eigenvectors in columns) and w [..., n], built with `mb`.
+  std::pair<HloInstruction*, HloInstruction*> Decompose(MatrixBuilder& mb);
   // The sweeps' while (null for n <= 1).
   HloInstruction* loop() const { return loop_; }
 
@@ -152,6 +158,7 @@ class EighExpansion {
 
   hlo::HloModule& module_;
   HloInstruction* cc_;
+  HloInstruction* a_;
   hlo::EighOptions o_;
   std::vector<int64_t> batch_, quad_, vec_;
   int64_t B_ = 0, n_ = 0, k_ = 0;
@@ -338,11 +345,10 @@ HloInstruction* EighExpansion::Sweeps(MatrixBuilder& mb, HloInstruction* x) {
   return loop_;
 }
 
-HloInstruction* EighExpansion::Build(hlo::HloComputation* comp, bool info) {
-  MatrixBuilder mb(comp, cc_);
+std::pair<HloInstruction*, HloInstruction*> EighExpansion::Decompose(MatrixBuilder& mb) {
   HloBuilder& b = mb.builder();
   using enum HloOpcode;
-  HloInstruction* a = cc_->operand(0);
+  HloInstruction* a = a_;
   const std::vector<int64_t>& dims = a->shape().dimensions();
   const std::vector<int64_t> wdims = Append(batch_, {n_});
   HloInstruction *v = nullptr, *w = nullptr;
@@ -387,9 +393,15 @@ HloInstruction* EighExpansion::Build(hlo::HloComputation* comp, bool info) {
       v = Gte(b, sorted, 1);
     }
   }
+  return {v, w};
+}
+
+HloInstruction* EighExpansion::Build(hlo::HloComputation* comp, bool info) {
+  MatrixBuilder mb(comp, cc_);
+  auto [v, w] = Decompose(mb);
   std::vector<HloInstruction*> parts = {v, w};
   if (info) parts.push_back(mb.Full(PrimitiveType::kS32, 0, batch_));
-  return b.Tuple(parts, "result");
+  return mb.builder().Tuple(parts, "result");
 }
 
 // A located InvalidArgument unless `cc` is an f32 a [..., n, n] -> (v, w) (+ s32 info). (f64:
@@ -426,9 +438,85 @@ Status CheckShapes(const hlo::HloModule& module, const HloInstruction& cc, bool 
 
 }  // namespace
 
+// gesdd's (a, s, u, vt, info) of a [..., m, n] f32 from the eigendecomposition of the
+// Jordan-Wielandt matrix [[0, a], [a^T, 0]] (hlo/eval/kernels/eigh.h, Gesdd: the same steps).
+// A located error for another shape, or for u / vt past min(m, n) columns with vectors asked.
+StatusOr<HloInstruction*> ExpandGesdd(hlo::HloModule& module, hlo::HloComputation& comp,
+                                      HloInstruction* cc, const hlo::LapackCall& call,
+                                      HloInstruction** loop) {
+  auto refuse = [&](const std::string& why) {
+    return LocatedError(module.source_name(), "", cc->location(),
+                        fmt::format("%{}: custom-call {}: {}", cc->name(),
+                                    cc->custom_call_target(), why));
+  };
+  const Shape& s = cc->shape();
+  if (cc->operand_count() != 1 || !cc->operand(0)->shape().IsArray() ||
+      cc->operand(0)->shape().rank() < 2 ||
+      cc->operand(0)->shape().element_type() != PrimitiveType::kF32 || !s.IsTuple() ||
+      s.tuple_shapes().size() != 5) {
+    return refuse("takes an f32 a [..., m, n] and gives (a, s, u, vt, info)");
+  }
+  HloInstruction* a = cc->operand(0);
+  const int64_t r = a->shape().rank(), B = r - 2;
+  const int64_t m = a->shape().dimensions(r - 2), n = a->shape().dimensions(r - 1);
+  const int64_t k = std::min(m, n), big = m + n;
+  std::vector<int64_t> batch(a->shape().dimensions().begin(), a->shape().dimensions().end() - 2);
+  const int64_t um = s.tuple_shapes(2).dimensions(r - 1), vn = s.tuple_shapes(3).dimensions(r - 2);
+  if (s.tuple_shapes(1).dimensions() != Append(batch, {k}) ||
+      s.tuple_shapes(2).dimensions() != Append(batch, {m, um}) ||
+      s.tuple_shapes(3).dimensions() != Append(batch, {vn, n}) || (um != m && um != k) ||
+      (vn != n && vn != k)) {
+    return refuse("gives (a, s [..., min(m, n)], u [..., m, m or k], vt [..., n or k, n], info)");
+  }
+  if (call.compute_uv && (um > k || vn > k)) {
+    return refuse(
+        "full_matrices=True on a non-square a: the completion of u or vt past min(m, n) is not "
+        "computed yet (use full_matrices=False, or lower the function for the TPU: "
+        ".trace(x).lower(lowering_platforms=('tpu',)), whose svd runs)");
+  }
+  MatrixBuilder mb(&comp, cc);
+  HloBuilder& b = mb.builder();
+  const PrimitiveType t = PrimitiveType::kF32;
+  HloInstruction* top = b.Concatenate({mb.Full(t, 0, Append(batch, {m, m})), a}, B + 1, "top");
+  HloInstruction* bottom = b.Concatenate(
+      {mb.TransposeMinor(a), mb.Full(t, 0, Append(batch, {n, n}))}, B + 1, "bottom");
+  HloInstruction* jw = b.Concatenate({top, bottom}, B, "jordan_wielandt");
+  EighExpansion eigh(module, cc, jw, call.eigh);
+  auto [v, w] = eigh.Decompose(mb);
+  *loop = eigh.loop();
+  auto reverse = [&](HloInstruction* x, int64_t dim) {
+    auto rev = std::make_unique<HloInstruction>(HloOpcode::kReverse, x->shape(),
+                                                b.UniqueName(cc->name() + ".reverse"));
+    rev->mutable_dimensions() = {dim};
+    rev->set_has_dimensions(true);
+    rev->AppendOperand(x);
+    return b.Add(std::move(rev));
+  };
+  // The k largest eigenvalues, descending, and their eigenvectors.
+  std::vector<int64_t> lo(static_cast<size_t>(B + 1), 0), step(lo.size(), 1);
+  lo.back() = big - k;
+  HloInstruction* sv = reverse(b.Slice(w, lo, Append(batch, {big}), step, "s"), B);
+  HloInstruction* cols = reverse(mb.SliceMinor(v, 0, big - k, big, big), B + 1);
+  HloInstruction* root2 = mb.Full(t, std::sqrt(2.0), Append(batch, {m, k}));
+  HloInstruction* u = b.Binary(HloOpcode::kMultiply, mb.SliceMinor(cols, 0, 0, m, k), root2, "u");
+  HloInstruction* vpart = b.Binary(HloOpcode::kMultiply, mb.SliceMinor(cols, m, 0, big, k),
+                                   mb.Full(t, std::sqrt(2.0), Append(batch, {n, k})), "v");
+  HloInstruction* vt = mb.TransposeMinor(vpart);
+  auto pad = [&](HloInstruction* x, int64_t rows, int64_t columns) {  // zeros up to the shape
+    hlo::PaddingConfig config;
+    config.dimensions.resize(static_cast<size_t>(r));
+    config.dimensions[static_cast<size_t>(B)].edge_padding_high = rows;
+    config.dimensions[static_cast<size_t>(B + 1)].edge_padding_high = columns;
+    return rows + columns == 0 ? x : b.Pad(x, b.ScalarConstant(t, 0, "zero"), config, "pad");
+  };
+  u = pad(u, 0, um - k);
+  vt = pad(vt, vn - k, 0);
+  return b.Tuple({a, sv, u, vt, mb.Full(PrimitiveType::kS32, 0, batch)}, "result");
+}
+
 StatusOr<bool> EighExpander::Run(hlo::HloModule& module) {
   auto matches = [](const HloInstruction& i) {
-    return i.opcode() == HloOpcode::kCustomCall && hlo::IsEighTarget(i.custom_call_target());
+    return i.opcode() == HloOpcode::kCustomCall && hlo::IsJacobiTarget(i.custom_call_target());
   };
   return RewriteEach(module, matches, [&](hlo::HloComputation& comp,
                                           HloInstruction* cc) -> StatusOr<bool> {
@@ -437,15 +525,22 @@ StatusOr<bool> EighExpander::Run(hlo::HloModule& module) {
     if (!call.ok()) {
       return LocatedError(module.source_name(), "", cc->location(), call.status().message());
     }
-    const bool info = (*call)->kind == hlo::LapackCall::Kind::kSyevd;
-    TPUSIM_RETURN_IF_ERROR(CheckShapes(module, *cc, info));
-    EighExpansion expansion(module, cc, (*call)->eigh);
-    HloInstruction* result = expansion.Build(&comp, info);
+    HloInstruction* result = nullptr;
+    HloInstruction* loop = nullptr;
+    if ((*call)->kind == hlo::LapackCall::Kind::kGesdd) {
+      TPUSIM_ASSIGN_OR_RETURN(result, ExpandGesdd(module, comp, cc, **call, &loop));
+    } else {
+      const bool info = (*call)->kind == hlo::LapackCall::Kind::kSyevd;
+      TPUSIM_RETURN_IF_ERROR(CheckShapes(module, *cc, info));
+      EighExpansion expansion(module, cc, cc->operand(0), (*call)->eigh);
+      result = expansion.Build(&comp, info);
+      loop = expansion.loop();
+    }
     const std::string name = cc->name();
     cc->ReplaceAllUsesWith(result);
     comp.RemoveInstruction(cc);
     // The sweeps' while takes the call's name: the evaluator counts its trips under it.
-    if (HloInstruction* loop = expansion.loop()) loop->set_name(name);
+    if (loop != nullptr) loop->set_name(name);
     return true;
   });
 }

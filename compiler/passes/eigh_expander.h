@@ -17,6 +17,16 @@
 // (hlo::DataDependentWhiles, CustomCallInfo::loop_trips) for a timing-only run. syevd runs as Eigh
 // with lower = (uplo 'L'), sorted, the sweeps and tolerance of JAX's TPU lowering, and info = 0.
 //
+// LAPACK's SVD (lapack_?gesdd_ffi, JAX's CPU lowering of jnp.linalg.svd; its TPU lowering writes
+// QDWH, Eigh and Qr in HLO instead): the same sweeps on the Jordan-Wielandt matrix
+// [[0, a], [a^T, 0]] of a [..., m, n] — its eigenvalues are +-s and |m - n| zeros, the
+// eigenvectors of the k = min(m, n) largest are [u; v] / sqrt 2 — so s is those eigenvalues,
+// descending (reverse), u and vt sqrt 2 times the eigenvectors' halves. An absolute accuracy of
+// epsilon ||a||, as LAPACK's; a singular value 0 of a rank-deficient a shares its eigenspace with
+// the zeros, so its u and v columns are not determined there (nor are they by the problem). Full
+// u / vt past k columns of a non-square a (mode 'A') are a located error naming the remedies;
+// mode 'N' gives them as zeros past k.
+//
 // Values agree with the evaluator's (hlo/eval/kernels/eigh.h: the same steps in f64) to the
 // element type's rounding, eigenvector signs included. Contract: f32 a [..., n, n] (tpusim's
 // device holds f64 for conversion only); anything else (another type, a non-square operand, a

@@ -374,6 +374,13 @@ StatusOr<Literal> EvaluateLapack(const LapackCall& call, const CustomCallInfo& i
     }
     return geqrf ? Geqrf(*ops[0], out, options) : HouseholderProduct(*ops[0], *ops[1], out, options);
   }
+  if (call.kind == LapackCall::Kind::kGesdd) {
+    if (ops.size() != 1) {
+      return InvalidArgument(fmt::format("custom-call '{}' ({}): takes (a)",
+                                         info.instruction_name, info.target));
+    }
+    return Gesdd(*ops[0], call.eigh, call.compute_uv, out, options, info.loop_trips);
+  }
   if (call.kind == LapackCall::Kind::kEigh || call.kind == LapackCall::Kind::kSyevd) {
     if (ops.size() != 1) {
       return InvalidArgument(fmt::format("custom-call '{}' ({}): takes (a)",

@@ -43,9 +43,14 @@ TEST(LapackCallTest, FlagsAreReadAsLapackCharacters) {
   auto qr = hlo::GetLapackCall("lapack_sgeqrf_ffi", "{}", "qr");
   ASSERT_TRUE(qr.ok() && qr->has_value());
   EXPECT_EQ((*qr)->kind, hlo::LapackCall::Kind::kGeqrf);
-  auto other = hlo::GetLapackCall("lapack_sgesdd_ffi", "{}", "svd");
+  auto svd = hlo::GetLapackCall("lapack_sgesdd_ffi", "{mode = 83 : ui8}", "svd");
+  ASSERT_TRUE(svd.ok() && svd->has_value());
+  EXPECT_EQ((*svd)->kind, hlo::LapackCall::Kind::kGesdd);
+  EXPECT_FALSE((*svd)->full_matrices);
+  EXPECT_TRUE((*svd)->compute_uv);
+  auto other = hlo::GetLapackCall("lapack_sgeev_ffi", "{}", "eig");
   ASSERT_TRUE(other.ok());
-  EXPECT_FALSE(other->has_value());  // SVD is not one of them: left to the unknown-target error
+  EXPECT_FALSE(other->has_value());  // not one of them: left to the unknown-target error
   auto bad = hlo::GetLapackCall("lapack_strsm_ffi", "{side = 76 : ui8, uplo = 88 : ui8}", "t");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("uplo = 88"), std::string::npos) << bad.status().message();

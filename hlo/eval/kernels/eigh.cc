@@ -251,3 +251,102 @@ StatusOr<Literal> Eigh(const Literal& a, const EighOptions& options, bool lapack
 }
 
 }  // namespace tpusim::hlo
+
+namespace tpusim::hlo {
+namespace {
+
+// gesdd's result shapes for a [..., m, n]: u [..., m, um], vt [..., vn, n] with um in {m, k}
+// and vn in {n, k}; `full` when either has the full size and it differs from k.
+struct SvdShapes {
+  int64_t um = 0, vn = 0;
+};
+
+StatusOr<SvdShapes> CheckSvdShapes(const Literal& a, const Batched& d, const Shape& out) {
+  const int64_t k = std::min(d.rows, d.cols);
+  std::vector<int64_t> batch(a.shape().dimensions().begin(), a.shape().dimensions().end() - 2);
+  auto with = [&](std::initializer_list<int64_t> more) {
+    std::vector<int64_t> v = batch;
+    v.insert(v.end(), more.begin(), more.end());
+    return v;
+  };
+  SvdShapes s;
+  bool ok = out.IsTuple() && out.tuple_shapes().size() == 5;
+  if (ok) {
+    const Shape& u = out.tuple_shapes(2);
+    const Shape& vt = out.tuple_shapes(3);
+    ok = u.IsArray() && vt.IsArray() && u.rank() == a.shape().rank() &&
+         vt.rank() == a.shape().rank();
+    if (ok) {
+      s.um = u.dimensions(u.rank() - 1);
+      s.vn = vt.dimensions(vt.rank() - 2);
+      ok = out.tuple_shapes(0).dimensions() == a.shape().dimensions() &&
+           out.tuple_shapes(1).dimensions() == with({k}) &&
+           u.dimensions() == with({d.rows, s.um}) && vt.dimensions() == with({s.vn, d.cols}) &&
+           (s.um == d.rows || s.um == k) && (s.vn == d.cols || s.vn == k) &&
+           out.tuple_shapes(4).element_type() == PrimitiveType::kS32 &&
+           out.tuple_shapes(4).dimensions() == batch;
+    }
+  }
+  if (ok) return s;
+  return InvalidArgument(fmt::format(
+      "svd (gesdd): a {} gives (a, s [..., min(m, n)], u [..., m, m or k], vt [..., n or k, n], "
+      "info s32[...]), not {}",
+      a.shape().ToString(false), out.ToString(false)));
+}
+
+}  // namespace
+
+StatusOr<Literal> Gesdd(const Literal& a, const EighOptions& options, bool compute_uv,
+                        const Shape& out, const KernelOptions& kopt, int64_t* sweeps) {
+  TPUSIM_ASSIGN_OR_RETURN(Batched d, MatrixDims(a, "svd's (gesdd) operand"));
+  TPUSIM_ASSIGN_OR_RETURN(const SvdShapes shapes, CheckSvdShapes(a, d, out));
+  const int64_t m = d.rows, n = d.cols, k = std::min(m, n), big = m + n;
+  if (compute_uv && (shapes.um > k || shapes.vn > k)) {
+    return Unimplemented(fmt::format(
+        "svd (gesdd) of a non-square {} with full_matrices=True: the completion of u or vt past "
+        "min(m, n) columns is not computed yet (use full_matrices=False, or lower the function "
+        "for the TPU: .trace(x).lower(lowering_platforms=('tpu',)))",
+        a.shape().ToString(false)));
+  }
+  // The Jordan-Wielandt matrix [[0, a], [a^T, 0]] per matrix, in f64.
+  const Shape jw_shape(PrimitiveType::kF64, {d.batch, big, big});
+  TPUSIM_ASSIGN_OR_RETURN(Literal jw, Literal::Create(jw_shape, kopt.max_bytes));
+  for (int64_t b = 0; b < d.batch; ++b) {
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        const double x = a.GetAsDouble((b * m + i) * n + j);
+        jw.SetFromDouble((b * big + i) * big + m + j, x);
+        jw.SetFromDouble((b * big + m + j) * big + i, x);
+      }
+    }
+  }
+  const Shape eig_shape = Shape::Tuple(
+      {jw_shape, Shape(PrimitiveType::kF64, {d.batch, big})});
+  TPUSIM_ASSIGN_OR_RETURN(Literal vw, Eigh(jw, options, false, eig_shape, kopt, sweeps));
+  const Literal& v = vw.element(0);
+  const Literal& w = vw.element(1);
+  std::vector<Literal> parts;
+  for (const Shape& s : out.tuple_shapes()) {
+    TPUSIM_ASSIGN_OR_RETURN(Literal l, Literal::Create(s, kopt.max_bytes));
+    parts.push_back(std::move(l));
+  }
+  for (int64_t i = 0; i < a.element_count(); ++i) parts[0].SetFromDouble(i, a.GetAsDouble(i));
+  const double root2 = std::sqrt(2.0);
+  for (int64_t b = 0; b < d.batch; ++b) {
+    for (int64_t j = 0; j < k; ++j) {  // the j-th largest eigenvalue: column big - 1 - j
+      const int64_t col = big - 1 - j;
+      parts[1].SetFromDouble(b * k + j, w.GetAsDouble(b * big + col));
+      for (int64_t i = 0; i < m; ++i) {
+        parts[2].SetFromDouble((b * m + i) * shapes.um + j,
+                               root2 * v.GetAsDouble((b * big + i) * big + col));
+      }
+      for (int64_t p = 0; p < n; ++p) {
+        parts[3].SetFromDouble((b * shapes.vn + j) * n + p,
+                               root2 * v.GetAsDouble((b * big + m + p) * big + col));
+      }
+    }
+  }
+  return Literal::MakeTuple(std::move(parts));
+}
+
+}  // namespace tpusim::hlo

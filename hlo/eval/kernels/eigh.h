@@ -36,4 +36,13 @@ namespace tpusim::hlo {
 StatusOr<Literal> Eigh(const Literal& a, const EighOptions& options, bool lapack_info,
                        const Shape& out, const KernelOptions& kopt, int64_t* sweeps);
 
+/// gesdd (hlo/linalg_options.h): (a, s, u, vt, info = 0) of a [..., m, n] from the Eigh of the
+/// Jordan-Wielandt matrix [[0, a], [a^T, 0]] ((m + n) x (m + n), f64, sorted): its k = min(m, n)
+/// largest eigenvalues are s (descending) and their eigenvectors [u; v] / sqrt 2 give u's and
+/// v's columns — the device's expansion (compiler/passes/eigh_expander.h) runs the same steps, so
+/// signs agree. u / vt with more than k columns / rows (full_matrices=True on a non-square a) are
+/// Unimplemented unless !compute_uv (mode 'N': they are zero there); `sweeps` as for Eigh.
+StatusOr<Literal> Gesdd(const Literal& a, const EighOptions& options, bool compute_uv,
+                        const Shape& out, const KernelOptions& kopt, int64_t* sweeps);
+
 }  // namespace tpusim::hlo
