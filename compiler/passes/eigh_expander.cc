@@ -438,9 +438,38 @@ Status CheckShapes(const hlo::HloModule& module, const HloInstruction& cc, bool 
 
 }  // namespace
 
+// q [..., r, r] = orgqr(geqrf(c)) of c [..., r, k] padded to r columns, as the custom-calls JAX's
+// TPU svd writes for it (Qr, ProductOfElementaryHouseholderReflectors: lapack-custom-calls
+// expands them): its columns past k complete c's orthonormal columns to a basis.
+HloInstruction* QrCompletion(MatrixBuilder& mb, HloInstruction* c) {
+  HloBuilder& b = mb.builder();
+  const Shape& cs = c->shape();
+  const int64_t rank = cs.rank(), r = cs.dimensions(rank - 2), k = cs.dimensions(rank - 1);
+  std::vector<int64_t> tdims(cs.dimensions().begin(), cs.dimensions().end() - 1);
+  tdims.back() = k;
+  auto call = [&](const Shape& shape, std::vector<HloInstruction*> operands, const char* target) {
+    auto cc = std::make_unique<HloInstruction>(HloOpcode::kCustomCall, shape,
+                                               b.UniqueName(c->name() + ".qr"));
+    cc->set_custom_call_target(target);
+    for (HloInstruction* o : operands) cc->AppendOperand(o);
+    return b.Add(std::move(cc));
+  };
+  HloInstruction* qr = call(Shape::Tuple({cs, Shape(cs.element_type(), tdims)}), {c}, "Qr");
+  hlo::PaddingConfig config;
+  config.dimensions.resize(static_cast<size_t>(rank));
+  config.dimensions.back().edge_padding_high = r - k;
+  HloInstruction* padded =
+      b.Pad(Gte(b, qr, 0), b.ScalarConstant(cs.element_type(), 0, "zero"), config, "pad");
+  std::vector<int64_t> qdims = cs.dimensions();
+  qdims.back() = r;
+  return call(Shape(cs.element_type(), qdims), {padded, Gte(b, qr, 1)},
+              "ProductOfElementaryHouseholderReflectors");
+}
+
 // gesdd's (a, s, u, vt, info) of a [..., m, n] f32 from the eigendecomposition of the
 // Jordan-Wielandt matrix [[0, a], [a^T, 0]] (hlo/eval/kernels/eigh.h, Gesdd: the same steps).
-// A located error for another shape, or for u / vt past min(m, n) columns with vectors asked.
+// u's columns / vt's rows past k complete the basis (QrCompletion). A located error for another
+// shape.
 StatusOr<HloInstruction*> ExpandGesdd(hlo::HloModule& module, hlo::HloComputation& comp,
                                       HloInstruction* cc, const hlo::LapackCall& call,
                                       HloInstruction** loop) {
@@ -467,12 +496,6 @@ StatusOr<HloInstruction*> ExpandGesdd(hlo::HloModule& module, hlo::HloComputatio
       s.tuple_shapes(3).dimensions() != Append(batch, {vn, n}) || (um != m && um != k) ||
       (vn != n && vn != k)) {
     return refuse("gives (a, s [..., min(m, n)], u [..., m, m or k], vt [..., n or k, n], info)");
-  }
-  if (call.compute_uv && (um > k || vn > k)) {
-    return refuse(
-        "full_matrices=True on a non-square a: the completion of u or vt past min(m, n) is not "
-        "computed yet (use full_matrices=False, or lower the function for the TPU: "
-        ".trace(x).lower(lowering_platforms=('tpu',)), whose svd runs)");
   }
   MatrixBuilder mb(&comp, cc);
   HloBuilder& b = mb.builder();
@@ -509,8 +532,17 @@ StatusOr<HloInstruction*> ExpandGesdd(hlo::HloModule& module, hlo::HloComputatio
     config.dimensions[static_cast<size_t>(B + 1)].edge_padding_high = columns;
     return rows + columns == 0 ? x : b.Pad(x, b.ScalarConstant(t, 0, "zero"), config, "pad");
   };
-  u = pad(u, 0, um - k);
-  vt = pad(vt, vn - k, 0);
+  if (call.compute_uv && um > k) {
+    u = b.Concatenate({u, mb.SliceMinor(QrCompletion(mb, u), 0, k, m, m)}, B + 1, "u");
+  } else {
+    u = pad(u, 0, um - k);
+  }
+  if (call.compute_uv && vn > k) {
+    HloInstruction* rest = mb.TransposeMinor(mb.SliceMinor(QrCompletion(mb, vpart), 0, k, n, n));
+    vt = b.Concatenate({vt, rest}, B, "vt");
+  } else {
+    vt = pad(vt, vn - k, 0);
+  }
   return b.Tuple({a, sv, u, vt, mb.Full(PrimitiveType::kS32, 0, batch)}, "result");
 }
 

@@ -24,8 +24,10 @@
 // descending (reverse), u and vt sqrt 2 times the eigenvectors' halves. An absolute accuracy of
 // epsilon ||a||, as LAPACK's; a singular value 0 of a rank-deficient a shares its eigenspace with
 // the zeros, so its u and v columns are not determined there (nor are they by the problem). Full
-// u / vt past k columns of a non-square a (mode 'A') are a located error naming the remedies;
-// mode 'N' gives them as zeros past k.
+// u / vt of a non-square a (mode 'A', JAX's default) complete the k columns to a basis as JAX's
+// TPU svd does: the columns past k of orgqr(geqrf(u)) padded square (Qr and
+// ProductOfElementaryHouseholderReflectors calls, which lapack-custom-calls expands); mode 'N'
+// gives them as zeros.
 //
 // Values agree with the evaluator's (hlo/eval/kernels/eigh.h: the same steps in f64) to the
 // element type's rounding, eigenvector signs included. Contract: f32 a [..., n, n] (tpusim's

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "compiler/passes/eigh_expander.h"
+#include "compiler/passes/lapack_custom_calls.h"
 #include "hlo/eval/evaluator.h"
 #include "hlo/eval/while_trips.h"
 #include "hlo/linalg_options.h"
@@ -261,7 +262,8 @@ ENTRY e {{
 TEST(EighTest, SvdIsASingularValueDecomposition) {
   for (const auto& [batch, m, n, mode, um, vn] :
        {std::make_tuple("", 6, 4, 'S', 4, 4), std::make_tuple("2,", 3, 5, 'S', 3, 3),
-        std::make_tuple("", 5, 5, 'A', 5, 5), std::make_tuple("", 6, 3, 'N', 6, 3)}) {
+        std::make_tuple("", 5, 5, 'A', 5, 5), std::make_tuple("", 6, 3, 'N', 6, 3),
+        std::make_tuple("", 6, 4, 'A', 6, 4), std::make_tuple("2,", 3, 5, 'A', 3, 5)}) {
     SCOPED_TRACE(fmt::format("[{}{},{}] {}", batch, m, n, mode));
     auto mod = testing::Parse(SvdModule(batch, m, n, mode, um, vn));
     ASSERT_NE(mod, nullptr);
@@ -291,6 +293,16 @@ TEST(EighTest, SvdIsASingularValueDecomposition) {
       EXPECT_LE((u * sv.asDiagonal() * vt - a).norm(), 1e-5 * a.norm());
       EXPECT_LE((u.transpose() * u - Eigen::MatrixXd::Identity(k, k)).norm(), 1e-5);
       EXPECT_LE((vt * vt.transpose() - Eigen::MatrixXd::Identity(k, k)).norm(), 1e-5);
+      // Full u / vt: orthogonal (the columns past k complete the basis).
+      Eigen::MatrixXd uf(m, um), vf(vn, n);
+      for (int64_t i = 0; i < m * um; ++i) {
+        uf(i / um, i % um) = r->element(1).GetAsDouble(b * m * um + i);
+      }
+      for (int64_t i = 0; i < vn * n; ++i) {
+        vf(i / n, i % n) = r->element(2).GetAsDouble(b * vn * n + i);
+      }
+      EXPECT_LE((uf.transpose() * uf - Eigen::MatrixXd::Identity(um, um)).norm(), 1e-5);
+      EXPECT_LE((vf * vf.transpose() - Eigen::MatrixXd::Identity(vn, vn)).norm(), 1e-5);
     }
   }
 }
@@ -299,7 +311,8 @@ TEST(EighTest, SvdIsASingularValueDecomposition) {
 TEST(EighTest, SvdExpansionAgreesWithTheEvaluator) {
   for (const auto& [batch, m, n, mode, um, vn] :
        {std::make_tuple("", 6, 4, 'S', 4, 4), std::make_tuple("2,", 3, 5, 'S', 3, 3),
-        std::make_tuple("", 6, 3, 'N', 6, 3)}) {
+        std::make_tuple("", 6, 3, 'N', 6, 3), std::make_tuple("", 6, 4, 'A', 6, 4),
+        std::make_tuple("2,", 3, 5, 'A', 3, 5)}) {
     SCOPED_TRACE(fmt::format("[{}{},{}] {}", batch, m, n, mode));
     const std::string text = SvdModule(batch, m, n, mode, um, vn);
     auto mod = testing::Parse(text);
@@ -312,6 +325,11 @@ TEST(EighTest, SvdExpansionAgreesWithTheEvaluator) {
     auto counted = hlo::CountWhileTrips(*mod, 1, {"g"}, hlo::WhileTripOptions{});
     ASSERT_TRUE(counted.ok() && counted->count("g") == 1);
     ASSERT_TRUE(EighExpander().Run(*mod).ok());
+    // Full u / vt of a non-square a: the QR completion's Qr and
+    // ProductOfElementaryHouseholderReflectors, which lapack-custom-calls expands.
+    EXPECT_EQ(testing::CountOpcode(*mod, hlo::HloOpcode::kCustomCall),
+              mode == 'A' && m != n ? 2 : 0);
+    ASSERT_TRUE(LapackCustomCalls().Run(*mod).ok());
     EXPECT_EQ(testing::CountOpcode(*mod, hlo::HloOpcode::kCustomCall), 0);
     auto got = ev.Evaluate(*mod, *args);
     ASSERT_TRUE(got.ok()) << got.status().message();
@@ -324,17 +342,6 @@ TEST(EighTest, SvdExpansionAgreesWithTheEvaluator) {
     options.branch_trip_counts = *counted;
     testing::CheckAgainstEvaluator(text, "tpu-v4", 2e-5, 1e-5, options);
   }
-}
-
-// Full u or vt of a non-square a is not computed yet: a located error naming the remedy.
-TEST(EighTest, FullMatricesOfANonSquareSvdAreALocatedError) {
-  auto m = testing::Parse(SvdModule("", 6, 4, 'A', 6, 4));
-  ASSERT_NE(m, nullptr);
-  auto r = EighExpander().Run(*m);
-  ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("test.hlo:4:"), std::string::npos) << r.status().message();
-  EXPECT_NE(r.status().message().find("full_matrices=True"), std::string::npos);
-  EXPECT_NE(r.status().message().find("lowering_platforms=('tpu',)"), std::string::npos);
 }
 
 TEST(EighTest, AMalformedCallIsALocatedError) {

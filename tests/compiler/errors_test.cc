@@ -49,19 +49,6 @@ ENTRY e {
       << s.message();
 }
 
-// JAX's CPU LAPACK SVD with full u of a tall matrix is not computed: the error says to lower for
-// the TPU, whose svd runs.
-TEST(CompileErrorsTest, LapackSvdSaysHowToGetARunnableModule) {
-  Status s = CompileText(R"(HloModule m
-ENTRY e {
-  a = f32[6,4] parameter(0)
-  ROOT r = (f32[6,4], f32[4], f32[6,6], f32[4,4], s32[]) custom-call(a), custom_call_target="lapack_sgesdd_ffi", backend_config={mode = 65 : ui8}
-})",
-                         "tiny");
-  EXPECT_NE(s.message().find("test.hlo:4:"), std::string::npos) << s.message();
-  EXPECT_NE(s.message().find("lowering_platforms=('tpu',)"), std::string::npos) << s.message();
-}
-
 TEST(CompileErrorsTest, UnknownCustomCallTarget) {
   Status s = CompileText(R"(HloModule m
 ENTRY e {

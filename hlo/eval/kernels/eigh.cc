@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "hlo/eval/kernels/householder_qr.h"
 #include "hlo/eval/kernels/linalg.h"
 
 namespace tpusim::hlo {
@@ -296,18 +297,56 @@ StatusOr<SvdShapes> CheckSvdShapes(const Literal& a, const Batched& d, const Sha
 
 }  // namespace
 
+namespace {
+
+// x [batch, r, r] (or its transpose when `transposed`) holds r x k orthonormal columns c; sets
+// its columns k .. r - 1 to those of q = orgqr(geqrf(c)) padded to r x r (JAX's TPU svd's
+// completion; the device's expansion builds the same Qr and
+// ProductOfElementaryHouseholderReflectors calls).
+Status CompleteColumns(Literal& x, int64_t batch, int64_t r, int64_t k, bool transposed,
+                       const KernelOptions& kopt) {
+  auto at = [&](int64_t b, int64_t i, int64_t j) {
+    return transposed ? (b * r + j) * r + i : (b * r + i) * r + j;
+  };
+  TPUSIM_ASSIGN_OR_RETURN(
+      Literal c, Literal::Create(Shape(PrimitiveType::kF64, {batch, r, k}), kopt.max_bytes));
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t i = 0; i < r; ++i) {
+      for (int64_t j = 0; j < k; ++j) {
+        c.SetFromDouble((b * r + i) * k + j, x.GetAsDouble(at(b, i, j)));
+      }
+    }
+  }
+  const Shape qr_shape = Shape::Tuple(
+      {Shape(PrimitiveType::kF64, {batch, r, k}), Shape(PrimitiveType::kF64, {batch, k})});
+  TPUSIM_ASSIGN_OR_RETURN(Literal qr, Geqrf(c, qr_shape, kopt));
+  const Shape square(PrimitiveType::kF64, {batch, r, r});
+  TPUSIM_ASSIGN_OR_RETURN(Literal padded, Literal::Create(square, kopt.max_bytes));
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t i = 0; i < r; ++i) {
+      for (int64_t j = 0; j < k; ++j) {
+        padded.SetFromDouble((b * r + i) * r + j, qr.element(0).GetAsDouble((b * r + i) * k + j));
+      }
+    }
+  }
+  TPUSIM_ASSIGN_OR_RETURN(Literal q, HouseholderProduct(padded, qr.element(1), square, kopt));
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t i = 0; i < r; ++i) {
+      for (int64_t j = k; j < r; ++j) {
+        x.SetFromDouble(at(b, i, j), q.GetAsDouble((b * r + i) * r + j));
+      }
+    }
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
 StatusOr<Literal> Gesdd(const Literal& a, const EighOptions& options, bool compute_uv,
                         const Shape& out, const KernelOptions& kopt, int64_t* sweeps) {
   TPUSIM_ASSIGN_OR_RETURN(Batched d, MatrixDims(a, "svd's (gesdd) operand"));
   TPUSIM_ASSIGN_OR_RETURN(const SvdShapes shapes, CheckSvdShapes(a, d, out));
   const int64_t m = d.rows, n = d.cols, k = std::min(m, n), big = m + n;
-  if (compute_uv && (shapes.um > k || shapes.vn > k)) {
-    return Unimplemented(fmt::format(
-        "svd (gesdd) of a non-square {} with full_matrices=True: the completion of u or vt past "
-        "min(m, n) columns is not computed yet (use full_matrices=False, or lower the function "
-        "for the TPU: .trace(x).lower(lowering_platforms=('tpu',)))",
-        a.shape().ToString(false)));
-  }
   // The Jordan-Wielandt matrix [[0, a], [a^T, 0]] per matrix, in f64.
   const Shape jw_shape(PrimitiveType::kF64, {d.batch, big, big});
   TPUSIM_ASSIGN_OR_RETURN(Literal jw, Literal::Create(jw_shape, kopt.max_bytes));
@@ -345,6 +384,12 @@ StatusOr<Literal> Gesdd(const Literal& a, const EighOptions& options, bool compu
                                root2 * v.GetAsDouble((b * big + m + p) * big + col));
       }
     }
+  }
+  if (compute_uv && shapes.um > k) {  // u's columns past k: Householder QR's completion
+    TPUSIM_RETURN_IF_ERROR(CompleteColumns(parts[2], d.batch, m, k, /*transposed=*/false, kopt));
+  }
+  if (compute_uv && shapes.vn > k) {  // vt's rows past k: the completion of v = vt^T
+    TPUSIM_RETURN_IF_ERROR(CompleteColumns(parts[3], d.batch, n, k, /*transposed=*/true, kopt));
   }
   return Literal::MakeTuple(std::move(parts));
 }

@@ -40,8 +40,9 @@ StatusOr<Literal> Eigh(const Literal& a, const EighOptions& options, bool lapack
 /// Jordan-Wielandt matrix [[0, a], [a^T, 0]] ((m + n) x (m + n), f64, sorted): its k = min(m, n)
 /// largest eigenvalues are s (descending) and their eigenvectors [u; v] / sqrt 2 give u's and
 /// v's columns — the device's expansion (compiler/passes/eigh_expander.h) runs the same steps, so
-/// signs agree. u / vt with more than k columns / rows (full_matrices=True on a non-square a) are
-/// Unimplemented unless !compute_uv (mode 'N': they are zero there); `sweeps` as for Eigh.
+/// signs agree. u's columns / vt's rows past k (full_matrices=True on a non-square a) complete an
+/// orthonormal basis as JAX's TPU svd does: the last columns of orgqr(geqrf(u)) (of v for vt);
+/// zeros when !compute_uv (mode 'N'). `sweeps` as for Eigh.
 StatusOr<Literal> Gesdd(const Literal& a, const EighOptions& options, bool compute_uv,
                         const Shape& out, const KernelOptions& kopt, int64_t* sweeps);
 
