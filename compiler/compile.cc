@@ -6,6 +6,7 @@
 #include <chrono>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
 #include <utility>
@@ -125,6 +126,14 @@ void RecordLoweringNotes(const hlo::HloModule& module, const hlo::HloModule& m,
   }
   for (const auto& comp : module.computations()) {
     for (const auto& inst : comp->instructions()) {
+      if (hlo::IsMosaicKernel(*inst) &&
+          options.custom_call_cycles.count(inst->custom_call_target()) == 0) {
+        StatusOr<std::optional<hlo::KernelCostEstimate>> e = hlo::ReadKernelCostEstimate(*inst);
+        if (e.ok()) {
+          result.cost_estimated_kernels.push_back(
+              {inst->name(), e->value_or(hlo::LeastKernelCost(*inst)), e->has_value()});
+        }
+      }
       if (inst->opcode() == hlo::HloOpcode::kConditional) {
         result.if_converted_conditionals.push_back(inst->name());
       }

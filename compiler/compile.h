@@ -31,6 +31,7 @@
 #include "compiler/pass/hlo_pass_pipeline.h"
 #include "compiler/passes/spmd_partitioner.h"
 #include "config/chip_config.h"
+#include "hlo/kernel_cost_estimate.h"
 #include "hlo/module.h"
 #include "hlo/shape.h"
 #include "isa/program.h"
@@ -107,6 +108,17 @@ struct CompiledModule {
   int64_t cores_per_device = 1;  // > 1 with megacore: device d runs on cores d*n .. d*n+n-1
   /// Custom-calls lowered from CompileOptions::custom_call_cycles (their values are not computed).
   std::vector<std::string> estimated_custom_calls;
+  /// Pallas TPU kernels (tpu_custom_call) timed from their cost (compiler/lower/
+  /// lower_kernel_estimate.cc), one per kernel: its name, the FLOP, transcendentals, bytes
+  /// accessed and ICI bytes (the last not modelled), and whether the kernel declared them
+  /// (cost_estimate) or declares none and is timed as hlo::LeastKernelCost, a lower bound. Their
+  /// values are not computed: the Mosaic body is not run.
+  struct CostEstimatedKernel {
+    std::string name;
+    hlo::KernelCostEstimate estimate;
+    bool declared = true;
+  };
+  std::vector<CostEstimatedKernel> cost_estimated_kernels;
   /// Conditionals of the module (any computation): if-converted (call_inliner.h), every branch runs
   /// and its cycles count, so their cost is an upper bound on a TPU's, which runs one branch.
   std::vector<std::string> if_converted_conditionals;

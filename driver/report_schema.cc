@@ -161,6 +161,14 @@ const std::vector<ReportKey>& RunReportKeys() {
        "when the module has conditionals: their names. Each ran every branch (if-conversion, "
        "compiler/passes/call_inliner.h), so their cycles are an upper bound on a TPU's",
        true},
+      {"pallas_kernels", "array",
+       "when the module has Pallas TPU kernels (custom-call tpu_custom_call), timed from their "
+       "cost (compiler/lower/lower_kernel_estimate.cc): one object per kernel with `name`, "
+       "`flops`, `transcendentals`, `bytes_accessed`, `remote_bytes_transferred` (not modelled) "
+       "and `declared` (true: the kernel's cost_estimate; false: it declares none and is timed as "
+       "a lower bound, its operands and results through HBM once and no FLOP). The run is "
+       "timing-only",
+       true},
       {"host_offloads", "object",
        "when the module has host-offload annotations (MoveToHost, MoveToDevice, "
        "annotate_device_placement): `annotations` (their names) and `bytes` (their arrays' bytes, "

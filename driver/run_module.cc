@@ -58,6 +58,13 @@ void ChooseTimingOnly(const hlo::HloModule& module, const RunOptions& options,
         "so no values are computed: ran timing-only",
         r.compiled.estimated_custom_calls.front());
   }
+  if (!r.timing_only && !r.compiled.cost_estimated_kernels.empty()) {
+    r.timing_only = true;
+    r.timing_only_reason = fmt::format(
+        "%{} is a Pallas TPU kernel (tpu_custom_call) timed from its cost; its Mosaic body is not "
+        "run, so no values are computed: ran timing-only",
+        r.compiled.cost_estimated_kernels.front().name);
+  }
   if (!r.timing_only && !options.trip_counts.empty() && !r.compiled.given_trip_counts.empty()) {
     for (const std::string& given : r.compiled.given_trip_counts) {
       if (options.trip_counts.count(given.substr(0, given.rfind('='))) == 0) continue;

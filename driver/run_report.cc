@@ -52,6 +52,18 @@ Json RunReportJson(const RunModuleResult& r, const std::string& model_path) {
     for (const std::string& n : r.compiled.if_converted_conditionals) names.push_back(Json(n));
     j["if_converted_conditionals"] = Json(std::move(names));
   }
+  if (!r.compiled.cost_estimated_kernels.empty()) {
+    Json::Array kernels;
+    for (const auto& k : r.compiled.cost_estimated_kernels) {
+      kernels.push_back(Json::Object{{"name", k.name},
+                                     {"flops", k.estimate.flops},
+                                     {"transcendentals", k.estimate.transcendentals},
+                                     {"bytes_accessed", k.estimate.bytes_accessed},
+                                     {"remote_bytes_transferred", k.estimate.remote_bytes},
+                                     {"declared", k.declared}});
+    }
+    j["pallas_kernels"] = Json(std::move(kernels));
+  }
   if (!r.compiled.host_offloads.empty()) {
     Json::Array names;
     for (const std::string& n : r.compiled.host_offloads) names.push_back(Json(n));
@@ -119,6 +131,22 @@ std::string RunReportText(const RunModuleResult& r, const std::string& model_pat
         "cycles are an upper bound on a TPU's\n",
         r.compiled.if_converted_conditionals.size(), r.compiled.if_converted_conditionals.front(),
         r.compiled.if_converted_conditionals.size() > 1 ? ", ..." : "");
+  }
+  for (const auto& k : r.compiled.cost_estimated_kernels) {
+    if (!k.declared) {
+      out += fmt::format(
+          "note              Pallas kernel %{} declares no cost_estimate: timed as a LOWER BOUND, "
+          "its operands and results through HBM once ({} bytes), no FLOP\n",
+          k.name, k.estimate.bytes_accessed);
+      continue;
+    }
+    out += fmt::format(
+        "note              Pallas kernel %{} timed from its cost_estimate: {} FLOP on the MXUs, "
+        "{} transcendentals on the VPU and {} bytes through HBM, overlapped{}\n",
+        k.name, k.estimate.flops, k.estimate.transcendentals, k.estimate.bytes_accessed,
+        k.estimate.remote_bytes > 0
+            ? fmt::format(" ({} remote bytes over ICI not modelled)", k.estimate.remote_bytes)
+            : std::string());
   }
   if (!r.compiled.host_offloads.empty()) {
     const double bandwidth = r.config.host_bandwidth_bytes_per_s;

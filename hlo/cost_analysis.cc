@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include "hlo/computation.h"
+#include "hlo/kernel_cost_estimate.h"
 #include "hlo/while_loop.h"
 
 namespace tpusim::hlo {
@@ -58,6 +60,20 @@ bool MovesNoBytes(HloOpcode op) {
   }
 }
 
+// A Pallas TPU kernel's declared cost_estimate (kernel_cost_estimate.h), as XLA's TPU backend
+// costs such a kernel; nullopt for every other instruction and for a kernel declaring none or an
+// unreadable one (then its FLOP are unknown, like any custom-call's).
+std::optional<CostProperties> DeclaredKernelCost(const HloInstruction& inst) {
+  if (!IsMosaicKernel(inst)) return std::nullopt;
+  StatusOr<std::optional<KernelCostEstimate>> e = ReadKernelCostEstimate(inst);
+  if (!e.ok() || !e->has_value()) return std::nullopt;
+  CostProperties c;
+  c.flops = static_cast<double>((*e)->flops);
+  c.transcendentals = static_cast<double>((*e)->transcendentals);
+  c.bytes_accessed = static_cast<double>((*e)->bytes_accessed);
+  return c;
+}
+
 }  // namespace
 
 CostProperties InstructionOwnCost(const HloInstruction& inst, double reducer_flops,
@@ -68,6 +84,7 @@ CostProperties InstructionOwnCost(const HloInstruction& inst, double reducer_flo
     for (const HloInstruction* o : inst.operands()) c.bytes_accessed += Bytes(o->shape());
     c.bytes_accessed += Bytes(inst.shape());
   }
+  if (const auto estimate = DeclaredKernelCost(inst)) return *estimate;
   const double out = Elements(inst.shape());
   if (IsElementwise(op)) {
     if (op == HloOpcode::kCopy) return c;
@@ -212,6 +229,8 @@ ModuleCost AnalyzeCost(const HloModule& module) {
           break;
         }
         case HloOpcode::kCustomCall:
+          if (!DeclaredKernelCost(inst)) result.unknown_flops.push_back(&inst);
+          break;
         case HloOpcode::kRng:
         case HloOpcode::kRngBitGenerator:
         case HloOpcode::kFft:

@@ -28,7 +28,9 @@
 //     parameter, constant, get-tuple-element, tuple, bitcast, after-all and the call-like ops
 //     themselves count 0 bytes (XLA does the same for the first five; the callee's instructions
 //     carry the bytes).
-//   - custom-call: 0 FLOP (unknown) and operand + output bytes; listed in `unknown_flops`.
+//   - custom-call: 0 FLOP (unknown) and operand + output bytes; listed in `unknown_flops`. A Pallas
+//     TPU kernel (tpu_custom_call) with a cost_estimate counts the FLOP, transcendentals and bytes
+//     it declares (hlo/kernel_cost_estimate.h), as XLA's TPU backend costs it.
 #pragma once
 
 #include <string>

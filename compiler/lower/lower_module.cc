@@ -133,8 +133,8 @@ std::string UnknownCustomCallMessage(const std::string& target) {
          "custom-call-expander; lapack_?potrf_ffi, lapack_?trsm_ffi, lapack_?getrf_ffi, "
          "lapack_?geqrf_ffi, lapack_?orgqr_ffi, LuDecomposition, Qr, "
          "ProductOfElementaryHouseholderReflectors via lapack-custom-calls; Eigh, "
-         "lapack_?syevd_ffi, lapack_?gesdd_ffi via eigh-expander). To time the module "
-         "anyway, " + cost;
+         "lapack_?syevd_ffi, lapack_?gesdd_ffi via eigh-expander; tpu_custom_call (a Pallas "
+         "TPU kernel) timed from its cost_estimate). To time the module anyway, " + cost;
 }
 
 }  // namespace
@@ -259,12 +259,18 @@ Status Lowerer::LowerInstruction(const HloInstruction& inst) {
       return Unsupported(inst,
                          "a conditional reaches the lowering only if-converted (call-inliner), "
                          "which needs one parameter per branch and no token in the result");
-    case HloOpcode::kCustomCall:
+    case HloOpcode::kCustomCall: {
       if (custom_call_cycles_ != nullptr) {
         auto it = custom_call_cycles_->find(inst.custom_call_target());
         if (it != custom_call_cycles_->end()) return LowerEstimatedCustomCall(inst, it->second);
       }
-      return Unsupported(inst, UnknownCustomCallMessage(inst.custom_call_target()));
+      if (!hlo::IsMosaicKernel(inst)) {
+        return Unsupported(inst, UnknownCustomCallMessage(inst.custom_call_target()));
+      }
+      StatusOr<std::optional<hlo::KernelCostEstimate>> e = hlo::ReadKernelCostEstimate(inst);
+      if (!e.ok()) return Unsupported(inst, "Pallas TPU kernel: " + e.status().message());
+      return LowerKernelEstimate(inst, e->value_or(hlo::LeastKernelCost(inst)));
+    }
     default:
       break;
   }
@@ -274,13 +280,8 @@ Status Lowerer::LowerInstruction(const HloInstruction& inst) {
                      "(docs/codegen.md) or is refused with a message of its own");
 }
 
-Status Lowerer::LowerEstimatedCustomCall(const HloInstruction& inst, int64_t cycles) {
-  if (cycles < 0 || cycles / 2 > int64_t{0xFFFFFFFF}) {
-    return Unsupported(inst,
-                       fmt::format("--custom-call-cost {} cycles is outside [0, 2^33)", cycles));
-  }
-  // Start once the operands exist: a one-element read of each makes the scoreboard wait for its
-  // producer (a collective, a DMA) like any kernel's operand load would.
+Status Lowerer::WaitForOperands(const HloInstruction& inst) {
+  // A one-element read of each makes the scoreboard wait for its producer (a collective, a DMA).
   TPUSIM_ASSIGN_OR_RETURN(uint64_t probe, Vmem(inst, 64, "operand probe"));
   int64_t reads = 0;
   for (const HloInstruction* op : inst.operands()) {
@@ -292,6 +293,15 @@ Status Lowerer::LowerEstimatedCustomCall(const HloInstruction& inst, int64_t cyc
     }
   }
   em_.Wait(kLoadFlag, reads);
+  return OkStatus();
+}
+
+Status Lowerer::LowerEstimatedCustomCall(const HloInstruction& inst, int64_t cycles) {
+  if (cycles < 0 || cycles / 2 > int64_t{0xFFFFFFFF}) {
+    return Unsupported(inst,
+                       fmt::format("--custom-call-cost {} cycles is outside [0, 2^33)", cycles));
+  }
+  TPUSIM_RETURN_IF_ERROR(WaitForOperands(inst));
   if (cycles / 2 > 0) {
     em_.Emit(isa::op::CtrlLoop{.count = static_cast<uint64_t>(cycles / 2)});
     em_.Emit(isa::op::Nop{});

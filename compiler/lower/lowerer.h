@@ -23,6 +23,7 @@
 #include "config/chip_config.h"
 #include "hlo/convolution_form.h"
 #include "hlo/instruction.h"
+#include "hlo/kernel_cost_estimate.h"
 #include "hlo/module.h"
 #include "hlo/tiled_layout.h"
 #include "isa/program.h"
@@ -444,6 +445,13 @@ class Lowerer {
   /// it starts after its producers), the sequencer spins `cycles` cycles (ctrl.loop of nops, 2
   /// cycles per iteration, plus one nop when odd); nothing is computed.
   Status LowerEstimatedCustomCall(const hlo::HloInstruction& inst, int64_t cycles);
+  /// Waits until a one-element read of each operand leaf has arrived: the kernel that follows
+  /// starts after the operands' producers, as any kernel's operand loads would make it.
+  Status WaitForOperands(const hlo::HloInstruction& inst);
+  /// A Pallas TPU kernel (tpu_custom_call) timed from its declared cost (lower_kernel_estimate.cc):
+  /// its bytes_accessed through HBM, its FLOP on the MXUs and its transcendentals on the VPU, in
+  /// steps that overlap the three; nothing is computed.
+  Status LowerKernelEstimate(const hlo::HloInstruction& inst, const hlo::KernelCostEstimate& e);
   /// A tuple all-reduce: per element type, the leaves staged contiguously in VMEM and reduced by
   /// one ring (one ring per leaf in HBM when they do not fit).
   Status LowerTupleAllReduce(const hlo::HloInstruction& inst,

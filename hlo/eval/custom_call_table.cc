@@ -16,6 +16,7 @@
 #include "hlo/eval/kernels/index_util.h"
 #include "hlo/eval/kernels/householder_qr.h"
 #include "hlo/eval/kernels/linalg.h"
+#include "hlo/kernel_cost_estimate.h"
 
 namespace tpusim::hlo {
 namespace {
@@ -436,6 +437,13 @@ StatusOr<Literal> EvaluateCustomCall(const CustomCallInfo& info,
                           GetLapackCall(info.target, info.backend_config, info.instruction_name));
   if (lapack) return EvaluateLapack(*lapack, info, operands, options);
   auto it = Table().find(info.target);
+  if (info.target == kMosaicKernelTarget) {
+    return Unimplemented(fmt::format(
+        "custom-call '{}' is a Pallas TPU kernel (tpu_custom_call): its body is Mosaic MLIR, "
+        "which the CPU evaluator does not run; `tpusim run` times it from its cost_estimate "
+        "(timing-only)",
+        info.instruction_name));
+  }
   if (it == Table().end()) {
     return Unimplemented(
         fmt::format("custom-call target '{}' (instruction '{}') is not in the CPU evaluator's "

@@ -118,3 +118,39 @@ def test_unlowerable_function_is_a_front_end_error() -> None:
 
     with pytest.raises(tpusim.FrontEndError, match="bad"):
         tpusim_jax.simulate(bad, jnp.ones((32,)))
+
+
+def _pallas_add():
+    pl = pytest.importorskip("jax.experimental.pallas")
+
+    def add_kernel(x_ref, y_ref, o_ref):
+        o_ref[...] = x_ref[...] + y_ref[...]
+
+    def add(x, y):
+        size = x.size
+        return pl.pallas_call(
+            add_kernel,
+            out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
+            cost_estimate=pl.CostEstimate(flops=size, transcendentals=0, bytes_accessed=12 * size),
+        )(x, y)
+
+    return add
+
+
+def test_pallas_kernel_lowered_for_the_tpu_is_timed_from_its_cost_estimate() -> None:
+    add = _pallas_add()
+    x = jnp.ones((1024, 1024), jnp.float32)
+    # On this machine's backend a Pallas kernel runs only in interpret mode: the error says how.
+    with pytest.raises(tpusim.FrontEndError, match='platform="tpu"'):
+        tpusim_jax.simulate(add, x, x, config="tpu-v5e")
+    module = tpusim_jax.lower(add, x, x, platform="tpu")
+    assert 'custom_call_target="tpu_custom_call"' in module.text
+    report = tpusim_jax.simulate(add, x, x, config="tpu-v5e", platform="tpu")
+    assert report.timing_only
+    (kernel,) = report.raw["pallas_kernels"]
+    assert kernel["bytes_accessed"] == 12 * 1024 * 1024 and kernel["flops"] == 1024 * 1024
+    # Its declared bytes cross HBM (beyond them only a one-element probe of each operand), at no
+    # more than the configured bandwidth.
+    op = next(o for o in report.ops if o.name == kernel["name"])
+    assert 12 * 1024 * 1024 <= op.hbm_bytes <= 12 * 1024 * 1024 + 64
+    assert report.hbm.bandwidth_bytes_per_s <= report.hbm.peak_bandwidth_bytes_per_s

@@ -69,14 +69,23 @@ def _devices(axes: Dict[str, int]) -> int:
     return n
 
 
-def _lowered(fn: Callable[..., Any], args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Any:
+def _lowered(fn: Callable[..., Any], args: Tuple[Any, ...], kwargs: Dict[str, Any],
+             platform: Optional[str]) -> Any:
     import jax
 
     target = fn if hasattr(fn, "lower") else jax.jit(fn)
     try:
-        return target.lower(*args, **kwargs)
+        if platform is None:
+            return target.lower(*args, **kwargs)
+        # Cross-platform lowering: the module JAX would hand that platform's XLA (on a CPU-only
+        # machine too), e.g. a Pallas kernel as custom-call tpu_custom_call for "tpu".
+        return target.trace(*args, **kwargs).lower(lowering_platforms=(platform,))
     except Exception as e:  # JAX raises many types; all mean "could not lower"
-        raise FrontEndError(f"tpusim.jax: JAX could not lower {_name(fn)}: {e}") from e
+        hint = ""
+        if platform is None and "interpret mode" in str(e):
+            hint = (" (a Pallas kernel lowers for the TPU only: pass platform=\"tpu\" and a "
+                    "cost_estimate to pallas_call)")
+        raise FrontEndError(f"tpusim.jax: JAX could not lower {_name(fn)}: {e}{hint}") from e
 
 
 def _name(fn: Any) -> str:
@@ -90,13 +99,18 @@ def _hlo_text(lowered: Any) -> str:
         return lowered.as_text(dialect="hlo")
 
 
-def lower(fn: Callable[..., Any], *example_args: Any, **example_kwargs: Any) -> LoweredModule:
+def lower(fn: Callable[..., Any], *example_args: Any, platform: Optional[str] = None,
+          **example_kwargs: Any) -> LoweredModule:
     """Lowers ``fn(*example_args, **example_kwargs)`` with JAX and returns the module tpusim runs.
+
+    ``platform``: None lowers for JAX's default backend (this machine's); ``"tpu"`` lowers the
+    module JAX would hand a TPU's XLA — the TPU's own custom-calls, and Pallas kernels
+    (``pallas_call``) as ``tpu_custom_call``, which tpusim times from their ``cost_estimate``.
 
     Raises:
       FrontEndError: JAX could not trace or lower the function.
     """
-    lowered = _lowered(fn, example_args, example_kwargs)
+    lowered = _lowered(fn, example_args, example_kwargs, platform)
     text = _hlo_text(lowered)
     header = text.splitlines()[0] if text else ""
     axes = _mesh_axes(header)
@@ -120,6 +134,7 @@ def simulate(
     *example_args: Any,
     config: Any = None,
     static_kwargs: Optional[Dict[str, Any]] = None,
+    platform: Optional[str] = None,
     **run_kwargs: Any,
 ) -> Report:
     """Lowers a JAX function with JAX and simulates it with tpusim.
@@ -130,6 +145,8 @@ def simulate(
       example_args: arguments fixing the shapes and dtypes (any pytree of arrays).
       config: a :class:`tpusim.Config`, a config name or path (default ``tpu-v4``).
       static_kwargs: keyword arguments passed to ``fn`` when lowering.
+      platform: the platform JAX lowers for (see :func:`lower`): None (this machine's backend)
+        or ``"tpu"`` (a function with Pallas kernels needs it).
       run_kwargs: passed to :func:`tpusim.run` (``timing_only``, ``check``, ``seed``, ...);
         ``replicas`` / ``partitions`` default to what the function's form says.
 
@@ -140,7 +157,7 @@ def simulate(
       FrontEndError (see :func:`lower`) and the errors of :func:`tpusim.run` (UnsupportedError for
       a shard_map other than a fully manual one).
     """
-    module = lower(fn, *example_args, **(static_kwargs or {}))
+    module = lower(fn, *example_args, platform=platform, **(static_kwargs or {}))
     run_kwargs.setdefault("name", f"<jax:{_name(fn)}>")
     return run_lowered(module, config=config, **run_kwargs)
 
