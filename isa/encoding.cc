@@ -6,6 +6,7 @@
 #include <bit>
 #include <cstring>
 #include <limits>
+#include <set>
 
 namespace tpusim::isa {
 namespace {
@@ -150,8 +151,13 @@ StatusOr<Instruction> DecodeInstruction(const Word& word) {
 }
 
 Status CheckProgramStructure(const Program& p) {
+  // Cores sharing one copy of their code (CoreList::Share) are checked once, at the lowest such
+  // core: the first error found is the same, and a run of thousands of replicas does not check
+  // the same code thousands of times.
+  std::set<const CoreProgram*> checked;
   for (int c = 0; c < p.num_cores(); ++c) {
     const CoreProgram& core = p.cores[c];
+    if (!checked.insert(&core).second) continue;
     size_t n = core.instructions.size();
     if (!core.source_lines.empty() && core.source_lines.size() != n) {
       return InvalidArgument(fmt::format("core {}: {} source lines for {} instructions", c,

@@ -19,13 +19,27 @@ uint64_t Hash(const std::vector<uint64_t>& words) {
 }  // namespace
 
 FastForward::FastForward(System& system, Engine* engine)
-    : system_(system), engine_(engine), units_(system.units()) {}
+    : system_(system), engine_(engine), units_(system.units()) {
+  for (auto& core : system_.cores()) core->sequencer().set_loop_opens(&loop_opens_);
+}
 
-int FastForward::Leader() const {
+FastForward::~FastForward() {
+  for (auto& core : system_.cores()) core->sequencer().set_loop_opens(nullptr);
+}
+
+int FastForward::Leader() {
+  // Loops only open through ctrl.loop, which counts in loop_opens_: if none opened since a visit
+  // found none open, none is open now.
+  if (none_open_ && loop_opens_ == loop_opens_seen_) return -1;
   auto& cores = system_.cores();
   for (size_t c = 0; c < cores.size(); ++c) {
-    if (!cores[c]->sequencer().loops().empty()) return static_cast<int>(c);
+    if (!cores[c]->sequencer().loops().empty()) {
+      none_open_ = false;
+      return static_cast<int>(c);
+    }
   }
+  none_open_ = true;
+  loop_opens_seen_ = loop_opens_;
   return -1;
 }
 

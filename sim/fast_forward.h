@@ -46,6 +46,9 @@ class FastForward {
 
   /// `engine` runs `system`; a snapshot first steps every unit at its cycle (Engine::StepAllNow).
   FastForward(System& system, Engine* engine);
+  ~FastForward();
+  FastForward(const FastForward&) = delete;
+  FastForward& operator=(const FastForward&) = delete;
 
   /// Called between engine cycles (after every unit stepped at `now`): returns the cycles the
   /// whole system was advanced by (0: nothing skipped).
@@ -82,13 +85,18 @@ class FastForward {
   // The number of periods that may be skipped from `now` (0: none), given the earlier snapshot.
   uint64_t Periods(const Snapshot& then, const Snapshot& now) const;
   void Skip(const Sampled& sampled, const Snapshot& then, const Snapshot& now, uint64_t periods);
-  int Leader() const;
+  // The lowest core with an open loop, or -1. Visits the cores only when a loop was opened since
+  // the last visit found none (`loop_opens_`), so a run without open loops costs nothing per cycle.
+  int Leader();
 
   System& system_;
   Engine* engine_;
   std::vector<Unit*> units_;
   bool enabled_ = true;
   int leader_ = -1;
+  uint64_t loop_opens_ = 0;        // loops opened by any core so far (Sequencer::set_loop_opens)
+  uint64_t loop_opens_seen_ = 0;   // its value when Leader last found no open loop
+  bool none_open_ = false;         // Leader's last visit found no open loop
   std::vector<Sampled> sampled_;  // per loop level of the leader
   uint64_t trips_skipped_ = 0;
   Cycles cycles_skipped_{0};

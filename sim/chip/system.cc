@@ -1,6 +1,7 @@
 #include "sim/chip/system.h"
 
 #include <algorithm>
+#include <memory>
 #include <string>
 
 namespace tpusim::sim {
@@ -31,15 +32,17 @@ StatusOr<std::unique_ptr<System>> System::Create(const config::ChipConfig& confi
   s->network_->set_trace(options.trace);
   const double vmem_bpc = static_cast<double>(config.core.vmem_bytes_per_cycle);
   const int per_chip = static_cast<int>(config.tensorcores);
+  auto arrival_conns = std::make_shared<std::vector<int>>();
   for (int c = 0; c < n; ++c) {
     TransferNetwork::Connection conn = s->network_->Connect(Cycles(1));
     ctx.arrivals.push_back(conn);
-    ctx.arrival_conns.push_back(conn.id);
+    arrival_conns->push_back(conn.id);
     ctx.local_copy.push_back(s->network_->AddResource("chip" + std::to_string(c / per_chip) +
                                                           ".core" + std::to_string(c % per_chip) +
                                                           ".vmem_copy",
                                                       vmem_bpc));
   }
+  ctx.arrival_conns = std::move(arrival_conns);
   for (int c = 0; c < n; ++c) {
     TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<TensorCore> core, TensorCore::Create(c, ctx, &unit_id));
     s->cores_.push_back(std::move(core));

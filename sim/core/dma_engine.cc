@@ -1,6 +1,8 @@
 #include "sim/core/dma_engine.h"
 
 #include <algorithm>
+#include <memory>
+#include <utility>
 
 #include "isa/execute.h"
 #include "isa/footprint.h"
@@ -9,7 +11,8 @@
 namespace tpusim::sim {
 
 DmaEngine::DmaEngine(std::string path, int core, const Interconnect* ic, TransferNetwork* network,
-                     Cycles issue_cycles, int local_copy_resource, std::vector<int> notify_conns,
+                     Cycles issue_cycles, int local_copy_resource,
+                     std::shared_ptr<const std::vector<int>> notify_conns,
                      isa::MachineState* state, ErrorSink* errors, int unit_id, StatRegistry& stats,
                      uint64_t vmem_bytes_per_cycle)
     : path_(std::move(path)),
@@ -81,7 +84,7 @@ TransferRequest DmaEngine::MakeRequest(const Command& cmd) const {
     case isa::Opcode::kDmaVmemToRemote: {
       auto r = inst.As<isa::op::DmaVmemToRemote>();
       const int dst = static_cast<int>(r.dst_core);
-      if (dst == core_ || dst >= static_cast<int>(notify_conns_.size())) {
+      if (dst == core_ || dst >= static_cast<int>(notify_conns_->size())) {
         // A copy within the core (an out-of-range dst_core fails in the data path).
         req.uses = {{local_copy_, UseKind::kThrough}};
         req.latency = Cycles(1);
@@ -90,11 +93,11 @@ TransferRequest DmaEngine::MakeRequest(const Command& cmd) const {
         req.uses = route.uses;
         req.latency = route.latency;
       }
-      if (r.dst_space == isa::MemSpace::kHbm && dst < static_cast<int>(notify_conns_.size())) {
+      if (r.dst_space == isa::MemSpace::kHbm && dst < static_cast<int>(notify_conns_->size())) {
         req.uses.push_back({ic_->hbm(dst / per_chip, dst % per_chip), UseKind::kWrite});
       }
-      if (dst != core_ && dst < static_cast<int>(notify_conns_.size())) {
-        req.notify = notify_conns_[dst];
+      if (dst != core_ && dst < static_cast<int>(notify_conns_->size())) {
+        req.notify = (*notify_conns_)[dst];
         req.notify_tag = r.dst_flag;
       }
       break;

@@ -27,8 +27,10 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "isa/machine_state.h"
 #include "sim/chip/interconnect.h"
@@ -43,9 +45,11 @@ namespace tpusim::sim {
 
 class DmaEngine : public Unit {
  public:
-  /// `notify_conns[c]`: the network connection id of global core c's sequencer (remote arrivals).
+  /// `(*notify_conns)[c]`: the network connection id of global core c's sequencer (remote
+  /// arrivals); one list shared by every engine of the system (not null).
   DmaEngine(std::string path, int core, const Interconnect* ic, TransferNetwork* network,
-            Cycles issue_cycles, int local_copy_resource, std::vector<int> notify_conns,
+            Cycles issue_cycles, int local_copy_resource,
+            std::shared_ptr<const std::vector<int>> notify_conns,
             isa::MachineState* state, ErrorSink* errors, int unit_id, StatRegistry& stats,
             uint64_t vmem_bytes_per_cycle = 1);
 
@@ -74,7 +78,7 @@ class DmaEngine : public Unit {
   const TransferNetwork* network_;
   TransferNetwork::Connection conn_;
   int local_copy_;
-  std::vector<int> notify_conns_;
+  std::shared_ptr<const std::vector<int>> notify_conns_;  // shared by every engine
   isa::MachineState* state_;  // null: timing-only (no values)
   ErrorSink* errors_;
   int unit_id_;

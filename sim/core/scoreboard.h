@@ -13,11 +13,15 @@
 // results stream out", tpu-specs.md §3.2) and the MXU's result path times it row by row
 // (mxu_unit.h). A matmul overwriting rows an earlier pop reads still waits (WAR).
 //
-// Storage: the entries' sequence numbers and all their regions in two flat arrays ordered by
+// Storage: the entries' sequence numbers and all their regions in flat arrays ordered by
 // sequence number (entries are added in increasing order), so the conflict check, which runs at
 // every issue attempt, walks contiguous memory rather than one heap node per entry and region (a
 // run of thousands of cores steps each core's sequencer between those of all the others, so its
-// state is rarely in cache).
+// state is rarely in cache). The check walks 24-byte keys (space, core, MXU, bounding range), and
+// reads a region's full record only where the keys say it may overlap: a few kB per core instead
+// of 80 bytes per region. A removed entry's regions are marked dead in place and the arrays are
+// compacted once the dead outnumber the live, so a removal costs O(1) amortized instead of moving
+// every younger entry's regions (the oldest entry, the one usually removed, is at the front).
 #pragma once
 
 #include <cstdint>
@@ -50,13 +54,32 @@ class Scoreboard {
   }
 
  private:
-  struct Tagged {
-    uint64_t seq;
-    bool write;  // false: a region the entry reads
-    isa::Region region;
+  // What the check reads first: a necessary condition of isa::Region::Overlaps (same space, core
+  // and MXU — the MXU index truncated, the full record decides — and overlapping bounding ranges).
+  struct Key {
+    uint64_t lo = 0, hi = 0;
+    int32_t core = 0;
+    uint16_t mxu = 0;
+    uint8_t space = 0;
+    uint8_t flags = 0;  // kWrite | kDead | kChain
+    static Key Of(const isa::Region& r, uint8_t flags);
+    bool MayOverlap(const Key& o) const {
+      return space == o.space && core == o.core && mxu == o.mxu && lo < o.hi && o.lo < hi &&
+             (flags & o.flags & kChain) == 0;
+    }
   };
-  std::vector<uint64_t> seqs_;   // the entries, increasing
-  std::vector<Tagged> regions_;  // by entry (increasing seq); per entry its writes, then its reads
+  static constexpr uint8_t kWrite = 1;  // a region the entry writes (else reads)
+  static constexpr uint8_t kDead = 2;   // its entry was removed (skipped until the compaction)
+  static constexpr uint8_t kChain = 4;  // isa::Region::in_order_chain (two never overlap)
+  // Whether footprint region `r` (read or written per `r_write`) conflicts with the in-flight
+  // region `i`.
+  bool Conflicts(size_t i, const isa::Region& r, bool r_write) const;
+
+  std::vector<uint64_t> seqs_;         // the entries, increasing
+  std::vector<Key> keys_;              // by entry (increasing seq): its writes, then its reads
+  std::vector<uint64_t> region_seqs_;  // keys_[i]'s entry
+  std::vector<isa::Region> regions_;   // keys_[i]'s full region
+  size_t dead_ = 0;                    // keys_ marked dead
 };
 
 }  // namespace tpusim::sim

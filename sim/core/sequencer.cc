@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 
 #include "common/saturating.h"
 #include "isa/footprint.h"
@@ -38,9 +39,12 @@ Sequencer::Sequencer(std::string path, int core, const isa::Program& program,
   ici_ = static_cast<int>(targets_.size());
   targets_.push_back(targets.ici);
   TPUSIM_CHECK(targets_.size() == reports_.size());
-  for (Port<Report>& p : reports_) p.set_receiver(this);
-  arrivals_.done->set_receiver(this);
-  release_.set_receiver(this);
+  for (size_t i = 0; i < reports_.size(); ++i) {
+    reports_[i].set_receiver(this, static_cast<uint32_t>(i));
+  }
+  reports_pending_.assign((reports_.size() + 63) / 64, 0);
+  arrivals_.done->set_receiver(this, kArrivalsPort);
+  release_.set_receiver(this, kReleasePort);
   credits_.assign(targets_.size(), static_cast<int>(targets.queue_depth));
   outstanding_.assign(targets_.size(), 0);
   profile_.executions.resize(code_.instructions.size());
@@ -220,6 +224,7 @@ void Sequencer::Step(Cycles now) {
           return;
         }
         loops_.push_back({pc_ + 1, l.count, loop_serial_++});
+        if (loop_opens_ != nullptr) ++*loop_opens_;
         ++pc_;
       }
       break;
@@ -289,40 +294,66 @@ void Sequencer::Step(Cycles now) {
   Retire();
 }
 
+// Takes the reports of target `i` delivered by `now`.
+void Sequencer::ReceiveReports(size_t i, Cycles now) {
+  while (reports_[i].HasReady(now)) {
+    Report r = reports_[i].Pop(now);
+    InFlight& f = InFlightAt(r.seq);
+    if (r.kind == Report::Kind::kStarted) {
+      ++credits_[i];
+      f.start = r.cycle;
+      continue;
+    }
+    f.done = true;
+    f.done_cycle = std::max(r.cycle, f.issue + Cycles(1));
+    scoreboard_.Remove(r.seq);
+    --outstanding_[i];
+    if (f.flag >= 0) {
+      const int flag = f.flag;
+      if (Status st = isa::AddToFlag(flags_[flag], 1, flag); !st.ok()) Fail(now, st.message());
+    }
+  }
+}
+
+void Sequencer::Delivered(uint32_t port, Cycles at) {
+  if (port == kArrivalsPort) {
+    arrivals_pending_ = true;
+  } else if (port == kReleasePort) {
+    release_pending_ = true;
+  } else {
+    reports_pending_[port / 64] |= uint64_t{1} << (port % 64);
+  }
+  Wake(at);
+}
+
 // Takes the units' started/done reports, the remote DMA arrivals and the barrier release of
 // cycle `now`.
 void Sequencer::Receive(Cycles now) {
-  for (size_t i = 0; i < reports_.size(); ++i) {
-    while (reports_[i].HasReady(now)) {
-      Report r = reports_[i].Pop(now);
-      InFlight& f = InFlightAt(r.seq);
-      if (r.kind == Report::Kind::kStarted) {
-        ++credits_[i];
-        f.start = r.cycle;
-        continue;
-      }
-      f.done = true;
-      f.done_cycle = std::max(r.cycle, f.issue + Cycles(1));
-      scoreboard_.Remove(r.seq);
-      --outstanding_[i];
-      if (f.flag >= 0) {
-        const int flag = f.flag;
-        if (Status st = isa::AddToFlag(flags_[flag], 1, flag); !st.ok()) Fail(now, st.message());
-      }
+  for (size_t word = 0; word < reports_pending_.size(); ++word) {
+    for (uint64_t bits = reports_pending_[word]; bits != 0; bits &= bits - 1) {
+      const size_t i = word * 64 + static_cast<size_t>(std::countr_zero(bits));
+      ReceiveReports(i, now);
+      if (reports_[i].empty()) reports_pending_[word] &= ~(uint64_t{1} << (i % 64));
     }
   }
-  while (arrivals_.done->HasReady(now)) {
-    TransferDone d = arrivals_.done->Pop(now);
-    Status st = isa::AddToFlag(flags_[d.tag % isa::kNumSyncFlags], 1, d.tag);
-    if (!st.ok()) Fail(now, st.message());
+  if (arrivals_pending_) {
+    while (arrivals_.done->HasReady(now)) {
+      TransferDone d = arrivals_.done->Pop(now);
+      Status st = isa::AddToFlag(flags_[d.tag % isa::kNumSyncFlags], 1, d.tag);
+      if (!st.ok()) Fail(now, st.message());
+    }
+    arrivals_pending_ = !arrivals_.done->empty();
   }
-  while (release_.HasReady(now)) {
-    release_.Pop(now);
-    TPUSIM_CHECK(in_barrier_);
-    in_barrier_ = false;
-    InFlight& f = InFlightAt(barrier_seq_);
-    f.done = true;
-    f.done_cycle = now + Cycles(1);
+  if (release_pending_) {
+    while (release_.HasReady(now)) {
+      release_.Pop(now);
+      TPUSIM_CHECK(in_barrier_);
+      in_barrier_ = false;
+      InFlight& f = InFlightAt(barrier_seq_);
+      f.done = true;
+      f.done_cycle = now + Cycles(1);
+    }
+    release_pending_ = !release_.empty();
   }
 }
 
@@ -410,8 +441,15 @@ bool Sequencer::BreakUnless(Cycles now, const isa::Instruction& inst) {
 }
 
 Cycles Sequencer::NextWork(Cycles now) const {
-  Cycles next = EarliestOf(arrivals_.done->NextArrival(), release_.NextArrival());
-  for (const Port<Report>& p : reports_) next = EarliestOf(next, p.NextArrival());
+  Cycles next = kNever;
+  if (arrivals_pending_) next = arrivals_.done->NextArrival();
+  if (release_pending_) next = EarliestOf(next, release_.NextArrival());
+  for (size_t word = 0; word < reports_pending_.size(); ++word) {
+    for (uint64_t bits = reports_pending_[word]; bits != 0; bits &= bits - 1) {
+      const size_t i = word * 64 + static_cast<size_t>(std::countr_zero(bits));
+      next = EarliestOf(next, reports_[i].NextArrival());
+    }
+  }
   if (!halted_ && state_ == State::kIssuing) next = EarliestOf(next, now + Cycles(1));
   if (!halted_ && !in_barrier_ && pc_ >= code_.instructions.size()) {
     next = EarliestOf(next, now + Cycles(1));

@@ -68,6 +68,9 @@ class Sequencer : public Unit {
   void Step(Cycles now) override;
   Cycles NextWork(Cycles now) const override;
   bool event_driven() const override { return true; }
+  /// Marks port `port` (a report port, the arrivals or the release) as holding messages, so Receive
+  /// and NextWork visit only those, and wakes the sequencer.
+  void Delivered(uint32_t port, Cycles at) override;
   /// After ctrl.halt the core counts issue cycles up to the next event cycle of the run.
   bool StepAtNextEvent() const override { return halted_ && state_ != State::kHalted; }
 
@@ -123,6 +126,10 @@ class Sequencer : public Unit {
   /// The smallest `trips` of the core's ctrl.break_unless instructions (UINT64_MAX if none): in
   /// timing-only runs a loop is left at its first break_unless once trips_done reaches it.
   uint64_t min_break_trips() const { return min_break_trips_; }
+  /// A counter the sequencer adds one to whenever it opens a loop (a ctrl.loop with trips), for
+  /// an observer between engine cycles (FastForward finds the lowest core with an open loop
+  /// without visiting every core at every cycle); null: none. Changes no result.
+  void set_loop_opens(uint64_t* counter) { loop_opens_ = counter; }
   /// The sequence number the next issued instruction gets.
   uint64_t next_seq() const { return next_seq_; }
 
@@ -151,6 +158,7 @@ class Sequencer : public Unit {
 
   void Retire();
   void Receive(Cycles now);
+  void ReceiveReports(size_t i, Cycles now);
   bool IssueToUnit(Cycles now, const isa::Instruction& inst);
   void Account(Cycles now);
   /// ctrl.break_unless at pc_: false while it waits for earlier instructions (or on an error).
@@ -168,6 +176,15 @@ class Sequencer : public Unit {
   std::vector<int> outstanding_;  // per target (DMA choice)
   int first_dma_ = 0, num_dma_ = 0, vpu_ = 0, xlu_ = 0, ici_ = 0;
   std::vector<Port<Report>> reports_;
+  // Bit i: reports_[i] holds a message (set by Delivered, cleared once Receive empties it), so a
+  // step visits the ports with messages, not every unit's port; the same for the arrivals and
+  // the barrier release (the arrivals port is the network's: a step need not touch it).
+  std::vector<uint64_t> reports_pending_;
+  bool arrivals_pending_ = false;
+  bool release_pending_ = false;
+  // The receiver numbers of the ports that are not report ports.
+  static constexpr uint32_t kArrivalsPort = UINT32_MAX - 1;
+  static constexpr uint32_t kReleasePort = UINT32_MAX;
   TransferNetwork::Connection arrivals_;
   Port<SyncMessage> release_;
   Port<SyncMessage>* hub_ = nullptr;
@@ -180,6 +197,7 @@ class Sequencer : public Unit {
   uint64_t loop_serial_ = 0;
   uint64_t min_break_trips_ = UINT64_MAX;
   int trip_level_ = -1;
+  uint64_t* loop_opens_ = nullptr;
   // Each ctrl.loop's ctrl.endloop: one entry per loop, so a core's own state does not grow with
   // the length of its code (which cores running the same code share).
   isa::LoopStructure loop_structure_;

@@ -34,7 +34,9 @@ struct CoreContext {
   TransferNetwork* network = nullptr;
   const Interconnect* interconnect = nullptr;
   StatRegistry* stats = nullptr;
-  std::vector<int> arrival_conns;  // per global core: its sequencer's network connection id
+  // Per global core: its sequencer's network connection id (one list shared by every DMA engine,
+  // so that no core holds a copy of a list as long as the system: N^2 memory).
+  std::shared_ptr<const std::vector<int>> arrival_conns;
   std::vector<TransferNetwork::Connection> arrivals;  // per global core
   std::vector<int> local_copy;  // per global core: the VMEM-to-VMEM copy resource
   TraceSink* trace = nullptr;   // null: no trace

@@ -49,6 +49,29 @@ TEST(Scoreboard, AccumulatorChainAndStreamedPop) {
   EXPECT_EQ(sb.FirstConflict(Fp({isa::AccRegion(0, 1, 0, 128, false)}, {})), Scoreboard::kNone);
 }
 
+TEST(Scoreboard, LargeFootprintAndCompaction) {
+  // A footprint of more regions than the check's prefilter holds (scoreboard.cc kMaxKeys) is
+  // checked region by region all the same; removing most entries compacts the arrays.
+  Scoreboard sb;
+  for (uint64_t seq = 0; seq < 40; ++seq) {
+    sb.Add(seq, Fp({}, {isa::VmemRegion(0, seq * 64, 64)}));
+  }
+  std::vector<isa::Region> reads;
+  for (uint64_t i = 0; i < 6; ++i) reads.push_back(isa::VmemRegion(0, 64 * 40 + i * 64, 64));
+  EXPECT_EQ(sb.FirstConflict(Fp(reads, {})), Scoreboard::kNone);
+  reads.push_back(isa::VmemRegion(0, 64 * 30 + 8, 4));
+  reads.push_back(isa::VmemRegion(0, 64 * 33, 4));
+  EXPECT_EQ(sb.FirstConflict(Fp(reads, {})), 30u);  // the oldest of 30 and 33
+  for (uint64_t seq = 0; seq < 40; ++seq) {
+    if (seq != 33) sb.Remove(seq);
+  }
+  EXPECT_EQ(sb.FirstConflict(Fp(reads, {})), 33u);
+  EXPECT_TRUE(sb.Contains(33));
+  sb.Remove(33);
+  EXPECT_TRUE(sb.empty());
+  EXPECT_EQ(sb.FirstConflict(Fp(reads, {})), Scoreboard::kNone);
+}
+
 // The scoreboard's rule written directly on a map of footprints.
 uint64_t ModelConflict(const std::map<uint64_t, isa::Footprint>& entries,
                        const isa::Footprint& f) {
