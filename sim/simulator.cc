@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <map>
+#include <memory>
+#include <vector>
 
 #include "common/saturating.h"
 #include "config/config_loader.h"
@@ -240,9 +243,15 @@ StatusOr<SimResult> Simulator::Run(const isa::Program& program,
   }
   TPUSIM_RETURN_IF_ERROR(CheckWorkBeforeRun(program, config_, options_, fast_forward != nullptr));
   if (options_.max_work > 0) {
+    // One list per copy of the code (replicas share theirs: isa::CoreList), not per core.
+    std::map<const isa::CoreProgram*, std::shared_ptr<const std::vector<uint64_t>>> costs;
     for (size_t c = 0; c < system->cores().size() && c < program.cores.size(); ++c) {
-      system->cores()[c]->sequencer().set_work_costs(
-          SimulatorWorkCosts(program.cores[c], config_, options_));
+      auto& list = costs[&program.cores[c]];
+      if (list == nullptr) {
+        list = std::make_shared<const std::vector<uint64_t>>(
+            SimulatorWorkCosts(program.cores[c], config_, options_));
+      }
+      system->cores()[c]->sequencer().set_work_costs(list);
     }
   }
   engine.set_after_step([&](Cycles now) -> Cycles {

@@ -17,8 +17,22 @@ Scoreboard::Key Scoreboard::Key::Of(const isa::Region& r, uint8_t flags) {
   return k;
 }
 
+isa::Region Scoreboard::RegionAt(size_t i) const {
+  const Key& k = keys_[i];
+  isa::Region e;
+  e.space = static_cast<isa::MemSpace>(k.space);
+  e.core = k.core;
+  e.mxu = rests_[i].mxu;
+  e.lo = k.lo;
+  e.hi = k.hi;
+  e.stride = rests_[i].stride;
+  e.width = rests_[i].width;
+  e.in_order_chain = (k.flags & kChain) != 0;
+  return e;
+}
+
 bool Scoreboard::Conflicts(size_t i, const isa::Region& r, bool r_write) const {
-  const isa::Region& e = regions_[i];
+  const isa::Region e = RegionAt(i);
   if (!r.Overlaps(e)) return false;
   if (keys_[i].flags & kWrite) return r_write || !(r.result_stream && e.in_order_chain);  // RAW
   return r_write;                                                                         // WAR
@@ -65,12 +79,12 @@ void Scoreboard::Add(uint64_t seq, const isa::Footprint& f) {
   for (const isa::Region& w : f.writes) {
     keys_.push_back(Key::Of(w, kWrite));
     region_seqs_.push_back(seq);
-    regions_.push_back(w);
+    rests_.push_back({w.stride, w.width, w.mxu});
   }
   for (const isa::Region& r : f.reads) {
     keys_.push_back(Key::Of(r, 0));
     region_seqs_.push_back(seq);
-    regions_.push_back(r);
+    rests_.push_back({r.stride, r.width, r.mxu});
   }
 }
 
@@ -87,7 +101,7 @@ void Scoreboard::Remove(uint64_t seq) {
   if (seqs_.empty()) {
     keys_.clear();
     region_seqs_.clear();
-    regions_.clear();
+    rests_.clear();
     dead_ = 0;
   } else if (2 * dead_ > keys_.size()) {
     size_t out = 0;
@@ -95,12 +109,12 @@ void Scoreboard::Remove(uint64_t seq) {
       if (keys_[i].flags & kDead) continue;
       keys_[out] = keys_[i];
       region_seqs_[out] = region_seqs_[i];
-      regions_[out] = regions_[i];
+      rests_[out] = rests_[i];
       ++out;
     }
     keys_.resize(out);
     region_seqs_.resize(out);
-    regions_.resize(out);
+    rests_.resize(out);
     dead_ = 0;
   }
 }

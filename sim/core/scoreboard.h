@@ -18,8 +18,8 @@
 // every issue attempt, walks contiguous memory rather than one heap node per entry and region (a
 // run of thousands of cores steps each core's sequencer between those of all the others, so its
 // state is rarely in cache). The check walks 24-byte keys (space, core, MXU, bounding range), and
-// reads a region's full record only where the keys say it may overlap: a few kB per core instead
-// of 80 bytes per region. A removed entry's regions are marked dead in place and the arrays are
+// reads the rest of a region (its row structure) only where the keys say it may overlap; a region
+// takes 56 bytes in all. A removed entry's regions are marked dead in place and the arrays are
 // compacted once the dead outnumber the live, so a removal costs O(1) amortized instead of moving
 // every younger entry's regions (the oldest entry, the one usually removed, is at the front).
 #pragma once
@@ -71,6 +71,14 @@ class Scoreboard {
   static constexpr uint8_t kWrite = 1;  // a region the entry writes (else reads)
   static constexpr uint8_t kDead = 2;   // its entry was removed (skipped until the compaction)
   static constexpr uint8_t kChain = 4;  // isa::Region::in_order_chain (two never overlap)
+  // The rest of an in-flight region (the row structure and the full MXU index): with its key, all
+  // that isa::Region::Overlaps reads.
+  struct Rest {
+    uint64_t stride = 0, width = 0;
+    int32_t mxu = 0;
+  };
+  // In-flight region `i` as an isa::Region (result_stream, which Overlaps does not read, false).
+  isa::Region RegionAt(size_t i) const;
   // Whether footprint region `r` (read or written per `r_write`) conflicts with the in-flight
   // region `i`.
   bool Conflicts(size_t i, const isa::Region& r, bool r_write) const;
@@ -78,7 +86,7 @@ class Scoreboard {
   std::vector<uint64_t> seqs_;         // the entries, increasing
   std::vector<Key> keys_;              // by entry (increasing seq): its writes, then its reads
   std::vector<uint64_t> region_seqs_;  // keys_[i]'s entry
-  std::vector<isa::Region> regions_;   // keys_[i]'s full region
+  std::vector<Rest> rests_;            // keys_[i]'s row structure and MXU
   size_t dead_ = 0;                    // keys_ marked dead
 };
 

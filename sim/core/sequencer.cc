@@ -552,7 +552,9 @@ void Sequencer::CountExecution(size_t pc) {
   ++profile_.executions[pc];
   if (!profile_.details.empty()) ++profile_.details[pc].executions;
   ++executed_;
-  if (!work_costs_.empty()) work_ = SaturatingAdd(work_, work_costs_[pc]);
+  if (work_costs_ != nullptr && !work_costs_->empty()) {
+    work_ = SaturatingAdd(work_, (*work_costs_)[pc]);
+  }
 }
 
 void Sequencer::SaveStats(std::vector<uint64_t>& out) const {

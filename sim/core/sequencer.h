@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -95,8 +96,11 @@ class Sequencer : public Unit {
   const std::vector<uint32_t>& flags() const { return flags_; }
   uint64_t executed() const { return executed_; }
   /// The work units of one execution of each instruction of the core, by index (the simulator's
-  /// work budget, SimOptions::max_work); empty: nothing is counted.
-  void set_work_costs(std::vector<uint64_t> costs) { work_costs_ = std::move(costs); }
+  /// work budget, SimOptions::max_work), shared by the cores running the same code; null or
+  /// empty: nothing is counted.
+  void set_work_costs(std::shared_ptr<const std::vector<uint64_t>> costs) {
+    work_costs_ = std::move(costs);
+  }
   /// The work units of the instructions issued so far (set_work_costs; trips a fast-forward skips
   /// are not issued and cost nothing), saturating.
   uint64_t work() const { return work_; }
@@ -220,7 +224,7 @@ class Sequencer : public Unit {
   Cycles frontier_;
   uint64_t executed_ = 0;
   uint64_t loop_trips_ = 0;
-  std::vector<uint64_t> work_costs_;
+  std::shared_ptr<const std::vector<uint64_t>> work_costs_;
   uint64_t work_ = 0;
   Profile profile_;
   // Counts an issue of the instruction at `pc`: its profile, executed_, work_.
