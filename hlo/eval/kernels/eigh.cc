@@ -17,38 +17,43 @@ namespace tpusim::hlo {
 namespace {
 
 // One k x k quadrant, row-major.
+template <typename T>
 struct Quad {
   int64_t k = 0;
-  std::vector<double> x;
-  double& at(int64_t i, int64_t j) { return x[static_cast<size_t>(i * k + j)]; }
+  std::vector<T> x;
+  T& at(int64_t i, int64_t j) { return x[static_cast<size_t>(i * k + j)]; }
 };
 
 // The padded matrix as quadrants tl, tr, bl, br (indices 0..3).
-using Quads = std::array<Quad, 4>;
+template <typename T>
+using Quads = std::array<Quad<T>, 4>;
 enum { kTl = 0, kTr = 1, kBl = 2, kBr = 3 };
 
+template <typename T>
 struct Rotation {
-  std::vector<double> c, s, rt1, rt2;
+  std::vector<T> c, s, rt1, rt2;
 };
 
 // The 2x2 symmetric Schur rotations of the k diagonal pairs (XLA's
 // HermitianEigenDecomposition2x2 for real types).
-Rotation SchurRotations(Quads& w) {
+template <typename T>
+Rotation<T> SchurRotations(Quads<T>& w) {
   const int64_t k = w[kTl].k;
-  Rotation r;
+  Rotation<T> r;
   r.c.resize(static_cast<size_t>(k));
   r.s = r.rt1 = r.rt2 = r.c;
-  const double tiny = 0.1 * static_cast<double>(std::numeric_limits<float>::epsilon());
+  // XLA's kFudgeFactor 0.1f times f32's epsilon, for every type.
+  const T tiny = static_cast<T>(0.1f * std::numeric_limits<float>::epsilon());
   for (int64_t i = 0; i < k; ++i) {
-    const double a = w[kTl].at(i, i), b = w[kTr].at(i, i), d = w[kBr].at(i, i);
+    const T a = w[kTl].at(i, i), b = w[kTr].at(i, i), d = w[kBr].at(i, i);
     // t = 0 for a tiny off-diagonal (always for b == 0: no division by zero).
-    double t = 0;
+    T t = 0;
     if (b != 0 && !(std::abs(b) <= tiny * std::min(std::abs(a), std::abs(d)))) {
-      const double tau = (d - a) / (2 * b);
-      const double root = std::sqrt(1 + tau * tau);
+      const T tau = (d - a) / (2 * b);
+      const T root = std::sqrt(1 + tau * tau);
       t = 1 / (tau + (tau >= 0 ? root : -root));
     }
-    const double c = 1 / std::sqrt(1 + t * t);
+    const T c = 1 / std::sqrt(1 + t * t);
     const auto u = static_cast<size_t>(i);
     r.c[u] = c;
     r.s[u] = t * c;
@@ -59,11 +64,12 @@ Rotation SchurRotations(Quads& w) {
 }
 
 // Rows i of the top and bottom quadrants rotated: top*c - bottom*s, top*s + bottom*c.
-void RotateRows(const Rotation& r, Quad& top, Quad& bottom) {
+template <typename T>
+void RotateRows(const Rotation<T>& r, Quad<T>& top, Quad<T>& bottom) {
   for (int64_t i = 0; i < top.k; ++i) {
-    const double c = r.c[static_cast<size_t>(i)], s = r.s[static_cast<size_t>(i)];
+    const T c = r.c[static_cast<size_t>(i)], s = r.s[static_cast<size_t>(i)];
     for (int64_t j = 0; j < top.k; ++j) {
-      const double t = top.at(i, j), b = bottom.at(i, j);
+      const T t = top.at(i, j), b = bottom.at(i, j);
       top.at(i, j) = t * c - b * s;
       bottom.at(i, j) = t * s + b * c;
     }
@@ -71,11 +77,12 @@ void RotateRows(const Rotation& r, Quad& top, Quad& bottom) {
 }
 
 // Columns i of the left and right quadrants rotated: left*c - right*s, left*s + right*c.
-void RotateCols(const Rotation& r, Quad& left, Quad& right) {
+template <typename T>
+void RotateCols(const Rotation<T>& r, Quad<T>& left, Quad<T>& right) {
   for (int64_t i = 0; i < left.k; ++i) {
     for (int64_t j = 0; j < left.k; ++j) {
-      const double c = r.c[static_cast<size_t>(j)], s = r.s[static_cast<size_t>(j)];
-      const double l = left.at(i, j), rt = right.at(i, j);
+      const T c = r.c[static_cast<size_t>(j)], s = r.s[static_cast<size_t>(j)];
+      const T l = left.at(i, j), rt = right.at(i, j);
       left.at(i, j) = l * c - rt * s;
       right.at(i, j) = l * s + rt * c;
     }
@@ -84,15 +91,16 @@ void RotateCols(const Rotation& r, Quad& left, Quad& right) {
 
 // Brent and Luk's round-robin step over the rows (`rows`) or columns of a pair of quadrants:
 // first = [first[0], second[0], first[1 .. k-2]], second = [second[1 .. k-1], first[k-1]].
-void Permute(Quad& first, Quad& second, bool rows) {
+template <typename T>
+void Permute(Quad<T>& first, Quad<T>& second, bool rows) {
   const int64_t k = first.k;
   if (k <= 1) return;
-  const Quad f = first, s = second;
-  auto get = [rows](const Quad& q, int64_t line, int64_t j) {
+  const Quad<T> f = first, s = second;
+  auto get = [rows](const Quad<T>& q, int64_t line, int64_t j) {
     return rows ? q.x[static_cast<size_t>(line * q.k + j)]
                 : q.x[static_cast<size_t>(j * q.k + line)];
   };
-  auto set = [rows](Quad& q, int64_t line, int64_t j, double v) {
+  auto set = [rows](Quad<T>& q, int64_t line, int64_t j, T v) {
     (rows ? q.at(line, j) : q.at(j, line)) = v;
   };
   for (int64_t j = 0; j < k; ++j) {
@@ -104,8 +112,9 @@ void Permute(Quad& first, Quad& second, bool rows) {
 }
 
 // One round: rotate the k pairs of `w`, rotate the rows of `v`, permute both.
-void Round(Quads& w, Quads& v) {
-  const Rotation r = SchurRotations(w);
+template <typename T>
+void Round(Quads<T>& w, Quads<T>& v) {
+  const Rotation<T> r = SchurRotations(w);
   RotateRows(r, w[kTl], w[kBl]);
   RotateRows(r, w[kTr], w[kBr]);
   RotateCols(r, w[kTl], w[kTr]);
@@ -128,10 +137,11 @@ void Round(Quads& w, Quads& v) {
 }
 
 // Whether `w` still needs a sweep: ||offdiag||^2 > epsilon^2 ||w||^2.
-bool Unconverged(Quads& w, double epsilon) {
-  double all = 0, off = 0;
-  for (Quad& q : w) {
-    for (double e : q.x) all += e * e;
+template <typename T>
+bool Unconverged(Quads<T>& w, T epsilon) {
+  T all = 0, off = 0;
+  for (Quad<T>& q : w) {
+    for (T e : q.x) all += e * e;
   }
   for (int q = 0; q < 4; ++q) {
     for (int64_t i = 0; i < w[q].k; ++i) {
@@ -141,20 +151,21 @@ bool Unconverged(Quads& w, double epsilon) {
       }
     }
   }
-  return all * epsilon * epsilon < off;
+  return all * (epsilon * epsilon) < off;
 }
 
 // Matrix b of `a` symmetrized, scaled and split into quadrants; its scale.
-double Prepare(const Literal& a, int64_t b, int64_t n, bool lower, Quads& w, Quads& v) {
+template <typename T>
+T Prepare(const Literal& a, int64_t b, int64_t n, bool lower, Quads<T>& w, Quads<T>& v) {
   const int64_t k = (n + 1) / 2, base = b * n * n;
-  for (Quad& q : w) q = Quad{k, std::vector<double>(static_cast<size_t>(k * k), 0.0)};
+  for (Quad<T>& q : w) q = Quad<T>{k, std::vector<T>(static_cast<size_t>(k * k), T{0})};
   v = w;
   for (int64_t i = 0; i < k; ++i) v[kTl].at(i, i) = v[kBr].at(i, i) = 1;
   auto read = [&](int64_t i, int64_t j) {
     const bool own = lower ? i >= j : i <= j;
-    return own ? a.GetAsDouble(base + i * n + j) : a.GetAsDouble(base + j * n + i);
+    return static_cast<T>(own ? a.GetAsDouble(base + i * n + j) : a.GetAsDouble(base + j * n + i));
   };
-  double scale = 0;
+  T scale = 0;
   for (int64_t i = 0; i < n; ++i) {
     for (int64_t j = 0; j < n; ++j) scale = std::max(scale, std::abs(read(i, j)));
   }
@@ -165,6 +176,23 @@ double Prepare(const Literal& a, int64_t b, int64_t n, bool lower, Quads& w, Qua
     }
   }
   return scale;
+}
+
+// Sweeps on the batch `w` (and `v`) until none needs one or max_iter; the sweeps run.
+template <typename T>
+int64_t RunSweeps(std::vector<Quads<T>>& w, std::vector<Quads<T>>& v, const EighOptions& o) {
+  const int64_t k = w.empty() ? 0 : w[0][kTl].k;
+  const T epsilon = static_cast<T>(o.epsilon);
+  int64_t sweep = 0;
+  for (; sweep < o.max_iter; ++sweep) {
+    bool any = false;
+    for (Quads<T>& q : w) any = Unconverged(q, epsilon) || any;
+    if (!any) break;
+    for (size_t u = 0; u < w.size(); ++u) {
+      for (int64_t r = 0; r < 2 * k - 1; ++r) Round(w[u], v[u]);
+    }
+  }
+  return sweep;
 }
 
 Status CheckShapes(const Literal& a, const Batched& d, bool lapack_info, const Shape& out) {
@@ -206,28 +234,30 @@ StatusOr<Literal> Eigh(const Literal& a, const EighOptions& options, bool lapack
     }
     return Literal::MakeTuple(std::move(parts));
   }
-  std::vector<Quads> w(static_cast<size_t>(d.batch)), v(w.size());
+  std::vector<Quads<double>> w(static_cast<size_t>(d.batch)), v(w.size());
   std::vector<double> scale(w.size());
   for (int64_t b = 0; b < d.batch; ++b) {
     const auto u = static_cast<size_t>(b);
     scale[u] = Prepare(a, b, n, options.lower, w[u], v[u]);
   }
   const int64_t k = (n + 1) / 2;
-  int64_t sweep = 0;
-  for (; sweep < options.max_iter; ++sweep) {
-    bool any = false;
-    for (Quads& q : w) any = Unconverged(q, options.epsilon) || any;
-    if (!any) break;
-    for (size_t u = 0; u < w.size(); ++u) {
-      for (int64_t r = 0; r < 2 * k - 1; ++r) Round(w[u], v[u]);
-    }
-  }
+  const int64_t sweep = RunSweeps(w, v, options);
   if (sweeps != nullptr) *sweeps = sweep;
+  if (sweeps != nullptr && a.element_type() == PrimitiveType::kF32) {
+    // The trips the device's f32 sweeps run (their stopping test sees f32 rounding): the same
+    // steps in float, for the count only.
+    std::vector<Quads<float>> wf(w.size()), vf(w.size());
+    for (int64_t b = 0; b < d.batch; ++b) {
+      const auto u = static_cast<size_t>(b);
+      Prepare(a, b, n, options.lower, wf[u], vf[u]);
+    }
+    *sweeps = RunSweeps(wf, vf, options);
+  }
   std::vector<double> wv(static_cast<size_t>(n));
   std::vector<int64_t> order(static_cast<size_t>(n));
   for (int64_t b = 0; b < d.batch; ++b) {
-    Quads& q = w[static_cast<size_t>(b)];
-    Quads& vq = v[static_cast<size_t>(b)];
+    Quads<double>& q = w[static_cast<size_t>(b)];
+    Quads<double>& vq = v[static_cast<size_t>(b)];
     for (int64_t i = 0; i < n; ++i) {
       wv[static_cast<size_t>(i)] = (i < k ? q[kTl].at(i, i) : q[kBr].at(i - k, i - k)) *
                                    scale[static_cast<size_t>(b)];
@@ -348,7 +378,10 @@ StatusOr<Literal> Gesdd(const Literal& a, const EighOptions& options, bool compu
   TPUSIM_ASSIGN_OR_RETURN(const SvdShapes shapes, CheckSvdShapes(a, d, out));
   const int64_t m = d.rows, n = d.cols, k = std::min(m, n), big = m + n;
   // The Jordan-Wielandt matrix [[0, a], [a^T, 0]] per matrix, in f64.
-  const Shape jw_shape(PrimitiveType::kF64, {d.batch, big, big});
+  // Of a's type when f32 (its entries are a's, exact), so Eigh also counts the f32 sweeps.
+  const PrimitiveType jw_type =
+      a.element_type() == PrimitiveType::kF32 ? PrimitiveType::kF32 : PrimitiveType::kF64;
+  const Shape jw_shape(jw_type, {d.batch, big, big});
   TPUSIM_ASSIGN_OR_RETURN(Literal jw, Literal::Create(jw_shape, kopt.max_bytes));
   for (int64_t b = 0; b < d.batch; ++b) {
     for (int64_t i = 0; i < m; ++i) {
@@ -359,8 +392,8 @@ StatusOr<Literal> Gesdd(const Literal& a, const EighOptions& options, bool compu
       }
     }
   }
-  const Shape eig_shape = Shape::Tuple(
-      {jw_shape, Shape(PrimitiveType::kF64, {d.batch, big})});
+  const Shape eig_shape = Shape::Tuple({Shape(PrimitiveType::kF64, {d.batch, big, big}),
+                                        Shape(PrimitiveType::kF64, {d.batch, big})});
   TPUSIM_ASSIGN_OR_RETURN(Literal vw, Eigh(jw, options, false, eig_shape, kopt, sweeps));
   const Literal& v = vw.element(0);
   const Literal& w = vw.element(1);
