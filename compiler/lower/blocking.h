@@ -11,6 +11,10 @@
 
 namespace tpusim::compiler {
 
+/// ceil(a / b) for a >= 0 and b > 0, without overflow near INT64_MAX (the lowering's one integer
+/// ceiling division; common/units.h CeilDiv is the unsigned one).
+inline int64_t CeilDiv(int64_t a, int64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
+
 // Leading-dimension blocking of a row-major box `dims` for `budget` bytes of elements `e`: the
 // outer dims [0, d) are iterated one index at a time, dim d in blocks of `blk`, dims after d whole.
 struct Blocking {

@@ -44,6 +44,7 @@
 #include <span>
 #include <vector>
 
+#include "compiler/lower/blocking.h"
 #include "compiler/lower/conv_band.h"
 #include "compiler/lower/lowerer.h"
 #include "compiler/lower/mxu_passes.h"
@@ -55,8 +56,6 @@ namespace tpusim::compiler {
 using hlo::HloInstruction;
 
 namespace {
-
-int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // A window one row tall that strides over several input rows (ResNet's 1x1 stride-2 projection
 // shortcuts) never reads the rows between its positions. The TPU's tiled layouts keep an input

@@ -15,6 +15,7 @@
 #include <optional>
 #include <tuple>
 
+#include "compiler/lower/blocking.h"
 #include "compiler/lower/lowerer.h"
 #include "compiler/lower/mxu_passes.h"
 #include "compiler/lower/plan_dot.h"
@@ -26,8 +27,6 @@ using hlo::HloInstruction;
 using isa::PrecisionPart;
 
 namespace {
-
-int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // The scalar value of a constant (or a broadcast of one); nullopt otherwise.
 std::optional<double> ScalarConstant(const HloInstruction* x) {

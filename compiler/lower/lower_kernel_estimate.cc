@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <functional>
 
+#include "compiler/lower/blocking.h"
 #include "compiler/lower/lowerer.h"
 
 namespace tpusim::compiler {
@@ -41,9 +42,6 @@ constexpr int64_t kStepBytes = int64_t{512} * 1024;
 constexpr int64_t kStepTranscendentals = int64_t{128} * 1024;
 // Steps at most: each signals two sync flags, which count to 2^32 - 1 before the final waits.
 constexpr int64_t kMaxSteps = int64_t{1} << 30;
-
-// ceil(a / b) for a >= 0, b > 0, without overflow near INT64_MAX.
-int64_t Ceil(int64_t a, int64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
 
 // The largest of `leaves` (null when empty).
 const HbmBuffer* Largest(const std::vector<const HbmBuffer*>& leaves) {
@@ -68,8 +66,8 @@ KernelSteps CutSteps(int64_t reads, int64_t writes, int64_t rows, int64_t transc
                      int64_t read_cap, int64_t write_cap, int64_t row_cap, int64_t mxus,
                      int64_t exp_cap) {
   KernelSteps s;
-  s.steps = std::max<int64_t>({1, Ceil(reads, read_cap), Ceil(writes, write_cap),
-                               Ceil(rows, row_cap * mxus), Ceil(transcendentals, exp_cap)});
+  s.steps = std::max<int64_t>({1, CeilDiv(reads, read_cap), CeilDiv(writes, write_cap),
+                               CeilDiv(rows, row_cap * mxus), CeilDiv(transcendentals, exp_cap)});
   s.read = reads / s.steps;
   s.write = writes / s.steps;
   s.rows = rows / (s.steps * mxus);
@@ -114,7 +112,7 @@ Status Lowerer::LowerKernelEstimate(const HloInstruction& inst, const hlo::Kerne
   const int64_t R = mxu.rows, C = mxu.cols, mxus = std::max<int64_t>(1, mxu.count);
   const isa::DType dtype = mxu.bf16 ? isa::DType::kBF16 : isa::DType::kS8;
   const int64_t elem = isa::DTypeBytes(dtype);
-  const int64_t rows = Ceil(e.flops, 2 * R * C);
+  const int64_t rows = CeilDiv(e.flops, 2 * R * C);
   const int64_t row_cap = std::min<int64_t>(
       mxu.accumulator_rows > 0 ? mxu.accumulator_rows : int64_t{2048}, int64_t{1} << 16);
   const int64_t vmem = em_.vmem_free();
@@ -193,8 +191,8 @@ Status Lowerer::LowerKernelEstimate(const HloInstruction& inst, const hlo::Kerne
     em_.DmaContiguous(isa::Opcode::kDmaVmemToHbm, write_v, dst->address, n, 1, kStoreFlag);
   });
   // Every DMA signals its flag once per execution: the steps' and the tails' (ceil(left / cap)).
-  em_.Wait(kLoadFlag, (s.read > 0 ? s.steps : 0) + Ceil(s.read_left, read_cap));
-  em_.Wait(kStoreFlag, (s.write > 0 ? s.steps : 0) + Ceil(s.write_left, write_cap));
+  em_.Wait(kLoadFlag, (s.read > 0 ? s.steps : 0) + CeilDiv(s.read_left, read_cap));
+  em_.Wait(kStoreFlag, (s.write > 0 ? s.steps : 0) + CeilDiv(s.write_left, write_cap));
   return OkStatus();
 }
 

@@ -6,11 +6,11 @@
 #include <algorithm>
 #include <numeric>
 
+#include "compiler/lower/blocking.h"
+
 namespace tpusim::compiler {
 
 namespace {
-
-int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // The MXU pipeline of a dot's output blocks on its busiest MXU, in cycles: block j's matmuls
 // (k_tiles x units x FoldCycles(rows per unit)) start when block j-1's are done and when the pop of
