@@ -23,6 +23,7 @@
 #include "compiler/passes/map_expander.h"
 #include "compiler/passes/output_fusion_scheduling.h"
 #include "compiler/passes/pad_negative_padding.h"
+#include "compiler/passes/partial_reduce_expander.h"
 #include "compiler/passes/pred_reduce_expander.h"
 #include "compiler/passes/ragged_dot_rewriter.h"
 #include "compiler/passes/ragged_all_to_all_decomposer.h"
@@ -109,6 +110,7 @@ HloPassPipeline BuildHloPipeline(const config::ChipConfig& config,
   pipeline.AddPass<BitcastConvertExpander>();  // bitcast-convert across widths: integer ops
   pipeline.AddPass<StochasticConvertDecomposer>();
   pipeline.AddPass<TopKExpander>();  // before sort-expander: it becomes a sort
+  pipeline.AddPass<PartialReduceExpander>();  // before variadic-reduce-expander: a reduce
   pipeline.AddPass<VariadicReduceExpander>();
   pipeline.AddPass<BatchedGatherScatterNormalizer>();  // after the partitioner: index components
   pipeline.AddPass<TrailingWindowDims>();

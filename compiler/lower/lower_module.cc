@@ -7,6 +7,7 @@
 
 #include "compiler/lower/blocking.h"
 #include "compiler/lower/lowerer.h"
+#include "compiler/passes/lapack_custom_calls.h"
 #include "compiler/passes/loop_region.h"
 #include "hlo/computation.h"
 
@@ -123,6 +124,10 @@ std::string UnknownCustomCallMessage(const std::string& target) {
            "\" is a JAX host callback (jax.debug.print, pure_callback, io_callback): Python run on "
            "the host, which tpusim cannot run. Remove it from the jitted function, or, to time "
            "the module anyway, " + cost;
+  }
+  if (const std::string lapack = UnreadLapackCallNote(target); !lapack.empty()) {
+    return "custom_call_target=\"" + target + "\": " + lapack + ". To time the module anyway, " +
+           cost;
   }
   return "custom_call_target=\"" + target +
          "\" is not in the known-target table (known: AwsNeuronTransferWithStaticRing = "

@@ -12,6 +12,7 @@
 
 #include "common/diagnostic.h"
 #include "compiler/passes/hlo_builder.h"
+#include "compiler/passes/lapack_custom_calls.h"
 
 namespace tpusim::compiler {
 namespace {
@@ -183,6 +184,10 @@ class Expander {
       case HloOpcode::kFft:
         return Fft(b, inst);
       default:
+        if (inst->opcode() == HloOpcode::kCustomCall) {
+          const std::string lapack = UnreadLapackCallNote(inst->custom_call_target());
+          if (!lapack.empty()) return Refuse(m_, *inst, lapack);
+        }
         return Refuse(m_, *inst,
                       "complex values in this op are not lowered (complex ops tpusim runs: data "
                       "movement, add, subtract, negate, multiply, divide, exponential, abs, "

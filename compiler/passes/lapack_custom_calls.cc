@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <string>
+#include <string_view>
 #include <initializer_list>
 #include <memory>
 #include <optional>
@@ -302,6 +304,38 @@ StatusOr<bool> LapackCustomCalls::Run(hlo::HloModule& module) {
     comp.RemoveInstruction(cc);
     return true;
   });
+}
+
+std::string UnreadLapackCallNote(std::string_view target) {
+  constexpr std::string_view kPrefix = "lapack_", kSuffix = "_ffi";
+  if (!target.starts_with(kPrefix) || target.size() <= kPrefix.size() + 1) return "";
+  std::string_view routine = target.substr(kPrefix.size() + 1);  // after the type letter
+  if (routine.ends_with(kSuffix)) routine.remove_suffix(kSuffix.size());
+  struct Routine {
+    std::string_view name, what;
+    bool tpu;  // JAX lowers the function for a TPU without this call
+  };
+  static constexpr Routine kRoutines[] = {
+      {"gtsv", "a tridiagonal solve (jax.lax.linalg.tridiagonal_solve)", true},
+      {"geev", "a nonsymmetric eigendecomposition (jnp.linalg.eig, eigvals)", false},
+      {"gees", "a Schur decomposition (jax.scipy.linalg.schur)", false},
+  };
+  const std::string lower_for_tpu =
+      "lower the function for a TPU instead (jax.jit(f).trace(*args).lower("
+      "lowering_platforms=('tpu',)), or tpusim.jax.lower(..., platform='tpu'))";
+  for (const Routine& r : kRoutines) {
+    if (routine != r.name) continue;
+    if (r.tpu) {
+      return fmt::format("{} is JAX's CPU LAPACK call for {}: {}, where JAX writes HLO that "
+                         "tpusim runs",
+                         target, r.what, lower_for_tpu);
+    }
+    return fmt::format("{} is JAX's CPU LAPACK call for {}, which JAX cannot lower for a TPU "
+                       "(no TPU lowering of the primitive): the function does not run on a TPU",
+                       target, r.what);
+  }
+  return fmt::format("{} is a JAX CPU LAPACK call tpusim does not read: {}", target,
+                     lower_for_tpu);
 }
 
 }  // namespace tpusim::compiler

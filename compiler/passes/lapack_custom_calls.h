@@ -18,6 +18,9 @@
 // lowering names them as unknown targets).
 #pragma once
 
+#include <string>
+#include <string_view>
+
 #include "compiler/pass/hlo_pass.h"
 
 namespace tpusim::compiler {
@@ -27,5 +30,13 @@ class LapackCustomCalls : public HloPass {
   std::string_view name() const override { return "lapack-custom-calls"; }
   StatusOr<bool> Run(hlo::HloModule& module) override;
 };
+
+/// For a JAX CPU LAPACK custom-call target (`lapack_<type><routine>_ffi`) that neither this pass
+/// nor eigh-expander reads: what the routine computes and what to do — lower the function for a
+/// TPU, where JAX writes HLO tpusim runs (gtsv: tridiagonal_solve), or, for a routine JAX has no
+/// TPU lowering of (geev: jnp.linalg.eig / eigvals; gees: jax.scipy.linalg.schur — JAX 0.10.2
+/// raises "MLIR translation rule ... not found for platform tpu"), that the function cannot run on
+/// a TPU. Empty for any other target.
+std::string UnreadLapackCallNote(std::string_view target);
 
 }  // namespace tpusim::compiler

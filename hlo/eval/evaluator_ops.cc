@@ -19,6 +19,7 @@
 #include "hlo/eval/kernels/convolution.h"
 #include "hlo/eval/kernels/data_movement.h"
 #include "hlo/eval/kernels/dot.h"
+#include "hlo/eval/kernels/partial_reduce.h"
 #include "hlo/eval/kernels/ragged_dot.h"
 #include "hlo/eval/kernels/elementwise.h"
 #include "hlo/eval/kernels/gather_scatter.h"
@@ -573,6 +574,13 @@ Evaluated EvaluateWithComputation(const HloInstruction& inst,
       std::vector<const Literal*> updates(ops.begin() + static_cast<int64_t>(n) + 1, ops.end());
       TPUSIM_ASSIGN_OR_RETURN(const CalledComputation* c, called(inst.to_apply()));
       return Scatter(operands, *ops[n], updates, inst.scatter_dimension_numbers(), *c, out, kopt);
+    }
+    case HloOpcode::kCustomCall: {
+      if (!IsPartialReduce(inst)) return std::nullopt;
+      TPUSIM_ASSIGN_OR_RETURN(PartialReduceForm f, GetPartialReduceForm(inst));
+      const size_t n = static_cast<size_t>(f.operands);
+      TPUSIM_ASSIGN_OR_RETURN(const CalledComputation* c, called(inst.called_computations()[0]));
+      return PartialReduce(std::span(ops).first(n), std::span(ops).subspan(n), f, *c, out);
     }
     default:
       return std::nullopt;

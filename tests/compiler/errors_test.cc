@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "compile_test_util.h"
+#include "compiler/passes/lapack_custom_calls.h"
 
 namespace tpusim::compiler {
 namespace {
@@ -59,6 +60,35 @@ ENTRY e {
   EXPECT_EQ(s.code(), StatusCode::kUnimplemented);
   EXPECT_NE(s.message().find("MyFancyKernel"), std::string::npos) << s.message();
   EXPECT_NE(s.message().find("AwsNeuronTransferWithStaticRing"), std::string::npos);
+}
+
+// JAX's CPU LAPACK calls tpusim does not read: what the routine is, and either "lower for a TPU"
+// (gtsv: JAX's TPU lowering of tridiagonal_solve is HLO tpusim runs) or "does not run on a TPU"
+// (geev, gees: JAX has no TPU lowering); eig's complex result reaches complex-expander first.
+TEST(CompileErrorsTest, UnreadCpuLapackCallsSayWhatToDo) {
+  Status s = CompileText(R"(HloModule m
+ENTRY e {
+  dl = f32[8] parameter(0)
+  b = f32[8,3] parameter(1)
+  ROOT r = (f32[8,3], s32[]) custom-call(dl, dl, dl, b), custom_call_target="lapack_sgtsv_ffi"
+})",
+                         "tiny");
+  EXPECT_NE(s.message().find("test.hlo:5:"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("a tridiagonal solve"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("lowering_platforms=('tpu',)"), std::string::npos) << s.message();
+  s = CompileText(R"(HloModule m
+ENTRY e {
+  a = f32[5,5] parameter(0)
+  ROOT r = (c64[5], s32[]) custom-call(a), custom_call_target="lapack_sgeev_ffi"
+})",
+                  "tiny");
+  EXPECT_NE(s.message().find("test.hlo:4:"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("jnp.linalg.eig"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("does not run on a TPU"), std::string::npos) << s.message();
+  EXPECT_NE(UnreadLapackCallNote("lapack_dgees_ffi").find("Schur"), std::string::npos);
+  EXPECT_NE(UnreadLapackCallNote("lapack_sgehrd_ffi").find("does not read"), std::string::npos);
+  EXPECT_EQ(UnreadLapackCallNote("MyFancyKernel"), "");
+  EXPECT_EQ(UnreadLapackCallNote("lapack_"), "");
 }
 
 TEST(CompileErrorsTest, ArithmeticOnF64NamesTheOp) {
