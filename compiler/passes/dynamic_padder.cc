@@ -99,7 +99,8 @@ class Padder {
     return Unimplemented(FormatDiagnostic(
         module_.source_name(), "", inst.location(),
         fmt::format("%{} ({}): cannot lower: {} (tpusim's dynamic padder handles "
-                    "set-dimension-size, get-dimension-size, elementwise ops, broadcast, "
+                    "set-dimension-size, get-dimension-size, SliceToDynamic, PadToStatic, "
+                    "elementwise ops, broadcast, "
                     "transpose, copy, slice, concatenate, a reshape or dynamic-reshape of a "
                     "dynamic major dimension, dot and reduce; compiler/passes/dynamic_padder.h)",
                     inst.name(), hlo::HloOpcodeString(inst.opcode()), why)));
@@ -112,6 +113,8 @@ class Padder {
   }
   Status Visit(HloInstruction& inst);
   Status VisitReshape(HloInstruction& inst);
+  Status VisitSliceToDynamic(HloInstruction& inst);
+  Status VisitPadToStatic(HloInstruction& inst);
   // `inst` gives way to `by` once every instruction is visited (Run).
   void Replace(HloInstruction& inst, HloInstruction* by) {
     auto it = replaced_by_.find(by);
@@ -218,6 +221,10 @@ Status Padder::Visit(HloInstruction& inst) {
       Replace(inst, size);
       return OkStatus();
     }
+    case HloOpcode::kCustomCall:
+      if (inst.custom_call_target() == "SliceToDynamic") return VisitSliceToDynamic(inst);
+      if (inst.custom_call_target() == "PadToStatic") return VisitPadToStatic(inst);
+      break;
     case HloOpcode::kReshape:
     case HloOpcode::kDynamicReshape:
       return VisitReshape(inst);
@@ -286,6 +293,71 @@ Status Padder::Visit(HloInstruction& inst) {
     }
   }
   if (AnyDynamic(out)) sizes_[&inst] = std::move(out);
+  return OkStatus();
+}
+
+// custom-call SliceToDynamic(data, size_0 .. size_{r-1}) (XLA's dynamic padder writes it where a
+// static buffer becomes a dynamic array): data, with the size of each dimension the result marks
+// `<=` — a set-dimension-size per such dimension.
+Status Padder::VisitSliceToDynamic(HloInstruction& inst) {
+  HloInstruction* data = inst.operand_count() > 0 ? inst.operand(0) : nullptr;
+  const int64_t rank = data != nullptr && data->shape().IsArray() ? data->shape().rank() : -1;
+  bool sizes_ok = rank >= 0 && inst.operand_count() == 1 + rank && inst.shape().IsArray() &&
+                  inst.shape().dimensions() == data->shape().dimensions();
+  for (int64_t d = 0; sizes_ok && d < rank; ++d) {
+    const Shape& n = inst.operand(1 + d)->shape();
+    sizes_ok = n.IsArray() && n.rank() == 0 && n.element_type() == PrimitiveType::kS32;
+  }
+  if (!sizes_ok) {
+    return Refuse(inst, "SliceToDynamic takes (data, one s32[] size per dimension of data) and "
+                        "gives data's dimensions");
+  }
+  if (AnyDynamic(SizesOf(data))) {
+    return Refuse(inst, fmt::format("SliceToDynamic of %{}, itself dynamic", data->name()));
+  }
+  Sizes s = Static(*data);
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!inst.shape().is_dynamic_dimension(d)) continue;
+    const int64_t bound = data->shape().dimensions(d);
+    const std::optional<int64_t> n = ConstantValue(*inst.operand(1 + d));
+    if (n.has_value() && *n == bound) continue;
+    if (!is_entry_) return SizeOutsideTheEntry(inst);
+    s[static_cast<size_t>(d)] = ClampedSize(inst.operand(1 + d), bound, inst);
+  }
+  if (AnyDynamic(s)) sizes_[&inst] = std::move(s);
+  Replace(inst, data);
+  return OkStatus();
+}
+
+// custom-call PadToStatic(x) -> (x's buffer with a static shape, s32[] size of each dimension)
+// (XLA's dynamic padder writes it where a dynamic array leaves for code that takes static shapes):
+// tuple(x, its sizes — the bound for a static dimension). The padding holds what x's buffer holds
+// (undefined in XLA).
+Status Padder::VisitPadToStatic(HloInstruction& inst) {
+  HloInstruction* x = inst.operand_count() == 1 ? inst.operand(0) : nullptr;
+  const int64_t rank = x != nullptr && x->shape().IsArray() ? x->shape().rank() : -1;
+  bool ok = rank >= 0 && inst.shape().IsTuple() && inst.shape().tuple_shapes_size() == 1 + rank &&
+            inst.shape().tuple_shapes(0).IsArray() &&
+            inst.shape().tuple_shapes(0).dimensions() == x->shape().dimensions();
+  for (int64_t d = 0; ok && d < rank; ++d) {
+    const Shape& n = inst.shape().tuple_shapes(1 + d);
+    ok = n.IsArray() && n.rank() == 0 && n.element_type() == PrimitiveType::kS32;
+  }
+  if (!ok) {
+    return Refuse(inst, "PadToStatic takes one array x and gives (x's dimensions, one s32[] size "
+                        "per dimension)");
+  }
+  HloBuilder b(&comp_, &inst);
+  std::vector<HloInstruction*> parts = {x};
+  for (int64_t d = 0; d < rank; ++d) {
+    HloInstruction* size = SizeOf(x, d);
+    if (size == nullptr) {
+      size = b.ScalarConstant(PrimitiveType::kS32,
+                              static_cast<double>(x->shape().dimensions(d)), "bound");
+    }
+    parts.push_back(size);
+  }
+  Replace(inst, b.Tuple(parts, "padded"));
   return OkStatus();
 }
 
@@ -472,7 +544,10 @@ StatusOr<bool> DynamicPadder::Run(hlo::HloModule& module) {
     for (const auto& i : comp->instructions()) {
       size_ops = size_ops || i->opcode() == HloOpcode::kSetDimensionSize ||
                  i->opcode() == HloOpcode::kGetDimensionSize ||
-                 i->opcode() == HloOpcode::kDynamicReshape;
+                 i->opcode() == HloOpcode::kDynamicReshape ||
+                 (i->opcode() == HloOpcode::kCustomCall &&
+                  (i->custom_call_target() == "SliceToDynamic" ||
+                   i->custom_call_target() == "PadToStatic"));
     }
   }
   if (!size_ops && !HasDynamicShapes(module)) return false;

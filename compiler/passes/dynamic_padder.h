@@ -8,6 +8,11 @@
 // - `set-dimension-size(x, n), dimensions={d}` becomes x, with size clamp(0, n, N) for d (XLA
 //   leaves a size outside [0, N] undefined; tpusim clamps it, an assumption written here);
 //   `get-dimension-size(x), dimensions={d}` becomes that size (N for a static dimension);
+// - the custom-calls XLA's own padder writes where dynamic code meets static code (dumps after
+//   XLA's optimization): `SliceToDynamic(data, size_0, ..., size_{r-1})` becomes data with the
+//   clamped size of each dimension its result marks `<=`, `PadToStatic(x)` becomes tuple(x, the
+//   size of each dimension of x) (XLA: xla/service/dynamic_padder.cc; the padding of its data
+//   holds what x's buffer holds, undefined in XLA);
 // - sizes pass through elementwise ops, broadcast, transpose, copy, slice and concatenate along
 //   other dimensions, a reshape of a dynamic major dimension (the valid elements are a prefix of
 //   the buffer), dot batch and free dimensions, reduce's kept dimensions, and dynamic-reshape whose

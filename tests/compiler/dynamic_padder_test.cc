@@ -230,6 +230,40 @@ ENTRY e {
   EXPECT_FALSE(HasDynamicShapes(*m));
 }
 
+// The custom-calls XLA's dynamic padder writes at the edges of dynamic code (GPU/TPU dumps after
+// optimization): SliceToDynamic(data, sizes...) gives data the sizes of its `<=` dimensions,
+// PadToStatic(x) gives x's buffer and the size of each dimension.
+TEST(DynamicPadderTest, SliceToDynamicAndPadToStaticCarryTheSizes) {
+  const std::string text = std::string("HloModule m\n") + kAdd + R"(
+ENTRY e {
+  x = f32[6,2] parameter(0)
+  n = s32[] parameter(1)
+  two = s32[] constant(2)
+  d = f32[<=6,2] custom-call(x, n, two), custom_call_target="SliceToDynamic"
+  z = f32[] constant(0)
+  r = f32[2] reduce(d, z), dimensions={0}, to_apply=add
+  e = f32[<=6,2] negate(d)
+  ps = (f32[6,2], s32[], s32[]) custom-call(e), custom_call_target="PadToStatic"
+  rows = s32[] get-tuple-element(ps), index=1
+  cols = s32[] get-tuple-element(ps), index=2
+  sum = s32[] add(rows, cols)
+  fr = f32[] convert(sum)
+  ROOT t = (f32[2], f32[], f32[<=6,2]) tuple(r, fr, e)
+})";
+  const hlo::Literal x = hlo::Literal::FromVector<float>({6, 2}, Iota(12));
+  // 3 valid rows of 2: column sums 1+3+5, 2+4+6; sizes 3 + 2; the rows past 3 read 0.
+  ExpectValues(text, {x, hlo::Literal::Scalar<int32_t>(3)},
+               {{9, 12}, {5}, {-1, -2, -3, -4, -5, -6, 0, 0, 0, 0, 0, 0}});
+  ExpectValues(text, {x, hlo::Literal::Scalar<int32_t>(9)},  // clamped to 6
+               {{36, 42}, {8}, {-1, -2, -3, -4, -5, -6, -7, -8, -9, -10, -11, -12}});
+  DynamicPadder padder;
+  testing::ExpectRefused(padder, R"(HloModule m
+ENTRY e {
+  x = f32[6] parameter(0)
+  ROOT d = f32[<=6] custom-call(x), custom_call_target="SliceToDynamic"
+})", "SliceToDynamic takes (data, one s32[] size per dimension of data)");
+}
+
 TEST(DynamicPadderTest, WhatThePadderDoesNotHandleIsALocatedError) {
   DynamicPadder padder;
   testing::ExpectRefused(padder, R"(HloModule m
