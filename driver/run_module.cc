@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "common/diagnostic.h"
 #include "common/heap.h"
 #include "compiler/device_literal.h"
 #include "compiler/passes/spmd_check.h"
@@ -393,6 +394,31 @@ Status CheckOutputs(const hlo::HloModule& module, const RunOptions& options, Run
   return OkStatus();
 }
 
+// A timing-only run times one trip count per loop (ctrl.break_unless's `trips`): a while the
+// evaluator saw run different counts in different executions (a rejection loop nested in another
+// data-dependent loop, as jax.random.gamma's under vmap) cannot be timed without its values. The
+// first such while, in `whiles` order, as a located error saying what to do.
+Status RefuseVaryingLoop(const hlo::HloModule& module, const std::vector<std::string>& whiles,
+                         const std::map<std::string, int64_t>& varying) {
+  for (const std::string& name : whiles) {
+    auto it = varying.find(name);
+    if (it == varying.end()) continue;
+    for (const auto& comp : module.computations()) {
+      const hlo::HloInstruction* w = comp->FindInstruction(name);
+      if (w == nullptr) continue;
+      return Unimplemented(FormatDiagnostic(
+          module.source_name(), "", w->location(),
+          fmt::format("%{} ({}): cannot time without values: its trip count depends on data and "
+                      "differs between its executions (the CPU evaluator counted up to {} trips), "
+                      "while a timing-only run assumes one count per loop. Run without "
+                      "--timing-only (the device then evaluates the condition every trip), or "
+                      "give one count for every execution: --trip-count {}=N",
+                      name, hlo::HloOpcodeString(w->opcode()), it->second, name)));
+    }
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 StatusOr<RunModuleResult> RunModule(const hlo::HloModule& module, const config::ChipConfig& config,
@@ -423,10 +449,15 @@ StatusOr<RunModuleResult> RunModule(const hlo::HloModule& module, const config::
   if (options.timing_only) trip_options.max_trips = kTimingOnlyCountedTrips;
   trip_options.lenient = options.timing_only;
   trip_options.varying_as_most = !options.timing_only;
-  TPUSIM_ASSIGN_OR_RETURN(
-      r.counted_trip_counts,
-      hlo::CountWhileTrips(module, cores, hlo::DataDependentWhiles(module, options.trip_counts),
-                           trip_options));
+  std::map<std::string, int64_t> varying;
+  trip_options.varying = &varying;
+  const std::vector<std::string> data_dependent =
+      hlo::DataDependentWhiles(module, options.trip_counts);
+  TPUSIM_ASSIGN_OR_RETURN(r.counted_trip_counts,
+                          hlo::CountWhileTrips(module, cores, data_dependent, trip_options));
+  if (options.timing_only) {
+    TPUSIM_RETURN_IF_ERROR(RefuseVaryingLoop(module, data_dependent, varying));
+  }
   // Counted loops run as real control flow (a branch on their condition every trip); the count
   // is what a timing-only simulation assumes.
   copts.branch_trip_counts = r.counted_trip_counts;

@@ -40,9 +40,10 @@ StatusOr<std::map<std::string, int64_t>> CountWhileTrips(const HloModule& module
     if (it == trips.end()) continue;
     if (it->second >= 0) {
       counted[w] = it->second;
-    } else if (options.varying_as_most) {
-      counted[w] = most[w];
+      continue;
     }
+    if (options.varying != nullptr) (*options.varying)[w] = most[w];
+    if (options.varying_as_most) counted[w] = most[w];
   }
   return counted;
 }

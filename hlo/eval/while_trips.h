@@ -30,6 +30,9 @@ struct WhileTripOptions {
   /// execution ran. For a run that computes values: there the device evaluates the condition
   /// every trip and the count only makes the loop a branch loop. False: such a while is left out.
   bool varying_as_most = false;
+  /// When set: each while whose count varies between its executions (left out, or given its most
+  /// trips under varying_as_most), with the most trips any execution ran.
+  std::map<std::string, int64_t>* varying = nullptr;
 };
 
 /// The trips each while named in `whiles` runs when the evaluator runs `module` on `devices`

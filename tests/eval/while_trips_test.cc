@@ -141,6 +141,15 @@ TEST(CountWhileTripsTest, AWhileWhoseCountVariesGetsItsMostTripsWhenAsked) {
   auto counted = CountWhileTrips(**module, 1, whiles, most);
   ASSERT_TRUE(counted.ok()) << counted.status().message();
   EXPECT_EQ(*counted, (std::map<std::string, int64_t>{{"w", 6}}));
+  std::map<std::string, int64_t> varying;  // named either way, with its most trips
+  for (bool as_most : {false, true}) {
+    WhileTripOptions o;
+    o.varying_as_most = as_most;
+    o.varying = &varying;
+    varying.clear();
+    ASSERT_TRUE(CountWhileTrips(**module, 1, whiles, o).ok());
+    EXPECT_EQ(varying, (std::map<std::string, int64_t>{{"w", 6}})) << as_most;
+  }
 }
 
 }  // namespace
