@@ -84,9 +84,31 @@ constexpr std::string_view kMlirHelp =
     "tf.function(f, jit_compile=True).experimental_get_compiler_ir(*args)(stage='hlo'). "
     "See README, 'Getting your HLO'";
 
-// MLIR module text: `module @name ... {`, `func.func`, or `stablehlo.` / `mhlo.` ops near the top.
+// The first `limit` characters of `text` that are not on a whole-line `//` comment: test files
+// (XLA's FileCheck tests among them) carry MLIR in their CHECK comments, which says nothing about
+// the text itself.
+std::string CodeHead(std::string_view text, size_t limit) {
+  std::string head;
+  size_t pos = 0;
+  while (pos < text.size() && head.size() < limit) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view line = text.substr(pos, end - pos);
+    const size_t first = line.find_first_not_of(" \t\r");
+    if (first == std::string_view::npos || line.substr(first, 2) != "//") {
+      head.append(line);
+      head.push_back('\n');
+    }
+    pos = end + 1;
+  }
+  return head;
+}
+
+// MLIR module text: `module @name ... {`, `func.func`, or `stablehlo.` / `mhlo.` ops near the top
+// (outside comments).
 bool LooksLikeMlir(std::string_view text) {
-  const std::string_view head = text.substr(0, 4096);
+  const std::string code = CodeHead(text, 4096);
+  const std::string_view head = code;
   size_t p = head.find_first_not_of(" \t\r\n");
   if (p != std::string_view::npos && head.substr(p, 7) == "module ") return true;
   if (p != std::string_view::npos && head.substr(p, 5) == "#loc") return true;

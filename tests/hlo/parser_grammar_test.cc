@@ -367,6 +367,22 @@ TEST(ParserGrammarTest, MlirTextGetsAnErrorSayingHowToGetHlo) {
   EXPECT_NE(err.find("Getting your HLO"), std::string::npos) << err;
 }
 
+// XLA's FileCheck test files carry MLIR in their comments (CHECK lines of the emitted code): a
+// headerless module with such comments is HLO, and parses.
+TEST(ParserGrammarTest, MlirInCommentsDoesNotMakeTheTextMlir) {
+  auto m = Parse(R"(// RUN: fusion_to_mlir %s | FileCheck %s
+fusion {
+  p0 = f32[4] parameter(0)
+  ROOT n = f32[4] negate(p0)
+}
+// CHECK: func.func @main(%[[ARG0:.*]]: tensor<4xf32>
+// CHECK:   %[[R:.*]] = stablehlo.negate %[[ARG0]]
+// CHECK-SAME: {mhlo.sharding = "{replicated}"}
+)");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->entry_computation()->name(), "fusion");
+}
+
 // A dump after optimization (is_scheduled=true, or fusions) is verified as XLA does after float
 // normalization: a written floating-point type may differ from the inferred one.
 TEST(ParserGrammarTest, OptimizedDumpsAllowMixedPrecision) {
