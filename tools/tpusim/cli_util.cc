@@ -17,6 +17,12 @@
 
 namespace tpusim::cli {
 
+hlo::LoadedHloModule LoadModuleOrFail(const std::string& path) {
+  hlo::LoadedHloModule loaded = OrFail(hlo::LoadHloModule(path));
+  for (const std::string& note : loaded.notes) spdlog::warn("{}", note);
+  return loaded;
+}
+
 void Fail(const Status& status) {
   // Located messages ("file:line:col: error: ...") already say "error"; others get the prefix.
   const std::string& m = status.message();

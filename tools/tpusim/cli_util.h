@@ -12,6 +12,7 @@
 
 #include "common/status.h"
 #include "config/chip_config.h"
+#include "hlo/load.h"
 
 namespace tpusim::cli {
 
@@ -28,6 +29,10 @@ T OrFail(StatusOr<T> v) {
 inline void OrFail(const Status& s) {
   if (!s.ok()) Fail(s);
 }
+
+/// hlo::LoadHloModule, or Fail()s with its status; prints each of its notes as a warning on
+/// stderr (a file of several `// -----`-separated modules: which one runs).
+hlo::LoadedHloModule LoadModuleOrFail(const std::string& path);
 
 /// A CLI11 check for numeric options that must be >= 0 (rejects NaN):
 /// "--replicas: expected a number >= 0, got -5" (exit 2).

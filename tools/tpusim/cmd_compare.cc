@@ -70,7 +70,7 @@ void RegisterCompareCommand(CLI::App& app) {
     if (!args->out.empty()) OrFail(outputs.Declare("--out", args->out));
     if (!args->csv.empty()) OrFail(outputs.Declare("--csv", args->csv));
     driver::SetPhase("parse and verify");
-    std::unique_ptr<hlo::HloModule> module = OrFail(hlo::LoadHloModule(args->model)).module;
+    std::unique_ptr<hlo::HloModule> module = LoadModuleOrFail(args->model).module;
     config::ChipConfig chip = args->config.Load();
     driver::CompareOptions options = args->compare;
     // Range errors here and in driver::RunCompare name the flag (CLI11 2.1's range messages print

@@ -94,7 +94,7 @@ void RegisterCompileCommand(CLI::App& app) {
     if (!args->placements.empty()) OrFail(outputs.Declare("--placements", args->placements));
     config::ChipConfig chip = args->config.Load();
     driver::SetPhase("parse and verify");
-    std::unique_ptr<hlo::HloModule> module = OrFail(hlo::LoadHloModule(args->input)).module;
+    std::unique_ptr<hlo::HloModule> module = LoadModuleOrFail(args->input).module;
     compiler::CompileOptions options;
     options.num_replicas = args->replicas;
     options.dump_after = args->dump_after;

@@ -53,7 +53,7 @@ void RegisterCpuCommand(CLI::App& app) {
   AddLimitOptions(cmd, &args->max_seconds);
   cmd->callback([args] {
     driver::SetPhase("parse and verify");
-    const hlo::LoadedHloModule loaded = OrFail(hlo::LoadHloModule(args->model));
+    const hlo::LoadedHloModule loaded = LoadModuleOrFail(args->model);
     driver::SetPhase("evaluate");
     hlo::CpuRunResult r = OrFail(driver::RunOnHostCpu(*loaded.module, args->options));
     if (args->json) {

@@ -22,7 +22,7 @@ void RegisterInspectCommand(CLI::App& app) {
   cmd->add_option("model", args->input, "HLO text file")->required();
   cmd->add_flag("--json", args->json, "print JSON instead of text");
   cmd->callback([args] {
-    std::unique_ptr<hlo::HloModule> module = OrFail(hlo::LoadHloModule(args->input)).module;
+    std::unique_ptr<hlo::HloModule> module = LoadModuleOrFail(args->input).module;
     const hlo::InspectSummary summary = hlo::SummarizeModule(*module);
     if (args->json) {
       std::cout << hlo::InspectToJson(summary).Dump(2) << "\n";

@@ -133,7 +133,7 @@ void Run(const RunArgs& args) {
   // --trace streams into `outputs` while the simulation runs (memory stays flat).
   std::unique_ptr<TraceOutput> trace = OrFail(TraceOutput::Open(args.trace, outputs));
   driver::SetPhase("parse and verify");
-  hlo::LoadedHloModule loaded = OrFail(hlo::LoadHloModule(args.model));
+  hlo::LoadedHloModule loaded = LoadModuleOrFail(args.model);
   const std::string& text = loaded.text;
   std::unique_ptr<hlo::HloModule> module = std::move(loaded.module);
   if (args.partitions > 0) module->set_num_partitions(args.partitions);
