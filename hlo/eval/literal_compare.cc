@@ -18,6 +18,20 @@ bool WithinTolerance(double got, double want, double atol, double rtol) {
   return abs_err <= atol + rtol * std::abs(want);
 }
 
+double OutputTypeRelativeUlp(PrimitiveType t) {
+  int mantissa_bits = 0;
+  if (t == PrimitiveType::kBF16) {
+    mantissa_bits = 7;
+  } else if (t == PrimitiveType::kF16) {
+    mantissa_bits = 10;
+  } else if (const auto f8 = Float8FormatOf(t)) {
+    mantissa_bits = SpecOf(*f8).mantissa_bits;
+  } else {
+    return 0;
+  }
+  return std::ldexp(1.0, -mantissa_bits);
+}
+
 Status CompareLiterals(const Literal& got, const Literal& want, double atol, double rtol,
                        const std::string& what, LiteralErrorStats& s) {
   if (got.element_count() != want.element_count()) {
@@ -28,6 +42,7 @@ Status CompareLiterals(const Literal& got, const Literal& want, double atol, dou
     return Internal(fmt::format("{}: the simulated value is {} but the reference {}", what,
                                 got.shape().ToString(false), want.shape().ToString(false)));
   }
+  rtol = std::max(rtol, OutputTypeRelativeUlp(want.element_type()));
   // Complex values: each part compared as a real value (component index 2i: real, 2i+1: imag);
   // an element counts once however many of its parts are off.
   const int64_t parts = want.component_count() / std::max<int64_t>(want.element_count(), 1);

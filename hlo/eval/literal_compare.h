@@ -25,8 +25,16 @@ struct LiteralErrorStats {
   std::string first_mismatch;  // "<what> element <i>: simulated <got> but the evaluator gives ..."
 };
 
+/// The relative spacing of `t`'s values, 2^-mantissa_bits, for floating-point types narrower than
+/// f32 (bf16 2^-7, f16 2^-10, f8e4m3 2^-3, ...); 0 for f32, f64, complex and integer types. Two
+/// sums of the same terms in f32 taken in different orders can round to neighbouring values of
+/// such a type, one unit in the last place apart: a device that tiles a contraction differently
+/// from the reference evaluator does that, and it is no simulation error.
+double OutputTypeRelativeUlp(PrimitiveType t);
+
 /// Compares `got` with `want` element by element (as doubles, in linear order) and adds the result
-/// to `stats`. An element non-finite on one side only is a mismatch counted in `non_finite` and
+/// to `stats`. The relative tolerance is max(rtol, OutputTypeRelativeUlp(want's element type)).
+/// An element non-finite on one side only is a mismatch counted in `non_finite` and
 /// kept out of max_abs / max_rel (an infinite "max abs error" says nothing about the other
 /// elements). `what` names the value in first_mismatch. Internal if the element counts differ.
 Status CompareLiterals(const Literal& got, const Literal& want, double atol, double rtol,

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <limits>
+#include <vector>
 
 namespace tpusim::hlo {
 namespace {
@@ -56,6 +57,36 @@ TEST(LiteralCompareTest, NonFiniteOnOneSideIsCountedNotAMagnitude) {
   EXPECT_EQ(s.max_abs, 0);
   EXPECT_EQ(s.max_rel, 0);
   EXPECT_DOUBLE_EQ(s.max_ref, 5);  // the largest finite |reference|
+}
+
+Literal Bf16(const std::vector<double>& values) {
+  auto lit = Literal::Create(Shape(PrimitiveType::kBF16, {static_cast<int64_t>(values.size())}));
+  EXPECT_TRUE(lit.ok());
+  for (size_t i = 0; i < values.size(); ++i) lit->SetFromDouble(static_cast<int64_t>(i), values[i]);
+  return std::move(lit).value();
+}
+
+TEST(LiteralCompareTest, NarrowFloatOutputsAllowOneUnitInTheLastPlace) {
+  EXPECT_EQ(OutputTypeRelativeUlp(PrimitiveType::kBF16), 0x1p-7);
+  EXPECT_EQ(OutputTypeRelativeUlp(PrimitiveType::kF16), 0x1p-10);
+  EXPECT_EQ(OutputTypeRelativeUlp(PrimitiveType::kF8E4M3FN), 0x1p-3);
+  EXPECT_EQ(OutputTypeRelativeUlp(PrimitiveType::kF32), 0);
+  EXPECT_EQ(OutputTypeRelativeUlp(PrimitiveType::kS32), 0);
+  // bf16 near 19: neighbouring values are 0.125 apart (0.0065 relative, over rtol 1e-3). An f32
+  // sum a different tiling rounds to the neighbour is no error; two units apart is.
+  LiteralErrorStats one;
+  ASSERT_TRUE(CompareLiterals(Bf16({19.25, 2}), Bf16({19.125, 2}), 1e-4, 1e-3, "y", one).ok());
+  EXPECT_EQ(one.mismatches, 0);
+  EXPECT_DOUBLE_EQ(one.max_abs, 0.125);
+  LiteralErrorStats two;
+  ASSERT_TRUE(CompareLiterals(Bf16({19.375, 2}), Bf16({19.125, 2}), 1e-4, 1e-3, "y", two).ok());
+  EXPECT_EQ(two.mismatches, 1);
+  // f32 keeps rtol as given: the same 0.0065 relative difference is a mismatch.
+  LiteralErrorStats f32;
+  ASSERT_TRUE(CompareLiterals(Literal::FromVector<float>({1}, {19.25f}),
+                              Literal::FromVector<float>({1}, {19.125f}), 1e-4, 1e-3, "y", f32)
+                  .ok());
+  EXPECT_EQ(f32.mismatches, 1);
 }
 
 TEST(LiteralCompareTest, ElementCountMismatchIsInternal) {
