@@ -119,6 +119,23 @@ std::string UnknownCustomCallMessage(const std::string& target) {
                              target.find("callback") != std::string::npos;
   const std::string cost = "give the target a cost: --custom-call-cost " + target +
                            "=CYCLES (the run is then timing-only)";
+  // XLA's GPU backend writes its library calls and its own kernels as custom-calls: cuBLAS /
+  // hipBLAS(Lt) GEMMs, cuDNN convolutions and fused attention, Triton kernels, its sort and top-k
+  // kernels. They appear in an HLO dump taken after GPU compilation, and have no TPU meaning.
+  static constexpr std::string_view kGpuPrefixes[] = {"__cublas", "__cudnn", "__hipblas",
+                                                      "__triton", "__gpu$", "__cub$"};
+  const bool gpu_library =
+      std::any_of(std::begin(kGpuPrefixes), std::end(kGpuPrefixes), [&](std::string_view p) {
+        return std::string_view(target).substr(0, p.size()) == p;
+      });
+  if (gpu_library) {
+    return "custom_call_target=\"" + target +
+           "\" is a call XLA's GPU backend writes (cuBLAS, cuDNN, Triton, its own kernels) into a "
+           "module it compiled for a GPU: it has no TPU lowering. Give tpusim the module before "
+           "GPU compilation (XLA_FLAGS=--xla_dump_to=DIR --xla_dump_hlo_as_text: the "
+           "*.before_optimizations.txt file, where this is still a dot, convolution or sort), or, "
+           "to time this one anyway, " + cost;
+  }
   if (host_callback) {
     return "custom_call_target=\"" + target +
            "\" is a JAX host callback (jax.debug.print, pure_callback, io_callback): Python run on "

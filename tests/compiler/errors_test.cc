@@ -91,6 +91,22 @@ ENTRY e {
   EXPECT_EQ(UnreadLapackCallNote("lapack_"), "");
 }
 
+TEST(CompileErrorsTest, GpuLibraryCustomCallSaysWhereItComesFromAndTheRemedies) {
+  Status s = CompileText(R"(HloModule m
+ENTRY e {
+  a = f32[4,4] parameter(0)
+  ROOT r = f32[4,4] custom-call(a, a), custom_call_target="__cublas$gemm",
+    backend_config="{\"gemm_backend_config\":{\"alpha_real\":1}}"
+})",
+                         "tiny");
+  EXPECT_EQ(s.code(), StatusCode::kUnimplemented);
+  EXPECT_NE(s.message().find("__cublas$gemm\" is a call XLA's GPU backend writes"),
+            std::string::npos)
+      << s.message();
+  EXPECT_NE(s.message().find("before_optimizations"), std::string::npos);
+  EXPECT_NE(s.message().find("--custom-call-cost __cublas$gemm=CYCLES"), std::string::npos);
+}
+
 TEST(CompileErrorsTest, ArithmeticOnF64NamesTheOp) {
   Status s = CompileText(R"(HloModule m
 ENTRY e {
