@@ -128,16 +128,27 @@ void Recognize(const HloComputation& c, CalledComputation& cc) {
   const HloInstruction* p1 = c.parameter_instruction(1);
   if (c.num_parameters() == 2 && root == p0) cc.fast = CalledComputation::Fast::kReturnFirst;
   if (c.num_parameters() == 2 && root == p1) cc.fast = CalledComputation::Fast::kReturnSecond;
-  if (root->operand_count() != 2 || root->operand(0) != p0 || root->operand(1) != p1) return;
+  if (root->operand_count() != 2) return;
+  // op(p1, p0) is op(p0, p1) bit for bit for add, multiply, and, or (XLA's GPU tests write
+  // add(b, a)); compare, maximum and minimum (signed zeros) must read (p0, p1).
+  const bool in_order = root->operand(0) == p0 && root->operand(1) == p1;
+  const bool swapped = root->operand(0) == p1 && root->operand(1) == p0;
+  if (!in_order && !swapped) return;
   if (!p0->shape().IsArray() || p0->shape().rank() != 0) return;
   if (root->opcode() == HloOpcode::kCompare) {
+    if (!in_order) return;
     cc.fast = CalledComputation::Fast::kCompare;
     cc.direction = root->comparison_direction();
     cc.total_order = root->comparison_type() == ComparisonType::kTotalOrder;
     return;
   }
   if (c.num_parameters() != 2 || root->shape().element_type() != p0->shape().element_type()) return;
-  switch (root->opcode()) {
+  const HloOpcode op = root->opcode();
+  if (swapped && op != HloOpcode::kAdd && op != HloOpcode::kMultiply && op != HloOpcode::kAnd &&
+      op != HloOpcode::kOr) {
+    return;
+  }
+  switch (op) {
     case HloOpcode::kAdd:
       cc.fast = CalledComputation::Fast::kAdd;
       break;

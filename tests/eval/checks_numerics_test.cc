@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 
 #include "test_util.h"
 
@@ -35,6 +36,15 @@ Literal Bf16Fill(int64_t n, float v) {
 TEST(EvalChecksNumericsTest, Bf16SumAccumulatesInF32AndRoundsOnce) {
   // 4096 x 0.1 (bf16 0.10009765625): f32 sum 409.99... -> bf16 410.
   Literal r = EvalHlo(kBf16Sum, {Bf16Fill(4096, 0.1f)});
+  EXPECT_EQ(r.GetAsDouble(0), 410.0);
+}
+
+TEST(EvalChecksNumericsTest, Bf16SumWithSwappedAddOperandsAccumulatesInF32Too) {
+  // add(b, a) is add(a, b) (XLA's GPU tests write reducers so): the same f32 accumulation, in the
+  // reduce and in a bf16 all-reduce, where the device sums in f32 and rounds once.
+  std::string swapped = kBf16Sum;
+  swapped.replace(swapped.find("add(a, b)"), 9, "add(b, a)");
+  Literal r = EvalHlo(swapped, {Bf16Fill(4096, 0.1f)});
   EXPECT_EQ(r.GetAsDouble(0), 410.0);
 }
 

@@ -21,7 +21,7 @@ using ScalarComputation = std::function<StatusOr<Literal>(const std::vector<Lite
 struct CalledComputation {
   enum class Fast {
     kNone,         // only `fn`
-    kAdd,          // add(p0, p1)
+    kAdd,          // add(p0, p1), or add(p1, p0) (so also multiply, and, or)
     kMultiply,     // multiply(p0, p1)
     kMaximum,      // maximum(p0, p1)
     kMinimum,      // minimum(p0, p1)
