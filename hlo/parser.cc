@@ -2,12 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <unordered_map>
 
 #include "common/diagnostic.h"
 #include "common/file_util.h"
+#include "hlo/gpu_gemm.h"
 #include "hlo/parser_impl.h"
 #include "hlo/shape_inference.h"
 #include "hlo/shard_map.h"
@@ -472,6 +474,14 @@ Status HloParserImpl::ParseInstructionRhs(std::string name, size_t name_offset,
   TPUSIM_RETURN_IF_ERROR(ParseOperands(*inst, &out->operands));
   if (allow_attributes) {
     TPUSIM_RETURN_IF_ERROR(ParseAttributes(*inst));
+    // A GPU GEMM custom-call (XLA's cuBLAS/hipBLAS call for a dot) is read as its dot.
+    if (inst->opcode() == HloOpcode::kCustomCall && IsGpuGemmTarget(inst->custom_call_target()) &&
+        std::none_of(pending_refs_.begin(), pending_refs_.end(),
+                     [&](const PendingComputationRef& r) { return r.instruction == inst.get(); })) {
+      if (std::unique_ptr<HloInstruction> dot = GpuGemmAsDot(*inst, out->operands.size())) {
+        inst = std::move(dot);
+      }
+    }
   } else {
     // A nested instruction has no attributes (a comma after it separates operands).
     TPUSIM_RETURN_IF_ERROR(CheckRequiredAttributes(*inst, {}));

@@ -10,6 +10,7 @@
 #include "compiler/passes/lapack_custom_calls.h"
 #include "compiler/passes/loop_region.h"
 #include "hlo/computation.h"
+#include "hlo/gpu_gemm.h"
 
 namespace tpusim::compiler {
 
@@ -129,9 +130,16 @@ std::string UnknownCustomCallMessage(const std::string& target) {
         return std::string_view(target).substr(0, p.size()) == p;
       });
   if (gpu_library) {
+    const std::string gemm =
+        hlo::IsGpuGemmTarget(target)
+            ? " (a plain GEMM call, two operands, alpha 1, beta 0, epilogue DEFAULT and an array "
+              "result, is read as its dot; this one is scaled, biased, fused or returns a "
+              "workspace)"
+            : "";
     return "custom_call_target=\"" + target +
            "\" is a call XLA's GPU backend writes (cuBLAS, cuDNN, Triton, its own kernels) into a "
-           "module it compiled for a GPU: it has no TPU lowering. Give tpusim the module before "
+           "module it compiled for a GPU" + gemm + ": it has no TPU lowering. Give tpusim the "
+           "module before "
            "GPU compilation (XLA_FLAGS=--xla_dump_to=DIR --xla_dump_hlo_as_text: the "
            "*.before_optimizations.txt file, where this is still a dot, convolution or sort), or, "
            "to time this one anyway, " + cost;
