@@ -61,6 +61,17 @@ Status HloParserImpl::ParseShape(Shape* out, int depth) {
   }
   std::optional<PrimitiveType> type = ParsePrimitiveType(tok.text);
   if (!type.has_value()) {
+    // XLA's sub-byte types tpusim does not model (xla_data.proto: S1, U1, S2, U2, F4E2M1FN): a
+    // located error that names what is known instead of "unknown".
+    static constexpr std::string_view kXlaOnly[] = {"s1", "u1", "s2", "u2", "f4e2m1fn"};
+    if (std::find(std::begin(kXlaOnly), std::end(kXlaOnly), tok.text) != std::end(kXlaOnly)) {
+      return ErrorAt(tok.offset,
+                     fmt::format("element type '{}' is one of XLA's sub-byte types (1- and 2-bit "
+                                 "integers, the 4-bit float f4e2m1fn) that tpusim does not model; "
+                                 "it runs pred, s4/u4 to s64/u64, f16, bf16, f32, f64, c64, c128 "
+                                 "and the f8 types",
+                                 tok.text));
+    }
     return ErrorAt(tok.offset, fmt::format("unknown or unsupported element type '{}'", tok.text));
   }
   lex_.Next();

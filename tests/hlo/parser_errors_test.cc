@@ -173,6 +173,15 @@ TEST(ParserErrorsTest, MissingAttributeAndBadAttributeValues) {
             "bad.hlo:3:14: error: unknown opcode 'wat'");
   EXPECT_EQ(FirstLine(ParseError("HloModule m\nENTRY e {\n  p = f33[2] parameter(0)\n}\n")),
             "bad.hlo:3:7: error: unknown or unsupported element type 'f33'");
+  // XLA's sub-byte types (its f4e2m1fn convert test, its s2 <-> s8 tests): named as XLA's.
+  EXPECT_EQ(FirstLine(ParseError(
+                "f {\n  a = f32[4] parameter(0)\n  b = f4e2m1fn[4] convert(a)\n}\n")),
+            "bad.hlo:3:7: error: element type 'f4e2m1fn' is one of XLA's sub-byte types (1- and "
+            "2-bit integers, the 4-bit float f4e2m1fn) that tpusim does not model; it runs pred, "
+            "s4/u4 to s64/u64, f16, bf16, f32, f64, c64, c128 and the f8 types");
+  EXPECT_NE(ParseError("HloModule m\nENTRY e {\n  p = s2[16] parameter(0)\n}\n")
+                .find("bad.hlo:3:7: error: element type 's2' is one of XLA's sub-byte types"),
+            std::string::npos);
 }
 
 TEST(ParserErrorsTest, HostileNestingIsCappedNotRecursedInto) {
