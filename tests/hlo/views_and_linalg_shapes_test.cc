@@ -70,6 +70,10 @@ TEST(ViewsAndLinalgShapesTest, CholeskyAndTriangularSolve) {
   EXPECT_EQ(Verify("  a = f32[4,3] parameter(0)\n", "f32[4,3] cholesky(a), lower=true"),
             "v.hlo:4:8: error: '%r' (cholesky): cholesky needs a floating-point [..., n, n] "
             "operand, got f32[4,3]");
+  // XLA's cholesky_expander test factors c64: valid XLA, refused by name.
+  EXPECT_EQ(Verify("  a = c64[2,4,4] parameter(0)\n", "c64[2,4,4] cholesky(a), lower=true"),
+            "v.hlo:4:8: error: '%r' (cholesky): cholesky of a complex matrix (c64[2,4,4]) is "
+            "valid XLA but not modelled: tpusim factors real floating-point matrices");
   const std::string ab = "  a = f32[4,4] parameter(0)\n  b = f32[4,8] parameter(1)\n";
   EXPECT_EQ(Verify(ab, "f32[4,8] triangular-solve(a, b), left_side=true, lower=true"), "");
   EXPECT_EQ(Verify(ab, "f32[4,9] triangular-solve(a, b), left_side=true, lower=true"),
