@@ -235,9 +235,11 @@ Status Lowerer::LowerInstruction(const HloInstruction& inst) {
     case HloOpcode::kRngBitGenerator:
       return LowerRngBitGenerator(inst);
     case HloOpcode::kRng:
-      return Unsupported(inst,
-                         "rng is expanded (rng-expander) only with scalar bounds and an f32, bf16 "
-                         "or f16 result; integer rng is not supported");
+      return Unsupported(
+          inst, fmt::format("rng is expanded (rng-expander) only with two scalar operands (a, b) "
+                            "and an f32, bf16 or f16 result; integer rng is not supported (this "
+                            "one: {} operand(s), result {})",
+                            inst.operand_count(), inst.shape().ToString(false)));
     case HloOpcode::kRngGetAndUpdateState:
       return Unsupported(inst,
                          "rng-get-and-update-state gets its state (rng-state-assignment) only in "

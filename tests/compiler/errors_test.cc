@@ -120,6 +120,24 @@ ENTRY e {
   EXPECT_NE(s.message().find("%r (add)"), std::string::npos) << s.message();
 }
 
+// XLA's rng_expander test writes rng(mean, stdev, shape): a third operand the expansion does not
+// take. The error names the operand count and the result instead of calling it integer rng.
+TEST(CompileErrorsTest, RngWithAThirdOperandSaysSo) {
+  Status s = CompileText(R"(HloModule m
+ENTRY e {
+  mean = f32[] constant(0)
+  stdev = f32[] constant(1)
+  shape = u64[3] constant({8, 4, 2})
+  ROOT result = f32[] rng(mean, stdev, shape), distribution=rng_normal
+})",
+                         "tiny");
+  EXPECT_EQ(s.code(), StatusCode::kUnimplemented);
+  EXPECT_NE(s.message().find("only with two scalar operands (a, b)"), std::string::npos)
+      << s.message();
+  EXPECT_NE(s.message().find("(this one: 3 operand(s), result f32[])"), std::string::npos)
+      << s.message();
+}
+
 // rng_three_fry / rng_philox run as XLA expands them (rng-bit-generator-expander); a state or a
 // bits type XLA's expansion does not take is refused at the instruction, naming the algorithm.
 TEST(CompileErrorsTest, RngBitGeneratorStatesXlaDoesNotTakeAreRefusedByName) {
