@@ -54,7 +54,19 @@ std::vector<int64_t> MajorToMinor(const Shape& s) {
 // bitcast: same bytes reinterpreted under the result's layout. With default (row-major) layouts on
 // both sides this is a reshape; otherwise values go logical -> physical order of the operand, are
 // reinterpreted as the result's physical dims, and go back to the result's logical order.
+// An element type of the same width (f16 -> s16, as XLA's GPU tests write) reinterprets the bits,
+// as bitcast-convert does.
 StatusOr<Literal> Bitcast(const Literal& in, const Shape& out, const KernelOptions& kopt) {
+  if (out.element_type() != in.element_type() && out.ElementCount() == in.element_count() &&
+      BitWidth(out.element_type()) == BitWidth(in.element_type())) {
+    Shape same_type = out;
+    same_type.set_element_type(in.element_type());
+    TPUSIM_ASSIGN_OR_RETURN(Literal moved, Bitcast(in, same_type, kopt));
+    TPUSIM_ASSIGN_OR_RETURN(Literal result, Literal::Create(out));
+    if (result.size_bytes() != moved.size_bytes()) return Internal("bitcast: byte sizes differ");
+    std::copy_n(moved.raw(), moved.size_bytes(), result.mutable_raw());
+    return result;
+  }
   if (out.element_type() != in.element_type() || out.ElementCount() != in.element_count()) {
     return InvalidArgument(fmt::format("bitcast {} -> {} changes the element type or count",
                                        in.shape().ToString(), out.ToString()));

@@ -516,5 +516,36 @@ TEST(EvaluatorRngTest, EachAlgorithmIsItsOwnStream) {
   EXPECT_NE(streams[1], streams[2]);
 }
 
+// A bitcast to another element type of the same width reinterprets the bits (XLA's GPU
+// bitcast_add test: f16[20] -> s16[4,5]), as bitcast-convert does; the count must still match.
+TEST(BitcastTest, SameWidthElementTypeReinterpretsTheBits) {
+  const char* kText = R"(HloModule m
+ENTRY e {
+  x = f16[4] parameter(0)
+  b = s16[2,2] bitcast(x)
+  c = s16[2,2] bitcast-convert(f16[2,2] reshape(x))
+  ROOT t = (s16[2,2], s16[2,2]) tuple(b, c)
+}
+)";
+  auto x = Literal::Create(Shape(PrimitiveType::kF16, {4}));
+  ASSERT_TRUE(x.ok());
+  const double v[] = {1.0, -2.0, 0.5, 65504.0};
+  for (int64_t i = 0; i < 4; ++i) x->SetFromDouble(i, v[i]);
+  const Literal r = EvalHlo(kText, {*x});
+  ASSERT_EQ(r.tuple_size(), 2);
+  EXPECT_EQ(r.element(0).element_type(), PrimitiveType::kS16);
+  for (int64_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(r.element(0).GetAsDouble(i), r.element(1).GetAsDouble(i)) << i;
+  }
+  EXPECT_EQ(r.element(0).GetAsDouble(0), 0x3C00);  // f16 1.0
+  // Another width is still refused.
+  EXPECT_FALSE(EvalHloStatus(R"(HloModule m
+ENTRY e {
+  x = f32[4] parameter(0)
+  ROOT b = s16[8] bitcast(x)
+}
+)", {Literal::FromVector<float>({4}, {1, 2, 3, 4})}).ok());
+}
+
 }  // namespace
 }  // namespace tpusim::hlo
