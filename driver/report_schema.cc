@@ -198,8 +198,10 @@ const std::vector<ReportKey>& RunReportKeys() {
        "in order), `instructions` (static ISA instructions, all cores)"},
       {"check", "object",
        "`performed`, `passed`, `max_abs_error`, `max_rel_error` (vs the CPU evaluator with TPU "
-       "DEFAULT-precision dots), `tolerance` {`atol`, `rtol`}, `reference`, "
-       "`max_abs_error_vs_f32`, `max_rel_error_vs_f32` (vs a full-f32 evaluation: the price of "
+       "DEFAULT-precision dots), `tolerance` {`atol`, `rtol`} (an output of bf16, f16 or an f8 "
+       "type allows at least one unit in its last place: rtol raised to 2^-mantissa bits), "
+       "`reference`, `max_abs_error_vs_f32`, `max_rel_error_vs_f32` (vs a full-f32 evaluation: "
+       "the price of "
        "bf16 MXU passes, not checked), `largest_abs_value_f32`, "
        "`elements_outside_tolerance_vs_f32` (same tolerance), `elements_non_finite`, "
        "`elements_non_finite_vs_f32` (inf or NaN on one side only: counted as mismatches, not in "
