@@ -150,7 +150,14 @@ void Lowerer::EmitVpuOp(const HloInstruction& inst, isa::DType out_dtype,
                         uint64_t zero, uint64_t region_rows, uint64_t region_cols, uint64_t cu) {
   const HloOpcode opc = inst.opcode();
   const auto unary = UnaryFor(opc);
-  const auto binary = VpuBinaryOp(opc);
+  auto binary = VpuBinaryOp(opc);
+  // Arithmetic on pred is logic, as XLA's evaluator (and tpusim's) computes it: add is or,
+  // subtract xor, multiply and (XLA's GPU pred_mul test: multiply(convert(s8), convert(s8))).
+  if (binary && out_dtype == isa::DType::kPred) {
+    if (*binary == isa::BinaryOp::kAdd) binary = isa::BinaryOp::kOr;
+    if (*binary == isa::BinaryOp::kSub) binary = isa::BinaryOp::kXor;
+    if (*binary == isa::BinaryOp::kMul) binary = isa::BinaryOp::kAnd;
+  }
   const bool is_compare = opc == HloOpcode::kCompare;
   const bool is_select = opc == HloOpcode::kSelect;
   const bool is_convert = opc == HloOpcode::kConvert;

@@ -94,6 +94,33 @@ ENTRY e {
   EXPECT_EQ(r->check.max_abs_error, 0);
 }
 
+// Arithmetic on pred (XLA's GPU pred_mul test multiplies converted s8 values) runs as logic on the
+// device, as the evaluator computes it: add is or, subtract xor, multiply and. The VPU has no
+// pred add, subtract or multiply; the run used to stop at the ISA level.
+TEST(RunModuleCheckTest, PredArithmeticRunsAsLogic) {
+  constexpr const char* kText = R"(
+HloModule m
+ENTRY e {
+  x = s8[1024] parameter(0)
+  y = s8[1024] parameter(1)
+  p = pred[1024] convert(x)
+  q = pred[1024] convert(y)
+  a = pred[1024] add(p, q)
+  s = pred[1024] subtract(p, q)
+  m = pred[1024] multiply(p, q)
+  ROOT t = (pred[1024], pred[1024], pred[1024]) tuple(a, s, m)
+}
+)";
+  auto module = hlo::ParseHloModule(kText, "pred.hlo");
+  auto chip = config::LoadChipConfig("tpu-v4", {});
+  ASSERT_TRUE(module.ok() && chip.ok());
+  auto r = RunModule(**module, *chip, RunOptions{});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(r->check.performed);
+  EXPECT_TRUE(r->check.passed) << r->check.reason;
+  EXPECT_EQ(r->check.elements_compared, 3 * 1024);
+}
+
 TEST(RunModuleCheckTest, TimingOnlyAndUncheckedRunsGiveTheSameCycles) {
   auto checked = RunSmallModule(RunOptions{});
   RunOptions unchecked;
