@@ -449,7 +449,7 @@ StatusOr<RunModuleResult> RunModule(const hlo::HloModule& module, const config::
   if (options.timing_only) trip_options.max_trips = kTimingOnlyCountedTrips;
   trip_options.lenient = options.timing_only;
   trip_options.varying_as_most = !options.timing_only;
-  std::map<std::string, int64_t> varying;
+  std::map<std::string, int64_t>& varying = r.varying_trip_counts;
   trip_options.varying = &varying;
   const std::vector<std::string> data_dependent =
       hlo::DataDependentWhiles(module, options.trip_counts);

@@ -95,6 +95,9 @@ struct RunModuleResult {
   /// Data-dependent whiles whose trip count the CPU evaluator counted on this run's inputs (the
   /// run stays checked): name -> trips.
   std::map<std::string, int64_t> counted_trip_counts;
+  /// Of those, the whiles whose count differs between their executions (the count above is the
+  /// most trips; the device computes the condition every trip): name -> most trips.
+  std::map<std::string, int64_t> varying_trip_counts;
   int64_t partitions = 1;  // the module's num_partitions (replicas counts every device)
   bool timing_only = false;
   std::string timing_only_reason;           // set when timing-only was chosen automatically

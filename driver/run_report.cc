@@ -159,11 +159,12 @@ std::string RunReportText(const RunModuleResult& r, const std::string& model_pat
         bandwidth > 0 ? 1e6 * static_cast<double>(r.compiled.host_offload_bytes) / bandwidth : 0.0);
   }
   for (const std::string& counted : r.compiled.branch_loops) {
+    const bool varies = r.varying_trip_counts.count(counted.substr(0, counted.rfind('='))) > 0;
     out += fmt::format(
         "note              while %{} trips: counted by the CPU evaluator on this run's inputs (its "
-        "count depends on data); it runs as an ISA loop that computes its condition every trip "
+        "count depends on data{}); it runs as an ISA loop that computes its condition every trip "
         "and leaves on a false one (ctrl.break_unless){}\n",
-        counted,
+        counted, varies ? "; the most of its executions, whose counts differ" : "",
         r.timing_only ? "; this timing-only run assumes that count" : ", which decided the trips");
   }
   for (const std::string& given : r.compiled.given_trip_counts) {
