@@ -453,8 +453,13 @@ StatusOr<RunModuleResult> RunModule(const hlo::HloModule& module, const config::
   trip_options.varying = &varying;
   const std::vector<std::string> data_dependent =
       hlo::DataDependentWhiles(module, options.trip_counts);
+  std::vector<std::string> never_ran;
+  trip_options.never_ran = &never_ran;
   TPUSIM_ASSIGN_OR_RETURN(r.counted_trip_counts,
                           hlo::CountWhileTrips(module, cores, data_dependent, trip_options));
+  // A loop these inputs never run (in an if-converted branch they do not take) runs 0 trips: the
+  // device computes the branch but the TPU would not, and the select drops its values.
+  for (const std::string& w : never_ran) r.counted_trip_counts[w] = 0;
   if (options.timing_only) {
     TPUSIM_RETURN_IF_ERROR(RefuseVaryingLoop(module, data_dependent, varying));
   }

@@ -159,6 +159,14 @@ std::string RunReportText(const RunModuleResult& r, const std::string& model_pat
         bandwidth > 0 ? 1e6 * static_cast<double>(r.compiled.host_offload_bytes) / bandwidth : 0.0);
   }
   for (const std::string& counted : r.compiled.branch_loops) {
+    if (counted.ends_with("=0")) {
+      out += fmt::format(
+          "note              while %{} trips: the CPU evaluator saw it run no trip on this run's "
+          "inputs (or never reach it: inside a conditional branch they do not take, which the "
+          "device computes too and discards); it is lowered as its initial state\n",
+          counted);
+      continue;
+    }
     const bool varies = r.varying_trip_counts.count(counted.substr(0, counted.rfind('='))) > 0;
     out += fmt::format(
         "note              while %{} trips: counted by the CPU evaluator on this run's inputs (its "

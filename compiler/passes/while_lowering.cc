@@ -74,7 +74,9 @@ StatusOr<LoopPlan> PlanLoop(const hlo::HloModule& m, const HloInstruction& w,
     }
     return LoopPlan{*n, true};
   }
-  if (std::optional<int64_t> n = GivenTripCount(branch, w.name())) return LoopPlan{*n, true};
+  // A counted 0 (no trip on the run's inputs, or never run: in a conditional branch they do not
+  // take) is the loop's initial state: no condition or body to compute for these inputs.
+  if (std::optional<int64_t> n = GivenTripCount(branch, w.name())) return LoopPlan{*n, *n > 0};
   return Refuse(m, w, t.reason);
 }
 

@@ -27,7 +27,8 @@
 //    `ctrl.break_unless`; the values are then the module's whatever the count, which only tells a
 //    timing-only simulation how many trips to assume (N trips: N + 1 conditions and N bodies, as
 //    the real loop runs, so a given count and a counted one time alike). Such a loop is never
-//    unrolled.
+//    unrolled — except a branch count of 0 (no trip on the run's inputs, or never reached there:
+//    inside a conditional branch they do not take), which makes the while its initial state.
 //  * Errors (Unimplemented, naming the while and its file:line:col): a trip count neither the
 //    pattern finds nor the user gave (with the reason and the --trip-count remedy), or regions
 //    nested too deep.

@@ -37,7 +37,10 @@ StatusOr<std::map<std::string, int64_t>> CountWhileTrips(const HloModule& module
   TPUSIM_RETURN_IF_ERROR(st);
   for (const std::string& w : whiles) {
     auto it = trips.find(w);
-    if (it == trips.end()) continue;
+    if (it == trips.end()) {
+      if (options.never_ran != nullptr) options.never_ran->push_back(w);
+      continue;
+    }
     if (it->second >= 0) {
       counted[w] = it->second;
       continue;

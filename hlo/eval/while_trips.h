@@ -33,6 +33,9 @@ struct WhileTripOptions {
   /// When set: each while whose count varies between its executions (left out, or given its most
   /// trips under varying_as_most), with the most trips any execution ran.
   std::map<std::string, int64_t>* varying = nullptr;
+  /// When set: each while of `whiles` that never ran in an evaluation that completed (inside a
+  /// conditional branch these inputs do not take, or a loop body never entered).
+  std::vector<std::string>* never_ran = nullptr;
 };
 
 /// The trips each while named in `whiles` runs when the evaluator runs `module` on `devices`

@@ -128,6 +128,47 @@ ENTRY e {
 }
 )";
 
+// A while in a conditional branch the inputs do not take never runs: named in never_ran, and
+// counted by nobody (the driver runs it 0 trips).
+TEST(CountWhileTripsTest, AWhileInAnUntakenBranchIsNamedAsNeverRun) {
+  auto module = ParseHloModule(R"(
+HloModule untaken
+cond {
+  s = f32[] parameter(0)
+  lim = f32[] constant(100)
+  ROOT c = pred[] compare(s, lim), direction=LT
+}
+body {
+  s = f32[] parameter(0)
+  two = f32[] constant(2)
+  ROOT d = f32[] multiply(s, two)
+}
+doubling {
+  x = f32[] parameter(0)
+  ROOT w = f32[] while(x), condition=cond, body=body
+}
+negating {
+  x = f32[] parameter(0)
+  ROOT n = f32[] negate(x)
+}
+ENTRY e {
+  p = f32[] parameter(0)
+  never = pred[] compare(p, p), direction=NE
+  ROOT c = f32[] conditional(never, p, p), true_computation=doubling, false_computation=negating
+}
+)");
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  const std::vector<std::string> whiles = DataDependentWhiles(**module, {});
+  ASSERT_EQ(whiles, std::vector<std::string>{"w"});
+  std::vector<std::string> never_ran;
+  WhileTripOptions o;
+  o.never_ran = &never_ran;
+  auto counted = CountWhileTrips(**module, 1, whiles, o);
+  ASSERT_TRUE(counted.ok()) << counted.status().message();
+  EXPECT_TRUE(counted->empty());
+  EXPECT_EQ(never_ran, std::vector<std::string>{"w"});
+}
+
 TEST(CountWhileTripsTest, AWhileWhoseCountVariesGetsItsMostTripsWhenAsked) {
   auto module = ParseHloModule(kTwoCalls);
   ASSERT_TRUE(module.ok()) << module.status().message();
