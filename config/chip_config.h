@@ -45,6 +45,7 @@ struct VpuConfig {
   int64_t transpose_latency_cycles = 8;  // core.vpu.transpose_latency_cycles: XLU 8x128 transpose
   int64_t ops_per_cycle = 1;  // core.vpu.ops_per_cycle: 8x128 vector ops issued per cycle
   int64_t ops_per_64bit_element = 2;  // core.vpu.ops_per_64bit_element: 32-bit ops per s64/u64 op
+  int64_t ops_per_f64_element = 20;  // core.vpu.ops_per_f64_element: 32-bit ops per f64 op
 };
 
 /// One TensorCore. `core.*`.

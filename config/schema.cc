@@ -144,6 +144,12 @@ const Row kRows[] = {
      "reduce op: XLA's TPU backend emulates 64-bit integers with pairs of 32-bit values "
      "(assumption: 2, a lower bound; multiply and divide take more)",
      Range{1, 1024}, TPUSIM_FIELD(core.vpu.ops_per_64bit_element)},
+    {"core.vpu.ops_per_f64_element", "ops", "20",
+     "32-bit VPU element ops per f64 element of an arithmetic, compare, convert or reduce op: "
+     "XLA's TPU backend emulates f64 with pairs of f32 (double-word arithmetic; assumption: 20, "
+     "the flop count of an accurate double-word addition, Joldes, Muller and Popescu, ACM TOMS "
+     "44(2), 2017, Algorithm 6; a double-word product with FMA takes 10)",
+     Range{1, 1024}, TPUSIM_FIELD(core.vpu.ops_per_f64_element)},
     {"core.vmem.capacity_bytes", "bytes", "",
      "on-chip vector memory (VMEM; the Unified Buffer on TPU v1)",
      Range{1, 64.0 * kTiB}, TPUSIM_FIELD(core.vmem_bytes)},

@@ -22,9 +22,40 @@ namespace {
 using internal::ReadElems;
 using internal::WriteBytes;
 
-float ReduceF(ReduceOp op, float acc, float x) {
+// The float compute type of element type t: double for f64 (binary64), float for the others
+// (bf16, f16, f8 and f32 compute in f32, numerics.h).
+template <typename T>
+T ReduceFloat(ReduceOp op, T acc, T x) {
   if (op == ReduceOp::kSum) return acc + x;
-  return op == ReduceOp::kMax ? MaxF(acc, x) : MinF(acc, x);
+  return op == ReduceOp::kMax ? MaxFloat(acc, x) : MinFloat(acc, x);
+}
+
+double LoadF64(const char* p) {
+  double v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+// The compute values of the float elements in `bytes` (type t): f32 through LoadFloats, or the f64
+// values themselves when T is double (t is f64).
+template <typename T>
+std::vector<T> LoadFloatValues(const std::string& bytes, DType t) {
+  std::vector<T> v(bytes.size() / static_cast<size_t>(DTypeBytes(t)));
+  if constexpr (std::is_same_v<T, double>) {
+    std::memcpy(v.data(), bytes.data(), v.size() * sizeof(double));
+  } else {
+    LoadFloats(bytes.data(), t, v.size(), v.data());
+  }
+  return v;
+}
+
+template <typename T>
+void StoreFloatValues(char* p, DType t, const std::vector<T>& v) {
+  if constexpr (std::is_same_v<T, double>) {
+    std::memcpy(p, v.data(), v.size() * sizeof(double));
+  } else {
+    StoreFloats(p, t, v.size(), v.data());
+  }
 }
 
 // Where a broadcast operand's element (r, c) of a [rows, cols] region is: r * row + c * col
@@ -61,20 +92,64 @@ auto MapRegion(const Operand2& s, const std::vector<T>& x, const std::vector<T>&
 
 // MapRegion of ApplyBinaryF, with the four arithmetic operators' case taken out of the element
 // loop (the same IEEE operation either way).
-std::vector<float> MapFloatBinary(BinaryOp op, const Operand2& s, const std::vector<float>& x,
-                                  const std::vector<float>& y) {
+template <typename T>
+std::vector<T> MapFloatBinary(BinaryOp op, const Operand2& s, const std::vector<T>& x,
+                              const std::vector<T>& y) {
   switch (op) {
     case BinaryOp::kAdd:
-      return MapRegion<float>(s, x, y, [](float a, float b) { return a + b; });
+      return MapRegion<T>(s, x, y, [](T a, T b) { return a + b; });
     case BinaryOp::kSub:
-      return MapRegion<float>(s, x, y, [](float a, float b) { return a - b; });
+      return MapRegion<T>(s, x, y, [](T a, T b) { return a - b; });
     case BinaryOp::kMul:
-      return MapRegion<float>(s, x, y, [](float a, float b) { return a * b; });
+      return MapRegion<T>(s, x, y, [](T a, T b) { return a * b; });
     case BinaryOp::kDiv:
-      return MapRegion<float>(s, x, y, [](float a, float b) { return a / b; });
+      return MapRegion<T>(s, x, y, [](T a, T b) { return a / b; });
     default:
-      return MapRegion<float>(s, x, y, [op](float a, float b) { return ApplyBinaryF(op, a, b); });
+      return MapRegion<T>(s, x, y, [op](T a, T b) { return ApplyBinaryFloat(op, a, b); });
   }
+}
+
+// vpu.binary / vpu.compare on float operands `av`, `bv` of type dt: the result's bytes.
+template <typename T>
+std::string BinaryOrCompareFloat(bool cmp, BinaryOp bop, CompareOp cop, DType dt,
+                                 const Operand2& shape, const std::string& av,
+                                 const std::string& bv) {
+  const std::vector<T> x = LoadFloatValues<T>(av, dt), y = LoadFloatValues<T>(bv, dt);
+  if (cmp) {
+    return MapRegion<char>(shape, x, y,
+                           [cop](T a, T b) -> char { return CompareValues(cop, a, b) ? 1 : 0; });
+  }
+  const std::vector<T> z = MapFloatBinary<T>(bop, shape, x, y);
+  std::string out(z.size() * static_cast<size_t>(DTypeBytes(dt)), '\0');
+  StoreFloatValues(out.data(), dt, z);
+  return out;
+}
+
+// vpu.unary on the float elements in `buf` (type t), in place.
+template <typename T>
+void UnaryFloat(UnaryOp op, DType t, std::string& buf) {
+  std::vector<T> x = LoadFloatValues<T>(buf, t);
+  for (T& v : x) v = ApplyUnaryFloat(op, v);
+  StoreFloatValues(buf.data(), t, x);
+}
+
+// One element of vpu.convert when either side is f64: the f64 value computes in binary64 and
+// narrows once (NarrowF64); a float widens exactly; an integer converts once (IntToF64).
+void ConvertF64Element(const char* p, DType from, char* q, DType to) {
+  if (from == DType::kF64) {
+    const double x = LoadF64(p);
+    if (to == DType::kF64) {
+      std::memcpy(q, &x, sizeof x);
+    } else if (IsFloat(to)) {
+      StoreFloat(q, to, NarrowF64(x, to));
+    } else {
+      StoreInt(q, to, FloatToInt(x, to));  // saturating; pred is x != 0
+    }
+    return;
+  }
+  const double x = IsFloat(from) ? static_cast<double>(LoadFloat(p, from))
+                                 : IntToF64(LoadInt(p, from), from);
+  std::memcpy(q, &x, sizeof x);
 }
 
 // MapRegion of ApplyBinaryI for a result stored with StoreInts: add, sub, mul, and, or and xor
@@ -112,11 +187,10 @@ Status ExecuteVpuUnary(SparseMemory& vm, const Instruction& inst) {
         fmt::format("op={} is not defined for {}", Name(u.op), Name(u.dtype)));
   }
   TPUSIM_ASSIGN_OR_RETURN(std::string buf, ReadElems(vm, u.src, u.count, u.dtype, "src"));
-  if (IsFloat(u.dtype)) {
-    std::vector<float> x(u.count);
-    LoadFloats(buf.data(), u.dtype, u.count, x.data());
-    for (float& v : x) v = ApplyUnaryF(u.op, v);
-    StoreFloats(buf.data(), u.dtype, u.count, x.data());
+  if (u.dtype == DType::kF64) {
+    UnaryFloat<double>(u.op, u.dtype, buf);
+  } else if (IsFloat(u.dtype)) {
+    UnaryFloat<float>(u.op, u.dtype, buf);
   } else {
     std::vector<int64_t> x(u.count);
     LoadInts(buf.data(), u.dtype, u.count, x.data());
@@ -154,19 +228,10 @@ Status ExecuteVpuBinaryOrCompare(SparseMemory& vm, const Instruction& inst) {
       std::string bv, ReadElems(vm, b_addr, BroadcastOperandElements(bb, rows, cols), dt, "b"));
   const Operand2 shape{rows, cols, StepsOf(ab, cols), StepsOf(bb, cols)};
   std::string out;
-  if (IsFloat(dt)) {
-    std::vector<float> x(av.size() / DTypeBytes(dt)), y(bv.size() / DTypeBytes(dt));
-    LoadFloats(av.data(), dt, x.size(), x.data());
-    LoadFloats(bv.data(), dt, y.size(), y.data());
-    if (cmp) {
-      out = MapRegion<char>(shape, x, y, [cop](float a, float b) -> char {
-        return CompareF(cop, a, b) ? 1 : 0;
-      });
-    } else {
-      std::vector<float> z = MapFloatBinary(bop, shape, x, y);
-      out.assign(z.size() * DTypeBytes(dt), '\0');
-      StoreFloats(out.data(), dt, z.size(), z.data());
-    }
+  if (dt == DType::kF64) {
+    out = BinaryOrCompareFloat<double>(cmp, bop, cop, dt, shape, av, bv);
+  } else if (IsFloat(dt)) {
+    out = BinaryOrCompareFloat<float>(cmp, bop, cop, dt, shape, av, bv);
   } else {
     std::vector<int64_t> x(av.size() / DTypeBytes(dt)), y(bv.size() / DTypeBytes(dt));
     LoadInts(av.data(), dt, x.size(), x.data());
@@ -243,7 +308,9 @@ Status ExecuteVpuConvert(SparseMemory& vm, const Instruction& inst) {
   for (uint64_t i = 0; i < v.count; ++i) {
     const char* p = in.data() + i * ib;
     char* q = out.data() + i * ob;
-    if (IsFloat(v.src_dtype)) {
+    if (v.src_dtype == DType::kF64 || v.dtype == DType::kF64) {
+      ConvertF64Element(p, v.src_dtype, q, v.dtype);
+    } else if (IsFloat(v.src_dtype)) {
       const float x = LoadFloat(p, v.src_dtype);
       if (IsFloat(v.dtype)) {
         StoreFloat(q, v.dtype, x);
@@ -288,10 +355,14 @@ Status ExecuteVpuReduce(SparseMemory& vm, const Instruction& inst) {
       return in.data() + idx * eb;
     };
     char* res = out.data() + o * eb;
-    if (IsFloat(r.dtype)) {
-      float acc = r.acc ? ReduceF(r.op, LoadFloat(res, r.dtype), LoadFloat(at(0), r.dtype))
+    if (r.dtype == DType::kF64) {
+      double acc = r.acc ? ReduceFloat(r.op, LoadF64(res), LoadF64(at(0))) : LoadF64(at(0));
+      for (uint64_t i = 1; i < inner; ++i) acc = ReduceFloat(r.op, acc, LoadF64(at(i)));
+      std::memcpy(res, &acc, sizeof acc);
+    } else if (IsFloat(r.dtype)) {
+      float acc = r.acc ? ReduceFloat(r.op, LoadFloat(res, r.dtype), LoadFloat(at(0), r.dtype))
                         : LoadFloat(at(0), r.dtype);
-      for (uint64_t i = 1; i < inner; ++i) acc = ReduceF(r.op, acc, LoadFloat(at(i), r.dtype));
+      for (uint64_t i = 1; i < inner; ++i) acc = ReduceFloat(r.op, acc, LoadFloat(at(i), r.dtype));
       StoreFloat(res, r.dtype, acc);
     } else {
       const int64_t x0 = LoadInt(at(0), r.dtype);

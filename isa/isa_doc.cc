@@ -84,14 +84,18 @@ that implement them (`isa/numerics.h`, `isa/collectives.h`). All arithmetic roun
   `INT_MIN / -1 = INT_MIN`; `rem` has the sign of the dividend, `x % 0 = x`; integer `pow` with a
   negative exponent is 0 (except bases 1 and -1); `mulhi` is the high half of the double-width product
   (an s32 `mulhi(a, b)` is `(s64(a) * s64(b)) >> 32`; unsigned for unsigned types); `clz` and `popcnt`
-  count the bits of the type's own width (an s8 `clz(1)` is 7).
+  count the bits of the type's own width (an s8 `clz(1)` is 7). **f64** computes in IEEE binary64
+  (`vpu.unary`, `vpu.binary`, `vpu.compare`, `vpu.reduce`, `vpu.convert`; the double-precision
+  functions `exp`, `log`, ...; timed as XLA's f32-pair emulation, `core.vpu.ops_per_f64_element`);
+  other units read an f64 element as the nearest f32.
 * **Reductions** (`vpu.reduce`, collectives): sequential in index / rank order, starting from the first
   element: `r = x0; r = fl(r op x1); ...` (with `vpu.reduce acc=1`, from the result's value in `dst`:
   `r = dst; r = fl(r op x0); ...`), in f32 for bf16/f32 (rounded once at the end) and in s32 for
   integers; for pred, sum and max are logical or, min is logical and.
 * **vpu.convert:** float -> float rounds to nearest even; float -> integer rounds toward zero, saturates
   to the type's range, NaN -> 0; integer -> float rounds to nearest even (s32 -> bf16 goes through f32: two
-  roundings); int -> int wraps; x -> pred is `x != 0` (NaN -> 1); pred -> x is 0 or 1.
+  roundings); int -> int wraps; x -> pred is `x != 0` (NaN -> 1); pred -> x is 0 or 1; f64 -> a
+  narrower float rounds once, f64 -> integer truncates the binary64 value, integer -> f64 rounds once.
 * **mxu.pop:** the activation is applied to the f32 (or s32) accumulator value, then the result is
   converted: f32 as is, bf16 round to nearest even, s32 as is, s8 **saturating** to [-128, 127] (a
   requantizing store; `vpu.convert` s32 -> s8 wraps instead, like XLA's convert).

@@ -123,19 +123,22 @@ bool BinarySupports(BinaryOp op, DType t) {
 
 bool CompareSupports(CompareOp, DType) { return true; }
 
-float MaxF(float a, float b) {
-  if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<float>::quiet_NaN();
+template <typename T>
+T MaxFloat(T a, T b) {
+  if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<T>::quiet_NaN();
   if (a == b) return std::signbit(a) ? b : a;  // max(-0, +0) = +0
   return a > b ? a : b;
 }
 
-float MinF(float a, float b) {
-  if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<float>::quiet_NaN();
+template <typename T>
+T MinFloat(T a, T b) {
+  if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<T>::quiet_NaN();
   if (a == b) return std::signbit(a) ? a : b;  // min(-0, +0) = -0
   return a < b ? a : b;
 }
 
-float ApplyUnaryF(UnaryOp op, float x) {
+template <typename T>
+T ApplyUnaryFloat(UnaryOp op, T x) {
   switch (op) {
     case UnaryOp::kNeg:
       return -x;
@@ -148,11 +151,11 @@ float ApplyUnaryF(UnaryOp op, float x) {
     case UnaryOp::kTanh:
       return std::tanh(x);
     case UnaryOp::kLogistic:
-      return 1.0f / (1.0f + std::exp(-x));
+      return T(1) / (T(1) + std::exp(-x));
     case UnaryOp::kSqrt:
       return std::sqrt(x);
     case UnaryOp::kRsqrt:
-      return 1.0f / std::sqrt(x);
+      return T(1) / std::sqrt(x);
     case UnaryOp::kFloor:
       return std::floor(x);
     case UnaryOp::kCeil:
@@ -161,7 +164,7 @@ float ApplyUnaryF(UnaryOp op, float x) {
       return std::nearbyint(x);  // the default rounding mode is to-nearest-even
     case UnaryOp::kSign:
       if (std::isnan(x)) return x;
-      return x > 0 ? 1.0f : (x < 0 ? -1.0f : x);
+      return x > 0 ? T(1) : (x < 0 ? T(-1) : x);
     case UnaryOp::kNot:
     case UnaryOp::kClz:
     case UnaryOp::kPopcnt:
@@ -202,7 +205,8 @@ float ApplyUnaryF(UnaryOp op, float x) {
   return x;
 }
 
-float ApplyBinaryF(BinaryOp op, float a, float b) {
+template <typename T>
+T ApplyBinaryFloat(BinaryOp op, T a, T b) {
   switch (op) {
     case BinaryOp::kAdd:
       return a + b;
@@ -213,9 +217,9 @@ float ApplyBinaryF(BinaryOp op, float a, float b) {
     case BinaryOp::kDiv:
       return a / b;
     case BinaryOp::kMax:
-      return MaxF(a, b);
+      return MaxFloat(a, b);
     case BinaryOp::kMin:
-      return MinF(a, b);
+      return MinFloat(a, b);
     case BinaryOp::kPow:
       return std::pow(a, b);
     case BinaryOp::kRem:
@@ -235,6 +239,15 @@ float ApplyBinaryF(BinaryOp op, float a, float b) {
 }
 
 bool CompareF(CompareOp op, float a, float b) { return CompareValues(op, a, b); }
+
+template float MaxFloat<float>(float, float);
+template double MaxFloat<double>(double, double);
+template float MinFloat<float>(float, float);
+template double MinFloat<double>(double, double);
+template float ApplyUnaryFloat<float>(UnaryOp, float);
+template double ApplyUnaryFloat<double>(UnaryOp, double);
+template float ApplyBinaryFloat<float>(BinaryOp, float, float);
+template double ApplyBinaryFloat<double>(BinaryOp, double, double);
 
 float ActivateF(Activation act, float x) {
   switch (act) {

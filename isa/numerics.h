@@ -8,6 +8,7 @@
 //  * bf16 -> f32 is exact; f32 -> bf16 rounds to nearest even, NaN stays NaN (quiet), inf stays
 //  inf.
 //  * The VPU computes bf16/f16/f32 in f32 and rounds the result once to the destination type;
+//    f64 in binary64 (ApplyUnaryFloat<double>, ...: the double-precision <cmath> functions);
 //    integers (s8/u8/s16/u16/s32/u32/s64/u64) and pred compute exactly in their own width with
 //    two's complement wrap-around: a narrow integer is widened exactly on load and wrapped to its
 //    width on store, and unsigned types compare, divide and shift as unsigned, so every op gives
@@ -100,26 +101,43 @@ bool CompareI(CompareOp op, int64_t a, int64_t b, DType t);
 /// orders its values; pred: sum and max are or, min is and.
 int64_t ReduceI(ReduceOp op, int64_t acc, int64_t x, DType t);
 
-float ApplyUnaryF(UnaryOp op, float x);
-float ApplyBinaryF(BinaryOp op, float a, float b);
-bool CompareF(CompareOp op, float a, float b);
+/// The float VPU functions on T = float (bf16/f16/f32/f8 compute in f32) or T = double (f64
+/// computes in binary64): the same operators and <cmath> functions at T's precision, which is what
+/// the reference evaluator does for each type (hlo/eval/kernels/elementwise.cc).
+template <typename T>
+T ApplyUnaryFloat(UnaryOp op, T x);
+template <typename T>
+T ApplyBinaryFloat(BinaryOp op, T a, T b);
+/// max/min propagating NaN (XLA's maximum/minimum); max(-0, +0) = +0, min(-0, +0) = -0.
+template <typename T>
+T MaxFloat(T a, T b);
+template <typename T>
+T MinFloat(T a, T b);
 
-/// max/min propagating NaN (XLA's maximum/minimum).
-float MaxF(float a, float b);
-float MinF(float a, float b);
+inline float ApplyUnaryF(UnaryOp op, float x) { return ApplyUnaryFloat(op, x); }
+inline float ApplyBinaryF(BinaryOp op, float a, float b) { return ApplyBinaryFloat(op, a, b); }
+bool CompareF(CompareOp op, float a, float b);
+inline float MaxF(float a, float b) { return MaxFloat(a, b); }
+inline float MinF(float a, float b) { return MinFloat(a, b); }
 
 float ActivateF(Activation act, float x);
 int32_t ActivateI(Activation act, int32_t x);
 
 /// Narrowing used by mxu.pop (saturate).
 int32_t SaturateToS8(int32_t x);
-/// f32 (or a narrower float widened to f32) -> integer type t the way vpu.convert does it (XLA's
-/// convert): round toward zero, saturate to t's range, NaN -> 0.
-int64_t FloatToInt(float x, DType t);
+/// A float value (f64, or f32 and the narrower floats widened exactly) -> integer type t the way
+/// vpu.convert does it (XLA's convert): round toward zero, saturate to t's range, NaN -> 0.
+int64_t FloatToInt(double x, DType t);
 /// Integer value x of type `from` -> float type `to`, rounded once to nearest even (XLA's convert:
 /// one rounding, also for bf16/f16, where going through f32 would round twice). The result is
 /// returned as an f32 that `to` represents exactly (or inf).
 float IntToFloat(int64_t x, DType from, DType to);
+/// Integer value x of type `from` -> f64, rounded once to nearest even (exact below 2^53).
+double IntToF64(int64_t x, DType from);
+/// An f64 value -> float type `to` (f32, bf16, f16 or an f8 type), rounded once to nearest even
+/// as XLA's convert does (the narrower types through f32 rounded to odd, so the two steps round
+/// once); returned as an f32 that `to` represents exactly (or inf, or NaN).
+float NarrowF64(double x, DType to);
 
 }  // namespace tpusim::isa
 

@@ -159,13 +159,13 @@ int64_t ReduceI(ReduceOp op, int64_t acc, int64_t x, DType t) {
   return acc;
 }
 
-int64_t FloatToInt(float x, DType t) {
-  if (t == DType::kPred) return x != 0.0f || std::isnan(x) ? 1 : 0;
+int64_t FloatToInt(double x, DType t) {
+  if (t == DType::kPred) return x != 0.0 || std::isnan(x) ? 1 : 0;
   if (std::isnan(x)) return 0;
   const int bits = IntBits(t);
   // The range limits are powers of two, exact in double: [-2^(bits-1), 2^(bits-1)) signed,
   // [0, 2^bits) unsigned.
-  const double d = std::trunc(static_cast<double>(x));
+  const double d = std::trunc(x);
   if (IsUnsigned(t)) {
     if (d <= 0) return 0;
     if (d >= std::ldexp(1.0, bits)) return NormalizeInt(-1, t);  // all ones
@@ -182,15 +182,27 @@ float IntToFloat(int64_t x, DType from, DType to) {
   if (to == DType::kF32) {  // one rounding, to nearest even
     return u ? static_cast<float>(static_cast<uint64_t>(x)) : static_cast<float>(x);
   }
-  // bf16/f16: the integer as a double (exact below 2^53, as the evaluator's ConvertElement takes
-  // it), rounded to odd at f32 (24 bits >= 11 + 2) and then once to nearest even.
-  const double d = u ? static_cast<double>(static_cast<uint64_t>(x)) : static_cast<double>(x);
-  auto f = static_cast<float>(d);
+  // The other float types: the integer as a double (exact below 2^53, as the evaluator's
+  // ConvertElement takes it), rounded once (NarrowF64).
+  return NarrowF64(IntToF64(x, from), to);
+}
+
+double IntToF64(int64_t x, DType from) {
+  return IsUnsigned(from) ? static_cast<double>(static_cast<uint64_t>(x)) : static_cast<double>(x);
+}
+
+float NarrowF64(double d, DType to) {
+  auto f = static_cast<float>(d);  // one rounding to nearest even
+  if (to == DType::kF32 || std::isnan(d)) return f;
+  // bf16, f16, f8: rounded to odd at f32 (24 bits >= 11 + 2), then once to nearest even by the
+  // store (the f8 formats as common/float8.h rounds them).
   if (static_cast<double>(f) != d) {
     if (std::fabs(static_cast<double>(f)) > std::fabs(d)) f = std::nextafter(f, 0.0f);
     f = std::bit_cast<float>(std::bit_cast<uint32_t>(f) | 1u);
   }
-  return to == DType::kBF16 ? RoundToBf16(f) : F16BitsToF32(F32ToF16Bits(f));
+  char bits[8];  // any element type fits
+  StoreFloat(bits, to, f);
+  return LoadFloat(bits, to);
 }
 
 }  // namespace tpusim::isa

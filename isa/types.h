@@ -159,8 +159,9 @@ enum class PrecisionPart : uint8_t { TPUSIM_ISA_PART_LIST(TPUSIM_ISA_ENUMERATOR_
 /// with pairs of 32-bit values. f8e4m3fn and f8e5m2 are stored at 1 byte and, like bf16 and f16,
 /// widened exactly to f32 on load and rounded back on store (common/float8.h): the VPU computes
 /// them in f32, as XLA's TPU backend upcasts 8-bit floats for vector arithmetic. f64 is stored at
-/// 8 bytes for conversion only: loaded as the nearest f32 (one rounding), stored from an f32
-/// exactly; the compiler lets f64 values be converted, never computed on (hbm_plan.cc). s4 and u4
+/// 8 bytes; the VPU's arithmetic, compare, reduce and convert compute it in binary64 (numerics.h),
+/// every other reader loads it as the nearest f32 (one rounding); the compiler emits f64 only for
+/// the ops F64ComputedOn allows (compiler/lower/device_types.h). s4 and u4
 /// hold values in [-8, 7] / [0, 15] and are computed as 4-bit integers (IntBits 4: results wrap to
 /// 4 bits) in the VPU's 32-bit lanes; tpusim stores them at one byte per element (the value,
 /// sign-extended for s4) where XLA's TPU backend packs two per byte, so an s4/u4 array moves and

@@ -69,14 +69,16 @@ Bytes OperandBytes(isa::DType t, isa::Broadcast b, uint64_t rows, uint64_t cols)
 
 bool Is64Bit(isa::DType t) { return isa::DTypeBytes(t) == 8; }
 
-// 32-bit VPU element ops for e elements of t. The VPU's lanes are 32 bits wide: an s64/u64 value
-// is two 32-bit words, so moving it (copy, broadcast, select, fill, iota, transpose) takes two
-// lane slots, and computing on it takes core.vpu.ops_per_64bit_element ops (XLA's TPU backend
-// emulates 64-bit integers with pairs of 32-bit values).
+// 32-bit VPU element ops for e elements of t. The VPU's lanes are 32 bits wide: an s64/u64/f64
+// value is two 32-bit words, so moving it (copy, broadcast, select, fill, iota, transpose) takes
+// two lane slots, and computing on it takes core.vpu.ops_per_64bit_element ops (s64/u64) or
+// core.vpu.ops_per_f64_element ops (f64): XLA's TPU backend emulates 64-bit values with pairs of
+// 32-bit values.
 uint64_t LaneOps(isa::DType t, uint64_t e, bool arithmetic, const config::VpuConfig& vpu) {
   if (!Is64Bit(t)) return e;
-  return e * (arithmetic ? static_cast<uint64_t>(std::max<int64_t>(vpu.ops_per_64bit_element, 1))
-                         : 2);
+  if (!arithmetic) return e * 2;
+  const int64_t ops = t == isa::DType::kF64 ? vpu.ops_per_f64_element : vpu.ops_per_64bit_element;
+  return e * static_cast<uint64_t>(std::max<int64_t>(ops, 1));
 }
 
 // What one VPU/XLU instruction does, before timing: its latency class, element ops and VMEM bytes.
@@ -151,7 +153,10 @@ VectorWork WorkOf(const isa::Instruction& inst, const config::VpuConfig& vpu) {
       w.e = o.count;
       w.vmem_bytes_read = ElementBytes(o.src_dtype, w.e);
       w.vmem_bytes_written = ElementBytes(o.dtype, w.e);
-      w.lane_ops = LaneOps(Is64Bit(o.src_dtype) ? o.src_dtype : o.dtype, w.e, true, vpu);
+      // An f64 side converts as the pair of f32 words it is emulated with (their sum or split:
+      // two lane ops an element), not as f64 arithmetic.
+      const isa::DType wide = Is64Bit(o.src_dtype) ? o.src_dtype : o.dtype;
+      w.lane_ops = LaneOps(wide, w.e, wide != isa::DType::kF64, vpu);
       break;
     }
     case isa::Opcode::kVpuReduce: {

@@ -72,18 +72,70 @@ bool F64ComputedOn(const hlo::HloInstruction& inst) {
   bool f64 = HasF64(inst.shape());
   for (const hlo::HloInstruction* op : inst.operands()) f64 = f64 || HasF64(op->shape());
   if (!f64) return false;
+  using hlo::HloOpcode;
   switch (inst.opcode()) {
-    case hlo::HloOpcode::kParameter:
-    case hlo::HloOpcode::kConstant:
-    case hlo::HloOpcode::kTuple:
-    case hlo::HloOpcode::kGetTupleElement:
+    // Held and moved as bytes.
+    case HloOpcode::kParameter:
+    case HloOpcode::kConstant:
+    case HloOpcode::kTuple:
+    case HloOpcode::kGetTupleElement:
+    case HloOpcode::kBroadcast:
+    case HloOpcode::kReshape:
+    case HloOpcode::kBitcast:
+    case HloOpcode::kTranspose:
+    case HloOpcode::kCopy:
+    case HloOpcode::kSlice:
+    case HloOpcode::kConcatenate:
+    case HloOpcode::kReverse:
+    case HloOpcode::kPad:
+    case HloOpcode::kDynamicSlice:
+    case HloOpcode::kDynamicUpdateSlice:
+    // Computed in binary64 on the VPU (vpu.unary, vpu.binary, vpu.compare, vpu.select,
+    // vpu.convert and vpu.reduce with dtype=f64, isa/numerics.h), costed as XLA's f32-pair
+    // emulation (core.vpu.ops_per_f64_element).
+    case HloOpcode::kConvert:
+    case HloOpcode::kAbs:
+    case HloOpcode::kNegate:
+    case HloOpcode::kSign:
+    case HloOpcode::kFloor:
+    case HloOpcode::kCeil:
+    case HloOpcode::kRoundNearestAfz:
+    case HloOpcode::kRoundNearestEven:
+    case HloOpcode::kExp:
+    case HloOpcode::kExpm1:
+    case HloOpcode::kLog:
+    case HloOpcode::kLog1p:
+    case HloOpcode::kLogistic:
+    case HloOpcode::kSqrt:
+    case HloOpcode::kRsqrt:
+    case HloOpcode::kCbrt:
+    case HloOpcode::kSin:
+    case HloOpcode::kCos:
+    case HloOpcode::kTan:
+    case HloOpcode::kTanh:
+    case HloOpcode::kAcos:
+    case HloOpcode::kAcosh:
+    case HloOpcode::kAsin:
+    case HloOpcode::kAsinh:
+    case HloOpcode::kAtan:
+    case HloOpcode::kAtanh:
+    case HloOpcode::kCosh:
+    case HloOpcode::kSinh:
+    case HloOpcode::kErf:
+    case HloOpcode::kAdd:
+    case HloOpcode::kSubtract:
+    case HloOpcode::kMultiply:
+    case HloOpcode::kDivide:
+    case HloOpcode::kRemainder:
+    case HloOpcode::kMaximum:
+    case HloOpcode::kMinimum:
+    case HloOpcode::kPower:
+    case HloOpcode::kAtan2:
+    case HloOpcode::kCompare:
+    case HloOpcode::kSelect:
+    case HloOpcode::kClamp:
+    case HloOpcode::kReduce:
       return false;
-    case hlo::HloOpcode::kConvert: {
-      const hlo::PrimitiveType from = inst.operand(0)->shape().element_type();
-      const hlo::PrimitiveType to = inst.shape().element_type();
-      if (from == hlo::PrimitiveType::kF64) return to != hlo::PrimitiveType::kF32;
-      return !(hlo::IsFloatingPoint(from) && hlo::BitWidth(from) <= 32);  // exact through f32
-    }
     default:
       return true;
   }
@@ -95,11 +147,10 @@ std::string NoDeviceTypeReason(hlo::PrimitiveType t) {
   switch (t) {
     case hlo::PrimitiveType::kF64:
       why =
-          "a TPU has no 64-bit floating point in its VPU or MXU (XLA's TPU backend rewrites f64 "
-          "into pairs of f32, with their own precision and range, which tpusim does not model); "
-          "f64 values are held only to be converted (parameter, constant, tuple, "
-          "get-tuple-element, convert f64 -> f32 and a float -> f64): convert to f32 before the "
-          "op";
+          "a TPU has no 64-bit floating point in its VPU or MXU: XLA's TPU backend rewrites f64 "
+          "into pairs of f32, which tpusim models (values in binary64, cost as f32-pair "
+          "arithmetic) for elementwise arithmetic, compare, select, clamp, convert, reduce and "
+          "data movement only; convert to f32 before this op";
       break;
     case hlo::PrimitiveType::kC64:
     case hlo::PrimitiveType::kC128:

@@ -107,17 +107,17 @@ ENTRY e {
   EXPECT_NE(s.message().find("--custom-call-cost __cublas$gemm=CYCLES"), std::string::npos);
 }
 
-TEST(CompileErrorsTest, ArithmeticOnF64NamesTheOp) {
+TEST(CompileErrorsTest, AnF64DotNamesTheOp) {
   Status s = CompileText(R"(HloModule m
 ENTRY e {
-  a = f64[4] parameter(0)
-  ROOT r = f64[4] add(a, a)
+  a = f64[4,4] parameter(0)
+  ROOT r = f64[4,4] dot(a, a), lhs_contracting_dims={1}, rhs_contracting_dims={0}
 })",
                          "tiny");
   EXPECT_EQ(s.code(), StatusCode::kUnimplemented);
   EXPECT_NE(s.message().find("element type f64"), std::string::npos) << s.message();
   EXPECT_NE(s.message().find("test.hlo:4:"), std::string::npos) << s.message();
-  EXPECT_NE(s.message().find("%r (add)"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("%r (dot)"), std::string::npos) << s.message();
 }
 
 // XLA's rng_expander test writes rng(mean, stdev, shape): a third operand the expansion does not

@@ -128,6 +128,48 @@ vpu.convert src_dtype=f32, dtype=pred, dst=0x400, src=0x0, count=5
   EXPECT_EQ(p, (std::vector<uint8_t>{1, 1, 1, 1, 1}));  // all non-zero (NaN != 0)
 }
 
+// f64 computes in binary64 (numerics.h): each case below gives another value in f32, the float
+// types' compute type (16777217 is not an f32; 1 + 2^-40 reads as 1 there). The .data lines are the
+// f64 bytes of: a = {1 + 2^-40, 16777217, 1e300}, b = {2^-40, 1, 1e10}, {1, 16777216, 1e300}
+// and 1 + 2^-8 + 2^-40.
+TEST(InterpreterVpu, F64ComputesInBinary64) {
+  Interpreter in(SmallChip());
+  RunAsm(in, R"(
+.data vmem core=0, addr=0x0, hex 001000000000f03f00000010000070419c7500883ce4377e
+.data vmem core=0, addr=0x40, hex 000000000000703d000000000000f03f000000205fa00242
+.data vmem core=0, addr=0x80, hex 000000000000f03f00000000000070419c7500883ce4377e
+.data vmem core=0, addr=0xc0, hex 001000000010f03f
+vpu.binary op=add, dtype=f64, dst=0x100, a=0x0, b=0x40, cols=3
+vpu.binary op=mul, dtype=f64, dst=0x140, a=0x0, b=0x40, cols=3
+vpu.compare op=gt, dtype=f64, dst=0x180, a=0x0, b=0x80, cols=3
+vpu.reduce op=sum, axis=lanes, dtype=f64, dst=0x1c0, src=0x0, rows=1, cols=2
+vpu.unary op=neg, dtype=f64, dst=0x200, src=0x8, count=1
+vpu.convert src_dtype=f64, dtype=s32, dst=0x240, src=0x8, count=1
+vpu.convert src_dtype=f64, dtype=bf16, dst=0x280, src=0xc0, count=1
+vpu.convert src_dtype=s64, dtype=f64, dst=0x2c0, src=0x240, count=1
+)");
+  auto f64s = [&](uint64_t addr, size_t n) {
+    std::vector<double> v(n);
+    EXPECT_TRUE(in.vmem(0).Read(addr, v.data(), n * sizeof(double)).ok());
+    return v;
+  };
+  // (1 + 2^-40) + 2^-40, 16777217 + 1, 1e300 + 1e10 (1e300: the sum rounds back).
+  EXPECT_EQ(f64s(0x100, 3), (std::vector<double>{1 + 0x1p-39, 16777218.0, 1e300}));
+  // (1 + 2^-40) * 2^-40 exactly; 1e300 * 1e10 overflows binary64.
+  EXPECT_EQ(f64s(0x140, 3), (std::vector<double>{0x1p-40 + 0x1p-80, 16777217.0,
+                                                  std::numeric_limits<double>::infinity()}));
+  std::vector<uint8_t> gt(3);
+  ASSERT_TRUE(in.vmem(0).Read(0x180, gt.data(), 3).ok());
+  EXPECT_EQ(gt, (std::vector<uint8_t>{1, 1, 0}));
+  EXPECT_EQ(f64s(0x1c0, 1)[0], 16777218.0);  // (1 + 2^-40) + 16777217, rounded once
+  EXPECT_EQ(f64s(0x200, 1)[0], -16777217.0);
+  EXPECT_EQ(ReadS32(in.vmem(0), 0x240, 1)[0], 16777217);
+  // 1 + 2^-8 + 2^-40 -> bf16 once: 1 + 2^-7 (through an f32 rounded to nearest, 1 + 2^-8 would
+  // be a tie, and even, 1).
+  EXPECT_EQ(ReadBf16(in.vmem(0), 0x280, 1)[0], 1.0078125f);
+  EXPECT_EQ(f64s(0x2c0, 1)[0], 16777217.0);  // s64 16777217 (the s32 above, zero-extended) exactly
+}
+
 TEST(InterpreterVpu, Reductions) {
   Interpreter in(SmallChip());
   RunAsm(in, R"(

@@ -84,6 +84,28 @@ TEST(Numerics, FloatToIntRules) {
   EXPECT_EQ(FloatToInt(-3e9f, DType::kS32), std::numeric_limits<int32_t>::min());
 }
 
+// f64 converts as XLA's convert: one rounding to a narrower float (through f32 rounded to odd),
+// binary64 values truncated to integers, integers rounded once to f64.
+TEST(Numerics, F64ConvertsRoundOnce) {
+  const float inf = std::numeric_limits<float>::infinity();
+  // 1 + 2^-8 + 2^-40: bf16 rounds up to 1 + 2^-7; an f32 rounded to nearest first (1 + 2^-8, a
+  // bf16 tie) would give 1.
+  EXPECT_EQ(NarrowF64(1 + 0x1p-8 + 0x1p-40, DType::kBF16), 1.0078125f);
+  EXPECT_EQ(NarrowF64(1 + 0x1p-8, DType::kBF16), 1.0f);  // an exact tie: to even
+  EXPECT_EQ(NarrowF64(1 + 0x1p-11 + 0x1p-40, DType::kF16), 1.0f + 0x1p-10f);
+  EXPECT_EQ(NarrowF64(1 + 0x1p-24 + 0x1p-40, DType::kF32), 1.0f + 0x1p-23f);
+  EXPECT_EQ(NarrowF64(1e300, DType::kF32), inf);
+  EXPECT_EQ(NarrowF64(-1e300, DType::kBF16), -inf);
+  EXPECT_TRUE(std::isnan(NarrowF64(std::nan(""), DType::kF16)));
+  EXPECT_EQ(FloatToInt(16777217.0, DType::kS32), 16777217);  // not an f32
+  EXPECT_EQ(FloatToInt(2147483648.0, DType::kS32), std::numeric_limits<int32_t>::max());
+  EXPECT_EQ(FloatToInt(-2147483648.75, DType::kS32), std::numeric_limits<int32_t>::min());
+  EXPECT_EQ(FloatToInt(0x1p53 + 2, DType::kS64), (int64_t{1} << 53) + 2);
+  EXPECT_EQ(IntToF64(-1, DType::kU64), 0x1p64);  // 2^64 - 1 rounds to 2^64
+  EXPECT_EQ(IntToF64((int64_t{1} << 53) + 1, DType::kS64), 0x1p53);  // a tie: to even
+  EXPECT_EQ(IntToF64(-7, DType::kS32), -7.0);
+}
+
 TEST(Numerics, MaxMinPropagateNaNAndOrderZeros) {
   float nan = std::numeric_limits<float>::quiet_NaN();
   EXPECT_TRUE(std::isnan(MaxF(nan, 1.0f)));
