@@ -93,8 +93,8 @@ that implement them (`isa/numerics.h`, `isa/collectives.h`). All arithmetic roun
   `r = dst; r = fl(r op x0); ...`), in f32 for bf16/f32 (rounded once at the end) and in s32 for
   integers; for pred, sum and max are logical or, min is logical and.
 * **vpu.convert:** float -> float rounds to nearest even; float -> integer rounds toward zero, saturates
-  to the type's range, NaN -> 0; integer -> float rounds to nearest even (s32 -> bf16 goes through f32: two
-  roundings); int -> int wraps; x -> pred is `x != 0` (NaN -> 1); pred -> x is 0 or 1; f64 -> a
+  to the type's range, NaN -> 0; integer -> float rounds once to nearest even (also to bf16 and f16);
+  int -> int wraps; x -> pred is `x != 0` (NaN -> 1); pred -> x is 0 or 1; f64 -> a
   narrower float rounds once, f64 -> integer truncates the binary64 value, integer -> f64 rounds once.
 * **mxu.pop:** the activation is applied to the f32 (or s32) accumulator value, then the result is
   converted: f32 as is, bf16 round to nearest even, s32 as is, s8 **saturating** to [-128, 127] (a
