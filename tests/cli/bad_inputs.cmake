@@ -210,7 +210,7 @@ tpusim_bad_input_test(run_float_dot_on_tpu_v1
   run tests/golden/tiny_dot_bias_relu/model.hlo --config tpu-v1)
 # Element types a TPU cannot hold (issue 16): the op and the type, with the reason and the remedy.
 tpusim_bad_input_test(bad_f64_on_tpu
-  "f64_on_tpu.hlo:5:8: error: %y \\(add\\): cannot lower: element type f64: a TPU has no 64-bit floating point"
+  "f64_on_tpu.hlo:6:8: error: %y \\(dot\\): cannot lower: element type f64: a TPU has no 64-bit floating point"
   run ${bad}/f64_on_tpu.hlo)
 # A variadic scatter whose combiner mixes its operands (issue 16 item 2): refused by name, with
 # what is supported (one operand, or several combined each on its own).
