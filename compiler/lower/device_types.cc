@@ -134,6 +134,7 @@ bool F64ComputedOn(const hlo::HloInstruction& inst) {
     case HloOpcode::kCompare:
     case HloOpcode::kSelect:
     case HloOpcode::kClamp:
+    case HloOpcode::kIsFinite:
     case HloOpcode::kReduce:
       return false;
     default:

@@ -6,7 +6,7 @@
 // to every input so that the values leave the narrow range the random arguments have: an s64 add
 // that overflows s32, a u32 compare of values >= 2^31, a u64 shift. The types the device cannot
 // hold (c128, the f8 variants without a device type), the f64 ops the device does not compute
-// (dots, is-finite) and the dots the MXU does not take are located errors naming the
+// (dots, convolutions) and the dots the MXU does not take are located errors naming the
 // instruction and the type.
 #include <gtest/gtest.h>
 
@@ -261,7 +261,7 @@ TEST(ElementTypeErrorTest, DotsTheMxuDoesNotTakeNameTheTypes) {
 // f64: converts round once (f64 -> f32/bf16/f16 as XLA's convert) and the VPU's elementwise
 // arithmetic, compare, select, clamp and reduce compute in binary64, bit for bit the evaluator's
 // (XLA's TPU backend emulates f64 with f32 pairs; tpusim models their cost, not their
-// precision); what the device does not compute on f64 (a dot, is-finite) is a located error
+// precision); what the device does not compute on f64 (a dot, a convolution) is a located error
 // naming the op.
 TEST(ElementTypeF64Test, ConvertsMatchTheEvaluatorBitForBit) {
   testing::ExpectSameBits(R"(HloModule m
@@ -325,21 +325,22 @@ ENTRY e {
   lo = f64[] constant(-0.5)
   hi = f64[] constant(0.25)
   cl = f64[16,256] clamp(lo, a, hi)
+  fin = pred[16,256] is-finite(scaled)
   z = f64[] constant(0)
   rows = f64[16] reduce(scaled, z), dimensions={1}, to_apply=add64
   cols = f64[256] reduce(q, z), dimensions={0}, to_apply=add64
   ninf = f64[] constant(-inf)
   m = f64[] reduce(nudged, ninf), dimensions={0,1}, to_apply=max64
   ROOT t = (f64[16,256], f64[16,256], f64[16,256], f64[16,256], f64[16,256], f64[16,256],
-            f64[16,256], f64[16,256], f64[16], f64[256], f64[]) tuple(sel, q, l, th, pw, at, mx,
-            cl, rows, cols, m)
+            f64[16,256], f64[16,256], f64[16], f64[256], f64[], pred[16,256]) tuple(sel, q, l, th,
+            pw, at, mx, cl, rows, cols, m, fin)
 })");
 }
 
 TEST(ElementTypeF64Test, AnF64OpTheDeviceDoesNotComputeNamesTheOp) {
   const char* cases[][2] = {
       {"f64[8,8] dot(a, a), lhs_contracting_dims={1}, rhs_contracting_dims={0}", "dot"},
-      {"pred[8,8] is-finite(a)", "is-finite"}};
+      {"f64[8,8] convolution(a, a), window={size=1}, dim_labels=bf_io->bf", "convolution"}};
   for (const auto& [op, name] : cases) {
     auto m = Parse(std::string("HloModule m\nENTRY e {\n  a = f64[8,8] parameter(0)\n"
                                "  ROOT r = ") + op + "\n}\n");
