@@ -90,6 +90,7 @@ bool F64ComputedOn(const hlo::HloInstruction& inst) {
     case HloOpcode::kPad:
     case HloOpcode::kDynamicSlice:
     case HloOpcode::kDynamicUpdateSlice:
+    case HloOpcode::kGather:  // indices computed in s32, the f64 rows moved by indirect DMA
     // Computed in binary64 on the VPU (vpu.unary, vpu.binary, vpu.compare, vpu.select,
     // vpu.convert and vpu.reduce with dtype=f64, isa/numerics.h), costed as XLA's f32-pair
     // emulation (core.vpu.ops_per_f64_element).

@@ -24,7 +24,7 @@ std::optional<isa::DType> DeviceType(hlo::PrimitiveType t);
 /// True when `inst` has an f64 operand or result and is not one of the ops the device computes
 /// on f64: the ops that hold or move bytes (parameter, constant, tuple, get-tuple-element,
 /// broadcast, reshape, bitcast, transpose, copy, slice, concatenate, reverse, pad, dynamic-slice,
-/// dynamic-update-slice) and the VPU's elementwise float arithmetic, compare, select, clamp,
+/// dynamic-update-slice, gather) and the VPU's elementwise float arithmetic, compare, select, clamp,
 /// is-finite, convert and reduce, which compute f64 in binary64 (isa/numerics.h; XLA's TPU backend emulates
 /// f64 with pairs of f32, whose cost core.vpu.ops_per_f64_element models). True for the rest (a
 /// dot, convolution, collective, sort, scatter, ... on f64): a located error,

@@ -337,6 +337,17 @@ ENTRY e {
 })");
 }
 
+// x[idx] of an f64 table (JAX's indexing in x64 mode): the indices in s32, the rows by DMA.
+TEST(ElementTypeF64Test, GatherOfF64RowsMatchesTheEvaluator) {
+  testing::ExpectSameBits(R"(HloModule m
+ENTRY e {
+  table = f64[64,128] parameter(0)
+  idx = s32[16,1] parameter(1)
+  ROOT g = f64[16,128] gather(table, idx), offset_dims={1}, collapsed_slice_dims={0},
+    start_index_map={0}, index_vector_dim=1, slice_sizes={1,128}
+})");
+}
+
 TEST(ElementTypeF64Test, AnF64OpTheDeviceDoesNotComputeNamesTheOp) {
   const char* cases[][2] = {
       {"f64[8,8] dot(a, a), lhs_contracting_dims={1}, rhs_contracting_dims={0}", "dot"},
