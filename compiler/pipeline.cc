@@ -45,6 +45,7 @@
 #include "compiler/passes/variadic_reduce_expander.h"
 #include "compiler/passes/variadic_scatter_splitter.h"
 #include "compiler/passes/while_lowering.h"
+#include "compiler/passes/zero_sized_elimination.h"
 #include "hlo/verifier.h"
 
 namespace tpusim::compiler {
@@ -62,6 +63,7 @@ namespace tpusim::compiler {
 // stochastic-convert-decomposer -> topk-expander -> variadic-reduce-expander ->
 // batched-gather-scatter-normalizer -> trailing-window-dims -> variadic-scatter-splitter ->
 // unique-scatter-expander -> pred-reduce-expander -> sort-expander -> canonicalize ->
+// zero-sized-hlo-elimination ->
 // all-reduce-combiner -> output-fusion-scheduling -> [fuse-elementwise ->
 // tile-for-mxu] -> plan-memory -> schedule. The bracketed passes do not exist yet; tiling, memory
 // planning and emission happen in compiler/lower/ (lower_module.cc), which runs after this
@@ -119,6 +121,9 @@ HloPassPipeline BuildHloPipeline(const config::ChipConfig& config,
   pipeline.AddPass<PredReduceExpander>();
   pipeline.AddPass<SortExpander>();
   pipeline.AddPass<Canonicalize>();
+  // After the expanders and canonicalize, which make empty arrays of empty ones (the transposes
+  // of a ragged-dot of 0 groups).
+  pipeline.AddPass<ZeroSizedHloElimination>();
   pipeline.AddPass<AllReduceCombiner>();       // after the partitioner, which inserts all-reduces
   pipeline.AddPass<OutputFusionScheduling>();  // last: dots are canonical, convolutions lowered
   return pipeline;

@@ -4,7 +4,9 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
+#include <vector>
 
 namespace tpusim::hlo {
 namespace {
@@ -21,6 +23,37 @@ StatusOr<int64_t> Figure(const nlohmann::json& estimate, const char* field, bool
         fmt::format("cost_estimate \"{}\" is {}: expected an integer >= 0", field, it->dump()));
   }
   return it->get<int64_t>();
+}
+
+// RFC 8259 JSON, strictly: a parse error names its line and column within backend_config (NaN,
+// 1e400 and invalid UTF-8 are errors), and an object naming a key twice is refused (RFC 8259 leaves
+// its meaning open; nlohmann keeps the last, Python's json the last, protobuf's reader refuses it).
+StatusOr<nlohmann::json> ParseStrictJson(const std::string& text) {
+  std::vector<std::set<std::string>> keys;  // per open object
+  std::string duplicate;
+  const nlohmann::json::parser_callback_t callback =
+      [&](int /*depth*/, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+        using E = nlohmann::json::parse_event_t;
+        if (event == E::object_start) keys.emplace_back();
+        if (event == E::object_end && !keys.empty()) keys.pop_back();
+        if (event == E::key && !keys.empty() && duplicate.empty() &&
+            !keys.back().insert(parsed.get<std::string>()).second) {
+          duplicate = parsed.get<std::string>();
+        }
+        return true;
+      };
+  try {
+    nlohmann::json j = nlohmann::json::parse(text, callback);
+    if (!duplicate.empty()) {
+      return InvalidArgument(
+          fmt::format("backend_config names the key \"{}\" twice in one object", duplicate));
+    }
+    return j;
+  } catch (const nlohmann::json::exception& e) {
+    std::string why = e.what();
+    if (const size_t at = why.find("] "); at != std::string::npos) why.erase(0, at + 2);
+    return InvalidArgument("backend_config is not JSON: " + why);
+  }
 }
 
 }  // namespace
@@ -44,12 +77,11 @@ StatusOr<std::optional<KernelCostEstimate>> ReadKernelCostEstimate(const HloInst
   // The braced form of backend_config is kept verbatim, braces included: the JSON text itself.
   const std::string& text = inst.backend_config();
   if (text.empty()) return std::optional<KernelCostEstimate>();
-  const nlohmann::json config = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (config.is_discarded() || !config.is_object()) {
-    return InvalidArgument("backend_config is not a JSON object");
-  }
+  TPUSIM_ASSIGN_OR_RETURN(const nlohmann::json config, ParseStrictJson(text));
+  if (!config.is_object()) return InvalidArgument("backend_config is not a JSON object");
   auto cc = config.find("custom_call_config");
-  if (cc == config.end() || !cc->is_object()) return std::optional<KernelCostEstimate>();
+  if (cc == config.end()) return std::optional<KernelCostEstimate>();
+  if (!cc->is_object()) return InvalidArgument("custom_call_config is not a JSON object");
   auto est = cc->find("cost_estimate");
   if (est == cc->end() || est->is_null()) return std::optional<KernelCostEstimate>();
   if (!est->is_object()) return InvalidArgument("cost_estimate is not a JSON object");

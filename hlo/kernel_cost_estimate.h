@@ -41,9 +41,11 @@ bool IsMosaicKernel(const HloInstruction& inst);
 KernelCostEstimate LeastKernelCost(const HloInstruction& inst);
 
 /// The cost_estimate of a Mosaic kernel's backend_config, nullopt when it declares none (a
-/// pallas_call without cost_estimate). InvalidArgument when the backend_config is not a JSON
-/// object, or a figure of cost_estimate is missing, not an integer, or negative (the message names
-/// the field).
+/// pallas_call without cost_estimate, or a backend_config without custom_call_config).
+/// InvalidArgument when the backend_config is not strict JSON (the parser's line and column; NaN,
+/// 1e400, invalid UTF-8), names a key twice in one object, is not an object, its
+/// custom_call_config or cost_estimate is not an object, or a figure of cost_estimate is missing,
+/// not an integer, negative or past 2^63 - 1 (the message names the field).
 StatusOr<std::optional<KernelCostEstimate>> ReadKernelCostEstimate(const HloInstruction& inst);
 
 }  // namespace tpusim::hlo

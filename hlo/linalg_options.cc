@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <charconv>
+#include <cstdint>
 #include <cmath>
 #include <cstdlib>
 #include <optional>
@@ -119,6 +120,7 @@ StatusOr<LapackCall> EighCall(std::string_view config, std::string_view instruct
   char* end = nullptr;
   const bool ok = parts.size() == 4 && integer(parts[0], lower) && integer(parts[1], sort) &&
                   integer(parts[2], call.eigh.max_iter) && call.eigh.max_iter >= 0 &&
+                  call.eigh.max_iter <= INT32_MAX &&
                   !parts[3].empty() &&
                   ((call.eigh.epsilon = std::strtod(parts[3].c_str(), &end)), true) &&
                   end == parts[3].c_str() + parts[3].size() && std::isfinite(call.eigh.epsilon) &&
@@ -126,8 +128,8 @@ StatusOr<LapackCall> EighCall(std::string_view config, std::string_view instruct
   if (!ok) {
     return InvalidArgument(fmt::format(
         "%{}: custom-call Eigh: backend_config \"{}\" is not \"lower,sort_eigenvalues,max_iter,"
-        "epsilon\" (two integers, a sweep count >= 0 and a finite epsilon >= 0, e.g. "
-        "\"1,1,100,1e-6\")",
+        "epsilon\" (two integers, a sweep count from 0 to 2^31 - 1 (the sweeps' counter is s32) "
+        "and a finite epsilon >= 0, e.g. \"1,1,100,1e-6\")",
         instruction, config));
   }
   call.eigh.lower = lower != 0;

@@ -28,6 +28,16 @@ struct RaggedDotDims {
 /// of rhs's group dimension).
 StatusOr<RaggedDotDims> GetRaggedDotDims(const HloInstruction& inst);
 
+/// The shape of a ragged-dot(lhs, rhs, group_sizes), as XLA's InferRaggedDotOpShape: the dot
+/// dimension numbers valid as a dot's; one lhs ragged dimension; in the ragged non-contracting
+/// mode one rhs group dimension (neither batch nor contracting; G its size), the result the dot of
+/// lhs and rhs without it; with a contracting ragged dimension no group dimension and the result
+/// [G, dot...]; with a batch ragged dimension no group dimension and the dot's. group_sizes an
+/// integer [G] or [lhs batch..., (lhs free dimensions before the ragged one, non-contracting
+/// mode)..., G]. InvalidArgument naming the rule (no location: the verifier adds it). Which of
+/// these forms tpusim runs is GetRaggedDotDims'.
+StatusOr<Shape> InferRaggedDot(const HloInstruction& inst);
+
 /// The output dimension that lhs's ragged dimension becomes.
 int64_t RaggedOutputDimension(const HloInstruction& inst, const RaggedDotDims& dims);
 

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "hlo/computation.h"
+#include "hlo/ragged_dot.h"
 #include "hlo/shape_inference_async.h"
 #include "hlo/shape_inference_complex.h"
 #include "hlo/shape_inference_jax.h"
@@ -138,11 +139,16 @@ StatusOr<Shape> InferElementwise(const HloInstruction& inst, const Shape& declar
 
 StatusOr<Shape> InferDot(const HloInstruction& inst, const Shape& declared) {
   TPUSIM_RETURN_IF_ERROR(ExpectOperands(inst, 2));
-  const Shape& l = inst.operand(0)->shape();
-  const Shape& r = inst.operand(1)->shape();
+  return InferDotShape(inst.operand(0)->shape(), inst.operand(1)->shape(),
+                       inst.dot_dimension_numbers(), declared.element_type());
+}
+
+}  // namespace
+
+StatusOr<Shape> InferDotShape(const Shape& l, const Shape& r, const DotDimensionNumbers& d,
+                              PrimitiveType type) {
   TPUSIM_RETURN_IF_ERROR(ExpectArray(l, "lhs"));
   TPUSIM_RETURN_IF_ERROR(ExpectArray(r, "rhs"));
-  const DotDimensionNumbers& d = inst.dot_dimension_numbers();
   if (d.lhs_batch_dimensions.size() != d.rhs_batch_dimensions.size() ||
       d.lhs_contracting_dimensions.size() != d.rhs_contracting_dimensions.size()) {
     return Err("dot: lhs and rhs must have as many batch and as many contracting dimensions");
@@ -182,8 +188,10 @@ StatusOr<Shape> InferDot(const HloInstruction& inst, const Shape& declared) {
   for (int64_t i = 0; i < r.rank(); ++i) {
     if (!r_used[static_cast<size_t>(i)]) out.push_back(r.dimensions(i));
   }
-  return ArrayLike(declared.element_type(), out);
+  return ArrayLike(type, out);
 }
+
+namespace {
 
 StatusOr<Shape> InferConvolution(const HloInstruction& inst, const Shape& declared) {
   TPUSIM_RETURN_IF_ERROR(ExpectOperands(inst, 2));
@@ -393,6 +401,7 @@ bool HasShapeInference(HloOpcode op) {
     case HloOpcode::kParameter:
     case HloOpcode::kPartitionId:
     case HloOpcode::kRaggedAllToAll:
+    case HloOpcode::kRaggedDot:
     case HloOpcode::kReduce:
     case HloOpcode::kReduceScatter:
     case HloOpcode::kReduceWindow:
@@ -1166,6 +1175,8 @@ ShapeRule ShapeRuleFor(HloOpcode op) {
       return InferSetDimensionSize;
     case HloOpcode::kRaggedAllToAll:
       return InferRaggedAllToAll;
+    case HloOpcode::kRaggedDot:
+      return InferRaggedDot;
     case HloOpcode::kRngBitGenerator:
       return InferRngBitGenerator;
     case HloOpcode::kBatchNormTraining:

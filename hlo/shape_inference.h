@@ -24,6 +24,13 @@ namespace tpusim::hlo {
 StatusOr<std::optional<Shape>> InferShape(const HloInstruction& instruction,
                                           int64_t num_devices = 0);
 
+/// dot(l, r) with dimension numbers `d` and result element type `type`: [batch..., l's free
+/// dimensions..., r's free dimensions...] (XLA's InferDotOpShape). InvalidArgument when a
+/// dimension is out of range or used twice, the batch or contracting lists differ in length, or
+/// paired dimensions differ in size.
+StatusOr<Shape> InferDotShape(const Shape& l, const Shape& r, const DotDimensionNumbers& d,
+                              PrimitiveType type);
+
 /// True if InferShape computes (rather than accepts) this opcode's result shape.
 bool HasShapeInference(HloOpcode opcode);
 

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "common/diagnostic.h"
+#include "hlo/custom_call_check.h"
 #include "hlo/shape_inference.h"
 #include "hlo/verify_devices.h"
 
@@ -65,6 +66,7 @@ class Verifier {
     }
     StatusOr<std::optional<Shape>> inferred = InferShape(inst);
     if (!inferred.ok()) return Error(inst, inferred.status().message());
+    if (Status s = CheckKnownCustomCall(inst); !s.ok()) return Error(inst, s.message());
     const bool compatible =
         !inferred->has_value() || (*inferred)->Compatible(inst.shape()) ||
         (allow_mixed_precision_ && CompatibleIgnoringFpPrecision(**inferred, inst.shape()));

@@ -68,6 +68,9 @@ KernelSteps CutSteps(int64_t reads, int64_t writes, int64_t rows, int64_t transc
   KernelSteps s;
   s.steps = std::max<int64_t>({1, CeilDiv(reads, read_cap), CeilDiv(writes, write_cap),
                                CeilDiv(rows, row_cap * mxus), CeilDiv(transcendentals, exp_cap)});
+  // Past the cap the caller refuses the kernel; steps * mxus below could overflow int64 (2^62
+  // steps of 1 byte on 4 MXUs wrapped to 0, a division by zero).
+  if (s.steps > kMaxSteps) return s;
   s.read = reads / s.steps;
   s.write = writes / s.steps;
   s.rows = rows / (s.steps * mxus);

@@ -15,6 +15,7 @@
 #include "common/diagnostic.h"
 #include "compiler/passes/hlo_builder.h"
 #include "compiler/passes/matrix_builder.h"
+#include "hlo/custom_call_check.h"
 #include "hlo/linalg_options.h"
 
 namespace tpusim::compiler {
@@ -489,6 +490,7 @@ StatusOr<HloInstruction*> ExpandGesdd(hlo::HloModule& module, hlo::HloComputatio
   const int64_t r = a->shape().rank(), B = r - 2;
   const int64_t m = a->shape().dimensions(r - 2), n = a->shape().dimensions(r - 1);
   const int64_t k = std::min(m, n), big = m + n;
+  if (k == 0) return refuse("a has an empty dimension (m or n is 0): not expanded");
   std::vector<int64_t> batch(a->shape().dimensions().begin(), a->shape().dimensions().end() - 2);
   const int64_t um = s.tuple_shapes(2).dimensions(r - 1), vn = s.tuple_shapes(3).dimensions(r - 2);
   if (s.tuple_shapes(1).dimensions() != Append(batch, {k}) ||
@@ -556,6 +558,11 @@ StatusOr<bool> EighExpander::Run(hlo::HloModule& module) {
         hlo::GetLapackCall(cc->custom_call_target(), cc->backend_config(), cc->name());
     if (!call.ok()) {
       return LocatedError(module.source_name(), "", cc->location(), call.status().message());
+    }
+    // The verifier checked the signature of a loaded module; a pass-built call is checked here.
+    if (Status s = hlo::CheckJacobiCallShapes(*cc); !s.ok()) {
+      return LocatedError(module.source_name(), "", cc->location(),
+                          fmt::format("%{}: {}", cc->name(), s.message()));
     }
     HloInstruction* result = nullptr;
     HloInstruction* loop = nullptr;

@@ -234,6 +234,11 @@ Status CheckQrShapes(const hlo::HloModule& module, const HloInstruction& cc, boo
             hlo::IsFloatingPoint(a.element_type());
   if (ok) {
     const int64_t m = a.dimensions(a.rank() - 2), n = a.dimensions(a.rank() - 1);
+    if (m == 0 || n == 0) {
+      return Located(module, cc,
+                     "%" + cc.name() + ": custom-call " + cc.custom_call_target() +
+                         ": a " + a.ToString(false) + " has an empty dimension: not expanded");
+    }
     std::vector<int64_t> taus(a.dimensions().begin(), a.dimensions().end() - 2);
     if (geqrf) {
       taus.push_back(std::min(m, n));

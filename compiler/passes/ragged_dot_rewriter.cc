@@ -1,6 +1,9 @@
 #include "compiler/passes/ragged_dot_rewriter.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -20,14 +23,19 @@ using hlo::Shape;
 
 namespace {
 
-// (starts, ends) [G] s32 of the groups of `sizes` [G].
+// (starts, ends) [G] s32 of the groups of `sizes` [G] over `rows` rows. Each size is clamped to
+// [0, rows] in its own type before it becomes s32 (an s64 2^63 - 1 or a u32 2^32 - 1 wrapped to
+// -1, and two s32 2^31 - 1 summed to -2: the device's groups differed from the evaluator's, which
+// clamps each group to the rows left); the caller keeps G x rows within s32.
 std::pair<HloInstruction*, HloInstruction*> GroupBounds(hlo::HloModule& module,
-                                                        MatrixBuilder& mb, HloInstruction* sizes) {
+                                                        MatrixBuilder& mb, HloInstruction* sizes,
+                                                        int64_t rows) {
   HloBuilder& b = mb.builder();
   const int64_t g = sizes->shape().dimensions(0);
-  HloInstruction* s = sizes->shape().element_type() == PrimitiveType::kS32
-                          ? sizes
-                          : b.Convert(sizes, PrimitiveType::kS32, "sizes");
+  const PrimitiveType t = sizes->shape().element_type();
+  HloInstruction* s = b.Binary(HloOpcode::kMinimum, sizes,
+                               mb.Full(t, static_cast<double>(rows), {g}), "sizes");
+  if (t != PrimitiveType::kS32) s = b.Convert(s, PrimitiveType::kS32, "sizes");
   s = b.Binary(HloOpcode::kMaximum, s, mb.Full(PrimitiveType::kS32, 0, {g}), "sizes");
   const std::vector<int64_t> gg = {g, g};
   HloInstruction* upto =
@@ -45,7 +53,8 @@ HloInstruction* Rewrite(hlo::HloModule& module, hlo::HloComputation& comp, HloIn
   MatrixBuilder mb(&comp, rd);
   HloBuilder& b = mb.builder();
   HloInstruction* lhs = rd->operand(0);
-  auto [starts, ends] = GroupBounds(module, mb, rd->operand(2));
+  auto [starts, ends] =
+      GroupBounds(module, mb, rd->operand(2), lhs->shape().dimensions(dims.lhs_ragged));
   const int64_t g = rd->operand(2)->shape().dimensions(0);
   std::vector<int64_t> dense_dims = {g};
   const std::vector<int64_t>& ld = lhs->shape().dimensions();
@@ -86,6 +95,15 @@ StatusOr<bool> RaggedDotRewriter::Run(hlo::HloModule& module) {
     if (!dims.ok()) {
       return Unimplemented(FormatDiagnostic(module.source_name(), "", rd->location(),
                                             std::string(dims.status().message())));
+    }
+    const int64_t rows = rd->operand(0)->shape().dimensions(dims->lhs_ragged);
+    const int64_t groups = rd->operand(2)->shape().dimensions(0);
+    if (groups > 0 && rows > INT32_MAX / groups) {
+      return Unimplemented(FormatDiagnostic(
+          module.source_name(), "", rd->location(),
+          fmt::format("%{} (ragged-dot): {} groups of up to {} rows: the group bounds are s32 "
+                      "sums, and G x rows passes 2^31 - 1",
+                      rd->name(), groups, rows)));
     }
     HloInstruction* dot = Rewrite(module, comp, rd, *dims);
     rd->ReplaceAllUsesWith(dot);

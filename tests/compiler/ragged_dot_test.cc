@@ -76,5 +76,28 @@ TEST(RaggedDotTest, DenseDotAgreesWithTheGroups) {
   testing::CheckAgainstEvaluator(text, "tpu-v4", 1e-4, 1e-3);
 }
 
+// Group sizes past the rows, in s64 and u32 and summing past 2^31 - 1 (issue 21 round six): the
+// rewriter converted them to s32 first (2^63 - 1 and 2^32 - 1 became -1, two 2^31 - 1 summed to
+// -2), so the device's groups were not the evaluator's and `run` FAILED its check (max abs error
+// 2.75). Each size is now clamped to the rows in its own type first.
+TEST(RaggedDotTest, WideGroupSizesAreClampedToTheRows) {
+  for (const char* sizes : {"s64[3] constant({9223372036854775807, 9223372036854775807, 2})",
+                            "u32[3] constant({4294967295, 1, 2})",
+                            "s32[3] constant({2147483647, 2147483647, 2})",
+                            "s32[3] constant({-5, 20, -1})"}) {
+    const std::string text = fmt::format(R"(HloModule r
+ENTRY e {{
+  l = f32[8,4] parameter(0)
+  w = f32[3,4,5] parameter(1)
+  s = {}
+  ROOT r = f32[8,5] ragged-dot(l, w, s), lhs_contracting_dims={{1}}, rhs_contracting_dims={{1}}, lhs_ragged_dims={{0}}, rhs_group_dims={{0}}
+}}
+)",
+                                         sizes);
+    SCOPED_TRACE(sizes);
+    testing::CheckAgainstEvaluator(text, "tpu-v4", 1e-4, 1e-3);
+  }
+}
+
 }  // namespace
 }  // namespace tpusim::compiler

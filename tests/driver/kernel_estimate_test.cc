@@ -115,7 +115,31 @@ TEST(KernelEstimateTest, BadDeclarationsAreNamed) {
   EXPECT_NE(error_of(missing).find("no \"flops\""), std::string::npos) << error_of(missing);
   std::string broken = base;
   broken.replace(broken.find("\"serialization_format\": 1"), 25, "\"serialization_format\" 1");
-  EXPECT_NE(error_of(broken).find("not a JSON object"), std::string::npos) << error_of(broken);
+  EXPECT_NE(error_of(broken).find("backend_config is not JSON: parse error at line"),
+            std::string::npos)
+      << error_of(broken);
+}
+
+// Issue 21 round six: one-byte operand and result declaring 2^63 - 1 bytes make 2^62 one-byte
+// steps; steps x MXUs (4 on tpu-v4) overflowed int64 before the 2^30-step cap was checked.
+TEST(KernelEstimateTest, StepsPastTheCapAreRefusedBeforeTheyAreMultiplied) {
+  auto module = hlo::ParseHloModule(R"(HloModule k
+ENTRY main {
+  x = s8[1]{0} parameter(0)
+  ROOT k = s8[1]{0} custom-call(x), custom_call_target="tpu_custom_call", backend_config={"custom_call_config": {"cost_estimate": {"bytes_accessed": 9223372036854775807, "flops": 0, "transcendentals": 0}}}
+}
+)",
+                                    "k.hlo");
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  auto chip = config::LoadChipConfig("tpu-v4", {});
+  ASSERT_TRUE(chip.ok());
+  auto compiled = compiler::Compile(**module, *chip, compiler::CompileOptions{});
+  ASSERT_FALSE(compiled.ok());
+  EXPECT_NE(compiled.status().message().find("k.hlo:4:8: error: %k (custom-call): cannot lower: "
+                                             "Pallas TPU kernel: its cost_estimate needs "
+                                             "4611686018427387904 steps"),
+            std::string::npos)
+      << compiled.status().message();
 }
 
 TEST(KernelEstimateTest, WithoutCostEstimateItIsALowerBoundTheReportNames) {
