@@ -9,6 +9,9 @@
 //   - lapack_sgesdd_ffi / lapack_dgesdd_ffi: a real floating-point a [..., m, n] gives (a, s
 //     [..., k], u [..., m, m or k], vt [..., n or k, n], info s32[...]), k = min(m, n), each
 //     floating part of a's type;
+//   - the other LAPACK calls of hlo/linalg_options.h (potrf, trsm, getrf, LuDecomposition,
+//     geqrf / Qr, orgqr / ProductOfElementaryHouseholderReflectors): the signatures written there,
+//     each floating part of a's real floating-point type, pivots and info s32;
 //   and their backend_config as hlo::GetLapackCall reads it.
 // Which of these the device runs (f32 only) is the compiler's to say (compiler/passes/
 // eigh_expander.cc); f64 runs on the CPU evaluator.
@@ -16,6 +19,7 @@
 
 #include "common/status.h"
 #include "hlo/instruction.h"
+#include "hlo/linalg_options.h"
 
 namespace tpusim::hlo {
 
@@ -25,5 +29,8 @@ Status CheckKnownCustomCall(const HloInstruction& inst);
 
 /// The Eigh / syevd / gesdd signature above for `inst` (a custom-call of one of those targets).
 Status CheckJacobiCallShapes(const HloInstruction& inst);
+
+/// The signature above of the LAPACK call `call` that `inst` is (hlo::GetLapackCall's reading).
+Status CheckLapackCallShapes(const HloInstruction& inst, const LapackCall& call);
 
 }  // namespace tpusim::hlo

@@ -93,6 +93,36 @@ TEST(CustomCallCheckTest, EighAndSvdSignatures) {
   EXPECT_EQ(Verify(m, "(f32[6,6], f32[6]) " + eigh + "\"1,1,2147483647,0\""), "");
 }
 
+// The fuzz finding of round six: a trsm written with another result than its b.
+TEST(CustomCallCheckTest, LapackSignatures) {
+  const std::string ab = "  a = f32[3,8,8] parameter(0)\n  b = f32[3,8,2] parameter(1)\n";
+  const std::string trsm = " custom-call(a, b), custom_call_target=\"lapack_strsm_ffi\", "
+                           "backend_config={diag = 78 : ui8, side = 76 : ui8, uplo = 76 : ui8}";
+  EXPECT_EQ(Verify(ab, "f32[3,8,2]" + trsm), "");
+  EXPECT_EQ(Verify(ab, "f32[3,2147483648,2]" + trsm)
+                .rfind("v.hlo:5:8: error: '%r' (custom-call): custom-call lapack_strsm_ffi takes",
+                       0),
+            0u);
+  const std::string a = "  a = f32[3,8,8] parameter(0)\n";
+  const std::string potrf = " custom-call(a), custom_call_target=\"lapack_spotrf_ffi\", "
+                            "backend_config={uplo = 76 : ui8}";
+  EXPECT_EQ(Verify(a, "(f32[3,8,8], s32[3])" + potrf), "");
+  EXPECT_NE(Verify(a, "(f32[3,8,8], f32[3])" + potrf).find("lapack_spotrf_ffi takes"),
+            std::string::npos);
+  const std::string w = "  a = f32[6,4] parameter(0)\n";
+  EXPECT_EQ(Verify(w, "(f32[6,4], s32[4], s32[]) custom-call(a), "
+                      "custom_call_target=\"lapack_sgetrf_ffi\""),
+            "");
+  EXPECT_NE(Verify(w, "(f32[6,4], s32[6], s32[]) custom-call(a), "
+                      "custom_call_target=\"lapack_sgetrf_ffi\"")
+                .find("lapack_sgetrf_ffi takes"),
+            std::string::npos);
+  EXPECT_EQ(Verify(w, "(f32[6,4], f32[4]) custom-call(a), custom_call_target=\"Qr\""), "");
+  EXPECT_NE(Verify(w, "(f32[6,4], f32[6]) custom-call(a), custom_call_target=\"Qr\"")
+                .find("custom-call Qr takes"),
+            std::string::npos);
+}
+
 TEST(CustomCallCheckTest, RaggedDotShapes) {
   const std::string p =
       "  x = f32[8,4] parameter(0)\n  w = f32[3,4,5] parameter(1)\n  g = s32[3] parameter(2)\n";
