@@ -90,21 +90,31 @@ Status CheckLapackCallShapes(const HloInstruction& inst, const LapackCall& call)
     return InvalidArgument(fmt::format("custom-call {} takes {}; got ({}) giving {}", target, want,
                                        got, out.ToString(false)));
   };
-  const std::string_view want =
-      call.kind == Kind::kPotrf   ? "a real floating-point a [..., n, n] and gives (a's shape, info "
-                                    "s32[...])"
-      : call.kind == Kind::kTrsm  ? "a [..., k, k] and b [..., k, n] (side L) or [..., m, k] of a's "
-                                    "real floating-point type and gives b's shape"
-      : call.kind == Kind::kGetrf ? "a real floating-point a [..., m, n] and gives (a's shape, ipiv "
-                                    "s32[..., min(m, n)], info s32[...])"
-      : call.kind == Kind::kLuDecomposition
-          ? "a real floating-point a [..., m, n] and gives (a's shape, pivots s32[..., min(m, n)], "
-            "permutation s32[..., m])"
-      : call.kind == Kind::kGeqrf
-          ? "a real floating-point a [..., m, n] and gives (a's shape, taus [..., min(m, n)] of "
-            "a's type)"
-          : "a real floating-point a [..., m, n] and taus [..., t] of a's type, t <= min(m, n), "
-            "and gives a's shape";
+  const char* want = "a real floating-point a [..., m, n] and taus [..., t] of a's type, t <= "
+                     "min(m, n), and gives a's shape";  // orgqr
+  switch (call.kind) {
+    case Kind::kPotrf:
+      want = "a real floating-point a [..., n, n] and gives (a's shape, info s32[...])";
+      break;
+    case Kind::kTrsm:
+      want = "a [..., k, k] and b [..., k, n] (side L) or [..., m, k] of a's real floating-point "
+             "type and gives b's shape";
+      break;
+    case Kind::kGetrf:
+      want = "a real floating-point a [..., m, n] and gives (a's shape, ipiv s32[..., min(m, n)], "
+             "info s32[...])";
+      break;
+    case Kind::kLuDecomposition:
+      want = "a real floating-point a [..., m, n] and gives (a's shape, pivots s32[..., min(m, "
+             "n)], permutation s32[..., m])";
+      break;
+    case Kind::kGeqrf:
+      want = "a real floating-point a [..., m, n] and gives (a's shape, taus [..., min(m, n)] of "
+             "a's type)";
+      break;
+    default:
+      break;
+  }
   if (inst.operand_count() != static_cast<int64_t>(operands)) return refuse(want);
   const Shape& a = inst.operand(0)->shape();
   const int64_t r = a.IsArray() ? a.rank() : 0;

@@ -110,7 +110,8 @@ StatusOr<Shape> InferRaggedDot(const HloInstruction& inst) {
   const Shape& lhs = inst.operand(0)->shape();
   const Shape& rhs = inst.operand(1)->shape();
   DotDimensionNumbers d = inst.dot_dimension_numbers();
-  const PrimitiveType type = inst.shape().IsArray() ? inst.shape().element_type() : lhs.element_type();
+  const PrimitiveType type =
+      inst.shape().IsArray() ? inst.shape().element_type() : lhs.element_type();
   // The dimension numbers as a dot's (ranges, repeats, sizes) before they index anything here.
   const std::string* lr = inst.FindRawAttribute("lhs_ragged_dims");
   const std::string* rg = inst.FindRawAttribute("rhs_group_dims");
