@@ -7,6 +7,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <type_traits>
 #include <vector>
 
@@ -548,6 +549,23 @@ std::pair<int64_t, int64_t> StridedRange(int64_t n0, int64_t n1, int64_t n2, int
   return {lo, hi + 1};
 }
 
+// The VMEM region of a [rows, cols] operand at `addr` read with broadcast `mode` (types.h).
+Region BroadcastOperandRegion(int core, uint64_t addr, Broadcast mode, uint64_t rows,
+                              uint64_t cols, DType dtype) {
+  return VmemRegion(core, addr, BroadcastOperandElements(mode, rows, cols) * ElemBytes(dtype));
+}
+
+// The regions of an instruction of the two-operand shape (VpuBinary, VpuCompare, and VpuSelect's
+// a and b): operands a and b read with their broadcasts, the [rows, cols] dst written in
+// `dst_dtype` (default: the operands' dtype).
+template <typename Op>
+void AddTwoOperandRegions(Footprint& f, int core, const Op& o, std::optional<DType> dst_dtype) {
+  f.reads.push_back(BroadcastOperandRegion(core, o.a, o.a_bcast, o.rows, o.cols, o.dtype));
+  f.reads.push_back(BroadcastOperandRegion(core, o.b, o.b_bcast, o.rows, o.cols, o.dtype));
+  f.writes.push_back(
+      VmemRegion(core, o.dst, o.rows * o.cols * ElemBytes(dst_dtype.value_or(o.dtype))));
+}
+
 }  // namespace
 
 Footprint VectorFootprint(const Instruction& inst, int core) {
@@ -559,34 +577,17 @@ Footprint VectorFootprint(const Instruction& inst, int core) {
       f.writes.push_back(VmemRegion(core, o.dst, o.count * ElemBytes(o.dtype)));
       break;
     }
-    case Opcode::kVpuBinary: {
-      auto o = inst.As<op::VpuBinary>();
-      f.reads.push_back(VmemRegion(
-          core, o.a, BroadcastOperandElements(o.a_bcast, o.rows, o.cols) * ElemBytes(o.dtype)));
-      f.reads.push_back(VmemRegion(
-          core, o.b, BroadcastOperandElements(o.b_bcast, o.rows, o.cols) * ElemBytes(o.dtype)));
-      f.writes.push_back(VmemRegion(core, o.dst, o.rows * o.cols * ElemBytes(o.dtype)));
+    case Opcode::kVpuBinary:
+      AddTwoOperandRegions(f, core, inst.As<op::VpuBinary>(), std::nullopt);
       break;
-    }
-    case Opcode::kVpuCompare: {
-      auto o = inst.As<op::VpuCompare>();
-      f.reads.push_back(VmemRegion(
-          core, o.a, BroadcastOperandElements(o.a_bcast, o.rows, o.cols) * ElemBytes(o.dtype)));
-      f.reads.push_back(VmemRegion(
-          core, o.b, BroadcastOperandElements(o.b_bcast, o.rows, o.cols) * ElemBytes(o.dtype)));
-      f.writes.push_back(VmemRegion(core, o.dst, o.rows * o.cols * ElemBytes(DType::kPred)));
+    case Opcode::kVpuCompare:
+      AddTwoOperandRegions(f, core, inst.As<op::VpuCompare>(), DType::kPred);
       break;
-    }
     case Opcode::kVpuSelect: {
       auto o = inst.As<op::VpuSelect>();
-      f.reads.push_back(VmemRegion(core, o.pred,
-                                   BroadcastOperandElements(o.pred_bcast, o.rows, o.cols) *
-                                       ElemBytes(DType::kPred)));
-      f.reads.push_back(VmemRegion(
-          core, o.a, BroadcastOperandElements(o.a_bcast, o.rows, o.cols) * ElemBytes(o.dtype)));
-      f.reads.push_back(VmemRegion(
-          core, o.b, BroadcastOperandElements(o.b_bcast, o.rows, o.cols) * ElemBytes(o.dtype)));
-      f.writes.push_back(VmemRegion(core, o.dst, o.rows * o.cols * ElemBytes(o.dtype)));
+      f.reads.push_back(
+          BroadcastOperandRegion(core, o.pred, o.pred_bcast, o.rows, o.cols, DType::kPred));
+      AddTwoOperandRegions(f, core, o, std::nullopt);
       break;
     }
     case Opcode::kVpuRngBits: {
@@ -614,8 +615,7 @@ Footprint VectorFootprint(const Instruction& inst, int core) {
     }
     case Opcode::kVpuBroadcast: {
       auto o = inst.As<op::VpuBroadcast>();
-      f.reads.push_back(VmemRegion(
-          core, o.src, BroadcastOperandElements(o.mode, o.rows, o.cols) * ElemBytes(o.dtype)));
+      f.reads.push_back(BroadcastOperandRegion(core, o.src, o.mode, o.rows, o.cols, o.dtype));
       f.writes.push_back(VmemRegion(core, o.dst, o.rows * o.cols * ElemBytes(o.dtype)));
       break;
     }

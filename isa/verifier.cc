@@ -359,6 +359,21 @@ class Verifier {
     return b == Broadcast::kNone ? SaturatingMul(rows, cols) : BroadcastOperandElements(b, rows, cols);
   }
 
+  // An instruction of the two-operand shape (VpuBinary, VpuCompare, VpuSelect): a [rows, cols]
+  // region, operands a and b read with their broadcasts, dst written in `dst_dtype`; a select's
+  // predicate operand (`select`, else null) is checked between the extent and the operands.
+  template <typename Op>
+  void TwoOperands(const Op& o, DType dst_dtype, const op::VpuSelect* select) {
+    Positive("rows", o.rows);
+    Positive("cols", o.cols);
+    if (select != nullptr) {
+      Vmem("pred", select->pred, BLen(select->pred_bcast, o.rows, o.cols), DType::kPred);
+    }
+    Vmem("a", o.a, BLen(o.a_bcast, o.rows, o.cols), o.dtype);
+    Vmem("b", o.b, BLen(o.b_bcast, o.rows, o.cols), o.dtype);
+    Vmem("dst", o.dst, SaturatingMul(o.rows, o.cols), dst_dtype);
+  }
+
   void VpuOp(const Instruction& inst) {
     switch (inst.opcode) {
       case Opcode::kVpuUnary: {
@@ -376,30 +391,17 @@ class Verifier {
         if (!BinarySupports(b.op, b.dtype)) {
           Err("op", fmt::format("{} is not defined for {}", Name(b.op), Name(b.dtype)));
         }
-        Positive("rows", b.rows);
-        Positive("cols", b.cols);
-        Vmem("a", b.a, BLen(b.a_bcast, b.rows, b.cols), b.dtype);
-        Vmem("b", b.b, BLen(b.b_bcast, b.rows, b.cols), b.dtype);
-        Vmem("dst", b.dst, SaturatingMul(b.rows, b.cols), b.dtype);
+        TwoOperands(b, b.dtype, nullptr);
         return;
       }
       case Opcode::kVpuCompare: {
-        auto b = inst.As<op::VpuCompare>();
-        Positive("rows", b.rows);
-        Positive("cols", b.cols);
-        Vmem("a", b.a, BLen(b.a_bcast, b.rows, b.cols), b.dtype);
-        Vmem("b", b.b, BLen(b.b_bcast, b.rows, b.cols), b.dtype);
-        Vmem("dst", b.dst, SaturatingMul(b.rows, b.cols), DType::kPred);
+        auto c = inst.As<op::VpuCompare>();
+        TwoOperands(c, DType::kPred, nullptr);
         return;
       }
       case Opcode::kVpuSelect: {
         auto s = inst.As<op::VpuSelect>();
-        Positive("rows", s.rows);
-        Positive("cols", s.cols);
-        Vmem("pred", s.pred, BLen(s.pred_bcast, s.rows, s.cols), DType::kPred);
-        Vmem("a", s.a, BLen(s.a_bcast, s.rows, s.cols), s.dtype);
-        Vmem("b", s.b, BLen(s.b_bcast, s.rows, s.cols), s.dtype);
-        Vmem("dst", s.dst, SaturatingMul(s.rows, s.cols), s.dtype);
+        TwoOperands(s, s.dtype, &s);
         return;
       }
       case Opcode::kVpuRngBits: {
