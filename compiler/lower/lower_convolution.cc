@@ -1088,6 +1088,44 @@ class FilterGradKernel {
     return static_cast<uint64_t>(((j / nm_) * (p_.OH * p_.OW) + pos) * bc_);
   }
 
+  /// One K tile of a step, of `k` rows, against every N tile of a pass with `bc` B rows and `nc`
+  /// O columns: per N tile j (on MXU j % nm_) and MXU pass, the [k, nn] G tile at VMEM `g` + its
+  /// column offset (rows `nc` elements apart) is loaded as the stationary weights, and one matmul
+  /// per output position streams the bc LHS rows at `lhs(pos)` (rows `lhs_stride` elements apart)
+  /// into that position's accumulators (AccRow), overwriting them when `first_tile`.
+  template <typename LhsFn>
+  void EmitKTile(uint64_t g, int64_t k, int64_t bc, int64_t nc, bool first_tile,
+                 int64_t lhs_stride, const LhsFn& lhs) {
+    const int64_t re = G_.elem_bytes(), positions = p_.OH * p_.OW;
+    for (int64_t nt = 0; nt < nc; nt += C_) {
+      const int64_t j = nt / C_, nn = std::min(C_, nc - nt);
+      const uint64_t unit = static_cast<uint64_t>(j % nm_);
+      for (size_t q = 0; q < passes_.size(); ++q) {
+        em_.Emit(isa::op::MxuLoadWeights{.mxu = unit,
+                                         .addr = g + static_cast<uint64_t>(nt * re),
+                                         .k = static_cast<uint64_t>(k),
+                                         .n = static_cast<uint64_t>(nn),
+                                         .stride = static_cast<uint64_t>(nc),
+                                         .dtype = G_.dtype,
+                                         .transpose = false,
+                                         .part = passes_[q].rhs});
+        for (int64_t pos = 0; pos < positions; ++pos) {
+          em_.Emit(isa::op::MxuMatmul{.mxu = unit,
+                                      .lhs = lhs(pos),
+                                      .stride = static_cast<uint64_t>(lhs_stride),
+                                      .m = static_cast<uint64_t>(bc),
+                                      .k = static_cast<uint64_t>(k),
+                                      .n = static_cast<uint64_t>(nn),
+                                      .dtype = X_.dtype,
+                                      .part = passes_[q].lhs,
+                                      .acc = AccRow(j, pos),
+                                      .accumulate = !(first_tile && q == 0),
+                                      .latch = pos == 0});
+        }
+      }
+    }
+  }
+
   /// Pops the accumulators of the pass at (b0, n0) and stores them to the output.
   Status PopAndStore(int64_t b0, int64_t n0) {
     constexpr uint64_t kOutFlag0 = 4;
@@ -1361,43 +1399,17 @@ class FilterGradEmitter : FilterGradKernel {
     const uint64_t xt = xt0_ + static_cast<uint64_t>(slot * band_bytes_);
     // Row stride of the LHS (one row per element of B) and the packed row length.
     const int64_t row_len = b_.packed ? p_.KW : b_.band_w;
-    const int64_t positions = p_.OH * p_.OW;
     for (size_t ti = st.t0; ti < st.t1; ++ti) {
       const auto& t = p_.k_tiles[ti];
       const int64_t r = t.k0 / p_.KW, kw = t.k0 % p_.KW;
-      const bool first_tile = t.f == 0 && t.k0 == 0;
-      for (int64_t nt = 0; nt < nc; nt += C_) {
-        const int64_t j = nt / C_, nn = std::min(C_, nc - nt);
-        const uint64_t unit = static_cast<uint64_t>(j % nm_);
-        for (size_t q = 0; q < passes_.size(); ++q) {
-          em_.Emit(isa::op::MxuLoadWeights{
-              .mxu = unit,
-              .addr = g + static_cast<uint64_t>(((t.k0 - st.r0 * p_.KW) * nc + nt) * re),
-              .k = static_cast<uint64_t>(t.count),
-              .n = static_cast<uint64_t>(nn),
-              .stride = static_cast<uint64_t>(nc),
-              .dtype = G_.dtype,
-              .transpose = false,
-              .part = passes_[q].rhs});
-          for (int64_t pos = 0; pos < positions; ++pos) {
-            const int64_t oy = pos / p_.OW, ox = pos % p_.OW;
-            const uint64_t base = b_.packed ? Packed(slot, ox) : xt;
-            const int64_t band_row = oy * p_.wh.stride + (r - st.r0) * p_.wh.window_dilation;
-            em_.Emit(isa::op::MxuMatmul{
-                .mxu = unit,
-                .lhs = base + static_cast<uint64_t>((band_row * row_len + kw) * le),
-                .stride = static_cast<uint64_t>(band_h * row_len),
-                .m = static_cast<uint64_t>(bc),
-                .k = static_cast<uint64_t>(t.count),
-                .n = static_cast<uint64_t>(nn),
-                .dtype = X_.dtype,
-                .part = passes_[q].lhs,
-                .acc = AccRow(j, pos),
-                .accumulate = !(first_tile && q == 0),
-                .latch = pos == 0});
-          }
-        }
-      }
+      EmitKTile(g + static_cast<uint64_t>((t.k0 - st.r0 * p_.KW) * nc * re), t.count, bc, nc,
+                t.f == 0 && t.k0 == 0, band_h * row_len, [&](int64_t pos) {
+                  const int64_t oy = pos / p_.OW, ox = pos % p_.OW;
+                  const uint64_t base = b_.packed ? Packed(slot, ox) : xt;
+                  const int64_t band_row =
+                      oy * p_.wh.stride + (r - st.r0) * p_.wh.window_dilation;
+                  return base + static_cast<uint64_t>((band_row * row_len + kw) * le);
+                });
     }
   }
 
@@ -1561,41 +1573,14 @@ class FilterGradFeatureEmitter : FilterGradKernel {
     const int64_t fc = Features(st), le = X_.elem_bytes(), re = G_.elem_bytes();
     const uint64_t g = g0_ + static_cast<uint64_t>(slot * g_bytes_);
     const uint64_t xt = xt0_ + static_cast<uint64_t>(slot * band_bytes_);
-    const int64_t positions = p_.OH * p_.OW;
     for (int64_t kw = 0; kw < p_.KW; ++kw) {
-      const bool first_tile = st.f0 == 0 && st.kh == 0 && kw == 0;
-      for (int64_t nt = 0; nt < nc; nt += C_) {
-        const int64_t j = nt / C_, nn = std::min(C_, nc - nt);
-        const uint64_t unit = static_cast<uint64_t>(j % nm_);
-        for (size_t q = 0; q < passes_.size(); ++q) {
-          em_.Emit(isa::op::MxuLoadWeights{
-              .mxu = unit,
-              .addr = g + static_cast<uint64_t>((kw * fc * nc + nt) * re),
-              .k = static_cast<uint64_t>(fc),
-              .n = static_cast<uint64_t>(nn),
-              .stride = static_cast<uint64_t>(nc),
-              .dtype = G_.dtype,
-              .transpose = false,
-              .part = passes_[q].rhs});
-          for (int64_t pos = 0; pos < positions; ++pos) {
-            const int64_t oy = pos / p_.OW, ox = pos % p_.OW;
-            const int64_t pixel =
-                oy * b_.band_w + ox * p_.ww.stride + kw * p_.ww.window_dilation;
-            em_.Emit(isa::op::MxuMatmul{
-                .mxu = unit,
-                .lhs = xt + static_cast<uint64_t>(pixel * bc * fc * le),
-                .stride = static_cast<uint64_t>(fc),
-                .m = static_cast<uint64_t>(bc),
-                .k = static_cast<uint64_t>(fc),
-                .n = static_cast<uint64_t>(nn),
-                .dtype = X_.dtype,
-                .part = passes_[q].lhs,
-                .acc = AccRow(j, pos),
-                .accumulate = !(first_tile && q == 0),
-                .latch = pos == 0});
-          }
-        }
-      }
+      EmitKTile(g + static_cast<uint64_t>(kw * fc * nc * re), fc, bc, nc,
+                st.f0 == 0 && st.kh == 0 && kw == 0, fc, [&](int64_t pos) {
+                  const int64_t oy = pos / p_.OW, ox = pos % p_.OW;
+                  const int64_t pixel =
+                      oy * b_.band_w + ox * p_.ww.stride + kw * p_.ww.window_dilation;
+                  return xt + static_cast<uint64_t>(pixel * bc * fc * le);
+                });
     }
   }
 
