@@ -152,6 +152,23 @@ void AddWorkBudgetOption(CLI::App* cmd, uint64_t* max_work) {
           "UINT>0"));
 }
 
+void SimulatorOptions::AddTo(CLI::App* cmd, sim::SimOptions* sim) {
+  cmd->add_option("--mxu-model", mxu_model, "fast (closed form) or pe (every PE, slow)")
+      ->check(CLI::IsMember({"fast", "pe"}));
+  cmd->add_option("--max-cycles", max_cycles, "stop with an error past this many cycles");
+  AddWorkBudgetOption(cmd, &sim->max_work);
+  AddLimitOptions(cmd, &sim->max_seconds);
+  AddOnOffFlags(cmd, "fast-forward", &sim->fast_forward,
+                "in timing-only runs, skip loop trips that repeat an earlier trip's timing "
+                "exactly (the default; same cycles and statistics)",
+                "simulate every loop trip");
+}
+
+void SimulatorOptions::ApplyTo(sim::SimOptions& sim) const {
+  sim.mxu_model = OrFail(sim::ParseMxuModelKind(mxu_model));
+  sim.max_cycles = Cycles(max_cycles);
+}
+
 void AddOnOffFlags(CLI::App* cmd, const std::string& name, bool* value, const std::string& on_help,
                    const std::string& off_help) {
   cmd->add_flag_callback(

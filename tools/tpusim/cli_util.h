@@ -13,6 +13,7 @@
 #include "common/status.h"
 #include "config/chip_config.h"
 #include "hlo/load.h"
+#include "sim/simulator.h"
 
 namespace tpusim::cli {
 
@@ -83,6 +84,19 @@ void AddWorkBudgetOption(CLI::App* cmd, uint64_t* max_work);
 /// its own text and no misleading "{false}" default; the last one given wins.
 void AddOnOffFlags(CLI::App* cmd, const std::string& name, bool* value, const std::string& on_help,
                    const std::string& off_help);
+
+/// The simulator's options that `run` and `compare` share: --mxu-model fast|pe, --max-cycles N,
+/// --max-instructions (AddWorkBudgetOption), --max-memory and --max-seconds (AddLimitOptions) and
+/// --fast-forward / --no-fast-forward.
+struct SimulatorOptions {
+  std::string mxu_model = "fast";
+  uint64_t max_cycles = uint64_t{1} << 50;
+  /// Registers the options; `*sim` (which must outlive the parse) receives the work budget, the
+  /// wall-clock limit and fast-forward as they are parsed.
+  void AddTo(CLI::App* cmd, sim::SimOptions* sim);
+  /// Sets `sim`'s MXU model (Fail()s with exit 2 on a bad name) and cycle limit.
+  void ApplyTo(sim::SimOptions& sim) const;
+};
 
 /// --config NAME|PATH (default config::kDefaultConfigName) and repeated --set key.path=value.
 struct ConfigOptions {

@@ -26,10 +26,10 @@ void RegisterCompareCommand(CLI::App& app) {
     std::string model;
     ConfigOptions config;
     driver::CompareOptions compare;
-    std::string csv, out, mxu_model = "fast";
+    std::string csv, out;
+    SimulatorOptions simulator;
     bool json = false;
     bool no_anchor = false;
-    uint64_t max_cycles = uint64_t{1} << 50;
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand(
@@ -53,15 +53,7 @@ void RegisterCompareCommand(CLI::App& app) {
                 "do not check the values");
   cmd->add_flag("--timing-only", args->compare.timing_only,
                 "simulate cycles only (the CPU still computes values: it is being timed)");
-  cmd->add_option("--mxu-model", args->mxu_model, "fast (closed form) or pe (every PE, slow)")
-      ->check(CLI::IsMember({"fast", "pe"}));
-  cmd->add_option("--max-cycles", args->max_cycles, "stop a simulation with an error past this");
-  AddWorkBudgetOption(cmd, &args->compare.sim.max_work);
-  AddLimitOptions(cmd, &args->compare.sim.max_seconds);
-  AddOnOffFlags(cmd, "fast-forward", &args->compare.sim.fast_forward,
-                "in timing-only runs, skip loop trips that repeat an earlier trip's timing "
-                "exactly (the default; same cycles and statistics)",
-                "simulate every loop trip");
+  args->simulator.AddTo(cmd, &args->compare.sim);
   cmd->add_flag("--json", args->json, "print the JSON instead of the tables");
   cmd->add_option("--out", args->out, "also write the JSON to this file");
   cmd->add_option("--csv", args->csv, "write the per-op table as CSV");
@@ -82,8 +74,7 @@ void RegisterCompareCommand(CLI::App& app) {
     if (options.top < 0)
       Fail(InvalidArgument(fmt::format("--top must be >= 0, got {}", options.top)));
     options.anchor = !args->no_anchor;
-    options.sim.mxu_model = OrFail(sim::ParseMxuModelKind(args->mxu_model));
-    options.sim.max_cycles = Cycles(args->max_cycles);
+    args->simulator.ApplyTo(options.sim);
     options.sim.progress = driver::SimProgressPrinter("simulating " + args->model);
     driver::CompareResult r = OrFail(driver::RunCompare(*module, args->model, chip, options));
     const Json json = driver::WithProvenance(driver::CompareJson(r), chip);

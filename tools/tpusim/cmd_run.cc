@@ -36,7 +36,8 @@ struct RunArgs {
   std::string model;
   ConfigOptions config;
   driver::RunOptions run;
-  std::string report, csv, mxu_model = "fast";
+  std::string report, csv;
+  SimulatorOptions simulator;
   TraceArgs trace;
   bool no_check = false;
   std::vector<std::string> custom_call_costs;
@@ -44,7 +45,6 @@ struct RunArgs {
   int64_t partitions = 0;
   bool json = false;
   std::string scaling;
-  uint64_t max_cycles = uint64_t{1} << 50;
   int64_t steps = 0;
   bool host_input = false;
   std::vector<int64_t> host_input_params;
@@ -93,15 +93,7 @@ void AddRunOptions(CLI::App* cmd, RunArgs* args) {
          "it the run is timing-only (computing values takes time in proportion)")
       ->check(IntegerOf<int64_t>(0));
   cmd->add_option("--seed", args->run.seed, "seed of the deterministic inputs");
-  cmd->add_option("--mxu-model", args->mxu_model, "fast (closed form) or pe (every PE, slow)")
-      ->check(CLI::IsMember({"fast", "pe"}));
-  cmd->add_option("--max-cycles", args->max_cycles, "stop with an error past this many cycles");
-  AddWorkBudgetOption(cmd, &args->run.sim.max_work);
-  AddLimitOptions(cmd, &args->run.sim.max_seconds);
-  AddOnOffFlags(cmd, "fast-forward", &args->run.sim.fast_forward,
-                "in timing-only runs, skip loop trips that repeat an earlier trip's timing "
-                "exactly (the default; same cycles and statistics)",
-                "simulate every loop trip");
+  args->simulator.AddTo(cmd, &args->run.sim);
   cmd->add_option("--custom-call-cost", args->custom_call_costs,
                   "TARGET=CYCLES: time an unknown custom-call target as CYCLES cycles of its core "
                   "(repeatable; the run is then timing-only)");
@@ -141,8 +133,7 @@ void Run(const RunArgs& args) {
   driver::RunOptions options = args.run;
   options.custom_call_cycles = OrFail(ParseCustomCallCosts(args.custom_call_costs));
   options.trip_counts = OrFail(ParseTripCounts(args.trip_counts));
-  options.sim.mxu_model = OrFail(sim::ParseMxuModelKind(args.mxu_model));
-  options.sim.max_cycles = Cycles(args.max_cycles);
+  args.simulator.ApplyTo(options.sim);
   options.sim.trace_sink = trace ? trace->sink() : nullptr;  // --scaling: the last count's run
   options.sim.progress = driver::SimProgressPrinter("simulating " + args.model);
   options.check_progress = driver::CheckProgressPrinter("checking " + args.model);
