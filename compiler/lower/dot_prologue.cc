@@ -113,37 +113,33 @@ StatusOr<int64_t> Lowerer::LoadPrologueBlock(const Prologue& pro, int64_t versio
   int64_t n = 0;
   for (size_t k = 0; k < pro.ext.size(); ++k) {
     const Epilogue::External& x = pro.ext[k];
-    const int64_t e = x.buf->elem_bytes();
     const uint64_t dst = x.vmem + static_cast<uint64_t>(version * pro.ext_stride[k]);
-    switch (x.mode) {
-      case isa::Broadcast::kScalar:
-        break;
-      case isa::Broadcast::kRow:
-        em_.DmaContiguous(isa::Opcode::kDmaHbmToVmem,
-                          x.buf->address + static_cast<uint64_t>(blk.c0 * e), dst, blk.cc * e, e,
-                          flag);
-        ++n;
-        break;
-      case isa::Broadcast::kCol:
-        em_.DmaContiguous(isa::Opcode::kDmaHbmToVmem,
-                          x.buf->address + static_cast<uint64_t>((blk.b * blk.R + blk.r0) * e), dst,
-                          blk.rc * e, e, flag);
-        ++n;
-        break;
-      case isa::Broadcast::kNone: {
-        const std::vector<int64_t> dims{blk.rc, blk.cc}, ss{blk.C * e, e}, ds{blk.cc * e, e};
-        TPUSIM_ASSIGN_OR_RETURN(
-            int64_t d,
-            em_.Dma(isa::Opcode::kDmaHbmToVmem,
-                    x.buf->address +
-                        static_cast<uint64_t>(((blk.b * blk.R + blk.r0) * blk.C + blk.c0) * e),
-                    ss, dst, ds, dims, e, flag));
-        n += d;
-        break;
-      }
-    }
+    TPUSIM_ASSIGN_OR_RETURN(int64_t d, LoadExternalBlock(x, blk, dst, flag));
+    n += d;
   }
   return n;
+}
+
+StatusOr<int64_t> Lowerer::LoadExternalBlock(const Epilogue::External& x, const OperandBlock& blk,
+                                             uint64_t dst, uint64_t flag) {
+  const int64_t e = x.buf->elem_bytes();
+  switch (x.mode) {
+    case isa::Broadcast::kScalar:
+      return int64_t{0};
+    case isa::Broadcast::kRow:
+      em_.DmaContiguous(isa::Opcode::kDmaHbmToVmem,
+                        x.buf->address + static_cast<uint64_t>(blk.c0 * e), dst, blk.cc * e, e,
+                        flag);
+      return int64_t{1};
+    case isa::Broadcast::kCol:
+      em_.DmaContiguous(isa::Opcode::kDmaHbmToVmem,
+                        x.buf->address + static_cast<uint64_t>((blk.b * blk.R + blk.r0) * e), dst,
+                        blk.rc * e, e, flag);
+      return int64_t{1};
+    case isa::Broadcast::kNone:
+      return LoadOperandBlock(x.buf->address, blk, e, dst, flag);
+  }
+  return int64_t{0};
 }
 
 void Lowerer::RunPrologueBlock(const Prologue& pro, int64_t version, int64_t rc, int64_t cc,

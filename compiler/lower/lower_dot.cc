@@ -441,6 +441,14 @@ Status Lowerer::EmitDot(DotKernel& k) {
   return OkStatus();
 }
 
+StatusOr<int64_t> Lowerer::LoadOperandBlock(uint64_t base, const OperandBlock& blk, int64_t eb,
+                                             uint64_t dst, uint64_t flag) {
+  const std::vector<int64_t> dims{blk.rc, blk.cc}, ss{blk.C * eb, eb}, ds{blk.cc * eb, eb};
+  return em_.Dma(isa::Opcode::kDmaHbmToVmem,
+                 base + static_cast<uint64_t>(((blk.b * blk.R + blk.r0) * blk.C + blk.c0) * eb),
+                 ss, dst, ds, dims, eb, flag);
+}
+
 // Loads (HBM -> VMEM) of step `st`'s chunks that are not already in VMEM, signalling kDotLoadFlag;
 // returns how many descriptors signal it.
 StatusOr<int64_t> Lowerer::EmitDotLoads(const DotKernel& k, const DotStep& st) {
@@ -452,12 +460,9 @@ StatusOr<int64_t> Lowerer::EmitDotLoads(const DotKernel& k, const DotStep& st) {
   const int nin = k.plan.input_buffers;
   int64_t n = 0;
   if (st.load_lhs && k.km) {
-    const std::vector<int64_t> dims{kc, mc}, ss{M * le, le}, ds{mc * le, le};
     TPUSIM_ASSIGN_OR_RETURN(
-        int64_t c,
-        em_.Dma(isa::Opcode::kDmaHbmToVmem,
-                k.L->address + static_cast<uint64_t>(((st.b * K + st.k0) * M + st.m0) * le), ss,
-                k.stage_buf(st.lhs_ver), ds, dims, le, kDotLoadFlag));
+        int64_t c, LoadOperandBlock(k.L->address, OperandBlock{st.b, K, M, st.k0, kc, st.m0, mc},
+                                    le, k.stage_buf(st.lhs_ver), kDotLoadFlag));
     n += c;
   } else if (st.load_lhs && k.pro[0]) {
     TPUSIM_ASSIGN_OR_RETURN(
@@ -465,12 +470,9 @@ StatusOr<int64_t> Lowerer::EmitDotLoads(const DotKernel& k, const DotStep& st) {
                                      OperandBlock{st.b, M, K, st.m0, mc, st.k0, kc}, kDotLoadFlag));
     n += c;
   } else if (st.load_lhs) {
-    const std::vector<int64_t> dims{mc, kc}, ss{K * le, le}, ds{kc * le, le};
     TPUSIM_ASSIGN_OR_RETURN(
-        int64_t c,
-        em_.Dma(isa::Opcode::kDmaHbmToVmem,
-                k.L->address + static_cast<uint64_t>(((st.b * M + st.m0) * K + st.k0) * le), ss,
-                k.lhs_buf(st.lhs_ver), ds, dims, le, kDotLoadFlag));
+        int64_t c, LoadOperandBlock(k.L->address, OperandBlock{st.b, M, K, st.m0, mc, st.k0, kc},
+                                    le, k.lhs_buf(st.lhs_ver), kDotLoadFlag));
     n += c;
   }
   const int64_t N_all = k.N_all, n0 = k.n_lo + st.n0;
@@ -481,16 +483,11 @@ StatusOr<int64_t> Lowerer::EmitDotLoads(const DotKernel& k, const DotStep& st) {
                           OperandBlock{st.b, K, N_all, st.k0, kc, n0, nc}, kDotLoadFlag));
     n += c;
   } else if (st.load_rhs) {
-    const uint64_t src =
-        k.Rb->address + static_cast<uint64_t>((k.nk ? (st.b * N_all + n0) * K + st.k0
-                                                    : (st.b * K + st.k0) * N_all + n0) *
-                                              re);
-    const std::vector<int64_t> dims =
-        k.nk ? std::vector<int64_t>{nc, kc} : std::vector<int64_t>{kc, nc};
-    const std::vector<int64_t> ss{(k.nk ? K : N_all) * re, re};
-    const std::vector<int64_t> ds{dims[1] * re, re};
-    TPUSIM_ASSIGN_OR_RETURN(int64_t c, em_.Dma(isa::Opcode::kDmaHbmToVmem, src, ss,
-                                               k.rhs_buf(st.rhs_ver), ds, dims, re, kDotLoadFlag));
+    // The RHS as stored: [N, K] (k.nk) or [K, N].
+    const OperandBlock blk = k.nk ? OperandBlock{st.b, N_all, K, n0, nc, st.k0, kc}
+                                  : OperandBlock{st.b, K, N_all, st.k0, kc, n0, nc};
+    TPUSIM_ASSIGN_OR_RETURN(int64_t c, LoadOperandBlock(k.Rb->address, blk, re,
+                                                        k.rhs_buf(st.rhs_ver), kDotLoadFlag));
     n += c;
   }
   return n;
@@ -877,39 +874,18 @@ Status Lowerer::LoadEpilogueBlock(Epilogue& ep, int64_t seq, int64_t b, int64_t 
   const int set = ep.Set(seq);
   const uint64_t flag = kEpilogueLoadFlag0 + static_cast<uint64_t>(set);
   int64_t loads = 0;
+  const OperandBlock blk{b, M, N, m0, mc, n0, nc};
   for (const Epilogue::External& x : ep.ext) {
-    const int64_t e = x.buf->elem_bytes();
     const uint64_t at = x.At(set);
-    switch (x.mode) {
-      case isa::Broadcast::kScalar:
-        if (x.repeat > 0 && !x.whole) {  // the one value of an absorbed broadcast for this block
-          const int64_t i = ((b * M + m0) * N + n0) / x.repeat;
-          em_.DmaContiguous(isa::Opcode::kDmaHbmToVmem, x.buf->address + static_cast<uint64_t>(i * e),
-                            at, e, e, flag);
-          ++loads;
-        }
-        break;
-      case isa::Broadcast::kRow:
-        em_.DmaContiguous(isa::Opcode::kDmaHbmToVmem,
-                          x.buf->address + static_cast<uint64_t>(n0 * e), at, nc * e, e, flag);
-        ++loads;
-        break;
-      case isa::Broadcast::kCol:
-        em_.DmaContiguous(isa::Opcode::kDmaHbmToVmem,
-                          x.buf->address + static_cast<uint64_t>((b * M + m0) * e), at, mc * e, e,
-                          flag);
-        ++loads;
-        break;
-      case isa::Broadcast::kNone: {
-        const std::vector<int64_t> dims{mc, nc}, ss{N * e, e}, ds{nc * e, e};
-        TPUSIM_ASSIGN_OR_RETURN(
-            int64_t n, em_.Dma(isa::Opcode::kDmaHbmToVmem,
-                               x.buf->address + static_cast<uint64_t>(((b * M + m0) * N + n0) * e),
-                               ss, at, ds, dims, e, flag));
-        loads += n;
-        break;
-      }
+    if (x.mode == isa::Broadcast::kScalar && x.repeat > 0 && !x.whole) {
+      // The one value of an absorbed broadcast for this block.
+      const int64_t e = x.buf->elem_bytes(), i = ((b * M + m0) * N + n0) / x.repeat;
+      em_.DmaContiguous(isa::Opcode::kDmaHbmToVmem, x.buf->address + static_cast<uint64_t>(i * e),
+                        at, e, e, flag);
+      ++loads;
     }
+    TPUSIM_ASSIGN_OR_RETURN(int64_t n, LoadExternalBlock(x, blk, at, flag));
+    loads += n;
   }
   ep.pending_loads[set] += loads;
   ep.loaded[set] = true;

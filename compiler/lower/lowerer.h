@@ -370,6 +370,18 @@ class Lowerer {
   struct OperandBlock {
     int64_t b = 0, R = 0, C = 0, r0 = 0, rc = 0, c0 = 0, cc = 0;
   };
+  /// DMAs the block `blk` of the row-major [B, R, C] HBM operand at `base` (elements of `eb`
+  /// bytes) into VMEM `dst` as a dense [rc, cc] block, signalling `flag` once per descriptor;
+  /// returns the number of descriptors.
+  StatusOr<int64_t> LoadOperandBlock(uint64_t base, const OperandBlock& blk, int64_t eb,
+                                     uint64_t dst, uint64_t flag);
+  /// Loads the part of a prologue's or epilogue's external operand `x` that the block `blk` of
+  /// the [B, R, C] operation reads into VMEM `dst`, by x's broadcast mode: kRow columns
+  /// c0 .. c0 + cc, kCol rows r0 .. r0 + rc of batch b, kNone the [rc, cc] block, kScalar nothing
+  /// (its one value is loaded elsewhere); signalling `flag` once per descriptor. Returns the
+  /// number of descriptors.
+  StatusOr<int64_t> LoadExternalBlock(const Epilogue::External& x, const OperandBlock& blk,
+                                      uint64_t dst, uint64_t flag);
   /// Loads the inputs of one operand block into version `version` (signalling `flag` once per
   /// descriptor); returns the number of descriptors.
   StatusOr<int64_t> LoadPrologueBlock(const Prologue& pro, int64_t version, const OperandBlock& blk,
