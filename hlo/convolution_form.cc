@@ -67,6 +67,26 @@ std::optional<ConvSizes> Normalize(const std::vector<int64_t>& lhs, const std::v
 constexpr int64_t kMxuGroupFraction = 8;
 bool GroupsOnMxu(int64_t cg, int64_t mxu_rows) { return cg * kMxuGroupFraction >= mxu_rows; }
 
+// Elements between consecutive images, features, input rows and input columns of the input as
+// stored (row-major in the order of `lhs`'s dimensions); a 1-D convolution (one spatial
+// dimension, H = 1) has one row of `W` columns.
+struct InputStrides {
+  int64_t batch = 1, feature = 1, row = 1, column = 1;
+};
+InputStrides StridesOfInput(const std::vector<int64_t>& lhs,
+                            const ConvolutionDimensionNumbers& dnums, int64_t W) {
+  std::vector<int64_t> stride(lhs.size(), 1);
+  for (size_t d = lhs.size() - 1; d-- > 0;) stride[d] = stride[d + 1] * lhs[d + 1];
+  const auto st = [&](int64_t d) { return stride[static_cast<size_t>(d)]; };
+  const auto& sp = dnums.input_spatial_dimensions;
+  InputStrides s;
+  s.batch = st(dnums.input_batch_dimension);
+  s.feature = st(dnums.input_feature_dimension);
+  s.column = st(sp.back());
+  s.row = sp.size() == 2 ? st(sp[0]) : s.column * W;
+  return s;
+}
+
 }  // namespace
 
 bool KernelFoldsWindowColumnsIntoN(const std::vector<int64_t>& kernel_minor_to_major,
@@ -98,14 +118,10 @@ std::optional<DirectConvolution> PlanDirectConvolution(
   c.C = n->feature / groups;
   c.O = n->out_feature / groups;
   if (c.KH * c.KW > c.OH * c.OW) return std::nullopt;
-  // Row-major strides of the input as stored.
-  std::vector<int64_t> stride(lhs.size(), 1);
-  for (size_t d = lhs.size() - 1; d-- > 0;) stride[d] = stride[d + 1] * lhs[d + 1];
-  const auto st = [&](int64_t d) { return stride[static_cast<size_t>(d)]; };
-  const auto& sp = dnums.input_spatial_dimensions;
-  c.sN = st(dnums.input_batch_dimension);
-  c.sW = st(sp.back());
-  c.sH = sp.size() == 2 ? st(sp[0]) : c.sW * c.W;  // a 1-D convolution has one row (H = 1)
+  const InputStrides in = StridesOfInput(lhs, dnums, c.W);
+  c.sN = in.batch;
+  c.sH = in.row;
+  c.sW = in.column;
   // K tiles: fold consecutive taps of a window row when a tap's features fill at most half the
   // array's rows and the taps are adjacent in the input (no dilation along W). A reversed window
   // folds too: the taps are counted in input-offset order, and their weights (the kernel's
@@ -152,13 +168,10 @@ std::optional<VpuConvolution> PlanVpuConvolution(const std::vector<int64_t>& lhs
   c.G = groups;
   c.cg = n->feature / groups;
   c.og = n->out_feature / groups;
-  std::vector<int64_t> stride(lhs.size(), 1);
-  for (size_t d = lhs.size() - 1; d-- > 0;) stride[d] = stride[d + 1] * lhs[d + 1];
-  const auto st = [&](int64_t d) { return stride[static_cast<size_t>(d)]; };
-  const auto& sp = dnums.input_spatial_dimensions;
-  c.sN = st(dnums.input_batch_dimension);
-  c.sW = st(sp.back());
-  c.sH = sp.size() == 2 ? st(sp[0]) : c.sW * c.W;
+  const InputStrides in = StridesOfInput(lhs, dnums, c.W);
+  c.sN = in.batch;
+  c.sH = in.row;
+  c.sW = in.column;
   return c;
 }
 
@@ -195,14 +208,11 @@ std::optional<FilterGradientConvolution> PlanFilterGradientConvolution(
   c.F = n->feature;
   c.O = n->out_feature;
   if (c.KH * c.KW <= c.OH * c.OW) return std::nullopt;
-  std::vector<int64_t> stride(lhs.size(), 1);
-  for (size_t d = lhs.size() - 1; d-- > 0;) stride[d] = stride[d + 1] * lhs[d + 1];
-  const auto st = [&](int64_t d) { return stride[static_cast<size_t>(d)]; };
-  const auto& sp = dnums.input_spatial_dimensions;
-  c.sF = st(dnums.input_feature_dimension);
-  c.sB = st(dnums.input_batch_dimension);
-  c.sW = st(sp.back());
-  c.sH = sp.size() == 2 ? st(sp[0]) : c.sW * c.W;  // a 1-D convolution has one row (H = 1)
+  const InputStrides in = StridesOfInput(lhs, dnums, c.W);
+  c.sF = in.feature;
+  c.sB = in.batch;
+  c.sH = in.row;
+  c.sW = in.column;
   if (c.wh.base_dilation != 1 || c.ww.base_dilation != 1 || c.ww.window_reversal ||
       c.wh.window_reversal) {
     return std::nullopt;

@@ -8,6 +8,7 @@
 #include <initializer_list>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "common/diagnostic.h"
@@ -179,13 +180,20 @@ class GetrfExpansion {
     return b_.Binary(HloOpcode::kAdd, idx, mb_.Full(PrimitiveType::kS32, k, batch_), "p");
   }
 
-  // v [..., m] s32 with entries k and p [...] exchanged (p = m: entry k becomes 0).
-  HloInstruction* SwapEntries(HloInstruction* v, int64_t k, HloInstruction* p) {
-    const Shape& s = v->shape();
+  // The masks of an exchange along dimension B_ of shape `s`: index == p [...] and index == k.
+  std::pair<HloInstruction*, HloInstruction*> SwapMasks(const Shape& s, int64_t k,
+                                                        HloInstruction* p) {
     HloInstruction* idx = mb_.Iota(s.dimensions(), B_);
     HloInstruction* is_p = b_.Compare(idx, Spread(p, s), hlo::ComparisonDirection::kEq, "isp");
     HloInstruction* is_k = b_.Compare(idx, mb_.Full(PrimitiveType::kS32, k, s.dimensions()),
                                       hlo::ComparisonDirection::kEq, "isk");
+    return {is_p, is_k};
+  }
+
+  // v [..., m] s32 with entries k and p [...] exchanged (p = m: entry k becomes 0).
+  HloInstruction* SwapEntries(HloInstruction* v, int64_t k, HloInstruction* p) {
+    const Shape& s = v->shape();
+    auto [is_p, is_k] = SwapMasks(s, k, p);
     HloInstruction* zeros = mb_.Full(PrimitiveType::kS32, 0, s.dimensions());
     auto pick = [&](HloInstruction* mask, const char* name) {
       return b_.Reduce(b_.Select(mask, v, zeros, "pick"),
@@ -201,10 +209,7 @@ class GetrfExpansion {
   // a with rows k and p [...] exchanged: row k the masked sum of row p, row p (if any) row k.
   HloInstruction* SwapRows(HloInstruction* a, int64_t k, HloInstruction* p) {
     const Shape& s = a->shape();
-    HloInstruction* rows = mb_.Iota(s.dimensions(), B_);
-    HloInstruction* is_p = b_.Compare(rows, Spread(p, s), hlo::ComparisonDirection::kEq, "isp");
-    HloInstruction* is_k = b_.Compare(rows, mb_.Full(PrimitiveType::kS32, k, s.dimensions()),
-                                      hlo::ComparisonDirection::kEq, "isk");
+    auto [is_p, is_k] = SwapMasks(s, k, p);
     HloInstruction* zeros = mb_.Full(t_, 0, s.dimensions());
     HloInstruction* rowp = b_.Reduce(b_.Select(is_p, a, zeros, "pick"),
                                      b_.ScalarConstant(t_, 0, "zero"), {B_},
