@@ -1088,6 +1088,28 @@ class FilterGradKernel {
     return static_cast<uint64_t>(((j / nm_) * (p_.OH * p_.OW) + pos) * bc_);
   }
 
+  /// The pass at (b0, n0) over `steps` steps, double-buffered: step 0's loads (`load(0, slot 0)`,
+  /// returning the descriptors that signal `flag`); per step i in slot i % 2, wait for its loads,
+  /// `prepare(i, slot)` (the band's transposes), issue step i + 1's loads into the other slot and
+  /// `emit(i, slot)` its matmuls; then pop and store the pass's accumulators.
+  template <typename LoadFn, typename PrepareFn, typename EmitFn>
+  Status PipelinePass(int64_t b0, int64_t n0, size_t steps, uint64_t flag, const LoadFn& load,
+                      const PrepareFn& prepare, const EmitFn& emit) {
+    TPUSIM_ASSIGN_OR_RETURN(int64_t pending, load(size_t{0}, 0));
+    for (size_t i = 0; i < steps; ++i) {
+      const int slot = static_cast<int>(i % 2);
+      em_.Wait(flag, pending);
+      pending = 0;
+      prepare(i, slot);
+      if (i + 1 < steps) {
+        TPUSIM_ASSIGN_OR_RETURN(pending, load(i + 1, 1 - slot));
+      }
+      emit(i, slot);
+      TPUSIM_RETURN_IF_ERROR(em_.CheckSize());
+    }
+    return PopAndStore(b0, n0);
+  }
+
   /// One K tile of a step, of `k` rows, against every N tile of a pass with `bc` B rows and `nc`
   /// O columns: per N tile j (on MXU j % nm_) and MXU pass, the [k, nn] G tile at VMEM `g` + its
   /// column offset (rows `nc` elements apart) is loaded as the stationary weights, and one matmul
@@ -1376,20 +1398,14 @@ class FilterGradEmitter : FilterGradKernel {
   // One pass: every step accumulates into the pass's accumulators.
   Status Pass(int64_t b0, int64_t n0) {
     const int64_t bc = std::min(b_.bc, p_.B - b0);
-    TPUSIM_ASSIGN_OR_RETURN(int64_t pending, Load(steps_[0], 0, b0, n0));
-    for (size_t i = 0; i < steps_.size(); ++i) {
-      const int slot = static_cast<int>(i % 2);
-      em_.Wait(kLoadFlag2, pending);
-      pending = 0;
-      Prepare(steps_[i], slot, bc, std::min(b_.nc, p_.O - n0));
-      Transpose(steps_[i], slot, bc);
-      if (i + 1 < steps_.size()) {
-        TPUSIM_ASSIGN_OR_RETURN(pending, Load(steps_[i + 1], 1 - slot, b0, n0));
-      }
-      EmitStep(steps_[i], slot, b0, n0);
-      TPUSIM_RETURN_IF_ERROR(em_.CheckSize());
-    }
-    return PopAndStore(b0, n0);
+    return PipelinePass(
+        b0, n0, steps_.size(), kLoadFlag2,
+        [&](size_t i, int slot) { return Load(steps_[i], slot, b0, n0); },
+        [&](size_t i, int slot) {
+          Prepare(steps_[i], slot, bc, std::min(b_.nc, p_.O - n0));
+          Transpose(steps_[i], slot, bc);
+        },
+        [&](size_t i, int slot) { EmitStep(steps_[i], slot, b0, n0); });
   }
 
   void EmitStep(const Step& st, int slot, int64_t b0, int64_t n0) {
@@ -1548,24 +1564,18 @@ class FilterGradFeatureEmitter : FilterGradKernel {
 
   Status Pass(int64_t b0, int64_t n0) {
     const int64_t bc = std::min(b_.bc, p_.B - b0);
-    TPUSIM_ASSIGN_OR_RETURN(int64_t pending, Load(steps_[0], 0, b0, n0));
-    for (size_t i = 0; i < steps_.size(); ++i) {
-      const int slot = static_cast<int>(i % 2);
-      em_.Wait(kLoadFlag, pending);
-      pending = 0;
-      em_.Emit(isa::op::XluTranspose{
-          .dtype = X_.dtype,
-          .dst = xt0_ + static_cast<uint64_t>(slot * band_bytes_),
-          .src = raw0_ + static_cast<uint64_t>(slot * band_bytes_),
-          .rows = static_cast<uint64_t>(Features(steps_[i])),
-          .cols = static_cast<uint64_t>(p_.OH * b_.band_w * bc)});
-      if (i + 1 < steps_.size()) {
-        TPUSIM_ASSIGN_OR_RETURN(pending, Load(steps_[i + 1], 1 - slot, b0, n0));
-      }
-      EmitStep(steps_[i], slot, b0, n0);
-      TPUSIM_RETURN_IF_ERROR(em_.CheckSize());
-    }
-    return PopAndStore(b0, n0);
+    return PipelinePass(
+        b0, n0, steps_.size(), kLoadFlag,
+        [&](size_t i, int slot) { return Load(steps_[i], slot, b0, n0); },
+        [&](size_t i, int slot) {
+          em_.Emit(isa::op::XluTranspose{
+              .dtype = X_.dtype,
+              .dst = xt0_ + static_cast<uint64_t>(slot * band_bytes_),
+              .src = raw0_ + static_cast<uint64_t>(slot * band_bytes_),
+              .rows = static_cast<uint64_t>(Features(steps_[i])),
+              .cols = static_cast<uint64_t>(p_.OH * b_.band_w * bc)});
+        },
+        [&](size_t i, int slot) { EmitStep(steps_[i], slot, b0, n0); });
   }
 
   void EmitStep(const Step& st, int slot, int64_t b0, int64_t n0) {
