@@ -8,6 +8,7 @@
 // one table of keys).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -121,6 +122,12 @@ struct ChipConfig {
   double PeakInt8OpsPerCore() const;
   /// HBM bytes per core-clock cycle for the whole chip.
   double HbmBytesPerCycle() const { return hbm.bandwidth_bytes_per_s / clock_hz; }
+  /// A TensorCore's even share of it, HbmBytesPerCycle() / tensorcores: its own HBM path when
+  /// hbm.shared_by_cores is false (the simulator's per-core HBM resource), its fair share of the
+  /// chip's when true.
+  double HbmBytesPerCyclePerCore() const {
+    return HbmBytesPerCycle() / static_cast<double>(std::max<int64_t>(1, tensorcores));
+  }
   /// ICI bytes per core-clock cycle of one link in one direction.
   double IciLinkBytesPerCycle() const { return system.ici_link_bandwidth_bytes_per_s / clock_hz; }
 };

@@ -32,7 +32,7 @@ DerivedFigures Derive(const ChipConfig& c) {
   d.peak_int8_ops_per_s = d.peak_int8_ops_per_s_per_chip * static_cast<double>(c.system.chips);
   d.hbm_bandwidth_bytes_per_s_per_chip = c.hbm.bandwidth_bytes_per_s;
   d.hbm_bytes_per_cycle_per_chip = c.HbmBytesPerCycle();
-  d.hbm_bytes_per_cycle_per_core = c.HbmBytesPerCycle() / cores;
+  d.hbm_bytes_per_cycle_per_core = c.HbmBytesPerCyclePerCore();
   d.vmem_bytes_per_core = c.core.vmem_bytes;
   double peak = d.peak_bf16_flops_per_s_per_chip > 0 ? d.peak_bf16_flops_per_s_per_chip
                                                      : d.peak_int8_ops_per_s_per_chip;

@@ -8,12 +8,19 @@
 #include <vector>
 
 #include "common/status.h"
+#include "config/chip_config.h"
 
 namespace tpusim::compiler {
 
 /// ceil(a / b) for a >= 0 and b > 0, without overflow near INT64_MAX (the lowering's one integer
 /// ceiling division; common/units.h CeilDiv is the unsigned one).
 inline int64_t CeilDiv(int64_t a, int64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
+
+/// The accumulator rows per MXU a kernel may plan with: core.mxu.accumulator_rows, or 2^20 when it
+/// is 0 (an unlimited accumulator memory, which the simulator grows as it is used).
+inline int64_t PlannedAccumulatorRows(const config::MxuConfig& mxu) {
+  return mxu.accumulator_rows > 0 ? mxu.accumulator_rows : (int64_t{1} << 20);
+}
 
 // Leading-dimension blocking of a row-major box `dims` for `budget` bytes of elements `e`: the
 // outer dims [0, d) are iterated one index at a time, dim d in blocks of `blk`, dims after d whole.

@@ -141,8 +141,7 @@ Status Lowerer::LowerTupleAllReduce(const HloInstruction& inst,
   // when they do not fit VMEM, run one ring each straight from HBM.
   const int64_t n = static_cast<int64_t>(
       program_->replica_groups[static_cast<size_t>(group)].groups.front().size());
-  const double hbm_per_core =
-      config_.HbmBytesPerCycle() / static_cast<double>(std::max<int64_t>(1, config_.tensorcores));
+  const double hbm_per_core = config_.HbmBytesPerCyclePerCore();
   const double stage_limit = static_cast<double>(n - 1) *
                              static_cast<double>(config_.system.ici_hop_latency_cycles) *
                              hbm_per_core;

@@ -153,7 +153,7 @@ std::optional<ConvBlocks> FitRows(const hlo::DirectConvolution& p, const config:
                                   int64_t cc, int64_t nc, int64_t kt, int64_t le, int64_t re,
                                   int64_t oe, bool oi, int64_t vmem, bool double_buffer) {
   const int64_t C = mxu.cols, nm = std::max<int64_t>(1, mxu.count);
-  const int64_t acc_rows = mxu.accumulator_rows > 0 ? mxu.accumulator_rows : (int64_t{1} << 20);
+  const int64_t acc_rows = PlannedAccumulatorRows(mxu);
   const bool reload = nc < p.O || cc < p.C || kt < p.KH * p.KW;
   for (const bool dacc : {true, false}) {
     for (int nband = double_buffer ? 3 : 1; nband >= 1; nband -= (nband == 3 ? 1 : 2)) {
@@ -995,7 +995,7 @@ std::optional<FilterGradBlocks> ChooseFilterGradBlocks(const hlo::FilterGradient
                                                        int64_t re, int64_t oe, int64_t vmem) {
   const auto& mxu = config.core.mxu;
   const int64_t R = mxu.rows, C = mxu.cols, nm = std::max<int64_t>(1, mxu.count);
-  const int64_t acc_rows = mxu.accumulator_rows > 0 ? mxu.accumulator_rows : (int64_t{1} << 20);
+  const int64_t acc_rows = PlannedAccumulatorRows(mxu);
   const int64_t positions = p.OH * p.OW;
   // A step covers at least the rows of one K tile (up to R positions, plus one partial row).
   const int64_t min_rows = std::min(p.KH, CeilDiv(R, p.KW) + 1);
@@ -1468,7 +1468,7 @@ std::optional<FilterGradFeatureBlocks> ChooseFilterGradFeatureBlocks(
     int64_t re, int64_t oe, int64_t vmem) {
   const auto& mxu = config.core.mxu;
   const int64_t R = mxu.rows, C = mxu.cols, nm = std::max<int64_t>(1, mxu.count);
-  const int64_t acc_rows = mxu.accumulator_rows > 0 ? mxu.accumulator_rows : (int64_t{1} << 20);
+  const int64_t acc_rows = PlannedAccumulatorRows(mxu);
   for (const int64_t nc : {p.O, std::min(p.O, nm * C)}) {
     FilterGradFeatureBlocks b;
     b.nc = nc;

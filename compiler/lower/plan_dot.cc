@@ -154,7 +154,7 @@ StatusOr<DotPlan> PlanDot(const DotShape& shape, const config::ChipConfig& confi
   p.shape = shape;
   p.mxu = isa::MxuTiming::FromConfig(mxu);
   p.mxus = std::max<int64_t>(1, mxu.count);
-  p.acc_rows = mxu.accumulator_rows > 0 ? mxu.accumulator_rows : (int64_t{1} << 20);
+  p.acc_rows = PlannedAccumulatorRows(mxu);
   const int64_t R = mxu.rows, C = mxu.cols;
   p.ksplit = (shape.N <= C && p.mxus > 1 && shape.K * shape.N * shape.re <= vmem / 2)
                  ? std::min(p.mxus, CeilDiv(shape.K, R))

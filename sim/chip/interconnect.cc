@@ -82,7 +82,7 @@ Interconnect Interconnect::Build(const config::ChipConfig& config, TransferNetwo
     } else {
       for (int k = 0; k < ic.cores_per_chip_; ++k) {
         ic.hbm_.push_back(network.AddResource(chip + ".core" + std::to_string(k) + ".hbm",
-                                              hbm_bpc / ic.cores_per_chip_));
+                                              config.HbmBytesPerCyclePerCore()));
       }
     }
     ic.host_.push_back(
