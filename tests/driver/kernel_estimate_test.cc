@@ -14,32 +14,14 @@
 #include "config/derived.h"
 #include "driver/run_module.h"
 #include "driver/run_report.h"
-#include "hlo/cost_analysis.h"
-#include "hlo/kernel_cost_estimate.h"
 #include "hlo/parser.h"
 #include "sim/report/report.h"
+#include "tests/hlo/pallas_kernel_module.h"
 
 namespace tpusim::driver {
 namespace {
 
-// What JAX 0.10's pallas_call writes for the TPU platform (jax.jit(f).trace(x, y).lower(
-// lowering_platforms=('tpu',))), with the Mosaic body cut short: tpusim never reads it.
-std::string KernelModule(int64_t flops, int64_t transcendentals, int64_t bytes) {
-  return fmt::format(R"(
-HloModule jit_add
-ENTRY main.1 {{
-  x.1 = f32[1024,1024]{{1,0}} parameter(0)
-  y.1 = f32[1024,1024]{{1,0}} parameter(1)
-  ROOT pallas_call.1 = f32[1024,1024]{{1,0}} custom-call(x.1, y.1), custom_call_target="tpu_custom_call", operand_layout_constraints={{f32[1024,1024]{{1,0}}, f32[1024,1024]{{1,0}}}}, backend_config={{"custom_call_config": {{"body": "TUzvUgFNTElSMjMuMC4w", "cost_estimate": {{
-"bytes_accessed":{},
-"flops":{},
-"remote_bytes_transferred":0,
-"transcendentals":{}
-}}, "serialization_format": 1, "needs_layout_passes": true}}}}
-}}
-)",
-                     bytes, flops, transcendentals);
-}
+using tpusim::testing::KernelModule;
 
 struct KernelRun {
   uint64_t cycles = 0;
@@ -75,50 +57,6 @@ config::DerivedFigures V5e() {
 // The operand probes (one f32 element of each of the two operands) are the only bytes beyond the
 // declared ones.
 constexpr uint64_t kProbeBytes = 2 * 4;
-
-TEST(KernelEstimateTest, ReadsWhatPallasCallDeclares) {
-  auto module = hlo::ParseHloModule(KernelModule(131072, 7, 1572864), "k.hlo");
-  ASSERT_TRUE(module.ok()) << module.status().message();
-  const hlo::HloInstruction* kernel = (*module)->entry_computation()->root_instruction();
-  ASSERT_TRUE(hlo::IsMosaicKernel(*kernel));
-  auto e = hlo::ReadKernelCostEstimate(*kernel);
-  ASSERT_TRUE(e.ok()) << e.status().message();
-  ASSERT_TRUE(e->has_value());
-  EXPECT_EQ((*e)->flops, 131072);
-  EXPECT_EQ((*e)->transcendentals, 7);
-  EXPECT_EQ((*e)->bytes_accessed, 1572864);
-  EXPECT_EQ((*e)->remote_bytes, 0);
-  // XLA's TPU cost analysis counts the declared figures, not "unknown".
-  const hlo::ModuleCost cost = hlo::AnalyzeCost(**module);
-  EXPECT_EQ(cost.total.flops, 131072);
-  EXPECT_EQ(cost.total.transcendentals, 7);
-  EXPECT_EQ(cost.total.bytes_accessed, 1572864);
-  EXPECT_TRUE(cost.unknown_flops.empty());
-}
-
-TEST(KernelEstimateTest, BadDeclarationsAreNamed) {
-  const std::string base = KernelModule(1, 2, 3);
-  const auto error_of = [](const std::string& text) -> std::string {
-    auto module = hlo::ParseHloModule(text, "k.hlo");
-    if (!module.ok()) return "parse: " + module.status().message();
-    auto e = hlo::ReadKernelCostEstimate(*(*module)->entry_computation()->root_instruction());
-    return e.ok() ? "" : e.status().message();
-  };
-  std::string negative = base;
-  negative.replace(negative.find("\"flops\":1"), 9, "\"flops\":-1");
-  EXPECT_NE(error_of(negative).find("\"flops\" is -1"), std::string::npos) << error_of(negative);
-  std::string text_figure = base;
-  text_figure.replace(text_figure.find("\"flops\":1"), 9, "\"flops\":\"1\"");
-  EXPECT_NE(error_of(text_figure).find("expected an integer"), std::string::npos);
-  std::string missing = base;
-  missing.replace(missing.find("\"flops\":1,"), 10, "");
-  EXPECT_NE(error_of(missing).find("no \"flops\""), std::string::npos) << error_of(missing);
-  std::string broken = base;
-  broken.replace(broken.find("\"serialization_format\": 1"), 25, "\"serialization_format\" 1");
-  EXPECT_NE(error_of(broken).find("backend_config is not JSON: parse error at line"),
-            std::string::npos)
-      << error_of(broken);
-}
 
 // Issue 21 round six: one-byte operand and result declaring 2^63 - 1 bytes make 2^62 one-byte
 // steps; steps x MXUs (4 on tpu-v4) overflowed int64 before the 2^30-step cap was checked.

@@ -1,4 +1,4 @@
-// isa/machine_state.h and memory_sizes.h: the architectural state one run holds — per core a
+// isa/machine_state.h: the architectural state one run holds — per core a
 // VMEM, an SMEM, 256 sync flags and its MXUs' accumulators; an HBM per chip (shared by its cores)
 // or per core (private shares); the host memory — built from the chip's figures, written from
 // data segments (errors name the segment), and the flag arithmetic both engines use.
@@ -103,33 +103,6 @@ TEST(MachineStateTest, FlagsCountUpToTwoTo32MinusOne) {
   EXPECT_EQ(st.message(), "flag 3 overflows 2^32-1");
   EXPECT_EQ(word, 0xFFFFFFFFu);  // unchanged
   EXPECT_FALSE(AddToFlag(word, UINT64_MAX, 3).ok());
-}
-
-TEST(MemorySizesTest, FromChipConfigTakesTheChipsFigures) {
-  config::ChipConfig c;
-  c.tensorcores = 2;
-  c.system.chips = 4;
-  c.core.vmem_bytes = 1 << 20;
-  c.core.smem_bytes = 1 << 14;
-  c.hbm.capacity_bytes = int64_t{1} << 30;
-  c.hbm.shared_by_cores = false;
-  c.core.mxu.count = 4;
-  c.core.mxu.rows = 128;
-  c.core.mxu.cols = 256;
-  c.core.mxu.accumulator_rows = 4096;
-  const MemorySizes s = MemorySizes::FromChipConfig(c);
-  EXPECT_EQ(s.cores, 8);
-  EXPECT_EQ(s.tensorcores_per_chip, 2);
-  EXPECT_EQ(s.vmem_bytes, 1 << 20);
-  EXPECT_EQ(s.smem_bytes, 1 << 14);
-  EXPECT_EQ(s.hbm_bytes_per_chip, int64_t{1} << 30);
-  EXPECT_EQ(s.hbm_bytes_per_core(), int64_t{1} << 29);  // private: half a chip's
-  EXPECT_EQ(s.mxu_count, 4);
-  EXPECT_EQ(s.mxu_rows, 128);
-  EXPECT_EQ(s.mxu_cols, 256);
-  EXPECT_EQ(s.accumulator_rows, 4096);
-  c.hbm.shared_by_cores = true;
-  EXPECT_EQ(MemorySizes::FromChipConfig(c).hbm_bytes_per_core(), int64_t{1} << 30);
 }
 
 }  // namespace

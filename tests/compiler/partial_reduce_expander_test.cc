@@ -43,7 +43,7 @@ ENTRY e {{
 const char* kConfig = R"({"log2_reduction": 2, "reduction_dim": 1, "to_apply_type": )"
                       R"("comparator", "top_k": 2, "recall_target": 0.950000})";
 
-TEST(PartialReduceTest, EachBinKeepsTheLargestOfItsStridedElements) {
+TEST(PartialReduceExpanderTest, EachBinKeepsTheLargestOfItsStridedElements) {
   // n = 10 in L = 4 bins: bin j holds elements j, j + 4, j + 8 (< 10).
   const std::string text =
       MaxK("constant({{5, 1, 9, 3, 7, 8, 2, 4, 6, 0}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}})", "[2,10]",
@@ -71,7 +71,7 @@ TEST(PartialReduceTest, EachBinKeepsTheLargestOfItsStridedElements) {
   }
 }
 
-TEST(PartialReduceTest, ExpansionKeepsTheEvaluatorsBitsAndTheDeviceChecks) {
+TEST(PartialReduceExpanderTest, ExpansionKeepsTheEvaluatorsBitsAndTheDeviceChecks) {
   // approx_min_k over dimension 0 (an LT comparator), n = 300 in 128 bins of up to 4 (padded).
   std::string text = MaxK("parameter(0)", "[300,3]", 0, 300, 128,
                           R"({"log2_reduction": 2, "reduction_dim": 0, "top_k": 5})");
@@ -84,7 +84,7 @@ TEST(PartialReduceTest, ExpansionKeepsTheEvaluatorsBitsAndTheDeviceChecks) {
   testing::CheckAgainstEvaluator(text, "tpu-v4", 0, 0);
 }
 
-TEST(PartialReduceTest, MalformedCallsAreLocatedErrors) {
+TEST(PartialReduceExpanderTest, MalformedCallsAreLocatedErrors) {
   PartialReduceExpander pass;
   testing::ExpectRefused(pass, MaxK("parameter(0)", "[2,10]", 1, 10, 4, R"({"reduction_dim": 1})"),
                          "has no \"log2_reduction\"");

@@ -32,7 +32,7 @@ ENTRY e {{
 // By hand: rows [1, 0], [0, 1], [1, 1]; w[0] = [[1, 2], [3, 4]], w[1] = [[5, 6], [7, 8]].
 // Sizes {1, 2}: row 0 takes w[0], rows 1 and 2 take w[1]. Sizes {1, 1}: row 2 is past the last
 // group, 0. Sizes {0, 5}: every row w[1] (the sizes overrun the rows: clamped).
-TEST(RaggedDotTest, KnownAnswerByHand) {
+TEST(RaggedDotRewriterTest, KnownAnswerByHand) {
   const std::string l = "constant({{1, 0}, {0, 1}, {1, 1}})";
   const std::string w = "constant({{{1, 2}, {3, 4}}, {{5, 6}, {7, 8}}})";
   for (const auto& [sizes, want] :
@@ -58,7 +58,7 @@ TEST(RaggedDotTest, KnownAnswerByHand) {
 
 // Random operands, larger sizes: the dense dot equals the grouped one up to f32 summation order,
 // on the evaluator and on the device (DEFAULT precision: bf16 operands, as the MXU).
-TEST(RaggedDotTest, DenseDotAgreesWithTheGroups) {
+TEST(RaggedDotRewriterTest, DenseDotAgreesWithTheGroups) {
   const std::string text =
       RaggedModule("{5, 0, 17, 9}", "parameter(0)", "parameter(1)", 40, 24, 16, 4);
   auto m = testing::Parse(text);
@@ -80,7 +80,7 @@ TEST(RaggedDotTest, DenseDotAgreesWithTheGroups) {
 // rewriter converted them to s32 first (2^63 - 1 and 2^32 - 1 became -1, two 2^31 - 1 summed to
 // -2), so the device's groups were not the evaluator's and `run` FAILED its check (max abs error
 // 2.75). Each size is now clamped to the rows in its own type first.
-TEST(RaggedDotTest, WideGroupSizesAreClampedToTheRows) {
+TEST(RaggedDotRewriterTest, WideGroupSizesAreClampedToTheRows) {
   for (const char* sizes : {"s64[3] constant({9223372036854775807, 9223372036854775807, 2})",
                             "u32[3] constant({4294967295, 1, 2})",
                             "s32[3] constant({2147483647, 2147483647, 2})",
