@@ -23,8 +23,8 @@ namespace {
 using internal::ReadElems;
 using internal::WriteBytes;
 
-// The float compute type of element type t: double for f64 (binary64), float for the others
-// (bf16, f16, f8 and f32 compute in f32, numerics.h).
+// One step of vpu.reduce on float values in their compute type T: double for f64 (binary64),
+// float for the others (bf16, f16, f8 and f32 compute in f32, numerics.h).
 template <typename T>
 T ReduceFloat(ReduceOp op, T acc, T x) {
   if (op == ReduceOp::kSum) return acc + x;
